@@ -1,0 +1,83 @@
+package duroxide
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ProviderError is the error every Provider and ProviderAdmin method returns
+// on failure. Retryable errors are transient (busy, throttled, timeouts,
+// network); permanent ones are not worth retrying (corruption, duplicates,
+// invalid input, invalid or expired lock tokens).
+type ProviderError struct {
+	Operation string
+	Message   string
+	Retryable bool
+	Err       error // optional cause, reachable through errors.Unwrap
+}
+
+// Error formats as "operation: message", like Rust duroxide.
+func (e *ProviderError) Error() string {
+	if e.Err != nil && e.Message == "" {
+		return e.Operation + ": " + e.Err.Error()
+	}
+	return e.Operation + ": " + e.Message
+}
+
+// Unwrap returns the cause.
+func (e *ProviderError) Unwrap() error { return e.Err }
+
+// Is reports whether target is ErrRetryable or ErrPermanent and matches the
+// retryability of e, so callers can write errors.Is(err, duroxide.ErrPermanent).
+func (e *ProviderError) Is(target error) bool {
+	switch target {
+	case ErrRetryable:
+		return e.Retryable
+	case ErrPermanent:
+		return !e.Retryable
+	}
+	return false
+}
+
+// ErrRetryable and ErrPermanent are sentinels matched by errors.Is against
+// any *ProviderError of that class.
+var (
+	ErrRetryable = errors.New("duroxide: retryable provider error")
+	ErrPermanent = errors.New("duroxide: permanent provider error")
+)
+
+// Retryable returns a retryable ProviderError.
+func Retryable(op, format string, args ...any) *ProviderError {
+	return &ProviderError{Operation: op, Message: fmt.Sprintf(format, args...), Retryable: true}
+}
+
+// Permanent returns a permanent ProviderError.
+func Permanent(op, format string, args ...any) *ProviderError {
+	return &ProviderError{Operation: op, Message: fmt.Sprintf(format, args...)}
+}
+
+// Wrap returns a ProviderError for op with cause err. A *ProviderError
+// inside err keeps its retryability and message; any other error is
+// treated as retryable, like Rust's From<String>.
+func Wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var pe *ProviderError
+	if errors.As(err, &pe) {
+		return &ProviderError{Operation: op, Message: pe.Message, Retryable: pe.Retryable, Err: err}
+	}
+	return &ProviderError{Operation: op, Message: err.Error(), Retryable: true, Err: err}
+}
+
+// IsRetryable reports whether err is (or wraps) a retryable ProviderError.
+// Errors that are not ProviderErrors are reported as not retryable.
+func IsRetryable(err error) bool {
+	var pe *ProviderError
+	return errors.As(err, &pe) && pe.Retryable
+}
+
+// ToInfrastructure converts the error into ErrorDetails for history.
+func (e *ProviderError) ToInfrastructure() InfrastructureError {
+	return InfrastructureError{Operation: e.Operation, Message: e.Message, Retryable: e.Retryable}
+}

@@ -1,0 +1,181 @@
+package duroxide
+
+import (
+	"context"
+	"time"
+)
+
+// Provider is the storage contract the duroxide runtime drives. It mirrors
+// Rust duroxide's Provider trait: an append-only history per instance, an
+// orchestrator queue and a worker queue with peek-lock semantics, atomic
+// commit of each orchestration turn, sessions, KV state and custom status.
+//
+// Every method takes a context first. "Nothing available" is reported as a
+// nil result and a nil error. Errors are *ProviderError values (possibly
+// wrapped); use IsRetryable or errors.Is(err, ErrPermanent) to classify them.
+// A method that returns an error holds no lock on the caller's behalf.
+type Provider interface {
+	// Name identifies the provider implementation (e.g. "cosmosdb").
+	Name() string
+	// Version is the provider implementation's version.
+	Version() string
+
+	// FetchOrchestrationItem locks the oldest visible orchestrator message's
+	// instance that is unlocked and compatible with filter (nil = any),
+	// together with all of that instance's visible messages, and returns
+	// them with the current execution's history and the KV snapshot.
+	// pollTimeout may be ignored by short-polling providers.
+	FetchOrchestrationItem(ctx context.Context, lockTimeout, pollTimeout time.Duration, filter *DispatcherCapabilityFilter) (*OrchestrationItem, error)
+	// AckOrchestrationItem atomically commits one orchestration turn and
+	// releases the lock. An invalid or expired token is a permanent error
+	// and leaves the lock in place.
+	AckOrchestrationItem(ctx context.Context, lockToken string, commit OrchestrationCommit) error
+	// AbandonOrchestrationItem releases the lock; the messages become
+	// visible after delay. ignoreAttempt undoes the fetch's attempt
+	// increment (never below zero).
+	AbandonOrchestrationItem(ctx context.Context, lockToken string, delay time.Duration, ignoreAttempt bool) error
+	// RenewOrchestrationItemLock extends a live lock to now+extendFor.
+	RenewOrchestrationItemLock(ctx context.Context, lockToken string, extendFor time.Duration) error
+
+	// Read returns the latest execution's history ordered by event id.
+	// It fails if any event cannot be decoded.
+	Read(ctx context.Context, instance string) ([]Event, error)
+	// ReadWithExecution returns one execution's history.
+	ReadWithExecution(ctx context.Context, instance string, executionID uint64) ([]Event, error)
+	// AppendWithExecution appends events outside a turn (tests and fault
+	// injection). Duplicate event ids are rejected, never overwritten.
+	AppendWithExecution(ctx context.Context, instance string, executionID uint64, events []Event) error
+
+	// EnqueueForOrchestrator enqueues item, visible after delay. It does not
+	// create the instance and ignores TimerFired.FireAtMs.
+	EnqueueForOrchestrator(ctx context.Context, item WorkItem, delay time.Duration) error
+	// EnqueueForWorker enqueues an activity, visible immediately.
+	EnqueueForWorker(ctx context.Context, item WorkItem) error
+
+	// FetchWorkItem locks the oldest visible worker item matching tags.
+	// With session == nil only items without a session are returned.
+	FetchWorkItem(ctx context.Context, lockTimeout, pollTimeout time.Duration, session *SessionFetchConfig, tags TagFilter) (*LockedWorkItem, error)
+	// AckWorkItem deletes the item and enqueues completion (nil = the
+	// activity was cancelled; enqueue nothing), atomically. A missing item
+	// or an expired lock is a permanent error.
+	AckWorkItem(ctx context.Context, lockToken string, completion WorkItem) error
+	// AbandonWorkItem unlocks the item; it becomes visible after delay.
+	AbandonWorkItem(ctx context.Context, lockToken string, delay time.Duration, ignoreAttempt bool) error
+	// RenewWorkItemLock extends a live item lock. It fails permanently when
+	// the item was deleted (the activity's cancellation signal) or acked.
+	RenewWorkItemLock(ctx context.Context, lockToken string, extendFor time.Duration) error
+
+	// RenewSessionLock extends every session owned by one of ownerIDs that
+	// is still locked and not idle for idleTimeout; it returns the count.
+	RenewSessionLock(ctx context.Context, ownerIDs []string, extendFor, idleTimeout time.Duration) (int, error)
+	// CleanupOrphanedSessions deletes expired sessions with no pending items.
+	CleanupOrphanedSessions(ctx context.Context, idleTimeout time.Duration) (int, error)
+
+	// GetCustomStatus returns the custom status if its version is newer
+	// than lastSeenVersion, else nil (also nil for an unknown instance).
+	GetCustomStatus(ctx context.Context, instance string, lastSeenVersion uint64) (*CustomStatus, error)
+	// GetKvValue reads one key of the merged KV view.
+	GetKvValue(ctx context.Context, instance, key string) (value string, found bool, err error)
+	// GetKvAllValues reads the merged KV view.
+	GetKvAllValues(ctx context.Context, instance string) (map[string]string, error)
+	// GetInstanceStats returns stats for the instance, nil if unknown.
+	GetInstanceStats(ctx context.Context, instance string) (*SystemStats, error)
+
+	// Admin returns the management capability, or nil if unsupported.
+	Admin() ProviderAdmin
+}
+
+// OrchestrationItem is a locked batch of orchestrator messages for one
+// instance, with the current execution's history.
+type OrchestrationItem struct {
+	Instance          string
+	OrchestrationName string
+	// ExecutionID is the instance's current execution, not the message's.
+	ExecutionID uint64
+	Version     string
+	History     []Event
+	Messages    []WorkItem
+	// HistoryError is set (and History empty) when stored history could not
+	// be decoded; the item is still locked and must be acked or abandoned.
+	HistoryError *string
+	// KvSnapshot holds the KV store as of the previous execution; the
+	// current execution's changes are not included.
+	KvSnapshot map[string]KvEntry
+
+	// LockToken identifies the lock for ack, abandon and renew.
+	LockToken string
+	// AttemptCount is the maximum attempt count across Messages.
+	AttemptCount uint32
+}
+
+// LockedWorkItem is a worker item with its lock.
+type LockedWorkItem struct {
+	Item         WorkItem
+	LockToken    string
+	AttemptCount uint32
+}
+
+// OrchestrationCommit is everything one orchestration turn commits.
+type OrchestrationCommit struct {
+	ExecutionID         uint64
+	HistoryDelta        []Event
+	WorkerItems         []WorkItem
+	OrchestratorItems   []WorkItem
+	Metadata            ExecutionMetadata
+	CancelledActivities []ScheduledActivityIdentifier
+}
+
+// Execution statuses as stored and reported by providers.
+const (
+	StatusRunning        = "Running"
+	StatusCompleted      = "Completed"
+	StatusFailed         = "Failed"
+	StatusContinuedAsNew = "ContinuedAsNew"
+)
+
+// ExecutionMetadata is what the runtime tells the provider about the
+// execution in an ack; providers never derive it from events. Nil fields
+// keep the stored value.
+type ExecutionMetadata struct {
+	Status                *string
+	Output                *string
+	OrchestrationName     *string
+	OrchestrationVersion  *string
+	ParentInstanceID      *string
+	PinnedDuroxideVersion *SemVer
+}
+
+// ScheduledActivityIdentifier names an activity to remove from the worker
+// queue (it was cancelled).
+type ScheduledActivityIdentifier struct {
+	Instance    string
+	ExecutionID uint64
+	ActivityID  uint64
+}
+
+// KvEntry is one key's value in a KV snapshot.
+type KvEntry struct {
+	Value           string
+	LastUpdatedAtMs uint64
+}
+
+// CustomStatus is a custom status value with its version.
+type CustomStatus struct {
+	Status  *string // nil when cleared
+	Version uint64
+}
+
+// SessionFetchConfig enables session-affine fetching for one owner.
+type SessionFetchConfig struct {
+	OwnerID     string
+	LockTimeout time.Duration
+}
+
+// SystemStats describes one instance's current execution.
+type SystemStats struct {
+	HistoryEventCount uint64 `json:"history_event_count"`
+	HistorySizeBytes  uint64 `json:"history_size_bytes"`
+	QueuePendingCount uint64 `json:"queue_pending_count"`
+	KvUserKeyCount    uint64 `json:"kv_user_key_count"`
+	KvTotalValueBytes uint64 `json:"kv_total_value_bytes"`
+}
