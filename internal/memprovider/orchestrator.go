@@ -1,0 +1,501 @@
+package memprovider
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// FetchOrchestrationItem implements duroxide.Provider.
+func (p *Provider) FetchOrchestrationItem(ctx context.Context, lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
+	return pollFor(ctx, p, pollTimeout, func() *duroxide.OrchestrationItem {
+		return p.tryFetchOrchestrationItem(lockTimeout, filter)
+	})
+}
+
+// pollFor runs try once, and for a long-polling provider keeps retrying
+// until it yields a result, pollTimeout passes or ctx ends.
+func pollFor[T any](ctx context.Context, p *Provider, pollTimeout time.Duration, try func() *T) (*T, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, duroxide.Wrap("fetch", err)
+	}
+	if r := try(); r != nil || !p.longPolling || pollTimeout <= 0 {
+		return r, nil
+	}
+	deadline := time.NewTimer(pollTimeout)
+	defer deadline.Stop()
+	// Visibility also changes with time (delays, lock expiry), so wake up
+	// periodically as well as on notifications.
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		p.mu.Lock()
+		wake := p.wake
+		p.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return nil, nil
+		case <-deadline.C:
+			return try(), nil
+		case <-wake:
+		case <-tick.C:
+		}
+		if r := try(); r != nil {
+			return r, nil
+		}
+	}
+}
+
+func (p *Provider) tryFetchOrchestrationItem(lockTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) *duroxide.OrchestrationItem {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	if filter != nil && len(filter.SupportedDuroxideVersions) == 0 {
+		return nil
+	}
+	considered := map[string]bool{}
+	for i := 0; i < len(p.orchQueue); i++ {
+		m := p.orchQueue[i]
+		if m.visibleAt.After(now) || lockedAt(m.lockToken, m.lockedUntil, now) || considered[m.instance] {
+			continue
+		}
+		instance := m.instance
+		considered[instance] = true
+		if l := p.instanceLocks[instance]; l != nil && l.lockedUntil.After(now) {
+			continue
+		}
+		// The capability filter is applied before anything is locked or
+		// any history is looked at.
+		st := p.instances[instance]
+		var pinned *duroxide.SemVer
+		if st != nil {
+			if ex := st.executions[st.currentExecution]; ex != nil {
+				pinned = ex.pinned
+			}
+		}
+		if !filter.Matches(pinned) {
+			continue
+		}
+		var batch []*orchMessage
+		for _, b := range p.orchQueue {
+			if b.instance == instance && !b.visibleAt.After(now) && !lockedAt(b.lockToken, b.lockedUntil, now) {
+				batch = append(batch, b)
+			}
+		}
+		if st == nil && startOf(batch) == nil {
+			// Orphan rule: no instance and nothing that would create it.
+			// Queue messages for a never-started instance are dropped;
+			// anything else waits for the start.
+			if !slices.ContainsFunc(batch, func(b *orchMessage) bool { return b.item.Variant() != "QueueMessage" }) {
+				p.orchQueue = slices.DeleteFunc(p.orchQueue, func(b *orchMessage) bool { return slices.Contains(batch, b) })
+				i = -1 // the queue changed; rescan (considered skips what was seen)
+			}
+			continue
+		}
+		return p.lockBatch(instance, st, batch, now, lockTimeout)
+	}
+	return nil
+}
+
+// startOf returns the first StartOrchestration or ContinueAsNew item of
+// batch, or nil.
+func startOf(batch []*orchMessage) duroxide.WorkItem {
+	for _, m := range batch {
+		switch m.item.(type) {
+		case duroxide.StartOrchestrationItem, duroxide.ContinueAsNewItem:
+			return m.item
+		}
+	}
+	return nil
+}
+
+// nameVersionOf returns the orchestration name and version a start or
+// continue-as-new item carries ("unknown" for a null version).
+func nameVersionOf(item duroxide.WorkItem) (name, version string) {
+	var v *string
+	switch it := item.(type) {
+	case duroxide.StartOrchestrationItem:
+		name, v = it.Orchestration, it.Version
+	case duroxide.ContinueAsNewItem:
+		name, v = it.Orchestration, it.Version
+	default:
+		return "unknown", "unknown"
+	}
+	if v == nil {
+		return name, "unknown"
+	}
+	return name, *v
+}
+
+// lockBatch takes the instance lock, locks batch and builds the item.
+// Callers hold p.mu.
+func (p *Provider) lockBatch(instance string, st *instanceState, batch []*orchMessage, now time.Time, lockTimeout time.Duration) *duroxide.OrchestrationItem {
+	token := newToken()
+	until := now.Add(lockTimeout)
+	p.instanceLocks[instance] = &instanceLock{token: token, lockedUntil: until}
+	item := &duroxide.OrchestrationItem{
+		Instance:   instance,
+		LockToken:  token,
+		KvSnapshot: map[string]duroxide.KvEntry{},
+	}
+	for _, m := range batch {
+		m.lockToken, m.lockedUntil = token, until
+		m.attempts++
+		item.AttemptCount = max(item.AttemptCount, m.attempts)
+		item.Messages = append(item.Messages, m.item)
+	}
+	if st != nil {
+		item.OrchestrationName, item.Version, item.ExecutionID = st.name, st.version, st.currentExecution
+		maps.Copy(item.KvSnapshot, st.kvStore)
+	} else {
+		item.OrchestrationName, item.Version = nameVersionOf(startOf(batch))
+		item.ExecutionID = 1
+	}
+	history, err := decodeHistory(p.history[instance][item.ExecutionID])
+	if err != nil {
+		msg := err.Error()
+		item.HistoryError = &msg
+	} else {
+		item.History = history
+	}
+	return item
+}
+
+// decodeHistory returns the events of rows, failing on a corrupt row as
+// a decoder would.
+func decodeHistory(rows []storedEvent) ([]duroxide.Event, error) {
+	events := make([]duroxide.Event, 0, len(rows))
+	for _, r := range rows {
+		if r.corrupt {
+			return nil, fmt.Errorf("failed to deserialize history event %d: invalid JSON", r.eventID)
+		}
+		events = append(events, r.event)
+	}
+	return events, nil
+}
+
+// lockedInstance returns the instance whose lock has token (live or
+// expired), or "" if none. Callers hold p.mu.
+func (p *Provider) lockedInstance(token string) (string, *instanceLock) {
+	if token == "" {
+		return "", nil
+	}
+	for instance, l := range p.instanceLocks {
+		if l.token == token {
+			return instance, l
+		}
+	}
+	return "", nil
+}
+
+// isTerminal reports whether status ends an execution (and merges KV).
+func isTerminal(status string) bool {
+	switch status {
+	case duroxide.StatusCompleted, duroxide.StatusFailed, duroxide.StatusContinuedAsNew:
+		return true
+	}
+	return false
+}
+
+// AckOrchestrationItem implements duroxide.Provider.
+func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit) error {
+	const op = "ack_orchestration_item"
+	if err := ctx.Err(); err != nil {
+		return duroxide.Wrap(op, err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+
+	// Validate everything before changing anything: a failed ack changes
+	// nothing and keeps the lock.
+	instance, lock := p.lockedInstance(lockToken)
+	if lock == nil {
+		return duroxide.Permanent(op, "Invalid lock token: %q is not held", lockToken)
+	}
+	if !lock.lockedUntil.After(now) {
+		return duroxide.Permanent(op, "Invalid lock token: the lock on %s expired", instance)
+	}
+	seen := map[uint64]bool{}
+	for _, r := range p.history[instance][commit.ExecutionID] {
+		seen[r.eventID] = true
+	}
+	for _, e := range commit.HistoryDelta {
+		if seen[e.EventID] {
+			return duroxide.Permanent(op, "duplicate event_id %d for %s execution %d", e.EventID, instance, commit.ExecutionID)
+		}
+		seen[e.EventID] = true
+	}
+	for _, w := range commit.WorkerItems {
+		if _, ok := w.(duroxide.ActivityExecuteItem); !ok {
+			return duroxide.Permanent(op, "worker item %s does not belong on the worker queue", w.Variant())
+		}
+	}
+	for _, o := range commit.OrchestratorItems {
+		if o.Queue() != duroxide.OrchestratorQueue {
+			return duroxide.Permanent(op, "orchestrator item %s does not belong on the orchestrator queue", o.Variant())
+		}
+	}
+	var locked []*orchMessage
+	for _, m := range p.orchQueue {
+		if m.lockToken == lockToken {
+			locked = append(locked, m)
+		}
+	}
+
+	// Instance and execution records.
+	st := p.instances[instance]
+	if st == nil {
+		name, version := nameVersionOf(startOf(locked))
+		st = &instanceState{
+			id:               instance,
+			name:             name,
+			version:          version,
+			currentExecution: commit.ExecutionID,
+			createdAt:        now,
+			executions:       map[uint64]*executionState{},
+			kvStore:          map[string]duroxide.KvEntry{},
+			kvDelta:          map[string]*duroxide.KvEntry{},
+		}
+		p.instances[instance] = st
+	}
+	st.currentExecution = max(st.currentExecution, commit.ExecutionID)
+	st.updatedAt = now
+	ex := st.executions[commit.ExecutionID]
+	if ex == nil {
+		ex = &executionState{id: commit.ExecutionID, status: duroxide.StatusRunning, startedAt: now}
+		st.executions[commit.ExecutionID] = ex
+	}
+
+	// History (append-only: existing rows are never decoded).
+	if len(commit.HistoryDelta) > 0 {
+		p.appendHistory(instance, commit.ExecutionID, commit.HistoryDelta)
+	}
+
+	// Metadata.
+	md := commit.Metadata
+	if md.OrchestrationName != nil {
+		st.name = *md.OrchestrationName
+	}
+	if md.OrchestrationVersion != nil {
+		st.version = *md.OrchestrationVersion
+	}
+	if md.ParentInstanceID != nil {
+		st.parent = ptr(*md.ParentInstanceID)
+	}
+	if md.Status != nil {
+		ex.status = *md.Status
+		if *md.Status != duroxide.StatusRunning {
+			ex.completedAt = ptr(now)
+		}
+	}
+	if md.Output != nil {
+		ex.output = ptr(*md.Output)
+	}
+	if md.PinnedDuroxideVersion != nil {
+		ex.pinned = ptr(*md.PinnedDuroxideVersion)
+	}
+
+	// Custom status and KV are materialized from the delta's events.
+	applyCustomStatus(st, commit.HistoryDelta)
+	applyKV(st, commit.HistoryDelta)
+	if md.Status != nil && isTerminal(*md.Status) {
+		mergeKV(st)
+	}
+
+	// Worker items: insert, then delete cancelled activities, so an
+	// activity in both lists ends up absent.
+	for _, w := range commit.WorkerItems {
+		p.workQueue = append(p.workQueue, &workMessage{seq: p.nextSeq(), item: w.(duroxide.ActivityExecuteItem), visibleAt: now})
+	}
+	if len(commit.CancelledActivities) > 0 {
+		p.workQueue = slices.DeleteFunc(p.workQueue, func(m *workMessage) bool {
+			for _, c := range commit.CancelledActivities {
+				if m.item.Instance == c.Instance && m.item.ExecutionID == c.ExecutionID && m.item.ID == c.ActivityID {
+					return true
+				}
+			}
+			return false
+		})
+	}
+
+	// Orchestrator items: a timer becomes visible when it fires.
+	for _, o := range commit.OrchestratorItems {
+		visible := now
+		if tf, ok := o.(duroxide.TimerFiredItem); ok {
+			visible = time.UnixMilli(int64(tf.FireAtMs))
+		}
+		p.orchQueue = append(p.orchQueue, &orchMessage{seq: p.nextSeq(), instance: o.InstanceID(), item: o, visibleAt: visible})
+	}
+
+	// Consume the locked messages and release the lock.
+	p.orchQueue = slices.DeleteFunc(p.orchQueue, func(m *orchMessage) bool { return m.lockToken == lockToken })
+	delete(p.instanceLocks, instance)
+	p.notify()
+	return nil
+}
+
+// appendHistory stores events under instance/execution, keeping rows
+// sorted by event id. Callers hold p.mu and have rejected duplicates.
+func (p *Provider) appendHistory(instance string, executionID uint64, events []duroxide.Event) {
+	byExec := p.history[instance]
+	if byExec == nil {
+		byExec = map[uint64][]storedEvent{}
+		p.history[instance] = byExec
+	}
+	rows := byExec[executionID]
+	for _, e := range events {
+		rows = append(rows, storedEvent{eventID: e.EventID, event: e})
+	}
+	slices.SortStableFunc(rows, func(a, b storedEvent) int {
+		switch {
+		case a.eventID < b.eventID:
+			return -1
+		case a.eventID > b.eventID:
+			return 1
+		}
+		return 0
+	})
+	byExec[executionID] = rows
+}
+
+// applyCustomStatus applies the last CustomStatusUpdated of events.
+func applyCustomStatus(st *instanceState, events []duroxide.Event) {
+	for i := len(events) - 1; i >= 0; i-- {
+		if cs, ok := events[i].Kind.(duroxide.CustomStatusUpdated); ok {
+			if cs.Status != nil {
+				st.customStatus = ptr(*cs.Status)
+			} else {
+				st.customStatus = nil
+			}
+			st.customStatusVersion++
+			return
+		}
+	}
+}
+
+// applyKV applies KV events, in order, to the instance's delta.
+func applyKV(st *instanceState, events []duroxide.Event) {
+	for _, e := range events {
+		switch k := e.Kind.(type) {
+		case duroxide.KeyValueSet:
+			st.kvDelta[k.Key] = &duroxide.KvEntry{Value: k.Value, LastUpdatedAtMs: k.LastUpdatedAtMs}
+		case duroxide.KeyValueCleared:
+			st.kvDelta[k.Key] = nil
+		case duroxide.KeyValuesCleared:
+			clear(st.kvDelta)
+			for key := range st.kvStore {
+				st.kvDelta[key] = nil
+			}
+		}
+	}
+}
+
+// mergeKV folds the delta into the store and clears it.
+func mergeKV(st *instanceState) {
+	for key, v := range st.kvDelta {
+		if v == nil {
+			delete(st.kvStore, key)
+		} else {
+			st.kvStore[key] = *v
+		}
+	}
+	clear(st.kvDelta)
+}
+
+// kvView is the merged KV view (store overridden by delta). Callers hold
+// p.mu.
+func kvView(st *instanceState) map[string]duroxide.KvEntry {
+	view := maps.Clone(st.kvStore)
+	for key, v := range st.kvDelta {
+		if v == nil {
+			delete(view, key)
+		} else {
+			view[key] = *v
+		}
+	}
+	return view
+}
+
+// AbandonOrchestrationItem implements duroxide.Provider.
+func (p *Provider) AbandonOrchestrationItem(ctx context.Context, lockToken string, delay time.Duration, ignoreAttempt bool) error {
+	const op = "abandon_orchestration_item"
+	if err := ctx.Err(); err != nil {
+		return duroxide.Wrap(op, err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	instance, lock := p.lockedInstance(lockToken)
+	if lock == nil {
+		return duroxide.Permanent(op, "Invalid lock token: %q is not held", lockToken)
+	}
+	delete(p.instanceLocks, instance)
+	for _, m := range p.orchQueue {
+		if m.lockToken != lockToken {
+			continue
+		}
+		m.lockToken, m.lockedUntil = "", time.Time{}
+		if delay > 0 {
+			m.visibleAt = now.Add(delay)
+		}
+		if ignoreAttempt && m.attempts > 0 {
+			m.attempts--
+		}
+	}
+	p.notify()
+	return nil
+}
+
+// RenewOrchestrationItemLock implements duroxide.Provider.
+func (p *Provider) RenewOrchestrationItemLock(ctx context.Context, lockToken string, extendFor time.Duration) error {
+	const op = "renew_orchestration_item_lock"
+	if err := ctx.Err(); err != nil {
+		return duroxide.Wrap(op, err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	_, lock := p.lockedInstance(lockToken)
+	if lock == nil {
+		return duroxide.Permanent(op, "Invalid lock token: %q is not held", lockToken)
+	}
+	if !lock.lockedUntil.After(now) {
+		return duroxide.Permanent(op, "lock expired")
+	}
+	lock.lockedUntil = now.Add(extendFor)
+	for _, m := range p.orchQueue {
+		if m.lockToken == lockToken {
+			m.lockedUntil = lock.lockedUntil
+		}
+	}
+	return nil
+}
+
+// EnqueueForOrchestrator implements duroxide.Provider. It never creates
+// the instance and ignores TimerFired.FireAtMs.
+func (p *Provider) EnqueueForOrchestrator(ctx context.Context, item duroxide.WorkItem, delay time.Duration) error {
+	const op = "enqueue_for_orchestrator"
+	if err := ctx.Err(); err != nil {
+		return duroxide.Wrap(op, err)
+	}
+	if item == nil || item.Queue() != duroxide.OrchestratorQueue {
+		return duroxide.Permanent(op, "work item %T does not belong on the orchestrator queue", item)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.orchQueue = append(p.orchQueue, &orchMessage{
+		seq:       p.nextSeq(),
+		instance:  item.InstanceID(),
+		item:      item,
+		visibleAt: p.now().Add(max(delay, 0)),
+	})
+	p.notify()
+	return nil
+}
+
+func ptr[T any](v T) *T { return &v }
