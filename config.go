@@ -1,0 +1,215 @@
+package cdb
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+)
+
+// Default names of the database and container.
+const (
+	DefaultDatabase  = "duroxide"
+	DefaultContainer = "duroxide"
+)
+
+// Config says how to reach Cosmos DB and how the provider behaves.
+//
+// Exactly one way to authenticate must be given: Key (master key),
+// Credential (any azcore.TokenCredential: azidentity's
+// DefaultAzureCredential, ManagedIdentityCredential with a client id,
+// WorkloadIdentityCredential, ...), or ConnectionString (which carries the
+// endpoint and key).
+type Config struct {
+	// Endpoint is the account URL, e.g. https://myacct.documents.azure.com:443/.
+	Endpoint string
+	// Key is the account's master key (base64).
+	Key string
+	// Credential authenticates with Microsoft Entra ID.
+	Credential azcore.TokenCredential
+	// ConnectionString is "AccountEndpoint=...;AccountKey=...;" in any
+	// order; see ParseConnectionString.
+	ConnectionString string
+	// Audience overrides the Entra ID token audience. By default azcosmos
+	// asks for "<account endpoint>/.default"; some clouds and tenants only
+	// accept "https://cosmos.azure.com" (AADSTS500011), and the Go SDK,
+	// unlike the others, has no automatic fallback.
+	Audience string
+
+	// Database and Container name the container (both default "duroxide").
+	Database  string
+	Container string
+
+	// SkipBootstrap skips creating or checking the database and container,
+	// for deployments that provision them with ARM/Bicep/Terraform and want
+	// no startup request at all.
+	SkipBootstrap bool
+	// Throughput, if positive, is the manual RU/s given to a container the
+	// bootstrap creates. Zero leaves the account default (e.g. serverless).
+	Throughput int32
+
+	// ClientOptions are passed to azcosmos (transport, retries, regions,
+	// logging). Nil uses the SDK's defaults.
+	ClientOptions *azcosmos.ClientOptions
+	// InsecureSkipVerify disables TLS certificate checks, for the official
+	// emulator's self-signed certificate only. Set by a connection string's
+	// DisableServerCertificateValidation=True.
+	InsecureSkipVerify bool
+
+	Options
+}
+
+// Options tune the provider's behaviour; the zero value is sensible.
+type Options struct {
+	// Retry bounds throttling retries above the SDK's own.
+	Retry RetryOptions
+	// Logger receives operational messages. Nil discards them. Keys and
+	// tokens are never logged.
+	Logger *slog.Logger
+	// Hooks inject faults at the Cosmos boundary; for tests.
+	Hooks *Hooks
+	// Now is the clock (default time.Now); for tests.
+	Now func() time.Time
+
+	// OutboxInterval is how often the background reconciler looks for
+	// outbox intents that were not delivered (default 5s). Negative
+	// disables the reconciler.
+	OutboxInterval time.Duration
+	// OutboxMinAge is how old a pending intent must be before the
+	// reconciler delivers it, so it does not race the acking process's own
+	// delivery (default 2s).
+	OutboxMinAge time.Duration
+	// Leases assigns dispatch slots to dispatchers. Nil means every
+	// dispatcher polls all 256 slots.
+	Leases LeaseProvider
+	// DiscoveryPageSize bounds how many queue entries one fetch reads while
+	// looking for work (default 50).
+	DiscoveryPageSize int
+}
+
+func (o Options) withDefaults() Options {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.OutboxInterval == 0 {
+		o.OutboxInterval = 5 * time.Second
+	}
+	if o.OutboxMinAge == 0 {
+		o.OutboxMinAge = 2 * time.Second
+	}
+	if o.DiscoveryPageSize <= 0 {
+		o.DiscoveryPageSize = 50
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	o.Retry = o.Retry.withDefaults()
+	return o
+}
+
+// ErrConfig is wrapped by every configuration error.
+var ErrConfig = errors.New("cdb: invalid configuration")
+
+func configError(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, args...))
+}
+
+// ConfigFromEnv builds a Config from the environment:
+//   - COSMOS_CONNECTION_STRING, or COSMOS_ENDPOINT with COSMOS_KEY;
+//   - COSMOS_ENDPOINT without COSMOS_KEY uses DefaultAzureCredential
+//     (environment, workload identity, managed identity, Azure CLI, ...);
+//   - COSMOS_DATABASE and COSMOS_CONTAINER (default "duroxide");
+//   - COSMOS_AUDIENCE optionally overrides the Entra ID audience.
+func ConfigFromEnv() (Config, error) {
+	cfg := Config{
+		Endpoint:         os.Getenv("COSMOS_ENDPOINT"),
+		Key:              os.Getenv("COSMOS_KEY"),
+		ConnectionString: os.Getenv("COSMOS_CONNECTION_STRING"),
+		Database:         os.Getenv("COSMOS_DATABASE"),
+		Container:        os.Getenv("COSMOS_CONTAINER"),
+		Audience:         os.Getenv("COSMOS_AUDIENCE"),
+	}
+	if cfg.ConnectionString != "" {
+		return cfg, nil
+	}
+	if cfg.Endpoint == "" {
+		return Config{}, configError("COSMOS_ENDPOINT (or COSMOS_CONNECTION_STRING) is not set")
+	}
+	if cfg.Key == "" {
+		cred, err := azidentity.NewDefaultAzureCredential(nil)
+		if err != nil {
+			return Config{}, fmt.Errorf("cdb: COSMOS_KEY is not set and DefaultAzureCredential is unavailable: %w", err)
+		}
+		cfg.Credential = cred
+	}
+	return cfg, nil
+}
+
+// resolve validates cfg and fills in defaults and connection-string values.
+func (cfg Config) resolve() (Config, error) {
+	if cfg.ConnectionString != "" {
+		if cfg.Key != "" || cfg.Credential != nil {
+			return cfg, configError("set only one of ConnectionString, Key and Credential")
+		}
+		cs, err := ParseConnectionString(cfg.ConnectionString)
+		if err != nil {
+			return cfg, err
+		}
+		if cfg.Endpoint != "" && !sameEndpoint(cfg.Endpoint, cs.Endpoint) {
+			return cfg, configError("Endpoint %q disagrees with the connection string's AccountEndpoint", cfg.Endpoint)
+		}
+		cfg.Endpoint, cfg.Key = cs.Endpoint, cs.Key
+		cfg.InsecureSkipVerify = cfg.InsecureSkipVerify || cs.DisableServerCertificateValidation
+	}
+	switch {
+	case cfg.Endpoint == "":
+		return cfg, configError("Endpoint is required")
+	case cfg.Key != "" && cfg.Credential != nil:
+		return cfg, configError("set only one of Key and Credential")
+	case cfg.Key == "" && cfg.Credential == nil:
+		return cfg, configError("no credential: set Key, Credential or ConnectionString")
+	}
+	if cfg.Database == "" {
+		cfg.Database = DefaultDatabase
+	}
+	if cfg.Container == "" {
+		cfg.Container = DefaultContainer
+	}
+	return cfg, nil
+}
+
+func sameEndpoint(a, b string) bool {
+	return strings.TrimRight(strings.ToLower(a), "/") == strings.TrimRight(strings.ToLower(b), "/")
+}
+
+// newClient builds the azcosmos client for a resolved Config.
+func (cfg Config) newClient() (*azcosmos.Client, error) {
+	opts := &azcosmos.ClientOptions{}
+	if cfg.ClientOptions != nil {
+		o := *cfg.ClientOptions
+		opts = &o
+	}
+	if cfg.InsecureSkipVerify && opts.Transport == nil {
+		// Only for the emulator's self-signed certificate; see Config.
+		opts.Transport = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec
+	}
+	if cfg.Key != "" {
+		cred, err := azcosmos.NewKeyCredential(cfg.Key)
+		if err != nil {
+			return nil, configError("account key: %v", err)
+		}
+		return azcosmos.NewClientWithKey(cfg.Endpoint, cred, opts)
+	}
+	if cfg.Audience != "" {
+		setAudience(opts, cfg.Audience)
+	}
+	return azcosmos.NewClient(cfg.Endpoint, cfg.Credential, opts)
+}

@@ -1,0 +1,423 @@
+package cdb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+)
+
+// This file is the only place that calls azcosmos for data-plane work.
+// Every request passes through store.do, which counts it, runs the test
+// hooks, applies our throttling budget and turns failures into *CosmosError
+// values, so error mapping, retries, request accounting and fault injection
+// each live in exactly one place.
+
+// Op names a kind of Cosmos request, for counting and fault injection.
+type Op string
+
+// The request kinds the provider issues.
+const (
+	OpRead            Op = "read"
+	OpCreate          Op = "create"
+	OpUpsert          Op = "upsert"
+	OpReplace         Op = "replace"
+	OpDelete          Op = "delete"
+	OpPatch           Op = "patch"
+	OpQuery           Op = "query" // one page of a query
+	OpBatch           Op = "batch"
+	OpReadContainer   Op = "read_container"
+	OpCreateDatabase  Op = "create_database"
+	OpCreateContainer Op = "create_container"
+)
+
+var allOps = []Op{OpRead, OpCreate, OpUpsert, OpReplace, OpDelete, OpPatch, OpQuery, OpBatch, OpReadContainer, OpCreateDatabase, OpCreateContainer}
+
+// Call describes one Cosmos request, as seen by Hooks.
+type Call struct {
+	Op           Op
+	PartitionKey string // "" for cross-partition queries and control-plane calls
+	ID           string // item id for point operations
+	Operations   int    // number of operations in a batch
+}
+
+// Hooks let tests inject faults at the Cosmos boundary. Before runs before
+// a request is sent; a non-nil error is returned as if Cosmos had failed
+// and nothing is sent. After runs once a request returned; a non-nil error
+// replaces the result, which simulates a response lost after the write
+// was applied. Hooks must be safe for concurrent use.
+type Hooks struct {
+	Before func(ctx context.Context, c Call) error
+	After  func(ctx context.Context, c Call, err error) error
+}
+
+// RetryOptions bounds our own throttling (429) retries, which run above the
+// SDK's (azcore retries a 429 three more times by default). Only 429 is
+// retried here: it guarantees the request was not executed, whereas a 408,
+// 503 or reset on a write has an unknown outcome and is left to callers,
+// whose writes are idempotent by design.
+type RetryOptions struct {
+	// MaxThrottleRetries is how many more times a throttled request is sent
+	// after the SDK gave up. Default 9; negative disables.
+	MaxThrottleRetries int
+	// MaxThrottleWait caps the total time spent waiting on throttling for
+	// one request. Default 30s.
+	MaxThrottleWait time.Duration
+}
+
+func (r RetryOptions) withDefaults() RetryOptions {
+	if r.MaxThrottleRetries == 0 {
+		r.MaxThrottleRetries = 9
+	}
+	if r.MaxThrottleWait == 0 {
+		r.MaxThrottleWait = 30 * time.Second
+	}
+	return r
+}
+
+// OpStats accumulates the cost of one kind of request.
+type OpStats struct {
+	Requests      int64
+	Failures      int64
+	BytesRead     int64   // response payload bytes (documents, query pages)
+	RequestCharge float64 // request units reported by Cosmos
+}
+
+// RequestStats is a snapshot of the requests a Provider sent, by kind.
+type RequestStats map[Op]OpStats
+
+// Total sums requests over all kinds.
+func (s RequestStats) Total() int64 {
+	var n int64
+	for _, v := range s {
+		n += v.Requests
+	}
+	return n
+}
+
+type opCounter struct {
+	requests, failures, bytes atomic.Int64
+	chargeMilli               atomic.Int64
+}
+
+// store is the thin layer over one Cosmos container.
+type store struct {
+	c       *azcosmos.ContainerClient
+	retry   RetryOptions
+	hooks   *Hooks
+	counts  map[Op]*opCounter
+	sleepFn func(ctx context.Context, d time.Duration) error
+}
+
+func newStore(c *azcosmos.ContainerClient, retry RetryOptions, hooks *Hooks) *store {
+	s := &store{c: c, retry: retry.withDefaults(), hooks: hooks, counts: map[Op]*opCounter{}, sleepFn: sleepCtx}
+	for _, op := range allOps {
+		s.counts[op] = &opCounter{}
+	}
+	return s
+}
+
+func (s *store) stats() RequestStats {
+	out := RequestStats{}
+	for op, c := range s.counts {
+		if n := c.requests.Load(); n > 0 {
+			out[op] = OpStats{Requests: n, Failures: c.failures.Load(), BytesRead: c.bytes.Load(), RequestCharge: float64(c.chargeMilli.Load()) / 1000}
+		}
+	}
+	return out
+}
+
+func (s *store) resetStats() {
+	for _, c := range s.counts {
+		c.requests.Store(0)
+		c.failures.Store(0)
+		c.bytes.Store(0)
+		c.chargeMilli.Store(0)
+	}
+}
+
+// result is what a single request reports back to do for accounting.
+type result struct {
+	bytes  int
+	charge float32
+}
+
+// do runs one request with hooks, accounting, throttling retries and error
+// classification.
+func (s *store) do(ctx context.Context, call Call, f func(ctx context.Context) (result, error)) error {
+	var waited time.Duration
+	for attempt := 0; ; attempt++ {
+		err := s.once(ctx, call, f)
+		if err == nil {
+			return nil
+		}
+		var ce *CosmosError
+		if !errors.As(err, &ce) || ce.StatusCode != http.StatusTooManyRequests || attempt >= s.retry.MaxThrottleRetries {
+			return err
+		}
+		d := ce.RetryAfter
+		if d <= 0 {
+			d = time.Duration(100<<min(attempt, 6)) * time.Millisecond
+		}
+		if waited+d > s.retry.MaxThrottleWait {
+			return err
+		}
+		waited += d
+		if serr := s.sleepFn(ctx, d); serr != nil {
+			return err
+		}
+	}
+}
+
+func (s *store) once(ctx context.Context, call Call, f func(ctx context.Context) (result, error)) error {
+	c := s.counts[call.Op]
+	if s.hooks != nil && s.hooks.Before != nil {
+		if err := s.hooks.Before(ctx, call); err != nil {
+			c.requests.Add(1)
+			c.failures.Add(1)
+			return classify(call, err)
+		}
+	}
+	r, err := f(ctx)
+	c.requests.Add(1)
+	c.bytes.Add(int64(r.bytes))
+	c.chargeMilli.Add(int64(r.charge * 1000))
+	if s.hooks != nil && s.hooks.After != nil {
+		err = s.hooks.After(ctx, call, err)
+	}
+	if err != nil {
+		c.failures.Add(1)
+		return classify(call, err)
+	}
+	return nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// itemOptions builds ItemOptions with content-on-write always set
+// explicitly: any non-nil ItemOptions overrides the client-level setting
+// with its zero value, so leaving it implicit silently drops bodies.
+func itemOptions(ifMatch *azcore.ETag, wantBody bool) *azcosmos.ItemOptions {
+	return &azcosmos.ItemOptions{IfMatchEtag: ifMatch, EnableContentResponseOnWrite: wantBody}
+}
+
+func pk(instance string) azcosmos.PartitionKey { return azcosmos.NewPartitionKeyString(instance) }
+
+// read fetches one document. A missing document is a *CosmosError with
+// StatusCode 404 (see isNotFound).
+func (s *store) read(ctx context.Context, partition, id string) ([]byte, azcore.ETag, error) {
+	var body []byte
+	var etag azcore.ETag
+	err := s.do(ctx, Call{Op: OpRead, PartitionKey: partition, ID: id}, func(ctx context.Context) (result, error) {
+		r, err := s.c.ReadItem(ctx, pk(partition), id, itemOptions(nil, false))
+		body, etag = r.Value, r.ETag
+		return result{bytes: len(r.Value), charge: r.RequestCharge}, err
+	})
+	return body, etag, err
+}
+
+func (s *store) create(ctx context.Context, partition string, doc []byte) (azcore.ETag, error) {
+	var etag azcore.ETag
+	err := s.do(ctx, Call{Op: OpCreate, PartitionKey: partition}, func(ctx context.Context) (result, error) {
+		r, err := s.c.CreateItem(ctx, pk(partition), doc, itemOptions(nil, false))
+		etag = r.ETag
+		return result{charge: r.RequestCharge}, err
+	})
+	return etag, err
+}
+
+func (s *store) upsert(ctx context.Context, partition string, doc []byte, ifMatch *azcore.ETag) (azcore.ETag, error) {
+	var etag azcore.ETag
+	err := s.do(ctx, Call{Op: OpUpsert, PartitionKey: partition}, func(ctx context.Context) (result, error) {
+		r, err := s.c.UpsertItem(ctx, pk(partition), doc, itemOptions(ifMatch, false))
+		etag = r.ETag
+		return result{charge: r.RequestCharge}, err
+	})
+	return etag, err
+}
+
+func (s *store) replace(ctx context.Context, partition, id string, doc []byte, ifMatch *azcore.ETag) (azcore.ETag, error) {
+	var etag azcore.ETag
+	err := s.do(ctx, Call{Op: OpReplace, PartitionKey: partition, ID: id}, func(ctx context.Context) (result, error) {
+		r, err := s.c.ReplaceItem(ctx, pk(partition), id, doc, itemOptions(ifMatch, false))
+		etag = r.ETag
+		return result{charge: r.RequestCharge}, err
+	})
+	return etag, err
+}
+
+func (s *store) delete(ctx context.Context, partition, id string, ifMatch *azcore.ETag) error {
+	return s.do(ctx, Call{Op: OpDelete, PartitionKey: partition, ID: id}, func(ctx context.Context) (result, error) {
+		r, err := s.c.DeleteItem(ctx, pk(partition), id, itemOptions(ifMatch, false))
+		return result{charge: r.RequestCharge}, err
+	})
+}
+
+// patch applies ops; with wantBody the patched document is returned.
+func (s *store) patch(ctx context.Context, partition, id string, ops azcosmos.PatchOperations, ifMatch *azcore.ETag, wantBody bool) ([]byte, azcore.ETag, error) {
+	var body []byte
+	var etag azcore.ETag
+	err := s.do(ctx, Call{Op: OpPatch, PartitionKey: partition, ID: id}, func(ctx context.Context) (result, error) {
+		r, err := s.c.PatchItem(ctx, pk(partition), id, ops, itemOptions(ifMatch, wantBody))
+		body, etag = r.Value, r.ETag
+		return result{bytes: len(r.Value), charge: r.RequestCharge}, err
+	})
+	return body, etag, err
+}
+
+// queryParams is a convenience for building parameter lists.
+type queryParams []azcosmos.QueryParameter
+
+func (q queryParams) add(name string, v any) queryParams {
+	return append(q, azcosmos.QueryParameter{Name: name, Value: v})
+}
+
+// queryOptions bounds a query. PageSize 0 means the service default.
+// MaxPages 0 means all pages. A nil Partition means cross-partition: only
+// plain filters and projections are allowed there (the gateway refuses
+// ORDER BY, TOP, aggregates and DISTINCT across partitions).
+type queryOptions struct {
+	Partition *string
+	PageSize  int32
+	MaxPages  int
+}
+
+// query runs a parameterised query and calls each for every item until it
+// returns false or the pages run out. It returns whether more results were
+// left unread.
+func (s *store) query(ctx context.Context, text string, params queryParams, o queryOptions, each func(item []byte) bool) (more bool, err error) {
+	key := azcosmos.NewPartitionKey()
+	call := Call{Op: OpQuery}
+	if o.Partition != nil {
+		key = pk(*o.Partition)
+		call.PartitionKey = *o.Partition
+	}
+	qo := &azcosmos.QueryOptions{QueryParameters: params, PageSizeHint: o.PageSize}
+	pager := s.c.NewQueryItemsPager(text, key, qo)
+	for pages := 0; pager.More(); pages++ {
+		if o.MaxPages > 0 && pages >= o.MaxPages {
+			return true, nil
+		}
+		var page azcosmos.QueryItemsResponse
+		err := s.do(ctx, call, func(ctx context.Context) (result, error) {
+			var err error
+			page, err = pager.NextPage(ctx)
+			n := 0
+			for _, it := range page.Items {
+				n += len(it)
+			}
+			return result{bytes: n, charge: page.RequestCharge}, err
+		})
+		if err != nil {
+			return false, err
+		}
+		for _, it := range page.Items {
+			if !each(it) {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
+// CosmosError is a failed Cosmos request. StatusCode and SubStatus are the
+// service's; StatusCode is 0 for transport failures and canceled contexts.
+type CosmosError struct {
+	Call       Call
+	StatusCode int
+	SubStatus  int
+	RetryAfter time.Duration
+	ActivityID string
+	Err        error
+}
+
+func (e *CosmosError) Error() string {
+	if e.StatusCode == 0 {
+		return fmt.Sprintf("cosmos %s: %v", e.Call.Op, e.Err)
+	}
+	msg := fmt.Sprintf("cosmos %s: status %d", e.Call.Op, e.StatusCode)
+	if e.SubStatus != 0 {
+		msg += fmt.Sprintf(" (substatus %d)", e.SubStatus)
+	}
+	if e.ActivityID != "" {
+		msg += ", activity " + e.ActivityID
+	}
+	return msg
+}
+
+func (e *CosmosError) Unwrap() error { return e.Err }
+
+// Retryable reports whether repeating the request can succeed. See the
+// README's error table for the reasoning behind each status.
+func (e *CosmosError) Retryable() bool {
+	switch e.StatusCode {
+	case 0:
+		// Transport failure or canceled context. Cancellation is not worth
+		// retrying; everything else (reset, timeout, DNS) is transient.
+		return !errors.Is(e.Err, context.Canceled)
+	case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusGone,
+		449, // RetryWith: concurrent update in the service
+		http.StatusInternalServerError, http.StatusBadGateway,
+		http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	case http.StatusPreconditionFailed:
+		// An ETag race: re-reading and trying again can succeed. Callers
+		// for which 412 means "your lock is gone" map it to permanent.
+		return true
+	case http.StatusForbidden:
+		return e.SubStatus == 3 || e.SubStatus == 1008 // write forbidden / account not found during failover
+	}
+	return false
+}
+
+// classify turns an error from azcosmos (or a hook) into *CosmosError.
+func classify(call Call, err error) error {
+	var ce *CosmosError
+	if errors.As(err, &ce) {
+		if ce.Call.Op == "" {
+			ce.Call = call
+		}
+		return ce
+	}
+	out := &CosmosError{Call: call, Err: err}
+	var re *azcore.ResponseError
+	if errors.As(err, &re) {
+		out.StatusCode = re.StatusCode
+		if re.RawResponse != nil {
+			h := re.RawResponse.Header
+			out.SubStatus, _ = strconv.Atoi(h.Get("x-ms-substatus"))
+			out.ActivityID = h.Get("x-ms-activity-id")
+			if ms, perr := strconv.ParseFloat(h.Get("x-ms-retry-after-ms"), 64); perr == nil {
+				out.RetryAfter = time.Duration(ms * float64(time.Millisecond))
+			}
+		}
+	}
+	return out
+}
+
+func statusOf(err error) int {
+	var ce *CosmosError
+	if errors.As(err, &ce) {
+		return ce.StatusCode
+	}
+	return 0
+}
+
+func isNotFound(err error) bool     { return statusOf(err) == http.StatusNotFound }
+func isConflict(err error) bool     { return statusOf(err) == http.StatusConflict }
+func isPrecondition(err error) bool { return statusOf(err) == http.StatusPreconditionFailed }

