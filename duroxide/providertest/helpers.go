@@ -323,3 +323,31 @@ func sleep(t *testing.T, d time.Duration) {
 		t.Fatalf("test context done while sleeping: %v", t.Context().Err())
 	}
 }
+
+// createInstanceWithActivities is createInstance whose first ack also
+// enqueues activities on the worker queue.
+func createInstanceWithActivities(t *testing.T, p duroxide.Provider, instance string, activities ...duroxide.ActivityExecuteItem) {
+	t.Helper()
+	enqueueOrch(t, p, startItem(instance))
+	item := mustFetchInstance(t, p, testLock, instance)
+	workers := make([]duroxide.WorkItem, len(activities))
+	for i, a := range activities {
+		workers[i] = a
+	}
+	mustAck(t, p, item.LockToken, duroxide.OrchestrationCommit{
+		ExecutionID:  1,
+		HistoryDelta: []duroxide.Event{startedEvent(instance, 1)},
+		WorkerItems:  workers,
+		Metadata:     runningMetadata(),
+	})
+}
+
+// pokeTurn runs one more turn of an existing instance: poke, fetch it
+// (30s lock) and ack commit. It returns the fetched item.
+func pokeTurn(t *testing.T, p duroxide.Provider, instance string, commit duroxide.OrchestrationCommit) *duroxide.OrchestrationItem {
+	t.Helper()
+	poke(t, p, instance)
+	item := mustFetchInstance(t, p, testLock, instance)
+	mustAck(t, p, item.LockToken, commit)
+	return item
+}
