@@ -1,0 +1,288 @@
+package providertest
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// instance_locking.rs: one instance lock at a time, covering exactly the
+// messages present at fetch time.
+func init() {
+	register("instance_locking",
+		Test{Name: "test_exclusive_instance_lock", Func: testExclusiveInstanceLock},
+		Test{Name: "test_lock_token_uniqueness", Func: testLockTokenUniqueness},
+		Test{Name: "test_invalid_lock_token_rejection", Func: testInvalidLockTokenRejection},
+		Test{Name: "test_concurrent_instance_fetching", Func: testConcurrentInstanceFetching},
+		Test{Name: "test_completions_arriving_during_lock_blocked", Func: testCompletionsArrivingDuringLockBlocked},
+		Test{Name: "test_cross_instance_lock_isolation", Func: testCrossInstanceLockIsolation},
+		Test{Name: "test_message_tagging_during_lock", Func: testMessageTaggingDuringLock},
+		Test{Name: "test_ack_only_affects_locked_messages", Func: testAckOnlyAffectsLockedMessages},
+		Test{Name: "test_multi_threaded_lock_contention", Func: testMultiThreadedLockContention},
+		Test{Name: "test_multi_threaded_no_duplicate_processing", Func: testMultiThreadedNoDuplicateProcessing},
+		Test{Name: "test_multi_threaded_lock_expiration_recovery", Func: testMultiThreadedLockExpirationRecovery},
+	)
+}
+
+// completionIDs returns the ids of the ActivityCompleted messages in msgs,
+// failing on any other kind.
+func completionIDs(t *testing.T, msgs []duroxide.WorkItem) []uint64 {
+	t.Helper()
+	var ids []uint64
+	for _, m := range msgs {
+		c, ok := m.(duroxide.ActivityCompletedItem)
+		require.Truef(t, ok, "expected ActivityCompleted, got %T", m)
+		ids = append(ids, c.ID)
+	}
+	return ids
+}
+
+// fetchResult is one concurrent fetch's outcome.
+type fetchResult struct {
+	item *duroxide.OrchestrationItem
+	err  error
+}
+
+func testExclusiveInstanceLock(t *testing.T, f Factory) {
+	t.Parallel()
+	_, p := newProvider(t, f)
+	lock := f.LockTimeout()
+	enqueueOrch(t, p, startItem("instance-A"))
+	first := mustFetchInstance(t, p, lock, "instance-A")
+	requireNoFetch(t, p, "the instance is locked")
+	sleep(t, lock+100*time.Millisecond)
+	second := mustFetchInstance(t, p, testLock, "instance-A")
+	require.NotEqual(t, first.LockToken, second.LockToken, "a new lock needs a new token")
+}
+
+func testLockTokenUniqueness(t *testing.T, f Factory) {
+	t.Parallel()
+	_, p := newProvider(t, f)
+	for i := range 5 {
+		enqueueOrch(t, p, startItem(fmt.Sprintf("instance-%d", i)))
+	}
+	tokens := map[string]bool{}
+	instances := map[string]bool{}
+	for range 5 {
+		item := mustFetch(t, p, testLock)
+		tokens[item.LockToken] = true
+		instances[item.Instance] = true
+	}
+	require.Len(t, tokens, 5, "every lock has its own token")
+	require.Len(t, instances, 5)
+}
+
+func testInvalidLockTokenRejection(t *testing.T, f Factory) {
+	t.Parallel()
+	_, p := newProvider(t, f)
+	enqueueOrch(t, p, startItem("instance-A"))
+	item := mustFetchInstance(t, p, testLock, "instance-A")
+
+	require.Error(t, p.AckOrchestrationItem(t.Context(), "invalid-token", duroxide.OrchestrationCommit{
+		ExecutionID:  1,
+		HistoryDelta: []duroxide.Event{startedEvent("instance-A", 1)},
+		Metadata:     runningMetadata(),
+	}), "ack with an invalid token")
+	require.Error(t, p.AbandonOrchestrationItem(t.Context(), "invalid-token", 0, false), "abandon with an invalid token")
+	requireNoFetch(t, p, "the real lock is still held")
+
+	mustAck(t, p, item.LockToken, duroxide.OrchestrationCommit{
+		ExecutionID:  1,
+		HistoryDelta: []duroxide.Event{startedEvent("instance-A", 1)},
+		Metadata:     runningMetadata(),
+	})
+}
+
+func testConcurrentInstanceFetching(t *testing.T, f Factory) {
+	t.Parallel()
+	ctx, p := newProvider(t, f)
+	const n = 10
+	for i := range n {
+		enqueueOrch(t, p, startItem(fmt.Sprintf("instance-%d", i)))
+	}
+	results := make([]fetchResult, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			time.Sleep(time.Duration(i) * 30 * time.Millisecond)
+			item, err := p.FetchOrchestrationItem(ctx, testLock, 0, nil)
+			results[i] = fetchResult{item, err}
+		})
+	}
+	wg.Wait()
+	seen := map[string]int{}
+	for i, r := range results {
+		require.NoError(t, r.err, "fetcher %d", i)
+		require.NotNil(t, r.item, "fetcher %d got nothing", i)
+		seen[r.item.Instance]++
+	}
+	require.Len(t, seen, n, "every instance is fetched exactly once: %v", seen)
+}
+
+func testCompletionsArrivingDuringLockBlocked(t *testing.T, f Factory) {
+	t.Parallel()
+	_, p := newProvider(t, f)
+	lock := f.LockTimeout()
+	enqueueOrch(t, p, startItem("instance-A"))
+	mustFetchInstance(t, p, lock, "instance-A")
+	for id := uint64(1); id <= 3; id++ {
+		enqueueOrch(t, p, activityCompleted("instance-A", 1, id, fmt.Sprintf("result-%d", id)))
+	}
+	requireNoFetch(t, p, "completions for a locked instance wait for the lock")
+
+	sleep(t, lock+100*time.Millisecond)
+	item := mustFetchInstance(t, p, testLock, "instance-A")
+	require.Len(t, item.Messages, 4)
+	require.IsType(t, duroxide.StartOrchestrationItem{}, item.Messages[0])
+	require.Equal(t, []uint64{1, 2, 3}, completionIDs(t, item.Messages[1:]))
+}
+
+func testCrossInstanceLockIsolation(t *testing.T, f Factory) {
+	t.Parallel()
+	_, p := newProvider(t, f)
+	enqueueOrch(t, p, startItem("instance-A"))
+	enqueueOrch(t, p, startItem("instance-B"))
+	mustFetchInstance(t, p, testLock, "instance-A")
+
+	b := mustFetchInstance(t, p, testLock, "instance-B")
+	mustAck(t, p, b.LockToken, duroxide.OrchestrationCommit{
+		ExecutionID:  1,
+		HistoryDelta: []duroxide.Event{startedEvent("instance-B", 1)},
+		Metadata:     runningMetadata(),
+	})
+	enqueueOrch(t, p, activityCompleted("instance-B", 1, 1, "result"))
+	b = mustFetchInstance(t, p, testLock, "instance-B")
+	require.Equal(t, []uint64{1}, completionIDs(t, b.Messages))
+	requireNoFetch(t, p, "instance-A is still locked")
+}
+
+func testMessageTaggingDuringLock(t *testing.T, f Factory) {
+	t.Parallel()
+	_, p := newProvider(t, f)
+	createInstance(t, p, "instance-A")
+	enqueueOrch(t, p, activityCompleted("instance-A", 1, 1, "r1"))
+	enqueueOrch(t, p, activityCompleted("instance-A", 1, 2, "r2"))
+	item := mustFetchInstance(t, p, testLock, "instance-A")
+	require.Equal(t, []uint64{1, 2}, completionIDs(t, item.Messages))
+
+	enqueueOrch(t, p, activityCompleted("instance-A", 1, 3, "r3"))
+	mustAck(t, p, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1, Metadata: runningMetadata()})
+
+	item = mustFetchInstance(t, p, testLock, "instance-A")
+	require.Equal(t, []uint64{3}, completionIDs(t, item.Messages), "only the message that arrived during the lock is left")
+}
+
+func testAckOnlyAffectsLockedMessages(t *testing.T, f Factory) {
+	t.Parallel()
+	_, p := newProvider(t, f)
+	createInstance(t, p, "instance-A")
+	enqueueOrch(t, p, activityCompleted("instance-A", 1, 1, "r1"))
+	item := mustFetchInstance(t, p, testLock, "instance-A")
+	require.Equal(t, []uint64{1}, completionIDs(t, item.Messages))
+
+	enqueueOrch(t, p, activityCompleted("instance-A", 1, 2, "r2"))
+	enqueueOrch(t, p, activityCompleted("instance-A", 1, 3, "r3"))
+	requireNoFetch(t, p, "the instance is locked")
+	mustAck(t, p, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1, Metadata: runningMetadata()})
+
+	item = mustFetchInstance(t, p, testLock, "instance-A")
+	require.Equal(t, []uint64{2, 3}, completionIDs(t, item.Messages))
+}
+
+func testMultiThreadedLockContention(t *testing.T, f Factory) {
+	t.Parallel()
+	ctx, p := newProvider(t, f)
+	enqueueOrch(t, p, startItem("instance-A"))
+	results := make([]fetchResult, 10)
+	var wg sync.WaitGroup
+	for i := range results {
+		wg.Go(func() {
+			time.Sleep(time.Duration(i) * 5 * time.Millisecond)
+			item, err := p.FetchOrchestrationItem(ctx, testLock, 0, nil)
+			results[i] = fetchResult{item, err}
+		})
+	}
+	wg.Wait()
+	winners := 0
+	for i, r := range results {
+		require.NoError(t, r.err, "fetcher %d", i)
+		if r.item != nil {
+			require.Equal(t, "instance-A", r.item.Instance)
+			winners++
+		}
+	}
+	require.Equal(t, 1, winners, "exactly one fetcher may lock the instance")
+	requireNoFetch(t, p, "the winner still holds the lock")
+}
+
+func testMultiThreadedNoDuplicateProcessing(t *testing.T, f Factory) {
+	t.Parallel()
+	ctx, p := newProvider(t, f)
+	const instances, workers = 20, 40
+	for i := range instances {
+		enqueueOrch(t, p, startItem(fmt.Sprintf("instance-%d", i)))
+	}
+	results := make([]fetchResult, workers)
+	var wg sync.WaitGroup
+	for i := range workers {
+		wg.Go(func() {
+			for range 3 { // retry transient errors, as Rust does
+				item, err := p.FetchOrchestrationItem(ctx, testLock, 0, nil)
+				results[i] = fetchResult{item, err}
+				if err == nil {
+					return
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		})
+	}
+	wg.Wait()
+	seen := map[string]int{}
+	fetched := 0
+	for _, r := range results {
+		if r.item != nil {
+			seen[r.item.Instance]++
+			fetched++
+		}
+	}
+	for inst, n := range seen {
+		require.Equal(t, 1, n, "instance %s was fetched %d times", inst, n)
+	}
+	require.LessOrEqual(t, fetched, instances)
+	require.Positive(t, fetched)
+}
+
+func testMultiThreadedLockExpirationRecovery(t *testing.T, f Factory) {
+	t.Parallel()
+	ctx, p := newProvider(t, f)
+	lock := f.LockTimeout()
+	enqueueOrch(t, p, startItem("instance-A"))
+
+	var barrier, wg sync.WaitGroup
+	barrier.Add(3)
+	results := make([]fetchResult, 3)
+	delays := []time.Duration{0, 200 * time.Millisecond, lock + 100*time.Millisecond}
+	for i, d := range delays {
+		wg.Go(func() {
+			barrier.Done()
+			barrier.Wait()
+			time.Sleep(d)
+			item, err := p.FetchOrchestrationItem(ctx, lock, 0, nil)
+			results[i] = fetchResult{item, err}
+		})
+	}
+	wg.Wait()
+	for i, r := range results {
+		require.NoError(t, r.err, "fetcher %d", i)
+	}
+	require.NotNil(t, results[0].item, "T1 locks the instance")
+	require.Nil(t, results[1].item, "T2 runs while T1's lock is live")
+	require.NotNil(t, results[2].item, "T3 runs after T1's lock expired")
+	require.Equal(t, "instance-A", results[2].item.Instance)
+	require.NotEqual(t, results[0].item.LockToken, results[2].item.LockToken)
+}
