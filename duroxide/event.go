@@ -112,19 +112,22 @@ type OrchestrationCancelRequested struct{ Reason string }
 // ExternalSubscribedCancelled records a cancelled external subscription.
 type ExternalSubscribedCancelled struct{ Reason string }
 
-// ExternalSubscribedPersistent is a persistent (queue) subscription.
-// Its wire tag is "QueueSubscribed".
+// ExternalSubscribedPersistent is a persistent (queue) subscription. Rust
+// names the variant QueueSubscribed; its wire tag is
+// "ExternalSubscribedPersistent".
 type ExternalSubscribedPersistent struct{ Name string }
 
-// ExternalEventPersistent is a delivered persistent (queue) event.
-// Its wire tag is "QueueEventDelivered".
+// ExternalEventPersistent is a delivered persistent (queue) event. Rust
+// names the variant QueueEventDelivered; its wire tag is
+// "ExternalEventPersistent".
 type ExternalEventPersistent struct {
 	Name string
 	Data string
 }
 
 // ExternalSubscribedPersistentCancelled cancels a persistent subscription.
-// Its wire tag is "QueueSubscriptionCancelled".
+// Rust names the variant QueueSubscriptionCancelled; its wire tag is
+// "ExternalSubscribedPersistentCancelled".
 type ExternalSubscribedPersistentCancelled struct{ Reason string }
 
 // CustomStatusUpdated sets (or, with a nil Status, clears) the custom status.
@@ -145,7 +148,10 @@ type KeyValueCleared struct{ Key string }
 // KeyValuesCleared removes every key of the instance.
 type KeyValuesCleared struct{}
 
-// Wire tags of the event kinds.
+// Wire tags of the event kinds (the "type" field). Each equals the Go type
+// name; for the three queue kinds it differs from the Rust variant name
+// (QueueSubscribed, QueueEventDelivered, QueueSubscriptionCancelled), whose
+// #[serde(rename)] keeps the older wire tags.
 const (
 	TypeOrchestrationStarted                  = "OrchestrationStarted"
 	TypeOrchestrationCompleted                = "OrchestrationCompleted"
@@ -166,9 +172,9 @@ const (
 	TypeOrchestrationContinuedAsNew           = "OrchestrationContinuedAsNew"
 	TypeOrchestrationCancelRequested          = "OrchestrationCancelRequested"
 	TypeExternalSubscribedCancelled           = "ExternalSubscribedCancelled"
-	TypeExternalSubscribedPersistent          = "QueueSubscribed"
-	TypeExternalEventPersistent               = "QueueEventDelivered"
-	TypeExternalSubscribedPersistentCancelled = "QueueSubscriptionCancelled"
+	TypeExternalSubscribedPersistent          = "ExternalSubscribedPersistent"
+	TypeExternalEventPersistent               = "ExternalEventPersistent"
+	TypeExternalSubscribedPersistentCancelled = "ExternalSubscribedPersistentCancelled"
 	TypeCustomStatusUpdated                   = "CustomStatusUpdated"
 	TypeKeyValueSet                           = "KeyValueSet"
 	TypeKeyValueCleared                       = "KeyValueCleared"

@@ -1,0 +1,330 @@
+package duroxide
+
+// appendWorkItem appends the externally tagged wire form of w.
+func appendWorkItem(b []byte, w WorkItem) ([]byte, error) {
+	var err error
+	switch x := w.(type) {
+	case StartOrchestrationItem:
+		b = append(b, `{"StartOrchestration":{`...)
+		b = appendStrField(b, "instance", x.Instance)
+		b = appendStrField(b, "orchestration", x.Orchestration)
+		b = appendStrField(b, "input", x.Input)
+		b = appendOptStrField(b, "version", x.Version)
+		b = appendOptStrField(b, "parent_instance", x.ParentInstance)
+		b = appendOptU64Field(b, "parent_id", x.ParentID)
+		b = appendSkipU64Field(b, "parent_execution_id", x.ParentExecutionID)
+		b = appendU64Field(b, "execution_id", x.ExecutionID)
+	case ActivityExecuteItem:
+		b = append(b, `{"ActivityExecute":{`...)
+		b = appendStrField(b, "instance", x.Instance)
+		b = appendU64Field(b, "execution_id", x.ExecutionID)
+		b = appendU64Field(b, "id", x.ID)
+		b = appendStrField(b, "name", x.Name)
+		b = appendStrField(b, "input", x.Input)
+		b = appendSkipStrField(b, "session_id", x.SessionID)
+		b = appendSkipStrField(b, "tag", x.Tag)
+	case ActivityCompletedItem:
+		b = append(b, `{"ActivityCompleted":{`...)
+		b = appendStrField(b, "instance", x.Instance)
+		b = appendU64Field(b, "execution_id", x.ExecutionID)
+		b = appendU64Field(b, "id", x.ID)
+		b = appendStrField(b, "result", x.Result)
+	case ActivityFailedItem:
+		b = append(b, `{"ActivityFailed":{`...)
+		b = appendStrField(b, "instance", x.Instance)
+		b = appendU64Field(b, "execution_id", x.ExecutionID)
+		b = appendU64Field(b, "id", x.ID)
+		b, err = appendDetailsField(b, x.Details)
+	case TimerFiredItem:
+		b = append(b, `{"TimerFired":{`...)
+		b = appendStrField(b, "instance", x.Instance)
+		b = appendU64Field(b, "execution_id", x.ExecutionID)
+		b = appendU64Field(b, "id", x.ID)
+		b = appendU64Field(b, "fire_at_ms", x.FireAtMs)
+	case ExternalRaisedItem:
+		b = append(b, `{"ExternalRaised":{`...)
+		b = appendStrField(b, "instance", x.Instance)
+		b = appendStrField(b, "name", x.Name)
+		b = appendStrField(b, "data", x.Data)
+	case SubOrchCompletedItem:
+		b = append(b, `{"SubOrchCompleted":{`...)
+		b = appendStrField(b, "parent_instance", x.ParentInstance)
+		b = appendU64Field(b, "parent_execution_id", x.ParentExecutionID)
+		b = appendU64Field(b, "parent_id", x.ParentID)
+		b = appendStrField(b, "result", x.Result)
+	case SubOrchFailedItem:
+		b = append(b, `{"SubOrchFailed":{`...)
+		b = appendStrField(b, "parent_instance", x.ParentInstance)
+		b = appendU64Field(b, "parent_execution_id", x.ParentExecutionID)
+		b = appendU64Field(b, "parent_id", x.ParentID)
+		b, err = appendDetailsField(b, x.Details)
+	case CancelInstanceItem:
+		b = append(b, `{"CancelInstance":{`...)
+		b = appendStrField(b, "instance", x.Instance)
+		b = appendStrField(b, "reason", x.Reason)
+	case ContinueAsNewItem:
+		b = append(b, `{"ContinueAsNew":{`...)
+		b = appendStrField(b, "instance", x.Instance)
+		b = appendStrField(b, "orchestration", x.Orchestration)
+		b = appendStrField(b, "input", x.Input)
+		b = appendOptStrField(b, "version", x.Version)
+		b = appendSkipStrField(b, "parent_instance", x.ParentInstance)
+		b = appendSkipU64Field(b, "parent_id", x.ParentID)
+		b = appendSkipU64Field(b, "parent_execution_id", x.ParentExecutionID)
+		b = appendCarry(appendKey(b, "carry_forward_events"), x.CarryForwardEvents)
+		b = appendSkipStrField(b, "initial_custom_status", x.InitialCustomStatus)
+	case QueueMessageItem:
+		b = append(b, `{"QueueMessage":{`...)
+		b = appendStrField(b, "instance", x.Instance)
+		b = appendStrField(b, "name", x.Name)
+		b = appendStrField(b, "data", x.Data)
+	case nil:
+		return nil, &EncodeError{Msg: "WorkItem is nil"}
+	default:
+		elem, _, isNil := deref(w)
+		if isNil {
+			return nil, &EncodeError{Msg: "WorkItem is a nil " + typeName(w)}
+		}
+		if wi, ok := elem.(WorkItem); ok {
+			return appendWorkItem(b, wi)
+		}
+		return nil, &EncodeError{Msg: "unsupported WorkItem " + typeName(w)}
+	}
+	if err != nil {
+		return nil, prefixEncode(err, w.Variant())
+	}
+	return append(b, '}', '}'), nil
+}
+
+// Field order of the WorkItem variants and their #[serde(default)] fields,
+// for serde's sequence form.
+var workItemLayouts = map[string]*layout{
+	"StartOrchestration": {
+		name:     "struct variant WorkItem::StartOrchestration",
+		order:    []field{fInstance, fOrchestration, fInput, fVersion, fParentInstance, fParentID, fParentExecutionID, fExecutionID},
+		defaults: bits(fParentExecutionID),
+	},
+	"ActivityExecute": {
+		name:     "struct variant WorkItem::ActivityExecute",
+		order:    []field{fInstance, fExecutionID, fID, fName, fInput, fSessionID, fTag},
+		defaults: bits(fSessionID, fTag),
+	},
+	"ActivityCompleted": {name: "struct variant WorkItem::ActivityCompleted", order: []field{fInstance, fExecutionID, fID, fResult}},
+	"ActivityFailed":    {name: "struct variant WorkItem::ActivityFailed", order: []field{fInstance, fExecutionID, fID, fDetails}},
+	"TimerFired":        {name: "struct variant WorkItem::TimerFired", order: []field{fInstance, fExecutionID, fID, fFireAtMs}},
+	"ExternalRaised":    {name: "struct variant WorkItem::ExternalRaised", order: []field{fInstance, fName, fData}},
+	"SubOrchCompleted":  {name: "struct variant WorkItem::SubOrchCompleted", order: []field{fParentInstance, fParentExecutionID, fParentID, fResult}},
+	"SubOrchFailed":     {name: "struct variant WorkItem::SubOrchFailed", order: []field{fParentInstance, fParentExecutionID, fParentID, fDetails}},
+	"CancelInstance":    {name: "struct variant WorkItem::CancelInstance", order: []field{fInstance, fReason}},
+	"ContinueAsNew": {
+		name:     "struct variant WorkItem::ContinueAsNew",
+		order:    []field{fInstance, fOrchestration, fInput, fVersion, fParentInstance, fParentID, fParentExecutionID, fCarryForwardEvents, fInitialCustomStatus},
+		defaults: bits(fParentInstance, fParentID, fParentExecutionID, fCarryForwardEvents, fInitialCustomStatus),
+	},
+	"QueueMessage": {name: "struct variant WorkItem::QueueMessage", order: []field{fInstance, fName, fData}},
+}
+
+// workItem decodes an externally tagged WorkItem at d.pos.
+func (d *decoder) workItem() (WorkItem, error) {
+	const enum = "WorkItem"
+	pos := d.peekPos()
+	name, unit, err := d.enumStart(enum)
+	if err != nil {
+		return nil, err
+	}
+	l := workItemLayouts[name]
+	if l == nil {
+		return nil, &UnknownVariantError{Enum: enum, Variant: name}
+	}
+	if unit {
+		return nil, d.errAt(pos, "invalid type: unit variant, expected %s", l.name)
+	}
+	var f fields
+	if err := d.collectStruct(&f, l); err != nil {
+		return nil, prefixField(err, name)
+	}
+	end := d.pos
+	var w WorkItem
+	switch name {
+	case "StartOrchestration":
+		w = StartOrchestrationItem{
+			Instance:          f.str(fInstance),
+			Orchestration:     f.str(fOrchestration),
+			Input:             f.str(fInput),
+			Version:           f.optStr(fVersion),
+			ParentInstance:    f.optStr(fParentInstance),
+			ParentID:          f.optU64(fParentID),
+			ParentExecutionID: f.optU64(fParentExecutionID),
+			ExecutionID:       f.u64(fExecutionID),
+		}
+	case "ActivityExecute":
+		w = ActivityExecuteItem{
+			Instance:    f.str(fInstance),
+			ExecutionID: f.u64(fExecutionID),
+			ID:          f.u64(fID),
+			Name:        f.str(fName),
+			Input:       f.str(fInput),
+			SessionID:   f.optStr(fSessionID),
+			Tag:         f.optStr(fTag),
+		}
+	case "ActivityCompleted":
+		w = ActivityCompletedItem{
+			Instance:    f.str(fInstance),
+			ExecutionID: f.u64(fExecutionID),
+			ID:          f.u64(fID),
+			Result:      f.str(fResult),
+		}
+	case "ActivityFailed":
+		w = ActivityFailedItem{
+			Instance:    f.str(fInstance),
+			ExecutionID: f.u64(fExecutionID),
+			ID:          f.u64(fID),
+			Details:     f.details(fDetails),
+		}
+	case "TimerFired":
+		w = TimerFiredItem{
+			Instance:    f.str(fInstance),
+			ExecutionID: f.u64(fExecutionID),
+			ID:          f.u64(fID),
+			FireAtMs:    f.u64(fFireAtMs),
+		}
+	case "ExternalRaised":
+		w = ExternalRaisedItem{Instance: f.str(fInstance), Name: f.str(fName), Data: f.str(fData)}
+	case "SubOrchCompleted":
+		w = SubOrchCompletedItem{
+			ParentInstance:    f.str(fParentInstance),
+			ParentExecutionID: f.u64(fParentExecutionID),
+			ParentID:          f.u64(fParentID),
+			Result:            f.str(fResult),
+		}
+	case "SubOrchFailed":
+		w = SubOrchFailedItem{
+			ParentInstance:    f.str(fParentInstance),
+			ParentExecutionID: f.u64(fParentExecutionID),
+			ParentID:          f.u64(fParentID),
+			Details:           f.details(fDetails),
+		}
+	case "CancelInstance":
+		w = CancelInstanceItem{Instance: f.str(fInstance), Reason: f.str(fReason)}
+	case "ContinueAsNew":
+		w = ContinueAsNewItem{
+			Instance:            f.str(fInstance),
+			Orchestration:       f.str(fOrchestration),
+			Input:               f.str(fInput),
+			Version:             f.optStr(fVersion),
+			ParentInstance:      f.optStr(fParentInstance),
+			ParentID:            f.optU64(fParentID),
+			ParentExecutionID:   f.optU64(fParentExecutionID),
+			CarryForwardEvents:  f.carry(fCarryForwardEvents, false),
+			InitialCustomStatus: f.optStr(fInitialCustomStatus),
+		}
+	case "QueueMessage":
+		w = QueueMessageItem{Instance: f.str(fInstance), Name: f.str(fName), Data: f.str(fData)}
+	}
+	if f.err != nil {
+		return nil, prefixField(f.err, name)
+	}
+	d.pos = end
+	if err := d.enumEnd(enum); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// MarshalJSON encodes the item as {"StartOrchestration":{...}}.
+func (w StartOrchestrationItem) MarshalJSON() ([]byte, error) { return MarshalWorkItem(w) }
+
+// MarshalJSON encodes the item as {"ActivityExecute":{...}}.
+func (w ActivityExecuteItem) MarshalJSON() ([]byte, error) { return MarshalWorkItem(w) }
+
+// MarshalJSON encodes the item as {"ActivityCompleted":{...}}.
+func (w ActivityCompletedItem) MarshalJSON() ([]byte, error) { return MarshalWorkItem(w) }
+
+// MarshalJSON encodes the item as {"ActivityFailed":{...}}.
+func (w ActivityFailedItem) MarshalJSON() ([]byte, error) { return MarshalWorkItem(w) }
+
+// MarshalJSON encodes the item as {"TimerFired":{...}}.
+func (w TimerFiredItem) MarshalJSON() ([]byte, error) { return MarshalWorkItem(w) }
+
+// MarshalJSON encodes the item as {"ExternalRaised":{...}}.
+func (w ExternalRaisedItem) MarshalJSON() ([]byte, error) { return MarshalWorkItem(w) }
+
+// MarshalJSON encodes the item as {"SubOrchCompleted":{...}}.
+func (w SubOrchCompletedItem) MarshalJSON() ([]byte, error) { return MarshalWorkItem(w) }
+
+// MarshalJSON encodes the item as {"SubOrchFailed":{...}}.
+func (w SubOrchFailedItem) MarshalJSON() ([]byte, error) { return MarshalWorkItem(w) }
+
+// MarshalJSON encodes the item as {"CancelInstance":{...}}.
+func (w CancelInstanceItem) MarshalJSON() ([]byte, error) { return MarshalWorkItem(w) }
+
+// MarshalJSON encodes the item as {"ContinueAsNew":{...}}.
+func (w ContinueAsNewItem) MarshalJSON() ([]byte, error) { return MarshalWorkItem(w) }
+
+// MarshalJSON encodes the item as {"QueueMessage":{...}}.
+func (w QueueMessageItem) MarshalJSON() ([]byte, error) { return MarshalWorkItem(w) }
+
+// UnmarshalJSON decodes {"StartOrchestration":{...}}; other variants are
+// an error.
+func (w *StartOrchestrationItem) UnmarshalJSON(data []byte) error {
+	return unmarshalVariant("WorkItem", data, UnmarshalWorkItem, w)
+}
+
+// UnmarshalJSON decodes {"ActivityExecute":{...}}; other variants are an
+// error.
+func (w *ActivityExecuteItem) UnmarshalJSON(data []byte) error {
+	return unmarshalVariant("WorkItem", data, UnmarshalWorkItem, w)
+}
+
+// UnmarshalJSON decodes {"ActivityCompleted":{...}}; other variants are an
+// error.
+func (w *ActivityCompletedItem) UnmarshalJSON(data []byte) error {
+	return unmarshalVariant("WorkItem", data, UnmarshalWorkItem, w)
+}
+
+// UnmarshalJSON decodes {"ActivityFailed":{...}}; other variants are an
+// error.
+func (w *ActivityFailedItem) UnmarshalJSON(data []byte) error {
+	return unmarshalVariant("WorkItem", data, UnmarshalWorkItem, w)
+}
+
+// UnmarshalJSON decodes {"TimerFired":{...}}; other variants are an error.
+func (w *TimerFiredItem) UnmarshalJSON(data []byte) error {
+	return unmarshalVariant("WorkItem", data, UnmarshalWorkItem, w)
+}
+
+// UnmarshalJSON decodes {"ExternalRaised":{...}}; other variants are an
+// error.
+func (w *ExternalRaisedItem) UnmarshalJSON(data []byte) error {
+	return unmarshalVariant("WorkItem", data, UnmarshalWorkItem, w)
+}
+
+// UnmarshalJSON decodes {"SubOrchCompleted":{...}}; other variants are an
+// error.
+func (w *SubOrchCompletedItem) UnmarshalJSON(data []byte) error {
+	return unmarshalVariant("WorkItem", data, UnmarshalWorkItem, w)
+}
+
+// UnmarshalJSON decodes {"SubOrchFailed":{...}}; other variants are an
+// error.
+func (w *SubOrchFailedItem) UnmarshalJSON(data []byte) error {
+	return unmarshalVariant("WorkItem", data, UnmarshalWorkItem, w)
+}
+
+// UnmarshalJSON decodes {"CancelInstance":{...}}; other variants are an
+// error.
+func (w *CancelInstanceItem) UnmarshalJSON(data []byte) error {
+	return unmarshalVariant("WorkItem", data, UnmarshalWorkItem, w)
+}
+
+// UnmarshalJSON decodes {"ContinueAsNew":{...}}; other variants are an
+// error.
+func (w *ContinueAsNewItem) UnmarshalJSON(data []byte) error {
+	return unmarshalVariant("WorkItem", data, UnmarshalWorkItem, w)
+}
+
+// UnmarshalJSON decodes {"QueueMessage":{...}}; other variants are an
+// error.
+func (w *QueueMessageItem) UnmarshalJSON(data []byte) error {
+	return unmarshalVariant("WorkItem", data, UnmarshalWorkItem, w)
+}
