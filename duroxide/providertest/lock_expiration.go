@@ -1,0 +1,205 @@
+package providertest
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// lock_expiration.rs: locks expire, renewals extend only live locks, and
+// abandons release at once (or after their delay).
+func init() {
+	register("lock_expiration",
+		Test{Name: "test_lock_expires_after_timeout", Func: testLockExpiresAfterTimeout},
+		Test{Name: "test_abandon_releases_lock_immediately", Func: testAbandonReleasesLockImmediately},
+		Test{Name: "test_lock_renewal_on_ack", Func: testLockRenewalOnAck},
+		Test{Name: "test_concurrent_lock_attempts_respect_expiration", Func: testConcurrentLockAttemptsRespectExpiration},
+		Test{Name: "test_worker_lock_renewal_success", Func: testWorkerLockRenewalSuccess},
+		Test{Name: "test_worker_lock_renewal_invalid_token", Func: testWorkerLockRenewalInvalidToken},
+		Test{Name: "test_worker_lock_renewal_after_expiration", Func: testWorkerLockRenewalAfterExpiration},
+		Test{Name: "test_worker_lock_renewal_extends_timeout", Func: testWorkerLockRenewalExtendsTimeout},
+		Test{Name: "test_worker_lock_renewal_after_ack", Func: testWorkerLockRenewalAfterAck},
+		Test{Name: "test_abandon_work_item_releases_lock", Func: testAbandonWorkItemReleasesLock},
+		Test{Name: "test_abandon_work_item_with_delay", Func: testAbandonWorkItemWithDelay},
+		Test{Name: "test_worker_ack_fails_after_lock_expiry", Func: testWorkerAckFailsAfterLockExpiry},
+		Test{Name: "test_orchestration_lock_renewal_after_expiration", Func: testOrchestrationLockRenewalAfterExpiration},
+	)
+}
+
+func testLockExpiresAfterTimeout(t *testing.T, f Factory) {
+	t.Parallel()
+	_, p := newProvider(t, f)
+	lock := f.LockTimeout()
+	enqueueOrch(t, p, startItem("instance-A"))
+	first := mustFetchInstance(t, p, lock, "instance-A")
+	requireNoFetch(t, p, "the instance is locked")
+
+	sleep(t, lock+100*time.Millisecond)
+	second := mustFetchInstance(t, p, testLock, "instance-A")
+	require.NotEqual(t, first.LockToken, second.LockToken)
+
+	commit := duroxide.OrchestrationCommit{
+		ExecutionID:  1,
+		HistoryDelta: []duroxide.Event{startedEvent("instance-A", 1)},
+		Metadata:     runningMetadata(),
+	}
+	require.Error(t, p.AckOrchestrationItem(t.Context(), first.LockToken, commit), "the expired token must not ack")
+	mustAck(t, p, second.LockToken, commit)
+}
+
+func testAbandonReleasesLockImmediately(t *testing.T, f Factory) {
+	t.Parallel()
+	_, p := newProvider(t, f)
+	enqueueOrch(t, p, startItem("instance-A"))
+	first := mustFetchInstance(t, p, testLock, "instance-A")
+	require.NoError(t, p.AbandonOrchestrationItem(t.Context(), first.LockToken, 0, false))
+	second := mustFetchInstance(t, p, testLock, "instance-A")
+	require.NotEqual(t, first.LockToken, second.LockToken)
+	require.Len(t, second.Messages, 1)
+}
+
+func testLockRenewalOnAck(t *testing.T, f Factory) {
+	t.Parallel()
+	_, p := newProvider(t, f)
+	enqueueOrch(t, p, startItem("instance-A"))
+	item := mustFetchInstance(t, p, testLock, "instance-A")
+	enqueueOrch(t, p, externalRaised("instance-A", "event", "data"))
+	requireNoFetch(t, p, "the instance is locked")
+
+	mustAck(t, p, item.LockToken, duroxide.OrchestrationCommit{
+		ExecutionID:  1,
+		HistoryDelta: []duroxide.Event{startedEvent("instance-A", 1)},
+		Metadata:     runningMetadata(),
+	})
+	item = mustFetchInstance(t, p, testLock, "instance-A")
+	require.Len(t, item.Messages, 1)
+	require.IsType(t, duroxide.ExternalRaisedItem{}, item.Messages[0])
+}
+
+func testConcurrentLockAttemptsRespectExpiration(t *testing.T, f Factory) {
+	t.Parallel()
+	ctx, p := newProvider(t, f)
+	lock := f.LockTimeout()
+	enqueueOrch(t, p, startItem("instance-A"))
+	mustFetchInstance(t, p, lock, "instance-A")
+
+	results := make([]fetchResult, 5)
+	var wg sync.WaitGroup
+	for i := range results {
+		wg.Go(func() {
+			time.Sleep(time.Duration(i) * 50 * time.Millisecond)
+			item, err := p.FetchOrchestrationItem(ctx, lock, 0, nil)
+			results[i] = fetchResult{item, err}
+		})
+	}
+	wg.Wait()
+	for i, r := range results {
+		require.NoError(t, r.err, "fetcher %d", i)
+		require.Nil(t, r.item, "fetcher %d must not get a locked instance", i)
+	}
+	requireNoFetch(t, p, "the lock is still live after the staggered attempts")
+
+	// The attempts took about 200ms; sleep past the lock's expiry.
+	sleep(t, lock-200*time.Millisecond+100*time.Millisecond)
+	mustFetchInstance(t, p, testLock, "instance-A")
+}
+
+func testWorkerLockRenewalSuccess(t *testing.T, f Factory) {
+	t.Parallel()
+	_, p := newProvider(t, f)
+	lock := f.LockTimeout()
+	enqueueWork(t, p, activityExecute("instance-A", 1, 1, "Act", "in"))
+	w := mustFetchWork(t, p, lock)
+	requireNoWork(t, p, "the item is locked")
+	sleep(t, 100*time.Millisecond)
+	require.NoError(t, p.RenewWorkItemLock(t.Context(), w.LockToken, lock))
+	requireNoWork(t, p, "the renewed item is still locked")
+}
+
+func testWorkerLockRenewalInvalidToken(t *testing.T, f Factory) {
+	t.Parallel()
+	_, p := newProvider(t, f)
+	require.Error(t, p.RenewWorkItemLock(t.Context(), "invalid-token-123", 30*time.Second))
+}
+
+func testWorkerLockRenewalAfterExpiration(t *testing.T, f Factory) {
+	t.Parallel()
+	_, p := newProvider(t, f)
+	enqueueWork(t, p, activityExecute("instance-A", 1, 1, "Act", "in"))
+	w := mustFetchWork(t, p, time.Second)
+	// Rust sleeps lock_timeout+100ms after a 1s lock; max keeps the
+	// behaviour meaningful for factories with a shorter lock timeout.
+	sleep(t, max(f.LockTimeout(), time.Second)+100*time.Millisecond)
+	require.Error(t, p.RenewWorkItemLock(t.Context(), w.LockToken, 30*time.Second), "an expired lock cannot be renewed")
+}
+
+func testWorkerLockRenewalExtendsTimeout(t *testing.T, f Factory) {
+	t.Parallel()
+	_, p := newProvider(t, f)
+	lock := f.LockTimeout()
+	createInstanceWithActivities(t, p, "instance-A", activityExecute("instance-A", 1, 2, "Act", "in"))
+	w := mustFetchWork(t, p, lock)
+	sleep(t, lock*6/10)
+	require.NoError(t, p.RenewWorkItemLock(t.Context(), w.LockToken, lock))
+	sleep(t, lock*4/10)
+	requireNoWork(t, p, "the renewal extended the lock past its original expiry")
+}
+
+func testWorkerLockRenewalAfterAck(t *testing.T, f Factory) {
+	t.Parallel()
+	_, p := newProvider(t, f)
+	createInstanceWithActivities(t, p, "instance-A", activityExecute("instance-A", 1, 2, "Act", "in"))
+	w := mustFetchWork(t, p, testLock)
+	require.NoError(t, p.AckWorkItem(t.Context(), w.LockToken, activityCompleted("instance-A", 1, 2, "result")))
+	require.Error(t, p.RenewWorkItemLock(t.Context(), w.LockToken, 30*time.Second), "an acked item cannot be renewed")
+}
+
+func testAbandonWorkItemReleasesLock(t *testing.T, f Factory) {
+	t.Parallel()
+	_, p := newProvider(t, f)
+	enqueueWork(t, p, activityExecute("instance-A", 1, 1, "Act", "in"))
+	first := mustFetchWork(t, p, testLock)
+	require.NoError(t, p.AbandonWorkItem(t.Context(), first.LockToken, 0, false))
+	second := mustFetchWork(t, p, testLock)
+	require.NotEqual(t, first.LockToken, second.LockToken)
+	require.Equal(t, uint64(1), activityOf(t, second).ID)
+}
+
+func testAbandonWorkItemWithDelay(t *testing.T, f Factory) {
+	t.Parallel()
+	_, p := newProvider(t, f)
+	enqueueWork(t, p, activityExecute("instance-A", 1, 1, "Act", "in"))
+	w := mustFetchWork(t, p, testLock)
+	require.NoError(t, p.AbandonWorkItem(t.Context(), w.LockToken, 500*time.Millisecond, false))
+	requireNoWork(t, p, "the abandoned item is delayed")
+	sleep(t, 600*time.Millisecond)
+	require.Equal(t, uint64(1), activityOf(t, mustFetchWork(t, p, testLock)).ID)
+}
+
+func testWorkerAckFailsAfterLockExpiry(t *testing.T, f Factory) {
+	t.Parallel()
+	_, p := newProvider(t, f)
+	createInstanceWithActivities(t, p, "instance-A", activityExecute("instance-A", 1, 2, "Act", "in"))
+	w := mustFetchWork(t, p, time.Second)
+	sleep(t, 1200*time.Millisecond)
+	err := p.AckWorkItem(t.Context(), w.LockToken, activityCompleted("instance-A", 1, 2, "result"))
+	require.Error(t, err, "an ack after the lock expired must fail")
+
+	again := mustFetchWork(t, p, testLock)
+	require.Equal(t, uint64(2), activityOf(t, again).ID, "the item survives the failed ack")
+	requireNoFetch(t, p, "the failed ack must not enqueue its completion")
+}
+
+func testOrchestrationLockRenewalAfterExpiration(t *testing.T, f Factory) {
+	t.Parallel()
+	_, p := newProvider(t, f)
+	lock := f.LockTimeout()
+	enqueueOrch(t, p, startItem("instance-A"))
+	item := mustFetchInstance(t, p, lock, "instance-A")
+	sleep(t, lock+100*time.Millisecond)
+	require.Error(t, p.RenewOrchestrationItemLock(t.Context(), item.LockToken, 30*time.Second), "an expired lock cannot be renewed")
+}
