@@ -198,29 +198,36 @@ func unary(op string, x any) any {
 	return undefined
 }
 
-// compare applies a comparison operator. Comparing undefined with anything,
-// or values of different types, yields undefined (so "c.x = null" matches
-// only explicit nulls and "c.n > 'a'" matches no numbers). Equality of
-// arrays and objects is structural; the documentation lists !=, <, <=, >
-// and >= as undefined between two objects or two arrays, and so they are here.
+// compare applies a comparison operator.
+//
+// Anything compared with undefined is undefined, so "c.x = null" matches
+// only explicit nulls and "undefined = null" matches nothing. Range
+// comparisons (<, <=, >, >=) between different types, or between two arrays
+// or two objects, are undefined too, so "c.n > 'a'" matches no numbers.
+//
+// Equality between two defined values of different types is false (and
+// != is true). The service documentation's table calls it undefined, but
+// that would make the ubiquitous "c.x != null" (which the .NET LINQ provider
+// emits for x != null) match nothing at all, which is not what the service
+// does; the vercel emulator, which the research probe found correct on null
+// semantics, also answers false/true. Equality of arrays and objects is
+// structural, ignoring object key order.
 func compare(op binOp, a, b any) any {
 	if isUndef(a) || isUndef(b) {
 		return undefined
 	}
 	ra, rb := typeRank(a), typeRank(b)
-	if ra != rb {
-		return undefined
+	switch op {
+	case opEq:
+		return ra == rb && deepEqual(a, b)
+	case opNe:
+		return ra != rb || !deepEqual(a, b)
 	}
-	if op == opEq {
-		return deepEqual(a, b)
-	}
-	if ra == rankArray || ra == rankObject {
+	if ra != rb || ra == rankArray || ra == rankObject {
 		return undefined
 	}
 	c := compareSameType(a, b)
 	switch op {
-	case opNe:
-		return c != 0
 	case opLt:
 		return c < 0
 	case opLe:

@@ -105,7 +105,7 @@ func (p *parser) expectPunct(s string) error {
 }
 
 // syntaxErrAt reports a syntax error at token t. At end of input the error
-// points at the last real token, since "near ''" would tell the user nothing.
+// points at the last real token, since "near ”" would tell the user nothing.
 func (p *parser) syntaxErrAt(t token) *Error {
 	if t.kind == tEOF && p.i > 0 {
 		t = p.toks[p.i-1]
