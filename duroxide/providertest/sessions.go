@@ -128,7 +128,7 @@ const sessLock = 5 * time.Second
 
 func testNonSessionItemsFetchableByAnyWorker(t *testing.T, f Factory) {
 	t.Parallel()
-	p := f.NewProvider(t)
+	_, p := newProvider(t, f)
 	sessEnqueue(t, p, sessPlainActivity("inst-1", 1))
 	got := sessFetch(t, p, sessLock, sessConfig("worker-A"))
 	assert.NotNil(t, got, "non-session item should be fetchable by any worker")
@@ -136,7 +136,7 @@ func testNonSessionItemsFetchableByAnyWorker(t *testing.T, f Factory) {
 
 func testSessionItemClaimableWhenNoSession(t *testing.T, f Factory) {
 	t.Parallel()
-	p := f.NewProvider(t)
+	_, p := newProvider(t, f)
 	sessEnqueue(t, p, sessActivity("inst-1", 1, "session-1"))
 	got := sessMustFetch(t, p, sessLock, sessConfig("worker-A"), "unclaimed session item should be fetchable")
 	ae := sessExec(t, got)
@@ -146,7 +146,7 @@ func testSessionItemClaimableWhenNoSession(t *testing.T, f Factory) {
 
 func testSessionAffinitySameWorker(t *testing.T, f Factory) {
 	t.Parallel()
-	p := f.NewProvider(t)
+	_, p := newProvider(t, f)
 	sessClaim(t, p, sessActivity("inst-1", 1, "session-1"), sessConfig("worker-A"))
 	sessEnqueue(t, p, sessActivity("inst-1", 2, "session-1"))
 	got := sessFetch(t, p, sessLock, sessConfig("worker-A"))
@@ -155,7 +155,7 @@ func testSessionAffinitySameWorker(t *testing.T, f Factory) {
 
 func testSessionAffinityBlocksOtherWorker(t *testing.T, f Factory) {
 	t.Parallel()
-	p := f.NewProvider(t)
+	_, p := newProvider(t, f)
 	sessClaim(t, p, sessActivity("inst-1", 1, "session-1"), sessConfig("worker-A"))
 	sessEnqueue(t, p, sessActivity("inst-1", 2, "session-1"))
 	got := sessFetch(t, p, sessLock, sessConfig("worker-B"))
@@ -164,7 +164,7 @@ func testSessionAffinityBlocksOtherWorker(t *testing.T, f Factory) {
 
 func testDifferentSessionsDifferentWorkers(t *testing.T, f Factory) {
 	t.Parallel()
-	p := f.NewProvider(t)
+	_, p := newProvider(t, f)
 	sessClaim(t, p, sessActivity("inst-1", 1, "session-1"), sessConfig("worker-A"))
 	sessClaim(t, p, sessActivity("inst-2", 1, "session-2"), sessConfig("worker-B"))
 	sessEnqueue(t, p, sessActivity("inst-1", 2, "session-1"))
@@ -178,7 +178,7 @@ func testDifferentSessionsDifferentWorkers(t *testing.T, f Factory) {
 
 func testMixedSessionAndNonSessionItems(t *testing.T, f Factory) {
 	t.Parallel()
-	p := f.NewProvider(t)
+	_, p := newProvider(t, f)
 	sessClaim(t, p, sessActivity("inst-1", 1, "session-1"), sessConfig("worker-A"))
 	sessEnqueue(t, p, sessActivity("inst-1", 2, "session-1"))
 	sessEnqueue(t, p, sessPlainActivity("inst-2", 1))
@@ -188,9 +188,9 @@ func testMixedSessionAndNonSessionItems(t *testing.T, f Factory) {
 
 func testSessionClaimableAfterLockExpiry(t *testing.T, f Factory) {
 	t.Parallel()
-	p := f.NewProvider(t)
+	_, p := newProvider(t, f)
 	sessClaim(t, p, sessActivity("inst-1", 1, "session-1"), sessConfigWithLock("worker-A", 50*time.Millisecond))
-	time.Sleep(100 * time.Millisecond)
+	sleep(t, 100*time.Millisecond)
 	sessEnqueue(t, p, sessActivity("inst-1", 2, "session-1"))
 	got := sessFetch(t, p, sessLock, sessConfig("worker-B"))
 	assert.NotNil(t, got, "worker-B should claim the expired session")
@@ -198,7 +198,7 @@ func testSessionClaimableAfterLockExpiry(t *testing.T, f Factory) {
 
 func testNoneSessionSkipsSessionItems(t *testing.T, f Factory) {
 	t.Parallel()
-	p := f.NewProvider(t)
+	_, p := newProvider(t, f)
 	sessEnqueue(t, p, sessActivity("inst-1", 1, "session-1"))
 	sessEnqueue(t, p, sessPlainActivity("inst-2", 2))
 
@@ -216,7 +216,7 @@ func testNoneSessionSkipsSessionItems(t *testing.T, f Factory) {
 
 func testSomeSessionReturnsAllItems(t *testing.T, f Factory) {
 	t.Parallel()
-	p := f.NewProvider(t)
+	_, p := newProvider(t, f)
 	sessEnqueue(t, p, sessActivity("inst-1", 1, "sess-A"))
 	sessEnqueue(t, p, sessActivity("inst-2", 2, "sess-B"))
 	sessEnqueue(t, p, sessActivity("inst-3", 3, "sess-C"))
@@ -234,7 +234,7 @@ func testSomeSessionReturnsAllItems(t *testing.T, f Factory) {
 
 func testRenewSessionLockActive(t *testing.T, f Factory) {
 	t.Parallel()
-	p := f.NewProvider(t)
+	_, p := newProvider(t, f)
 	sessClaim(t, p, sessActivity("inst-1", 1, "session-1"), sessConfigWithLock("worker-A", 5*time.Second))
 
 	n, err := p.RenewSessionLock(t.Context(), []string{"worker-A"}, 30*time.Second, 300*time.Second)
@@ -249,7 +249,7 @@ func testRenewSessionLockActive(t *testing.T, f Factory) {
 
 func testRenewSessionLockSkipsIdle(t *testing.T, f Factory) {
 	t.Parallel()
-	p := f.NewProvider(t)
+	_, p := newProvider(t, f)
 	sessClaim(t, p, sessActivity("inst-1", 1, "session-1"), sessConfig("worker-A"))
 	n, err := p.RenewSessionLock(t.Context(), []string{"worker-A"}, 30*time.Second, 0)
 	require.NoError(t, err)
@@ -258,7 +258,7 @@ func testRenewSessionLockSkipsIdle(t *testing.T, f Factory) {
 
 func testRenewSessionLockNoSessions(t *testing.T, f Factory) {
 	t.Parallel()
-	p := f.NewProvider(t)
+	_, p := newProvider(t, f)
 	n, err := p.RenewSessionLock(t.Context(), []string{"worker-A"}, 30*time.Second, 300*time.Second)
 	require.NoError(t, err)
 	assert.Equal(t, 0, n, "a worker with no sessions renews 0")
@@ -266,9 +266,9 @@ func testRenewSessionLockNoSessions(t *testing.T, f Factory) {
 
 func testCleanupRemovesExpiredNoItems(t *testing.T, f Factory) {
 	t.Parallel()
-	p := f.NewProvider(t)
+	_, p := newProvider(t, f)
 	sessClaim(t, p, sessActivity("inst-1", 1, "session-1"), sessConfigWithLock("worker-A", 50*time.Millisecond))
-	time.Sleep(100 * time.Millisecond)
+	sleep(t, 100*time.Millisecond)
 	n, err := p.CleanupOrphanedSessions(t.Context(), 300*time.Second)
 	require.NoError(t, err)
 	assert.Equal(t, 1, n, "should clean up 1 expired session")
@@ -276,10 +276,10 @@ func testCleanupRemovesExpiredNoItems(t *testing.T, f Factory) {
 
 func testCleanupKeepsSessionsWithPendingItems(t *testing.T, f Factory) {
 	t.Parallel()
-	p := f.NewProvider(t)
+	_, p := newProvider(t, f)
 	sessClaim(t, p, sessActivity("inst-1", 1, "session-1"), sessConfigWithLock("worker-A", 50*time.Millisecond))
 	sessEnqueue(t, p, sessActivity("inst-1", 2, "session-1"))
-	time.Sleep(100 * time.Millisecond)
+	sleep(t, 100*time.Millisecond)
 	n, err := p.CleanupOrphanedSessions(t.Context(), 300*time.Second)
 	require.NoError(t, err)
 	assert.Equal(t, 0, n, "must not clean up a session with pending items")
@@ -287,7 +287,7 @@ func testCleanupKeepsSessionsWithPendingItems(t *testing.T, f Factory) {
 
 func testCleanupKeepsActiveSessions(t *testing.T, f Factory) {
 	t.Parallel()
-	p := f.NewProvider(t)
+	_, p := newProvider(t, f)
 	sessClaim(t, p, sessActivity("inst-1", 1, "session-1"), sessConfigWithLock("worker-A", 300*time.Second))
 	n, err := p.CleanupOrphanedSessions(t.Context(), 300*time.Second)
 	require.NoError(t, err)
@@ -296,11 +296,11 @@ func testCleanupKeepsActiveSessions(t *testing.T, f Factory) {
 
 func testAckUpdatesSessionLastActivity(t *testing.T, f Factory) {
 	t.Parallel()
-	p := f.NewProvider(t)
+	_, p := newProvider(t, f)
 	idle := 200 * time.Millisecond
 	sessEnqueue(t, p, sessActivity("inst-1", 1, "session-1"))
 	got := sessMustFetch(t, p, sessLock, sessConfig("worker-A"), "session item should be fetchable")
-	time.Sleep(idle + 50*time.Millisecond)
+	sleep(t, idle+50*time.Millisecond)
 	require.NoError(t, p.AckWorkItem(t.Context(), got.LockToken, duroxide.ActivityCompletedItem{
 		Instance: "inst-1", ExecutionID: 1, ID: 1, Result: "ok",
 	}))
@@ -311,11 +311,11 @@ func testAckUpdatesSessionLastActivity(t *testing.T, f Factory) {
 
 func testRenewWorkItemUpdatesSessionLastActivity(t *testing.T, f Factory) {
 	t.Parallel()
-	p := f.NewProvider(t)
+	_, p := newProvider(t, f)
 	idle := 200 * time.Millisecond
 	sessEnqueue(t, p, sessActivity("inst-1", 1, "session-1"))
 	got := sessMustFetch(t, p, sessLock, sessConfig("worker-A"), "session item should be fetchable")
-	time.Sleep(idle + 50*time.Millisecond)
+	sleep(t, idle+50*time.Millisecond)
 	require.NoError(t, p.RenewWorkItemLock(t.Context(), got.LockToken, 30*time.Second))
 	n, err := p.RenewSessionLock(t.Context(), []string{"worker-A"}, 30*time.Second, idle)
 	require.NoError(t, err)
@@ -324,7 +324,7 @@ func testRenewWorkItemUpdatesSessionLastActivity(t *testing.T, f Factory) {
 
 func testSessionItemsProcessedInOrder(t *testing.T, f Factory) {
 	t.Parallel()
-	p := f.NewProvider(t)
+	_, p := newProvider(t, f)
 	for id := uint64(1); id <= 3; id++ {
 		sessEnqueue(t, p, sessActivity("inst-1", id, "session-1"))
 	}
@@ -337,7 +337,7 @@ func testSessionItemsProcessedInOrder(t *testing.T, f Factory) {
 
 func testNonSessionItemsReturnedWithSessionConfig(t *testing.T, f Factory) {
 	t.Parallel()
-	p := f.NewProvider(t)
+	_, p := newProvider(t, f)
 	sessClaim(t, p, sessActivity("inst-1", 1, "session-1"), sessConfig("worker-A"))
 	sessEnqueue(t, p, sessPlainActivity("inst-2", 1))
 	got := sessMustFetch(t, p, sessLock, sessConfig("worker-A"), "non-session items should be returned with a session config")
@@ -346,7 +346,7 @@ func testNonSessionItemsReturnedWithSessionConfig(t *testing.T, f Factory) {
 
 func testSharedWorkerIDAnyCallerCanFetchOwnedSession(t *testing.T, f Factory) {
 	t.Parallel()
-	p := f.NewProvider(t)
+	_, p := newProvider(t, f)
 	sessEnqueue(t, p, sessActivity("inst-1", 1, "shared-sess"))
 	sessEnqueue(t, p, sessActivity("inst-1", 2, "shared-sess"))
 
@@ -365,7 +365,7 @@ func testSharedWorkerIDAnyCallerCanFetchOwnedSession(t *testing.T, f Factory) {
 
 func testConcurrentSessionClaimOnlyOneWins(t *testing.T, f Factory) {
 	t.Parallel()
-	p := f.NewProvider(t)
+	_, p := newProvider(t, f)
 	sessEnqueue(t, p, sessActivity("inst-1", 1, "contested-sess"))
 	sessEnqueue(t, p, sessActivity("inst-1", 2, "contested-sess"))
 
@@ -377,19 +377,19 @@ func testConcurrentSessionClaimOnlyOneWins(t *testing.T, f Factory) {
 
 func testSessionTakeoverAfterLockExpiry(t *testing.T, f Factory) {
 	t.Parallel()
-	p := f.NewProvider(t)
+	_, p := newProvider(t, f)
 	sessClaim(t, p, sessActivity("inst-1", 1, "takeover-sess"), sessConfigWithLock("worker-A", 50*time.Millisecond))
 	sessEnqueue(t, p, sessActivity("inst-1", 2, "takeover-sess"))
-	time.Sleep(100 * time.Millisecond)
+	sleep(t, 100*time.Millisecond)
 	got := sessMustFetch(t, p, sessLock, sessConfig("worker-B"), "worker-B should take over the expired session")
 	assert.Equal(t, "takeover-sess", sessionIDOf(sessExec(t, got)))
 }
 
 func testCleanupThenNewItemRecreatesSession(t *testing.T, f Factory) {
 	t.Parallel()
-	p := f.NewProvider(t)
+	_, p := newProvider(t, f)
 	sessClaim(t, p, sessActivity("inst-1", 1, "ephemeral-sess"), sessConfigWithLock("worker-A", 50*time.Millisecond))
-	time.Sleep(100 * time.Millisecond)
+	sleep(t, 100*time.Millisecond)
 	n, err := p.CleanupOrphanedSessions(t.Context(), 300*time.Second)
 	require.NoError(t, err)
 	assert.Equal(t, 1, n, "should clean up the expired session")
@@ -403,7 +403,7 @@ func testCleanupThenNewItemRecreatesSession(t *testing.T, f Factory) {
 
 func testAbandonedSessionItemRetryable(t *testing.T, f Factory) {
 	t.Parallel()
-	p := f.NewProvider(t)
+	_, p := newProvider(t, f)
 	sessEnqueue(t, p, sessActivity("inst-1", 1, "retry-sess"))
 
 	got := sessMustFetch(t, p, sessLock, sessConfig("worker-A"), "session item should be fetchable")
@@ -421,13 +421,13 @@ func testAbandonedSessionItemRetryable(t *testing.T, f Factory) {
 
 func testAbandonedSessionItemIgnoreAttempt(t *testing.T, f Factory) {
 	t.Parallel()
-	p := f.NewProvider(t)
+	_, p := newProvider(t, f)
 	sessEnqueue(t, p, sessActivity("inst-1", 1, "ignore-sess"))
 
 	got := sessMustFetch(t, p, sessLock, sessConfig("worker-A"), "session item should be fetchable")
 	assert.Equal(t, uint32(1), got.AttemptCount)
 	require.NoError(t, p.AbandonWorkItem(t.Context(), got.LockToken, time.Millisecond, true))
-	time.Sleep(10 * time.Millisecond)
+	sleep(t, 10*time.Millisecond)
 
 	got = sessMustFetch(t, p, sessLock, sessConfig("worker-A"), "abandoned item should be refetchable")
 	assert.Equal(t, uint32(1), got.AttemptCount, "ignore_attempt must not inflate the attempt count")
@@ -436,9 +436,9 @@ func testAbandonedSessionItemIgnoreAttempt(t *testing.T, f Factory) {
 
 func testRenewSessionLockAfterExpiryReturnsZero(t *testing.T, f Factory) {
 	t.Parallel()
-	p := f.NewProvider(t)
+	_, p := newProvider(t, f)
 	sessClaim(t, p, sessActivity("inst-1", 1, "expired-sess"), sessConfigWithLock("worker-A", 50*time.Millisecond))
-	time.Sleep(100 * time.Millisecond)
+	sleep(t, 100*time.Millisecond)
 	n, err := p.RenewSessionLock(t.Context(), []string{"worker-A"}, 30*time.Second, 300*time.Second)
 	require.NoError(t, err)
 	assert.Equal(t, 0, n, "renewing an expired session returns 0")
@@ -446,10 +446,10 @@ func testRenewSessionLockAfterExpiryReturnsZero(t *testing.T, f Factory) {
 
 func testOriginalWorkerReclaimsExpiredSession(t *testing.T, f Factory) {
 	t.Parallel()
-	p := f.NewProvider(t)
+	_, p := newProvider(t, f)
 	sessClaim(t, p, sessActivity("inst-1", 1, "reclaim-sess"), sessConfigWithLock("worker-A", 50*time.Millisecond))
 	sessEnqueue(t, p, sessActivity("inst-1", 2, "reclaim-sess"))
-	time.Sleep(100 * time.Millisecond)
+	sleep(t, 100*time.Millisecond)
 	got := sessMustFetch(t, p, sessLock, sessConfig("worker-A"), "the original worker should re-claim its expired session")
 	ae := sessExec(t, got)
 	assert.Equal(t, uint64(2), ae.ID)
@@ -458,12 +458,12 @@ func testOriginalWorkerReclaimsExpiredSession(t *testing.T, f Factory) {
 
 func testActivityLockExpiresSessionLockValidSameWorkerRefetches(t *testing.T, f Factory) {
 	t.Parallel()
-	p := f.NewProvider(t)
+	_, p := newProvider(t, f)
 	sessEnqueue(t, p, sessActivity("inst-1", 1, "sticky-sess"))
 	shortLock := 500 * time.Millisecond
 	sessMustFetch(t, p, shortLock, sessConfig("worker-A"), "worker-A should fetch the item")
 
-	time.Sleep(shortLock + 100*time.Millisecond)
+	sleep(t, shortLock+100*time.Millisecond)
 
 	assert.Nil(t, sessFetch(t, p, sessLock, sessConfig("worker-B")),
 		"worker-B must not get the item: the session is still owned by A")
@@ -476,12 +476,12 @@ func testActivityLockExpiresSessionLockValidSameWorkerRefetches(t *testing.T, f 
 
 func testSessionLockExpiresNewOwnerGetsRedelivery(t *testing.T, f Factory) {
 	t.Parallel()
-	p := f.NewProvider(t)
+	_, p := newProvider(t, f)
 	sessEnqueue(t, p, sessActivity("inst-1", 1, "takeover2-sess"))
 	shortSession := 200 * time.Millisecond
 	a := sessMustFetch(t, p, 5*time.Second, sessConfigWithLock("worker-A", shortSession), "worker-A should fetch the item")
 
-	time.Sleep(shortSession + 100*time.Millisecond)
+	sleep(t, shortSession+100*time.Millisecond)
 
 	sessEnqueue(t, p, sessActivity("inst-1", 2, "takeover2-sess"))
 	cfgB := sessConfig("worker-B")
@@ -502,11 +502,11 @@ func testSessionLockExpiresNewOwnerGetsRedelivery(t *testing.T, f Factory) {
 
 func testSessionLockExpiresSameWorkerReacquires(t *testing.T, f Factory) {
 	t.Parallel()
-	p := f.NewProvider(t)
+	_, p := newProvider(t, f)
 	shortSession := 200 * time.Millisecond
 	cfgA := sessConfigWithLock("worker-A", shortSession)
 	sessClaim(t, p, sessActivity("inst-1", 1, "reacq-sess"), cfgA)
-	time.Sleep(shortSession + 100*time.Millisecond)
+	sleep(t, shortSession+100*time.Millisecond)
 	sessEnqueue(t, p, sessActivity("inst-1", 2, "reacq-sess"))
 	got := sessMustFetch(t, p, sessLock, cfgA, "worker-A should reacquire its own expired session")
 	ae := sessExec(t, got)
@@ -517,12 +517,12 @@ func testSessionLockExpiresSameWorkerReacquires(t *testing.T, f Factory) {
 
 func testBothLocksExpireDifferentWorkerClaims(t *testing.T, f Factory) {
 	t.Parallel()
-	p := f.NewProvider(t)
+	_, p := newProvider(t, f)
 	sessEnqueue(t, p, sessActivity("inst-1", 1, "both-expire-sess"))
 	short := 200 * time.Millisecond
 	sessMustFetch(t, p, short, sessConfigWithLock("worker-A", short), "worker-A should fetch the item")
 
-	time.Sleep(short + 200*time.Millisecond)
+	sleep(t, short+200*time.Millisecond)
 
 	got := sessMustFetch(t, p, sessLock, sessConfig("worker-B"), "worker-B should claim the item after both locks expired")
 	ae := sessExec(t, got)
@@ -534,12 +534,12 @@ func testBothLocksExpireDifferentWorkerClaims(t *testing.T, f Factory) {
 
 func testSessionLockExpiresActivityLockValidAckSucceeds(t *testing.T, f Factory) {
 	t.Parallel()
-	p := f.NewProvider(t)
+	_, p := newProvider(t, f)
 	sessEnqueue(t, p, sessActivity("inst-1", 1, "sess-expires"))
 	shortSession := 200 * time.Millisecond
 	got := sessMustFetch(t, p, 30*time.Second, sessConfigWithLock("worker-A", shortSession), "worker-A should fetch the item")
 
-	time.Sleep(shortSession + 100*time.Millisecond)
+	sleep(t, shortSession+100*time.Millisecond)
 
 	err := p.AckWorkItem(t.Context(), got.LockToken, duroxide.ActivityCompletedItem{
 		Instance: "inst-1", ExecutionID: 1, ID: 1, Result: "done",
@@ -549,16 +549,16 @@ func testSessionLockExpiresActivityLockValidAckSucceeds(t *testing.T, f Factory)
 
 func testSessionLockRenewalExtendsPastOriginalTimeout(t *testing.T, f Factory) {
 	t.Parallel()
-	p := f.NewProvider(t)
+	_, p := newProvider(t, f)
 	sessionLock := time.Second
 	sessClaim(t, p, sessActivity("inst-1", 1, "renew-ext-sess"), sessConfigWithLock("worker-A", sessionLock))
 
-	time.Sleep(600 * time.Millisecond)
+	sleep(t, 600*time.Millisecond)
 	n, err := p.RenewSessionLock(t.Context(), []string{"worker-A"}, sessionLock, 300*time.Second)
 	require.NoError(t, err)
 	assert.Equal(t, 1, n, "should renew the active session")
 
-	time.Sleep(400 * time.Millisecond)
+	sleep(t, 400*time.Millisecond)
 	sessEnqueue(t, p, sessActivity("inst-1", 2, "renew-ext-sess"))
 
 	assert.Nil(t, sessFetch(t, p, sessLock, sessConfig("worker-B")),
