@@ -231,8 +231,7 @@ func testGetInstanceStatsKvMerged(t *testing.T, f Factory) {
 	const inst = "kv-merged-stats"
 	createInstance(t, p, inst)
 
-	poke1 := externalRaised(inst, "poke1", "{}")
-	enqueueOrch(t, p, poke1)
+	enqueueOrch(t, p, externalRaised(inst, "poke1", "{}"))
 	item := mustFetchInstance(t, p, testLock, inst)
 	mustAck(t, p, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1, HistoryDelta: []duroxide.Event{
 		kvSet(inst, 1, 100, "mk1", "aaa", 0),
