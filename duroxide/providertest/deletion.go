@@ -81,19 +81,13 @@ func testDeleteTerminalInstances(t *testing.T, f Factory) {
 		admRequireExists(t, a, id)
 	}
 
-	res, err := a.DeleteInstance(ctx, completed, false)
-	require.NoError(t, err, "delete_instance(completed)")
-	require.NotNil(t, res)
-	assert.GreaterOrEqual(t, res.InstancesDeleted, uint64(1), "the completed instance should be deleted")
-	assert.GreaterOrEqual(t, res.ExecutionsDeleted, uint64(1), "at least 1 execution should be deleted")
-	assert.GreaterOrEqual(t, res.EventsDeleted, uint64(1), "at least 1 event should be deleted")
-	admRequireGone(t, a, completed, "the completed instance should not exist after deletion")
-
-	for _, id := range []string{failed, cancelled} {
+	for _, id := range []string{completed, failed, cancelled} {
 		res, err := a.DeleteInstance(ctx, id, false)
 		require.NoError(t, err, "delete_instance(%s)", id)
 		require.NotNil(t, res)
-		assert.GreaterOrEqual(t, res.InstancesDeleted, uint64(1), "%s should be deleted", id)
+		assert.GreaterOrEqual(t, res.InstancesDeleted, uint64(1), "%s: the instance should be deleted", id)
+		assert.GreaterOrEqual(t, res.ExecutionsDeleted, uint64(1), "%s: at least 1 execution should be deleted", id)
+		assert.GreaterOrEqual(t, res.EventsDeleted, uint64(1), "%s: at least 1 event should be deleted", id)
 		admRequireGone(t, a, id, "%s should not exist after deletion", id)
 	}
 }
