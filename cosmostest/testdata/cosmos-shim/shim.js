@@ -1,0 +1,790 @@
+#!/usr/bin/env node
+// cosmos-shim: @vercel/cosmosdb-server 1.0.1 behind a project-owned HTTP
+// front end that makes it behave like the Cosmos DB gateway as far as the Go
+// SDK (azcosmos v1.5.0) can observe. README.md explains every patch and why.
+//
+// Usage:
+//   PORT=0 PORT_FILE=/tmp/cosmos-shim.port node shim.js
+//
+// Environment:
+//   PORT                 port to listen on (default 8081; 0 picks a free one)
+//   HOST                 address to listen on (default 127.0.0.1)
+//   PORT_FILE            if set, the chosen port is written there once listening
+//   TLS=1                serve HTTPS with the package's (expired) self-signed cert
+//   COSMOS_SHIM_KEY      master key whose HMAC signatures are accepted
+//                        (default: the well-known emulator key)
+//   COSMOS_SHIM_NO_AUTH=1  accept any request without checking its signature
+//   COSMOS_SHIM_LENIENT=1  answer cross-partition ORDER BY/TOP/aggregates/...
+//                        instead of rejecting them like the real gateway
+//
+// The upstream package is used for its data model (account, databases,
+// containers, documents), its document/patch operations, its SQL engine and
+// all routes this file does not take over. This file owns the HTTP server,
+// authentication, request limits, validation and the document routes.
+
+"use strict";
+
+const crypto = require("crypto");
+const fs = require("fs");
+const http = require("http");
+const https = require("https");
+const path = require("path");
+const { URL } = require("url");
+
+const PINNED_VERSION = "1.0.1";
+const base = "@vercel/cosmosdb-server/lib";
+
+// The patches below depend on the internals of exactly this version.
+const upstreamVersion = require("@vercel/cosmosdb-server/package.json").version;
+if (upstreamVersion !== PINNED_VERSION) {
+  console.error(
+    `cosmos-shim: @vercel/cosmosdb-server ${upstreamVersion} installed, ${PINNED_VERSION} required (the shim patches its internals)`
+  );
+  process.exit(2);
+}
+
+const jsonModule = require(`${base}/json`);
+const Account = require(`${base}/account`).default;
+const routes = require(`${base}/routes`).default;
+const pathMatch = require(`${base}/path-match`).default;
+const ops = require(`${base}/handler/_document-operations`);
+const patchOps = require(`${base}/handler/_patch-operations`);
+const { parsePartitionKey } = require(`${base}/utils/get-partition-from-header`);
+const getValue = require(`${base}/utils/get-value`).default;
+const { SyntaxError: QuerySyntaxError } = require("@zeit/cosmosdb-query");
+
+// ---------------------------------------------------------------------------
+// Limits and messages of the real service.
+
+const EMULATOR_KEY =
+  "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==";
+const MAX_REQUEST_BYTES = 2 * 1024 * 1024; // per-request and per-item limit
+const MAX_BODY_BYTES_READ = 16 * 1024 * 1024; // beyond this the socket is dropped
+const MAX_ID_BYTES = 1023; // item id limit (UTF-8 bytes)
+const MAX_BATCH_OPERATIONS = 100;
+const DEFAULT_PAGE_SIZE = 100; // service default when x-ms-max-item-count is absent
+
+const MSG_CROSS_PARTITION =
+  "The provided cross partition query can not be directly served by the gateway. " +
+  "This is a first chance (internal) exception that all newer clients will know how to handle gracefully. " +
+  "This exception is traced, but unless you see it bubble up as an exception (which only happens on older SDK clients), " +
+  "then you can safely ignore this message.";
+const MSG_PRECONDITION =
+  "Operation cannot be performed because one of the specified precondition is not met.";
+const MSG_NOT_FOUND = "Entity with the specified id does not exist in the system.";
+const MSG_PK_MISMATCH =
+  "PartitionKey extracted from document doesn't match the one specified in the header. Learn more: https://aka.ms/CosmosDB/sql/errors/wrong-pk-value";
+
+const SUBSTATUS_PK_MISMATCH = 1001;
+const SUBSTATUS_CROSS_PARTITION = 1004;
+
+// ---------------------------------------------------------------------------
+// Small helpers.
+
+/** An error that becomes an HTTP error response. */
+class HttpError extends Error {
+  constructor(statusCode, code, message, substatus) {
+    super(message);
+    this.statusCode = statusCode;
+    this.code = code;
+    this.substatus = substatus;
+  }
+}
+
+const badRequest = (message, substatus) => new HttpError(400, "BadRequest", message, substatus);
+
+const headerValue = (req, name) => {
+  const h = req.headers[name];
+  return Array.isArray(h) ? h[0] : h;
+};
+
+const isTrue = (req, name) => String(headerValue(req, name) || "").toLowerCase() === "true";
+
+/** A canonical JSON text of v (object keys sorted), used for DISTINCT. */
+function canonical(v) {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(",")}]`;
+  if (v && typeof v === "object") {
+    return `{${Object.keys(v)
+      .sort()
+      .map(k => `${JSON.stringify(k)}:${canonical(v[k])}`)
+      .join(",")}}`;
+  }
+  return JSON.stringify(v === undefined ? null : v);
+}
+
+function deepEqual(a, b) {
+  return canonical(a) === canonical(b);
+}
+
+// ---------------------------------------------------------------------------
+// Authentication: master-key HMAC signatures as azcosmos computes them
+// (https://learn.microsoft.com/rest/api/cosmos-db/access-control-on-cosmosdb-resources).
+
+const authKey = Buffer.from(process.env.COSMOS_SHIM_KEY || EMULATOR_KEY, "base64");
+
+/** Resource type and link that the client signed, derived from the URL path. */
+function signedResource(pathname) {
+  const segs = pathname
+    .split("/")
+    .filter(Boolean)
+    .map(s => decodeURIComponent(s));
+  if (segs.length === 0) return { type: "", link: "" };
+  if (segs.length % 2 === 1) {
+    return { type: segs[segs.length - 1], link: segs.slice(0, -1).join("/") };
+  }
+  return { type: segs[segs.length - 2], link: segs.join("/") };
+}
+
+/** Returns null when the request is authorized, else the error to send. */
+function checkAuth(req, pathname) {
+  if (process.env.COSMOS_SHIM_NO_AUTH === "1") return null;
+  const raw = headerValue(req, "authorization");
+  const date = headerValue(req, "x-ms-date") || headerValue(req, "date") || "";
+  if (!raw) {
+    return new HttpError(401, "Unauthorized", "Required Header authorization is missing. Ensure a valid Authorization token is passed.");
+  }
+  // Not URLSearchParams: it would turn the '+' of the base64 signature into ' '.
+  const params = new Map(
+    decodeURIComponent(raw)
+      .split("&")
+      .map(kv => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)])
+  );
+  if (params.get("type") !== "master") {
+    return new HttpError(401, "Unauthorized", `Authorization type '${params.get("type")}' is not supported by this emulator.`);
+  }
+  const { type, link } = signedResource(pathname);
+  const payload = `${req.method.toLowerCase()}\n${type.toLowerCase()}\n${link}\n${date.toLowerCase()}\n\n`;
+  const want = crypto.createHmac("sha256", authKey).update(payload).digest();
+  const got = Buffer.from(params.get("sig") || "", "base64");
+  if (got.length !== want.length || !crypto.timingSafeEqual(got, want)) {
+    return new HttpError(
+      401,
+      "Unauthorized",
+      "The input authorization token can't serve the request. The wrong key is being used or the expected payload is not built as per the protocol. " +
+        `For more info: https://aka.ms/cosmosdb-tsg-mac-signature. Server used the following payload to sign: '${payload}'`
+    );
+  }
+  return null;
+}
+
+// ---------------------------------------------------------------------------
+// Partition keys and item validation.
+
+/**
+ * The partition key header: {present:false} when absent (a cross-partition
+ * query), else {present:true, values:[...]} where an undefined value stands
+ * for the "none" key ({}).
+ */
+function partitionHeader(req) {
+  const h = headerValue(req, "x-ms-documentdb-partitionkey");
+  if (h === undefined || h === "" || h === "[]") return { present: false, raw: h };
+  let v;
+  try {
+    v = JSON.parse(h);
+  } catch (e) {
+    throw badRequest(`Partition key ${h} is invalid.`);
+  }
+  if (!Array.isArray(v)) v = [v];
+  const values = v.map(x => (x && typeof x === "object" && Object.keys(x).length === 0 ? undefined : x));
+  return { present: true, raw: h, values };
+}
+
+function pkPaths(collectionData) {
+  return ((collectionData.partitionKey || {}).paths || []).filter(p => p !== "/_partitionKey");
+}
+
+/** The document's values at the container's partition key paths. */
+function documentPartition(collectionData, doc) {
+  return pkPaths(collectionData).map(p => getValue(p.slice(1).split("/"), doc));
+}
+
+function samePartition(a, b) {
+  if (a.length !== b.length) return false;
+  return a.every((v, i) => (v === undefined ? b[i] === undefined : b[i] !== undefined && deepEqual(v, b[i])));
+}
+
+/** Rejects ids the real service rejects. Cosmos is laxer with '/', '\', '?', '#' (see README). */
+function validateId(id) {
+  if (typeof id !== "string" || id === "") {
+    throw badRequest("The input content is invalid because the required properties - 'id; ' - are missing");
+  }
+  if (/[/\\?#]/.test(id)) {
+    throw badRequest(`The input name '${id}' is invalid. Ensure to provide a unique non-empty string without '/', '\\', '?' or '#'.`);
+  }
+  if (Buffer.byteLength(id, "utf8") > MAX_ID_BYTES) {
+    throw badRequest(`The input name is invalid. Ensure to provide a unique non-empty string less than '${MAX_ID_BYTES + 1}' characters.`);
+  }
+}
+
+/** Validates a document written under the given partition header. */
+function validateDocument(collectionData, doc, pk) {
+  if (!doc || typeof doc !== "object" || Array.isArray(doc)) {
+    throw badRequest("The input content is invalid: a document must be a JSON object.");
+  }
+  validateId(doc.id);
+  if (pk.present && pkPaths(collectionData).length > 0 && !samePartition(documentPartition(collectionData, doc), pk.values)) {
+    throw badRequest(MSG_PK_MISMATCH, SUBSTATUS_PK_MISMATCH);
+  }
+}
+
+function requirePartitionHeader(collectionData, pk) {
+  if (!pk.present && pkPaths(collectionData).length > 0) {
+    throw badRequest("PartitionKey value must be supplied for this operation.");
+  }
+}
+
+/**
+ * The document with this id in this partition, or undefined. Upstream's
+ * lookup falls back to treating an unknown id as a _rid and keys the "none"
+ * partition by id, so the hit is verified here.
+ */
+function findDocument(collection, id, pk) {
+  const collectionData = collection.read();
+  let key;
+  try {
+    key = parsePartitionKey(pk.raw, id);
+  } catch (e) {
+    throw badRequest(e.message);
+  }
+  const doc = collection.document(id, key).read();
+  if (!doc || doc.id !== id) return undefined;
+  if (pk.present && !samePartition(documentPartition(collectionData, doc), pk.values)) return undefined;
+  return doc;
+}
+
+function collectionOrThrow(account, dbId, collId) {
+  const collection = account.database(dbId).collection(collId);
+  if (!collection.read()) throw new HttpError(404, "NotFound", "Resource Not Found");
+  return collection;
+}
+
+/** Converts an upstream {statusCode, body} operation result into a result or an HttpError. */
+function fromOperation(r) {
+  if (r.statusCode < 400) return r;
+  const b = r.body || {};
+  const code = { 400: "BadRequest", 404: "NotFound", 409: "Conflict", 412: "PreconditionFailed" }[r.statusCode] || "Error";
+  const message =
+    r.statusCode === 404 ? MSG_NOT_FOUND : r.statusCode === 412 ? b.message || MSG_PRECONDITION : b.message || code;
+  throw new HttpError(r.statusCode, code, message);
+}
+
+// ---------------------------------------------------------------------------
+// Document operations (shared by the point routes and the batch route). Each
+// returns {statusCode, body} or throws an HttpError.
+
+function createDocument(collection, pk, doc) {
+  validateDocument(collection.read(), doc, pk);
+  return fromOperation(ops.createOperation(collection, { resourceBody: doc }));
+}
+
+function upsertDocument(collection, pk, doc, ifMatch) {
+  validateDocument(collection.read(), doc, pk);
+  return fromOperation(ops.upsertOperation(collection, { partitionKey: pk.raw, ifMatch, resourceBody: doc }));
+}
+
+function readDocument(collection, pk, id) {
+  requirePartitionHeader(collection.read(), pk);
+  const doc = findDocument(collection, id, pk);
+  if (!doc) throw new HttpError(404, "NotFound", MSG_NOT_FOUND);
+  return { statusCode: 200, body: doc };
+}
+
+function replaceDocument(collection, pk, id, doc, ifMatch) {
+  requirePartitionHeader(collection.read(), pk);
+  validateDocument(collection.read(), doc, pk);
+  if (doc.id !== id) throw badRequest("The id in the request body does not match the id of the resource being replaced.");
+  if (!findDocument(collection, id, pk)) throw new HttpError(404, "NotFound", MSG_NOT_FOUND);
+  return fromOperation(ops.replaceOperation(collection, { partitionKey: pk.raw, ifMatch, resourceBody: doc }));
+}
+
+function deleteDocument(collection, pk, id, ifMatch) {
+  requirePartitionHeader(collection.read(), pk);
+  if (!findDocument(collection, id, pk)) throw new HttpError(404, "NotFound", MSG_NOT_FOUND);
+  return fromOperation(ops.deleteOperation(collection, { partitionKey: pk.raw, ifMatch, id }));
+}
+
+/**
+ * Patch with an optional filter predicate. Upstream lower-cases the whole
+ * predicate (camelCase fields and mixed-case values never match) and checks
+ * it collection-wide, so it is evaluated here against the one document.
+ */
+function patchDocument(collection, pk, id, spec, ifMatch) {
+  requirePartitionHeader(collection.read(), pk);
+  if (!spec || !Array.isArray(spec.operations)) {
+    throw badRequest("Invalid patch request: check syntax of patch specification.");
+  }
+  const doc = findDocument(collection, id, pk);
+  if (!doc) throw new HttpError(404, "NotFound", MSG_NOT_FOUND);
+  if (ifMatch && ifMatch !== doc._etag) throw new HttpError(412, "PreconditionFailed", MSG_PRECONDITION);
+  if (spec.condition && !conditionHolds(collection, doc, spec.condition)) {
+    throw new HttpError(412, "PreconditionFailed", "Condition specified in the patch request is not satisfied.");
+  }
+  return fromOperation(
+    patchOps.patchOperation(collection, { id, partitionKey: pk.raw, ifMatch, operations: spec.operations })
+  );
+}
+
+function conditionHolds(collection, doc, condition) {
+  const c = condition.trim();
+  let sql;
+  if (/^from\s/i.test(c)) sql = `SELECT * ${c}`;
+  else if (/^where\s/i.test(c)) sql = `SELECT * FROM c ${c}`;
+  else if (/^select\s/i.test(c)) sql = c;
+  else throw badRequest("Invalid condition in patch request: it must start with FROM.");
+  return runQuery(collection, [doc], { query: sql, parameters: [] }, {}).result.length > 0;
+}
+
+// ---------------------------------------------------------------------------
+// Queries.
+
+/** The query text with string literals blanked, so keywords inside them never match. */
+function withoutLiterals(sql) {
+  return sql.replace(/'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"/g, m => " ".repeat(m.length));
+}
+
+// Constructs the gateway cannot serve across partitions (azcosmos 1.5.0 has no
+// client-side query engine, so the gateway answers 400/1004 for these).
+const CROSS_PARTITION_UNSERVABLE = [
+  /(?<![.\w])TOP\b/i,
+  /(?<![.\w])ORDER\s+BY\b/i,
+  /(?<![.\w])DISTINCT\b/i,
+  /(?<![.\w])OFFSET\b/i,
+  /(?<![.\w])GROUP\s+BY\b/i,
+  /(?<![.\w])(COUNT|SUM|AVG|MIN|MAX)\s*\(/i
+];
+
+function needsQueryEngine(sql) {
+  const bare = withoutLiterals(sql);
+  return CROSS_PARTITION_UNSERVABLE.some(re => re.test(bare));
+}
+
+/** Runs a query with upstream's SQL engine over the given documents. */
+function runQuery(collection, docs, body, { maxItemCount, continuation }) {
+  const items = collection.documents;
+  const collectionData = collection.read();
+  let q;
+  try {
+    q = items._getQuery(body.query);
+  } catch (err) {
+    throw badRequest(`Syntax error: ${err.message}`);
+  }
+  try {
+    return q.exec(docs, {
+      parameters: body.parameters || [],
+      udf: items._userDefinedFunctions(),
+      maxItemCount,
+      continuation,
+      compositeIndexes: ((collectionData.indexingPolicy || {}).compositeIndexes || []).filter(Boolean)
+    });
+  } catch (err) {
+    throw badRequest(err.message);
+  }
+}
+
+/**
+ * Splits off what upstream's parser lacks: SELECT DISTINCT (with the TOP that
+ * must then apply after de-duplication) and a trailing OFFSET m LIMIT n.
+ * Returns null when the query needs no rewriting.
+ */
+function rewriteUnsupported(sql, parameters) {
+  const bare = withoutLiterals(sql);
+  const out = { sql, distinct: false, top: undefined, offset: 0, limit: undefined };
+  const param = v => {
+    if (/^@/.test(v)) {
+      const p = (parameters || []).find(x => x.name === v);
+      if (!p || typeof p.value !== "number") throw badRequest(`Parameter ${v} must be a number.`);
+      return p.value;
+    }
+    return parseInt(v, 10);
+  };
+  const ol = /\s+OFFSET\s+(\d+|@\w+)\s+LIMIT\s+(\d+|@\w+)\s*$/i.exec(bare);
+  if (ol) {
+    out.offset = param(ol[1]);
+    out.limit = param(ol[2]);
+    out.sql = out.sql.slice(0, ol.index);
+  }
+  const d = /^\s*SELECT\s+DISTINCT\s+/i.exec(bare);
+  if (d) {
+    out.distinct = true;
+    let rest = out.sql.slice(d[0].length);
+    const top = /^TOP\s+(\d+|@\w+)\s+/i.exec(rest);
+    if (top) {
+      out.top = param(top[1]);
+      rest = rest.slice(top[0].length);
+    }
+    out.sql = `SELECT ${rest}`;
+  }
+  return ol || d ? out : null;
+}
+
+const SHIM_TOKEN_PREFIX = "+SHIM:";
+
+/**
+ * Executes a rewritten query: the whole result is computed, post-processed
+ * and then paged with a shim-owned offset continuation.
+ */
+function runRewritten(collection, docs, body, rw, maxItemCount, continuation) {
+  let rows = runQuery(collection, docs, { query: rw.sql, parameters: body.parameters }, {}).result;
+  if (rw.distinct) {
+    const seen = new Set();
+    rows = rows.filter(r => {
+      const k = canonical(r);
+      if (seen.has(k)) return false;
+      seen.add(k);
+      return true;
+    });
+    if (rw.top !== undefined) rows = rows.slice(0, rw.top);
+  }
+  if (rw.limit !== undefined) rows = rows.slice(rw.offset, rw.offset + rw.limit);
+  let start = 0;
+  if (continuation) {
+    const t = String(continuation.token || "");
+    if (!t.startsWith(SHIM_TOKEN_PREFIX)) throw badRequest("Invalid continuation token.");
+    start = parseInt(t.slice(SHIM_TOKEN_PREFIX.length), 10) || 0;
+  }
+  const end = maxItemCount > 0 ? start + maxItemCount : rows.length;
+  return {
+    result: rows.slice(start, end),
+    continuation: end < rows.length ? { token: `${SHIM_TOKEN_PREFIX}${end}`, range: { min: "", max: "FF" } } : null
+  };
+}
+
+function queryDocuments(account, req, res, { dbId, collId }) {
+  const body = req.shimJSON();
+  if (!body || typeof body.query !== "string") throw badRequest("missing query");
+  const collection = collectionOrThrow(account, dbId, collId);
+  const collectionData = collection.read();
+  const pk = partitionHeader(req);
+
+  if (!pk.present) {
+    if (!isTrue(req, "x-ms-documentdb-query-enablecrosspartition") && pkPaths(collectionData).length > 0) {
+      throw badRequest("Cross partition query is required but disabled. Please set x-ms-documentdb-query-enablecrosspartition to true, specify x-ms-documentdb-partitionkey, or revise your query to avoid this exception.");
+    }
+    if (process.env.COSMOS_SHIM_LENIENT !== "1" && needsQueryEngine(body.query)) {
+      throw badRequest(MSG_CROSS_PARTITION, SUBSTATUS_CROSS_PARTITION);
+    }
+  }
+
+  let docs = [...collection.documents._data.values()].map(it => it.read());
+  if (pk.present) {
+    docs = docs.filter(d => samePartition(documentPartition(collectionData, d), pk.values));
+  }
+
+  const h = headerValue(req, "x-ms-max-item-count");
+  const maxItemCount = h ? parseInt(h, 10) : DEFAULT_PAGE_SIZE;
+  const ch = headerValue(req, "x-ms-continuation");
+  let continuation = null;
+  if (ch) {
+    try {
+      continuation = JSON.parse(ch);
+    } catch (e) {
+      throw badRequest("Invalid continuation token.");
+    }
+  }
+
+  const rw = rewriteUnsupported(body.query, body.parameters);
+  const out = rw
+    ? runRewritten(collection, docs, body, rw, maxItemCount, continuation)
+    : runQuery(collection, docs, body, { maxItemCount, continuation });
+
+  if (out.continuation) res.setHeader("x-ms-continuation", JSON.stringify(out.continuation));
+  res.setHeader("x-ms-item-count", String(out.result.length));
+  return { statusCode: 200, body: { _rid: collectionData._rid, Documents: out.result, _count: out.result.length } };
+}
+
+// ---------------------------------------------------------------------------
+// Transactional batch: partition key from the header, Patch supported,
+// all-or-nothing, 207 with the failing status and 424 for the others.
+
+function runBatchOperation(collection, pk, op) {
+  const rb = op.resourceBody;
+  switch (op.operationType) {
+    case "Create":
+      return createDocument(collection, pk, rb);
+    case "Upsert":
+      return upsertDocument(collection, pk, rb, op.ifMatch);
+    case "Read":
+      return readDocument(collection, pk, op.id);
+    case "Replace":
+      return replaceDocument(collection, pk, op.id, rb, op.ifMatch);
+    case "Delete":
+      return deleteDocument(collection, pk, op.id, op.ifMatch);
+    case "Patch":
+      return patchDocument(collection, pk, op.id, rb, op.ifMatch);
+    default:
+      throw badRequest(`Operation type '${op.operationType}' is not supported in Batch.`);
+  }
+}
+
+function snapshot(items) {
+  return { data: new Map(items._data), index: new Map(items._index), rid: items._ridCount };
+}
+
+function restore(items, snap) {
+  items._data = snap.data;
+  items._index = snap.index;
+  items._ridCount = snap.rid;
+}
+
+function batchDocuments(account, req, res, { dbId, collId }) {
+  const body = req.shimJSON();
+  const collection = collectionOrThrow(account, dbId, collId);
+  if (!Array.isArray(body) || body.length === 0) throw badRequest("Batch request has no operations.");
+  if (body.length > MAX_BATCH_OPERATIONS) {
+    throw badRequest("Batch request has more operations than what is supported.");
+  }
+  const pk = partitionHeader(req);
+  requirePartitionHeader(collection.read(), pk);
+  const minimal = prefersMinimal(req);
+
+  const snap = snapshot(collection.documents);
+  const results = [];
+  for (let i = 0; i < body.length; i += 1) {
+    const op = body[i] || {};
+    let r;
+    try {
+      r = runBatchOperation(collection, pk, op);
+    } catch (err) {
+      restore(collection.documents, snap);
+      if (!(err instanceof HttpError)) throw err;
+      res.statusCode = 207;
+      return {
+        statusCode: 207,
+        body: body.map((_, j) =>
+          j === i
+            ? { statusCode: err.statusCode, subStatusCode: err.substatus || 0, requestCharge: 1 }
+            : { statusCode: 424, requestCharge: 0 }
+        )
+      };
+    }
+    const isRead = op.operationType === "Read";
+    const result = { statusCode: r.statusCode, requestCharge: 1 };
+    if (r.body && r.body._etag) result.eTag = r.body._etag;
+    if (r.body && (isRead || !minimal)) result.resourceBody = r.body;
+    results.push(result);
+  }
+  return { statusCode: 200, body: results };
+}
+
+// ---------------------------------------------------------------------------
+// Point routes.
+
+function prefersMinimal(req) {
+  return /return=minimal/i.test(headerValue(req, "prefer") || "");
+}
+
+/** A write result: no body when the client asked for a minimal response. */
+function writeResult(req, r) {
+  return { statusCode: r.statusCode, body: r.body, etag: r.body && r.body._etag, minimal: prefersMinimal(req) };
+}
+
+function createOrUpsert(account, req, res, { dbId, collId }) {
+  const collection = collectionOrThrow(account, dbId, collId);
+  const pk = partitionHeader(req);
+  const doc = req.shimJSON();
+  const r = isTrue(req, "x-ms-documentdb-is-upsert")
+    ? upsertDocument(collection, pk, doc, headerValue(req, "if-match"))
+    : createDocument(collection, pk, doc);
+  return writeResult(req, r);
+}
+
+const handlers = {
+  read(account, req, res, { dbId, collId, docId }) {
+    const r = readDocument(collectionOrThrow(account, dbId, collId), partitionHeader(req), docId);
+    return { statusCode: 200, body: r.body, etag: r.body._etag };
+  },
+  replace(account, req, res, { dbId, collId, docId }) {
+    const collection = collectionOrThrow(account, dbId, collId);
+    const r = replaceDocument(collection, partitionHeader(req), docId, req.shimJSON(), headerValue(req, "if-match"));
+    return writeResult(req, r);
+  },
+  delete(account, req, res, { dbId, collId, docId }) {
+    const collection = collectionOrThrow(account, dbId, collId);
+    deleteDocument(collection, partitionHeader(req), docId, headerValue(req, "if-match"));
+    return { statusCode: 204 };
+  },
+  patch(account, req, res, { dbId, collId, docId }) {
+    const collection = collectionOrThrow(account, dbId, collId);
+    const r = patchDocument(collection, partitionHeader(req), docId, req.shimJSON(), headerValue(req, "if-match"));
+    return writeResult(req, r);
+  },
+  createOrUpsert,
+  query: queryDocuments,
+  batch: batchDocuments,
+  account(account) {
+    return { statusCode: 200, body: account.read() };
+  }
+};
+
+const matchDocs = pathMatch("/dbs/:dbId/colls/:collId/docs");
+const matchDoc = pathMatch("/dbs/:dbId/colls/:collId/docs/:docId");
+
+/** Picks a shim-owned handler, or returns undefined to fall back to upstream's routes. */
+function ownRoute(req, pathname) {
+  if (pathname === "/" && req.method === "GET") return [{}, handlers.account];
+  let params = matchDoc(pathname);
+  if (params) {
+    const h = { GET: handlers.read, PUT: handlers.replace, DELETE: handlers.delete, PATCH: handlers.patch }[req.method];
+    return h && [params, h];
+  }
+  params = matchDocs(pathname);
+  if (params && req.method === "POST") {
+    const ct = String(headerValue(req, "content-type") || "");
+    if (isTrue(req, "x-ms-documentdb-isquery") || isTrue(req, "x-ms-documentdb-query") || ct.startsWith("application/query+json")) {
+      return [params, handlers.query];
+    }
+    if (isTrue(req, "x-ms-cosmos-is-batch-request")) return [params, handlers.batch];
+    return [params, handlers.createOrUpsert];
+  }
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------
+// HTTP plumbing.
+
+// Upstream handlers read the body themselves; it has already been read here.
+jsonModule.default = async req => req.shimJSON();
+
+function normalizePath(rawUrl) {
+  let pathname = new URL(rawUrl, "http://x").pathname;
+  if (pathname.startsWith("//")) pathname = pathname.slice(1);
+  while (pathname.length > 1 && pathname.endsWith("/")) pathname = pathname.slice(0, -1);
+  return pathname;
+}
+
+function readBody(req) {
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    let size = 0;
+    req.on("data", c => {
+      size += c.length;
+      if (size > MAX_BODY_BYTES_READ) {
+        reject(new HttpError(413, "RequestEntityTooLarge", "Request size is too large"));
+        req.destroy();
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on("end", () => resolve(Buffer.concat(chunks)));
+    req.on("error", reject);
+  });
+}
+
+function send(req, res, statusCode, body, { etag, substatus, minimal } = {}) {
+  res.statusCode = statusCode;
+  if (etag) res.setHeader("etag", etag);
+  res.setHeader("content-type", "application/json");
+  res.setHeader("connection", "keep-alive");
+  res.setHeader("x-ms-activity-id", crypto.randomUUID());
+  res.setHeader("x-ms-request-charge", "1");
+  res.setHeader("x-ms-substatus", String(substatus || 0));
+  if (statusCode === 204 || minimal || body === undefined) {
+    res.end();
+    return;
+  }
+  res.end(JSON.stringify(body));
+}
+
+function sendError(req, res, err) {
+  send(req, res, err.statusCode, { code: err.code, message: err.message }, { substatus: err.substatus });
+}
+
+/** Runs one of upstream's handlers and finishes the response the way upstream does. */
+async function runUpstream(account, req, res, params, handler) {
+  let body = await handler(account, req, res, params);
+  if (res.statusCode > 399 && (!body || !body.message)) body = { ...(body || {}), message: "" };
+  let etag = body && body._etag;
+  if (req.headers["a-im"] && res.statusCode === 200) {
+    if (req.headers["if-none-match"]) res.statusCode = 304;
+    etag = "1";
+  }
+  send(req, res, res.statusCode, body, { etag });
+}
+
+async function handle(account, req, res) {
+  let pathname;
+  try {
+    pathname = normalizePath(req.url);
+    const raw = await readBody(req);
+    let parsed;
+    req.shimJSON = () => {
+      if (parsed === undefined) {
+        try {
+          parsed = raw.length ? JSON.parse(raw.toString("utf8")) : null;
+        } catch (e) {
+          throw badRequest(`The request payload is invalid: ${e.message}`);
+        }
+      }
+      return parsed;
+    };
+    const authError = checkAuth(req, pathname);
+    if (authError) throw authError;
+    if (raw.length > MAX_REQUEST_BYTES) {
+      throw new HttpError(413, "RequestEntityTooLarge", "Request size is too large");
+    }
+    const own = ownRoute(req, pathname);
+    if (own) {
+      const [params, handler] = own;
+      const r = handler(account, req, res, params);
+      send(req, res, r.statusCode, r.body, r);
+      return;
+    }
+    const route = routes(req);
+    if (!route) throw badRequest("no route");
+    await runUpstream(account, req, res, route[0], route[1]);
+  } catch (err) {
+    if (res.headersSent) return;
+    if (err instanceof HttpError) {
+      sendError(req, res, err);
+      return;
+    }
+    console.error(`cosmos-shim: ${req.method} ${pathname}:`, err);
+    sendError(req, res, new HttpError(500, "InternalServerError", err.message));
+  }
+}
+
+function main() {
+  const tls = process.env.TLS === "1";
+  const host = process.env.HOST || "127.0.0.1";
+  const port = parseInt(process.env.PORT === undefined ? "8081" : process.env.PORT, 10);
+  let account;
+  const onRequest = (req, res) => {
+    handle(account, req, res);
+  };
+  const pkgDir = path.dirname(require.resolve("@vercel/cosmosdb-server/package.json"));
+  const server = tls
+    ? https.createServer({ cert: fs.readFileSync(path.join(pkgDir, "cert.pem")), key: fs.readFileSync(path.join(pkgDir, "key.pem")) }, onRequest)
+    : http.createServer(onRequest);
+  // Keep idle connections open longer than Go's idle timeout so a pooled
+  // connection is never closed under a write the SDK would not retry.
+  server.keepAliveTimeout = 10 * 60 * 1000;
+  server.headersTimeout = server.keepAliveTimeout + 1000;
+  server.requestTimeout = 0;
+
+  server.listen(port, host, () => {
+    const addr = server.address();
+    account = new Account(addr.address, addr.port);
+    // Advertise the scheme actually served: azcosmos routes every data-plane
+    // request to the endpoint the account read returns.
+    const endpoint = `${tls ? "https" : "http"}://${addr.address}:${addr.port}/`;
+    const data = account.read();
+    data.writableLocations[0].databaseAccountEndpoint = endpoint;
+    data.readableLocations[0].databaseAccountEndpoint = endpoint;
+    if (process.env.PORT_FILE) {
+      const tmp = `${process.env.PORT_FILE}.tmp`;
+      fs.writeFileSync(tmp, `${addr.port}\n`);
+      fs.renameSync(tmp, process.env.PORT_FILE);
+    }
+    console.log(`cosmos-shim listening on ${endpoint} (@vercel/cosmosdb-server ${upstreamVersion})`);
+  });
+
+  const stop = () => {
+    server.close(() => process.exit(0));
+    server.closeAllConnections();
+    setTimeout(() => process.exit(0), 2000).unref();
+  };
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
+}
+
+main();
