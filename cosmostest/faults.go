@@ -1,0 +1,154 @@
+package cosmostest
+
+import (
+	"net/http"
+	"strings"
+	"time"
+)
+
+// DropMode says whether and when a faulted request's connection is closed
+// instead of answered.
+type DropMode int
+
+const (
+	// DropNone answers the request (with the fault's Status, or normally).
+	DropNone DropMode = iota
+	// DropBeforeApply closes the connection without applying the request or
+	// writing anything: the client sees a transport error, and nothing changed.
+	DropBeforeApply
+	// DropAfterApply applies the request as usual, then closes the connection
+	// without writing the response: the client sees a transport error although
+	// the write took effect. Use it to check that writes are safe to retry.
+	DropAfterApply
+)
+
+// Fault describes requests to disturb and how. A fault matches a request
+// when Op matches (an empty Op matches every operation) and Match, if set,
+// returns true. The first matching fault, in injection order, applies.
+//
+// A fault first sleeps for Delay (returning early if the client goes away),
+// then, in this order: drops the connection if Drop is DropBeforeApply;
+// answers Status (with SubStatus, Headers and a service-style error body)
+// without applying anything if Status is set; otherwise handles the request
+// normally and drops the connection after applying it if Drop is
+// DropAfterApply.
+type Fault struct {
+	// Op is the operation to affect; empty means all operations.
+	Op Op
+	// Match optionally narrows the fault to requests it returns true for. It
+	// must not read the request body.
+	Match func(*http.Request) bool
+	// Status, if non-zero, is the HTTP status to answer instead of handling
+	// the request, for example 429, 503 or 408.
+	Status int
+	// SubStatus, if non-zero, is sent in x-ms-substatus with Status.
+	SubStatus int
+	// Headers are added to the Status response, for example
+	// {"x-ms-retry-after-ms": "10"}. A 429 without x-ms-retry-after-ms gets
+	// "x-ms-retry-after-ms: 1" (the service always sends one).
+	Headers map[string]string
+	// Delay is slept before anything else happens.
+	Delay time.Duration
+	// Drop closes the connection instead of answering (see DropMode).
+	Drop DropMode
+	// Times is how many matching requests to affect; 0 means until removed.
+	Times int
+}
+
+type faultEntry struct {
+	id    uint64
+	f     Fault
+	left  int // remaining times; <0 = unlimited
+	alive bool
+}
+
+// InjectFault adds a fault and returns a function that removes it. Faults
+// apply to requests arriving after InjectFault returns.
+func (s *Server) InjectFault(f Fault) (remove func()) {
+	s.faultsMu.Lock()
+	defer s.faultsMu.Unlock()
+	s.faultSeq++
+	e := &faultEntry{id: s.faultSeq, f: f, left: f.Times, alive: true}
+	if f.Times <= 0 {
+		e.left = -1
+	}
+	s.faults = append(s.faults, e)
+	return func() {
+		s.faultsMu.Lock()
+		defer s.faultsMu.Unlock()
+		s.removeFaultLocked(e.id)
+	}
+}
+
+// ClearFaults removes all injected faults.
+func (s *Server) ClearFaults() {
+	s.faultsMu.Lock()
+	defer s.faultsMu.Unlock()
+	for _, e := range s.faults {
+		e.alive = false
+	}
+	s.faults = nil
+}
+
+func (s *Server) removeFaultLocked(id uint64) {
+	for i, e := range s.faults {
+		if e.id == id {
+			e.alive = false
+			s.faults = append(s.faults[:i:i], s.faults[i+1:]...)
+			return
+		}
+	}
+}
+
+// takeFault returns the fault that applies to the request, consuming one of
+// its Times, or nil.
+func (s *Server) takeFault(op Op, r *http.Request) *Fault {
+	s.faultsMu.Lock()
+	var match []*faultEntry
+	for _, e := range s.faults {
+		if e.f.Op == "" || e.f.Op == op {
+			match = append(match, e)
+		}
+	}
+	s.faultsMu.Unlock()
+	// Match functions run without the lock: they are user code.
+	for _, e := range match {
+		if e.f.Match != nil && !e.f.Match(r) {
+			continue
+		}
+		s.faultsMu.Lock()
+		if !e.alive {
+			s.faultsMu.Unlock()
+			continue
+		}
+		if e.left > 0 {
+			e.left--
+			if e.left == 0 {
+				s.removeFaultLocked(e.id)
+			}
+		}
+		s.faultsMu.Unlock()
+		f := e.f
+		return &f
+	}
+	return nil
+}
+
+// faultResponse is the response for a fault with a Status.
+func faultResponse(f *Fault) *apiError {
+	e := newSubError(f.Status, f.SubStatus, "%s", defaultFaultMessage(f.Status))
+	e.Headers = map[string]string{}
+	for k, v := range f.Headers {
+		e.Headers[k] = v
+	}
+	if f.Status == http.StatusTooManyRequests {
+		has := false
+		for k := range e.Headers {
+			has = has || strings.EqualFold(k, "x-ms-retry-after-ms")
+		}
+		if !has {
+			e.Headers["x-ms-retry-after-ms"] = "1"
+		}
+	}
+	return e
+}
