@@ -1,7 +1,99 @@
-// Package providertest is the Go port of duroxide's provider validation
-// suite (Rust src/provider_validation, feature "provider-test"). It checks
-// that a duroxide.Provider honours the storage contract the runtime relies
-// on, using only the duroxide interfaces, so any provider can run it.
-//
-// See Run and RunModules. Subtests are named <module>/<rust_test_name>.
+/*
+Package providertest is the Go port of duroxide's provider validation
+suite (Rust src/provider_validation/*.rs, feature "provider-test"). It
+checks that a duroxide.Provider honours the storage contract the runtime
+relies on: peek-lock queues, instance locks, atomic acks, attempt counts,
+sessions, tags, capability filtering, KV state, custom status and the
+ProviderAdmin operations. It uses only the duroxide interfaces, so any
+provider can run it, as every river driver runs riverdrivertest.
+
+# Wiring a provider
+
+Implement Factory and call Run from a test in the provider's package:
+
+	type factory struct {
+		endpoint string // connection settings
+	}
+
+	// NewProvider returns a fresh, empty, isolated store for one test.
+	func (f factory) NewProvider(t *testing.T) duroxide.Provider {
+		p, err := myprovider.New(t.Context(), myprovider.Config{Container: "test-" + uuid.NewString()[:8]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { p.Drop(context.Background()) })
+		return p
+	}
+
+	func (factory) LockTimeout() time.Duration        { return 5 * time.Second }
+	func (factory) ShortPollThreshold() time.Duration { return 100 * time.Millisecond }
+
+	// The two hooks need direct access to the store.
+	func (factory) CorruptInstanceHistory(t *testing.T, p duroxide.Provider, instance string) {
+		p.(*myprovider.Provider).OverwriteHistoryForTest(t.Context(), instance, `NOT_VALID_JSON{{{`)
+	}
+	func (factory) MaxAttemptCount(t *testing.T, p duroxide.Provider, instance string) uint32 {
+		return p.(*myprovider.Provider).MaxOrchestratorAttemptsForTest(t.Context(), instance)
+	}
+
+	func TestProviderValidation(t *testing.T) {
+		providertest.Run(t, factory{})
+	}
+
+RunModules runs a subset, for example
+providertest.RunModules(t, factory{}, "atomicity", "sessions"); Modules
+lists the module names and Tests the behaviours of one module.
+internal/memprovider/memprovider_test.go is a complete, working wiring.
+
+# What the factory must provide
+
+NewProvider must return an empty store that no other test shares: many
+tests assert exact queue contents, and tests run in parallel. Timing
+tests take LockTimeout-long locks and then sleep LockTimeout+100ms (Rust's
+default is 5s; the SQLite reference uses 1s, which keeps the suite fast).
+ShortPollThreshold bounds a fetch on an empty store for short-polling
+providers (Rust's default is 100ms; duroxide-pg uses 500ms).
+
+Two hooks need store access, as in Rust: CorruptInstanceHistory must
+overwrite every stored history event of an instance with content that
+cannot be decoded (Read then fails, and a fetch returns the item with
+HistoryError set), and MaxAttemptCount must return the largest attempt
+count among the instance's orchestrator-queue messages. They are used by
+error_handling and capability_filtering.
+
+The cancellation, deletion, bulk_deletion, prune, management and kv_store
+modules also need Provider.Admin to return a ProviderAdmin.
+
+A factory whose providers block for pollTimeout when there is no work
+implements LongPoller. Then the two long-poll-only behaviours run and the
+two short-poll ones do not; otherwise it is the other way round. A
+behaviour that does not apply is not registered at all rather than
+skipped. No other behaviour is ever skipped: a provider that lacks a
+feature fails the tests for it.
+
+# Names
+
+Every behaviour is a subtest named <module>/<rust_test_name>, where module
+is the Rust file name without ".rs" and rust_test_name the exact name of
+the Rust test function, for example
+atomicity/test_atomicity_failure_rollback or
+poison_message/orchestration_attempt_count_starts_at_one. Filter them with
+go test -run, e.g. -run 'TestProviderValidation/lock_expiration/'.
+
+The modules and their behaviour counts match duroxide 0.1.29 (221
+behaviours in 19 modules): atomicity 4, bulk_deletion 4, cancellation 16,
+capability_filtering 20, custom_status 7, deletion 13, error_handling 7,
+instance_creation 4, instance_locking 11, kv_store 35, lock_expiration 13,
+long_polling 5, management 13, multi_execution 5, poison_message 9, prune
+4, queue_semantics 8, sessions 33, tag_filtering 10.
+
+# Writing modules
+
+Each module is one file that registers its table of Tests from init (see
+register). Tests call t.Parallel, build their own provider with
+newProvider, and use the shared helpers in helpers.go (startItem,
+createInstance, mustFetch, mustAck, ...), which mirror the helpers of
+Rust's provider_validation/mod.rs: fetches use a 30s lock and pollTimeout 0
+unless a behaviour is about timing.
+*/
 package providertest
