@@ -63,6 +63,7 @@ const MAX_BODY_BYTES_READ = 16 * 1024 * 1024; // beyond this the socket is dropp
 const MAX_ID_BYTES = 1023; // item id limit (UTF-8 bytes)
 const MAX_BATCH_OPERATIONS = 100;
 const DEFAULT_PAGE_SIZE = 100; // service default when x-ms-max-item-count is absent
+const MAX_CLOCK_SKEW_MS = 15 * 60 * 1000; // how far x-ms-date may be from the server clock
 
 const MSG_CROSS_PARTITION =
   "The provided cross partition query can not be directly served by the gateway. " +
@@ -151,6 +152,15 @@ function checkAuth(req, pathname) {
   );
   if (params.get("type") !== "master") {
     return new HttpError(401, "Unauthorized", `Authorization type '${params.get("type")}' is not supported by this emulator.`);
+  }
+  const when = Date.parse(date);
+  if (Number.isNaN(when) || Math.abs(Date.now() - when) > MAX_CLOCK_SKEW_MS) {
+    // The service answers a stale or future x-ms-date with 403, not 401.
+    return new HttpError(
+      403,
+      "Forbidden",
+      `The authorization token is not valid at the current time. Please create another token and retry (token start time: ${date}, current server time: ${new Date().toUTCString()}).`
+    );
   }
   const { type, link } = signedResource(pathname);
   const payload = `${req.method.toLowerCase()}\n${type.toLowerCase()}\n${link}\n${date.toLowerCase()}\n\n`;
