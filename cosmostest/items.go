@@ -38,7 +38,7 @@ func itemID(body map[string]any) (string, *apiError) {
 	if !ok {
 		return "", errBadRequest("The input content is invalid because the required properties - 'id; ' - are missing or not strings.")
 	}
-	if e := validateID(id); e != nil {
+	if e := validateItemID(id); e != nil {
 		return "", e
 	}
 	return id, nil
