@@ -160,7 +160,6 @@ func (f *fixture) read(t testing.TB, id, instance string) map[string]any {
 	return decode(t, r.Value)
 }
 
-
 // signedRequest builds a request to the server signed with its master key,
 // for what the SDK cannot send (malformed bodies, raw headers).
 func signedRequest(t testing.TB, s *Server, method, path string, body []byte, headers map[string]string) *http.Request {
