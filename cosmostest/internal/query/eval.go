@@ -286,61 +286,71 @@ func binary(op binOp, a, b any) any {
 }
 
 // likeMatch implements LIKE patterns: % (any run), _ (one character),
-// [abc], [a-f] and [^abc] character classes, and an optional escape character.
+// [abc], [a-f] and [^abc] character classes, and an optional escape
+// character. It compiles the pattern into elements and matches with dynamic
+// programming, so adversarial patterns ("%a%a%a%b") stay O(len(s)·len(p)).
 func likeMatch(s, p []rune, esc rune) bool {
-	for len(p) > 0 {
-		c := p[0]
+	type elem struct {
+		kind  byte // 'c' literal, '_' any one, '%' any run, '[' class
+		r     rune
+		class []rune
+	}
+	var pat []elem
+	for i := 0; i < len(p); i++ {
+		c := p[i]
 		switch {
-		case esc >= 0 && c == esc && len(p) > 1:
-			if len(s) == 0 || s[0] != p[1] {
-				return false
-			}
-			s, p = s[1:], p[2:]
+		case esc >= 0 && c == esc && i+1 < len(p):
+			i++
+			pat = append(pat, elem{kind: 'c', r: p[i]})
 		case c == '%':
-			for len(p) > 0 && p[0] == '%' {
-				p = p[1:]
+			if len(pat) == 0 || pat[len(pat)-1].kind != '%' {
+				pat = append(pat, elem{kind: '%'})
 			}
-			if len(p) == 0 {
-				return true
-			}
-			for i := 0; i <= len(s); i++ {
-				if likeMatch(s[i:], p, esc) {
-					return true
-				}
-			}
-			return false
 		case c == '_':
-			if len(s) == 0 {
-				return false
-			}
-			s, p = s[1:], p[1:]
+			pat = append(pat, elem{kind: '_'})
 		case c == '[':
 			end := -1
-			for j := 2; j < len(p); j++ {
+			for j := i + 2; j < len(p); j++ {
 				if p[j] == ']' {
 					end = j
 					break
 				}
 			}
 			if end < 0 { // no closing bracket: a literal '['
-				if len(s) == 0 || s[0] != '[' {
-					return false
-				}
-				s, p = s[1:], p[1:]
+				pat = append(pat, elem{kind: 'c', r: c})
 				continue
 			}
-			if len(s) == 0 || !classMatch(p[1:end], s[0]) {
-				return false
-			}
-			s, p = s[1:], p[end+1:]
+			pat = append(pat, elem{kind: '[', class: p[i+1 : end]})
+			i = end
 		default:
-			if len(s) == 0 || s[0] != c {
-				return false
-			}
-			s, p = s[1:], p[1:]
+			pat = append(pat, elem{kind: 'c', r: c})
 		}
 	}
-	return len(s) == 0
+	// cur[j]: pattern prefix pat[:j] matches the input consumed so far.
+	cur := make([]bool, len(pat)+1)
+	next := make([]bool, len(pat)+1)
+	cur[0] = true
+	for j := 1; j <= len(pat) && pat[j-1].kind == '%'; j++ {
+		cur[j] = true
+	}
+	for _, r := range s {
+		clear(next)
+		for j := 1; j <= len(pat); j++ {
+			e := pat[j-1]
+			switch e.kind {
+			case '%':
+				next[j] = next[j-1] || cur[j]
+			case '_':
+				next[j] = cur[j-1]
+			case '[':
+				next[j] = cur[j-1] && classMatch(e.class, r)
+			default:
+				next[j] = cur[j-1] && e.r == r
+			}
+		}
+		cur, next = next, cur
+	}
+	return cur[len(pat)]
 }
 
 func classMatch(class []rune, r rune) bool {

@@ -178,7 +178,9 @@ func init() {
 		"REPLICATE": {2, 2, func(a []any) any {
 			s, ok1 := a[0].(string)
 			n, ok2 := a[1].(float64)
-			if !ok1 || !ok2 || n < 0 || n > 10000 {
+			// The service returns undefined rather than build a result
+			// longer than 10,000 characters.
+			if !ok1 || !ok2 || n < 0 || float64(len([]rune(s)))*math.Trunc(n) > 10000 {
 				return undefined
 			}
 			return strings.Repeat(s, int(n))

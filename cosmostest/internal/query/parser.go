@@ -313,7 +313,11 @@ func (p *parser) parseFrom() (*fromClause, error) {
 		if err := p.skipParens(); err != nil {
 			return nil, err
 		}
-		return &fromClause{alias: p.optionalAlias("")}, nil
+		alias, err := p.optionalAlias("")
+		if err != nil {
+			return nil, err
+		}
+		return &fromClause{alias: alias}, nil
 	}
 	if !isIdentTok(t) {
 		return nil, p.syntaxErrAt(t)
@@ -334,7 +338,11 @@ func (p *parser) parseFrom() (*fromClause, error) {
 			return nil, err
 		}
 	}
-	f := &fromClause{alias: p.optionalAlias(name)}
+	alias, err := p.optionalAlias(name)
+	if err != nil {
+		return nil, err
+	}
+	f := &fromClause{alias: alias}
 	for p.isKw("JOIN") {
 		p.next()
 		p.noteUnsupported("JOIN")
@@ -350,27 +358,29 @@ func (p *parser) parseFrom() (*fromClause, error) {
 		} else if err := p.skipPath(); err != nil {
 			return nil, err
 		}
-		p.optionalAlias("")
+		if _, err := p.optionalAlias(""); err != nil {
+			return nil, err
+		}
 	}
 	return f, nil
 }
 
 // optionalAlias consumes "[AS] alias" after a collection and returns the
 // alias, or def when there is none.
-func (p *parser) optionalAlias(def string) string {
+func (p *parser) optionalAlias(def string) (string, error) {
 	if p.acceptKw("AS") {
 		t := p.peek()
-		if isIdentTok(t) {
-			p.next()
-			return p.identText(t)
+		if !isIdentTok(t) {
+			return "", p.syntaxErrAt(t)
 		}
-		return def
+		p.next()
+		return p.identText(t), nil
 	}
 	if t := p.peek(); isIdentTok(t) {
 		p.next()
-		return p.identText(t)
+		return p.identText(t), nil
 	}
-	return def
+	return def, nil
 }
 
 func (p *parser) skipPath() error {
