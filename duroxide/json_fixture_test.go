@@ -10,7 +10,7 @@ import (
 )
 
 // readJSONL returns the non-empty lines of a testdata file.
-func readJSONL(t *testing.T, name string) [][]byte {
+func readJSONL(t testing.TB, name string) [][]byte {
 	t.Helper()
 	f, err := os.Open(filepath.Join("testdata", name))
 	if err != nil {

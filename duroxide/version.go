@@ -18,14 +18,15 @@ type SemVer struct {
 func ParseSemVer(s string) (SemVer, error) {
 	var v SemVer
 	rest := s
+	hasPre, hasBuild := false, false
 	if i := strings.IndexByte(rest, '+'); i >= 0 {
-		v.Build, rest = rest[i+1:], rest[:i]
+		v.Build, rest, hasBuild = rest[i+1:], rest[:i], true
 	}
 	if i := strings.IndexByte(rest, '-'); i >= 0 {
-		v.Pre, rest = rest[i+1:], rest[:i]
+		v.Pre, rest, hasPre = rest[i+1:], rest[:i], true
 	}
 	parts := strings.Split(rest, ".")
-	if len(parts) != 3 {
+	if len(parts) != 3 || !validIdents(v.Pre, true, hasPre) || !validIdents(v.Build, false, hasBuild) {
 		return SemVer{}, fmt.Errorf("duroxide: invalid semantic version %q", s)
 	}
 	nums := [3]*uint64{&v.Major, &v.Minor, &v.Patch}
@@ -40,6 +41,36 @@ func ParseSemVer(s string) (SemVer, error) {
 		*nums[i] = n
 	}
 	return v, nil
+}
+
+// validIdents checks pre-release (pre) or build metadata identifiers as
+// Rust's semver crate does: dot-separated, non-empty, [0-9A-Za-z-], and no
+// leading zero in a numeric pre-release identifier. present reports that
+// the separator ('-' or '+') occurred, so that "1.2.3-" is rejected.
+func validIdents(s string, pre, present bool) bool {
+	if s == "" {
+		return !present
+	}
+	for _, id := range strings.Split(s, ".") {
+		if id == "" {
+			return false
+		}
+		numeric := true
+		for i := 0; i < len(id); i++ {
+			c := id[i]
+			switch {
+			case c >= '0' && c <= '9':
+			case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '-':
+				numeric = false
+			default:
+				return false
+			}
+		}
+		if pre && numeric && len(id) > 1 && id[0] == '0' {
+			return false
+		}
+	}
+	return true
 }
 
 // MustParseSemVer is ParseSemVer for constants; it panics on bad input.
