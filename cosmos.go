@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -343,7 +344,9 @@ type CosmosError struct {
 	SubStatus  int
 	RetryAfter time.Duration
 	ActivityID string
-	Err        error
+	// Message is the service's explanation, when it sent one.
+	Message string
+	Err     error
 }
 
 func (e *CosmosError) Error() string {
@@ -354,8 +357,11 @@ func (e *CosmosError) Error() string {
 	if e.SubStatus != 0 {
 		msg += fmt.Sprintf(" (substatus %d)", e.SubStatus)
 	}
+	if e.Message != "" {
+		msg += ": " + e.Message
+	}
 	if e.ActivityID != "" {
-		msg += ", activity " + e.ActivityID
+		msg += " (activity " + e.ActivityID + ")"
 	}
 	return msg
 }
@@ -398,6 +404,7 @@ func classify(call Call, err error) error {
 	var re *azcore.ResponseError
 	if errors.As(err, &re) {
 		out.StatusCode = re.StatusCode
+		out.Message = serviceMessage(re.Error())
 		if re.RawResponse != nil {
 			h := re.RawResponse.Header
 			out.SubStatus, _ = strconv.Atoi(h.Get("x-ms-substatus"))
@@ -421,3 +428,32 @@ func statusOf(err error) int {
 func isNotFound(err error) bool     { return statusOf(err) == http.StatusNotFound }
 func isConflict(err error) bool     { return statusOf(err) == http.StatusConflict }
 func isPrecondition(err error) bool { return statusOf(err) == http.StatusPreconditionFailed }
+
+// serviceMessage extracts Cosmos's "message" from an azcore error text
+// (which embeds the response body), bounded so logs stay readable.
+func serviceMessage(text string) string {
+	i := strings.Index(text, `"message"`)
+	if i < 0 {
+		return ""
+	}
+	rest := text[i+len(`"message"`):]
+	j := strings.IndexByte(rest, '"')
+	if j < 0 {
+		return ""
+	}
+	rest = rest[j+1:]
+	var b strings.Builder
+	for k := 0; k < len(rest) && b.Len() < 300; k++ {
+		c := rest[k]
+		if c == '\\' && k+1 < len(rest) {
+			k++
+			b.WriteByte(rest[k])
+			continue
+		}
+		if c == '"' {
+			break
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}

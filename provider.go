@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/duroxide-go/cdb/duroxide"
 )
 
 // ProviderName is what Provider.Name reports.
@@ -21,6 +23,11 @@ type Provider struct {
 	st     *store
 	client *azcosmos.Client // nil when wrapping a caller's container
 	opts   Options
+
+	orchLocks    locks[*orchLock]
+	workLocks    locks[*workLock]
+	busy         busyCache // instances found locked
+	incompatible busyCache // instances found outside a capability filter
 
 	closeOnce sync.Once
 	stop      chan struct{}
@@ -77,7 +84,12 @@ func newProvider(container *azcosmos.ContainerClient, o Options) *Provider {
 }
 
 // start launches background work (the outbox reconciler).
-func (p *Provider) start() {}
+func (p *Provider) start() {
+	if p.opts.OutboxInterval > 0 {
+		p.wg.Add(1)
+		go p.runReconciler()
+	}
+}
 
 // Close stops background work and, if New created the Cosmos client,
 // closes it. It is safe to call more than once.
@@ -105,3 +117,8 @@ func (p *Provider) RequestStats() RequestStats { return p.st.stats() }
 
 // ResetRequestStats zeroes the request counters.
 func (p *Provider) ResetRequestStats() { p.st.resetStats() }
+
+// Admin implements duroxide.Provider.
+func (p *Provider) Admin() duroxide.ProviderAdmin { return nil }
+
+var _ duroxide.Provider = (*Provider)(nil)

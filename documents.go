@@ -1,0 +1,197 @@
+package cdb
+
+import (
+	"encoding/json"
+	"sync/atomic"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// Document types, the "type" discriminator of every document in the
+// container (spec §2.2). All documents of an instance share its partition.
+const (
+	docInstance    = "instance"
+	docHistory     = "history"
+	docOrchQueue   = "orch_queue"
+	docWorkerQueue = "worker_queue"
+	docOutbox      = "outbox_intent"
+	docSession     = "session"
+	docKV          = "kv"
+	docKVDelta     = "kv_delta"
+	// docReceived marks a cross-instance message the instance consumed, so
+	// a late re-delivery of the same outbox intent is a 409, not a
+	// duplicate message. It replaces the message document on ack.
+	docReceived = "orch_received"
+)
+
+// instanceDoc is the per-instance document: metadata, the instance lock
+// and custom status. Field names follow the Rust crate (camelCase).
+type instanceDoc struct {
+	ID                    string      `json:"id"`
+	InstanceID            string      `json:"instanceId"`
+	Type                  string      `json:"type"`
+	OrchestrationName     string      `json:"orchestrationName"`
+	OrchestrationVersion  string      `json:"orchestrationVersion"`
+	CurrentExecutionID    uint64      `json:"currentExecutionId"`
+	Status                string      `json:"status"`
+	Output                *string     `json:"output"`
+	ParentInstanceID      *string     `json:"parentInstanceId"`
+	PinnedDuroxideVersion *semverDoc  `json:"pinnedDuroxideVersion"`
+	PinnedVersionPacked   *int64      `json:"pinnedVersionPacked"`
+	CustomStatus          *string     `json:"customStatus"`
+	CustomStatusVersion   uint64      `json:"customStatusVersion"`
+	LockToken             *string     `json:"lockToken"`
+	LockedUntil           *int64      `json:"lockedUntil"`
+	CreatedAt             int64       `json:"createdAt"`
+	UpdatedAt             int64       `json:"updatedAt"`
+	Executions            []execEntry `json:"executions,omitempty"`
+	// Provisional marks a document a fetch created only to hold the lock
+	// of an instance that does not exist yet: an instance exists once an
+	// ack has committed its metadata, never before. Readers treat a
+	// provisional document as absent.
+	Provisional bool `json:"provisional,omitempty"`
+	// LastAckToken is the lock token of the last committed turn, so a
+	// retried ack (whose first attempt committed but whose response was
+	// lost) is recognised as done instead of failing as "lock lost".
+	LastAckToken string `json:"lastAckToken,omitempty"`
+	ETag         string `json:"_etag,omitempty"`
+}
+
+// execEntry summarises one execution for ExecutionInfo and pruning.
+type execEntry struct {
+	ID          uint64 `json:"executionId"`
+	Status      string `json:"status"`
+	StartedAt   int64  `json:"startedAt"`
+	CompletedAt *int64 `json:"completedAt,omitempty"`
+	EventCount  int    `json:"eventCount"`
+}
+
+type semverDoc struct {
+	Major uint64 `json:"major"`
+	Minor uint64 `json:"minor"`
+	Patch uint64 `json:"patch"`
+}
+
+func (d *instanceDoc) exists() bool { return d != nil && !d.Provisional }
+
+func (d *instanceDoc) pinned() *duroxide.SemVer {
+	if d.PinnedDuroxideVersion == nil {
+		return nil
+	}
+	return &duroxide.SemVer{Major: d.PinnedDuroxideVersion.Major, Minor: d.PinnedDuroxideVersion.Minor, Patch: d.PinnedDuroxideVersion.Patch}
+}
+
+func (d *instanceDoc) execution(id uint64) *execEntry {
+	for i := range d.Executions {
+		if d.Executions[i].ID == id {
+			return &d.Executions[i]
+		}
+	}
+	return nil
+}
+
+// historyDoc holds one event; eventData is the Rust-compatible JSON of the
+// event, the only authoritative copy (eventId is a number, so above 2^53
+// Cosmos rounds it; it is used for ordering only).
+type historyDoc struct {
+	ID          string `json:"id"`
+	InstanceID  string `json:"instanceId"`
+	Type        string `json:"type"`
+	ExecutionID uint64 `json:"executionId"`
+	EventID     uint64 `json:"eventId"`
+	EventData   string `json:"eventData"`
+}
+
+// queueDoc is an orchestrator or worker queue message.
+type queueDoc struct {
+	ID           string  `json:"id"`
+	InstanceID   string  `json:"instanceId"`
+	Type         string  `json:"type"`
+	WorkItem     string  `json:"workItem"`
+	DispatchSlot uint8   `json:"dispatchSlot"`
+	VisibleAt    int64   `json:"visibleAt"`
+	EnqueuedAt   int64   `json:"enqueuedAt"`
+	LockToken    *string `json:"lockToken"`
+	LockedUntil  *int64  `json:"lockedUntil"`
+	AttemptCount uint32  `json:"attemptCount"`
+	// EnqueueOrder breaks ties between messages enqueued in the same
+	// millisecond: microseconds since the epoch, strictly increasing per
+	// process. Documents written by the Rust crate lack it; they order by
+	// enqueuedAt.
+	EnqueueOrder int64 `json:"enqueueOrder,omitempty"`
+	// Worker queue only.
+	ExecutionID *uint64 `json:"executionId,omitempty"`
+	ActivityID  *uint64 `json:"activityId,omitempty"`
+	SessionID   *string `json:"sessionId,omitempty"`
+	Tag         *string `json:"tag,omitempty"`
+	// OutboxKey is set on messages delivered through the outbox.
+	OutboxKey string `json:"outboxKey,omitempty"`
+	ETag      string `json:"_etag,omitempty"`
+}
+
+func (q *queueDoc) order() int64 {
+	if q.EnqueueOrder != 0 {
+		return q.EnqueueOrder
+	}
+	return q.EnqueuedAt * 1000
+}
+
+func (q *queueDoc) etag() *azcore.ETag {
+	if q.ETag == "" {
+		return nil
+	}
+	e := azcore.ETag(q.ETag)
+	return &e
+}
+
+// outboxDoc is an intent to create a message in another instance's
+// partition, written in the same batch as the turn that produced it.
+type outboxDoc struct {
+	ID               string `json:"id"`
+	InstanceID       string `json:"instanceId"`
+	Type             string `json:"type"`
+	TargetInstanceID string `json:"targetInstanceId"`
+	TargetDocType    string `json:"targetDocumentType"`
+	Payload          string `json:"payload"`
+	IdempotencyKey   string `json:"idempotencyKey"`
+	Status           string `json:"status"`
+	CreatedAt        int64  `json:"createdAt"`
+	AttemptCount     int    `json:"attemptCount"`
+	LastAttemptAt    *int64 `json:"lastAttemptAt"`
+}
+
+var lastOrder atomic.Int64
+
+// nextOrder returns a strictly increasing microsecond timestamp.
+func nextOrder(now time.Time) int64 {
+	us := now.UnixMicro()
+	for {
+		last := lastOrder.Load()
+		v := us
+		if v <= last {
+			v = last + 1
+		}
+		if lastOrder.CompareAndSwap(last, v) {
+			return v
+		}
+	}
+}
+
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+func ptr[T any](v T) *T { return &v }
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("cdb: marshal document: " + err.Error())
+	}
+	return b
+}
+
+// jsonNull writes an explicit null in a patch: azcosmos drops a nil value
+// (omitempty), which the service refuses ("required property 'value'").
+var jsonNull = json.RawMessage("null")

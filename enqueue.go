@@ -1,0 +1,64 @@
+package cdb
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// EnqueueForOrchestrator implements duroxide.Provider. The message is
+// visible at now+delay (a TimerFired's fire_at_ms is ignored on this path,
+// as the contract says), and the instance is not created.
+func (p *Provider) EnqueueForOrchestrator(ctx context.Context, item duroxide.WorkItem, delay time.Duration) error {
+	const op = "enqueue_for_orchestrator"
+	if item == nil || item.Queue() != duroxide.OrchestratorQueue {
+		return duroxide.Permanent(op, "%s belongs on the worker queue, not the orchestrator queue", variantOf(item))
+	}
+	now := p.opts.Now()
+	return p.enqueue(ctx, op, item, docOrchQueue, now.Add(max(delay, 0)), now)
+}
+
+// EnqueueForWorker implements duroxide.Provider.
+func (p *Provider) EnqueueForWorker(ctx context.Context, item duroxide.WorkItem) error {
+	const op = "enqueue_for_worker"
+	if item == nil || item.Queue() != duroxide.WorkerQueue {
+		return duroxide.Permanent(op, "%s belongs on the orchestrator queue, not the worker queue", variantOf(item))
+	}
+	now := p.opts.Now()
+	return p.enqueue(ctx, op, item, docWorkerQueue, now, now)
+}
+
+// enqueue writes one queue document: one request. The id is generated
+// once, so an internal retry of the same call cannot duplicate it.
+func (p *Provider) enqueue(ctx context.Context, op string, item duroxide.WorkItem, docType string, visible, now time.Time) error {
+	inst := item.InstanceID()
+	if err := validateInstanceID(op, inst); err != nil {
+		return err
+	}
+	data, err := duroxide.MarshalWorkItem(item)
+	if err != nil {
+		return duroxide.Permanent(op, "work item cannot be encoded: %v", err)
+	}
+	q := queueDoc{ID: uuid.NewString(), InstanceID: inst, Type: docType, WorkItem: string(data), DispatchSlot: DispatchSlot(inst),
+		VisibleAt: ms(visible), EnqueuedAt: ms(now), EnqueueOrder: nextOrder(now)}
+	if a, ok := item.(duroxide.ActivityExecuteItem); ok {
+		q.ExecutionID, q.ActivityID, q.SessionID, q.Tag = ptr(a.ExecutionID), ptr(a.ID), a.SessionID, a.Tag
+		if a.SessionID != nil {
+			if err := validateUserString(op, "session id", *a.SessionID); err != nil {
+				return err
+			}
+		}
+	}
+	doc := mustJSON(q)
+	if len(doc) > maxDocBytes {
+		return duroxide.Permanent(op, "the work item would be a %d-byte document; Cosmos DB allows %d", len(doc), maxDocBytes)
+	}
+	_, err = p.st.create(ctx, inst, doc)
+	if isConflict(err) {
+		return nil // our own earlier attempt landed
+	}
+	return duroxide.Wrap(op, err)
+}

@@ -1,0 +1,617 @@
+package cdb
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+
+	"sync"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// Fetching is discovery, then a lock, then a load:
+//
+//  1. Discovery is one cross-partition query page of small projections of
+//     visible, unlocked queue entries (bounded by DiscoveryPageSize and
+//     the dispatcher's slots), ordered client-side: the gateway refuses
+//     cross-partition ORDER BY and TOP, and reading a bounded page keeps the
+//     cost flat however long the queue is.
+//  2. An orchestration is locked with one transactional batch in the
+//     instance's partition: a conditional patch of the instance document
+//     (unlocked, capability-compatible) plus a patch per message that tags
+//     it with the lock and increments its attempt count. The batch is
+//     atomic, so either the instance and its messages are ours or nothing
+//     changed. The patched documents come back in the response, so the
+//     messages need no second read. A work item is locked with one
+//     If-Match patch.
+//  3. An orchestration's current-execution history and KV documents are
+//     loaded with one single-partition query.
+
+// discoveryPages bounds how many discovery pages one fetch reads when every
+// entry of the first page belongs to a busy instance.
+const discoveryPages = 3
+
+// candidate is one instance (or work item) found by discovery.
+type candidate struct {
+	instance string
+	ids      []string // orchestrator: message ids, oldest first
+	etag     string   // worker: the item's ETag
+	order    int64
+	session  *string
+}
+
+// discoveryRow is the projection discovery reads.
+type discoveryRow struct {
+	ID           string  `json:"id"`
+	InstanceID   string  `json:"instanceId"`
+	EnqueuedAt   int64   `json:"enqueuedAt"`
+	EnqueueOrder int64   `json:"enqueueOrder"`
+	ETag         string  `json:"_etag"`
+	SessionID    *string `json:"sessionId"`
+}
+
+func (r *discoveryRow) order() int64 {
+	if r.EnqueueOrder != 0 {
+		return r.EnqueueOrder
+	}
+	return r.EnqueuedAt * 1000
+}
+
+// lockFree is the predicate for "not locked at @now": the Rust crate writes
+// lockedUntil as null, older documents may not have it at all.
+const lockFree = "(NOT IS_DEFINED(c.lockedUntil) OR IS_NULL(c.lockedUntil) OR c.lockedUntil <= @now)"
+
+// slotsClause restricts discovery to the dispatcher's slots, if it has a
+// lease.
+func (p *Provider) slotsClause(ctx context.Context, params queryParams) (string, queryParams, error) {
+	if p.opts.Leases == nil {
+		return "", params, nil
+	}
+	id, ok := dispatcherFrom(ctx)
+	if !ok {
+		return "", params, nil
+	}
+	slots, err := p.opts.Leases.AcquireSlots(ctx, id)
+	if err != nil {
+		return "", params, duroxide.Wrap("acquire_slots", err)
+	}
+	ints := make([]int, len(slots))
+	for i, s := range slots {
+		ints[i] = int(s)
+	}
+	return " AND ARRAY_CONTAINS(@slots, c.dispatchSlot)", params.add("@slots", ints), nil
+}
+
+// discover reads up to discoveryPages pages of visible, unlocked entries
+// of docType and returns candidates grouped by instance (orchestrator) or
+// one per item (worker), oldest first.
+func (p *Provider) discover(ctx context.Context, docType, extra string, params queryParams, perInstance bool, skip func(candidate) bool) ([]candidate, error) {
+	slots, params, err := p.slotsClause(ctx, params)
+	if err != nil {
+		return nil, err
+	}
+	now := ms(p.opts.Now())
+	q := "SELECT c.id, c.instanceId, c.enqueuedAt, c.enqueueOrder, c._etag, c.sessionId FROM c WHERE c.type = @type AND c.visibleAt <= @now AND " +
+		lockFree + slots + extra
+	params = params.add("@type", docType).add("@now", now)
+	var rows []discoveryRow
+	_, err = p.st.query(ctx, q, params, queryOptions{PageSize: int32(p.opts.DiscoveryPageSize), MaxPages: discoveryPages}, func(item []byte) bool {
+		var r discoveryRow
+		if json.Unmarshal(item, &r) == nil && r.InstanceID != "" {
+			rows = append(rows, r)
+		}
+		// Stop after the page that first yields a usable candidate: more
+		// pages cost requests and only matter under contention.
+		return len(rows) < p.opts.DiscoveryPageSize
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		if rows[i].order() != rows[j].order() {
+			return rows[i].order() < rows[j].order()
+		}
+		return rows[i].ID < rows[j].ID
+	})
+	var out []candidate
+	byInstance := map[string]int{}
+	for _, r := range rows {
+		if perInstance {
+			if i, ok := byInstance[r.InstanceID]; ok {
+				out[i].ids = append(out[i].ids, r.ID)
+				continue
+			}
+			byInstance[r.InstanceID] = len(out)
+		}
+		out = append(out, candidate{instance: r.InstanceID, ids: []string{r.ID}, etag: r.ETag, order: r.order(), session: r.SessionID})
+	}
+	if skip != nil {
+		kept := out[:0]
+		for _, c := range out {
+			if !skip(c) {
+				kept = append(kept, c)
+			}
+		}
+		out = kept
+	}
+	return out, nil
+}
+
+// busyCache remembers instances this process found locked, so discovery
+// does not spend a request on them again until their lock may be gone.
+type busyCache struct {
+	mu sync.Mutex
+	m  map[string]time.Time
+}
+
+func (b *busyCache) isBusy(instance string, now time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	until, ok := b.m[instance]
+	if ok && !now.Before(until) {
+		delete(b.m, instance)
+		return false
+	}
+	return ok
+}
+
+func (b *busyCache) mark(instance string, until time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.m == nil {
+		b.m = map[string]time.Time{}
+	}
+	if len(b.m) > 10000 {
+		b.m = map[string]time.Time{} // bounded; it is only an optimisation
+	}
+	b.m[instance] = until
+}
+
+func (b *busyCache) clear(instance string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.m, instance)
+}
+
+// busyRetry is how long an instance found locked by someone else is
+// skipped; short, because we cannot see when that lock ends.
+const busyRetry = 250 * time.Millisecond
+
+// FetchOrchestrationItem implements duroxide.Provider.
+func (p *Provider) FetchOrchestrationItem(ctx context.Context, lockTimeout, _ time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
+	const op = "fetch_orchestration_item"
+	if filter != nil && len(filter.SupportedDuroxideVersions) == 0 {
+		return nil, nil // Phase 1: an empty list supports nothing
+	}
+	p.orchLocks.prune(func(l *orchLock) bool { return p.opts.Now().After(l.lockedUntil.Add(time.Minute)) })
+	now := p.opts.Now()
+	cands, err := p.discover(ctx, docOrchQueue, "", nil, true, func(c candidate) bool {
+		return p.busy.isBusy(c.instance, now) || p.incompatible.isBusy(c.instance, now)
+	})
+	if err != nil {
+		return nil, duroxide.Wrap(op, err)
+	}
+	for _, c := range cands {
+		item, err := p.tryLockOrchestration(ctx, c, lockTimeout, filter)
+		if err != nil {
+			return nil, duroxide.Wrap(op, err)
+		}
+		if item != nil {
+			return item, nil
+		}
+	}
+	return nil, nil
+}
+
+// tryLockOrchestration locks c's instance and messages and loads the
+// item. It returns nil, nil when the instance is busy, incompatible or
+// orphaned, so the caller moves on to the next candidate.
+func (p *Provider) tryLockOrchestration(ctx context.Context, c candidate, lockTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
+	now := p.opts.Now()
+	until := now.Add(lockTimeout)
+	token := newOrchToken(c.instance)
+	res, created, err := p.lockBatch(ctx, c, token, now, until, filter)
+	if err != nil || res == nil {
+		return nil, err
+	}
+	lk := &orchLock{instance: c.instance, token: token, etag: res.etags[0], lockedUntil: until}
+	if err := json.Unmarshal(res.bodies[0], &lk.doc); err != nil {
+		return nil, fmt.Errorf("decode instance document: %w", err)
+	}
+	lk.doc.ETag = string(res.etags[0])
+	for i := 1; i < len(res.bodies); i++ {
+		var m queueDoc
+		if err := json.Unmarshal(res.bodies[i], &m); err != nil {
+			return nil, fmt.Errorf("decode queue message: %w", err)
+		}
+		m.ETag = string(res.etags[i])
+		lk.messages = append(lk.messages, &m)
+	}
+	sort.SliceStable(lk.messages, func(i, j int) bool { return lk.messages[i].order() < lk.messages[j].order() })
+
+	item := &duroxide.OrchestrationItem{Instance: c.instance, LockToken: token, KvSnapshot: map[string]duroxide.KvEntry{}}
+	var decodeErr error
+	for _, m := range lk.messages {
+		wi, err := duroxide.UnmarshalWorkItem([]byte(m.WorkItem))
+		if err != nil {
+			// Never drop a message silently: surface it like corrupt
+			// history, so the runtime retries and eventually poisons it.
+			decodeErr = fmt.Errorf("queue message %s cannot be decoded: %w", m.ID, err)
+			continue
+		}
+		item.Messages = append(item.Messages, wi)
+		item.AttemptCount = max(item.AttemptCount, m.AttemptCount)
+	}
+	if !lk.doc.exists() {
+		start := startOf(item.Messages)
+		if start == nil && decodeErr == nil {
+			return nil, p.releaseOrphan(ctx, lk, created, item.Messages)
+		}
+		item.OrchestrationName, item.Version, item.ExecutionID = nameVersionOf(start)
+		lk.doc.OrchestrationName, lk.doc.OrchestrationVersion = item.OrchestrationName, item.Version
+	} else {
+		item.OrchestrationName, item.Version, item.ExecutionID = lk.doc.OrchestrationName, lk.doc.OrchestrationVersion, lk.doc.CurrentExecutionID
+		if err := p.loadTurnState(ctx, lk, item); err != nil {
+			// Err means no lock is held: give it back before failing.
+			p.releaseQuietly(ctx, lk)
+			return nil, err
+		}
+	}
+	if decodeErr != nil && item.HistoryError == nil {
+		msg := decodeErr.Error()
+		item.HistoryError, item.History = &msg, nil
+	}
+	p.orchLocks.put(token, lk)
+	p.busy.mark(c.instance, until)
+	return item, nil
+}
+
+// lockBatch runs the lock batch. A nil result with a nil error means the
+// instance could not be locked (busy, incompatible, or its messages
+// changed under us). created reports that the instance document was
+// created by this batch (a provisional one).
+func (p *Provider) lockBatch(ctx context.Context, c candidate, token string, now, until time.Time, filter *duroxide.DispatcherCapabilityFilter) (res *batchResult, created bool, err error) {
+	b := newBatch(c.instance)
+	var ops azcosmos.PatchOperations
+	ops.SetCondition(lockCondition(now, filter))
+	ops.AppendSet("/lockToken", token)
+	ops.AppendSet("/lockedUntil", ms(until))
+	b.patch(instanceDocID(c.instance), ops, nil)
+	p.addMessageLocks(b, c.ids, token, until)
+	res, err = p.st.execute(ctx, b, true)
+	if be, ok := err.(*BatchError); ok && be.Index == 0 && be.StatusCode == http.StatusNotFound {
+		// No instance document yet: create a provisional one that holds
+		// the lock. A 409 means another dispatcher just did the same.
+		doc := instanceDoc{ID: instanceDocID(c.instance), InstanceID: c.instance, Type: docInstance, Status: duroxide.StatusRunning,
+			LockToken: &token, LockedUntil: ptr(ms(until)), CreatedAt: ms(now), UpdatedAt: ms(now), Provisional: true}
+		b2 := newBatch(c.instance)
+		b2.create(mustJSON(doc))
+		p.addMessageLocks(b2, c.ids, token, until)
+		res, err = p.st.execute(ctx, b2, true)
+		created = true
+	}
+	if be, ok := err.(*BatchError); ok {
+		switch {
+		case be.Index == 0 && be.StatusCode == http.StatusPreconditionFailed:
+			// Locked, or pinned to a version outside the filter. We
+			// cannot tell which without a read, and neither is worth one.
+			if filter != nil {
+				p.incompatible.mark(c.instance, now.Add(busyRetry))
+			} else {
+				p.busy.mark(c.instance, now.Add(busyRetry))
+			}
+		case be.Index == 0 && be.StatusCode == http.StatusConflict:
+			p.busy.mark(c.instance, now.Add(busyRetry))
+		}
+		// A message that vanished (404) was consumed by a turn that ended
+		// after our discovery; the next fetch sees the current state.
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return res, created, nil
+}
+
+// lockCondition is the instance patch's predicate: the instance is not
+// locked (or its lock expired), is not being deleted, and — with a filter
+// — is pinned to a version inside the first range (or not pinned). The
+// condition is evaluated by the service atomically with the patch.
+// Conditions cannot take parameters, so only numbers are spliced in.
+func lockCondition(now time.Time, filter *duroxide.DispatcherCapabilityFilter) string {
+	n := strconv.FormatInt(ms(now), 10)
+	cond := "FROM c WHERE (NOT IS_DEFINED(c.lockedUntil) OR IS_NULL(c.lockedUntil) OR c.lockedUntil <= " + n + ") AND NOT IS_DEFINED(c.deleted)"
+	if filter != nil {
+		r := filter.SupportedDuroxideVersions[0]
+		cond += fmt.Sprintf(" AND (NOT IS_DEFINED(c.pinnedVersionPacked) OR IS_NULL(c.pinnedVersionPacked) OR (c.pinnedVersionPacked >= %d AND c.pinnedVersionPacked <= %d))",
+			r.Min.Packed(), r.Max.Packed())
+	}
+	return cond
+}
+
+func (p *Provider) addMessageLocks(b *batch, ids []string, token string, until time.Time) {
+	for _, id := range ids {
+		if b.len() >= maxBatchOps {
+			break // the rest wait for the next turn
+		}
+		var ops azcosmos.PatchOperations
+		ops.AppendSet("/lockToken", token)
+		ops.AppendSet("/lockedUntil", ms(until))
+		ops.AppendIncrement("/attemptCount", 1)
+		b.patch(id, ops, nil)
+	}
+}
+
+// loadTurnState loads the current execution's history and the KV
+// documents with one single-partition query.
+func (p *Provider) loadTurnState(ctx context.Context, lk *orchLock, item *duroxide.OrchestrationItem) error {
+	q := "SELECT * FROM c WHERE (c.type = 'history' AND c.executionId = @exec) OR c.type = 'kv' OR c.type = 'kv_delta'"
+	params := queryParams{}.add("@exec", lk.doc.CurrentExecutionID)
+	var hist []historyDoc
+	var kvErr error
+	_, err := p.st.query(ctx, q, params, queryOptions{Partition: &lk.instance, PageSize: -1}, func(raw []byte) bool {
+		var head struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(raw, &head) != nil {
+			return true
+		}
+		switch head.Type {
+		case docHistory:
+			var h historyDoc
+			if err := json.Unmarshal(raw, &h); err != nil {
+				h = historyDoc{EventData: string(raw)} // undecodable: surfaced below
+			}
+			hist = append(hist, h)
+		case docKV:
+			var kv kvDoc
+			if err := json.Unmarshal(raw, &kv); err != nil {
+				kvErr = fmt.Errorf("kv document cannot be decoded: %w", err)
+				return true
+			}
+			item.KvSnapshot[kv.Key] = duroxide.KvEntry{Value: kv.Value, LastUpdatedAtMs: kv.LastUpdatedAtMs}
+			lk.kvKeys = append(lk.kvKeys, kv.Key)
+		case docKVDelta:
+			var d kvDoc
+			if json.Unmarshal(raw, &d) == nil {
+				lk.deltaKeys = append(lk.deltaKeys, d.Key)
+				lk.delta = append(lk.delta, d)
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	events, herr := decodeHistory(hist)
+	switch {
+	case herr != nil:
+		msg := herr.Error()
+		item.HistoryError = &msg
+	case kvErr != nil:
+		msg := kvErr.Error()
+		item.HistoryError = &msg
+	default:
+		item.History = events
+	}
+	return nil
+}
+
+// decodeHistory orders history documents by event id and decodes them.
+// Any undecodable event fails the whole history: callers turn that into
+// history_error (fetch) or an error (read); nothing is dropped.
+func decodeHistory(docs []historyDoc) ([]duroxide.Event, error) {
+	sort.SliceStable(docs, func(i, j int) bool { return docs[i].EventID < docs[j].EventID })
+	events := make([]duroxide.Event, 0, len(docs))
+	for _, d := range docs {
+		ev, err := duroxide.UnmarshalEvent([]byte(d.EventData))
+		if err != nil {
+			return nil, fmt.Errorf("history event %d of execution %d cannot be decoded: %w", d.EventID, d.ExecutionID, err)
+		}
+		events = append(events, ev)
+	}
+	sort.SliceStable(events, func(i, j int) bool { return events[i].EventID < events[j].EventID })
+	return events, nil
+}
+
+// releaseOrphan applies the orphan rule to an instance that does not
+// exist and whose batch cannot create it: queue messages (events for an
+// instance that never started) are deleted; anything else is unlocked
+// and left for the start that will come.
+func (p *Provider) releaseOrphan(ctx context.Context, lk *orchLock, created bool, items []duroxide.WorkItem) error {
+	allQueue := true
+	for _, it := range items {
+		if _, ok := it.(duroxide.QueueMessageItem); !ok {
+			allQueue = false
+		}
+	}
+	b := newBatch(lk.instance)
+	if allQueue {
+		for _, m := range lk.messages {
+			b.delete(m.ID, nil, http.StatusNotFound)
+		}
+	} else {
+		for _, m := range lk.messages {
+			b.patch(m.ID, unlockMessageOps(m.AttemptCount-1, ms(p.opts.Now())), nil)
+		}
+	}
+	if created {
+		// Nobody else can have touched the provisional document: we
+		// hold its lock.
+		e := lk.etag
+		b.delete(instanceDocID(lk.instance), &e, http.StatusNotFound, http.StatusPreconditionFailed)
+	} else {
+		b.patch(instanceDocID(lk.instance), releaseOps(), &lk.etag)
+	}
+	_, err := p.st.executeTolerant(ctx, b, false)
+	p.busy.clear(lk.instance)
+	return err
+}
+
+// releaseQuietly gives a lock back after a failure, best effort: if it
+// fails, the lock simply expires.
+func (p *Provider) releaseQuietly(ctx context.Context, lk *orchLock) {
+	b := newBatch(lk.instance)
+	b.patch(instanceDocID(lk.instance), releaseOps(), &lk.etag)
+	for _, m := range lk.messages {
+		b.patch(m.ID, unlockMessageOps(m.AttemptCount, ms(p.opts.Now())), nil)
+	}
+	if _, err := p.st.execute(ctx, b, false); err != nil {
+		p.opts.Logger.Warn("releasing a lock after a failed fetch", "instance", lk.instance, "error", err)
+	}
+	p.busy.clear(lk.instance)
+}
+
+func releaseOps() azcosmos.PatchOperations {
+	var ops azcosmos.PatchOperations
+	ops.AppendSet("/lockToken", jsonNull)
+	ops.AppendSet("/lockedUntil", jsonNull)
+	return ops
+}
+
+func unlockMessageOps(attempts uint32, visibleAt int64) azcosmos.PatchOperations {
+	var ops azcosmos.PatchOperations
+	ops.AppendSet("/lockToken", jsonNull)
+	ops.AppendSet("/lockedUntil", jsonNull)
+	ops.AppendSet("/visibleAt", visibleAt)
+	ops.AppendSet("/attemptCount", attempts)
+	return ops
+}
+
+// startOf returns the first StartOrchestration or ContinueAsNew item.
+func startOf(items []duroxide.WorkItem) duroxide.WorkItem {
+	for _, it := range items {
+		switch it.(type) {
+		case duroxide.StartOrchestrationItem, duroxide.ContinueAsNewItem:
+			return it
+		}
+	}
+	return nil
+}
+
+// nameVersionOf returns what a start carries for a new instance; a null
+// version is reported as "unknown", as the SQLite reference does.
+func nameVersionOf(item duroxide.WorkItem) (name, version string, exec uint64) {
+	var v *string
+	exec = 1
+	switch it := item.(type) {
+	case duroxide.StartOrchestrationItem:
+		name, v = it.Orchestration, it.Version
+		if it.ExecutionID != 0 {
+			exec = it.ExecutionID
+		}
+	case duroxide.ContinueAsNewItem:
+		name, v = it.Orchestration, it.Version
+	default:
+		return "unknown", "unknown", 1
+	}
+	if v == nil {
+		return name, "unknown", exec
+	}
+	return name, *v, exec
+}
+
+// FetchWorkItem implements duroxide.Provider.
+func (p *Provider) FetchWorkItem(ctx context.Context, lockTimeout, _ time.Duration, session *duroxide.SessionFetchConfig, tags duroxide.TagFilter) (*duroxide.LockedWorkItem, error) {
+	const op = "fetch_work_item"
+	extra, params, ok := tagClause(tags)
+	if !ok {
+		return nil, nil
+	}
+	if session == nil {
+		extra += " AND (NOT IS_DEFINED(c.sessionId) OR IS_NULL(c.sessionId))"
+	}
+	p.workLocks.prune(func(l *workLock) bool { return p.opts.Now().After(l.lockedUntil.Add(time.Minute)) })
+	cands, err := p.discover(ctx, docWorkerQueue, extra, params, false, nil)
+	if err != nil {
+		return nil, duroxide.Wrap(op, err)
+	}
+	for _, c := range cands {
+		if c.session != nil {
+			ok, err := p.claimSession(ctx, c.instance, *c.session, session)
+			if err != nil {
+				return nil, duroxide.Wrap(op, err)
+			}
+			if !ok {
+				continue
+			}
+		}
+		item, err := p.tryLockWorkItem(ctx, c, lockTimeout)
+		if err != nil {
+			return nil, duroxide.Wrap(op, err)
+		}
+		if item != nil {
+			return item, nil
+		}
+	}
+	return nil, nil
+}
+
+// tagClause turns a TagFilter into a query predicate; ok is false for a
+// filter that matches nothing.
+func tagClause(f duroxide.TagFilter) (clause string, params queryParams, ok bool) {
+	const untagged = "NOT IS_DEFINED(c.tag) OR IS_NULL(c.tag)"
+	switch f.Mode {
+	case duroxide.TagNone:
+		return "", nil, false
+	case duroxide.TagAny:
+		return "", nil, true
+	case duroxide.TagDefaultOnly:
+		return " AND (" + untagged + ")", nil, true
+	case duroxide.TagTags:
+		return " AND ARRAY_CONTAINS(@tags, c.tag)", queryParams{}.add("@tags", f.TagList()), true
+	case duroxide.TagDefaultAnd:
+		return " AND (" + untagged + " OR ARRAY_CONTAINS(@tags, c.tag))", queryParams{}.add("@tags", f.TagList()), true
+	}
+	return "", nil, false
+}
+
+// workLock is what this process remembers about a work item lock.
+type workLock struct {
+	instance    string
+	itemID      string
+	token       string
+	etag        azcore.ETag
+	lockedUntil time.Time
+	doc         queueDoc
+}
+
+func (p *Provider) tryLockWorkItem(ctx context.Context, c candidate, lockTimeout time.Duration) (*duroxide.LockedWorkItem, error) {
+	now := p.opts.Now()
+	until := now.Add(lockTimeout)
+	id := c.ids[0]
+	token := newWorkToken(c.instance, id)
+	var ops azcosmos.PatchOperations
+	ops.AppendSet("/lockToken", token)
+	ops.AppendSet("/lockedUntil", ms(until))
+	ops.AppendIncrement("/attemptCount", 1)
+	etag := azcore.ETag(c.etag)
+	body, newEtag, err := p.st.patch(ctx, c.instance, id, ops, &etag, true)
+	if isPrecondition(err) || isNotFound(err) {
+		return nil, nil // another worker got it first
+	}
+	if err != nil {
+		return nil, err
+	}
+	var doc queueDoc
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return nil, fmt.Errorf("decode work item document: %w", err)
+	}
+	wi, err := duroxide.UnmarshalWorkItem([]byte(doc.WorkItem))
+	if err != nil {
+		// Leave it locked until it expires rather than spin on it; report
+		// it so the operator sees it. Nothing is deleted.
+		return nil, duroxide.Permanent("fetch_work_item", "work item %s of instance %q cannot be decoded: %v", id, c.instance, err)
+	}
+	doc.ETag = string(newEtag)
+	p.workLocks.put(token, &workLock{instance: c.instance, itemID: id, token: token, etag: newEtag, lockedUntil: until, doc: doc})
+	return &duroxide.LockedWorkItem{Item: wi, LockToken: token, AttemptCount: doc.AttemptCount}, nil
+}

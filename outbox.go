@@ -1,0 +1,145 @@
+package cdb
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// The transactional outbox. A turn can only write its own partition
+// atomically, so a message for another instance (a sub-orchestration
+// start, a child's completion for its parent, a detached start, a cancel
+// cascade) is first written as an intent document inside the turn's
+// batch. Right after the commit the acking process creates the target
+// message in the target's partition and deletes the intents; a
+// background reconciler delivers intents whose delivery did not happen
+// (crash, network). The target message id is derived from the intent's
+// idempotency key, so delivering twice is a 409 — already done — and the
+// target keeps a marker after consuming it, so even a delivery after
+// consumption is recognised.
+
+const intentPending = "pending"
+
+// intent builds the outbox intent for target document d.
+func (p *Provider) intent(lk *orchLock, exec uint64, seq int, d *queueDoc, now time.Time) outboxDoc {
+	tokenID := lk.token[strings.LastIndexByte(lk.token, '.')+1:]
+	key := docID(user(lk.instance), num(exec), fixed(tokenID), num(uint64(seq)))
+	if d.ID == "" || d.Type == docOrchQueue {
+		d.ID = docID(fixed("outbox"), user(lk.instance), fixed(tokenID), num(uint64(seq)))
+	}
+	d.OutboxKey = key
+	return outboxDoc{
+		ID: docID(fixed("intent"), user(lk.instance), num(exec), fixed(tokenID), num(uint64(seq))), InstanceID: lk.instance, Type: docOutbox,
+		TargetInstanceID: d.InstanceID, TargetDocType: d.Type, Payload: string(mustJSON(d)), IdempotencyKey: key,
+		Status: intentPending, CreatedAt: ms(now),
+	}
+}
+
+// deliverIntents delivers a committed turn's intents, best effort: what
+// fails here is retried by the reconciler.
+func (p *Provider) deliverIntents(ctx context.Context, source string, intents []outboxDoc) {
+	if len(intents) == 0 {
+		return
+	}
+	b := newBatch(source)
+	for i := range intents {
+		if p.deliver(ctx, &intents[i]) {
+			b.delete(intents[i].ID, nil, http.StatusNotFound)
+		}
+	}
+	if b.len() > 0 {
+		if _, err := p.st.executeTolerant(ctx, b, false); err != nil {
+			p.opts.Logger.Warn("deleting delivered outbox intents; the reconciler will finish", "instance", source, "error", err)
+		}
+	}
+}
+
+// deliver creates the intent's target document; true when it exists now.
+func (p *Provider) deliver(ctx context.Context, in *outboxDoc) bool {
+	_, err := p.st.create(ctx, in.TargetInstanceID, []byte(in.Payload))
+	if err == nil || isConflict(err) {
+		return true
+	}
+	p.opts.Logger.Warn("outbox delivery failed; will retry", "intent", in.ID, "target", in.TargetInstanceID, "error", err)
+	return false
+}
+
+// cancelElsewhere deletes cancelled activities of other instances (the
+// runtime only cancels its own, but the contract does not forbid it).
+func (p *Provider) cancelElsewhere(ctx context.Context, ids []duroxide.ScheduledActivityIdentifier) {
+	for _, a := range ids {
+		err := p.st.delete(ctx, a.Instance, workerItemID(a.Instance, a.ExecutionID, a.ActivityID), nil)
+		if err != nil && !isNotFound(err) {
+			p.opts.Logger.Warn("cancelling an activity of another instance", "instance", a.Instance, "error", err)
+		}
+	}
+}
+
+// reconcileOnce delivers pending intents older than OutboxMinAge. It is a
+// filter-only cross-partition query (the gateway serves those), paged, so
+// its cost is one request when there is nothing to do.
+func (p *Provider) reconcileOnce(ctx context.Context) (delivered int, err error) {
+	cutoff := ms(p.opts.Now().Add(-p.opts.OutboxMinAge))
+	q := "SELECT * FROM c WHERE c.type = 'outbox_intent' AND c.createdAt <= @cutoff"
+	var intents []outboxDoc
+	_, err = p.st.query(ctx, q, queryParams{}.add("@cutoff", cutoff), queryOptions{PageSize: 100, MaxPages: 10}, func(raw []byte) bool {
+		var in outboxDoc
+		if json.Unmarshal(raw, &in) == nil {
+			intents = append(intents, in)
+		}
+		return true
+	})
+	if err != nil {
+		return 0, err
+	}
+	for i := range intents {
+		in := &intents[i]
+		if !p.deliver(ctx, in) {
+			continue
+		}
+		if err := p.st.delete(ctx, in.InstanceID, in.ID, nil); err != nil && !isNotFound(err) {
+			p.opts.Logger.Warn("deleting a delivered outbox intent", "intent", in.ID, "error", err)
+			continue
+		}
+		delivered++
+	}
+	return delivered, nil
+}
+
+// ReconcileOutbox delivers every pending outbox intent older than
+// Options.OutboxMinAge now, instead of waiting for the background
+// reconciler, and reports how many it delivered.
+func (p *Provider) ReconcileOutbox(ctx context.Context) (int, error) {
+	n, err := p.reconcileOnce(ctx)
+	return n, duroxide.Wrap("reconcile_outbox", err)
+}
+
+// runReconciler is the background loop started by New; Close stops it.
+func (p *Provider) runReconciler() {
+	defer p.wg.Done()
+	t := time.NewTicker(p.opts.OutboxInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), p.opts.OutboxInterval*4)
+			go func() {
+				select {
+				case <-p.stop:
+					cancel()
+				case <-ctx.Done():
+				}
+			}()
+			if _, err := p.reconcileOnce(ctx); err != nil && ctx.Err() == nil {
+				p.opts.Logger.Warn("outbox reconciler", "error", err)
+			}
+			cancel()
+		}
+	}
+}

@@ -1,0 +1,182 @@
+package cdb
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// Session affinity. A session document in the instance's partition
+// records which worker owns a session and until when. A worker may fetch
+// an item of a session it owns, or of a session nobody holds (claiming it
+// with an ETag-conditioned write, so two workers never both own it).
+// Session locks and item locks are independent: an expired session never
+// invalidates a held item lock, and the reverse.
+
+type sessionDoc struct {
+	ID           string `json:"id"`
+	InstanceID   string `json:"instanceId"`
+	Type         string `json:"type"`
+	SessionID    string `json:"sessionId"`
+	OwnerID      string `json:"ownerId"`
+	LockedUntil  int64  `json:"lockedUntil"`
+	LastActivity int64  `json:"lastActivity"`
+	CreatedAt    int64  `json:"createdAt"`
+	ETag         string `json:"_etag,omitempty"`
+}
+
+// claimSession reports whether the item of session sid may be fetched by
+// cfg's owner, claiming the session if it is free.
+func (p *Provider) claimSession(ctx context.Context, inst, sid string, cfg *duroxide.SessionFetchConfig) (bool, error) {
+	if cfg == nil {
+		return false, nil
+	}
+	now := p.opts.Now()
+	id := sessionDocID(inst, sid)
+	body, etag, err := p.st.read(ctx, inst, id)
+	if err != nil && !isNotFound(err) {
+		return false, err
+	}
+	fresh := sessionDoc{ID: id, InstanceID: inst, Type: docSession, SessionID: sid, OwnerID: cfg.OwnerID,
+		LockedUntil: ms(now.Add(cfg.LockTimeout)), LastActivity: ms(now), CreatedAt: ms(now)}
+	if isNotFound(err) {
+		_, err := p.st.create(ctx, inst, mustJSON(fresh))
+		if isConflict(err) {
+			return false, nil // another worker claimed it first
+		}
+		return err == nil, err
+	}
+	var cur sessionDoc
+	if err := json.Unmarshal(body, &cur); err != nil {
+		return false, duroxide.Permanent("claim_session", "session document %s cannot be decoded: %v", id, err)
+	}
+	held := cur.LockedUntil > ms(now)
+	if held && cur.OwnerID != cfg.OwnerID {
+		return false, nil
+	}
+	if held {
+		return true, nil // ours, and still locked: nothing to write
+	}
+	fresh.CreatedAt = cur.CreatedAt
+	_, err = p.st.replace(ctx, inst, id, mustJSON(fresh), &etag)
+	if isPrecondition(err) || isNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// touchSessionOps adds the advisory lastActivity bump of an ack to its
+// batch; a missing session document is tolerated.
+func (p *Provider) touchSessionOps(b *batch, lk *workLock, now time.Time) {
+	if lk.doc.SessionID == nil {
+		return
+	}
+	var ops azcosmos.PatchOperations
+	ops.AppendSet("/lastActivity", ms(now))
+	b.add(batchOp{kind: bPatch, id: sessionDocID(lk.instance, *lk.doc.SessionID), patch: ops, tolerate: []int{http.StatusNotFound}})
+}
+
+// touchSession bumps lastActivity after a renewal, best effort: it is
+// advisory, so a lost race or a missing document is ignored.
+func (p *Provider) touchSession(ctx context.Context, lk *workLock, now time.Time) {
+	if lk.doc.SessionID == nil {
+		return
+	}
+	var ops azcosmos.PatchOperations
+	ops.AppendSet("/lastActivity", ms(now))
+	if _, _, err := p.st.patch(ctx, lk.instance, sessionDocID(lk.instance, *lk.doc.SessionID), ops, nil, false); err != nil && !isNotFound(err) {
+		p.opts.Logger.Debug("touching a session", "error", err)
+	}
+}
+
+// RenewSessionLock implements duroxide.Provider: one filter-only
+// cross-partition query for the owners' live, non-idle sessions, then one
+// conditional patch per session.
+func (p *Provider) RenewSessionLock(ctx context.Context, ownerIDs []string, extendFor, idleTimeout time.Duration) (int, error) {
+	const op = "renew_session_lock"
+	if len(ownerIDs) == 0 {
+		return 0, nil
+	}
+	now := p.opts.Now()
+	q := "SELECT * FROM c WHERE c.type = 'session' AND ARRAY_CONTAINS(@owners, c.ownerId) AND c.lockedUntil > @now AND c.lastActivity > @idle"
+	params := queryParams{}.add("@owners", ownerIDs).add("@now", ms(now)).add("@idle", ms(now.Add(-idleTimeout)))
+	var sessions []sessionDoc
+	if _, err := p.st.query(ctx, q, params, queryOptions{PageSize: 100}, func(raw []byte) bool {
+		var s sessionDoc
+		if json.Unmarshal(raw, &s) == nil {
+			sessions = append(sessions, s)
+		}
+		return true
+	}); err != nil {
+		return 0, duroxide.Wrap(op, err)
+	}
+	n := 0
+	for _, s := range sessions {
+		var ops azcosmos.PatchOperations
+		ops.AppendSet("/lockedUntil", ms(now.Add(extendFor)))
+		etag := azcore.ETag(s.ETag)
+		_, _, err := p.st.patch(ctx, s.InstanceID, s.ID, ops, &etag, false)
+		switch {
+		case err == nil:
+			n++
+		case isPrecondition(err) || isNotFound(err):
+			// Taken over or cleaned up since the query: not ours to renew.
+		default:
+			return n, duroxide.Wrap(op, err)
+		}
+	}
+	return n, nil
+}
+
+// CleanupOrphanedSessions implements duroxide.Provider: expired sessions
+// with no pending items are deleted (ETag-conditioned, so a session
+// claimed meanwhile survives).
+func (p *Provider) CleanupOrphanedSessions(ctx context.Context, _ time.Duration) (int, error) {
+	const op = "cleanup_orphaned_sessions"
+	now := p.opts.Now()
+	q := "SELECT * FROM c WHERE c.type = 'session' AND c.lockedUntil <= @now"
+	var sessions []sessionDoc
+	if _, err := p.st.query(ctx, q, queryParams{}.add("@now", ms(now)), queryOptions{PageSize: 100}, func(raw []byte) bool {
+		var s sessionDoc
+		if json.Unmarshal(raw, &s) == nil {
+			sessions = append(sessions, s)
+		}
+		return true
+	}); err != nil {
+		return 0, duroxide.Wrap(op, err)
+	}
+	n := 0
+	for _, s := range sessions {
+		pending := false
+		inst := s.InstanceID
+		_, err := p.st.query(ctx, "SELECT VALUE COUNT(1) FROM c WHERE c.type = 'worker_queue' AND c.sessionId = @sid",
+			queryParams{}.add("@sid", s.SessionID), queryOptions{Partition: &inst}, func(raw []byte) bool {
+				var count int
+				_ = json.Unmarshal(raw, &count)
+				pending = count > 0
+				return false
+			})
+		if err != nil {
+			return n, duroxide.Wrap(op, err)
+		}
+		if pending {
+			continue
+		}
+		etag := azcore.ETag(s.ETag)
+		err = p.st.delete(ctx, inst, s.ID, &etag)
+		switch {
+		case err == nil:
+			n++
+		case isPrecondition(err) || isNotFound(err):
+		default:
+			return n, duroxide.Wrap(op, err)
+		}
+	}
+	return n, nil
+}

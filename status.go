@@ -1,0 +1,91 @@
+package cdb
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// GetCustomStatus implements duroxide.Provider: one point read.
+func (p *Provider) GetCustomStatus(ctx context.Context, instance string, lastSeenVersion uint64) (*duroxide.CustomStatus, error) {
+	const op = "get_custom_status"
+	if err := validateInstanceID(op, instance); err != nil {
+		return nil, err
+	}
+	doc, _, err := p.readInstance(ctx, instance)
+	if err != nil {
+		return nil, duroxide.Wrap(op, err)
+	}
+	if !doc.exists() || doc.CustomStatusVersion <= lastSeenVersion {
+		return nil, nil
+	}
+	return &duroxide.CustomStatus{Status: doc.CustomStatus, Version: doc.CustomStatusVersion}, nil
+}
+
+// GetInstanceStats implements duroxide.Provider: the current execution's
+// history (count and serialized bytes), the merged KV view (keys and value
+// bytes, tombstones excluded) and the carry-forward count of the current
+// execution's first event.
+func (p *Provider) GetInstanceStats(ctx context.Context, instance string) (*duroxide.SystemStats, error) {
+	const op = "get_instance_stats"
+	if err := validateInstanceID(op, instance); err != nil {
+		return nil, err
+	}
+	doc, _, err := p.readInstance(ctx, instance)
+	if err != nil {
+		return nil, duroxide.Wrap(op, err)
+	}
+	if !doc.exists() {
+		return nil, nil
+	}
+	stats := &duroxide.SystemStats{}
+	exec := doc.CurrentExecutionID
+	q := "SELECT * FROM c WHERE (c.type = 'history' AND c.executionId = @exec) OR c.type = 'kv' OR c.type = 'kv_delta'"
+	store, delta := map[string]kvDoc{}, map[string]kvDoc{}
+	_, err = p.st.query(ctx, q, queryParams{}.add("@exec", exec), queryOptions{Partition: &instance, PageSize: -1}, func(raw []byte) bool {
+		var head struct {
+			Type      string `json:"type"`
+			EventID   uint64 `json:"eventId"`
+			EventData string `json:"eventData"`
+		}
+		if json.Unmarshal(raw, &head) != nil {
+			return true
+		}
+		switch head.Type {
+		case docHistory:
+			stats.HistoryEventCount++
+			stats.HistorySizeBytes += uint64(len(head.EventData))
+			if head.EventID == 1 {
+				if ev, err := duroxide.UnmarshalEvent([]byte(head.EventData)); err == nil {
+					if s, ok := ev.Kind.(duroxide.OrchestrationStarted); ok {
+						stats.QueuePendingCount = uint64(len(s.CarryForwardEvents))
+					}
+				}
+			}
+		case docKV, docKVDelta:
+			var d kvDoc
+			if json.Unmarshal(raw, &d) == nil {
+				if d.Type == docKV {
+					store[d.Key] = d
+				} else {
+					delta[d.Key] = d
+				}
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return nil, duroxide.Wrap(op, err)
+	}
+	for k, d := range delta {
+		store[k] = d
+	}
+	for _, d := range store {
+		if !d.Tombstone {
+			stats.KvUserKeyCount++
+			stats.KvTotalValueBytes += uint64(len(d.Value))
+		}
+	}
+	return stats, nil
+}

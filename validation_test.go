@@ -1,0 +1,111 @@
+package cdb_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+	"github.com/stretchr/testify/require"
+
+	"github.com/duroxide-go/cdb"
+	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/duroxide/providertest"
+	"github.com/duroxide-go/cdb/internal/testbackend"
+)
+
+// factory runs the duroxide validation suite against the Cosmos provider:
+// every test gets its own container in a database shared by the run.
+type factory struct {
+	b  testbackend.Backend
+	db string
+}
+
+type instance struct {
+	*cdb.Provider
+	container *azcosmos.ContainerClient
+}
+
+func newFactory(t *testing.T, b testbackend.Backend) *factory {
+	db := testbackend.NewDatabaseName(t)
+	ctx := context.Background()
+	_, err := b.Client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: db}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		if d, err := b.Client.NewDatabase(db); err == nil {
+			_, _ = d.Delete(context.Background(), nil)
+		}
+	})
+	return &factory{b: b, db: db}
+}
+
+func (f *factory) newCosmosProvider(t *testing.T, opts cdb.Options) *instance {
+	t.Helper()
+	name := testbackend.NewName(t, "c")
+	if opts.OutboxInterval == 0 {
+		opts.OutboxInterval = 100 * time.Millisecond
+	}
+	if opts.OutboxMinAge == 0 {
+		opts.OutboxMinAge = 50 * time.Millisecond
+	}
+	p, err := cdb.New(context.Background(), cdb.Config{Endpoint: f.b.Endpoint, Key: f.b.Key, Database: f.db, Container: name,
+		ClientOptions: f.b.ClientOptions(), Options: opts})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Close() })
+	c, err := f.b.Client.NewContainer(f.db, name)
+	require.NoError(t, err)
+	return &instance{Provider: p, container: c}
+}
+
+func (f *factory) NewProvider(t *testing.T) duroxide.Provider {
+	return f.newCosmosProvider(t, cdb.Options{})
+}
+
+func (f *factory) LockTimeout() time.Duration        { return time.Second }
+func (f *factory) ShortPollThreshold() time.Duration { return 500 * time.Millisecond }
+
+// CorruptInstanceHistory overwrites every stored event with bytes no
+// decoder accepts, through the SDK, like an operator's bad edit would.
+func (f *factory) CorruptInstanceHistory(t *testing.T, p duroxide.Provider, inst string) {
+	c := p.(*instance).container
+	ctx := context.Background()
+	pager := c.NewQueryItemsPager("SELECT * FROM c WHERE c.type = 'history'", azcosmos.NewPartitionKeyString(inst), nil)
+	n := 0
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		require.NoError(t, err)
+		for _, raw := range page.Items {
+			var doc map[string]any
+			require.NoError(t, json.Unmarshal(raw, &doc))
+			doc["eventData"] = "NOT_VALID_JSON{{{"
+			body, _ := json.Marshal(doc)
+			_, err := c.ReplaceItem(ctx, azcosmos.NewPartitionKeyString(inst), doc["id"].(string), body, nil)
+			require.NoError(t, err)
+			n++
+		}
+	}
+	require.NotZero(t, n, "no history to corrupt for %s", inst)
+}
+
+func (f *factory) MaxAttemptCount(t *testing.T, p duroxide.Provider, inst string) uint32 {
+	c := p.(*instance).container
+	pager := c.NewQueryItemsPager("SELECT VALUE c.attemptCount FROM c WHERE c.type = 'orch_queue'", azcosmos.NewPartitionKeyString(inst), nil)
+	var m uint32
+	for pager.More() {
+		page, err := pager.NextPage(context.Background())
+		require.NoError(t, err)
+		for _, raw := range page.Items {
+			var n uint32
+			require.NoError(t, json.Unmarshal(raw, &n))
+			m = max(m, n)
+		}
+	}
+	return m
+}
+
+func TestValidation(t *testing.T) {
+	testbackend.ForEach(t, func(t *testing.T, b testbackend.Backend) {
+		providertest.Run(t, newFactory(t, b))
+	})
+}
