@@ -181,6 +181,13 @@ func (b *busyCache) clear(instance string) {
 	delete(b.m, instance)
 }
 
+// filterKey names an instance under one capability filter: an instance
+// refused by one filter may suit another.
+func filterKey(instance string, f *duroxide.DispatcherCapabilityFilter) string {
+	r := f.SupportedDuroxideVersions[0]
+	return fmt.Sprintf("%d-%d|%s", r.Min.Packed(), r.Max.Packed(), instance)
+}
+
 // busyRetry is how long an instance found locked by someone else is
 // skipped; short, because we cannot see when that lock ends.
 const busyRetry = 250 * time.Millisecond
@@ -194,7 +201,7 @@ func (p *Provider) FetchOrchestrationItem(ctx context.Context, lockTimeout, _ ti
 	p.orchLocks.prune(func(l *orchLock) bool { return p.opts.Now().After(l.lockedUntil.Add(time.Minute)) })
 	now := p.opts.Now()
 	cands, err := p.discover(ctx, docOrchQueue, "", nil, true, func(c candidate) bool {
-		return p.busy.isBusy(c.instance, now) || p.incompatible.isBusy(c.instance, now)
+		return p.busy.isBusy(c.instance, now) || (filter != nil && p.incompatible.isBusy(filterKey(c.instance, filter), now))
 	})
 	if err != nil {
 		return nil, duroxide.Wrap(op, err)
@@ -304,7 +311,7 @@ func (p *Provider) lockBatch(ctx context.Context, c candidate, token string, now
 			// Locked, or pinned to a version outside the filter. We
 			// cannot tell which without a read, and neither is worth one.
 			if filter != nil {
-				p.incompatible.mark(c.instance, now.Add(busyRetry))
+				p.incompatible.mark(filterKey(c.instance, filter), now.Add(busyRetry))
 			} else {
 				p.busy.mark(c.instance, now.Add(busyRetry))
 			}
