@@ -85,10 +85,17 @@ type PoisonError struct {
 	Message      string
 }
 
+// Variant returns "Infrastructure".
 func (InfrastructureError) Variant() string { return "Infrastructure" }
-func (ConfigurationError) Variant() string  { return "Configuration" }
-func (ApplicationError) Variant() string    { return "Application" }
-func (PoisonError) Variant() string         { return "Poison" }
+
+// Variant returns "Configuration".
+func (ConfigurationError) Variant() string { return "Configuration" }
+
+// Variant returns "Application".
+func (ApplicationError) Variant() string { return "Application" }
+
+// Variant returns "Poison".
+func (PoisonError) Variant() string { return "Poison" }
 
 func (InfrastructureError) isErrorDetails() {}
 func (ConfigurationError) isErrorDetails()  {}

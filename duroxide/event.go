@@ -181,36 +181,87 @@ const (
 	TypeKeyValuesCleared                      = "KeyValuesCleared"
 )
 
-func (OrchestrationStarted) EventType() string      { return TypeOrchestrationStarted }
-func (OrchestrationCompleted) EventType() string    { return TypeOrchestrationCompleted }
-func (OrchestrationFailed) EventType() string       { return TypeOrchestrationFailed }
-func (ActivityScheduled) EventType() string         { return TypeActivityScheduled }
-func (ActivityCompleted) EventType() string         { return TypeActivityCompleted }
-func (ActivityFailed) EventType() string            { return TypeActivityFailed }
-func (ActivityCancelRequested) EventType() string   { return TypeActivityCancelRequested }
-func (TimerCreated) EventType() string              { return TypeTimerCreated }
-func (TimerFired) EventType() string                { return TypeTimerFired }
-func (ExternalSubscribed) EventType() string        { return TypeExternalSubscribed }
-func (ExternalEvent) EventType() string             { return TypeExternalEvent }
-func (OrchestrationChained) EventType() string      { return TypeOrchestrationChained }
+// EventType returns the wire tag TypeOrchestrationStarted.
+func (OrchestrationStarted) EventType() string { return TypeOrchestrationStarted }
+
+// EventType returns the wire tag TypeOrchestrationCompleted.
+func (OrchestrationCompleted) EventType() string { return TypeOrchestrationCompleted }
+
+// EventType returns the wire tag TypeOrchestrationFailed.
+func (OrchestrationFailed) EventType() string { return TypeOrchestrationFailed }
+
+// EventType returns the wire tag TypeActivityScheduled.
+func (ActivityScheduled) EventType() string { return TypeActivityScheduled }
+
+// EventType returns the wire tag TypeActivityCompleted.
+func (ActivityCompleted) EventType() string { return TypeActivityCompleted }
+
+// EventType returns the wire tag TypeActivityFailed.
+func (ActivityFailed) EventType() string { return TypeActivityFailed }
+
+// EventType returns the wire tag TypeActivityCancelRequested.
+func (ActivityCancelRequested) EventType() string { return TypeActivityCancelRequested }
+
+// EventType returns the wire tag TypeTimerCreated.
+func (TimerCreated) EventType() string { return TypeTimerCreated }
+
+// EventType returns the wire tag TypeTimerFired.
+func (TimerFired) EventType() string { return TypeTimerFired }
+
+// EventType returns the wire tag TypeExternalSubscribed.
+func (ExternalSubscribed) EventType() string { return TypeExternalSubscribed }
+
+// EventType returns the wire tag TypeExternalEvent.
+func (ExternalEvent) EventType() string { return TypeExternalEvent }
+
+// EventType returns the wire tag TypeOrchestrationChained.
+func (OrchestrationChained) EventType() string { return TypeOrchestrationChained }
+
+// EventType returns the wire tag TypeSubOrchestrationScheduled.
 func (SubOrchestrationScheduled) EventType() string { return TypeSubOrchestrationScheduled }
+
+// EventType returns the wire tag TypeSubOrchestrationCompleted.
 func (SubOrchestrationCompleted) EventType() string { return TypeSubOrchestrationCompleted }
-func (SubOrchestrationFailed) EventType() string    { return TypeSubOrchestrationFailed }
+
+// EventType returns the wire tag TypeSubOrchestrationFailed.
+func (SubOrchestrationFailed) EventType() string { return TypeSubOrchestrationFailed }
+
+// EventType returns the wire tag TypeSubOrchestrationCancelRequested.
 func (SubOrchestrationCancelRequested) EventType() string {
 	return TypeSubOrchestrationCancelRequested
 }
-func (OrchestrationContinuedAsNew) EventType() string  { return TypeOrchestrationContinuedAsNew }
+
+// EventType returns the wire tag TypeOrchestrationContinuedAsNew.
+func (OrchestrationContinuedAsNew) EventType() string { return TypeOrchestrationContinuedAsNew }
+
+// EventType returns the wire tag TypeOrchestrationCancelRequested.
 func (OrchestrationCancelRequested) EventType() string { return TypeOrchestrationCancelRequested }
-func (ExternalSubscribedCancelled) EventType() string  { return TypeExternalSubscribedCancelled }
+
+// EventType returns the wire tag TypeExternalSubscribedCancelled.
+func (ExternalSubscribedCancelled) EventType() string { return TypeExternalSubscribedCancelled }
+
+// EventType returns the wire tag TypeExternalSubscribedPersistent.
 func (ExternalSubscribedPersistent) EventType() string { return TypeExternalSubscribedPersistent }
-func (ExternalEventPersistent) EventType() string      { return TypeExternalEventPersistent }
+
+// EventType returns the wire tag TypeExternalEventPersistent.
+func (ExternalEventPersistent) EventType() string { return TypeExternalEventPersistent }
+
+// EventType returns the wire tag TypeExternalSubscribedPersistentCancelled.
 func (ExternalSubscribedPersistentCancelled) EventType() string {
 	return TypeExternalSubscribedPersistentCancelled
 }
+
+// EventType returns the wire tag TypeCustomStatusUpdated.
 func (CustomStatusUpdated) EventType() string { return TypeCustomStatusUpdated }
-func (KeyValueSet) EventType() string         { return TypeKeyValueSet }
-func (KeyValueCleared) EventType() string     { return TypeKeyValueCleared }
-func (KeyValuesCleared) EventType() string    { return TypeKeyValuesCleared }
+
+// EventType returns the wire tag TypeKeyValueSet.
+func (KeyValueSet) EventType() string { return TypeKeyValueSet }
+
+// EventType returns the wire tag TypeKeyValueCleared.
+func (KeyValueCleared) EventType() string { return TypeKeyValueCleared }
+
+// EventType returns the wire tag TypeKeyValuesCleared.
+func (KeyValuesCleared) EventType() string { return TypeKeyValuesCleared }
 
 func (OrchestrationStarted) isEventKind()                  {}
 func (OrchestrationCompleted) isEventKind()                {}

@@ -23,6 +23,7 @@ const (
 	WorkerQueue
 )
 
+// String returns "orchestrator", "worker" or "unknown".
 func (q Queue) String() string {
 	switch q {
 	case OrchestratorQueue:
@@ -129,41 +130,104 @@ type QueueMessageItem struct {
 	Data     string
 }
 
+// Variant returns "StartOrchestration".
 func (StartOrchestrationItem) Variant() string { return "StartOrchestration" }
-func (ActivityExecuteItem) Variant() string    { return "ActivityExecute" }
-func (ActivityCompletedItem) Variant() string  { return "ActivityCompleted" }
-func (ActivityFailedItem) Variant() string     { return "ActivityFailed" }
-func (TimerFiredItem) Variant() string         { return "TimerFired" }
-func (ExternalRaisedItem) Variant() string     { return "ExternalRaised" }
-func (SubOrchCompletedItem) Variant() string   { return "SubOrchCompleted" }
-func (SubOrchFailedItem) Variant() string      { return "SubOrchFailed" }
-func (CancelInstanceItem) Variant() string     { return "CancelInstance" }
-func (ContinueAsNewItem) Variant() string      { return "ContinueAsNew" }
-func (QueueMessageItem) Variant() string       { return "QueueMessage" }
 
+// Variant returns "ActivityExecute".
+func (ActivityExecuteItem) Variant() string { return "ActivityExecute" }
+
+// Variant returns "ActivityCompleted".
+func (ActivityCompletedItem) Variant() string { return "ActivityCompleted" }
+
+// Variant returns "ActivityFailed".
+func (ActivityFailedItem) Variant() string { return "ActivityFailed" }
+
+// Variant returns "TimerFired".
+func (TimerFiredItem) Variant() string { return "TimerFired" }
+
+// Variant returns "ExternalRaised".
+func (ExternalRaisedItem) Variant() string { return "ExternalRaised" }
+
+// Variant returns "SubOrchCompleted".
+func (SubOrchCompletedItem) Variant() string { return "SubOrchCompleted" }
+
+// Variant returns "SubOrchFailed".
+func (SubOrchFailedItem) Variant() string { return "SubOrchFailed" }
+
+// Variant returns "CancelInstance".
+func (CancelInstanceItem) Variant() string { return "CancelInstance" }
+
+// Variant returns "ContinueAsNew".
+func (ContinueAsNewItem) Variant() string { return "ContinueAsNew" }
+
+// Variant returns "QueueMessage".
+func (QueueMessageItem) Variant() string { return "QueueMessage" }
+
+// InstanceID returns Instance.
 func (w StartOrchestrationItem) InstanceID() string { return w.Instance }
-func (w ActivityExecuteItem) InstanceID() string    { return w.Instance }
-func (w ActivityCompletedItem) InstanceID() string  { return w.Instance }
-func (w ActivityFailedItem) InstanceID() string     { return w.Instance }
-func (w TimerFiredItem) InstanceID() string         { return w.Instance }
-func (w ExternalRaisedItem) InstanceID() string     { return w.Instance }
-func (w SubOrchCompletedItem) InstanceID() string   { return w.ParentInstance }
-func (w SubOrchFailedItem) InstanceID() string      { return w.ParentInstance }
-func (w CancelInstanceItem) InstanceID() string     { return w.Instance }
-func (w ContinueAsNewItem) InstanceID() string      { return w.Instance }
-func (w QueueMessageItem) InstanceID() string       { return w.Instance }
 
+// InstanceID returns Instance.
+func (w ActivityExecuteItem) InstanceID() string { return w.Instance }
+
+// InstanceID returns Instance.
+func (w ActivityCompletedItem) InstanceID() string { return w.Instance }
+
+// InstanceID returns Instance.
+func (w ActivityFailedItem) InstanceID() string { return w.Instance }
+
+// InstanceID returns Instance.
+func (w TimerFiredItem) InstanceID() string { return w.Instance }
+
+// InstanceID returns Instance.
+func (w ExternalRaisedItem) InstanceID() string { return w.Instance }
+
+// InstanceID returns ParentInstance: the item is routed to the parent.
+func (w SubOrchCompletedItem) InstanceID() string { return w.ParentInstance }
+
+// InstanceID returns ParentInstance: the item is routed to the parent.
+func (w SubOrchFailedItem) InstanceID() string { return w.ParentInstance }
+
+// InstanceID returns Instance.
+func (w CancelInstanceItem) InstanceID() string { return w.Instance }
+
+// InstanceID returns Instance.
+func (w ContinueAsNewItem) InstanceID() string { return w.Instance }
+
+// InstanceID returns Instance.
+func (w QueueMessageItem) InstanceID() string { return w.Instance }
+
+// Queue returns OrchestratorQueue.
 func (StartOrchestrationItem) Queue() Queue { return OrchestratorQueue }
-func (ActivityExecuteItem) Queue() Queue    { return WorkerQueue }
-func (ActivityCompletedItem) Queue() Queue  { return OrchestratorQueue }
-func (ActivityFailedItem) Queue() Queue     { return OrchestratorQueue }
-func (TimerFiredItem) Queue() Queue         { return OrchestratorQueue }
-func (ExternalRaisedItem) Queue() Queue     { return OrchestratorQueue }
-func (SubOrchCompletedItem) Queue() Queue   { return OrchestratorQueue }
-func (SubOrchFailedItem) Queue() Queue      { return OrchestratorQueue }
-func (CancelInstanceItem) Queue() Queue     { return OrchestratorQueue }
-func (ContinueAsNewItem) Queue() Queue      { return OrchestratorQueue }
-func (QueueMessageItem) Queue() Queue       { return OrchestratorQueue }
+
+// Queue returns WorkerQueue.
+func (ActivityExecuteItem) Queue() Queue { return WorkerQueue }
+
+// Queue returns OrchestratorQueue.
+func (ActivityCompletedItem) Queue() Queue { return OrchestratorQueue }
+
+// Queue returns OrchestratorQueue.
+func (ActivityFailedItem) Queue() Queue { return OrchestratorQueue }
+
+// Queue returns OrchestratorQueue.
+func (TimerFiredItem) Queue() Queue { return OrchestratorQueue }
+
+// Queue returns OrchestratorQueue.
+func (ExternalRaisedItem) Queue() Queue { return OrchestratorQueue }
+
+// Queue returns OrchestratorQueue.
+func (SubOrchCompletedItem) Queue() Queue { return OrchestratorQueue }
+
+// Queue returns OrchestratorQueue.
+func (SubOrchFailedItem) Queue() Queue { return OrchestratorQueue }
+
+// Queue returns OrchestratorQueue.
+func (CancelInstanceItem) Queue() Queue { return OrchestratorQueue }
+
+// Queue returns OrchestratorQueue.
+func (ContinueAsNewItem) Queue() Queue { return OrchestratorQueue }
+
+// Queue returns OrchestratorQueue.
+func (QueueMessageItem) Queue() Queue { return OrchestratorQueue }
 
 func (StartOrchestrationItem) isWorkItem() {}
 func (ActivityExecuteItem) isWorkItem()    {}
