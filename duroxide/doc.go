@@ -32,12 +32,13 @@
 //   - Option<T> is *T; u64 and u32 are uint64 and uint32; semver::Version
 //     is SemVer.
 //   - TagFilter, SemverRange and DispatcherCapabilityFilter carry the same
-//     matching rules as in Rust (see their Matches methods).
+//     matching rules as in Rust (see their Matches and Contains methods).
 //
 // # JSON wire format
 //
-// Event, WorkItem and ErrorDetails are the only types duroxide serializes,
-// and their JSON is shared across languages, so it is reproduced exactly.
+// Event, WorkItem and ErrorDetails are the types duroxide serializes (with
+// SystemStats, whose struct tags suffice), and their JSON is shared across
+// languages, so it is reproduced exactly.
 // Encoding (Event.MarshalJSON, AppendEvent, MarshalWorkItem,
 // MarshalErrorDetails, and MarshalJSON on every variant) writes the bytes
 // Rust serde_json writes:

@@ -28,6 +28,13 @@ import (
 //     decodes as nil (or the serde default: 0, an empty slice);
 //   - integers must be non-negative integer literals within range (no
 //     fraction or exponent); u32 fields reject values above 4294967295;
+//   - struct variants may also be given in serde's sequence form, fields in
+//     declaration order ({"CancelInstance":["i","reason"]}); unit variants
+//     in map form ({"Panicked":null});
+//   - serde decodes the flattened part of an Event from a buffered copy, so
+//     an Event additionally rejects nesting deeper than 127 levels, ignored
+//     strings with lone surrogates and ignored numbers beyond float64, and
+//     accepts {} as the value of a map-form unit variant;
 //   - an unknown variant tag yields an *UnknownVariantError; any other
 //     problem yields a *DecodeError.
 

@@ -3,6 +3,7 @@ package duroxide
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -124,6 +125,9 @@ func (d *decoder) scanString() (raw []byte, escaped bool, err error) {
 	i := start
 	data := d.data
 	for {
+		for i < len(data) && plainASCII[data[i]] {
+			i++
+		}
 		if i >= len(data) {
 			d.pos = i
 			return nil, false, d.fail("EOF while parsing a string")
@@ -170,6 +174,15 @@ func (d *decoder) scanString() (raw []byte, escaped bool, err error) {
 		}
 	}
 }
+
+// plainASCII marks the bytes a string may contain that need no further
+// attention: printable ASCII other than '"' and '\\'.
+var plainASCII = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 func hexVal(c byte) int {
 	switch {
@@ -489,7 +502,15 @@ func (d *decoder) skipScalar(c byte) error {
 		return d.fail("EOF while parsing a value")
 	}
 	if c == '-' || isDigit(c) {
-		_, _, err := d.scanNumber()
+		start := d.pos
+		tok, _, err := d.scanNumber()
+		if err == nil && d.flat {
+			// serde buffers the number as u64, i64 or f64; one beyond the
+			// range of f64 is an error.
+			if f, _ := strconv.ParseFloat(string(tok), 64); math.IsInf(f, 0) {
+				return d.errAt(start, "number out of range")
+			}
+		}
 		return err
 	}
 	return d.fail("expected value")
