@@ -43,8 +43,20 @@ type selectItem struct {
 	name string // output property name: the alias, the last path segment, or "$n"
 }
 
+// fromClause lists the input sources: the container (or a path inside each
+// document, or an array iterated with IN) followed by any JOINs. Each source
+// binds an alias; a row of the input set holds one value per source.
 type fromClause struct {
-	alias string // the name expressions use for the current document
+	sources []source
+}
+
+type source struct {
+	alias string
+	// expr computes the source's value from the sources before it. It is nil
+	// for a plain "FROM c", whose value is the document itself; for the first
+	// source its base identifier names the container and denotes the document.
+	expr expr
+	iter bool // "alias IN expr": one row per element of the array
 }
 
 type orderItem struct {
@@ -66,9 +78,12 @@ type (
 		name string
 		sp   span
 	}
-	// rootExpr is the FROM alias itself: the current document.
+	// rootExpr is a bare identifier: a FROM or JOIN alias, resolved by bind
+	// to the slot of its source in the input row.
 	rootExpr struct {
 		name string
+		slot int
+		doc  bool // the alias denotes the whole document (plain "FROM c")
 		sp   span
 	}
 	// propExpr is obj.name (or obj["name"] with a literal string).
@@ -209,7 +224,7 @@ func writeExpr(b *strings.Builder, e expr) {
 	case *paramExpr:
 		b.WriteString(e.name)
 	case *rootExpr:
-		b.WriteString("$root")
+		b.WriteString("$" + e.name)
 	case *propExpr:
 		writeExpr(b, e.obj)
 		b.WriteString("[" + strconv.Quote(e.name) + "]")
@@ -357,13 +372,14 @@ func findAgg(e expr) *callExpr {
 	return nil
 }
 
-// docPath returns the property path of e when e is the FROM alias followed by
-// property names and literal indexes (c.a.b, c["a"], c.a[0]); ok is false for
-// anything computed. ORDER BY and index-policy checks work on these paths.
+// docPath returns the property path of e when e is the document alias
+// followed by property names and literal indexes (c.a.b, c["a"], c.a[0]); ok
+// is false for anything computed or rooted at a JOIN alias. ORDER BY and
+// index-policy checks work on these paths.
 func docPath(e expr) (path []string, ok bool) {
 	switch e := e.(type) {
 	case *rootExpr:
-		return nil, true
+		return nil, e.doc
 	case *propExpr:
 		p, ok := docPath(e.obj)
 		if !ok {

@@ -5,13 +5,14 @@ import (
 	"unicode/utf8"
 )
 
-// env is the evaluation context of one expression: the current document
-// (bound to the FROM alias), the parameters, and — while projecting an
-// aggregate query — the documents of the current group.
+// env is the evaluation context of one expression: the current input row
+// (one value per FROM/JOIN source, indexed by rootExpr.slot), the
+// parameters, and — while projecting an aggregate query — the rows of the
+// current group.
 type env struct {
-	doc    any
+	vars   []any
 	params Params
-	group  []any
+	group  [][]any
 }
 
 // eval computes e under Cosmos semantics. It never fails: type mismatches,
@@ -21,7 +22,7 @@ func (ev *env) eval(e expr) any {
 	case *litExpr:
 		return e.v
 	case *rootExpr:
-		return ev.doc
+		return ev.vars[e.slot]
 	case *paramExpr:
 		// A parameter the request did not supply evaluates to undefined
 		// rather than failing the query.
@@ -386,7 +387,7 @@ func (ev *env) aggregate(c *callExpr) any {
 	case aggCount:
 		n := 0
 		for _, d := range ev.group {
-			sub.doc = d
+			sub.vars = d
 			if !isUndef(sub.eval(arg)) {
 				n++
 			}
@@ -395,7 +396,7 @@ func (ev *env) aggregate(c *callExpr) any {
 	case aggSum, aggAvg:
 		sum, n := 0.0, 0
 		for _, d := range ev.group {
-			sub.doc = d
+			sub.vars = d
 			v := sub.eval(arg)
 			if isUndef(v) {
 				continue
@@ -417,7 +418,7 @@ func (ev *env) aggregate(c *callExpr) any {
 	case aggMin, aggMax:
 		best := undefined
 		for _, d := range ev.group {
-			sub.doc = d
+			sub.vars = d
 			v := sub.eval(arg)
 			switch typeRank(v) {
 			case rankUndefined:

@@ -68,21 +68,11 @@ func (q *Query) Execute(docs []map[string]any, params Params, opts Options) ([]a
 		return nil, err
 	}
 
-	// Input rows: the documents, or a single empty row for "SELECT <expr>"
-	// without FROM.
-	var rows []any
-	if q.from == nil {
-		rows = []any{undefined}
-	} else {
-		rows = make([]any, len(docs))
-		for i, d := range docs {
-			rows[i] = d
-		}
-	}
+	rows := q.inputRows(ev, docs)
 	if q.where != nil {
 		kept := rows[:0:0]
 		for _, r := range rows {
-			ev.doc = r
+			ev.vars = r
 			if truthy(ev.eval(q.where)) {
 				kept = append(kept, r)
 			}
@@ -115,7 +105,7 @@ func (q *Query) Execute(docs []map[string]any, params Params, opts Options) ([]a
 			if want >= 0 && len(out) >= want {
 				break
 			}
-			ev.doc = r
+			ev.vars = r
 			if v := q.project(ev); !isUndef(v) {
 				out = append(out, v)
 			}
@@ -147,6 +137,60 @@ func (q *Query) Execute(docs []map[string]any, params Params, opts Options) ([]a
 	return out, nil
 }
 
+// inputRows builds the input set: one row per document for a plain FROM,
+// fanned out by IN and JOIN sources, or a single empty row for a query
+// without FROM ("SELECT 1"). A row holds one value per source.
+func (q *Query) inputRows(ev *env, docs []map[string]any) [][]any {
+	if q.from == nil {
+		return [][]any{nil}
+	}
+	srcs := q.from.sources
+	if len(srcs) == 1 && srcs[0].expr == nil {
+		// The common case: one row per document, in one allocation.
+		backing := make([]any, len(docs))
+		rows := make([][]any, len(docs))
+		for i, d := range docs {
+			backing[i] = d
+			rows[i] = backing[i : i+1 : i+1]
+		}
+		return rows
+	}
+	var rows [][]any
+	var expand func(vars []any, i int)
+	expand = func(vars []any, i int) {
+		if i == len(srcs) {
+			rows = append(rows, slices.Clone(vars))
+			return
+		}
+		s := srcs[i]
+		v := vars[i] // the document, for the first source
+		if s.expr != nil {
+			ev.vars = vars
+			v = ev.eval(s.expr)
+		}
+		if s.iter {
+			// Iterating something that is not an array yields no rows.
+			arr, _ := v.([]any)
+			for _, el := range arr {
+				vars[i] = canon(el)
+				expand(vars, i+1)
+			}
+			return
+		}
+		if isUndef(v) {
+			return
+		}
+		vars[i] = v
+		expand(vars, i+1)
+	}
+	for _, d := range docs {
+		vars := make([]any, len(srcs))
+		vars[0] = d
+		expand(vars, 0)
+	}
+	return rows
+}
+
 // resolveCount returns the value of a TOP/OFFSET/LIMIT argument, reading
 // parameters; a parameter that is missing or not a non-negative integer is
 // a 400 like any other invalid count.
@@ -174,7 +218,7 @@ func (q *Query) resolveCount(c *countSpec, params Params, clause string) (int, e
 func (q *Query) project(ev *env) any {
 	switch {
 	case q.sel.star:
-		return ev.doc
+		return ev.vars[0]
 	case q.sel.value != nil:
 		return ev.eval(q.sel.value)
 	}
@@ -193,14 +237,19 @@ func (q *Query) project(ev *env) any {
 // one group, which exists even when there are no rows (so COUNT gives 0);
 // with GROUP BY there is one group per distinct key, in order of first
 // appearance, and no rows means no groups.
-func (q *Query) projectGroups(ev *env, rows []any) []any {
+func (q *Query) projectGroups(ev *env, rows [][]any) []any {
 	type group struct {
-		first any
-		rows  []any
+		first []any
+		rows  [][]any
 	}
 	var groups []*group
 	if len(q.groupBy) == 0 {
-		g := &group{rows: rows, first: undefined}
+		// With no rows the select list can only hold aggregates and
+		// constants (bind enforces it), so an all-undefined row is safe.
+		g := &group{rows: rows, first: make([]any, q.sourceCount())}
+		for i := range g.first {
+			g.first[i] = undefined
+		}
 		if len(rows) > 0 {
 			g.first = rows[0]
 		}
@@ -208,7 +257,7 @@ func (q *Query) projectGroups(ev *env, rows []any) []any {
 	} else {
 		byKey := map[string]*group{}
 		for _, r := range rows {
-			ev.doc = r
+			ev.vars = r
 			key := ""
 			for _, g := range q.groupBy {
 				key += canonKey(ev.eval(g)) + "|"
@@ -226,7 +275,7 @@ func (q *Query) projectGroups(ev *env, rows []any) []any {
 	for _, g := range groups {
 		// Grouping expressions are constant within a group, so non-aggregate
 		// parts of the select list are evaluated on the group's first row.
-		ev.doc = g.first
+		ev.vars = g.first
 		ev.group = g.rows
 		if v := q.project(ev); !isUndef(v) {
 			out = append(out, v)
@@ -244,7 +293,7 @@ func (q *Query) projectGroups(ev *env, rows []any) []any {
 // index and always keeps them. Both rules are from the service's ORDER BY
 // documentation ("Documents with missing fields"). Arrays and objects are not
 // range-indexed values, so they count as undefined here. Ties keep input order.
-func (q *Query) sortRows(ev *env, rows []any, pol IndexPolicy) []any {
+func (q *Query) sortRows(ev *env, rows [][]any, pol IndexPolicy) [][]any {
 	n := len(q.orderBy)
 	keepUndefined := n > 1
 	if n == 1 {
@@ -253,12 +302,12 @@ func (q *Query) sortRows(ev *env, rows []any, pol IndexPolicy) []any {
 		}
 	}
 	type keyed struct {
-		row  any
+		row  []any
 		keys []any
 	}
 	items := make([]keyed, 0, len(rows))
 	for _, r := range rows {
-		ev.doc = r
+		ev.vars = r
 		keys := make([]any, n)
 		skip := false
 		for i, o := range q.orderBy {
@@ -288,9 +337,16 @@ func (q *Query) sortRows(ev *env, rows []any, pol IndexPolicy) []any {
 		}
 		return 0
 	})
-	out := make([]any, len(items))
+	out := make([][]any, len(items))
 	for i, it := range items {
 		out[i] = it.row
 	}
 	return out
+}
+
+func (q *Query) sourceCount() int {
+	if q.from == nil {
+		return 0
+	}
+	return len(q.from.sources)
 }

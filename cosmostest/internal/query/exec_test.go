@@ -448,3 +448,44 @@ func TestResultsShareNoStateAcrossCalls(t *testing.T) {
 		}
 	}
 }
+
+func TestJoinsAndIteration(t *testing.T) {
+	docs := docsFrom(t, fixture)
+	runExecCases(t, docs, Options{}, []execCase{
+		{"FROM x IN array", `SELECT VALUE t FROM t IN c.tags`, nil, `["red","green","blue"]`},
+		{"SELECT * over an iterated array", `SELECT * FROM t IN c.tags`, nil, `["red","green","blue"]`},
+		{"JOIN", `SELECT c.id, t AS tag FROM c JOIN t IN c.tags`, nil, `[{"id":"a","tag":"red"},{"id":"a","tag":"green"},{"id":"b","tag":"blue"}]`},
+		{"JOIN filter on element", `SELECT VALUE c.id FROM c JOIN t IN c.tags WHERE t = 'green'`, nil, `["a"]`},
+		{"two JOINs form a cross product per document", `SELECT VALUE [t, i.k] FROM c JOIN t IN c.tags JOIN i IN c.items`, nil, `[["blue","a"],["blue","b"]]`},
+		{"JOIN over objects in arrays", `SELECT VALUE i.v FROM c JOIN i IN c.items WHERE i.k = @k`, Params{"@k": "b"}, `[2]`},
+		{"JOIN on a non-array yields no rows", `SELECT VALUE c.id FROM c JOIN t IN c.s`, nil, `[]`},
+		{"DISTINCT over JOIN", `SELECT DISTINCT VALUE c.id FROM c JOIN t IN c.tags`, nil, `["a","b"]`},
+		{"COUNT over JOIN", `SELECT VALUE COUNT(1) FROM c JOIN t IN c.tags`, nil, `[3]`},
+		{"ORDER BY document path in a JOIN", `SELECT VALUE t FROM c JOIN t IN c.tags ORDER BY c.n DESC`, nil, `["blue","red","green"]`},
+		{"JOIN then GROUP BY element", `SELECT t AS tag, COUNT(1) AS n FROM c JOIN t IN c.tags GROUP BY t`, nil, `[{"tag":"red","n":1},{"tag":"green","n":1},{"tag":"blue","n":1}]`},
+		{"FROM a path", `SELECT * FROM c.obj`, nil, `[{"x":1,"y":"z"},{"x":2}]`},
+		{"FROM a path with alias", `SELECT VALUE o.x FROM c.obj o`, nil, `[1,2]`},
+		{"FROM a path is known by its last name", `SELECT VALUE obj.x FROM c.obj`, nil, `[1,2]`},
+		{"FROM a nested bracket path", `SELECT VALUE d FROM c.nested["deep"] d`, nil, `[{"v":10}]`},
+		{"FROM x IN a nested path", `SELECT VALUE n FROM n IN root.arr`, nil, `[1,2,3]`},
+	})
+	t.Run("ORDER BY a JOIN alias is not a document path", func(t *testing.T) {
+		q, err := Parse("SELECT VALUE t FROM c JOIN t IN c.tags ORDER BY t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := asQueryError(t, q.Validate(Options{}))
+		if !contains(e.Detail(), "could not be mapped to a document path") {
+			t.Fatal(e)
+		}
+	})
+	t.Run("cross-partition JOIN with a filter is served by the gateway", func(t *testing.T) {
+		q, err := Parse("SELECT c.id FROM c JOIN t IN c.tags WHERE t = 'red'")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Validate(Options{CrossPartition: true}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -105,6 +105,11 @@ func TestSemanticErrors(t *testing.T) {
 		{"SELECT c.a, c.b FROM c GROUP BY c.a", "",
 			"Property reference 'c.b' is invalid in the select list because it is not contained in either an aggregate function or the GROUP BY clause."},
 		{"SELECT * FROM c GROUP BY c.a", "", "'SELECT *' is not valid with GROUP BY."},
+		{"SELECT * FROM c JOIN t IN c.tags", "", "'SELECT *' is only valid with a single input set."},
+		{"SELECT VALUE 1 FROM c JOIN c IN c.tags", "", "The input set name or alias 'c' is specified more than once in the FROM clause."},
+		{"SELECT VALUE t FROM c JOIN t IN u.tags", "SC2001", "Identifier 'u' could not be resolved."},
+		{"SELECT VALUE t FROM c JOIN t IN t.tags", "SC2001", "Identifier 't' could not be resolved."},
+		{"SELECT VALUE c.id FROM t IN c.tags", "SC2001", "Identifier 'c' could not be resolved."},
 		{"SELECT c.id, c.child.id FROM c", "", "The property name 'id' is specified more than once in the SELECT list."},
 		{"SELECT TOP -1 * FROM c", "", "The count value provided for a TOP, OFFSET or LIMIT clause must be a non-negative integer; got -1."},
 		{"SELECT TOP 1.5 * FROM c", "", "The count value provided for a TOP, OFFSET or LIMIT clause must be a non-negative integer; got 1.5."},
@@ -135,10 +140,8 @@ func TestSyntaxErrorsBeatSemanticErrors(t *testing.T) {
 
 func TestUnsupportedConstructs(t *testing.T) {
 	for _, text := range []string{
-		"SELECT * FROM c JOIN t IN c.tags",
-		"SELECT VALUE t FROM t IN c.tags",
-		"SELECT * FROM c.children",
 		"SELECT * FROM (SELECT * FROM c) x",
+		"SELECT VALUE c.id FROM c JOIN (SELECT VALUE t FROM t IN c.tags) x",
 		"SELECT VALUE (SELECT VALUE 1)",
 		"SELECT * FROM c WHERE EXISTS(SELECT VALUE t FROM t IN c.tags)",
 		"SELECT ARRAY(SELECT VALUE t FROM t IN c.tags) AS a FROM c",

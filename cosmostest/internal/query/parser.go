@@ -14,8 +14,10 @@ import (
 // identifiers other than the FROM alias (SC2001), unknown functions (SC2005),
 // wrong argument counts (SC2050), misplaced aggregates and invalid GROUP BY
 // select lists are all reported here too. Constructs the real service
-// accepts but this fake does not implement (JOIN, subqueries, user-defined
-// functions) return a 400 whose message starts with "cosmostest:".
+// accepts but this fake does not implement (subqueries, EXISTS/ARRAY,
+// user-defined functions, ORDER BY RANK, ORDER BY with GROUP BY) return a
+// 400 whose message starts with "cosmostest:", so nobody mistakes the gap
+// for service behaviour.
 func Parse(text string) (*Query, error) {
 	toks, err := lex(text)
 	if err != nil {
@@ -306,63 +308,108 @@ func (p *parser) parseSelection(q *Query) error {
 }
 
 func (p *parser) parseFrom() (*fromClause, error) {
-	t := p.peek()
-	if t.kind == tPunct && t.text == "(" {
-		// FROM (subquery): skip it so the rest still gets syntax-checked.
-		p.noteUnsupported("a subquery in FROM")
-		if err := p.skipParens(); err != nil {
-			return nil, err
-		}
-		alias, err := p.optionalAlias("")
-		if err != nil {
-			return nil, err
-		}
-		return &fromClause{alias: alias}, nil
-	}
-	if !isIdentTok(t) {
-		return nil, p.syntaxErrAt(t)
-	}
-	p.next()
-	name := p.identText(t)
-	if p.isKw("IN") {
-		// "FROM x IN c.children" iterates an array; not implemented.
-		p.next()
-		p.noteUnsupported("FROM <alias> IN <array> (array iteration)")
-		if _, err := p.parsePostfix(); err != nil {
-			return nil, err
-		}
-		name = p.identText(t)
-	} else if p.isPunct(".") || p.isPunct("[") {
-		p.noteUnsupported("a path in FROM (FROM c.child)")
-		if err := p.skipPath(); err != nil {
-			return nil, err
-		}
-	}
-	alias, err := p.optionalAlias(name)
+	f := &fromClause{}
+	src, err := p.parseSource()
 	if err != nil {
 		return nil, err
 	}
-	f := &fromClause{alias: alias}
-	for p.isKw("JOIN") {
-		p.next()
-		p.noteUnsupported("JOIN")
-		t := p.peek()
-		if !isIdentTok(t) {
-			return nil, p.syntaxErrAt(t)
-		}
-		p.next()
-		if p.acceptKw("IN") {
-			if _, err := p.parsePostfix(); err != nil {
-				return nil, err
-			}
-		} else if err := p.skipPath(); err != nil {
+	if _, bare := src.expr.(*rootExpr); bare && !src.iter {
+		src.expr = nil // "FROM c": the document itself
+	}
+	f.sources = append(f.sources, src)
+	for p.acceptKw("JOIN") {
+		src, err := p.parseSource()
+		if err != nil {
 			return nil, err
 		}
-		if _, err := p.optionalAlias(""); err != nil {
-			return nil, err
-		}
+		f.sources = append(f.sources, src)
 	}
 	return f, nil
+}
+
+// parseSource parses one collection expression of FROM or JOIN:
+//
+//	name [path] [[AS] alias]     the value at the path (the document for a bare name)
+//	alias IN name [path]         one row per element of the array at the path
+//	'(' subquery ')' [[AS] alias] (not implemented)
+func (p *parser) parseSource() (source, error) {
+	t := p.peek()
+	if t.kind == tPunct && t.text == "(" {
+		p.noteUnsupported("a subquery in FROM or JOIN")
+		if err := p.skipParens(); err != nil {
+			return source{}, err
+		}
+		alias, err := p.optionalAlias("")
+		return source{alias: alias}, err
+	}
+	if !isIdentTok(t) {
+		return source{}, p.syntaxErrAt(t)
+	}
+	p.next()
+	name := p.identText(t)
+	if p.acceptKw("IN") {
+		ct := p.peek()
+		if !isIdentTok(ct) {
+			return source{}, p.syntaxErrAt(ct)
+		}
+		p.next()
+		e, err := p.parseCollectionPath(&rootExpr{name: p.identText(ct), sp: ct.sp})
+		if err != nil {
+			return source{}, err
+		}
+		return source{alias: name, expr: e, iter: true}, nil
+	}
+	base := &rootExpr{name: name, sp: t.sp}
+	e, err := p.parseCollectionPath(base)
+	if err != nil {
+		return source{}, err
+	}
+	def := name
+	if e != base {
+		// "FROM c.children" is known by its last property name.
+		def = ""
+		if pe, ok := e.(*propExpr); ok {
+			def = pe.name
+		}
+	}
+	alias, err := p.optionalAlias(def)
+	if err != nil {
+		return source{}, err
+	}
+	return source{alias: alias, expr: e}, nil
+}
+
+// parseCollectionPath parses the path after a collection name, which the
+// grammar limits to ".name", "[number]" and "['name']".
+func (p *parser) parseCollectionPath(e expr) (expr, error) {
+	for {
+		switch {
+		case p.acceptPunct("."):
+			t := p.peek()
+			if !isIdentTok(t) {
+				return nil, p.syntaxErrAt(t)
+			}
+			p.next()
+			e = &propExpr{obj: e, name: p.identText(t), sp: span{e.pos().start, t.sp.end}}
+		case p.acceptPunct("["):
+			t := p.next()
+			end := p.peek()
+			if (t.kind != tNumber && t.kind != tString) || !p.acceptPunct("]") {
+				if t.kind != tNumber && t.kind != tString {
+					return nil, p.syntaxErrAt(t)
+				}
+				return nil, p.syntaxErrAt(end)
+			}
+			sp := span{e.pos().start, end.sp.end}
+			if t.kind == tString {
+				e = &propExpr{obj: e, name: t.str, sp: sp}
+			} else {
+				e = &indexExpr{obj: e, idx: &litExpr{v: t.num, sp: t.sp}, sp: sp}
+			}
+		default:
+			return e, nil
+		}
+	}
 }
 
 // optionalAlias consumes "[AS] alias" after a collection and returns the
@@ -381,29 +428,6 @@ func (p *parser) optionalAlias(def string) (string, error) {
 		return p.identText(t), nil
 	}
 	return def, nil
-}
-
-func (p *parser) skipPath() error {
-	for {
-		switch {
-		case p.acceptPunct("."):
-			t := p.peek()
-			if !isIdentTok(t) {
-				return p.syntaxErrAt(t)
-			}
-			p.next()
-		case p.acceptPunct("["):
-			t := p.next()
-			if t.kind != tNumber && t.kind != tString {
-				return p.syntaxErrAt(t)
-			}
-			if err := p.expectPunct("]"); err != nil {
-				return err
-			}
-		default:
-			return nil
-		}
-	}
 }
 
 // skipParens skips a balanced parenthesised group starting at "(".
@@ -887,34 +911,61 @@ func upper(s string) string {
 // GROUP BY select lists may only use grouping expressions, and literal
 // TOP/OFFSET/LIMIT counts must be non-negative integers.
 func bind(q *Query) error {
-	alias := ""
-	if q.from != nil {
-		alias = q.from.alias
-	}
+	// Resolve every bare identifier to the slot of the source it names. A
+	// source's own expression sees only the sources before it; the first
+	// source's base identifier is the container name and denotes the document.
+	slots := map[string]int{}
 	var firstErr error
-	var visit func(e expr)
-	visit = func(e expr) {
+	var resolve func(e expr, visible int, container bool)
+	resolve = func(e expr, visible int, container bool) {
 		if e == nil || firstErr != nil {
 			return
 		}
 		if r, ok := e.(*rootExpr); ok {
-			if r.name != alias {
-				firstErr = scError("SC2001", r.sp, fmt.Sprintf("Identifier '%s' could not be resolved.", r.name))
+			if container {
+				r.slot, r.doc = 0, true
+				return
 			}
+			slot, ok := slots[r.name]
+			if !ok || slot >= visible {
+				firstErr = scError("SC2001", r.sp, fmt.Sprintf("Identifier '%s' could not be resolved.", r.name))
+				return
+			}
+			r.slot = slot
+			r.doc = slot == 0 && q.from.sources[0].expr == nil
 			return
 		}
 		for _, c := range children(e) {
-			visit(c)
+			resolve(c, visible, container)
+		}
+	}
+	nsrc := 0
+	if q.from != nil {
+		nsrc = len(q.from.sources)
+		for i, s := range q.from.sources {
+			resolve(s.expr, i, i == 0)
+			if firstErr != nil {
+				return firstErr
+			}
+			if _, dup := slots[s.alias]; dup {
+				return errorsError(fmt.Sprintf("The input set name or alias '%s' is specified more than once in the FROM clause.", s.alias))
+			}
+			if s.alias != "" {
+				slots[s.alias] = i
+			}
 		}
 	}
 	for _, e := range q.allExprs() {
-		visit(e)
+		resolve(e, nsrc, false)
 	}
 	if firstErr != nil {
 		return firstErr
 	}
 	if q.sel.star && q.from == nil {
 		return errorsError("'SELECT *' is not valid if FROM clause is omitted.")
+	}
+	if q.sel.star && nsrc > 1 {
+		return errorsError("'SELECT *' is only valid with a single input set.")
 	}
 	if q.sel.star && len(q.groupBy) > 0 {
 		return errorsError("'SELECT *' is not valid with GROUP BY.")
