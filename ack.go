@@ -73,8 +73,18 @@ func (p *Provider) orchLockFor(ctx context.Context, op, token string) (*orchLock
 	return lk, nil
 }
 
-// readInstance reads the instance document; nil (no error) if absent.
+// readInstance reads the instance document; nil (no error) if absent or
+// being deleted.
 func (p *Provider) readInstance(ctx context.Context, inst string) (*instanceDoc, azcore.ETag, error) {
+	doc, etag, err := p.readInstanceRaw(ctx, inst)
+	if doc != nil && doc.Deleted != nil {
+		return nil, "", err
+	}
+	return doc, etag, err
+}
+
+// readInstanceRaw reads the instance document including a tombstoned one.
+func (p *Provider) readInstanceRaw(ctx context.Context, inst string) (*instanceDoc, azcore.ETag, error) {
 	body, etag, err := p.st.read(ctx, inst, instanceDocID(inst))
 	if isNotFound(err) {
 		return nil, "", nil
@@ -375,7 +385,7 @@ func (p *Provider) nextInstanceDoc(lk *orchLock, c duroxide.OrchestrationCommit,
 		// A new execution starts Running with no output and no pin: each
 		// execution is pinned by its own OrchestrationStarted.
 		doc.CurrentExecutionID = c.ExecutionID
-		doc.Status, doc.Output = duroxide.StatusRunning, nil
+		doc.Status, doc.Output, doc.CompletedAt = duroxide.StatusRunning, nil, nil
 		doc.PinnedDuroxideVersion, doc.PinnedVersionPacked = nil, nil
 	}
 	if doc.Status == "" {
@@ -383,6 +393,9 @@ func (p *Provider) nextInstanceDoc(lk *orchLock, c duroxide.OrchestrationCommit,
 	}
 	if md.Status != nil {
 		doc.Status = *md.Status
+		if isTerminal(doc.Status) {
+			doc.CompletedAt = ptr(ms(now))
+		}
 	}
 	if md.Output != nil {
 		doc.Output = md.Output

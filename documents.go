@@ -57,7 +57,16 @@ type instanceDoc struct {
 	// retried ack (whose first attempt committed but whose response was
 	// lost) is recognised as done instead of failing as "lock lost".
 	LastAckToken string `json:"lastAckToken,omitempty"`
-	ETag         string `json:"_etag,omitempty"`
+	// CompletedAt is when the current execution reached a terminal status
+	// (ms), for bulk deletion's completed_before filter.
+	CompletedAt *int64 `json:"completedAt,omitempty"`
+	// Deleted is the deletion tombstone (ms): written first by a deletion,
+	// it makes every reader treat the instance as gone, makes in-flight
+	// acks fail (the ETag changed) and stops fetches from locking it,
+	// while the instance's documents are removed in as many batches as
+	// needed. A crash part-way is finished by the reconciler.
+	Deleted *int64 `json:"deleted,omitempty"`
+	ETag    string `json:"_etag,omitempty"`
 }
 
 // execEntry summarises one execution for ExecutionInfo and pruning.
@@ -75,7 +84,7 @@ type semverDoc struct {
 	Patch uint64 `json:"patch"`
 }
 
-func (d *instanceDoc) exists() bool { return d != nil && !d.Provisional }
+func (d *instanceDoc) exists() bool { return d != nil && !d.Provisional && d.Deleted == nil }
 
 func (d *instanceDoc) pinned() *duroxide.SemVer {
 	if d.PinnedDuroxideVersion == nil {

@@ -17,9 +17,12 @@ func (p *Provider) Read(ctx context.Context, instance string) ([]duroxide.Event,
 	if err := validateInstanceID(op, instance); err != nil {
 		return nil, err
 	}
-	doc, _, err := p.readInstance(ctx, instance)
+	doc, _, err := p.readInstanceRaw(ctx, instance)
 	if err != nil {
 		return nil, duroxide.Wrap(op, err)
+	}
+	if doc != nil && doc.Deleted != nil {
+		return nil, nil // being deleted: already gone for readers
 	}
 	if doc.exists() {
 		return p.readExecution(ctx, op, instance, doc.CurrentExecutionID)

@@ -139,6 +139,9 @@ func (p *Provider) runReconciler() {
 			if _, err := p.reconcileOnce(ctx); err != nil && ctx.Err() == nil {
 				p.opts.Logger.Warn("outbox reconciler", "error", err)
 			}
+			if err := p.finishDeletions(ctx); err != nil && ctx.Err() == nil {
+				p.opts.Logger.Warn("finishing interrupted deletions", "error", err)
+			}
 			cancel()
 		}
 	}

@@ -118,7 +118,4 @@ func (p *Provider) RequestStats() RequestStats { return p.st.stats() }
 // ResetRequestStats zeroes the request counters.
 func (p *Provider) ResetRequestStats() { p.st.resetStats() }
 
-// Admin implements duroxide.Provider.
-func (p *Provider) Admin() duroxide.ProviderAdmin { return nil }
-
 var _ duroxide.Provider = (*Provider)(nil)

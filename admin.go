@@ -1,0 +1,664 @@
+package cdb
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// Admin: discovery, metrics, deletion and pruning.
+//
+// Every instance is its own partition and the gateway refuses
+// cross-partition ORDER BY, TOP, COUNT and DISTINCT, so store-wide
+// operations are filter-only cross-partition queries that project only
+// the fields they need, paged, and ordered or limited client-side. Each
+// reads one small row per instance (or per queue message for queue
+// depths), never history or message bodies; see the README for costs.
+
+// Admin implements duroxide.Provider: the provider is its own
+// ProviderAdmin.
+func (p *Provider) Admin() duroxide.ProviderAdmin { return p }
+
+var _ duroxide.ProviderAdmin = (*Provider)(nil)
+
+// instanceRow is the projection store-wide queries read.
+type instanceRow struct {
+	InstanceID       string      `json:"instanceId"`
+	Status           string      `json:"status"`
+	ParentInstanceID *string     `json:"parentInstanceId"`
+	CompletedAt      *int64      `json:"completedAt"`
+	Executions       []execEntry `json:"executions"`
+}
+
+const liveInstances = "c.type = 'instance' AND NOT IS_DEFINED(c.provisional) AND NOT IS_DEFINED(c.deleted)"
+
+func (p *Provider) scanInstances(ctx context.Context, fields, where string, params queryParams, each func(r instanceRow)) error {
+	q := "SELECT " + fields + " FROM c WHERE " + liveInstances + where
+	_, err := p.st.query(ctx, q, params, queryOptions{PageSize: 1000}, func(raw []byte) bool {
+		var r instanceRow
+		if json.Unmarshal(raw, &r) == nil {
+			each(r)
+		}
+		return true
+	})
+	return err
+}
+
+func (p *Provider) listIDs(ctx context.Context, op, where string, params queryParams) ([]string, error) {
+	var ids []string
+	err := p.scanInstances(ctx, "c.instanceId", where, params, func(r instanceRow) { ids = append(ids, r.InstanceID) })
+	if err != nil {
+		return nil, duroxide.Wrap(op, err)
+	}
+	sort.Strings(ids)
+	return ids, nil
+}
+
+// ListInstances implements duroxide.ProviderAdmin.
+func (p *Provider) ListInstances(ctx context.Context) ([]string, error) {
+	return p.listIDs(ctx, "list_instances", "", nil)
+}
+
+// ListInstancesByStatus implements duroxide.ProviderAdmin.
+func (p *Provider) ListInstancesByStatus(ctx context.Context, status string) ([]string, error) {
+	return p.listIDs(ctx, "list_instances_by_status", " AND c.status = @status", queryParams{}.add("@status", status))
+}
+
+// ListChildren implements duroxide.ProviderAdmin; empty for an unknown
+// instance.
+func (p *Provider) ListChildren(ctx context.Context, instance string) ([]string, error) {
+	return p.listIDs(ctx, "list_children", " AND c.parentInstanceId = @parent", queryParams{}.add("@parent", instance))
+}
+
+// mustInstance reads a live instance or fails with a permanent error.
+func (p *Provider) mustInstance(ctx context.Context, op, instance string) (*instanceDoc, azcore.ETag, error) {
+	if err := validateInstanceID(op, instance); err != nil {
+		return nil, "", err
+	}
+	doc, etag, err := p.readInstance(ctx, instance)
+	if err != nil {
+		return nil, "", duroxide.Wrap(op, err)
+	}
+	if !doc.exists() {
+		return nil, "", duroxide.Permanent(op, "instance %q not found", instance)
+	}
+	return doc, etag, nil
+}
+
+// GetParentID implements duroxide.ProviderAdmin.
+func (p *Provider) GetParentID(ctx context.Context, instance string) (string, bool, error) {
+	doc, _, err := p.mustInstance(ctx, "get_parent_id", instance)
+	if err != nil {
+		return "", false, err
+	}
+	if doc.ParentInstanceID == nil {
+		return "", false, nil
+	}
+	return *doc.ParentInstanceID, true, nil
+}
+
+// GetInstanceInfo implements duroxide.ProviderAdmin.
+func (p *Provider) GetInstanceInfo(ctx context.Context, instance string) (*duroxide.InstanceInfo, error) {
+	doc, _, err := p.mustInstance(ctx, "get_instance_info", instance)
+	if err != nil {
+		return nil, err
+	}
+	return &duroxide.InstanceInfo{
+		InstanceID: instance, OrchestrationName: doc.OrchestrationName, OrchestrationVersion: doc.OrchestrationVersion,
+		CurrentExecutionID: doc.CurrentExecutionID, Status: doc.Status, Output: doc.Output,
+		CreatedAt: uint64(doc.CreatedAt), UpdatedAt: uint64(doc.UpdatedAt), ParentInstanceID: doc.ParentInstanceID,
+	}, nil
+}
+
+// LatestExecutionID implements duroxide.ProviderAdmin.
+func (p *Provider) LatestExecutionID(ctx context.Context, instance string) (uint64, error) {
+	doc, _, err := p.mustInstance(ctx, "latest_execution_id", instance)
+	if err != nil {
+		return 0, err
+	}
+	return doc.CurrentExecutionID, nil
+}
+
+// ListExecutions implements duroxide.ProviderAdmin. It asks the history
+// itself (DISTINCT is fine inside one partition), so it is right for
+// instances written by the Rust crate too and after pruning.
+func (p *Provider) ListExecutions(ctx context.Context, instance string) ([]uint64, error) {
+	const op = "list_executions"
+	if err := validateInstanceID(op, instance); err != nil {
+		return nil, err
+	}
+	doc, _, err := p.readInstance(ctx, instance)
+	if err != nil {
+		return nil, duroxide.Wrap(op, err)
+	}
+	if !doc.exists() {
+		return nil, nil
+	}
+	execs, err := p.historyExecutions(ctx, instance)
+	if err != nil {
+		return nil, duroxide.Wrap(op, err)
+	}
+	if len(execs) == 0 || execs[len(execs)-1] < doc.CurrentExecutionID {
+		execs = append(execs, doc.CurrentExecutionID)
+	}
+	return execs, nil
+}
+
+func (p *Provider) historyExecutions(ctx context.Context, instance string) ([]uint64, error) {
+	var execs []uint64
+	_, err := p.st.query(ctx, "SELECT DISTINCT VALUE c.executionId FROM c WHERE c.type = 'history'", nil, queryOptions{Partition: &instance}, func(raw []byte) bool {
+		var n uint64
+		if json.Unmarshal(raw, &n) == nil {
+			execs = append(execs, n)
+		}
+		return true
+	})
+	sort.Slice(execs, func(i, j int) bool { return execs[i] < execs[j] })
+	return execs, err
+}
+
+// ReadHistory implements duroxide.ProviderAdmin.
+func (p *Provider) ReadHistory(ctx context.Context, instance string) ([]duroxide.Event, error) {
+	return p.Read(ctx, instance)
+}
+
+// ReadHistoryWithExecutionID implements duroxide.ProviderAdmin.
+func (p *Provider) ReadHistoryWithExecutionID(ctx context.Context, instance string, executionID uint64) ([]duroxide.Event, error) {
+	return p.ReadWithExecution(ctx, instance, executionID)
+}
+
+// GetExecutionInfo implements duroxide.ProviderAdmin.
+func (p *Provider) GetExecutionInfo(ctx context.Context, instance string, executionID uint64) (*duroxide.ExecutionInfo, error) {
+	const op = "get_execution_info"
+	doc, _, err := p.mustInstance(ctx, op, instance)
+	if err != nil {
+		return nil, err
+	}
+	events, err := p.readExecution(ctx, op, instance, executionID)
+	if err != nil {
+		return nil, err
+	}
+	if len(events) == 0 && doc.execution(executionID) == nil {
+		return nil, duroxide.Permanent(op, "execution %d of instance %q not found", executionID, instance)
+	}
+	info := &duroxide.ExecutionInfo{ExecutionID: executionID, Status: duroxide.StatusRunning, EventCount: len(events)}
+	if ex := doc.execution(executionID); ex != nil {
+		info.Status, info.StartedAt = ex.Status, uint64(ex.StartedAt)
+		if ex.CompletedAt != nil {
+			info.CompletedAt = ptr(uint64(*ex.CompletedAt))
+		}
+	} else if len(events) > 0 {
+		info.StartedAt = events[0].TimestampMs
+	}
+	if executionID == doc.CurrentExecutionID {
+		info.Status, info.Output = doc.Status, doc.Output
+		return info, nil
+	}
+	// Older executions keep their output only in their terminal event.
+	for i := len(events) - 1; i >= 0; i-- {
+		switch k := events[i].Kind.(type) {
+		case duroxide.OrchestrationCompleted:
+			info.Output = ptr(k.Output)
+		case duroxide.OrchestrationContinuedAsNew:
+			info.Output = ptr(k.Input)
+		default:
+			continue
+		}
+		break
+	}
+	return info, nil
+}
+
+// GetSystemMetrics implements duroxide.ProviderAdmin: one projected row
+// per instance (status and the per-execution summaries the acks
+// maintain), no history.
+func (p *Provider) GetSystemMetrics(ctx context.Context) (*duroxide.SystemMetrics, error) {
+	m := &duroxide.SystemMetrics{}
+	err := p.scanInstances(ctx, "c.status, c.executions", "", nil, func(r instanceRow) {
+		m.TotalInstances++
+		switch r.Status {
+		case duroxide.StatusRunning:
+			m.RunningInstances++
+		case duroxide.StatusCompleted:
+			m.CompletedInstances++
+		case duroxide.StatusFailed:
+			m.FailedInstances++
+		}
+		if len(r.Executions) == 0 {
+			m.TotalExecutions++ // written by a writer that keeps no summaries
+		}
+		for _, e := range r.Executions {
+			m.TotalExecutions++
+			m.TotalEvents += uint64(e.EventCount)
+		}
+	})
+	if err != nil {
+		return nil, duroxide.Wrap("get_system_metrics", err)
+	}
+	return m, nil
+}
+
+// GetQueueDepths implements duroxide.ProviderAdmin: unlocked, committed
+// messages, counted from a one-value projection (the gateway refuses a
+// cross-partition COUNT).
+func (p *Provider) GetQueueDepths(ctx context.Context) (*duroxide.QueueDepths, error) {
+	d := &duroxide.QueueDepths{}
+	q := "SELECT VALUE c.type FROM c WHERE (c.type = 'orch_queue' OR c.type = 'worker_queue') AND " + lockFree
+	_, err := p.st.query(ctx, q, queryParams{}.add("@now", ms(p.opts.Now())), queryOptions{PageSize: 1000}, func(raw []byte) bool {
+		switch strings.Trim(string(raw), `"`) {
+		case docOrchQueue:
+			d.OrchestratorQueue++
+		case docWorkerQueue:
+			d.WorkerQueue++
+		}
+		return true
+	})
+	if err != nil {
+		return nil, duroxide.Wrap("get_queue_depths", err)
+	}
+	return d, nil
+}
+
+// GetInstanceTree implements duroxide.ProviderAdmin.
+func (p *Provider) GetInstanceTree(ctx context.Context, instance string) (*duroxide.InstanceTree, error) {
+	return duroxide.GetInstanceTree(ctx, p, instance)
+}
+
+// DeleteInstance implements duroxide.ProviderAdmin: it refuses a
+// sub-orchestration and deletes a root with all its descendants.
+func (p *Provider) DeleteInstance(ctx context.Context, instance string, force bool) (*duroxide.DeleteInstanceResult, error) {
+	return duroxide.DeleteInstance(ctx, p, instance, force)
+}
+
+// DeleteInstancesAtomic implements duroxide.ProviderAdmin. Cosmos cannot
+// transact across partitions, so "atomic" is built as validate, then
+// tombstone, then sweep: everything is checked before anything is
+// written (a running instance without force, or a child outside the list,
+// fails with nothing deleted); then every instance document gets a
+// tombstone (conditioned on the ETag that was validated, so a concurrent
+// change is re-validated, and any in-flight ack fails); only then are the
+// documents removed. Once tombstoned, an instance is gone for every
+// reader, and a sweep interrupted by a crash is finished by the
+// reconciler or the next delete.
+func (p *Provider) DeleteInstancesAtomic(ctx context.Context, ids []string, force bool) (*duroxide.DeleteInstanceResult, error) {
+	const op = "delete_instances_atomic"
+	for attempt := 0; ; attempt++ {
+		docs, err := p.validateDeletion(ctx, op, ids, force)
+		if err != nil {
+			return nil, err
+		}
+		tombstoned, err := p.tombstone(ctx, docs)
+		if isPrecondition(err) && attempt < 3 {
+			continue // an instance changed under us: validate again
+		}
+		if err != nil {
+			return nil, duroxide.Wrap(op, err)
+		}
+		res := &duroxide.DeleteInstanceResult{}
+		for _, d := range tombstoned {
+			r, err := p.sweep(ctx, d)
+			if err != nil {
+				return nil, duroxide.Wrap(op, err)
+			}
+			res.Add(r)
+		}
+		return res, nil
+	}
+}
+
+type deletion struct {
+	doc  *instanceDoc
+	etag azcore.ETag
+}
+
+func (p *Provider) validateDeletion(ctx context.Context, op string, ids []string, force bool) ([]deletion, error) {
+	inSet := map[string]bool{}
+	var out []deletion
+	for _, id := range ids {
+		if err := validateInstanceID(op, id); err != nil {
+			return nil, err
+		}
+		if inSet[id] {
+			continue
+		}
+		inSet[id] = true
+		doc, etag, err := p.readInstanceRaw(ctx, id)
+		if err != nil {
+			return nil, duroxide.Wrap(op, err)
+		}
+		if doc == nil || doc.Provisional {
+			continue // nothing to delete
+		}
+		if doc.Deleted == nil && !force && doc.Status == duroxide.StatusRunning {
+			return nil, duroxide.Permanent(op, "instance %q is running; use force to delete it", id)
+		}
+		out = append(out, deletion{doc: doc, etag: etag})
+	}
+	if len(ids) > 0 {
+		// Orphan check: a child of a deleted instance must be deleted too.
+		var orphans []string
+		err := p.scanInstances(ctx, "c.instanceId, c.parentInstanceId", " AND ARRAY_CONTAINS(@ids, c.parentInstanceId)", queryParams{}.add("@ids", ids), func(r instanceRow) {
+			if !inSet[r.InstanceID] {
+				orphans = append(orphans, r.InstanceID)
+			}
+		})
+		if err != nil {
+			return nil, duroxide.Wrap(op, err)
+		}
+		if len(orphans) > 0 {
+			sort.Strings(orphans)
+			return nil, duroxide.Permanent(op, "deleting these instances would orphan %v; include their descendants (or delete the root with DeleteInstance)", orphans)
+		}
+	}
+	return out, nil
+}
+
+// tombstone marks every instance deleted, each conditioned on the ETag
+// validation saw.
+func (p *Provider) tombstone(ctx context.Context, docs []deletion) ([]*instanceDoc, error) {
+	now := ms(p.opts.Now())
+	var out []*instanceDoc
+	for _, d := range docs {
+		if d.doc.Deleted != nil {
+			out = append(out, d.doc) // an earlier deletion was interrupted
+			continue
+		}
+		var ops azcosmos.PatchOperations
+		ops.AppendSet("/deleted", now)
+		ops.AppendSet("/lockToken", jsonNull)
+		ops.AppendSet("/lockedUntil", jsonNull)
+		etag := d.etag
+		if _, _, err := p.st.patch(ctx, d.doc.InstanceID, d.doc.ID, ops, &etag, false); err != nil {
+			if isNotFound(err) {
+				continue
+			}
+			return out, err
+		}
+		d.doc.Deleted = &now
+		out = append(out, d.doc)
+	}
+	return out, nil
+}
+
+// sweep removes every document of a tombstoned instance, in as many
+// batches as needed, the instance document last. Queue messages enqueued
+// after the tombstone belong to a new instance with the same id and stay.
+func (p *Provider) sweep(ctx context.Context, doc *instanceDoc) (duroxide.DeleteInstanceResult, error) {
+	inst := doc.InstanceID
+	var res duroxide.DeleteInstanceResult
+	type row struct {
+		ID          string `json:"id"`
+		Type        string `json:"type"`
+		ExecutionID uint64 `json:"executionId"`
+		EnqueuedAt  int64  `json:"enqueuedAt"`
+	}
+	var rows []row
+	execs := map[uint64]bool{}
+	_, err := p.st.query(ctx, "SELECT c.id, c.type, c.executionId, c.enqueuedAt FROM c", nil, queryOptions{Partition: &inst, PageSize: 1000}, func(raw []byte) bool {
+		var r row
+		if json.Unmarshal(raw, &r) == nil && r.ID != doc.ID {
+			if (r.Type == docOrchQueue || r.Type == docWorkerQueue) && r.EnqueuedAt > *doc.Deleted {
+				return true
+			}
+			rows = append(rows, r)
+		}
+		return true
+	})
+	if err != nil {
+		return res, err
+	}
+	b := newBatch(inst)
+	flush := func() error {
+		if b.len() == 0 {
+			return nil
+		}
+		_, err := p.st.executeTolerant(ctx, b, false)
+		b = newBatch(inst)
+		return err
+	}
+	for _, r := range rows {
+		switch r.Type {
+		case docHistory:
+			res.EventsDeleted++
+			execs[r.ExecutionID] = true
+		case docOrchQueue, docWorkerQueue:
+			res.QueueMessagesDeleted++
+		}
+		if b.len() == maxBatchOps {
+			if err := flush(); err != nil {
+				return res, err
+			}
+		}
+		b.delete(r.ID, nil, http.StatusNotFound)
+	}
+	if err := flush(); err != nil {
+		return res, err
+	}
+	if err := p.st.delete(ctx, inst, doc.ID, nil); err != nil && !isNotFound(err) {
+		return res, err
+	}
+	execs[doc.CurrentExecutionID] = true
+	res.InstancesDeleted = 1
+	res.ExecutionsDeleted = uint64(len(execs))
+	p.busy.clear(inst)
+	return res, nil
+}
+
+// finishDeletions completes deletions a crash interrupted; run by the
+// reconciler.
+func (p *Provider) finishDeletions(ctx context.Context) error {
+	q := "SELECT * FROM c WHERE c.type = 'instance' AND IS_DEFINED(c.deleted)"
+	var docs []instanceDoc
+	_, err := p.st.query(ctx, q, nil, queryOptions{PageSize: 100, MaxPages: 1}, func(raw []byte) bool {
+		var d instanceDoc
+		if json.Unmarshal(raw, &d) == nil {
+			docs = append(docs, d)
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	for i := range docs {
+		if _, err := p.sweep(ctx, &docs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DeleteInstanceBulk implements duroxide.ProviderAdmin: terminal roots
+// matching the filter are deleted with their descendants; running
+// instances are skipped; the limit applies last.
+func (p *Provider) DeleteInstanceBulk(ctx context.Context, filter duroxide.InstanceFilter) (*duroxide.DeleteInstanceResult, error) {
+	const op = "delete_instance_bulk"
+	rows, err := p.filterInstances(ctx, op, filter)
+	if err != nil {
+		return nil, err
+	}
+	var roots []instanceRow
+	for _, r := range rows {
+		if r.ParentInstanceID == nil && isTerminal(r.Status) && r.Status != duroxide.StatusContinuedAsNew {
+			roots = append(roots, r)
+		}
+	}
+	if filter.Limit != nil && len(roots) > int(*filter.Limit) {
+		roots = roots[:*filter.Limit]
+	}
+	res := &duroxide.DeleteInstanceResult{}
+	for _, r := range roots {
+		tree, err := p.GetInstanceTree(ctx, r.InstanceID)
+		if err != nil {
+			return res, err
+		}
+		n, err := p.DeleteInstancesAtomic(ctx, tree.AllIDs, true)
+		if err != nil {
+			return res, err
+		}
+		res.Add(*n)
+	}
+	return res, nil
+}
+
+// filterInstances returns the instances an InstanceFilter selects (before
+// its limit), oldest completion first.
+func (p *Provider) filterInstances(ctx context.Context, op string, f duroxide.InstanceFilter) ([]instanceRow, error) {
+	where, params := "", queryParams{}
+	if f.InstanceIDs != nil {
+		if len(f.InstanceIDs) == 0 {
+			return nil, nil
+		}
+		where += " AND ARRAY_CONTAINS(@ids, c.instanceId)"
+		params = params.add("@ids", f.InstanceIDs)
+	}
+	if f.CompletedBefore != nil {
+		where += " AND c.completedAt < @before"
+		params = params.add("@before", *f.CompletedBefore)
+	}
+	var rows []instanceRow
+	err := p.scanInstances(ctx, "c.instanceId, c.status, c.parentInstanceId, c.completedAt", where, params, func(r instanceRow) { rows = append(rows, r) })
+	if err != nil {
+		return nil, duroxide.Wrap(op, err)
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		a, b := deref(rows[i].CompletedAt), deref(rows[j].CompletedAt)
+		if a != b {
+			return a < b
+		}
+		return rows[i].InstanceID < rows[j].InstanceID
+	})
+	return rows, nil
+}
+
+// PruneExecutions implements duroxide.ProviderAdmin: old executions'
+// history is removed; the current execution is never pruned (running or
+// not), and KV, being instance-scoped, is untouched.
+func (p *Provider) PruneExecutions(ctx context.Context, instance string, options duroxide.PruneOptions) (*duroxide.PruneResult, error) {
+	const op = "prune_executions"
+	doc, _, err := p.mustInstance(ctx, op, instance)
+	if err != nil {
+		return nil, err
+	}
+	execs, err := p.historyExecutions(ctx, instance)
+	if err != nil {
+		return nil, duroxide.Wrap(op, err)
+	}
+	keep := 1
+	if options.KeepLast != nil && *options.KeepLast > 1 {
+		keep = int(*options.KeepLast)
+	}
+	var victims []uint64
+	for i, e := range execs {
+		if e == doc.CurrentExecutionID || i >= len(execs)-keep {
+			continue
+		}
+		if options.CompletedBefore != nil {
+			ex := doc.execution(e)
+			if ex == nil || ex.CompletedAt == nil || uint64(*ex.CompletedAt) >= *options.CompletedBefore {
+				continue
+			}
+		}
+		victims = append(victims, e)
+	}
+	res := &duroxide.PruneResult{InstancesProcessed: 1}
+	for _, e := range victims {
+		n, err := p.deleteExecution(ctx, instance, e)
+		if err != nil {
+			return nil, duroxide.Wrap(op, err)
+		}
+		res.ExecutionsDeleted++
+		res.EventsDeleted += n
+	}
+	if len(victims) > 0 {
+		if err := p.dropExecutionSummaries(ctx, instance, victims); err != nil {
+			return nil, duroxide.Wrap(op, err)
+		}
+	}
+	return res, nil
+}
+
+func (p *Provider) deleteExecution(ctx context.Context, instance string, exec uint64) (uint64, error) {
+	var ids []string
+	_, err := p.st.query(ctx, "SELECT VALUE c.id FROM c WHERE c.type = 'history' AND c.executionId = @exec", queryParams{}.add("@exec", exec),
+		queryOptions{Partition: &instance, PageSize: 1000}, func(raw []byte) bool {
+			var id string
+			if json.Unmarshal(raw, &id) == nil {
+				ids = append(ids, id)
+			}
+			return true
+		})
+	if err != nil {
+		return 0, err
+	}
+	for start := 0; start < len(ids); start += maxBatchOps {
+		b := newBatch(instance)
+		for _, id := range ids[start:min(start+maxBatchOps, len(ids))] {
+			b.delete(id, nil, http.StatusNotFound)
+		}
+		if _, err := p.st.executeTolerant(ctx, b, false); err != nil {
+			return 0, err
+		}
+	}
+	return uint64(len(ids)), nil
+}
+
+// dropExecutionSummaries removes pruned executions from the instance
+// document, retrying on a concurrent change (an ack of a running
+// instance).
+func (p *Provider) dropExecutionSummaries(ctx context.Context, instance string, execs []uint64) error {
+	gone := map[uint64]bool{}
+	for _, e := range execs {
+		gone[e] = true
+	}
+	for attempt := 0; attempt < 5; attempt++ {
+		doc, etag, err := p.readInstance(ctx, instance)
+		if err != nil || !doc.exists() {
+			return err
+		}
+		kept := doc.Executions[:0]
+		for _, e := range doc.Executions {
+			if !gone[e.ID] {
+				kept = append(kept, e)
+			}
+		}
+		var ops azcosmos.PatchOperations
+		ops.AppendSet("/executions", kept)
+		_, _, err = p.st.patch(ctx, instance, doc.ID, ops, &etag, false)
+		if !isPrecondition(err) {
+			return err
+		}
+	}
+	return errors.New("instance kept changing while pruning; summaries left for the next prune")
+}
+
+// PruneExecutionsBulk implements duroxide.ProviderAdmin. Running instances
+// are pruned too (of their old executions).
+func (p *Provider) PruneExecutionsBulk(ctx context.Context, filter duroxide.InstanceFilter, options duroxide.PruneOptions) (*duroxide.PruneResult, error) {
+	const op = "prune_executions_bulk"
+	rows, err := p.filterInstances(ctx, op, filter)
+	if err != nil {
+		return nil, err
+	}
+	if filter.Limit != nil && len(rows) > int(*filter.Limit) {
+		rows = rows[:*filter.Limit]
+	}
+	res := &duroxide.PruneResult{}
+	for _, r := range rows {
+		n, err := p.PruneExecutions(ctx, r.InstanceID, options)
+		if err != nil {
+			return res, err
+		}
+		res.InstancesProcessed += n.InstancesProcessed
+		res.ExecutionsDeleted += n.ExecutionsDeleted
+		res.EventsDeleted += n.EventsDeleted
+	}
+	return res, nil
+}
