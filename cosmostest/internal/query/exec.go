@@ -80,8 +80,9 @@ func (q *Query) Execute(docs []map[string]any, params Params, opts Options) ([]a
 		rows = kept
 	}
 
-	// Without ORDER BY or DISTINCT the first offset+limit / top results are
-	// final, so projection can stop early.
+	// Without DISTINCT or aggregation the first offset+limit (or top) rows
+	// of the (sorted) input are all that can be returned, so projection can
+	// stop there.
 	want := -1
 	if q.limit != nil {
 		want = offset + limit
@@ -100,7 +101,11 @@ func (q *Query) Execute(docs []map[string]any, params Params, opts Options) ([]a
 		if len(q.orderBy) > 0 {
 			rows = q.sortRows(ev, rows, opts.Index)
 		}
-		out = make([]any, 0, min(len(rows), max(want, 0)+16))
+		size := len(rows)
+		if want >= 0 {
+			size = min(size, want)
+		}
+		out = make([]any, 0, size)
 		for _, r := range rows {
 			if want >= 0 && len(out) >= want {
 				break
@@ -304,6 +309,7 @@ func (q *Query) sortRows(ev *env, rows [][]any, pol IndexPolicy) [][]any {
 	type keyed struct {
 		row  []any
 		keys []any
+		pos  int // input position: the tie-breaker that keeps the sort stable
 	}
 	items := make([]keyed, 0, len(rows))
 	for _, r := range rows {
@@ -322,10 +328,12 @@ func (q *Query) sortRows(ev *env, rows [][]any, pol IndexPolicy) [][]any {
 			keys[i] = v
 		}
 		if !skip {
-			items = append(items, keyed{r, keys})
+			items = append(items, keyed{r, keys, len(items)})
 		}
 	}
-	slices.SortStableFunc(items, func(a, b keyed) int {
+	// pdqsort with an explicit position tie-break is stable and much faster
+	// than SortStableFunc's in-place merge on these structs.
+	slices.SortFunc(items, func(a, b keyed) int {
 		for i, o := range q.orderBy {
 			c := compareTotal(a.keys[i], b.keys[i])
 			if c != 0 {
@@ -335,7 +343,7 @@ func (q *Query) sortRows(ev *env, rows [][]any, pol IndexPolicy) [][]any {
 				return c
 			}
 		}
-		return 0
+		return a.pos - b.pos
 	})
 	out := make([][]any, len(items))
 	for i, it := range items {

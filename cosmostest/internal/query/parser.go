@@ -977,16 +977,30 @@ func bind(q *Query) error {
 			return errorsError(fmt.Sprintf("Aggregate function '%s' is only allowed in the SELECT clause.", a.name))
 		}
 	}
-	for _, e := range q.selectExprs() {
-		if a := findAgg(e); a != nil {
-			q.hasAgg = true
-			if len(a.args) != 1 {
-				continue
-			}
-			if inner := findAgg(a.args[0]); inner != nil {
-				return errorsError(fmt.Sprintf("Cannot perform an aggregate function on an expression containing an aggregate: '%s' inside '%s'.", inner.name, a.name))
-			}
+	var nested error
+	var checkAggs func(e expr)
+	checkAggs = func(e expr) {
+		if e == nil || nested != nil {
+			return
 		}
+		if a, ok := e.(*callExpr); ok && a.agg != aggNone {
+			q.hasAgg = true
+			for _, arg := range a.args {
+				if inner := findAgg(arg); inner != nil {
+					nested = errorsError(fmt.Sprintf("Cannot perform an aggregate function on an expression containing an aggregate: '%s' inside '%s'.", inner.name, a.name))
+				}
+			}
+			return
+		}
+		for _, c := range children(e) {
+			checkAggs(c)
+		}
+	}
+	for _, e := range q.selectExprs() {
+		checkAggs(e)
+	}
+	if nested != nil {
+		return nested
 	}
 	if q.hasAgg || len(q.groupBy) > 0 {
 		keys := map[string]bool{}
@@ -1043,9 +1057,9 @@ func ungrouped(e expr, groupKeys map[string]bool) expr {
 	if groupKeys[exprKey(e)] {
 		return nil
 	}
-	if _, isPath := docPath(e); isPath {
-		// A document path that is not a grouping expression (reported whole,
-		// "c.a.b", rather than just its alias).
+	if isRef(e) {
+		// An alias or a path below one that is not a grouping expression
+		// (reported whole, "c.a.b", rather than just its alias).
 		return e
 	}
 	for _, c := range children(e) {
@@ -1054,6 +1068,21 @@ func ungrouped(e expr, groupKeys map[string]bool) expr {
 		}
 	}
 	return nil
+}
+
+// isRef reports whether e is an alias or a literal path below one (c, c.a,
+// c["a"][0]).
+func isRef(e expr) bool {
+	switch e := e.(type) {
+	case *rootExpr:
+		return true
+	case *propExpr:
+		return isRef(e.obj)
+	case *indexExpr:
+		_, lit := e.idx.(*litExpr)
+		return lit && isRef(e.obj)
+	}
+	return false
 }
 
 func (q *Query) selectExprs() []expr {
