@@ -249,6 +249,26 @@ func testItems(t *testing.T, b testbackend.Backend) {
 		wantStatus(t, err, sBad, "replace changing the partition key")
 	})
 
+	t.Run("session-token", func(t *testing.T) {
+		r, err := c.CreateItem(ctx(t), pk("p"), mustJSON(t, doc{"id": "st", "pk": "p"}), nil)
+		noErr(t, err, "create")
+		if r.SessionToken == nil || *r.SessionToken == "" {
+			t.Fatal("create: no session token")
+		}
+		r, err = c.ReadItem(ctx(t), pk("p"), "st", nil)
+		noErr(t, err, "read")
+		if r.SessionToken == nil || *r.SessionToken == "" {
+			t.Fatal("read: no session token")
+		}
+		batch := c.NewTransactionalBatch(pk("p"))
+		batch.UpsertItem(mustJSON(t, doc{"id": "st", "pk": "p", "v": 1}), nil)
+		br, err := c.ExecuteTransactionalBatch(ctx(t), batch, nil)
+		noErr(t, err, "batch")
+		if br.SessionToken == "" {
+			t.Fatal("batch: no session token")
+		}
+	})
+
 	t.Run("missing-id", func(t *testing.T) {
 		_, err := c.CreateItem(ctx(t), pk("p"), mustJSON(t, doc{"pk": "p"}), nil)
 		wantStatus(t, err, sBad, "create without id")

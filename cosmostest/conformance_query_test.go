@@ -90,6 +90,14 @@ func testQuery(t *testing.T, b testbackend.Backend) {
 		{"nested-path", "SELECT * FROM c WHERE c.meta.level = 2", nil, []string{"q0", "q6"}},
 		{"bracket-path", `SELECT * FROM c WHERE c["meta"]["level"] >= 1 AND c.tags[0] = 'b'`, nil, []string{"q3", "q6"}},
 		{"select-value-c", "SELECT VALUE c FROM c WHERE c.n = 3", nil, []string{"q3"}},
+		{"like-prefix", "SELECT * FROM c WHERE c.name LIKE 'b%'", nil, []string{"q2", "q3"}},
+		{"like-underscore", "SELECT * FROM c WHERE c.name LIKE '_elta'", nil, []string{"q5", "q6"}},
+		{"not-like-param", "SELECT * FROM c WHERE c.name NOT LIKE @p", param("@p", "%a"), []string{"q3", "q4", "q7"}},
+		{"contains", "SELECT * FROM c WHERE CONTAINS(c.name, 'elt')", nil, []string{"q5", "q6"}},
+		{"endswith", "SELECT * FROM c WHERE ENDSWITH(c.name, 'o')", nil, []string{"q3", "q7"}},
+		{"lower", "SELECT * FROM c WHERE LOWER(c.name) = 'alpha'", nil, []string{"q0", "q1"}},
+		{"array-length", "SELECT * FROM c WHERE ARRAY_LENGTH(c.tags) = 2", nil, []string{"q1", "q6"}},
+		{"type-checks", "SELECT * FROM c WHERE IS_NUMBER(c.opt) OR IS_STRING(c.opt)", nil, []string{"q0", "q4"}},
 	}
 	for _, tc := range idCases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -135,6 +143,17 @@ func testQuery(t *testing.T, b testbackend.Backend) {
 			wantJSON(t, got, tc.want, tc.query)
 		})
 	}
+
+	t.Run("group-by", func(t *testing.T) {
+		b.Skip(t, testbackend.GapGroupBy)
+		got := values(t, queryAll(t, c, "SELECT c.status, COUNT(1) AS n, MAX(c.n) AS hi FROM c GROUP BY c.status", pk("q"), nil))
+		sort.Slice(got, func(i, j int) bool { return fmt.Sprint(got[i]) < fmt.Sprint(got[j]) })
+		wantJSON(t, got, []doc{
+			{"hi": 5, "n": 3, "status": "closed"},
+			{"hi": 6, "n": 4, "status": "open"},
+			{"hi": 7, "n": 1, "status": "pending"},
+		}, "GROUP BY c.status")
+	})
 
 	t.Run("order-by-without-composite-index", func(t *testing.T) {
 		_, err := tryQueryAll(t, c, "SELECT * FROM c ORDER BY c.status ASC, c.n ASC", pk("q"), nil)

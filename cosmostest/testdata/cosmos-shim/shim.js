@@ -341,15 +341,97 @@ function conditionHolds(collection, doc, condition) {
   else if (/^where\s/i.test(c)) sql = `SELECT * FROM c ${c}`;
   else if (/^select\s/i.test(c)) sql = c;
   else throw badRequest("Invalid condition in patch request: it must start with FROM.");
-  return runQuery(collection, [doc], { query: sql, parameters: [] }, {}).result.length > 0;
+  const like = rewriteLike(sql, []);
+  return runQuery(collection, [doc], { query: like.sql, parameters: like.parameters }, {}).result.length > 0;
 }
 
 // ---------------------------------------------------------------------------
 // Queries.
 
-/** The query text with string literals blanked, so keywords inside them never match. */
+/**
+ * The query text with the inside of string literals blanked (quotes kept), so
+ * keywords inside literals never match and positions stay those of sql.
+ */
 function withoutLiterals(sql) {
-  return sql.replace(/'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"/g, m => " ".repeat(m.length));
+  return sql.replace(/'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"/g, m => m[0] + " ".repeat(m.length - 2) + m[m.length - 1]);
+}
+
+/** The value of a SQL string literal (quotes included), with backslash escapes. */
+function literalValue(text) {
+  const esc = { n: "\n", t: "\t", r: "\r", b: "\b", f: "\f" };
+  return text
+    .slice(1, -1)
+    .replace(/\\(u[0-9a-fA-F]{4}|.)/g, (m, e) => (e[0] === "u" && e.length === 5 ? String.fromCharCode(parseInt(e.slice(1), 16)) : esc[e] || e));
+}
+
+/** A LIKE pattern (% any run, _ one character, [...] a class) as an anchored regex. */
+function likeToRegex(pattern) {
+  let re = "";
+  for (let i = 0; i < pattern.length; i += 1) {
+    const ch = pattern[i];
+    if (ch === "%") re += "[\\s\\S]*";
+    else if (ch === "_") re += "[\\s\\S]";
+    else if (ch === "[") {
+      const end = pattern.indexOf("]", i + 1);
+      if (end < 0) throw badRequest(`Invalid LIKE pattern '${pattern}'.`);
+      re += `[${pattern.slice(i + 1, end).replace(/\\/g, "\\\\")}]`;
+      i = end;
+    } else re += ch.replace(/[.*+?^${}()|\\/\]]/g, "\\$&");
+  }
+  return `^${re}$`;
+}
+
+/**
+ * Rewrites "<path> [NOT] LIKE <literal|@param>" as REGEXMATCH, which the
+ * upstream engine has (it has no LIKE). The operand must be a property path
+ * (c.a.b, c["a"], c.a[0]); ESCAPE is not supported.
+ */
+function rewriteLike(sql, parameters) {
+  const bare = withoutLiterals(sql);
+  const re = /(?<![.\w])(NOT\s+)?LIKE\b/gi;
+  const hits = [];
+  let m;
+  while ((m = re.exec(bare)) !== null) hits.push({ at: m.index, not: Boolean(m[1]), after: m.index + m[0].length });
+  if (hits.length === 0) return { sql, parameters };
+  const params = [...(parameters || [])];
+  let out = sql;
+  hits.reverse().forEach((h, n) => {
+    // Operand: the property path right before [NOT] LIKE, scanned backwards.
+    let i = h.at;
+    while (i > 0 && /\s/.test(bare[i - 1])) i -= 1;
+    const opEnd = i;
+    while (i > 0) {
+      const ch = bare[i - 1];
+      if (ch === "]") {
+        const open = bare.lastIndexOf("[", i - 1);
+        if (open < 0) break;
+        i = open;
+      } else if (/[\w.]/.test(ch)) i -= 1;
+      else break;
+    }
+    const operand = sql.slice(i, opEnd);
+    if (!/^[A-Za-z_]/.test(operand)) throw badRequest("LIKE is supported on property paths only by this emulator.");
+    // Pattern: a string literal or a parameter.
+    let j = h.after;
+    while (j < bare.length && /\s/.test(bare[j])) j += 1;
+    let pattern;
+    let patEnd;
+    if (bare[j] === "'" || bare[j] === '"') {
+      patEnd = bare.indexOf(bare[j], j + 1) + 1;
+      pattern = literalValue(sql.slice(j, patEnd));
+    } else {
+      const pm = /^@\w+/.exec(bare.slice(j));
+      if (!pm) throw badRequest("LIKE needs a string literal or a parameter.");
+      patEnd = j + pm[0].length;
+      const p = params.find(x => x.name === pm[0]);
+      pattern = p && typeof p.value === "string" ? p.value : undefined;
+    }
+    if (/^\s*ESCAPE\b/i.test(bare.slice(patEnd))) throw badRequest("LIKE ... ESCAPE is not supported by this emulator.");
+    const name = `@__shim_like${n}`;
+    params.push({ name, value: pattern === undefined ? null : likeToRegex(pattern) });
+    out = `${out.slice(0, i)}${h.not ? "NOT " : ""}REGEXMATCH(${operand}, ${name})${out.slice(patEnd)}`;
+  });
+  return { sql: out, parameters: params };
 }
 
 // Constructs the gateway cannot serve across partitions (azcosmos 1.5.0 has no
@@ -460,8 +542,10 @@ function runRewritten(collection, docs, body, rw, maxItemCount, continuation) {
 }
 
 function queryDocuments(account, req, res, { dbId, collId }) {
-  const body = req.shimJSON();
-  if (!body || typeof body.query !== "string") throw badRequest("missing query");
+  const raw = req.shimJSON();
+  if (!raw || typeof raw.query !== "string") throw badRequest("missing query");
+  const body = { ...raw, ...rewriteLike(raw.query, raw.parameters) };
+  body.query = body.sql;
   const collection = collectionOrThrow(account, dbId, collId);
   const collectionData = collection.read();
   const pk = partitionHeader(req);
@@ -497,6 +581,7 @@ function queryDocuments(account, req, res, { dbId, collId }) {
     ? runRewritten(collection, docs, body, rw, maxItemCount, continuation)
     : runQuery(collection, docs, body, { maxItemCount, continuation });
 
+  setSessionToken(res, collection, false);
   if (out.continuation) res.setHeader("x-ms-continuation", JSON.stringify(out.continuation));
   res.setHeader("x-ms-item-count", String(out.result.length));
   return { statusCode: 200, body: { _rid: collectionData._rid, Documents: out.result, _count: out.result.length } };
@@ -573,7 +658,24 @@ function batchDocuments(account, req, res, { dbId, collId }) {
     if (r.body && (isRead || !minimal)) result.resourceBody = r.body;
     results.push(result);
   }
+  setSessionToken(res, collection, true);
   return { statusCode: 200, body: results };
+}
+
+// ---------------------------------------------------------------------------
+// Session tokens: "<range>:<version>#<lsn>" with one partition key range per
+// container and an LSN that every committed write advances.
+
+const lsns = new WeakMap();
+
+function setSessionToken(res, collection, write) {
+  const items = collection.documents;
+  let lsn = lsns.get(items) || 1;
+  if (write) {
+    lsn += 1;
+    lsns.set(items, lsn);
+  }
+  res.setHeader("x-ms-session-token", `0:-1#${lsn}`);
 }
 
 // ---------------------------------------------------------------------------
@@ -595,27 +697,33 @@ function createOrUpsert(account, req, res, { dbId, collId }) {
   const r = isTrue(req, "x-ms-documentdb-is-upsert")
     ? upsertDocument(collection, pk, doc, headerValue(req, "if-match"))
     : createDocument(collection, pk, doc);
+  setSessionToken(res, collection, true);
   return writeResult(req, r);
 }
 
 const handlers = {
   read(account, req, res, { dbId, collId, docId }) {
-    const r = readDocument(collectionOrThrow(account, dbId, collId), partitionHeader(req), docId);
+    const collection = collectionOrThrow(account, dbId, collId);
+    const r = readDocument(collection, partitionHeader(req), docId);
+    setSessionToken(res, collection, false);
     return { statusCode: 200, body: r.body, etag: r.body._etag };
   },
   replace(account, req, res, { dbId, collId, docId }) {
     const collection = collectionOrThrow(account, dbId, collId);
     const r = replaceDocument(collection, partitionHeader(req), docId, req.shimJSON(), headerValue(req, "if-match"));
+    setSessionToken(res, collection, true);
     return writeResult(req, r);
   },
   delete(account, req, res, { dbId, collId, docId }) {
     const collection = collectionOrThrow(account, dbId, collId);
     deleteDocument(collection, partitionHeader(req), docId, headerValue(req, "if-match"));
+    setSessionToken(res, collection, true);
     return { statusCode: 204 };
   },
   patch(account, req, res, { dbId, collId, docId }) {
     const collection = collectionOrThrow(account, dbId, collId);
     const r = patchDocument(collection, partitionHeader(req), docId, req.shimJSON(), headerValue(req, "if-match"));
+    setSessionToken(res, collection, true);
     return writeResult(req, r);
   },
   createOrUpsert,
