@@ -1,0 +1,108 @@
+/*
+Package cosmostest runs an in-process fake of an Azure Cosmos DB for NoSQL
+account for tests, in the spirit of net/http/httptest and miniredis. It serves
+the REST API that azcosmos (github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos,
+v1.5.0) uses, over plain HTTP on 127.0.0.1, so code under test talks to it
+through the real SDK exactly as it would to the service:
+
+	s := cosmostest.NewTestServer(t, nil) // closed when the test ends
+	client := s.Client()                  // or s.NewClient(opts), or azcosmos.NewClientWithKey(s.Endpoint(), ...)
+
+The server aims to behave like the real service, including what the service
+refuses: a fake that accepts what Cosmos DB rejects hides bugs. A shared
+conformance suite (conformance_test.go) runs the same expectations against this
+server, against @vercel/cosmosdb-server and against a real account.
+
+# What matches the service
+
+  - Account: GET / returns the account properties with this server's own
+    address as the only read and write region, which azcosmos then uses.
+  - Authorization: master-key signatures (HMAC-SHA256 over verb, resource
+    type, resource link and x-ms-date) are verified as the service does; a
+    wrong or missing signature is 401, an x-ms-date more than 15 minutes off is
+    403. With [AuthToken] or [AuthKeyOrToken] the server accepts Entra ID
+    tokens of the kind the Cosmos DB emulator accepts ([Server.TokenCredential]),
+    refuses malformed or expired ones with 401, and answers control-plane
+    writes made with a token (create or delete a database or container,
+    replace a container or its throughput) with 403 substatus 5300, as the
+    service does for data-plane RBAC tokens.
+  - Databases and containers: create 201 / 409, read, replace, delete, 404
+    (substatus 1003 for operations under a missing database or container).
+    Container properties are kept as given (partition key definition,
+    indexing policy including composite indexes, unique keys) with the
+    service's defaults and system properties added. Throughput offers can be
+    provisioned, read and replaced.
+  - Items: create 201 / 409, read 200 / 404, replace 200 / 404, upsert 201 or
+    200, delete 204 / 404; the same id may exist in several logical
+    partitions. If-Match is honoured on replace, upsert, delete and patch (412),
+    ignored on create; If-None-Match on read gives 304. Every write gets a new
+    quoted ETag, returned in the etag header and the body's _etag, with _rid,
+    _self, _ts and _attachments. "Prefer: return=minimal" (the azcosmos
+    default) returns no body. The partition key header must match the
+    document (400 substatus 1001); a document without the partition key
+    property is in the undefined partition (header [{}]), distinct from null.
+    Items over 2 MB are refused with 413. Unique key policies are enforced
+    within a logical partition (409).
+  - Patch: add, set, replace, remove, incr and move with the service's
+    semantics and error texts, at most 10 operations, no patching of id,
+    system properties or the partition key, an operation without a value is
+    refused, and a "FROM c WHERE ..." condition evaluated by the query engine
+    (412 when false).
+  - Transactional batch: at most 100 operations and 2 MB, partition key from
+    the header only, all-or-nothing under isolation (readers never see half
+    a batch); on failure HTTP 207 with the failing operation's status and 424
+    for the others.
+  - Queries: the Cosmos NoSQL dialect of the internal query engine, scoped to
+    the partition in the header, or cross-partition without it. Cross-partition
+    queries that need state across partitions (ORDER BY, TOP, OFFSET/LIMIT,
+    aggregates, DISTINCT, GROUP BY) are refused with 400 substatus 1004 like the
+    gateway, since azcosmos v1.5.0 has no client query engine, unless the WHERE
+    clause pins the partition key. ORDER BY on several paths needs a matching
+    composite index. Paging follows x-ms-max-item-count and x-ms-continuation;
+    see queries.go for how continuations behave when documents change between
+    pages. Databases, containers and offers can be queried too, and
+    ReadManyItems works (one partition key range, id "0").
+  - Responses carry x-ms-request-charge (plausible, not exact, request units),
+    x-ms-activity-id, x-ms-session-token ("0:-1#<lsn>"), etag and, for errors, a
+    {"code","message"} body and x-ms-substatus where the service sets one.
+  - Concurrency: every write is linearizable; 50 racing replaces with the
+    same If-Match produce exactly one winner.
+
+# Deliberate differences
+
+  - Item ids containing '/', '\', '?' or '#' are refused with 400. The service
+    documents these characters as invalid but accepts some of them at create
+    time, leaving items that cannot be read or deleted by id. Item ids may be
+    up to 1,023 bytes; database and container ids up to 255 characters.
+  - Every read sees the latest write (strong consistency) whatever the
+    account or request consistency level; session tokens are issued but never
+    required.
+  - Authentication checks (x-ms-date skew, token expiry) use the wall clock,
+    because the SDK stamps requests with it; everything else (_ts) uses the
+    server clock ([Server.SetClock]).
+  - Numbers are stored as float64, so integers beyond 2^53 lose precision;
+    stored documents are returned with their properties in sorted order.
+  - Request charges are an approximation: 1 RU per KB read, about 5.7 RU per
+    KB written, and so on. Nothing is throttled unless a fault is injected.
+
+# Not implemented
+
+Time to live, the change feed and read feeds (GET on a collection), stored
+procedures, triggers and user-defined functions, users, permissions and
+resource tokens, attachments, conflicts, multiple regions, partition splits
+(there is one partition key range), analytical store, vector and full-text
+search, and TLS (the server speaks plain HTTP). Indexing policies only decide
+which ORDER BY queries are allowed; queries always scan. Such requests get 400
+with a message starting "cosmostest does not support".
+
+# Test hooks
+
+[Server.InjectFault] makes matching requests fail with a status (for example
+429 with x-ms-retry-after-ms, 503 or 408), sleep, or lose their connection
+before or after being applied ([DropAfterApply] is how to check that a write is
+safe to retry). [Server.Counts] and [Server.Stats] report requests, documents
+and bytes returned per operation, for cost tests. [Server.SetClock] controls
+_ts. [Server.Documents] and [Server.UpdateDocuments] read and change stored
+documents directly, bypassing the API, for white-box tests.
+*/
+package cosmostest
