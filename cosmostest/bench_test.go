@@ -1,0 +1,97 @@
+package cosmostest
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+)
+
+// Benchmarks measure a full round trip through azcosmos (client pipeline,
+// HTTP on loopback, server) per operation.
+
+func BenchmarkPointRead(b *testing.B) {
+	f := newFixture(b, nil)
+	f.create(b, "a", "i1", "payload", "0123456789abcdef0123456789abcdef")
+	ctx := testCtx(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := f.ct.ReadItem(ctx, pkOf("i1"), "a", nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkUpsert(b *testing.B) {
+	f := newFixture(b, nil)
+	ctx := testCtx(b)
+	body := item("a", "i1", "payload", "0123456789abcdef0123456789abcdef")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := f.ct.UpsertItem(ctx, pkOf("i1"), body, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkBatch3(b *testing.B) {
+	f := newFixture(b, nil)
+	ctx := testCtx(b)
+	bodies := [][]byte{item("a", "i1", "n", 1), item("b", "i1", "n", 2), item("c", "i1", "n", 3)}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		batch := f.ct.NewTransactionalBatch(pkOf("i1"))
+		for _, body := range bodies {
+			batch.UpsertItem(body, nil)
+		}
+		r, err := f.ct.ExecuteTransactionalBatch(ctx, batch, nil)
+		if err != nil || !r.Success {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkQuerySinglePartition(b *testing.B) {
+	f := newFixture(b, nil)
+	for i := 0; i < 20; i++ {
+		f.create(b, fmt.Sprint("d", i), "i1", "seq", i)
+		f.create(b, fmt.Sprint("d", i), "i2", "seq", i)
+	}
+	ctx := testCtx(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		pager := f.ct.NewQueryItemsPager("SELECT * FROM c WHERE c.seq >= 0", pkOf("i1"), nil)
+		page, err := pager.NextPage(ctx)
+		if err != nil || len(page.Items) != 20 {
+			b.Fatal(err, len(page.Items))
+		}
+	}
+}
+
+func BenchmarkQueryCrossPartitionPaged(b *testing.B) {
+	f := newFixture(b, nil)
+	for i := 0; i < 500; i++ {
+		f.create(b, fmt.Sprint("d", i), fmt.Sprint("i", i%50), "seq", i)
+	}
+	ctx := testCtx(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		pager := f.ct.NewQueryItemsPager("SELECT c.id FROM c WHERE c.seq % 2 = 0", azcosmos.NewPartitionKey(), &azcosmos.QueryOptions{PageSizeHint: 100})
+		n := 0
+		for pager.More() {
+			page, err := pager.NextPage(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n += len(page.Items)
+		}
+		if n != 250 {
+			b.Fatal(n)
+		}
+	}
+}
