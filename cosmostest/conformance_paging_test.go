@@ -191,6 +191,17 @@ func testCrossPartition(t *testing.T, b testbackend.Backend) {
 		wantJSON(t, got, []string{"x0-1", "x1-1", "x2-1"}, "keywords inside string literals")
 	})
 
+	// A query without a partition key whose WHERE clause pins one partition
+	// runs in that partition, so the gateway serves it in full (azcosmos
+	// NewQueryItemsPager documentation).
+	t.Run("pinned-by-filter", func(t *testing.T) {
+		got := values(t, queryAll(t, c, "SELECT VALUE c.id FROM c WHERE c.pk = 'p1' ORDER BY c.n DESC", all, nil))
+		wantJSON(t, got, []string{"x1-2", "x1-1", "x1-0"}, "ORDER BY in a partition pinned by the filter")
+		n := values(t, queryAll(t, c, "SELECT VALUE COUNT(1) FROM c WHERE c.n >= 1 AND c.pk = @p", all,
+			&azcosmos.QueryOptions{QueryParameters: []azcosmos.QueryParameter{{Name: "@p", Value: "p2"}}}))
+		wantJSON(t, n, []int{2}, "COUNT in a partition pinned by the filter")
+	})
+
 	for _, tc := range []struct{ name, query string }{
 		{"order-by", "SELECT * FROM c ORDER BY c.n"},
 		{"top", "SELECT TOP 2 * FROM c"},

@@ -541,6 +541,35 @@ function runRewritten(collection, docs, body, rw, maxItemCount, continuation) {
   };
 }
 
+/**
+ * The partition a cross-partition query pins with a top-level equality on
+ * the partition key (c.pk = 'x' or = @p), as the gateway routes such a query
+ * to that one partition; undefined when it pins none. Conservative: a WHERE
+ * clause with OR never pins, and only single-path keys are recognised.
+ */
+function pinnedPartition(sql, parameters, collectionData) {
+  const paths = pkPaths(collectionData);
+  if (paths.length !== 1) return undefined;
+  const bare = withoutLiterals(sql);
+  const from = /\bFROM\s+(\w+)(?:\s+(?:AS\s+)?(\w+))?/i.exec(bare);
+  const where = /\bWHERE\b([\s\S]*?)(?:\bORDER\s+BY\b|\bGROUP\s+BY\b|\bOFFSET\b|$)/di.exec(bare);
+  if (!from || !where || /\b(OR|NOT)\b/i.test(where[1])) return undefined;
+  const alias = from[2] && !/^(WHERE|JOIN|ORDER|GROUP|OFFSET)$/i.test(from[2]) ? from[2] : from[1];
+  const esc = x => x.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const path = [alias, ...paths[0].slice(1).split("/")].map(esc).join("\\s*\\.\\s*");
+  const value = "('[ ]*'|\"[ ]*\"|@\\w+|-?\\d+(?:\\.\\d+)?|true|false|null)(?![\\w.])";
+  const m = new RegExp(`(?<![\\w.])${path}\\s*=\\s*${value}`, "di").exec(where[1]);
+  if (!m) return undefined;
+  const at = where.indices[1][0] + m.indices[1][0];
+  const text = sql.slice(at, at + m[1].length);
+  if (text[0] === "'" || text[0] === '"') return [literalValue(text)];
+  if (text[0] === "@") {
+    const p = (parameters || []).find(x => x.name === text);
+    return p ? [p.value] : undefined;
+  }
+  return [JSON.parse(text.toLowerCase())];
+}
+
 function queryDocuments(account, req, res, { dbId, collId }) {
   const raw = req.shimJSON();
   if (!raw || typeof raw.query !== "string") throw badRequest("missing query");
@@ -548,7 +577,11 @@ function queryDocuments(account, req, res, { dbId, collId }) {
   body.query = body.sql;
   const collection = collectionOrThrow(account, dbId, collId);
   const collectionData = collection.read();
-  const pk = partitionHeader(req);
+  let pk = partitionHeader(req);
+  if (!pk.present) {
+    const pinned = pinnedPartition(body.query, body.parameters, collectionData);
+    if (pinned) pk = { present: true, values: pinned };
+  }
 
   if (!pk.present) {
     if (!isTrue(req, "x-ms-documentdb-query-enablecrosspartition") && pkPaths(collectionData).length > 0) {
