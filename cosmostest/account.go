@@ -35,7 +35,7 @@ func (s *Server) readAccount(req *request) (*response, *apiError) {
 		"continuousBackupEnabled":        false,
 		"enableNRegionSynchronousCommit": false,
 		"userReplicationPolicy":          map[string]any{"asyncReplication": false, "minReplicaSetSize": 1, "maxReplicasetSize": 4},
-		"userConsistencyPolicy":          map[string]any{"defaultConsistencyLevel": "Session"},
+		"userConsistencyPolicy":          map[string]any{"defaultConsistencyLevel": s.opts.ConsistencyLevel},
 		"systemReplicationPolicy":        map[string]any{"minReplicaSetSize": 1, "maxReplicasetSize": 4},
 		"readPolicy":                     map[string]any{"primaryReadCoefficient": 1, "secondaryReadCoefficient": 1},
 		"queryEngineConfiguration":       string(queryEngine),

@@ -261,7 +261,7 @@ func (s *Server) queryItems(req *request) (*response, *apiError) {
 			scope = "pk:" + pkKey(normalizePK(vals))
 			docs = append([]*document(nil), c.partitionDocs(pkKey(normalizePK(vals)))...)
 		} else {
-			if !headerTrue(req.r, "x-ms-documentdb-query-enablecrosspartition") && len(c.parts) > 1 {
+			if !headerTrue(req.r, "x-ms-documentdb-query-enablecrosspartition") {
 				st.mu.RUnlock()
 				return nil, errBadRequest(msgCrossPartitionOff)
 			}

@@ -36,7 +36,16 @@ type Options struct {
 	// Region is the region name the account advertises. Defaults to
 	// "South Central US", as the emulator does.
 	Region string
+	// ConsistencyLevel is the account's default consistency level:
+	// "Strong", "BoundedStaleness", "Session", "ConsistentPrefix" or
+	// "Eventual". Requests may ask for a weaker level only (400 otherwise,
+	// as on the service). It changes nothing else: the server always reads
+	// the latest write. Defaults to "Session", the service's default.
+	ConsistencyLevel string
 }
+
+// consistencyStrength orders the consistency levels, strongest first.
+var consistencyStrength = map[string]int{"Strong": 5, "BoundedStaleness": 4, "Session": 3, "ConsistentPrefix": 2, "Eventual": 1}
 
 // Server is an in-process fake of an Azure Cosmos DB for NoSQL account,
 // serving the REST API azcosmos uses over plain HTTP on 127.0.0.1. Create one
@@ -76,6 +85,12 @@ func NewServer(opts *Options) (*Server, error) {
 	}
 	if o.Region == "" {
 		o.Region = "South Central US"
+	}
+	if o.ConsistencyLevel == "" {
+		o.ConsistencyLevel = "Session"
+	}
+	if consistencyStrength[o.ConsistencyLevel] == 0 {
+		return nil, fmt.Errorf("cosmostest: unknown consistency level %q", o.ConsistencyLevel)
 	}
 	switch o.Auth {
 	case AuthKey, AuthToken, AuthKeyOrToken:
@@ -292,6 +307,15 @@ func (s *Server) handle(req *request, perr *apiError) *response {
 	req.token = token
 	if token && isControlPlane(req.op) {
 		return s.errorResponse(req, errControlPlane(req.r))
+	}
+	if cl := req.r.Header.Get("x-ms-consistency-level"); cl != "" {
+		n := consistencyStrength[cl]
+		if n == 0 {
+			return s.errorResponse(req, errBadRequest("Invalid value '%s' for header x-ms-consistency-level.", cl))
+		}
+		if n > consistencyStrength[s.opts.ConsistencyLevel] {
+			return s.errorResponse(req, errBadRequest("ConsistencyLevel %s specified in the request is invalid when service is configured with consistency level %s. Ensure the request consistency level is not stronger than the service consistency level.", cl, s.opts.ConsistencyLevel))
+		}
 	}
 	resp, herr := s.route(req)
 	if herr != nil {

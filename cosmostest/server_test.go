@@ -378,3 +378,25 @@ func TestErrorBody(t *testing.T) {
 		t.Fatalf("error body: %+v", body)
 	}
 }
+
+func TestConsistencyLevel(t *testing.T) {
+	f := newFixture(t, nil)
+	f.create(t, "a", "i1")
+	for level, want := range map[azcosmos.ConsistencyLevel]int{
+		azcosmos.ConsistencyLevelStrong:           http.StatusBadRequest,
+		azcosmos.ConsistencyLevelBoundedStaleness: http.StatusBadRequest,
+		azcosmos.ConsistencyLevelSession:          0,
+		azcosmos.ConsistencyLevelEventual:         0,
+	} {
+		_, err := f.ct.ReadItem(testCtx(t), pkOf("i1"), "a", &azcosmos.ItemOptions{ConsistencyLevel: &level})
+		wantStatus(t, err, want, string(level))
+	}
+	g := newFixture(t, &Options{ConsistencyLevel: "Strong"})
+	g.create(t, "a", "i1")
+	strong := azcosmos.ConsistencyLevelStrong
+	_, err := g.ct.ReadItem(testCtx(t), pkOf("i1"), "a", &azcosmos.ItemOptions{ConsistencyLevel: &strong})
+	wantOK(t, err, "strong read on a strong account")
+	if _, err := NewServer(&Options{ConsistencyLevel: "Linearizable"}); err == nil {
+		t.Fatal("unknown consistency level accepted")
+	}
+}
