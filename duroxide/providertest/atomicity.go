@@ -119,9 +119,12 @@ func testConcurrentAckPrevention(t *testing.T, f Factory) {
 	for i := range errs {
 		wg.Go(func() {
 			<-start
+			// Distinct event ids, so only the lock can reject the loser.
+			started := startedEvent("instance-A", 1)
+			started.EventID = uint64(1 + i)
 			errs[i] = p.AckOrchestrationItem(t.Context(), item.LockToken, duroxide.OrchestrationCommit{
 				ExecutionID:  1,
-				HistoryDelta: []duroxide.Event{startedEvent("instance-A", 1)},
+				HistoryDelta: []duroxide.Event{started},
 				Metadata:     runningMetadata(),
 			})
 		})

@@ -67,7 +67,7 @@ func testLockRenewalOnAck(t *testing.T, f Factory) {
 	_, p := newProvider(t, f)
 	enqueueOrch(t, p, startItem("instance-A"))
 	item := mustFetchInstance(t, p, testLock, "instance-A")
-	enqueueOrch(t, p, externalRaised("instance-A", "event", "data"))
+	enqueueOrch(t, p, startItem("instance-A"))
 	requireNoFetch(t, p, "the instance is locked")
 
 	mustAck(t, p, item.LockToken, duroxide.OrchestrationCommit{
@@ -76,8 +76,9 @@ func testLockRenewalOnAck(t *testing.T, f Factory) {
 		Metadata:     runningMetadata(),
 	})
 	item = mustFetchInstance(t, p, testLock, "instance-A")
-	require.Len(t, item.Messages, 1)
-	require.IsType(t, duroxide.ExternalRaisedItem{}, item.Messages[0])
+	require.Len(t, item.Messages, 1, "only the message that arrived during the lock is left")
+	require.IsType(t, duroxide.StartOrchestrationItem{}, item.Messages[0])
+	require.Len(t, item.History, 1)
 }
 
 func testConcurrentLockAttemptsRespectExpiration(t *testing.T, f Factory) {
