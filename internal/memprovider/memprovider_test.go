@@ -1,8 +1,11 @@
 package memprovider_test
 
 import (
+	"context"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/duroxide-go/cdb/duroxide"
 	"github.com/duroxide-go/cdb/duroxide/providertest"
@@ -39,4 +42,34 @@ func TestProviderValidation(t *testing.T) {
 
 func TestProviderValidationLongPolling(t *testing.T) {
 	providertest.RunModules(t, longPollFactory{factory{opts: []memprovider.Option{memprovider.WithLongPolling()}}}, "long_polling")
+}
+
+func TestLongPollingWakesOnEnqueue(t *testing.T) {
+	p := memprovider.New(memprovider.WithLongPolling())
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		_ = p.EnqueueForWorker(context.Background(), duroxide.ActivityExecuteItem{Instance: "i", ExecutionID: 1, ID: 1, Name: "A"})
+	}()
+	start := time.Now()
+	w, err := p.FetchWorkItem(t.Context(), time.Second, 5*time.Second, nil, duroxide.DefaultOnly())
+	require.NoError(t, err)
+	require.NotNil(t, w, "the long poll returns the item enqueued while it waited")
+	require.Less(t, time.Since(start), 2*time.Second)
+}
+
+func TestClockOption(t *testing.T) {
+	now := time.UnixMilli(1_000_000)
+	p := memprovider.New(memprovider.WithClock(func() time.Time { return now }))
+	ctx := t.Context()
+	require.NoError(t, p.EnqueueForWorker(ctx, duroxide.ActivityExecuteItem{Instance: "i", ExecutionID: 1, ID: 1, Name: "A"}))
+	w, err := p.FetchWorkItem(ctx, time.Minute, 0, nil, duroxide.DefaultOnly())
+	require.NoError(t, err)
+	require.NotNil(t, w)
+
+	now = now.Add(2 * time.Minute) // the lock expires without sleeping
+	again, err := p.FetchWorkItem(ctx, time.Minute, 0, nil, duroxide.DefaultOnly())
+	require.NoError(t, err)
+	require.NotNil(t, again)
+	require.Equal(t, uint32(2), again.AttemptCount)
+	require.Error(t, p.AckWorkItem(ctx, w.LockToken, nil), "the stale token lost the item")
 }
