@@ -8,7 +8,8 @@ import (
 // the REST API, authentication, faults and counters.
 
 // Documents returns copies of all documents of a container, system
-// properties included, in creation order.
+// properties included, in creation order. Expired documents (time to live)
+// are left out.
 func (s *Server) Documents(db, coll string) ([]map[string]any, error) {
 	st := s.st
 	st.mu.RLock()
@@ -17,8 +18,9 @@ func (s *Server) Documents(db, coll string) ([]map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]map[string]any, len(c.all))
-	for i, d := range c.all {
+	docs := c.live(c.all)
+	out := make([]map[string]any, len(docs))
+	for i, d := range docs {
 		out[i] = deepCopy(d.body).(map[string]any)
 	}
 	return out, nil
@@ -41,7 +43,7 @@ func (s *Server) UpdateDocuments(db, coll string, fn func(doc map[string]any) (k
 	if err != nil {
 		return err
 	}
-	docs := append([]*document(nil), c.all...)
+	docs := c.live(c.all)
 	now := s.Now().Unix()
 	for _, d := range docs {
 		body := deepCopy(d.body).(map[string]any)

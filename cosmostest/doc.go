@@ -42,7 +42,9 @@ server, against @vercel/cosmosdb-server and against a real account.
     document (400 substatus 1001); a document without the partition key
     property is in the undefined partition (header [{}]), distinct from null.
     Items over 2 MB are refused with 413. Unique key policies are enforced
-    within a logical partition (409).
+    within a logical partition (409). Time to live works as on the service
+    (container defaultTtl, item ttl, -1 for never) on the server clock:
+    expired items are gone from reads, writes and queries at once.
   - Patch: add, set, replace, remove, incr and move with the service's
     semantics and error texts, at most 10 operations, no patching of id,
     system properties or the partition key, an operation without a value is
@@ -75,8 +77,9 @@ server, against @vercel/cosmosdb-server and against a real account.
     time, leaving items that cannot be read or deleted by id. Item ids may be
     up to 1,023 bytes; database and container ids up to 255 characters.
   - Every read sees the latest write (strong consistency) whatever the
-    account or request consistency level; session tokens are issued but never
-    required.
+    account ([Options].ConsistencyLevel) or request consistency level; a
+    request may still not ask for a level stronger than the account's.
+    Session tokens are issued but never required.
   - Authentication checks (x-ms-date skew, token expiry) use the wall clock,
     because the SDK stamps requests with it; everything else (_ts) uses the
     server clock ([Server.SetClock]).
@@ -87,7 +90,7 @@ server, against @vercel/cosmosdb-server and against a real account.
 
 # Not implemented
 
-Time to live, the change feed and read feeds (GET on a collection), stored
+The change feed and read feeds (GET on a collection), stored
 procedures, triggers and user-defined functions, users, permissions and
 resource tokens, attachments, conflicts, multiple regions, partition splits
 (there is one partition key range), analytical store, vector and full-text

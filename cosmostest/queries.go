@@ -248,18 +248,18 @@ func (s *Server) queryItems(req *request) (*response, *apiError) {
 			return nil, e
 		}
 		scope = "pk:" + pkKey(vals)
-		docs = c.prefixDocs(vals)
+		docs = c.live(c.prefixDocs(vals))
 	case rangeID != "":
 		if rangeID != "0" {
 			st.mu.RUnlock()
 			return nil, newSubError(http.StatusGone, 1002, "The partition key range '%s' is gone.", rangeID)
 		}
 		scope = "range:0"
-		docs = append([]*document(nil), c.all...)
+		docs = c.live(c.all)
 	default:
 		if vals, ok := q.PartitionKeyFilter(c.pk.paths, params); ok && len(vals) == len(c.pk.paths) {
 			scope = "pk:" + pkKey(normalizePK(vals))
-			docs = append([]*document(nil), c.partitionDocs(pkKey(normalizePK(vals)))...)
+			docs = c.live(c.partitionDocs(pkKey(normalizePK(vals))))
 		} else {
 			if !headerTrue(req.r, "x-ms-documentdb-query-enablecrosspartition") {
 				st.mu.RUnlock()
@@ -267,7 +267,7 @@ func (s *Server) queryItems(req *request) (*response, *apiError) {
 			}
 			opts.CrossPartition = true
 			scope = "cross"
-			docs = append([]*document(nil), c.all...)
+			docs = c.live(c.all)
 		}
 	}
 	lsn := c.lsn

@@ -46,7 +46,7 @@ func (s *Server) createDatabase(req *request) (*response, *apiError) {
 		return nil, errConflict()
 	}
 	st.dbSeq++
-	db := &database{id: id, seq: st.dbSeq, colls: map[string]*container{}}
+	db := &database{st: st, id: id, seq: st.dbSeq, colls: map[string]*container{}}
 	binary.LittleEndian.PutUint32(db.ridRaw[:], st.dbSeq)
 	db.rid = base64.StdEncoding.EncodeToString(db.ridRaw[:])
 	ts := s.Now().Unix()
@@ -101,6 +101,7 @@ type containerSpec struct {
 	body       map[string]any
 	pk         pkDefinition
 	uniqueKeys [][][]string
+	defaultTTL *int64
 }
 
 func parseContainerSpec(body map[string]any) (*containerSpec, *apiError) {
@@ -181,6 +182,14 @@ func parseContainerSpec(body map[string]any) (*containerSpec, *apiError) {
 		}
 	} else {
 		body["uniqueKeyPolicy"] = map[string]any{"uniqueKeys": []any{}}
+	}
+	if v, ok := body["defaultTtl"]; ok && v != nil {
+		f, isNum := v.(float64)
+		if !isNum || f != float64(int64(f)) || (f <= 0 && f != -1) {
+			return nil, errBadRequest("The value of defaultTtl '%v' is invalid. It must be -1 or a positive integer.", v)
+		}
+		n := int64(f)
+		spec.defaultTTL = &n
 	}
 	// Defaults the service fills in.
 	ip, ok := body["indexingPolicy"].(map[string]any)
@@ -278,6 +287,7 @@ func (c *container) applySpec(st *store, spec *containerSpec, ts int64) {
 	c.raw = marshalJSON(body)
 	c.pk = spec.pk
 	c.uniqueKeys = spec.uniqueKeys
+	c.defaultTTL = spec.defaultTTL
 }
 
 // lookupContainer finds the container a container-level request addresses.

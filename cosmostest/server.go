@@ -111,9 +111,9 @@ func NewServer(opts *Options) (*Server, error) {
 		keyBytes: keyBytes,
 		ln:       ln,
 		endpoint: "http://" + ln.Addr().String() + "/",
-		st:       newStore(),
 		stats:    map[Op]*Stats{},
 	}
+	s.st = newStore(func() int64 { return s.Now().Unix() })
 	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 30 * time.Second}
 	go func() { _ = s.srv.Serve(ln) }()
 	return s, nil

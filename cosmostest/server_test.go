@@ -400,3 +400,47 @@ func TestConsistencyLevel(t *testing.T) {
 		t.Fatal("unknown consistency level accepted")
 	}
 }
+
+func TestTimeToLive(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := testCtx(t)
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	f.s.SetClock(func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+
+	ttl := int32(10)
+	_, err := f.db.CreateContainer(ctx, azcosmos.ContainerProperties{ID: "ttl", DefaultTimeToLive: &ttl,
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/instanceId"}}}, nil)
+	wantOK(t, err, "container with ttl")
+	ct, _ := f.db.NewContainer("ttl")
+	for _, it := range [][]byte{item("default", "i1"), item("forever", "i1", "ttl", -1), item("short", "i1", "ttl", 2)} {
+		_, err := ct.CreateItem(ctx, pkOf("i1"), it, nil)
+		wantOK(t, err, "create")
+	}
+	// Items in a container without defaultTtl never expire, whatever their ttl.
+	f.create(t, "plain", "i1", "ttl", 1)
+
+	advance(2 * time.Second)
+	_, err = ct.ReadItem(ctx, pkOf("i1"), "short", nil)
+	wantStatus(t, err, http.StatusNotFound, "expired by item ttl")
+	advance(8 * time.Second)
+	_, err = ct.ReadItem(ctx, pkOf("i1"), "default", nil)
+	wantStatus(t, err, http.StatusNotFound, "expired by default ttl")
+	_, err = ct.ReadItem(ctx, pkOf("i1"), "forever", nil)
+	wantOK(t, err, "ttl -1")
+	f.read(t, "plain", "i1")
+	items, _ := allPages(t, ct, "SELECT * FROM c", pkOf("i1"), nil)
+	if len(items) != 1 || items[0]["id"] != "forever" {
+		t.Fatalf("query after expiry: %v", items)
+	}
+	_, err = ct.CreateItem(ctx, pkOf("i1"), item("default", "i1"), nil)
+	wantOK(t, err, "create over an expired item")
+	_, err = ct.ReplaceItem(ctx, pkOf("i1"), "short", item("short", "i1"), nil)
+	wantStatus(t, err, http.StatusNotFound, "replace an expired item")
+
+	bad := int32(0)
+	_, err = f.db.CreateContainer(ctx, azcosmos.ContainerProperties{ID: "ttl0", DefaultTimeToLive: &bad,
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/instanceId"}}}, nil)
+	wantStatus(t, err, http.StatusBadRequest, "defaultTtl 0")
+}

@@ -38,9 +38,11 @@ type store struct {
 	dbs     map[string]*database
 	dbSeq   uint32
 	etagSeq uint64
+	now     func() int64 // server clock, Unix seconds
 }
 
 type database struct {
+	st      *store
 	id      string
 	seq     uint32
 	ridRaw  [4]byte
@@ -62,6 +64,7 @@ type container struct {
 	raw        []byte
 	pk         pkDefinition
 	uniqueKeys [][][]string // unique key constraints: list of path lists (segments)
+	defaultTTL *int64       // nil: time to live off; -1: on, no default expiry
 	parts      map[string]*partition
 	all        []*document // every document, ordered by seq (creation order)
 	docSeq     uint64
@@ -97,7 +100,7 @@ type pkDefinition struct {
 // from the document (the "undefined" partition, header value {}).
 type undefinedValue struct{}
 
-func newStore() *store { return &store{dbs: map[string]*database{}} }
+func newStore(now func() int64) *store { return &store{dbs: map[string]*database{}, now: now} }
 
 // nextETag returns a new quoted, GUID-shaped ETag, unique in this server.
 func (st *store) nextETag(ts int64) string {
@@ -127,12 +130,44 @@ func (st *store) container(dbID, collID string) (*container, *apiError) {
 	return c, nil
 }
 
+// get returns the live document (pk, id), or nil; an expired document is
+// treated as absent.
 func (c *container) get(pk, id string) *document {
 	p := c.parts[pk]
 	if p == nil {
 		return nil
 	}
-	return p.docs[id]
+	d := p.docs[id]
+	if d == nil || c.expired(d, c.db.st.now()) {
+		return nil
+	}
+	return d
+}
+
+// expired reports whether d has outlived its time to live at time now: the
+// container's defaultTtl unless the item's own ttl overrides it, with -1
+// meaning never. With no defaultTtl on the container, items never expire.
+func (c *container) expired(d *document, now int64) bool {
+	if c.defaultTTL == nil {
+		return false
+	}
+	ttl := *c.defaultTTL
+	if v, ok := d.body["ttl"].(float64); ok && v == float64(int64(v)) && (v > 0 || v == -1) {
+		ttl = int64(v)
+	}
+	return ttl > 0 && d.ts+ttl <= now
+}
+
+// live filters out expired documents, returning a new slice.
+func (c *container) live(ds []*document) []*document {
+	now := c.db.st.now()
+	out := make([]*document, 0, len(ds))
+	for _, d := range ds {
+		if !c.expired(d, now) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // put stores d, replacing the document with the same partition key and id.
@@ -421,10 +456,11 @@ func (c *container) checkUnique(pk, id string, body map[string]any) *apiError {
 	if p == nil {
 		return nil
 	}
+	now := c.db.st.now()
 	for _, paths := range c.uniqueKeys {
 		mine := uniqueTuple(body, paths)
 		for _, other := range p.ordered {
-			if other.id == id {
+			if other.id == id || c.expired(other, now) {
 				continue
 			}
 			if uniqueTuple(other.body, paths) == mine {
