@@ -1,0 +1,122 @@
+// Command quickstart runs one duroxide orchestration through the Cosmos DB
+// provider, step by step, with nothing installed but Go:
+//
+//	go run ./examples/quickstart
+//
+// Without COSMOS_ENDPOINT (or COSMOS_CONNECTION_STRING) it starts
+// cosmostest, the in-process fake of Cosmos DB, and uses that. To use a
+// real account or the emulator instead, set the variables cdb.ConfigFromEnv
+// reads:
+//
+//	COSMOS_ENDPOINT=https://myacct.documents.azure.com:443/ COSMOS_KEY=... go run ./examples/quickstart
+//	COSMOS_ENDPOINT=https://myacct.documents.azure.com:443/ go run ./examples/quickstart   # DefaultAzureCredential (az login, managed identity, ...)
+//	COSMOS_CONNECTION_STRING='AccountEndpoint=...;AccountKey=...;' go run ./examples/quickstart
+//
+// with COSMOS_DATABASE and COSMOS_CONTAINER (both default "duroxide") to
+// choose the container, which cdb.New creates if it is missing. The
+// example plays the runtime's part itself, so point it at a container no
+// duroxide runtime is polling; it leaves one small completed instance
+// behind.
+//
+// It exits 0 when the orchestration completed and its history reads back
+// as expected, and 1 with the failing step otherwise.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/duroxide-go/cdb"
+	"github.com/duroxide-go/cdb/cosmostest"
+	"github.com/duroxide-go/cdb/examples/internal/walkthrough"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	if err := run(ctx, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "quickstart failed:", err)
+		cancel()
+		stop()
+		os.Exit(1)
+	}
+}
+
+// run is the whole example; main_test.go runs it too.
+func run(ctx context.Context, w io.Writer) error {
+	cfg, where, cleanup, err := config()
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	fmt.Fprintln(w, "account  ", where)
+
+	// cdb.New connects, creates the database and container if they are
+	// missing (unless cfg.SkipBootstrap), and starts the outbox reconciler.
+	p, err := cdb.New(ctx, cfg)
+	if err != nil {
+		if errors.Is(err, cdb.ErrBootstrap) {
+			return fmt.Errorf("bootstrapping the container: %w", err)
+		}
+		return fmt.Errorf("connecting: %w", err)
+	}
+	defer p.Close()
+	fmt.Fprintf(w, "provider  %s %s, container %s/%s ready  [%s]\n",
+		p.Name(), p.Version(), or(cfg.Database, cdb.DefaultDatabase), or(cfg.Container, cdb.DefaultContainer),
+		walkthrough.Delta(nil, p.RequestStats()))
+
+	instance := walkthrough.NewInstanceID("quickstart")
+	if err := walkthrough.Run(ctx, p, w, instance); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(w, "requests  sent by this provider (p.RequestStats()):")
+	walkthrough.PrintStats(w, p.RequestStats())
+	fmt.Fprintf(w, "done      %s completed with output %q\n", instance, walkthrough.SayHello(walkthrough.Input))
+	return nil
+}
+
+// config returns the provider configuration, a line saying where it
+// points, and a cleanup function.
+func config() (cdb.Config, string, func(), error) {
+	if os.Getenv("COSMOS_ENDPOINT") != "" || os.Getenv("COSMOS_CONNECTION_STRING") != "" {
+		cfg, err := cdb.ConfigFromEnv()
+		if err != nil {
+			return cdb.Config{}, "", nil, err
+		}
+		auth := "key"
+		switch {
+		case cfg.ConnectionString != "":
+			auth = "connection string"
+		case cfg.Credential != nil:
+			auth = "DefaultAzureCredential (no COSMOS_KEY)"
+		}
+		where := cfg.Endpoint
+		if where == "" {
+			where = "from COSMOS_CONNECTION_STRING"
+		}
+		return cfg, where + ", auth: " + auth, func() {}, nil
+	}
+
+	// No account configured: run Cosmos DB in-process.
+	srv, err := cosmostest.NewServer(nil)
+	if err != nil {
+		return cdb.Config{}, "", nil, fmt.Errorf("starting cosmostest: %w", err)
+	}
+	cfg := cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key()}
+	return cfg, "cosmostest (in-process fake) at " + srv.Endpoint() + "; set COSMOS_ENDPOINT to use an account", srv.Close, nil
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
