@@ -159,3 +159,28 @@ func TestFaultDropAfterApplyNotRetried(t *testing.T) {
 	}
 	f.read(t, "a", "i1")
 }
+
+func TestCloseCutsDelays(t *testing.T) {
+	f := newFixture(t, nil)
+	f.s.InjectFault(Fault{Op: OpReadItem, Delay: time.Hour})
+	errc := make(chan error, 1)
+	go func() {
+		// The SDK retries a read whose connection broke, against a server
+		// that is gone by then: bound it.
+		ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+		defer cancel()
+		_, err := f.ct.ReadItem(ctx, pkOf("i1"), "a", nil)
+		errc <- err
+	}()
+	for f.s.Counts()[OpReadItem] == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	start := time.Now()
+	f.s.Close()
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("Close took %v", d)
+	}
+	if err := <-errc; err == nil {
+		t.Fatal("read during Close succeeded")
+	}
+}

@@ -3,7 +3,6 @@ package cosmostest
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -72,6 +71,7 @@ type Server struct {
 	closed   bool
 
 	closeOnce sync.Once
+	done      chan struct{} // closed by Close; ends fault delays
 }
 
 // NewServer starts a server listening on 127.0.0.1 on a free port.
@@ -112,6 +112,7 @@ func NewServer(opts *Options) (*Server, error) {
 		ln:       ln,
 		endpoint: "http://" + ln.Addr().String() + "/",
 		stats:    map[Op]*Stats{},
+		done:     make(chan struct{}),
 	}
 	s.st = newStore(func() int64 { return s.Now().Unix() })
 	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 30 * time.Second}
@@ -171,10 +172,13 @@ func (s *Server) NewClient(opts *azcosmos.ClientOptions) (*azcosmos.Client, erro
 	return azcosmos.NewClientWithKey(s.endpoint, cred, opts)
 }
 
-// Close stops the server, closing all connections, and closes the client
-// returned by [Server.Client]. It is safe to call more than once.
+// Close stops the server and closes the client returned by
+// [Server.Client]. It waits (up to a few seconds) for requests in progress to
+// finish, cutting injected delays short, then closes all connections. It is
+// safe to call more than once.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
+		close(s.done)
 		s.clientMu.Lock()
 		s.closed = true
 		c := s.client
@@ -183,6 +187,9 @@ func (s *Server) Close() {
 		if c != nil {
 			c.Close()
 		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = s.srv.Shutdown(ctx)
 		_ = s.srv.Close()
 	})
 }
@@ -244,6 +251,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			case <-t.C:
 			case <-r.Context().Done():
 				t.Stop()
+				return
+			case <-s.done:
+				t.Stop()
+				hijackClose(w)
 				return
 			}
 		}
@@ -534,6 +545,3 @@ func readJSONObject(body []byte) (map[string]any, *apiError) {
 	}
 	return m, nil
 }
-
-// ctxDone reports whether the request's client has gone away.
-func ctxDone(ctx context.Context) bool { return errors.Is(ctx.Err(), context.Canceled) }
