@@ -51,7 +51,6 @@ const ops = require(`${base}/handler/_document-operations`);
 const patchOps = require(`${base}/handler/_patch-operations`);
 const { parsePartitionKey } = require(`${base}/utils/get-partition-from-header`);
 const getValue = require(`${base}/utils/get-value`).default;
-const { SyntaxError: QuerySyntaxError } = require("@zeit/cosmosdb-query");
 
 // ---------------------------------------------------------------------------
 // Limits and messages of the real service.
@@ -123,12 +122,21 @@ function deepEqual(a, b) {
 
 const authKey = Buffer.from(process.env.COSMOS_SHIM_KEY || EMULATOR_KEY, "base64");
 
+/** decodeURIComponent, answering 400 instead of throwing on bad input. */
+function percentDecode(s, what) {
+  try {
+    return decodeURIComponent(s);
+  } catch (e) {
+    throw badRequest(`The ${what} '${s}' is not valid percent-encoding.`);
+  }
+}
+
 /** Resource type and link that the client signed, derived from the URL path. */
 function signedResource(pathname) {
   const segs = pathname
     .split("/")
     .filter(Boolean)
-    .map(s => decodeURIComponent(s));
+    .map(s => percentDecode(s, "request path segment"));
   if (segs.length === 0) return { type: "", link: "" };
   if (segs.length % 2 === 1) {
     return { type: segs[segs.length - 1], link: segs.slice(0, -1).join("/") };
@@ -146,7 +154,7 @@ function checkAuth(req, pathname) {
   }
   // Not URLSearchParams: it would turn the '+' of the base64 signature into ' '.
   const params = new Map(
-    decodeURIComponent(raw)
+    percentDecode(raw, "authorization header")
       .split("&")
       .map(kv => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)])
   );
