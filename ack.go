@@ -152,11 +152,25 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 				return rerr
 			}
 			if done {
+				// Our earlier attempt committed; if it was a large turn,
+				// its roll-forward may not have run.
+				if doc, _, rerr := p.readInstance(ctx, lk.instance); rerr == nil && doc != nil && doc.PendingTurn != nil {
+					if ferr := p.rollForward(ctx, lk.instance, doc.PendingTurn); ferr != nil {
+						p.opts.Logger.Warn("rolling a large turn forward; it will be finished later", "instance", lk.instance, "error", ferr)
+					}
+				}
 				err = nil
 				break
 			}
 			if retry {
 				plan.commit.ifMatch = &lk.etag
+				continue
+			}
+		}
+		if errors.As(err, &be) && be.StatusCode == http.StatusConflict && attempt == 0 {
+			// Possibly leftovers of a large turn that never committed
+			// (after a crash) holding the ids this turn writes.
+			if n, cerr := p.cleanStale(ctx, lk.instance, turnOf(lk.token)); cerr == nil && n > 0 {
 				continue
 			}
 		}

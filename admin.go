@@ -251,7 +251,7 @@ func (p *Provider) GetSystemMetrics(ctx context.Context) (*duroxide.SystemMetric
 // cross-partition COUNT).
 func (p *Provider) GetQueueDepths(ctx context.Context) (*duroxide.QueueDepths, error) {
 	d := &duroxide.QueueDepths{}
-	q := "SELECT VALUE c.type FROM c WHERE (c.type = 'orch_queue' OR c.type = 'worker_queue') AND " + lockFree
+	q := "SELECT VALUE c.type FROM c WHERE (c.type = 'orch_queue' OR c.type = 'worker_queue') AND " + lockFree + " AND " + notStaged
 	_, err := p.st.query(ctx, q, queryParams{}.add("@now", ms(p.opts.Now())), queryOptions{PageSize: 1000}, func(raw []byte) bool {
 		switch strings.Trim(string(raw), `"`) {
 		case docOrchQueue:

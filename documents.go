@@ -66,7 +66,10 @@ type instanceDoc struct {
 	// while the instance's documents are removed in as many batches as
 	// needed. A crash part-way is finished by the reconciler.
 	Deleted *int64 `json:"deleted,omitempty"`
-	ETag    string `json:"_etag,omitempty"`
+	// PendingTurn is set between the commit and the roll-forward of a turn
+	// larger than one batch (large.go).
+	PendingTurn *pendingTurn `json:"pendingTurn,omitempty"`
+	ETag        string       `json:"_etag,omitempty"`
 }
 
 // execEntry summarises one execution for ExecutionInfo and pruning.
@@ -112,6 +115,9 @@ type historyDoc struct {
 	ExecutionID uint64 `json:"executionId"`
 	EventID     uint64 `json:"eventId"`
 	EventData   string `json:"eventData"`
+	// Staged is set while the event belongs to a large turn that is not
+	// rolled forward yet (large.go).
+	Staged *string `json:"staged,omitempty"`
 }
 
 // queueDoc is an orchestrator or worker queue message.
@@ -137,8 +143,9 @@ type queueDoc struct {
 	SessionID   *string `json:"sessionId,omitempty"`
 	Tag         *string `json:"tag,omitempty"`
 	// OutboxKey is set on messages delivered through the outbox.
-	OutboxKey string `json:"outboxKey,omitempty"`
-	ETag      string `json:"_etag,omitempty"`
+	OutboxKey string  `json:"outboxKey,omitempty"`
+	Staged    *string `json:"staged,omitempty"`
+	ETag      string  `json:"_etag,omitempty"`
 }
 
 func (q *queueDoc) order() int64 {

@@ -69,6 +69,10 @@ func (r *discoveryRow) order() int64 {
 // lockedUntil as null, older documents may not have it at all.
 const lockFree = "(NOT IS_DEFINED(c.lockedUntil) OR IS_NULL(c.lockedUntil) OR c.lockedUntil <= @now)"
 
+// notStaged excludes documents of a large turn that is not rolled forward
+// yet (large.go).
+const notStaged = "(NOT IS_DEFINED(c.staged) OR IS_NULL(c.staged))"
+
 // slotsClause restricts discovery to the dispatcher's slots, if it has a
 // lease.
 func (p *Provider) slotsClause(ctx context.Context, params queryParams) (string, queryParams, error) {
@@ -100,7 +104,7 @@ func (p *Provider) discover(ctx context.Context, docType, extra string, params q
 	}
 	now := ms(p.opts.Now())
 	q := "SELECT c.id, c.instanceId, c.enqueuedAt, c.enqueueOrder, c._etag, c.sessionId FROM c WHERE c.type = @type AND c.visibleAt <= @now AND " +
-		lockFree + slots + extra
+		lockFree + " AND " + notStaged + slots + extra
 	params = params.add("@type", docType).add("@now", now)
 	var rows []discoveryRow
 	_, err = p.st.query(ctx, q, params, queryOptions{PageSize: int32(p.opts.DiscoveryPageSize), MaxPages: discoveryPages}, func(item []byte) bool {
@@ -243,6 +247,16 @@ func (p *Provider) tryLockOrchestration(ctx context.Context, c candidate, lockTi
 		lk.messages = append(lk.messages, &m)
 	}
 	sort.SliceStable(lk.messages, func(i, j int) bool { return lk.messages[i].order() < lk.messages[j].order() })
+	if lk.doc.PendingTurn != nil {
+		if err := p.finishTurnUnderLock(ctx, lk); err != nil {
+			p.releaseQuietly(ctx, lk)
+			return nil, err
+		}
+		if len(lk.messages) == 0 {
+			p.releaseQuietly(ctx, lk)
+			return nil, nil
+		}
+	}
 
 	item := &duroxide.OrchestrationItem{Instance: c.instance, LockToken: token, KvSnapshot: map[string]duroxide.KvEntry{}}
 	var decodeErr error
@@ -279,6 +293,32 @@ func (p *Provider) tryLockOrchestration(ctx context.Context, c candidate, lockTi
 	p.orchLocks.put(token, lk)
 	p.busy.mark(c.instance, until)
 	return item, nil
+}
+
+// finishTurnUnderLock rolls forward the previous large turn of a locked
+// instance before anything is loaded, and drops the messages that turn
+// consumed (their deletion had not happened yet).
+func (p *Provider) finishTurnUnderLock(ctx context.Context, lk *orchLock) error {
+	gone, err := p.rollForwardIDs(ctx, lk.instance, lk.doc.PendingTurn)
+	if err != nil {
+		return err
+	}
+	doc, etag, err := p.readInstance(ctx, lk.instance)
+	if err != nil {
+		return err
+	}
+	if doc == nil || doc.LockToken == nil || *doc.LockToken != lk.token {
+		return errLockExpired("fetch_orchestration_item")
+	}
+	lk.doc, lk.etag = *doc, etag
+	kept := lk.messages[:0]
+	for _, m := range lk.messages {
+		if !gone[m.ID] {
+			kept = append(kept, m)
+		}
+	}
+	lk.messages = kept
+	return nil
 }
 
 // lockBatch runs the lock batch. A nil result with a nil error means the
@@ -360,15 +400,26 @@ func (p *Provider) addMessageLocks(b *batch, ids []string, token string, until t
 // loadTurnState loads the current execution's history and the KV
 // documents with one single-partition query.
 func (p *Provider) loadTurnState(ctx context.Context, lk *orchLock, item *duroxide.OrchestrationItem) error {
-	q := "SELECT * FROM c WHERE (c.type = 'history' AND c.executionId = @exec) OR c.type = 'kv' OR c.type = 'kv_delta'"
+	// The same query picks up leftovers of a large turn that failed before
+	// its commit (staged documents, journals): the lock holder removes
+	// them so the retried turn can write the same ids.
+	q := "SELECT * FROM c WHERE (c.type = 'history' AND c.executionId = @exec) OR c.type = 'kv' OR c.type = 'kv_delta'" +
+		" OR c.type = 'turn_journal' OR (IS_DEFINED(c.staged) AND NOT IS_NULL(c.staged))"
 	params := queryParams{}.add("@exec", lk.doc.CurrentExecutionID)
 	var hist []historyDoc
+	var garbage []string
 	var kvErr error
 	_, err := p.st.query(ctx, q, params, queryOptions{Partition: &lk.instance, PageSize: -1}, func(raw []byte) bool {
 		var head struct {
-			Type string `json:"type"`
+			ID     string  `json:"id"`
+			Type   string  `json:"type"`
+			Staged *string `json:"staged"`
 		}
 		if json.Unmarshal(raw, &head) != nil {
+			return true
+		}
+		if head.Type == docJournal || head.Staged != nil {
+			garbage = append(garbage, head.ID)
 			return true
 		}
 		switch head.Type {
@@ -398,6 +449,11 @@ func (p *Provider) loadTurnState(ctx context.Context, lk *orchLock, item *duroxi
 	if err != nil {
 		return err
 	}
+	if len(garbage) > 0 {
+		if err := p.deleteAll(ctx, lk.instance, garbage); err != nil {
+			return err
+		}
+	}
 	events, herr := decodeHistory(hist)
 	switch {
 	case herr != nil:
@@ -408,6 +464,21 @@ func (p *Provider) loadTurnState(ctx context.Context, lk *orchLock, item *duroxi
 		item.HistoryError = &msg
 	default:
 		item.History = events
+	}
+	return nil
+}
+
+// deleteAll deletes ids from one partition in as few batches as possible;
+// already-deleted documents are fine.
+func (p *Provider) deleteAll(ctx context.Context, partition string, ids []string) error {
+	for start := 0; start < len(ids); start += maxBatchOps {
+		b := newBatch(partition)
+		for _, id := range ids[start:min(start+maxBatchOps, len(ids))] {
+			b.delete(id, nil, http.StatusNotFound)
+		}
+		if _, err := p.st.executeTolerant(ctx, b, false); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -25,7 +25,11 @@ func (p *Provider) Read(ctx context.Context, instance string) ([]duroxide.Event,
 		return nil, nil // being deleted: already gone for readers
 	}
 	if doc.exists() {
-		return p.readExecution(ctx, op, instance, doc.CurrentExecutionID)
+		docs, err := p.queryHistory(ctx, instance, &doc.CurrentExecutionID)
+		if err != nil {
+			return nil, duroxide.Wrap(op, err)
+		}
+		return decodeVisible(op, instance, docs, doc.PendingTurn)
 	}
 	// No instance document: history may still have been appended directly
 	// (AppendWithExecution). Read the latest execution there is.
@@ -43,7 +47,19 @@ func (p *Provider) Read(ctx context.Context, instance string) ([]duroxide.Event,
 			cur = append(cur, d)
 		}
 	}
-	events, err := decodeHistory(cur)
+	return decodeVisible(op, instance, cur, nil)
+}
+
+// decodeVisible decodes the committed history: documents staged by a
+// large turn count only once that turn is committed (pt).
+func decodeVisible(op, instance string, docs []historyDoc, pt *pendingTurn) ([]duroxide.Event, error) {
+	kept := docs[:0]
+	for _, d := range docs {
+		if visible(d.Staged, pt) {
+			kept = append(kept, d)
+		}
+	}
+	events, err := decodeHistory(kept)
 	if err != nil {
 		return nil, duroxide.Permanent(op, "instance %q: %v", instance, err)
 	}
@@ -64,11 +80,22 @@ func (p *Provider) readExecution(ctx context.Context, op, instance string, exec 
 	if err != nil {
 		return nil, duroxide.Wrap(op, err)
 	}
-	events, err := decodeHistory(docs)
-	if err != nil {
-		return nil, duroxide.Permanent(op, "instance %q: %v", instance, err)
+	var pt *pendingTurn
+	for _, d := range docs {
+		if d.Staged != nil {
+			// Rare: a large turn is in flight; only the instance knows
+			// whether it committed.
+			doc, _, err := p.readInstance(ctx, instance)
+			if err != nil {
+				return nil, duroxide.Wrap(op, err)
+			}
+			if doc != nil {
+				pt = doc.PendingTurn
+			}
+			break
+		}
 	}
-	return events, nil
+	return decodeVisible(op, instance, docs, pt)
 }
 
 // queryHistory reads history documents of one execution (or all) with a

@@ -84,7 +84,7 @@ func (p *Provider) cancelElsewhere(ctx context.Context, ids []duroxide.Scheduled
 // its cost is one request when there is nothing to do.
 func (p *Provider) reconcileOnce(ctx context.Context) (delivered int, err error) {
 	cutoff := ms(p.opts.Now().Add(-p.opts.OutboxMinAge))
-	q := "SELECT * FROM c WHERE c.type = 'outbox_intent' AND c.createdAt <= @cutoff"
+	q := "SELECT * FROM c WHERE c.type = 'outbox_intent' AND c.createdAt <= @cutoff AND " + notStaged
 	var intents []outboxDoc
 	_, err = p.st.query(ctx, q, queryParams{}.add("@cutoff", cutoff), queryOptions{PageSize: 100, MaxPages: 10}, func(raw []byte) bool {
 		var in outboxDoc
@@ -110,10 +110,14 @@ func (p *Provider) reconcileOnce(ctx context.Context) (delivered int, err error)
 	return delivered, nil
 }
 
-// ReconcileOutbox delivers every pending outbox intent older than
-// Options.OutboxMinAge now, instead of waiting for the background
-// reconciler, and reports how many it delivered.
+// ReconcileOutbox does now what the background reconciler does
+// periodically: it finishes large turns whose roll-forward was
+// interrupted and delivers every pending outbox intent older than
+// Options.OutboxMinAge. It reports how many intents it delivered.
 func (p *Provider) ReconcileOutbox(ctx context.Context) (int, error) {
+	if err := p.finishPendingTurns(ctx); err != nil {
+		return 0, duroxide.Wrap("reconcile_outbox", err)
+	}
 	n, err := p.reconcileOnce(ctx)
 	return n, duroxide.Wrap("reconcile_outbox", err)
 }
@@ -138,6 +142,9 @@ func (p *Provider) runReconciler() {
 			}()
 			if _, err := p.reconcileOnce(ctx); err != nil && ctx.Err() == nil {
 				p.opts.Logger.Warn("outbox reconciler", "error", err)
+			}
+			if err := p.finishPendingTurns(ctx); err != nil && ctx.Err() == nil {
+				p.opts.Logger.Warn("rolling large turns forward", "error", err)
 			}
 			if err := p.finishDeletions(ctx); err != nil && ctx.Err() == nil {
 				p.opts.Logger.Warn("finishing interrupted deletions", "error", err)

@@ -45,11 +45,12 @@ func (p *Provider) GetInstanceStats(ctx context.Context, instance string) (*duro
 	store, delta := map[string]kvDoc{}, map[string]kvDoc{}
 	_, err = p.st.query(ctx, q, queryParams{}.add("@exec", exec), queryOptions{Partition: &instance, PageSize: -1}, func(raw []byte) bool {
 		var head struct {
-			Type      string `json:"type"`
-			EventID   uint64 `json:"eventId"`
-			EventData string `json:"eventData"`
+			Type      string  `json:"type"`
+			EventID   uint64  `json:"eventId"`
+			EventData string  `json:"eventData"`
+			Staged    *string `json:"staged"`
 		}
-		if json.Unmarshal(raw, &head) != nil {
+		if json.Unmarshal(raw, &head) != nil || !visible(head.Staged, doc.PendingTurn) {
 			return true
 		}
 		switch head.Type {

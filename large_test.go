@@ -1,0 +1,275 @@
+package cdb_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+	"github.com/stretchr/testify/require"
+
+	"github.com/duroxide-go/cdb"
+	"github.com/duroxide-go/cdb/cosmostest"
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// faultAt fails the n-th Cosmos call (0-based) after it is armed, either
+// before it is sent or — lost response — after it was applied.
+type faultAt struct {
+	mu       sync.Mutex
+	armed    bool
+	n, calls int
+	after    bool
+	log      []cdb.Op
+}
+
+var errInjected = errors.New("injected fault")
+
+func (f *faultAt) hooks() *cdb.Hooks {
+	return &cdb.Hooks{
+		Before: func(_ context.Context, c cdb.Call) error {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if !f.armed {
+				return nil
+			}
+			f.log = append(f.log, c.Op)
+			if !f.after && f.calls == f.n {
+				f.calls++
+				return errInjected
+			}
+			return nil
+		},
+		After: func(_ context.Context, c cdb.Call, err error) error {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if !f.armed {
+				return err
+			}
+			i := f.calls
+			f.calls++
+			if f.after && i == f.n && err == nil {
+				return errInjected
+			}
+			return err
+		},
+	}
+}
+
+func (f *faultAt) arm(n int, after bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.armed, f.n, f.after, f.calls, f.log = true, n, after, 0, nil
+}
+
+func (f *faultAt) disarm() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.armed = false
+	return f.calls
+}
+
+const (
+	bigEvents     = 120
+	bigActivities = 110
+	bigKeys       = 105
+)
+
+func str(s string) *string { return &s }
+
+func started(inst string) duroxide.Event {
+	return duroxide.Event{EventID: 1, InstanceID: inst, ExecutionID: 1, DuroxideVersion: "0.1.29",
+		Kind: duroxide.OrchestrationStarted{Name: "Big", Version: "1.0.0", Input: "{}"}}
+}
+
+// bigTurn is a turn far beyond one batch: 300 events, 250 activities,
+// 120 KV keys and two timers for itself.
+func bigTurn(inst string) duroxide.OrchestrationCommit {
+	c := duroxide.OrchestrationCommit{ExecutionID: 1}
+	for i := 0; i < bigEvents; i++ {
+		c.HistoryDelta = append(c.HistoryDelta, duroxide.Event{EventID: uint64(2 + i), InstanceID: inst, ExecutionID: 1, DuroxideVersion: "0.1.29",
+			Kind: duroxide.ActivityScheduled{Name: "Work", Input: fmt.Sprintf("%04d", i)}})
+	}
+	for i := 0; i < bigKeys; i++ {
+		c.HistoryDelta = append(c.HistoryDelta, duroxide.Event{EventID: uint64(2 + bigEvents + i), InstanceID: inst, ExecutionID: 1, DuroxideVersion: "0.1.29",
+			Kind: duroxide.KeyValueSet{Key: fmt.Sprintf("k/%03d", i), Value: "v", LastUpdatedAtMs: 1}})
+	}
+	for i := 0; i < bigActivities; i++ {
+		c.WorkerItems = append(c.WorkerItems, duroxide.ActivityExecuteItem{Instance: inst, ExecutionID: 1, ID: uint64(2 + i), Name: "Work", Input: "x"})
+	}
+	for i := 0; i < 2; i++ {
+		c.OrchestratorItems = append(c.OrchestratorItems, duroxide.TimerFiredItem{Instance: inst, ExecutionID: 1, ID: uint64(900 + i), FireAtMs: 1})
+	}
+	return c
+}
+
+func newFaultyProvider(t *testing.T, srv *cosmostest.Server, container string, hooks *cdb.Hooks) *cdb.Provider {
+	t.Helper()
+	p, err := cdb.New(context.Background(), cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key(), Database: "db", Container: container,
+		ClientOptions: &azcosmos.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}},
+		Options:       cdb.Options{Hooks: hooks, OutboxInterval: -1}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+// prepare creates the instance and leaves a locked item for the big turn.
+func prepare(t *testing.T, p *cdb.Provider, inst string) *duroxide.OrchestrationItem {
+	ctx := context.Background()
+	require.NoError(t, p.EnqueueForOrchestrator(ctx, duroxide.StartOrchestrationItem{Instance: inst, Orchestration: "Big", Input: "{}", Version: str("1.0.0"), ExecutionID: 1}, 0))
+	it, err := p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
+	require.NoError(t, err)
+	require.NotNil(t, it)
+	require.NoError(t, p.AckOrchestrationItem(ctx, it.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1,
+		HistoryDelta: []duroxide.Event{started(inst)}, Metadata: duroxide.ExecutionMetadata{OrchestrationName: str("Big"), OrchestrationVersion: str("1.0.0")}}))
+	require.NoError(t, p.EnqueueForOrchestrator(ctx, duroxide.ExternalRaisedItem{Instance: inst, Name: "go", Data: "1"}, 0))
+	it, err = p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
+	require.NoError(t, err)
+	require.NotNil(t, it)
+	return it
+}
+
+// checkBigTurn asserts the turn is fully and exactly once visible.
+func checkBigTurn(t *testing.T, srv *cosmostest.Server, p *cdb.Provider, container, inst string) {
+	t.Helper()
+	ctx := context.Background()
+	hist, err := p.Read(ctx, inst)
+	require.NoError(t, err)
+	require.Len(t, hist, 1+bigEvents+bigKeys)
+	for i, e := range hist {
+		require.Equal(t, uint64(i+1), e.EventID)
+	}
+	kv, err := p.GetKvAllValues(ctx, inst)
+	require.NoError(t, err)
+	require.Len(t, kv, bigKeys)
+	docs, err := srv.Documents("db", container)
+	require.NoError(t, err)
+	counts := map[string]int{}
+	for _, d := range docs {
+		if d["instanceId"] != inst {
+			continue
+		}
+		require.Nil(t, d["staged"], "no staged document may remain: %v", d["id"])
+		require.NotEqual(t, "turn_journal", d["type"], "no journal may remain")
+		counts[d["type"].(string)]++
+		if d["type"] == "instance" {
+			require.Nil(t, d["pendingTurn"])
+		}
+	}
+	require.Equal(t, bigActivities, counts["worker_queue"], "every activity exactly once")
+	require.Equal(t, 2, counts["orch_queue"], "the two timers, and the consumed message gone")
+	// Every activity is fetchable exactly once.
+	seen := map[uint64]bool{}
+	for {
+		w, err := p.FetchWorkItem(ctx, time.Minute, 0, nil, duroxide.DefaultOnly())
+		require.NoError(t, err)
+		if w == nil {
+			break
+		}
+		a := w.Item.(duroxide.ActivityExecuteItem)
+		require.False(t, seen[a.ID])
+		seen[a.ID] = true
+	}
+	require.Len(t, seen, bigActivities)
+}
+
+// TestLargeTurnSurvivesAFaultAtEveryCall commits a turn of ~340 documents
+// (many batches) while failing each of its Cosmos calls in turn, once
+// before the call is sent and once after it was applied (a lost
+// response). Whatever fails, retrying the ack — or, after the commit,
+// the reconciler — leaves the turn complete exactly once, and nothing of
+// it is visible before its commit.
+func TestLargeTurnSurvivesAFaultAtEveryCall(t *testing.T) {
+	srv := cosmostest.NewTestServer(t, nil)
+	ctx := context.Background()
+
+	// A clean run counts the calls of the ack.
+	f := &faultAt{}
+	p := newFaultyProvider(t, srv, "clean", f.hooks())
+	it := prepare(t, p, "big")
+	f.arm(-1, false)
+	require.NoError(t, p.AckOrchestrationItem(ctx, it.LockToken, bigTurn("big")))
+	calls := f.disarm()
+	require.Greater(t, calls, 10, "the turn must span many batches")
+	checkBigTurn(t, srv, p, "clean", "big")
+
+	for _, after := range []bool{false, true} {
+		for n := 0; n < calls; n++ {
+			name := fmt.Sprintf("before/call-%02d", n)
+			if after {
+				name = fmt.Sprintf("after/call-%02d", n)
+			}
+			t.Run(name, func(t *testing.T) {
+				container := fmt.Sprintf("c%v%d", after, n)
+				f := &faultAt{}
+				p := newFaultyProvider(t, srv, container, f.hooks())
+				it := prepare(t, p, "big")
+				f.arm(n, after)
+				err := p.AckOrchestrationItem(ctx, it.LockToken, bigTurn("big"))
+				f.disarm()
+				if err != nil {
+					require.True(t, duroxide.IsRetryable(err), "an infrastructure fault is retryable: %v", err)
+					// Nothing of an uncommitted turn is visible.
+					hist, rerr := p.Read(ctx, "big")
+					require.NoError(t, rerr)
+					if len(hist) != 1 {
+						require.Len(t, hist, 1+bigEvents+bigKeys, "history is all or nothing")
+					}
+					require.NoError(t, p.AckOrchestrationItem(ctx, it.LockToken, bigTurn("big")), "the retried ack completes the turn")
+				}
+				_, err = p.ReconcileOutbox(ctx)
+				require.NoError(t, err)
+				checkBigTurn(t, srv, p, container, "big")
+			})
+		}
+	}
+}
+
+// TestLargeTurnCrashBeforeCommitIsRetriedByTheNextLockHolder: the acking
+// process dies half-way through staging; its lock expires; the next fetch
+// cleans up the leftovers and the re-run turn commits exactly once.
+func TestLargeTurnCrashBeforeCommitIsRetriedByTheNextLockHolder(t *testing.T) {
+	srv := cosmostest.NewTestServer(t, nil)
+	ctx := context.Background()
+	var dead atomic.Bool
+	var batches atomic.Int32
+	hooks := &cdb.Hooks{Before: func(_ context.Context, c cdb.Call) error {
+		if dead.Load() {
+			return errInjected
+		}
+		if c.Op == cdb.OpBatch && c.Operations > 50 && batches.Add(1) == 3 {
+			dead.Store(true) // the process dies here
+			return errInjected
+		}
+		return nil
+	}}
+	p1 := newFaultyProvider(t, srv, "crash", hooks)
+	require.NoError(t, p1.EnqueueForOrchestrator(ctx, duroxide.StartOrchestrationItem{Instance: "big", Orchestration: "Big", Input: "{}", Version: str("1.0.0"), ExecutionID: 1}, 0))
+	it, err := p1.FetchOrchestrationItem(ctx, 300*time.Millisecond, 0, nil)
+	require.NoError(t, err)
+	commit := bigTurn("big")
+	commit.HistoryDelta = append([]duroxide.Event{started("big")}, commit.HistoryDelta...)
+	require.Error(t, p1.AckOrchestrationItem(ctx, it.LockToken, commit))
+
+	p2 := newFaultyProvider(t, srv, "crash", nil)
+	h, err := p2.Read(ctx, "big")
+	require.NoError(t, err)
+	require.Empty(t, h, "nothing of the failed turn is visible")
+	w, err := p2.FetchWorkItem(ctx, time.Minute, 0, nil, duroxide.AnyTag())
+	require.NoError(t, err)
+	require.Nil(t, w, "no staged activity is visible")
+
+	var it2 *duroxide.OrchestrationItem
+	require.Eventually(t, func() bool {
+		it2, err = p2.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
+		return err == nil && it2 != nil
+	}, 5*time.Second, 50*time.Millisecond)
+	require.Empty(t, it2.History)
+	require.NoError(t, p2.AckOrchestrationItem(ctx, it2.LockToken, commit))
+	checkBigTurn(t, srv, p2, "crash", "big")
+}
