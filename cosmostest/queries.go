@@ -6,10 +6,12 @@ import (
 	"errors"
 	"hash/fnv"
 	"net/http"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/duroxide-go/cdb/cosmostest/internal/query"
 )
@@ -365,10 +367,24 @@ func runQueryPage(q *query.Query, params query.Params, opts query.Options, docs 
 	if limit <= 0 {
 		limit = int(^uint(0) >> 1)
 	}
+	// SELECT * returns the stored maps themselves; their serialized form is
+	// already at hand.
+	stored := map[unsafe.Pointer][]byte{}
+	marshalResult := func(v any) json.RawMessage {
+		if m, ok := v.(map[string]any); ok {
+			if raw, ok := stored[reflect.ValueOf(m).UnsafePointer()]; ok && raw != nil {
+				return raw
+			}
+		}
+		return marshalJSON(v)
+	}
 	exec := func(ds []*document) ([]any, *apiError) {
 		in := make([]map[string]any, len(ds))
 		for i, d := range ds {
 			in[i] = d.body
+			if d.raw != nil {
+				stored[reflect.ValueOf(d.body).UnsafePointer()] = d.raw
+			}
 		}
 		res, err := q.Execute(in, params, opts)
 		if err != nil {
@@ -385,7 +401,7 @@ func runQueryPage(q *query.Query, params query.Params, opts query.Options, docs 
 		}
 		i := cont.Offset
 		for ; i < len(res) && len(page) < limit; i++ {
-			raw := marshalJSON(res[i])
+			raw := marshalResult(res[i])
 			if len(page) > 0 && bytes+len(raw) > maxPageBytes {
 				break
 			}
@@ -422,7 +438,7 @@ func runQueryPage(q *query.Query, params query.Params, opts query.Options, docs 
 				raws := make([]json.RawMessage, len(res))
 				total := 0
 				for k, r := range res {
-					raws[k] = marshalJSON(r)
+					raws[k] = marshalResult(r)
 					total += len(raws[k])
 				}
 				if bytes+total <= maxPageBytes {
@@ -444,7 +460,7 @@ func runQueryPage(q *query.Query, params query.Params, opts query.Options, docs 
 		scanned++
 		k := skip
 		for ; k < len(res); k++ {
-			raw := marshalJSON(res[k])
+			raw := marshalResult(res[k])
 			if len(page) >= limit || (len(page) > 0 && bytes+len(raw) > maxPageBytes) {
 				break
 			}
