@@ -192,6 +192,10 @@ func filterKey(instance string, f *duroxide.DispatcherCapabilityFilter) string {
 	return fmt.Sprintf("%d-%d|%s", r.Min.Packed(), r.Max.Packed(), instance)
 }
 
+// undecodableBackoff is how long an undecodable work item stays invisible
+// after each attempt.
+const undecodableBackoff = time.Minute
+
 // busyRetry is how long an instance found locked by someone else is
 // skipped; short, because we cannot see when that lock ends.
 const busyRetry = 250 * time.Millisecond
@@ -685,9 +689,15 @@ func (p *Provider) tryLockWorkItem(ctx context.Context, c candidate, lockTimeout
 	}
 	wi, err := duroxide.UnmarshalWorkItem([]byte(doc.WorkItem))
 	if err != nil {
-		// Leave it locked until it expires rather than spin on it; report
-		// it so the operator sees it. Nothing is deleted.
-		return nil, duroxide.Permanent("fetch_work_item", "work item %s of instance %q cannot be decoded: %v", id, c.instance, err)
+		// A work item this build cannot decode (e.g. written by a newer
+		// writer) is never deleted: it is put back, invisible for a while
+		// so it does not block the queue, and reported.
+		p.opts.Logger.Error("work item cannot be decoded; left in the queue", "instance", c.instance, "item", id, "error", err)
+		etag := newEtag
+		if _, _, perr := p.st.patch(ctx, c.instance, id, unlockMessageOps(doc.AttemptCount, ms(now.Add(undecodableBackoff))), &etag, false); perr != nil {
+			p.opts.Logger.Warn("releasing an undecodable work item", "item", id, "error", perr)
+		}
+		return nil, nil
 	}
 	doc.ETag = string(newEtag)
 	p.workLocks.put(token, &workLock{instance: c.instance, itemID: id, token: token, etag: newEtag, lockedUntil: until, doc: doc})

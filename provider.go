@@ -28,6 +28,7 @@ type Provider struct {
 	workLocks    locks[*workLock]
 	busy         busyCache // instances found locked
 	incompatible busyCache // instances found outside a capability filter
+	sessions     busyCache // sessions this process claimed, until their lock ends
 
 	closeOnce sync.Once
 	stop      chan struct{}

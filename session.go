@@ -39,6 +39,12 @@ func (p *Provider) claimSession(ctx context.Context, inst, sid string, cfg *duro
 	}
 	now := p.opts.Now()
 	id := sessionDocID(inst, sid)
+	key := cfg.OwnerID + "\x00" + id
+	if p.sessions.isBusy(key, now) {
+		// This owner claimed it and the claim has not expired yet: the
+		// session cannot have changed hands, so no read is needed.
+		return true, nil
+	}
 	body, etag, err := p.st.read(ctx, inst, id)
 	if err != nil && !isNotFound(err) {
 		return false, err
@@ -49,6 +55,9 @@ func (p *Provider) claimSession(ctx context.Context, inst, sid string, cfg *duro
 		_, err := p.st.create(ctx, inst, mustJSON(fresh))
 		if isConflict(err) {
 			return false, nil // another worker claimed it first
+		}
+		if err == nil {
+			p.sessions.mark(key, time.UnixMilli(fresh.LockedUntil))
 		}
 		return err == nil, err
 	}
@@ -61,12 +70,16 @@ func (p *Provider) claimSession(ctx context.Context, inst, sid string, cfg *duro
 		return false, nil
 	}
 	if held {
+		p.sessions.mark(key, time.UnixMilli(cur.LockedUntil))
 		return true, nil // ours, and still locked: nothing to write
 	}
 	fresh.CreatedAt = cur.CreatedAt
 	_, err = p.st.replace(ctx, inst, id, mustJSON(fresh), &etag)
 	if isPrecondition(err) || isNotFound(err) {
 		return false, nil
+	}
+	if err == nil {
+		p.sessions.mark(key, time.UnixMilli(fresh.LockedUntil))
 	}
 	return err == nil, err
 }
