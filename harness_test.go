@@ -1,0 +1,219 @@
+package cdb_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+	"github.com/stretchr/testify/require"
+
+	"github.com/duroxide-go/cdb"
+	"github.com/duroxide-go/cdb/cosmostest"
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// This file is the shared harness of the provider's fault-injection,
+// bootstrap, bad-input and hostile-id tests: one in-process cosmostest
+// server per test, providers built with cdb.New on it, and direct access to
+// the stored documents to check what was (not) written.
+
+const (
+	hDatabase  = "hdb"
+	hContainer = "hcoll"
+	// hLock is the lock timeout the harness tests fetch with: long enough
+	// that no lock expires during a test.
+	hLock = 30 * time.Second
+)
+
+// harness is one cosmostest server with a container bootstrapped by a
+// first provider.
+type harness struct {
+	t   *testing.T
+	srv *cosmostest.Server
+	p   *cdb.Provider
+}
+
+// hClientOptions turns the SDK's own retries off, so a fault injected
+// once is seen once and request counts are exact.
+func hClientOptions() *azcosmos.ClientOptions {
+	o := &azcosmos.ClientOptions{}
+	o.Retry = policy.RetryOptions{MaxRetries: -1}
+	return o
+}
+
+// newHarness starts a server and opens a provider on it (which bootstraps
+// the container). The outbox reconciler is off unless o asks for it.
+func newHarness(t *testing.T, o cdb.Options) *harness {
+	t.Helper()
+	h := &harness{t: t, srv: cosmostest.NewTestServer(t, nil)}
+	h.p = h.open(o)
+	return h
+}
+
+// config is the key-auth Config for the harness container.
+func (h *harness) config(o cdb.Options) cdb.Config {
+	if o.OutboxInterval == 0 {
+		o.OutboxInterval = -1
+	}
+	return cdb.Config{Endpoint: h.srv.Endpoint(), Key: h.srv.Key(), Database: hDatabase, Container: hContainer,
+		ClientOptions: hClientOptions(), Options: o}
+}
+
+// open creates another provider on the same container: another process.
+func (h *harness) open(o cdb.Options) *cdb.Provider {
+	h.t.Helper()
+	p, err := cdb.New(context.Background(), h.config(o))
+	require.NoError(h.t, err)
+	h.t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+// docs returns every stored document.
+func (h *harness) docs() []map[string]any {
+	h.t.Helper()
+	d, err := h.srv.Documents(hDatabase, hContainer)
+	require.NoError(h.t, err)
+	return d
+}
+
+// docsWhere returns the stored documents of type typ ("" = any) in the
+// partition of instance ("" = any).
+func (h *harness) docsWhere(typ, instance string) []map[string]any {
+	h.t.Helper()
+	var out []map[string]any
+	for _, d := range h.docs() {
+		if (typ == "" || d["type"] == typ) && (instance == "" || d["instanceId"] == instance) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// snapshot is a comparable picture of the container: id, partition and
+// ETag of every document, so "nothing was written" also catches a
+// rewrite of an existing document.
+func (h *harness) snapshot() []string {
+	h.t.Helper()
+	var out []string
+	for _, d := range h.docs() {
+		b, _ := json.Marshal([]any{d["instanceId"], d["id"], d["_etag"]})
+		out = append(out, string(b))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// requireUnchanged fails unless the container is exactly as in before.
+func (h *harness) requireUnchanged(before []string, msgAndArgs ...any) {
+	h.t.Helper()
+	require.Equal(h.t, before, h.snapshot(), msgAndArgs...)
+}
+
+// pkMatch matches requests addressed to the logical partition of
+// instance (point operations and single-partition batches/queries).
+func pkMatch(instance string) func(*http.Request) bool {
+	return func(r *http.Request) bool {
+		var got []any
+		if json.Unmarshal([]byte(r.Header.Get("x-ms-documentdb-partitionkey")), &got) != nil || len(got) != 1 {
+			return false
+		}
+		s, ok := got[0].(string)
+		return ok && s == instance
+	}
+}
+
+// ---- work items, events, turns ----
+
+func hptr[T any](v T) *T { return &v }
+
+func hNowMs() uint64 { return uint64(time.Now().UnixMilli()) }
+
+func hStart(instance string) duroxide.StartOrchestrationItem {
+	return duroxide.StartOrchestrationItem{Instance: instance, Orchestration: "HOrch", Input: `{"in":1}`, Version: hptr("1.0.0"), ExecutionID: 1}
+}
+
+func hChildStart(parent, child string, parentEventID uint64) duroxide.StartOrchestrationItem {
+	s := hStart(child)
+	s.Orchestration = "HChild"
+	s.ParentInstance = hptr(parent)
+	s.ParentID = hptr(parentEventID)
+	s.ParentExecutionID = hptr(uint64(1))
+	return s
+}
+
+func hEvent(instance string, exec, id uint64, kind duroxide.EventKind) duroxide.Event {
+	return duroxide.Event{EventID: id, InstanceID: instance, ExecutionID: exec, TimestampMs: hNowMs(), DuroxideVersion: "0.1.31", Kind: kind}
+}
+
+func hStarted(instance, name string) duroxide.Event {
+	return hEvent(instance, 1, 1, duroxide.OrchestrationStarted{Name: name, Version: "1.0.0", Input: `{"in":1}`})
+}
+
+func hRunning(name string) duroxide.ExecutionMetadata {
+	return duroxide.ExecutionMetadata{OrchestrationName: hptr(name), OrchestrationVersion: hptr("1.0.0")}
+}
+
+func hStatus(name, status, output string) duroxide.ExecutionMetadata {
+	m := hRunning(name)
+	m.Status, m.Output = hptr(status), hptr(output)
+	return m
+}
+
+// mustFetchOrch fetches an orchestration item and requires one for
+// instance.
+func mustFetchOrch(t *testing.T, p *cdb.Provider, instance string) *duroxide.OrchestrationItem {
+	t.Helper()
+	item, err := p.FetchOrchestrationItem(context.Background(), hLock, 0, nil)
+	require.NoError(t, err)
+	require.NotNil(t, item, "expected an orchestration item for %q", instance)
+	require.Equal(t, instance, item.Instance)
+	return item
+}
+
+// requireNoOrch requires that no orchestration item can be fetched.
+func requireNoOrch(t *testing.T, p *cdb.Provider, msgAndArgs ...any) {
+	t.Helper()
+	item, err := p.FetchOrchestrationItem(context.Background(), hLock, 0, nil)
+	require.NoError(t, err)
+	if item != nil {
+		require.Failf(t, "expected no orchestration item", "got %q with %d messages; %v", item.Instance, len(item.Messages), msgAndArgs)
+	}
+}
+
+// createInstance starts instance with one turn (Running).
+func createHInstance(t *testing.T, p *cdb.Provider, instance string) {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, p.EnqueueForOrchestrator(ctx, hStart(instance), 0))
+	item := mustFetchOrch(t, p, instance)
+	require.NoError(t, p.AckOrchestrationItem(ctx, item.LockToken, duroxide.OrchestrationCommit{
+		ExecutionID: 1, HistoryDelta: []duroxide.Event{hStarted(instance, "HOrch")}, Metadata: hRunning("HOrch"),
+	}))
+}
+
+// requirePermanentErr requires a non-retryable provider error.
+func requirePermanentErr(t *testing.T, err error, msgAndArgs ...any) {
+	t.Helper()
+	require.Error(t, err, msgAndArgs...)
+	var pe *duroxide.ProviderError
+	require.ErrorAs(t, err, &pe, msgAndArgs...)
+	require.False(t, duroxide.IsRetryable(err), "expected a permanent error, got a retryable one: %v", err)
+	require.ErrorIs(t, err, duroxide.ErrPermanent)
+}
+
+// eventually polls cond until it holds or the deadline passes.
+func eventually(t *testing.T, d time.Duration, cond func() bool, msgAndArgs ...any) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			require.Fail(t, "condition not met in time", msgAndArgs...)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
