@@ -444,3 +444,14 @@ func TestTimeToLive(t *testing.T) {
 		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/instanceId"}}}, nil)
 	wantStatus(t, err, http.StatusBadRequest, "defaultTtl 0")
 }
+
+// azcosmos writes partition key strings with strconv.QuoteToASCII, which
+// escapes characters outside the BMP as \U0001f642: not JSON, so refused.
+func TestPartitionKeyOutsideBMP(t *testing.T) {
+	f := newFixture(t, nil)
+	_, err := f.ct.CreateItem(testCtx(t), pkOf("ü"), item("a", "ü"), nil)
+	wantOK(t, err, "partition key in the BMP")
+	f.read(t, "a", "ü")
+	_, err = f.ct.CreateItem(testCtx(t), pkOf("🙂"), item("a", "🙂"), nil)
+	wantStatus(t, err, http.StatusBadRequest, "partition key outside the BMP")
+}
