@@ -40,12 +40,10 @@ const (
 
 // Substatus codes the real service sets on the errors this server produces.
 const (
-	subPKMismatch          = 1001 // 400: partition key mismatch
-	subOwnerNotFound       = 1003 // 404: database or container missing
-	subCrossPartition      = 1004 // 400: cross partition query not servable by the gateway
-	subAADControlPlane     = 5300 // 403: control-plane request with a data-plane AAD token
-	subThrottled           = 3200 // 429: request rate too large
-	subInvalidContinuation = 0
+	subPKMismatch      = 1001 // 400: partition key mismatch
+	subOwnerNotFound   = 1003 // 404: database or container missing
+	subCrossPartition  = 1004 // 400: cross partition query not servable by the gateway
+	subAADControlPlane = 5300 // 403: control-plane request with a data-plane AAD token
 )
 
 // apiError is an error response in the shape the service sends:
