@@ -32,7 +32,6 @@ import (
 	"time"
 
 	"github.com/duroxide-go/cdb"
-	"github.com/duroxide-go/cdb/cosmostest"
 	"github.com/duroxide-go/cdb/examples/internal/walkthrough"
 )
 
@@ -51,16 +50,16 @@ func main() {
 
 // run is the whole example; main_test.go runs it too.
 func run(ctx context.Context, w io.Writer) error {
-	cfg, where, cleanup, err := config()
+	acct, err := walkthrough.OpenAccount()
 	if err != nil {
 		return err
 	}
-	defer cleanup()
-	fmt.Fprintln(w, "account  ", where)
+	defer acct.Close()
+	fmt.Fprintln(w, "account  ", acct.Description)
 
 	// cdb.New connects, creates the database and container if they are
 	// missing (unless cfg.SkipBootstrap), and starts the outbox reconciler.
-	p, err := cdb.New(ctx, cfg)
+	p, err := cdb.New(ctx, acct.Config)
 	if err != nil {
 		if errors.Is(err, cdb.ErrBootstrap) {
 			return fmt.Errorf("bootstrapping the container: %w", err)
@@ -68,9 +67,8 @@ func run(ctx context.Context, w io.Writer) error {
 		return fmt.Errorf("connecting: %w", err)
 	}
 	defer p.Close()
-	fmt.Fprintf(w, "provider  %s %s, container %s/%s ready  [%s]\n",
-		p.Name(), p.Version(), or(cfg.Database, cdb.DefaultDatabase), or(cfg.Container, cdb.DefaultContainer),
-		walkthrough.Delta(nil, p.RequestStats()))
+	fmt.Fprintf(w, "provider  %s %s, container %s ready  [%s]\n",
+		p.Name(), p.Version(), acct.ContainerName(), walkthrough.Delta(nil, p.RequestStats()))
 
 	instance := walkthrough.NewInstanceID("quickstart")
 	if err := walkthrough.Run(ctx, p, w, instance); err != nil {
@@ -81,42 +79,4 @@ func run(ctx context.Context, w io.Writer) error {
 	walkthrough.PrintStats(w, p.RequestStats())
 	fmt.Fprintf(w, "done      %s completed with output %q\n", instance, walkthrough.SayHello(walkthrough.Input))
 	return nil
-}
-
-// config returns the provider configuration, a line saying where it
-// points, and a cleanup function.
-func config() (cdb.Config, string, func(), error) {
-	if os.Getenv("COSMOS_ENDPOINT") != "" || os.Getenv("COSMOS_CONNECTION_STRING") != "" {
-		cfg, err := cdb.ConfigFromEnv()
-		if err != nil {
-			return cdb.Config{}, "", nil, err
-		}
-		auth := "key"
-		switch {
-		case cfg.ConnectionString != "":
-			auth = "connection string"
-		case cfg.Credential != nil:
-			auth = "DefaultAzureCredential (no COSMOS_KEY)"
-		}
-		where := cfg.Endpoint
-		if where == "" {
-			where = "from COSMOS_CONNECTION_STRING"
-		}
-		return cfg, where + ", auth: " + auth, func() {}, nil
-	}
-
-	// No account configured: run Cosmos DB in-process.
-	srv, err := cosmostest.NewServer(nil)
-	if err != nil {
-		return cdb.Config{}, "", nil, fmt.Errorf("starting cosmostest: %w", err)
-	}
-	cfg := cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key()}
-	return cfg, "cosmostest (in-process fake) at " + srv.Endpoint() + "; set COSMOS_ENDPOINT to use an account", srv.Close, nil
-}
-
-func or(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
