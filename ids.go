@@ -161,8 +161,22 @@ func validateInstanceID(op, inst string) error {
 		return duroxide.Permanent(op, "instance id is not valid UTF-8")
 	case len(inst) > maxPartitionKeyBytes:
 		return duroxide.Permanent(op, "instance id is %d bytes; Cosmos partition key values are limited to %d bytes", len(inst), maxPartitionKeyBytes)
+	case !bmpOnly(inst):
+		// azcosmos v1.5.0 writes the partition key header with
+		// strconv.QuoteToASCII, which renders such characters as \U0001xxxx:
+		// not JSON, so the service refuses the request.
+		return duroxide.Permanent(op, "instance id contains a character outside the Basic Multilingual Plane (e.g. an emoji), which azcosmos v1.5.0 cannot send as a partition key")
 	}
 	return nil
+}
+
+func bmpOnly(s string) bool {
+	for _, r := range s {
+		if r > 0xFFFF {
+			return false
+		}
+	}
+	return true
 }
 
 // validateUserString rejects strings that cannot be stored in a document

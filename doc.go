@@ -1,0 +1,64 @@
+/*
+Package cdb is an Azure Cosmos DB (NoSQL API) provider for duroxide, the
+durable-execution framework: it implements [duroxide.Provider] and
+[duroxide.ProviderAdmin] (package github.com/duroxide-go/cdb/duroxide) on
+one Cosmos container, so orchestrations survive process restarts and many
+processes can share the work.
+
+# Connecting
+
+[New] connects as a [Config] says, creates the database and container if
+they are missing (see below) and starts the outbox reconciler:
+
+	p, err := cdb.New(ctx, cdb.Config{
+		Endpoint: "https://myacct.documents.azure.com:443/",
+		Key:      os.Getenv("COSMOS_KEY"),
+	})
+	defer p.Close()
+
+With Microsoft Entra ID, pass any azcore.TokenCredential instead of a key:
+azidentity.NewDefaultAzureCredential, NewManagedIdentityCredential with a
+client id, or NewWorkloadIdentityCredential on Kubernetes. Cosmos DB does not
+let Entra ID tokens create databases or containers, so provision the
+container with ARM/Bicep/Terraform/az (partition key [PartitionKeyPath],
+[IndexingPolicy]); the bootstrap then only checks that it exists and explains
+what to do when it does not. [ConfigFromEnv] reads COSMOS_ENDPOINT,
+COSMOS_KEY (absent: DefaultAzureCredential), COSMOS_DATABASE and
+COSMOS_CONTAINER. [ParseConnectionString] accepts connection strings in any
+segment order. [NewWithContainer] wraps a container client you already have.
+
+# Storage layout
+
+One container, partitioned by /instanceId: every document of an
+orchestration instance — its instance document (metadata, lock, custom
+status), history events, queue messages, sessions, KV entries and outbox
+intents — lives in that instance's logical partition and is discriminated by
+a "type" field. The field names and id patterns follow the Rust duroxide-cdb
+crate, and events and work items are stored in duroxide's own JSON, byte for
+byte, so Go and Rust processes can share a container. User strings that go
+into ids (instance ids, session ids, KV keys) are escaped reversibly: '/',
+'\', '?', '#', '"', '~' and control characters become "~XX"; everything else
+is kept, so ordinary ids equal the Rust crate's.
+
+# Consistency without locks
+
+There are no database locks. Each orchestration turn commits as one
+transactional batch in the instance's partition whose first operation
+replaces the instance document with If-Match on the ETag the fetch obtained:
+that single condition is the lock check. Fetching locks an instance and its
+messages with one batch holding a conditional patch; work items are locked
+with an If-Match patch. Writes use deterministic ids and ETag conditions, so
+every one of them is safe to retry (the SDK does not retry writes that time
+out). Messages for other instances travel through a transactional outbox.
+Turns too big for one batch commit in stage/commit/roll-forward phases and
+are never half-visible. See the README for the request cost of each
+operation.
+
+# Testing
+
+Package github.com/duroxide-go/cdb/cosmostest is an in-process Cosmos DB for
+tests (like net/http/httptest); package
+github.com/duroxide-go/cdb/duroxide/providertest is duroxide's provider
+validation suite, which this provider passes in full.
+*/
+package cdb
