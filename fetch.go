@@ -46,6 +46,7 @@ type candidate struct {
 	etag     string   // worker: the item's ETag
 	order    int64
 	session  *string
+	start    bool // a StartOrchestration is among the messages
 }
 
 // discoveryRow is the projection discovery reads.
@@ -56,6 +57,10 @@ type discoveryRow struct {
 	EnqueueOrder int64   `json:"enqueueOrder"`
 	ETag         string  `json:"_etag"`
 	SessionID    *string `json:"sessionId"`
+	// IsStart is computed by the query: the message starts an
+	// orchestration, so its instance document most likely does not exist
+	// yet and the lock should try to create it first.
+	IsStart bool `json:"isStart"`
 }
 
 func (r *discoveryRow) order() int64 {
@@ -103,9 +108,9 @@ func (p *Provider) discover(ctx context.Context, docType, extra string, params q
 		return nil, err
 	}
 	now := ms(p.opts.Now())
-	q := "SELECT c.id, c.instanceId, c.enqueuedAt, c.enqueueOrder, c._etag, c.sessionId FROM c WHERE c.type = @type AND c.visibleAt <= @now AND " +
+	q := "SELECT c.id, c.instanceId, c.enqueuedAt, c.enqueueOrder, c._etag, c.sessionId, STARTSWITH(c.workItem, @start) AS isStart FROM c WHERE c.type = @type AND c.visibleAt <= @now AND " +
 		lockFree + " AND " + notStaged + slots + extra
-	params = params.add("@type", docType).add("@now", now)
+	params = params.add("@type", docType).add("@now", now).add("@start", `{"StartOrchestration"`)
 	var rows []discoveryRow
 	_, err = p.st.query(ctx, q, params, queryOptions{PageSize: int32(p.opts.DiscoveryPageSize), MaxPages: discoveryPages}, func(item []byte) bool {
 		var r discoveryRow
@@ -131,11 +136,12 @@ func (p *Provider) discover(ctx context.Context, docType, extra string, params q
 		if perInstance {
 			if i, ok := byInstance[r.InstanceID]; ok {
 				out[i].ids = append(out[i].ids, r.ID)
+				out[i].start = out[i].start || r.IsStart
 				continue
 			}
 			byInstance[r.InstanceID] = len(out)
 		}
-		out = append(out, candidate{instance: r.InstanceID, ids: []string{r.ID}, etag: r.ETag, order: r.order(), session: r.SessionID})
+		out = append(out, candidate{instance: r.InstanceID, ids: []string{r.ID}, etag: r.ETag, order: r.order(), session: r.SessionID, start: r.IsStart})
 	}
 	if skip != nil {
 		kept := out[:0]
@@ -330,28 +336,34 @@ func (p *Provider) finishTurnUnderLock(ctx context.Context, lk *orchLock) error 
 // changed under us). created reports that the instance document was
 // created by this batch (a provisional one).
 func (p *Provider) lockBatch(ctx context.Context, c candidate, token string, now, until time.Time, filter *duroxide.DispatcherCapabilityFilter) (res *batchResult, created bool, err error) {
-	b := newBatch(c.instance)
-	var ops azcosmos.PatchOperations
-	ops.SetCondition(lockCondition(now, filter))
-	ops.AppendSet("/lockToken", token)
-	ops.AppendSet("/lockedUntil", ms(until))
-	b.patch(instanceDocID(c.instance), ops, nil)
-	p.addMessageLocks(b, c.ids, token, until)
-	res, err = p.st.execute(ctx, b, true)
-	if be, ok := err.(*BatchError); ok && be.Index == 0 && be.StatusCode == http.StatusNotFound {
-		// No instance document yet: create a provisional one that holds
-		// the lock. A 409 means another dispatcher just did the same.
-		doc := instanceDoc{ID: instanceDocID(c.instance), InstanceID: c.instance, Type: docInstance, Status: duroxide.StatusRunning,
-			LockToken: &token, LockedUntil: ptr(ms(until)), CreatedAt: ms(now), UpdatedAt: ms(now), Provisional: true}
-		b2 := newBatch(c.instance)
-		b2.create(mustJSON(doc))
-		p.addMessageLocks(b2, c.ids, token, until)
-		res, err = p.st.execute(ctx, b2, true)
-		created = true
-	}
-	if be, ok := err.(*BatchError); ok {
+	// A start usually means a new instance: try creating the (provisional)
+	// instance document first, which saves the failed patch; otherwise
+	// patch the existing one. Each falls back to the other.
+	create := c.start
+	for try := 0; try < 2; try++ {
+		b := newBatch(c.instance)
+		if create {
+			doc := instanceDoc{ID: instanceDocID(c.instance), InstanceID: c.instance, Type: docInstance, Status: duroxide.StatusRunning,
+				LockToken: &token, LockedUntil: ptr(ms(until)), CreatedAt: ms(now), UpdatedAt: ms(now), Provisional: true}
+			b.create(mustJSON(doc))
+		} else {
+			var ops azcosmos.PatchOperations
+			ops.SetCondition(lockCondition(now, filter))
+			ops.AppendSet("/lockToken", token)
+			ops.AppendSet("/lockedUntil", ms(until))
+			b.patch(instanceDocID(c.instance), ops, nil)
+		}
+		p.addMessageLocks(b, c.ids, token, until)
+		res, err = p.st.execute(ctx, b, true)
+		be, ok := err.(*BatchError)
 		switch {
-		case be.Index == 0 && be.StatusCode == http.StatusPreconditionFailed:
+		case err == nil:
+			return res, create, nil
+		case ok && be.Index == 0 && create && be.StatusCode == http.StatusConflict,
+			ok && be.Index == 0 && !create && be.StatusCode == http.StatusNotFound:
+			create = !create // guessed wrong: the other way
+			continue
+		case ok && be.Index == 0 && be.StatusCode == http.StatusPreconditionFailed:
 			// Locked, or pinned to a version outside the filter. We
 			// cannot tell which without a read, and neither is worth one.
 			if filter != nil {
@@ -359,17 +371,20 @@ func (p *Provider) lockBatch(ctx context.Context, c candidate, token string, now
 			} else {
 				p.busy.mark(c.instance, now.Add(busyRetry))
 			}
-		case be.Index == 0 && be.StatusCode == http.StatusConflict:
-			p.busy.mark(c.instance, now.Add(busyRetry))
+			return nil, false, nil
+		case ok && be.Index == 0 && be.StatusCode == http.StatusConflict:
+			p.busy.mark(c.instance, now.Add(busyRetry)) // created by another dispatcher just now
+			return nil, false, nil
+		case ok:
+			// A message that vanished (404) was consumed by a turn that
+			// ended after our discovery; the next fetch sees the current
+			// state.
+			return nil, false, nil
+		default:
+			return nil, false, err
 		}
-		// A message that vanished (404) was consumed by a turn that ended
-		// after our discovery; the next fetch sees the current state.
-		return nil, false, nil
 	}
-	if err != nil {
-		return nil, false, err
-	}
-	return res, created, nil
+	return nil, false, nil
 }
 
 // lockCondition is the instance patch's predicate: the instance is not
