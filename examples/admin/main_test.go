@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/duroxide-go/cdb"
+	"github.com/duroxide-go/cdb/cosmostest"
 )
 
 // clearAccountEnv makes run use cosmostest whatever the environment says.
@@ -88,5 +91,63 @@ func TestAdminUnknownInstance(t *testing.T) {
 	_, err := runAdmin(t, options{DryRun: true, Instance: "no-such-instance"})
 	if err == nil || !strings.Contains(err.Error(), "no-such-instance") {
 		t.Fatalf("run = %v, want an error naming the unknown instance", err)
+	}
+}
+
+// On a configured account the example seeds instances under a unique
+// prefix and prunes and deletes only those: someone else's instances in
+// the same container survive, even completed ones that bulk deletion
+// would otherwise select.
+func TestAdminOnConfiguredAccountTouchesOnlyItsOwnInstances(t *testing.T) {
+	clearAccountEnv(t)
+	srv := cosmostest.NewTestServer(t, nil)
+	ctx := context.Background()
+
+	// Someone else's completed instance, made before the example runs.
+	other, err := cdb.New(ctx, cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := seed(ctx, other, newSeeded("theirs-")); err != nil {
+		t.Fatal(err)
+	}
+	before, err := other.ListInstances(ctx)
+	if err != nil || len(before) != 6 {
+		t.Fatalf("their instances: %v, %v", before, err)
+	}
+
+	t.Setenv("COSMOS_ENDPOINT", srv.Endpoint())
+	t.Setenv("COSMOS_KEY", srv.Key())
+	var out bytes.Buffer
+	if err := run(ctx, &out, options{}); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	t.Logf("output:\n%s", out.String())
+	requireLines(t, out.String(),
+		"list       12 instances",
+		"the demo's completed roots, completed before",
+		"after      6 instances left",
+	)
+	after, err := other.ListInstances(ctx)
+	if err != nil || strings.Join(after, ",") != strings.Join(before, ",") {
+		t.Fatalf("their instances after the run: %v, %v; want %v", after, err, before)
+	}
+	execs, err := other.ListExecutions(ctx, "theirs-ticker")
+	if err != nil || len(execs) != 3 {
+		t.Fatalf("their ticker was pruned: %v, %v", execs, err)
+	}
+
+	// -dry-run writes nothing at all.
+	other.ResetRequestStats()
+	out.Reset()
+	if err := run(ctx, &out, options{DryRun: true}); err != nil {
+		t.Fatalf("dry run: %v\n%s", err, out.String())
+	}
+	requireLines(t, out.String(), "list       6 instances", "inspect    theirs-batch:", "dry run    nothing pruned or deleted")
+	for _, write := range []string{"batch ", "create ", "patch ", "delete ", "upsert ", "replace "} {
+		if strings.Contains(out.String(), "\n  "+write) {
+			t.Errorf("the dry run sent %q requests:\n%s", write, out.String())
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/duroxide-go/cdb"
+	"github.com/duroxide-go/cdb/cosmostest"
 )
 
 // clearAccountEnv makes run use cosmostest whatever the environment says.
@@ -56,5 +57,28 @@ func TestQuickstartBadConfigurationFails(t *testing.T) {
 	err := run(context.Background(), &out)
 	if !errors.Is(err, cdb.ErrConfig) || !strings.Contains(err.Error(), "AccountKey") {
 		t.Fatalf("run = %v, want a configuration error about the missing AccountKey", err)
+	}
+}
+
+// With COSMOS_ENDPOINT and COSMOS_KEY the example uses that account (here
+// a cosmostest server standing in for one); a second run reuses the
+// container and starts a new instance.
+func TestQuickstartOnConfiguredAccount(t *testing.T) {
+	clearAccountEnv(t)
+	srv := cosmostest.NewTestServer(t, nil)
+	t.Setenv("COSMOS_ENDPOINT", srv.Endpoint())
+	t.Setenv("COSMOS_KEY", srv.Key())
+	t.Setenv("COSMOS_CONTAINER", "quickstart")
+	for i := range 2 {
+		var out bytes.Buffer
+		if err := run(context.Background(), &out); err != nil {
+			t.Fatalf("run %d: %v\n%s", i, err, out.String())
+		}
+		if !strings.Contains(out.String(), srv.Endpoint()+", auth: key") || !strings.Contains(out.String(), "container duroxide/quickstart ready") {
+			t.Errorf("run %d does not say where it ran:\n%s", i, out.String())
+		}
+		if i == 1 && strings.Contains(out.String(), "create_container") {
+			t.Errorf("the second run created the container again:\n%s", out.String())
+		}
 	}
 }
