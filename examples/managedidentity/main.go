@@ -82,7 +82,7 @@ func main() {
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
-	fmt.Printf("account    %s, auth: %s\n", s.Endpoint, how)
+	fmt.Printf("account   %s, auth: %s\n", s.Endpoint, how)
 	if err := run(ctx, os.Stdout, s, cred); err != nil {
 		fmt.Fprintln(os.Stderr, "managedidentity failed:", err)
 		cancel()
@@ -184,7 +184,7 @@ func run(ctx context.Context, w io.Writer, s settings, cred azcore.TokenCredenti
 	if s.SkipBootstrap {
 		check = "not checked (COSMOS_SKIP_BOOTSTRAP)"
 	}
-	fmt.Fprintf(w, "provider   %s %s, container %s/%s %s  [%s]\n",
+	fmt.Fprintf(w, "provider  %s %s, container %s/%s %s  [%s]\n",
 		p.Name(), p.Version(), db, container, check, walkthrough.Delta(nil, p.RequestStats()))
 
 	instance := walkthrough.NewInstanceID("managedidentity")
@@ -192,7 +192,7 @@ func run(ctx context.Context, w io.Writer, s settings, cred azcore.TokenCredenti
 		// With the check skipped, a missing container surfaces here.
 		return explain(err, db, container)
 	}
-	fmt.Fprintln(w, "requests   sent by this provider (p.RequestStats()):")
+	fmt.Fprintln(w, "requests  sent by this provider (p.RequestStats()):")
 	walkthrough.PrintStats(w, p.RequestStats())
 	return nil
 }

@@ -69,7 +69,7 @@ func NewInstanceID(prefix string) string {
 func Run(ctx context.Context, p *cdb.Provider, w io.Writer, instance string) error {
 	c := NewCounter(p)
 	line := func(step, format string, args ...any) {
-		fmt.Fprintf(w, "%-10s %s\n", step, fmt.Sprintf(format, args...))
+		fmt.Fprintf(w, "%-9s %s\n", step, fmt.Sprintf(format, args...))
 	}
 
 	// 1. Start: what a duroxide client's start_orchestration does.
