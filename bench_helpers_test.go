@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,11 +35,15 @@ const (
 
 // costEnv is one provider on its own container of a cosmostest server.
 type costEnv struct {
-	srv  *cosmostest.Server
-	p    *cdb.Provider
-	ct   *azcosmos.ContainerClient // direct SDK access: setup only, never measured
-	ctx  context.Context
-	coll string
+	srv *cosmostest.Server
+	// served counts requests the server has finished, stats included: it
+	// counts a response's documents and bytes only after writing it, so a
+	// client can see a response before its stats land (see settle).
+	served *atomic.Int64
+	p      *cdb.Provider
+	ct     *azcosmos.ContainerClient // direct SDK access: setup only, never measured
+	ctx    context.Context
+	coll   string
 }
 
 var costContainerSeq struct {
@@ -46,16 +51,16 @@ var costContainerSeq struct {
 	n int
 }
 
-// newCostEnv starts a cosmostest server for tb (or uses srv) and builds a
-// provider on a fresh container. The outbox reconciler is disabled so
+// newCostEnv starts a cosmostest server for tb and builds a provider on a
+// fresh container. The outbox reconciler is disabled so
 // that no background request lands inside a measured section; the SDK's
 // own retries are off, so every request the provider makes is one request
 // on the wire.
-func newCostEnv(tb testing.TB, srv *cosmostest.Server, opts cdb.Options) *costEnv {
+func newCostEnv(tb testing.TB, opts cdb.Options) *costEnv {
 	tb.Helper()
-	if srv == nil {
-		srv = cosmostest.NewTestServer(tb, nil)
-	}
+	served := &atomic.Int64{}
+	// The server logs each request once, after counting its response.
+	srv := cosmostest.NewTestServer(tb, &cosmostest.Options{Logf: func(string, ...any) { served.Add(1) }})
 	costContainerSeq.Lock()
 	costContainerSeq.n++
 	coll := fmt.Sprintf("c%d", costContainerSeq.n)
@@ -75,7 +80,7 @@ func newCostEnv(tb testing.TB, srv *cosmostest.Server, opts cdb.Options) *costEn
 	if err != nil {
 		tb.Fatalf("container client: %v", err)
 	}
-	return &costEnv{srv: srv, p: p, ct: ct, ctx: ctx, coll: coll}
+	return &costEnv{srv: srv, served: served, p: p, ct: ct, ctx: ctx, coll: coll}
 }
 
 // ---- metering ----
@@ -122,11 +127,28 @@ type snapshot struct {
 }
 
 func (e *costEnv) snap() snapshot {
+	e.settle()
 	s := snapshot{prov: e.p.RequestStats(), srv: map[cosmostest.Op]cosmostest.Stats{}}
 	for op := range e.srv.Counts() {
 		s.srv[op] = e.srv.Stats(op)
 	}
 	return s
+}
+
+// settle waits until the server has finished accounting for every request
+// it received (bounded, in case a request was abandoned mid-flight).
+func (e *costEnv) settle() {
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		total := 0
+		for _, n := range e.srv.Counts() {
+			total += n
+		}
+		if e.served.Load() >= int64(total) {
+			return
+		}
+		time.Sleep(20 * time.Microsecond)
+	}
 }
 
 func (a snapshot) to(b snapshot) cost {

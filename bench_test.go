@@ -8,7 +8,11 @@ package cdb_test
 //
 // Reproduce docs/costs.md with
 //
-//	go test -run '^$' -bench . -benchtime=50x -timeout 30m .
+//	go test -run '^$' -bench . -benchtime=5x -timeout 30m .
+//
+// The counts are deterministic, so a handful of iterations suffices; the
+// turn benchmarks rotate instances every turnsPerInst turns, so any
+// multiple of it gives the same averages.
 //
 // Metric units: req/X is provider requests per X (RequestStats), docs/X
 // the documents in response bodies and B-read/X the response bytes (both
@@ -18,9 +22,13 @@ package cdb_test
 // server saw more requests than the provider sent (SDK metadata calls).
 
 import (
+	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/cosmostest"
@@ -138,7 +146,7 @@ func (r *turnRunner) cleanup(tb testing.TB) {
 func BenchmarkOrchestrationTurn(b *testing.B) {
 	for _, kind := range []turnKind{turnPlain, turnKVStatus, turnActivities, turnSubOrch} {
 		b.Run(string(kind), func(b *testing.B) {
-			r := &turnRunner{e: newCostEnv(b, nil, cdb.Options{}), kind: kind}
+			r := &turnRunner{e: newCostEnv(b, cdb.Options{}), kind: kind}
 			for b.Loop() {
 				b.StopTimer()
 				r.prepare(b)
@@ -183,7 +191,7 @@ type activityRunner struct {
 }
 
 func newActivityRunner(tb testing.TB, mode sessionMode) *activityRunner {
-	r := &activityRunner{e: newCostEnv(tb, nil, cdb.Options{}), mode: mode}
+	r := &activityRunner{e: newCostEnv(tb, cdb.Options{}), mode: mode}
 	if mode != sessionNone {
 		r.cfg = &duroxide.SessionFetchConfig{OwnerID: workerOwner, LockTimeout: costLock}
 	}
@@ -281,7 +289,8 @@ func fillQueues(tb testing.TB, e *costEnv, n int) {
 // visible entry means reading every visible entry's projection, all pages.
 func seedDiscovery(tb testing.TB, e *costEnv, docType string) (requests, docs int, bytes int64, ru float64) {
 	tb.Helper()
-	before := map[cosmostest.Op]cosmostest.Stats{cosmostest.OpQuery: e.srv.Stats(cosmostest.OpQuery)}
+	e.settle()
+	b := e.srv.Stats(cosmostest.OpQuery)
 	q := "SELECT c.id, c.instanceId, c._etag, c.enqueuedAt FROM c WHERE c.type = @type AND c.visibleAt <= @now AND " +
 		"(NOT IS_DEFINED(c.lockedUntil) OR IS_NULL(c.lockedUntil) OR c.lockedUntil <= @now)"
 	rows := 0
@@ -291,15 +300,18 @@ func seedDiscovery(tb testing.TB, e *costEnv, docType string) (requests, docs in
 		must(tb, err)
 		rows += len(page.Items)
 	}
+	if rows == 0 {
+		tb.Fatalf("seed discovery found no visible %s entries", docType)
+	}
+	e.settle()
 	after := e.srv.Stats(cosmostest.OpQuery)
-	b := before[cosmostest.OpQuery]
 	return after.Requests - b.Requests, after.DocumentsReturned - b.DocumentsReturned, after.ResponseBytes - b.ResponseBytes, after.RequestCharge - b.RequestCharge
 }
 
 func BenchmarkFetchQueueDepth(b *testing.B) {
 	for _, n := range []int{10, 1000, 10000} {
 		b.Run(fmt.Sprintf("visible=%d", n), func(b *testing.B) {
-			e := newCostEnv(b, nil, cdb.Options{})
+			e := newCostEnv(b, cdb.Options{})
 			fillQueues(b, e, n)
 			b.Run("orchestrator", func(b *testing.B) {
 				var fetch tally
@@ -358,7 +370,7 @@ func ownSessions(tb testing.TB, e *costEnv, k int) {
 func BenchmarkRenewSessionLock(b *testing.B) {
 	for _, k := range []int{1, 100} {
 		b.Run(fmt.Sprintf("owned=%d", k), func(b *testing.B) {
-			e := newCostEnv(b, nil, cdb.Options{})
+			e := newCostEnv(b, cdb.Options{})
 			ownSessions(b, e, k)
 			var renew tally
 			for b.Loop() {
@@ -381,7 +393,7 @@ func BenchmarkRenewSessionLock(b *testing.B) {
 func BenchmarkCleanupOrphanedSessions(b *testing.B) {
 	for _, k := range []int{0, 100} {
 		b.Run(fmt.Sprintf("expired=%d", k), func(b *testing.B) {
-			e := newCostEnv(b, nil, cdb.Options{})
+			e := newCostEnv(b, cdb.Options{})
 			// 100 live sessions that cleanup must leave alone.
 			live := map[string][][]byte{}
 			now := time.Now()
@@ -422,10 +434,14 @@ func BenchmarkCleanupOrphanedSessions(b *testing.B) {
 const victims = 100
 
 // adminFixture is a container of n instances: nine in ten Completed (one
-// execution, two events), one in ten Running with one pending orchestrator
-// message and one pending worker item. Bulk-deletion benchmarks add
-// victims more completed instances, older than all others, before each
-// measured call.
+// execution of two events, summarised on the instance document), one in
+// ten Running with one history event, one pending orchestrator message and
+// one pending worker item. The completed instances' history documents are
+// left out: none of the measured calls reads them, and on cosmostest, whose
+// queries scan instead of using an index, they would only slow the run and
+// inflate the scan-based RU of cross-partition queries. Bulk-deletion
+// benchmarks add victims more completed instances (with their history),
+// older than all others, before each measured call.
 type adminFixture struct {
 	e         *costEnv
 	n         int
@@ -435,7 +451,7 @@ type adminFixture struct {
 
 func newAdminFixture(tb testing.TB, n int) *adminFixture {
 	tb.Helper()
-	f := &adminFixture{e: newCostEnv(tb, nil, cdb.Options{}), n: n}
+	f := &adminFixture{e: newCostEnv(tb, cdb.Options{}), n: n}
 	parts := map[string][][]byte{}
 	now := time.Now().Add(-time.Hour)
 	base := now.UnixMicro()
@@ -451,7 +467,8 @@ func newAdminFixture(tb testing.TB, n int) *adminFixture {
 			parts[inst] = docs
 			continue
 		}
-		parts[inst] = completedInstanceDocs(inst, created, created+1000)
+		completed := created + 1000
+		parts[inst] = [][]byte{instanceJSON(inst, duroxide.StatusCompleted, created, &completed, 2)}
 	}
 	f.e.writeBatches(tb, parts)
 	for i := range victims {
@@ -542,4 +559,128 @@ func BenchmarkAdmin(b *testing.B) {
 			})
 		})
 	}
+}
+
+// ---- request budgets (counts, not time) ----
+
+// Budgets from issue 4 (turn ≤ 4, activity ≤ 3) and issue 5 (the same for
+// turns touching KV and custom status and for session-aware activities).
+const (
+	turnBudget     = 4
+	activityBudget = 3
+)
+
+// knownGaps records budgets the provider is known to miss today, with
+// the count it spends, so that the test still fails on any further
+// regression while the gap is open and passes strictly once it is fixed
+// (then delete the entry). See docs/costs.md.
+var knownGaps = map[string]int64{}
+
+// TestRequestBudget asserts the request budgets of steady-state turns and
+// activities. Request counts are deterministic on cosmostest (no retries,
+// no background work), so this is a count assertion, not a timing one.
+func TestRequestBudget(t *testing.T) {
+	check := func(t *testing.T, what string, budget int64, fetch, ack cost) {
+		t.Helper()
+		got := fetch.Requests + ack.Requests
+		if got <= budget {
+			if _, ok := knownGaps[t.Name()]; ok {
+				t.Logf("%s: %d requests, within the budget of %d: the known gap is fixed, remove it from knownGaps", what, got, budget)
+			}
+			return
+		}
+		msg := fmt.Sprintf("%s: %d requests, budget %d (fetch %d: %s; ack %d: %s)", what, got, budget,
+			fetch.Requests, fetch.ops(), ack.Requests, ack.ops())
+		if gap, ok := knownGaps[t.Name()]; ok && got <= gap {
+			t.Skip("known cost gap: " + msg)
+		}
+		t.Error(msg)
+	}
+	for _, kind := range []turnKind{turnPlain, turnKVStatus, turnActivities} {
+		t.Run("turn/"+string(kind), func(t *testing.T) {
+			r := &turnRunner{e: newCostEnv(t, cdb.Options{}), kind: kind}
+			for i := range 2*turnsPerInst + 1 { // crosses a rotation
+				r.prepare(t)
+				f, a := r.run(t)
+				r.cleanup(t)
+				check(t, fmt.Sprintf("turn %d", i+1), turnBudget, f, a)
+			}
+		})
+	}
+	for _, mode := range []sessionMode{sessionNone, sessionSteady} {
+		t.Run("activity/"+string(mode), func(t *testing.T) {
+			r := newActivityRunner(t, mode)
+			for i := range 5 {
+				r.prepare(t)
+				f, a := r.run(t)
+				check(t, fmt.Sprintf("activity %d", i+1), activityBudget, f, a)
+			}
+		})
+	}
+}
+
+// TestCostFixtureLayout keeps the documents the benchmarks write directly
+// (to fill containers fast) in step with what the provider writes: same
+// fields, same id patterns.
+func TestCostFixtureLayout(t *testing.T) {
+	e := newCostEnv(t, cdb.Options{})
+	const inst = "layout-1"
+	e.startInstance(t, inst)
+	must(t, e.p.EnqueueForOrchestrator(e.ctx, duroxide.ExternalRaisedItem{Instance: inst, Name: pokeName, Data: pokeData}, 0))
+	must(t, e.p.EnqueueForWorker(e.ctx, duroxide.ActivityExecuteItem{Instance: inst, ExecutionID: 1, ID: 2, Name: activityName, Input: "{}", SessionID: ptrTo("s")}))
+	w := e.fetchWork(t, &duroxide.SessionFetchConfig{OwnerID: workerOwner, LockTimeout: costLock})
+	must(t, e.p.AbandonWorkItem(e.ctx, w.LockToken, 0, true))
+
+	stored := map[string]map[string]any{}
+	for _, d := range mustDocs(t, e, inst) {
+		stored[d["type"].(string)] = d
+	}
+	now := time.Now()
+	ours := map[string][]byte{
+		"instance":     instanceJSON(inst, duroxide.StatusRunning, now.UnixMilli(), nil, 1),
+		"history":      historyJSON(inst, 1, ev(inst, 1, 1, duroxide.OrchestrationStarted{Name: costOrchName, Version: costOrchVer, Input: "{}"})),
+		"orch_queue":   queueJSON("x", inst, "orch_queue", duroxide.ExternalRaisedItem{Instance: inst, Name: pokeName, Data: pokeData}, now, 1),
+		"worker_queue": queueJSON("x", inst, "worker_queue", duroxide.ActivityExecuteItem{Instance: inst, ExecutionID: 1, ID: 2, Name: activityName, Input: "{}"}, now, 1),
+		"session":      sessionJSON(inst, "s", workerOwner, now, now),
+	}
+	// Fields the provider adds that the fixtures may leave out.
+	optional := map[string]bool{"lastAckToken": true, "sessionId": true}
+	for typ, raw := range ours {
+		doc, ok := stored[typ]
+		if !ok {
+			t.Errorf("the provider wrote no %s document", typ)
+			continue
+		}
+		var mine map[string]any
+		must(t, json.Unmarshal(raw, &mine))
+		for k := range doc {
+			if _, ok := mine[k]; !ok && !strings.HasPrefix(k, "_") && !optional[k] {
+				t.Errorf("%s: the provider writes %q, the fixture does not", typ, k)
+			}
+		}
+		for k := range mine {
+			if _, ok := doc[k]; !ok {
+				t.Errorf("%s: the fixture writes %q, the provider does not", typ, k)
+			}
+		}
+		if typ != "orch_queue" && typ != "worker_queue" && doc["id"] != mine["id"] {
+			t.Errorf("%s: id %v, fixture id %v", typ, doc["id"], mine["id"])
+		}
+	}
+}
+
+func mustDocs(t *testing.T, e *costEnv, partition string) []map[string]any {
+	t.Helper()
+	pager := e.ct.NewQueryItemsPager("SELECT * FROM c", azcosmos.NewPartitionKeyString(partition), nil)
+	var out []map[string]any
+	for pager.More() {
+		page, err := pager.NextPage(e.ctx)
+		must(t, err)
+		for _, raw := range page.Items {
+			var d map[string]any
+			must(t, json.Unmarshal(raw, &d))
+			out = append(out, d)
+		}
+	}
+	return out
 }
