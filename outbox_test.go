@@ -1,0 +1,317 @@
+package cdb_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/duroxide-go/cdb"
+	"github.com/duroxide-go/cdb/cosmostest"
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// The transactional outbox: a turn that starts a child (or messages any
+// other instance) writes an intent in its own partition, atomically with
+// the turn; the acking process then creates the message in the target's
+// partition and deletes the intent, and a reconciler delivers whatever
+// that did not finish. Faults are injected at each step; in every case the
+// child ends up with exactly one start message, also when the intent is
+// delivered twice or after the child already consumed the message.
+
+// skewedClock is a clock ahead of the wall clock: a provider using it sees
+// every intent as older than OutboxMinAge, so its ReconcileOutbox delivers
+// at once, deterministically, without waiting.
+func skewedClock(d time.Duration) func() time.Time {
+	return func() time.Time { return time.Now().Add(d) }
+}
+
+// startParentWithChild creates parent and fetches its first turn,
+// returning the lock and the commit that starts child.
+func startParentWithChild(t *testing.T, p *cdb.Provider, parent, child string) (*duroxide.OrchestrationItem, duroxide.OrchestrationCommit) {
+	t.Helper()
+	require.NoError(t, p.EnqueueForOrchestrator(context.Background(), hStart(parent), 0))
+	item := mustFetchOrch(t, p, parent)
+	return item, duroxide.OrchestrationCommit{
+		ExecutionID: 1,
+		HistoryDelta: []duroxide.Event{
+			hStarted(parent, "HOrch"),
+			hEvent(parent, 1, 2, duroxide.SubOrchestrationScheduled{Name: "HChild", Instance: child, Input: "{}"}),
+		},
+		OrchestratorItems: []duroxide.WorkItem{hChildStart(parent, child, 2)},
+		Metadata:          hRunning("HOrch"),
+	}
+}
+
+// requireOneChildStart requires exactly one start message in child's
+// partition, fetches it (it must be the only message) and acks the child's
+// first turn, after which the child has no message left.
+func requireOneChildStart(t *testing.T, h *harness, parent, child string) {
+	t.Helper()
+	msgs := h.docsWhere("orch_queue", child)
+	require.Len(t, msgs, 1, "messages at the child")
+	require.NotEmpty(t, msgs[0]["outboxKey"], "an outbox delivery carries its idempotency key")
+	item := mustFetchOrch(t, h.p, child)
+	require.Equal(t, []duroxide.WorkItem{hChildStart(parent, child, 2)}, item.Messages)
+	md := hRunning("HChild")
+	md.ParentInstanceID = hptr(parent)
+	require.NoError(t, h.p.AckOrchestrationItem(context.Background(), item.LockToken, duroxide.OrchestrationCommit{
+		ExecutionID: 1, HistoryDelta: []duroxide.Event{hStarted(child, "HChild")}, Metadata: md,
+	}))
+	require.Empty(t, h.docsWhere("orch_queue", child), "the child's start was delivered more than once")
+}
+
+// requireIntents requires n pending intents in parent's partition, all
+// addressed to target.
+func requireIntents(t *testing.T, h *harness, parent, target string, n int) {
+	t.Helper()
+	intents := h.docsWhere("outbox_intent", parent)
+	require.Len(t, intents, n, "outbox intents of %q", parent)
+	for _, in := range intents {
+		require.Equal(t, target, in["targetInstanceId"])
+		require.Equal(t, "orch_queue", in["targetDocumentType"])
+		require.Equal(t, "pending", in["status"])
+	}
+}
+
+// TestOutboxDeliveredRightAfterAck: normally the acking process delivers
+// right after the commit: the child's message exists when the ack returns,
+// no intent is left, and the reconciler finds nothing to do. Items for
+// several other instances in one turn are all delivered.
+func TestOutboxDeliveredRightAfterAck(t *testing.T) {
+	h := newHarness(t, cdb.Options{})
+	ctx := context.Background()
+	item, commit := startParentWithChild(t, h.p, "ob-parent", "ob-child")
+	commit.OrchestratorItems = append(commit.OrchestratorItems,
+		duroxide.ExternalRaisedItem{Instance: "ob-other", Name: "ping", Data: "1"},
+		duroxide.CancelInstanceItem{Instance: "ob-third", Reason: "r"},
+		duroxide.ExternalRaisedItem{Instance: "ob-parent", Name: "self", Data: "2"},
+	)
+	require.NoError(t, h.p.AckOrchestrationItem(ctx, item.LockToken, commit))
+
+	require.Empty(t, h.docsWhere("outbox_intent", ""), "intents left after delivery")
+	require.Len(t, h.docsWhere("orch_queue", "ob-other"), 1)
+	require.Len(t, h.docsWhere("orch_queue", "ob-third"), 1)
+	require.Len(t, h.docsWhere("orch_queue", "ob-parent"), 1, "a message to itself is written in the turn")
+	n, err := h.open(cdb.Options{Now: skewedClock(time.Minute)}).ReconcileOutbox(ctx)
+	require.NoError(t, err)
+	require.Zero(t, n)
+
+	requireOneChildStart(t, h, "ob-parent", "ob-child")
+}
+
+// TestOutboxDeliveryFailsThenReconciles: the create in the child's
+// partition fails (503); the ack still succeeds, the intent stays, and
+// ReconcileOutbox delivers it once its age passes OutboxMinAge: exactly
+// one message at the child.
+func TestOutboxDeliveryFailsThenReconciles(t *testing.T) {
+	h := newHarness(t, cdb.Options{})
+	ctx := context.Background()
+	item, commit := startParentWithChild(t, h.p, "f-parent", "f-child")
+	h.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Match: pkMatch("f-child"), Status: http.StatusServiceUnavailable, Times: 1})
+	require.NoError(t, h.p.AckOrchestrationItem(ctx, item.LockToken, commit), "a failed delivery must not fail the committed turn")
+
+	require.Empty(t, h.docsWhere("orch_queue", "f-child"))
+	requireIntents(t, h, "f-parent", "f-child", 1)
+	hist, err := h.p.Read(ctx, "f-parent")
+	require.NoError(t, err)
+	require.Len(t, hist, 2, "the turn is committed")
+
+	// Younger than OutboxMinAge (2s by default): left for the acker.
+	n, err := h.p.ReconcileOutbox(ctx)
+	require.NoError(t, err)
+	require.Zero(t, n)
+	requireIntents(t, h, "f-parent", "f-child", 1)
+
+	rec := h.open(cdb.Options{Now: skewedClock(time.Minute)})
+	n, err = rec.ReconcileOutbox(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.Empty(t, h.docsWhere("outbox_intent", ""))
+	n, err = rec.ReconcileOutbox(ctx)
+	require.NoError(t, err)
+	require.Zero(t, n)
+	requireOneChildStart(t, h, "f-parent", "f-child")
+}
+
+// TestOutboxBackgroundReconciler: the same failure, delivered by the
+// background reconciler of a provider with a short interval and age.
+func TestOutboxBackgroundReconciler(t *testing.T) {
+	h := newHarness(t, cdb.Options{})
+	ctx := context.Background()
+	item, commit := startParentWithChild(t, h.p, "bg-parent", "bg-child")
+	h.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Match: pkMatch("bg-child"), Status: http.StatusServiceUnavailable, Times: 1})
+	require.NoError(t, h.p.AckOrchestrationItem(ctx, item.LockToken, commit))
+	requireIntents(t, h, "bg-parent", "bg-child", 1)
+
+	h.open(cdb.Options{OutboxInterval: 10 * time.Millisecond, OutboxMinAge: time.Millisecond})
+	eventually(t, 10*time.Second, func() bool { return len(h.docsWhere("outbox_intent", "")) == 0 }, "the background reconciler did not deliver")
+	requireOneChildStart(t, h, "bg-parent", "bg-child")
+}
+
+// TestOutboxDoubleDelivery: an intent delivered by the ack path whose
+// intent survives (lost delivery response; failed intent delete) is
+// delivered again by the reconciler: the repeated create is a 409 treated
+// as done, so the child still has exactly one message. Redelivery after the
+// child consumed the message collides with the received marker and creates
+// nothing.
+func TestOutboxDoubleDelivery(t *testing.T) {
+	ctx := context.Background()
+
+	t.Run("delivery response lost", func(t *testing.T) {
+		h := newHarness(t, cdb.Options{})
+		item, commit := startParentWithChild(t, h.p, "dd-parent", "dd-child")
+		h.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Match: pkMatch("dd-child"), Drop: cosmostest.DropAfterApply, Times: 1})
+		require.NoError(t, h.p.AckOrchestrationItem(ctx, item.LockToken, commit))
+		require.Len(t, h.docsWhere("orch_queue", "dd-child"), 1, "the delivery was applied")
+		requireIntents(t, h, "dd-parent", "dd-child", 1)
+
+		n, err := h.open(cdb.Options{Now: skewedClock(time.Minute)}).ReconcileOutbox(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 1, n, "a 409 on redelivery is delivered")
+		require.Empty(t, h.docsWhere("outbox_intent", ""))
+		requireOneChildStart(t, h, "dd-parent", "dd-child")
+	})
+
+	t.Run("intent delete fails, redelivered after consumption", func(t *testing.T) {
+		h := newHarness(t, cdb.Options{})
+		item, commit := startParentWithChild(t, h.p, "dc-parent", "dc-child")
+		// The first batch on the parent's partition from here on is the
+		// commit, the second the deletion of the delivered intent: drop that
+		// one before it is applied.
+		var batches atomic.Int32
+		h.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpBatch, Drop: cosmostest.DropBeforeApply, Times: 1,
+			Match: func(r *http.Request) bool { return pkMatch("dc-parent")(r) && batches.Add(1) == 2 }})
+		require.NoError(t, h.p.AckOrchestrationItem(ctx, item.LockToken, commit))
+		require.Equal(t, int32(2), batches.Load())
+		require.Len(t, h.docsWhere("orch_queue", "dc-child"), 1)
+		requireIntents(t, h, "dc-parent", "dc-child", 1)
+
+		// The child consumes its start; a marker replaces the message.
+		requireOneChildStart(t, h, "dc-parent", "dc-child")
+		require.Empty(t, h.docsWhere("orch_queue", "dc-child"))
+		markers := h.docsWhere("orch_received", "dc-child")
+		require.Len(t, markers, 1)
+		childHist, err := h.p.Read(ctx, "dc-child")
+		require.NoError(t, err)
+
+		n, err := h.open(cdb.Options{Now: skewedClock(time.Minute)}).ReconcileOutbox(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		require.Empty(t, h.docsWhere("outbox_intent", ""))
+		require.Empty(t, h.docsWhere("orch_queue", "dc-child"), "redelivery after consumption created a new message")
+		require.Len(t, h.docsWhere("orch_received", "dc-child"), 1)
+		requireNoOrch(t, h.p)
+		again, err := h.p.Read(ctx, "dc-child")
+		require.NoError(t, err)
+		require.Equal(t, childHist, again)
+	})
+}
+
+// TestOutboxCrashBetweenCommitAndDelivery: the acking process dies right
+// after its commit (every later request fails, as if the process were
+// gone); a restarted process on the same container — a new provider whose
+// background reconciler runs — delivers the pending intent: exactly one
+// start message at the child.
+func TestOutboxCrashBetweenCommitAndDelivery(t *testing.T) {
+	var armed, crashed atomic.Bool
+	var afterCrash atomic.Int32
+	errDied := errors.New("process died")
+	hooks := &cdb.Hooks{
+		Before: func(_ context.Context, c cdb.Call) error {
+			if crashed.Load() {
+				afterCrash.Add(1)
+				return errDied
+			}
+			return nil
+		},
+		After: func(_ context.Context, c cdb.Call, err error) error {
+			if armed.Load() && err == nil && c.Op == cdb.OpBatch && c.PartitionKey == "cr-parent" {
+				crashed.Store(true)
+			}
+			return err
+		},
+	}
+	h := newHarness(t, cdb.Options{Hooks: hooks})
+	ctx := context.Background()
+	item, commit := startParentWithChild(t, h.p, "cr-parent", "cr-child")
+	armed.Store(true)
+	_ = h.p.AckOrchestrationItem(ctx, item.LockToken, commit) // the process is gone; nobody sees the result
+	require.True(t, crashed.Load())
+	require.Positive(t, afterCrash.Load(), "the dying process tried to deliver")
+	require.Empty(t, h.docsWhere("orch_queue", "cr-child"))
+	requireIntents(t, h, "cr-parent", "cr-child", 1)
+	require.NoError(t, h.p.Close())
+
+	restarted := h.open(cdb.Options{OutboxInterval: 10 * time.Millisecond, OutboxMinAge: time.Millisecond})
+	eventually(t, 10*time.Second, func() bool { return len(h.docsWhere("outbox_intent", "")) == 0 }, "the restarted process did not deliver")
+	msgs := h.docsWhere("orch_queue", "cr-child")
+	require.Len(t, msgs, 1)
+	item2, err := restarted.FetchOrchestrationItem(ctx, hLock, 0, nil)
+	require.NoError(t, err)
+	require.NotNil(t, item2)
+	require.Equal(t, "cr-child", item2.Instance)
+	require.Equal(t, []duroxide.WorkItem{hChildStart("cr-parent", "cr-child", 2)}, item2.Messages)
+	hist, err := restarted.Read(ctx, "cr-parent")
+	require.NoError(t, err)
+	require.Len(t, hist, 2, "the parent's turn was committed before the crash")
+}
+
+// TestOutboxReconcilerStopsOnClose: Close stops the background reconciler
+// (no request is sent after Close returns), cancels a reconcile in
+// progress instead of waiting for it, and can be called twice.
+func TestOutboxReconcilerStopsOnClose(t *testing.T) {
+	var calls atomic.Int32
+	var closed atomic.Bool
+	var afterClose atomic.Int32
+	hooks := &cdb.Hooks{Before: func(context.Context, cdb.Call) error {
+		calls.Add(1)
+		if closed.Load() {
+			afterClose.Add(1)
+		}
+		return nil
+	}}
+	h := newHarness(t, cdb.Options{})
+	p := h.open(cdb.Options{OutboxInterval: 2 * time.Millisecond, OutboxMinAge: time.Millisecond, Hooks: hooks})
+	eventually(t, 10*time.Second, func() bool { return calls.Load() >= 5 }, "the reconciler did not run")
+	require.NoError(t, p.Close())
+	closed.Store(true)
+	n := calls.Load()
+	// Absence can only be shown by waiting: 100 reconciler intervals.
+	time.Sleep(200 * time.Millisecond)
+	require.Equal(t, n, calls.Load(), "requests after Close")
+	require.Zero(t, afterClose.Load())
+	require.NoError(t, p.Close(), "Close twice")
+
+	// A reconcile blocked in a request is canceled by Close.
+	entered := make(chan struct{}, 1)
+	blocking := &cdb.Hooks{Before: func(ctx context.Context, c cdb.Call) error {
+		if c.Op == cdb.OpQuery {
+			select {
+			case entered <- struct{}{}:
+			default:
+			}
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		return nil
+	}}
+	p2 := h.open(cdb.Options{OutboxInterval: time.Millisecond, OutboxMinAge: time.Millisecond, Hooks: blocking})
+	select {
+	case <-entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the reconciler never queried")
+	}
+	done := make(chan error, 1)
+	go func() { done <- p2.Close() }()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close waited for a blocked reconcile")
+	}
+}
