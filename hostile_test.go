@@ -140,19 +140,25 @@ func finishHostile(t *testing.T, h *harness, ht hostileTurn) {
 	md := hStatus("HChild", duroxide.StatusCompleted, "child-out")
 	md.ParentInstanceID = hptr(id)
 	childHist := []duroxide.Event{hStarted(ht.child, "HChild"), hEvent(ht.child, 1, 2, duroxide.OrchestrationCompleted{Output: "child-out"})}
-	require.NoError(t, p.AckOrchestrationItem(ctx, ci.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1, HistoryDelta: childHist, Metadata: md}))
+	// The child's result goes back to the hostile parent through the outbox.
+	subDone := duroxide.SubOrchCompletedItem{ParentInstance: id, ParentExecutionID: 1, ParentID: ht.subID, Result: "child-out"}
+	require.NoError(t, p.AckOrchestrationItem(ctx, ci.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1, HistoryDelta: childHist, Metadata: md,
+		OrchestratorItems: []duroxide.WorkItem{subDone}}))
+	require.Empty(t, h.docsWhere("outbox_intent", ht.child))
 
 	pi := mustFetchOrch(t, p, id)
 	require.Nil(t, pi.HistoryError)
 	require.Equal(t, ht.history, pi.History)
-	require.Equal(t, []duroxide.WorkItem{duroxide.ActivityCompletedItem{Instance: id, ExecutionID: 1, ID: 2, Result: "r:" + id}}, pi.Messages)
+	require.Equal(t, []duroxide.WorkItem{duroxide.ActivityCompletedItem{Instance: id, ExecutionID: 1, ID: 2, Result: "r:" + id}, subDone}, pi.Messages)
 	done := []duroxide.Event{
 		{EventID: ht.subID + 1, SourceEventID: hptr(uint64(2)), InstanceID: id, ExecutionID: 1, TimestampMs: hNowMs(), DuroxideVersion: "0.1.31", Kind: duroxide.ActivityCompleted{Result: "r:" + id}},
-		hEvent(id, 1, ht.subID+2, duroxide.OrchestrationCompleted{Output: "out:" + id}),
+		{EventID: ht.subID + 2, SourceEventID: hptr(ht.subID), InstanceID: id, ExecutionID: 1, TimestampMs: hNowMs(), DuroxideVersion: "0.1.31", Kind: duroxide.SubOrchestrationCompleted{Result: "child-out"}},
+		hEvent(id, 1, ht.subID+3, duroxide.OrchestrationCompleted{Output: "out:" + id}),
 	}
 	require.NoError(t, p.AckOrchestrationItem(ctx, pi.LockToken, duroxide.OrchestrationCommit{
 		ExecutionID: 1, HistoryDelta: done, Metadata: hStatus("HOrch", duroxide.StatusCompleted, "out:"+id),
 	}))
+	require.Empty(t, h.docsWhere("orch_queue", id), "messages left for the parent")
 	hist, err := p.Read(ctx, id)
 	require.NoError(t, err)
 	require.Equal(t, append(append([]duroxide.Event{}, ht.history...), done...), hist)
@@ -183,7 +189,7 @@ func finishHostile(t *testing.T, h *harness, ht hostileTurn) {
 
 // TestHostileIDsRoundTrip runs complete orchestrations (start, turn with
 // history, KV, a session activity and a child started through the outbox,
-// activity, child turn, completion) for instance ids, KV keys and session
+// activity, child turn reporting back through the outbox, completion) for instance ids, KV keys and session
 // ids full of characters Cosmos refuses or the SDK would mangle, including
 // 1000-byte ids and ids that differ only by an escaped character, all in one
 // container, then lists and deletes them: every value round-trips exactly
