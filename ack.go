@@ -449,6 +449,7 @@ func (p *Provider) nextInstanceDoc(lk *orchLock, c duroxide.OrchestrationCommit,
 			ex.CompletedAt = ptr(ms(now))
 		}
 	}
+	doc.sumExecutions()
 	doc.LockToken, doc.LockedUntil = nil, nil
 	doc.LastAckToken = lk.token
 	doc.UpdatedAt = ms(now)

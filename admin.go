@@ -36,6 +36,10 @@ type instanceRow struct {
 	ParentInstanceID *string     `json:"parentInstanceId"`
 	CompletedAt      *int64      `json:"completedAt"`
 	Executions       []execEntry `json:"executions"`
+	ExecutionCount   int         `json:"executionCount"`
+	EventCount       int         `json:"eventCount"`
+	CurrentExecution uint64      `json:"currentExecutionId"`
+	ETag             string      `json:"_etag"`
 }
 
 const liveInstances = "c.type = 'instance' AND NOT IS_DEFINED(c.provisional) AND NOT IS_DEFINED(c.deleted)"
@@ -222,7 +226,7 @@ func (p *Provider) GetExecutionInfo(ctx context.Context, instance string, execut
 // maintain), no history.
 func (p *Provider) GetSystemMetrics(ctx context.Context) (*duroxide.SystemMetrics, error) {
 	m := &duroxide.SystemMetrics{}
-	err := p.scanInstances(ctx, "c.status, c.executions", "", nil, func(r instanceRow) {
+	err := p.scanInstances(ctx, "c.status, c.executionCount, c.eventCount", "", nil, func(r instanceRow) {
 		m.TotalInstances++
 		switch r.Status {
 		case duroxide.StatusRunning:
@@ -232,13 +236,10 @@ func (p *Provider) GetSystemMetrics(ctx context.Context) (*duroxide.SystemMetric
 		case duroxide.StatusFailed:
 			m.FailedInstances++
 		}
-		if len(r.Executions) == 0 {
-			m.TotalExecutions++ // written by a writer that keeps no summaries
-		}
-		for _, e := range r.Executions {
-			m.TotalExecutions++
-			m.TotalEvents += uint64(e.EventCount)
-		}
+		// A writer that keeps no summaries (the Rust crate) counts as one
+		// execution with unknown events.
+		m.TotalExecutions += uint64(max(r.ExecutionCount, 1))
+		m.TotalEvents += uint64(r.EventCount)
 	})
 	if err != nil {
 		return nil, duroxide.Wrap("get_system_metrics", err)
@@ -295,20 +296,12 @@ func (p *Provider) DeleteInstancesAtomic(ctx context.Context, ids []string, forc
 		if err != nil {
 			return nil, err
 		}
-		tombstoned, err := p.tombstone(ctx, docs)
+		res, err := p.deleteValidated(ctx, op, docs)
 		if isPrecondition(err) && attempt < 3 {
 			continue // an instance changed under us: validate again
 		}
 		if err != nil {
 			return nil, duroxide.Wrap(op, err)
-		}
-		res := &duroxide.DeleteInstanceResult{}
-		for _, d := range tombstoned {
-			r, err := p.sweep(ctx, d)
-			if err != nil {
-				return nil, duroxide.Wrap(op, err)
-			}
-			res.Add(r)
 		}
 		return res, nil
 	}
@@ -366,6 +359,7 @@ func (p *Provider) validateDeletion(ctx context.Context, op string, ids []string
 func (p *Provider) tombstone(ctx context.Context, docs []deletion) ([]*instanceDoc, error) {
 	now := ms(p.opts.Now())
 	var out []*instanceDoc
+	var written []deletion
 	for _, d := range docs {
 		if d.doc.Deleted != nil {
 			out = append(out, d.doc) // an earlier deletion was interrupted
@@ -376,16 +370,36 @@ func (p *Provider) tombstone(ctx context.Context, docs []deletion) ([]*instanceD
 		ops.AppendSet("/lockToken", jsonNull)
 		ops.AppendSet("/lockedUntil", jsonNull)
 		etag := d.etag
-		if _, _, err := p.st.patch(ctx, d.doc.InstanceID, d.doc.ID, ops, &etag, false); err != nil {
+		newEtag := azcore.ETag("")
+		var err error
+		if _, newEtag, err = p.st.patch(ctx, d.doc.InstanceID, d.doc.ID, ops, &etag, false); err != nil {
 			if isNotFound(err) {
 				continue
 			}
-			return out, err
+			p.untombstone(ctx, written)
+			return nil, err
 		}
 		d.doc.Deleted = &now
 		out = append(out, d.doc)
+		written = append(written, deletion{doc: d.doc, etag: newEtag})
 	}
 	return out, nil
+}
+
+// untombstone undoes this call's tombstones when a later one failed
+// (an instance changed after validation), so a refused deletion deletes
+// nothing. Best effort: an instance whose undo fails stays tombstoned and
+// its deletion is completed by the reconciler — the safe direction.
+func (p *Provider) untombstone(ctx context.Context, docs []deletion) {
+	for _, d := range docs {
+		var ops azcosmos.PatchOperations
+		ops.AppendRemove("/deleted")
+		etag := d.etag
+		if _, _, err := p.st.patch(ctx, d.doc.InstanceID, d.doc.ID, ops, &etag, false); err != nil {
+			p.opts.Logger.Warn("undoing a deletion tombstone", "instance", d.doc.InstanceID, "error", err)
+		}
+		d.doc.Deleted = nil
+	}
 }
 
 // sweep removes every document of a tombstoned instance, in as many
@@ -424,6 +438,9 @@ func (p *Provider) sweep(ctx context.Context, doc *instanceDoc) (duroxide.Delete
 		b = newBatch(inst)
 		return err
 	}
+	// The instance document goes last, in the final batch: until then the
+	// tombstone keeps the instance dead for readers and for the reconciler.
+	rows = append(rows, row{ID: doc.ID, Type: docInstance})
 	for _, r := range rows {
 		switch r.Type {
 		case docHistory:
@@ -440,9 +457,6 @@ func (p *Provider) sweep(ctx context.Context, doc *instanceDoc) (duroxide.Delete
 		b.delete(r.ID, nil, http.StatusNotFound)
 	}
 	if err := flush(); err != nil {
-		return res, err
-	}
-	if err := p.st.delete(ctx, inst, doc.ID, nil); err != nil && !isNotFound(err) {
 		return res, err
 	}
 	execs[doc.CurrentExecutionID] = true
@@ -477,7 +491,10 @@ func (p *Provider) finishDeletions(ctx context.Context) error {
 
 // DeleteInstanceBulk implements duroxide.ProviderAdmin: terminal roots
 // matching the filter are deleted with their descendants; running
-// instances are skipped; the limit applies last.
+// instances are skipped; the limit applies last. The candidates and the
+// parent links of the whole container are read with two filter queries
+// (projections carrying status and ETag), so each deleted instance then
+// costs only its tombstone, the query for its documents and its batches.
 func (p *Provider) DeleteInstanceBulk(ctx context.Context, filter duroxide.InstanceFilter) (*duroxide.DeleteInstanceResult, error) {
 	const op = "delete_instance_bulk"
 	rows, err := p.filterInstances(ctx, op, filter)
@@ -494,16 +511,62 @@ func (p *Provider) DeleteInstanceBulk(ctx context.Context, filter duroxide.Insta
 		roots = roots[:*filter.Limit]
 	}
 	res := &duroxide.DeleteInstanceResult{}
-	for _, r := range roots {
-		tree, err := p.GetInstanceTree(ctx, r.InstanceID)
-		if err != nil {
-			return res, err
+	if len(roots) == 0 {
+		return res, nil
+	}
+	children := map[string][]instanceRow{}
+	err = p.scanInstances(ctx, rowFields, " AND IS_DEFINED(c.parentInstanceId) AND NOT IS_NULL(c.parentInstanceId)", nil, func(r instanceRow) {
+		children[*r.ParentInstanceID] = append(children[*r.ParentInstanceID], r)
+	})
+	if err != nil {
+		return nil, duroxide.Wrap(op, err)
+	}
+	for _, root := range roots {
+		tree := []instanceRow{root}
+		for i := 0; i < len(tree); i++ {
+			tree = append(tree, children[tree[i].InstanceID]...)
 		}
-		n, err := p.DeleteInstancesAtomic(ctx, tree.AllIDs, true)
+		var docs []deletion
+		for _, r := range tree {
+			docs = append(docs, deletion{doc: r.doc(), etag: azcore.ETag(r.ETag)})
+		}
+		n, err := p.deleteValidated(ctx, op, docs)
+		if isPrecondition(err) {
+			// Changed since the scan: take the careful path for this tree.
+			ids := make([]string, len(tree))
+			for i, r := range tree {
+				ids[i] = r.InstanceID
+			}
+			n, err = p.DeleteInstancesAtomic(ctx, ids, true)
+		}
 		if err != nil {
 			return res, err
 		}
 		res.Add(*n)
+	}
+	return res, nil
+}
+
+// rowFields is the projection of instanceRow used by deletions.
+const rowFields = "c.instanceId, c.status, c.parentInstanceId, c.completedAt, c.currentExecutionId, c._etag"
+
+func (r instanceRow) doc() *instanceDoc {
+	return &instanceDoc{ID: instanceDocID(r.InstanceID), InstanceID: r.InstanceID, Status: r.Status, CurrentExecutionID: r.CurrentExecution}
+}
+
+// deleteValidated tombstones and sweeps instances already validated.
+func (p *Provider) deleteValidated(ctx context.Context, op string, docs []deletion) (*duroxide.DeleteInstanceResult, error) {
+	tombstoned, err := p.tombstone(ctx, docs)
+	if err != nil {
+		return nil, err
+	}
+	res := &duroxide.DeleteInstanceResult{}
+	for _, d := range tombstoned {
+		r, err := p.sweep(ctx, d)
+		if err != nil {
+			return nil, duroxide.Wrap(op, err)
+		}
+		res.Add(r)
 	}
 	return res, nil
 }
@@ -524,7 +587,7 @@ func (p *Provider) filterInstances(ctx context.Context, op string, f duroxide.In
 		params = params.add("@before", *f.CompletedBefore)
 	}
 	var rows []instanceRow
-	err := p.scanInstances(ctx, "c.instanceId, c.status, c.parentInstanceId, c.completedAt", where, params, func(r instanceRow) { rows = append(rows, r) })
+	err := p.scanInstances(ctx, rowFields, where, params, func(r instanceRow) { rows = append(rows, r) })
 	if err != nil {
 		return nil, duroxide.Wrap(op, err)
 	}
@@ -629,8 +692,12 @@ func (p *Provider) dropExecutionSummaries(ctx context.Context, instance string, 
 				kept = append(kept, e)
 			}
 		}
+		doc.Executions = kept
+		doc.sumExecutions()
 		var ops azcosmos.PatchOperations
 		ops.AppendSet("/executions", kept)
+		ops.AppendSet("/executionCount", doc.ExecutionCount)
+		ops.AppendSet("/eventCount", doc.EventCount)
 		_, _, err = p.st.patch(ctx, instance, doc.ID, ops, &etag, false)
 		if !isPrecondition(err) {
 			return err

@@ -48,6 +48,10 @@ type instanceDoc struct {
 	CreatedAt             int64       `json:"createdAt"`
 	UpdatedAt             int64       `json:"updatedAt"`
 	Executions            []execEntry `json:"executions,omitempty"`
+	// ExecutionCount and EventCount total Executions, so metrics can
+	// project two numbers per instance instead of the whole list.
+	ExecutionCount int `json:"executionCount,omitempty"`
+	EventCount     int `json:"eventCount,omitempty"`
 	// Provisional marks a document a fetch created only to hold the lock
 	// of an instance that does not exist yet: an instance exists once an
 	// ack has committed its metadata, never before. Readers treat a
@@ -94,6 +98,14 @@ func (d *instanceDoc) pinned() *duroxide.SemVer {
 		return nil
 	}
 	return &duroxide.SemVer{Major: d.PinnedDuroxideVersion.Major, Minor: d.PinnedDuroxideVersion.Minor, Patch: d.PinnedDuroxideVersion.Patch}
+}
+
+// sumExecutions refreshes ExecutionCount and EventCount.
+func (d *instanceDoc) sumExecutions() {
+	d.ExecutionCount, d.EventCount = len(d.Executions), 0
+	for _, e := range d.Executions {
+		d.EventCount += e.EventCount
+	}
 }
 
 func (d *instanceDoc) execution(id uint64) *execEntry {

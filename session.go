@@ -45,21 +45,24 @@ func (p *Provider) claimSession(ctx context.Context, inst, sid string, cfg *duro
 		// session cannot have changed hands, so no read is needed.
 		return true, nil
 	}
-	body, etag, err := p.st.read(ctx, inst, id)
-	if err != nil && !isNotFound(err) {
-		return false, err
-	}
 	fresh := sessionDoc{ID: id, InstanceID: inst, Type: docSession, SessionID: sid, OwnerID: cfg.OwnerID,
 		LockedUntil: ms(now.Add(cfg.LockTimeout)), LastActivity: ms(now), CreatedAt: ms(now)}
+	// Try to create the session first: a session item seen for the first
+	// time usually has no session document yet. A 409 means it exists.
+	_, err := p.st.create(ctx, inst, mustJSON(fresh))
+	if err == nil {
+		p.sessions.mark(key, time.UnixMilli(fresh.LockedUntil))
+		return true, nil
+	}
+	if !isConflict(err) {
+		return false, err
+	}
+	body, etag, err := p.st.read(ctx, inst, id)
 	if isNotFound(err) {
-		_, err := p.st.create(ctx, inst, mustJSON(fresh))
-		if isConflict(err) {
-			return false, nil // another worker claimed it first
-		}
-		if err == nil {
-			p.sessions.mark(key, time.UnixMilli(fresh.LockedUntil))
-		}
-		return err == nil, err
+		return false, nil // cleaned up in between; the next fetch retries
+	}
+	if err != nil {
+		return false, err
 	}
 	var cur sessionDoc
 	if err := json.Unmarshal(body, &cur); err != nil {
@@ -117,7 +120,7 @@ func (p *Provider) RenewSessionLock(ctx context.Context, ownerIDs []string, exte
 		return 0, nil
 	}
 	now := p.opts.Now()
-	q := "SELECT * FROM c WHERE c.type = 'session' AND ARRAY_CONTAINS(@owners, c.ownerId) AND c.lockedUntil > @now AND c.lastActivity > @idle"
+	q := "SELECT c.id, c.instanceId, c._etag FROM c WHERE c.type = 'session' AND ARRAY_CONTAINS(@owners, c.ownerId) AND c.lockedUntil > @now AND c.lastActivity > @idle"
 	params := queryParams{}.add("@owners", ownerIDs).add("@now", ms(now)).add("@idle", ms(now.Add(-idleTimeout)))
 	var sessions []sessionDoc
 	if _, err := p.st.query(ctx, q, params, queryOptions{PageSize: 100}, func(raw []byte) bool {
@@ -153,7 +156,7 @@ func (p *Provider) RenewSessionLock(ctx context.Context, ownerIDs []string, exte
 func (p *Provider) CleanupOrphanedSessions(ctx context.Context, _ time.Duration) (int, error) {
 	const op = "cleanup_orphaned_sessions"
 	now := p.opts.Now()
-	q := "SELECT * FROM c WHERE c.type = 'session' AND c.lockedUntil <= @now"
+	q := "SELECT c.id, c.instanceId, c.sessionId, c._etag FROM c WHERE c.type = 'session' AND c.lockedUntil <= @now"
 	var sessions []sessionDoc
 	if _, err := p.st.query(ctx, q, queryParams{}.add("@now", ms(now)), queryOptions{PageSize: 100}, func(raw []byte) bool {
 		var s sessionDoc
