@@ -39,6 +39,10 @@ var hostileIDs = []struct{ name, id string }{
 	{"tilde-only", "~"},
 	{"percent-only", "%"},
 	{"dot-dot", ".."},
+	{"separator-lookalike", "i:history:1:1:kv:k"},
+	{"token-lookalike", "o.aGk.00000000-0000-0000-0000-000000000000"},
+	{"sql-lookalike", "x' OR 1=1 --"},
+	{"json-lookalike", `{"id":"x","instanceId":"y"}`},
 	{"whitespace-controls", "ctl\t\n\r\b\f."},
 	{"spaces", "  spaced  id  "},
 	{"unicode-bmp", "ünïcødé-日本語-Ω"},
@@ -62,7 +66,7 @@ type hostileTurn struct {
 
 func hostileKeys(id string) []string {
 	// The id itself, and two keys that differ only by an escaped byte.
-	return []string{id, id + "/", id + "~2F", id + hostileSuffix, hostileLong(hostileSuffix + "a"), hostileLong(hostileSuffix + "b")}
+	return []string{id, id + "/", id + "~2F", id + hostileSuffix, "k:" + id, "", hostileLong(hostileSuffix + "a"), hostileLong(hostileSuffix + "b")}
 }
 
 // runHostileFirstTurn enqueues the start of id, fetches it and acks a turn
