@@ -398,7 +398,9 @@ func instanceJSON(inst, status string, createdAt int64, completedAt *int64, even
 		"status": status, "output": nil, "parentInstanceId": nil, "pinnedDuroxideVersion": nil, "pinnedVersionPacked": nil,
 		"customStatus": nil, "customStatusVersion": 0, "lockToken": nil, "lockedUntil": nil,
 		"createdAt": createdAt, "updatedAt": createdAt,
-		"executions": []execJSON{{ExecutionID: 1, Status: status, StartedAt: createdAt, CompletedAt: completedAt, EventCount: events}},
+		"executions":     []execJSON{{ExecutionID: 1, Status: status, StartedAt: createdAt, CompletedAt: completedAt, EventCount: events}},
+		"executionCount": 1,
+		"eventCount":     events,
 	}
 	if completedAt != nil {
 		doc["output"] = `"done"`
