@@ -241,8 +241,24 @@ func validateCommit(op string, c duroxide.OrchestrationCommit) error {
 		}
 	}
 	for _, e := range c.HistoryDelta {
-		if e.Kind == nil {
+		switch k := e.Kind.(type) {
+		case nil:
 			return duroxide.Permanent(op, "history event %d has no kind", e.EventID)
+		case duroxide.KeyValueSet:
+			if err := validateUserString(op, "KV key", k.Key); err != nil {
+				return err
+			}
+		case duroxide.KeyValueCleared:
+			if err := validateUserString(op, "KV key", k.Key); err != nil {
+				return err
+			}
+		}
+	}
+	for _, w := range c.WorkerItems {
+		if a, ok := w.(duroxide.ActivityExecuteItem); ok && a.SessionID != nil {
+			if err := validateUserString(op, "session id", *a.SessionID); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -605,11 +621,18 @@ func (p *Provider) checkWorkLive(op string, lk *workLock) error {
 
 // AckWorkItem implements duroxide.Provider: one batch deletes the item
 // (If-Match: still ours) and enqueues the completion in the same
-// partition.
+// partition. A completion for another instance (unusual: the runtime
+// completes to the scheduling instance) goes through the outbox in the
+// same batch, so the delete and the enqueue stay atomic.
 func (p *Provider) AckWorkItem(ctx context.Context, lockToken string, completion duroxide.WorkItem) error {
 	const op = "ack_work_item"
-	if completion != nil && completion.Queue() != duroxide.OrchestratorQueue {
-		return duroxide.Permanent(op, "a completion must be an orchestrator item, got %s", completion.Variant())
+	if completion != nil {
+		if completion.Queue() != duroxide.OrchestratorQueue {
+			return duroxide.Permanent(op, "a completion must be an orchestrator item, got %s", completion.Variant())
+		}
+		if err := validateInstanceID(op, completion.InstanceID()); err != nil {
+			return err
+		}
 	}
 	lk, err := p.workLockFor(ctx, op, lockToken)
 	if err != nil {
@@ -620,9 +643,16 @@ func (p *Provider) AckWorkItem(ctx context.Context, lockToken string, completion
 	}
 	now := p.opts.Now()
 	b := newBatch(lk.instance)
-	b.delete(lk.itemID, &lk.etag)
+	if lk.doc.OutboxKey != "" {
+		// Delivered through the outbox: keep a marker so a late
+		// re-delivery of the same intent cannot enqueue it again.
+		marker := map[string]any{"id": lk.itemID, "instanceId": lk.instance, "type": docReceived, "outboxKey": lk.doc.OutboxKey, "createdAt": ms(now)}
+		b.replace(lk.itemID, mustJSON(marker), &lk.etag)
+	} else {
+		b.delete(lk.itemID, &lk.etag)
+	}
 	doneID := docID(user(lk.instance), fixed("done"), fixed(lk.itemID))
-	var foreign *queueDoc
+	var intents []outboxDoc
 	if completion != nil {
 		data, err := duroxide.MarshalWorkItem(completion)
 		if err != nil {
@@ -630,37 +660,33 @@ func (p *Provider) AckWorkItem(ctx context.Context, lockToken string, completion
 		}
 		q := &queueDoc{ID: doneID, InstanceID: completion.InstanceID(), Type: docOrchQueue, WorkItem: string(data),
 			DispatchSlot: DispatchSlot(completion.InstanceID()), VisibleAt: ms(now), EnqueuedAt: ms(now), EnqueueOrder: nextOrder(now)}
-		doc := mustJSON(q)
-		if len(doc) > maxDocBytes {
-			return duroxide.Permanent(op, "the completion would be %d bytes; Cosmos DB allows %d per document", len(doc), maxDocBytes)
-		}
-		if q.InstanceID == lk.instance {
-			b.create(doc)
+		if q.InstanceID != lk.instance {
+			// The intent's ids derive from the lock token, so a retried
+			// ack writes the same intent.
+			in := p.intent(&orchLock{instance: lk.instance, token: lk.token}, deref(lk.doc.ExecutionID), 0, q, now)
+			intents = append(intents, in)
+			b.create(mustJSON(in))
 		} else {
-			foreign = q
+			b.create(mustJSON(q))
+		}
+		if doc := b.ops[len(b.ops)-1].doc; len(doc) > maxDocBytes {
+			return duroxide.Permanent(op, "the completion would be %d bytes; Cosmos DB allows %d per document", len(doc), maxDocBytes)
 		}
 	}
 	p.touchSessionOps(b, lk, now)
-	if _, err := p.st.execute(ctx, b, false); err != nil {
+	if _, err := p.st.executeTolerant(ctx, b, false); err != nil {
 		var be *BatchError
 		if errors.As(err, &be) && be.Index == 0 {
-			if completion != nil && p.exists(ctx, lk.instance, doneID) {
-				p.workLocks.drop(lockToken)
+			p.workLocks.drop(lockToken)
+			if completion != nil && (p.exists(ctx, lk.instance, doneID) || (len(intents) > 0 && p.exists(ctx, lk.instance, intents[0].ID))) {
 				return nil // a retried ack whose first attempt committed
 			}
-			p.workLocks.drop(lockToken)
 			return duroxide.Permanent(op, "Invalid lock token: the work item was acked, cancelled or its lock expired")
 		}
 		return duroxide.Wrap(op, err)
 	}
 	p.workLocks.drop(lockToken)
-	if foreign != nil {
-		// Completions route to the scheduling instance, which is the
-		// item's own partition; this path only serves unusual callers.
-		if _, err := p.st.create(ctx, foreign.InstanceID, mustJSON(foreign)); err != nil && !isConflict(err) {
-			return duroxide.Wrap(op, err)
-		}
-	}
+	p.deliverIntents(ctx, lk.instance, intents)
 	return nil
 }
 

@@ -88,6 +88,16 @@ type BatchError struct {
 	ID         string
 }
 
+// Retryable reports whether re-running the batch can succeed: the
+// failing operation was throttled or timed out, not refused.
+func (e *BatchError) Retryable() bool {
+	switch e.StatusCode {
+	case http.StatusTooManyRequests, http.StatusRequestTimeout, 449, http.StatusServiceUnavailable, http.StatusInternalServerError:
+		return true
+	}
+	return false
+}
+
 func (e *BatchError) Error() string {
 	return fmt.Sprintf("cosmos batch on partition %q rolled back: operation %d (%s) failed with status %d", e.Partition, e.Index, e.ID, e.StatusCode)
 }

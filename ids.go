@@ -161,6 +161,9 @@ func validateInstanceID(op, inst string) error {
 		return duroxide.Permanent(op, "instance id is not valid UTF-8")
 	case len(inst) > maxPartitionKeyBytes:
 		return duroxide.Permanent(op, "instance id is %d bytes; Cosmos partition key values are limited to %d bytes", len(inst), maxPartitionKeyBytes)
+	case hasControl(inst):
+		// Same cause: QuoteToASCII writes \x00-style escapes, not JSON.
+		return duroxide.Permanent(op, "instance id contains a control character (other than \\b \\t \\n \\f \\r), which azcosmos v1.5.0 cannot send as a partition key")
 	case !bmpOnly(inst):
 		// azcosmos v1.5.0 writes the partition key header with
 		// strconv.QuoteToASCII, which renders such characters as \U0001xxxx:
@@ -168,6 +171,20 @@ func validateInstanceID(op, inst string) error {
 		return duroxide.Permanent(op, "instance id contains a character outside the Basic Multilingual Plane (e.g. an emoji), which azcosmos v1.5.0 cannot send as a partition key")
 	}
 	return nil
+}
+
+// hasControl reports control characters that strconv.QuoteToASCII
+// renders as something JSON does not accept (\x00, \a, \v, \x7f, ...);
+// \b, \t, \n, \f and \r come out as valid JSON escapes.
+func hasControl(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\b' || c == '\t' || c == '\n' || c == '\f' || c == '\r':
+		case c < 0x20 || c == 0x7f:
+			return true
+		}
+	}
+	return false
 }
 
 func bmpOnly(s string) bool {

@@ -65,7 +65,7 @@ func TestDocIDsFitTheServiceLimit(t *testing.T) {
 
 func TestValidateInstanceID(t *testing.T) {
 	require.NoError(t, validateInstanceID("op", `a/b?c#d"e\f`))
-	for _, bad := range []string{"", "\xff\xfe", strings.Repeat("a", maxPartitionKeyBytes+1), "party-🎉"} {
+	for _, bad := range []string{"", "\xff\xfe", strings.Repeat("a", maxPartitionKeyBytes+1), "party-🎉", "nul\x00", "bell\a", "del\x7f"} {
 		err := validateInstanceID("op", bad)
 		require.Error(t, err)
 		require.False(t, duroxide.IsRetryable(err))

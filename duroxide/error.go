@@ -57,7 +57,9 @@ func Permanent(op, format string, args ...any) *ProviderError {
 }
 
 // Wrap returns a ProviderError for op with cause err. A *ProviderError
-// inside err keeps its retryability and message; any other error is
+// inside err keeps its retryability and message. An error in the chain
+// that classifies itself (a Retryable() bool method, as storage errors
+// such as cdb.CosmosError have) decides retryability; any other error is
 // treated as retryable, like Rust's From<String>.
 func Wrap(op string, err error) error {
 	if err == nil {
@@ -67,8 +69,16 @@ func Wrap(op string, err error) error {
 	if errors.As(err, &pe) {
 		return &ProviderError{Operation: op, Message: pe.Message, Retryable: pe.Retryable, Err: err}
 	}
-	return &ProviderError{Operation: op, Message: err.Error(), Retryable: true, Err: err}
+	retryable := true
+	var c classifier
+	if errors.As(err, &c) {
+		retryable = c.Retryable()
+	}
+	return &ProviderError{Operation: op, Message: err.Error(), Retryable: retryable, Err: err}
 }
+
+// classifier is implemented by errors that know whether retrying helps.
+type classifier interface{ Retryable() bool }
 
 // IsRetryable reports whether err is (or wraps) a retryable ProviderError.
 // Errors that are not ProviderErrors are reported as not retryable.
