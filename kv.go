@@ -136,15 +136,21 @@ func (p *Provider) GetKvValue(ctx context.Context, instance, key string) (string
 	if err := validateInstanceID(op, instance); err != nil {
 		return "", false, err
 	}
-	q := "SELECT * FROM c WHERE (c.type = 'kv' OR c.type = 'kv_delta') AND c.key = @key"
+	// The instance document rides along (projected to a few fields) so a
+	// deletion tombstone hides the keys in the same request.
+	q := `SELECT c.type, c.key, c["value"], c.tombstone, c.deleted FROM c WHERE ((c.type = 'kv' OR c.type = 'kv_delta') AND c.key = @key) OR c.type = 'instance'`
 	var store, delta *kvDoc
+	deleted := false
 	_, err := p.st.query(ctx, q, queryParams{}.add("@key", key), queryOptions{Partition: &instance}, func(raw []byte) bool {
-		var d kvDoc
+		var d kvRow
 		if json.Unmarshal(raw, &d) == nil {
-			if d.Type == docKV {
-				store = &d
-			} else {
-				delta = &d
+			switch d.Type {
+			case docKV:
+				store = &d.kvDoc
+			case docKVDelta:
+				delta = &d.kvDoc
+			case docInstance:
+				deleted = d.Deleted != nil
 			}
 		}
 		return true
@@ -153,6 +159,8 @@ func (p *Provider) GetKvValue(ctx context.Context, instance, key string) (string
 		return "", false, duroxide.Wrap(op, err)
 	}
 	switch {
+	case deleted:
+		return "", false, nil
 	case delta != nil && delta.Tombstone:
 		return "", false, nil
 	case delta != nil:
@@ -189,17 +197,30 @@ func (p *Provider) GetKvAllValues(ctx context.Context, instance string) (map[str
 
 func (p *Provider) readKV(ctx context.Context, instance string) (store, delta map[string]kvDoc, err error) {
 	store, delta = map[string]kvDoc{}, map[string]kvDoc{}
-	q := "SELECT * FROM c WHERE c.type = 'kv' OR c.type = 'kv_delta'"
+	deleted := false
+	q := `SELECT c.type, c.key, c["value"], c.tombstone, c.deleted FROM c WHERE c.type = 'kv' OR c.type = 'kv_delta' OR c.type = 'instance'`
 	_, err = p.st.query(ctx, q, nil, queryOptions{Partition: &instance, PageSize: -1}, func(raw []byte) bool {
-		var d kvDoc
+		var d kvRow
 		if json.Unmarshal(raw, &d) == nil {
-			if d.Type == docKV {
-				store[d.Key] = d
-			} else {
-				delta[d.Key] = d
+			switch d.Type {
+			case docKV:
+				store[d.Key] = d.kvDoc
+			case docKVDelta:
+				delta[d.Key] = d.kvDoc
+			case docInstance:
+				deleted = d.Deleted != nil
 			}
 		}
 		return true
 	})
+	if deleted {
+		return map[string]kvDoc{}, map[string]kvDoc{}, err
+	}
 	return store, delta, err
+}
+
+// kvRow is a KV query row; instance rows carry the deletion tombstone.
+type kvRow struct {
+	kvDoc
+	Deleted *int64 `json:"deleted"`
 }

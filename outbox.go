@@ -112,10 +112,13 @@ func (p *Provider) reconcileOnce(ctx context.Context) (delivered int, err error)
 
 // ReconcileOutbox does now what the background reconciler does
 // periodically: it finishes large turns whose roll-forward was
-// interrupted and delivers every pending outbox intent older than
+// interrupted, finishes interrupted deletions, and delivers every pending outbox intent older than
 // Options.OutboxMinAge. It reports how many intents it delivered.
 func (p *Provider) ReconcileOutbox(ctx context.Context) (int, error) {
 	if err := p.finishPendingTurns(ctx); err != nil {
+		return 0, duroxide.Wrap("reconcile_outbox", err)
+	}
+	if err := p.finishDeletions(ctx); err != nil {
 		return 0, duroxide.Wrap("reconcile_outbox", err)
 	}
 	n, err := p.reconcileOnce(ctx)
