@@ -108,6 +108,28 @@ func deref[T any](p *T) T {
 	return *p
 }
 
+// holdOrchLock finds the lock for token and serialises its use in this
+// process; with live it also refuses an expired lock. Call unlock when
+// done.
+func (p *Provider) holdOrchLock(ctx context.Context, op, token string, live bool) (*orchLock, func(), error) {
+	lk, err := p.orchLockFor(ctx, op, token)
+	if err != nil {
+		return nil, nil, duroxide.Wrap(op, err)
+	}
+	lk.mu.Lock()
+	if lk.finished {
+		lk.mu.Unlock()
+		return nil, nil, errInvalidToken(op)
+	}
+	if live {
+		if err := p.checkLive(op, lk); err != nil {
+			lk.mu.Unlock()
+			return nil, nil, err
+		}
+	}
+	return lk, lk.mu.Unlock, nil
+}
+
 func (p *Provider) checkLive(op string, lk *orchLock) error {
 	if !p.opts.Now().Before(lk.lockedUntil) {
 		return errLockExpired(op)
@@ -121,18 +143,11 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 	if err := validateCommit(op, commit); err != nil {
 		return err
 	}
-	lk, err := p.orchLockFor(ctx, op, lockToken)
+	lk, unlock, err := p.holdOrchLock(ctx, op, lockToken, true)
 	if err != nil {
-		return duroxide.Wrap(op, err)
-	}
-	lk.mu.Lock()
-	defer lk.mu.Unlock()
-	if lk.finished {
-		return errInvalidToken(op)
-	}
-	if err := p.checkLive(op, lk); err != nil {
 		return err
 	}
+	defer unlock()
 	plan, err := p.planTurn(op, lk, commit)
 	if err != nil {
 		return err
@@ -514,15 +529,11 @@ func (p *Provider) workerDoc(id string, a duroxide.ActivityExecuteItem, now time
 // AbandonOrchestrationItem implements duroxide.Provider.
 func (p *Provider) AbandonOrchestrationItem(ctx context.Context, lockToken string, delay time.Duration, ignoreAttempt bool) error {
 	const op = "abandon_orchestration_item"
-	lk, err := p.orchLockFor(ctx, op, lockToken)
+	lk, unlock, err := p.holdOrchLock(ctx, op, lockToken, false)
 	if err != nil {
-		return duroxide.Wrap(op, err)
+		return err
 	}
-	lk.mu.Lock()
-	defer lk.mu.Unlock()
-	if lk.finished {
-		return errInvalidToken(op)
-	}
+	defer unlock()
 	visible := ms(p.opts.Now().Add(max(delay, 0)))
 	b := newBatch(lk.instance)
 	b.patch(instanceDocID(lk.instance), releaseOps(), &lk.etag)
@@ -549,18 +560,11 @@ func (p *Provider) AbandonOrchestrationItem(ctx context.Context, lockToken strin
 // RenewOrchestrationItemLock implements duroxide.Provider.
 func (p *Provider) RenewOrchestrationItemLock(ctx context.Context, lockToken string, extendFor time.Duration) error {
 	const op = "renew_orchestration_item_lock"
-	lk, err := p.orchLockFor(ctx, op, lockToken)
+	lk, unlock, err := p.holdOrchLock(ctx, op, lockToken, true)
 	if err != nil {
-		return duroxide.Wrap(op, err)
-	}
-	lk.mu.Lock()
-	defer lk.mu.Unlock()
-	if lk.finished {
-		return errInvalidToken(op)
-	}
-	if err := p.checkLive(op, lk); err != nil {
 		return err
 	}
+	defer unlock()
 	until := p.opts.Now().Add(extendFor)
 	var ops azcosmos.PatchOperations
 	ops.AppendSet("/lockedUntil", ms(until))
