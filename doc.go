@@ -37,7 +37,7 @@ a "type" field. The field names and id patterns follow the Rust duroxide-cdb
 crate, and events and work items are stored in duroxide's own JSON, byte for
 byte, so Go and Rust processes can share a container. User strings that go
 into ids (instance ids, session ids, KV keys) are escaped reversibly: '/',
-'\', '?', '#', '"', '~' and control characters become "~XX"; everything else
+'\', '?', '#', '"', '%', '~' and control characters become "~XX"; everything else
 is kept, so ordinary ids equal the Rust crate's.
 
 # Consistency without locks

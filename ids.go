@@ -14,8 +14,9 @@ import (
 // keys) that may contain anything. Cosmos refuses '/', '\', '?' and '#' in
 // ids and limits them to 255 characters, and azcosmos splices ids into
 // batch JSON without escaping, so '"', '\' and control characters would
-// corrupt a batch. escapeIDPart maps those bytes (and the escape byte '~'
-// itself) to "~XX" (two upper-case hex digits) and leaves everything else
+// corrupt a batch; '%' is escaped too because gateways and tools have a
+// history of decoding it twice. escapeIDPart maps those bytes (and the
+// escape byte '~' itself) to "~XX" (two upper-case hex digits) and leaves everything else
 // alone, so ordinary ids ("order-1") are identical to the Rust crate's.
 // The raw value is always stored in its own field (instanceId, key,
 // sessionId); queries never parse ids.
@@ -35,7 +36,7 @@ const (
 
 func mustEscape(b byte) bool {
 	switch b {
-	case '/', '\\', '?', '#', '"', '~', 0x7f:
+	case '/', '\\', '?', '#', '"', '~', '%', 0x7f:
 		return true
 	}
 	return b < 0x20
