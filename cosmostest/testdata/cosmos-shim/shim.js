@@ -51,6 +51,7 @@ const ops = require(`${base}/handler/_document-operations`);
 const patchOps = require(`${base}/handler/_patch-operations`);
 const { parsePartitionKey } = require(`${base}/utils/get-partition-from-header`);
 const getValue = require(`${base}/utils/get-value`).default;
+const createQuery = require("@zeit/cosmosdb-query").default;
 
 // ---------------------------------------------------------------------------
 // Limits and messages of the real service.
@@ -350,7 +351,33 @@ function conditionHolds(collection, doc, condition) {
   else if (/^select\s/i.test(c)) sql = c;
   else throw badRequest("Invalid condition in patch request: it must start with FROM.");
   const like = rewriteLike(sql, []);
-  return runQuery(collection, [doc], { query: like.sql, parameters: like.parameters }, {}).result.length > 0;
+  const q = parameterizeLiterals(like.sql, like.parameters);
+  return runQuery(collection, [doc], { query: q.sql, parameters: q.parameters }, {}).result.length > 0;
+}
+
+/**
+ * Replaces the string and number literals of a query by parameters, so that
+ * conditions differing only in values (a lock token, a time) share one
+ * parsed query. Literals right after '[' stay: they name properties or
+ * array indexes.
+ */
+function parameterizeLiterals(sql, parameters) {
+  const bare = withoutLiterals(sql);
+  const params = [...(parameters || [])];
+  const re = /'[ ]*'|"[ ]*"|(?<![\w.@$])-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?(?![\w.])/g;
+  let out = "";
+  let last = 0;
+  let m;
+  while ((m = re.exec(bare)) !== null) {
+    if (/\[\s*$/.test(bare.slice(0, m.index))) continue;
+    const text = sql.slice(m.index, m.index + m[0].length);
+    const value = text[0] === "'" || text[0] === '"' ? literalValue(text) : Number(text);
+    const name = `@__shim_lit${params.length}`;
+    params.push({ name, value });
+    out += sql.slice(last, m.index) + name;
+    last = m.index + m[0].length;
+  }
+  return { sql: out + sql.slice(last), parameters: params };
 }
 
 // ---------------------------------------------------------------------------
@@ -458,16 +485,32 @@ function needsQueryEngine(sql) {
   return CROSS_PARTITION_UNSERVABLE.some(re => re.test(bare));
 }
 
+// Parsed queries by text, shared by all containers. Upstream caches 100 per
+// container, and every test uses fresh containers, so it re-parsed the same
+// texts over and over: its PEG parser was most of the shim's CPU time. A
+// parsed query is immutable (it only caches its compiled code).
+const parsedQueries = new Map();
+const MAX_PARSED_QUERIES = 5000;
+
+function parseQuery(sql) {
+  let q = parsedQueries.get(sql);
+  if (!q) {
+    try {
+      q = createQuery(sql);
+    } catch (err) {
+      throw badRequest(`Syntax error: ${err.message}`);
+    }
+    if (parsedQueries.size >= MAX_PARSED_QUERIES) parsedQueries.clear();
+    parsedQueries.set(sql, q);
+  }
+  return q;
+}
+
 /** Runs a query with upstream's SQL engine over the given documents. */
 function runQuery(collection, docs, body, { maxItemCount, continuation }) {
   const items = collection.documents;
   const collectionData = collection.read();
-  let q;
-  try {
-    q = items._getQuery(body.query);
-  } catch (err) {
-    throw badRequest(`Syntax error: ${err.message}`);
-  }
+  const q = parseQuery(body.query);
   try {
     return q.exec(docs, {
       parameters: body.parameters || [],
@@ -811,6 +854,9 @@ function normalizePath(rawUrl) {
   return pathname;
 }
 
+/** The client went away before sending the whole request: nothing to answer. */
+class ClientGone extends Error {}
+
 function readBody(req) {
   return new Promise((resolve, reject) => {
     const chunks = [];
@@ -826,6 +872,7 @@ function readBody(req) {
     });
     req.on("end", () => resolve(Buffer.concat(chunks)));
     req.on("error", reject);
+    req.on("aborted", () => reject(new ClientGone()));
   });
 }
 
@@ -892,7 +939,8 @@ async function handle(account, req, res) {
     if (!route) throw badRequest("no route");
     await runUpstream(account, req, res, route[0], route[1]);
   } catch (err) {
-    if (res.headersSent) return;
+    // (Not req.destroyed: a request is destroyed once its body is read.)
+    if (res.headersSent || err instanceof ClientGone || res.destroyed) return;
     if (err instanceof HttpError) {
       sendError(req, res, err);
       return;
