@@ -175,9 +175,9 @@ func testAbandonWorkItemWithDelay(t *testing.T, f Factory) {
 	_, p := newProvider(t, f)
 	enqueueWork(t, p, activityExecute("instance-A", 1, 1, "Act", "in"))
 	w := mustFetchWork(t, p, testLock)
-	require.NoError(t, p.AbandonWorkItem(t.Context(), w.LockToken, 500*time.Millisecond, false))
+	require.NoError(t, p.AbandonWorkItem(t.Context(), w.LockToken, abandonDelay, false))
 	requireNoWork(t, p, "the abandoned item is delayed")
-	sleep(t, 600*time.Millisecond)
+	sleep(t, abandonDelay+100*time.Millisecond)
 	require.Equal(t, uint64(1), activityOf(t, mustFetchWork(t, p, testLock)).ID)
 }
 

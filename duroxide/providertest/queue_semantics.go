@@ -101,11 +101,11 @@ func testWorkerDelayedVisibilitySkipsFutureItems(t *testing.T, f Factory) {
 	enqueueWork(t, p, activityExecute("instance-A", 1, 2, "Act2", "in"))
 	first := mustFetchWork(t, p, testLock)
 	require.Equal(t, uint64(1), activityOf(t, first).ID)
-	require.NoError(t, p.AbandonWorkItem(t.Context(), first.LockToken, 500*time.Millisecond, false))
+	require.NoError(t, p.AbandonWorkItem(t.Context(), first.LockToken, abandonDelay, false))
 
 	require.Equal(t, uint64(2), activityOf(t, mustFetchWork(t, p, testLock)).ID, "the delayed item is skipped")
 	requireNoWork(t, p)
-	sleep(t, 600*time.Millisecond)
+	sleep(t, abandonDelay+100*time.Millisecond)
 	require.Equal(t, uint64(1), activityOf(t, mustFetchWork(t, p, testLock)).ID)
 }
 
