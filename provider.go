@@ -29,6 +29,10 @@ type Provider struct {
 	busy         busyCache // instances found locked
 	incompatible busyCache // instances found outside a capability filter
 	sessions     busyCache // sessions this process claimed, until their lock ends
+	// foreignSessions are (owner, session) pairs where the session was seen
+	// held by another owner, until that lock ends: the owner's fetches skip
+	// its items without a read.
+	foreignSessions busyCache
 
 	closeOnce sync.Once
 	stop      chan struct{}

@@ -45,6 +45,9 @@ func (p *Provider) claimSession(ctx context.Context, inst, sid string, cfg *duro
 		// session cannot have changed hands, so no read is needed.
 		return true, nil
 	}
+	if p.foreignSessions.isBusy(key, now) {
+		return false, nil
+	}
 	fresh := sessionDoc{ID: id, InstanceID: inst, Type: docSession, SessionID: sid, OwnerID: cfg.OwnerID,
 		LockedUntil: ms(now.Add(cfg.LockTimeout)), LastActivity: ms(now), CreatedAt: ms(now)}
 	// Try to create the session first: a session item seen for the first
@@ -70,6 +73,9 @@ func (p *Provider) claimSession(ctx context.Context, inst, sid string, cfg *duro
 	}
 	held := cur.LockedUntil > ms(now)
 	if held && cur.OwnerID != cfg.OwnerID {
+		// Sessions are never released early (only by expiry), so it stays
+		// someone else's at least until then: skip it without reading.
+		p.foreignSessions.mark(key, time.UnixMilli(cur.LockedUntil))
 		return false, nil
 	}
 	if held {
