@@ -395,7 +395,7 @@ func (p *Provider) planTurn(op string, lk *orchLock, c duroxide.OrchestrationCom
 	}
 
 	// KV and the consumed messages.
-	for _, o := range p.kvOps(lk, c, now) {
+	for _, o := range kvOps(lk, c) {
 		plan.ops = append(plan.ops, o)
 		plan.kinds = append(plan.kinds, docKV)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"time"
 
 	"github.com/duroxide-go/cdb/duroxide"
 )
@@ -36,7 +35,7 @@ type kvState struct {
 // Completed, Failed or ContinuedAsNew — the status alone triggers it — the
 // delta, including this turn's changes, is merged into the kv documents
 // and the delta documents are removed.
-func (p *Provider) kvOps(lk *orchLock, c duroxide.OrchestrationCommit, now time.Time) []batchOp {
+func kvOps(lk *orchLock, c duroxide.OrchestrationCommit) []batchOp {
 	inStore := map[string]bool{}
 	for _, k := range lk.kvKeys {
 		inStore[k] = true
@@ -124,7 +123,6 @@ func (p *Provider) kvOps(lk *orchLock, c duroxide.OrchestrationCommit, now time.
 			LastUpdatedAtMs: st.ts, ExecutionID: c.ExecutionID}
 		ops = append(ops, batchOp{kind: bUpsert, doc: mustJSON(d)})
 	}
-	_ = now
 	return ops
 }
 
