@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -78,19 +79,64 @@ const lockFree = "(NOT IS_DEFINED(c.lockedUntil) OR IS_NULL(c.lockedUntil) OR c.
 // yet (large.go).
 const notStaged = "(NOT IS_DEFINED(c.staged) OR IS_NULL(c.staged))"
 
-// slotsClause restricts discovery to the dispatcher's slots, if it has a
-// lease.
-func (p *Provider) slotsClause(ctx context.Context, params queryParams) (string, queryParams, error) {
+// dispatcherSlots returns the slots the fetching dispatcher may poll: its
+// lease, or nil for all of them.
+func (p *Provider) dispatcherSlots(ctx context.Context) ([]uint8, error) {
 	if p.opts.Leases == nil {
-		return "", params, nil
+		return nil, nil
 	}
 	id, ok := dispatcherFrom(ctx)
 	if !ok {
-		return "", params, nil
+		return nil, nil
 	}
 	slots, err := p.opts.Leases.AcquireSlots(ctx, id)
 	if err != nil {
-		return "", params, duroxide.Wrap("acquire_slots", err)
+		return nil, duroxide.Wrap("acquire_slots", err)
+	}
+	return slots, nil
+}
+
+// backlogWindows is how many windows the slots are cut into while there is
+// a backlog (see discoveryState).
+const backlogWindows = 4
+
+// discoveryState keeps discovery fair under a backlog. A cross-partition
+// query without ORDER BY is served one physical partition after another,
+// so with a standing backlog its first page would always come from the
+// same partition and the others would starve. While the last discovery
+// page came back full, discovery therefore polls a rotating window of the
+// dispatch slots (hashes of instance ids, spread over all physical
+// partitions), so every instance is reached in turn. When the queue is
+// short, one query over all slots is cheaper and sees everything.
+type discoveryState struct {
+	backlog atomic.Bool
+	window  atomic.Uint32
+}
+
+// slotsClause restricts discovery to the dispatcher's slots and, under a
+// backlog, to the current window of them.
+func (p *Provider) slotsClause(ctx context.Context, st *discoveryState, params queryParams) (string, queryParams, error) {
+	slots, err := p.dispatcherSlots(ctx)
+	if err != nil {
+		return "", params, err
+	}
+	if st.backlog.Load() {
+		if slots == nil {
+			slots = make([]uint8, NumSlots)
+			for i := range slots {
+				slots[i] = uint8(i)
+			}
+		}
+		n := min(backlogWindows, len(slots))
+		w := int(st.window.Add(1)) % n
+		var window []uint8
+		for i := w; i < len(slots); i += n {
+			window = append(window, slots[i])
+		}
+		slots = window
+	}
+	if slots == nil {
+		return "", params, nil
 	}
 	ints := make([]int, len(slots))
 	for i, s := range slots {
@@ -103,7 +149,8 @@ func (p *Provider) slotsClause(ctx context.Context, params queryParams) (string,
 // of docType and returns candidates grouped by instance (orchestrator) or
 // one per item (worker), oldest first.
 func (p *Provider) discover(ctx context.Context, docType, extra string, params queryParams, perInstance bool, skip func(candidate) bool) ([]candidate, error) {
-	slots, params, err := p.slotsClause(ctx, params)
+	st := p.discovery[docType]
+	slots, params, err := p.slotsClause(ctx, st, params)
 	if err != nil {
 		return nil, err
 	}
@@ -117,13 +164,15 @@ func (p *Provider) discover(ctx context.Context, docType, extra string, params q
 		if json.Unmarshal(item, &r) == nil && r.InstanceID != "" {
 			rows = append(rows, r)
 		}
-		// Stop after the page that first yields a usable candidate: more
-		// pages cost requests and only matter under contention.
+		// One page's worth of rows is enough to choose from; further
+		// pages are read only while the service returns short (or empty)
+		// cross-partition pages.
 		return len(rows) < p.opts.DiscoveryPageSize
 	})
 	if err != nil {
 		return nil, err
 	}
+	st.backlog.Store(len(rows) >= p.opts.DiscoveryPageSize)
 	sort.SliceStable(rows, func(i, j int) bool {
 		if rows[i].order() != rows[j].order() {
 			return rows[i].order() < rows[j].order()

@@ -24,6 +24,7 @@ type Provider struct {
 	client *azcosmos.Client // nil when wrapping a caller's container
 	opts   Options
 
+	discovery    map[string]*discoveryState // per queue type
 	orchLocks    locks[*orchLock]
 	workLocks    locks[*workLock]
 	busy         busyCache // instances found locked
@@ -85,7 +86,8 @@ func NewWithContainer(ctx context.Context, container *azcosmos.ContainerClient, 
 
 func newProvider(container *azcosmos.ContainerClient, o Options) *Provider {
 	o = o.withDefaults()
-	return &Provider{st: newStore(container, o.Retry, o.Hooks), opts: o, stop: make(chan struct{})}
+	return &Provider{st: newStore(container, o.Retry, o.Hooks), opts: o, stop: make(chan struct{}),
+		discovery: map[string]*discoveryState{docOrchQueue: {}, docWorkerQueue: {}}}
 }
 
 // start launches background work (the outbox reconciler).
