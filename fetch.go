@@ -113,50 +113,65 @@ type discoveryState struct {
 	window  atomic.Uint32
 }
 
-// slotsClause restricts discovery to the dispatcher's slots and, under a
-// backlog, to the current window of them.
-func (p *Provider) slotsClause(ctx context.Context, st *discoveryState, params queryParams) (string, queryParams, error) {
-	slots, err := p.dispatcherSlots(ctx)
-	if err != nil {
-		return "", params, err
-	}
-	if st.backlog.Load() {
-		if slots == nil {
-			slots = make([]uint8, NumSlots)
-			for i := range slots {
-				slots[i] = uint8(i)
-			}
-		}
-		n := min(backlogWindows, len(slots))
-		w := int(st.window.Add(1)) % n
-		var window []uint8
-		for i := w; i < len(slots); i += n {
-			window = append(window, slots[i])
-		}
-		slots = window
-	}
+// slotsClause restricts discovery to slots (nil: all).
+func slotsClause(slots []uint8, params queryParams) (string, queryParams) {
 	if slots == nil {
-		return "", params, nil
+		return "", params
 	}
 	ints := make([]int, len(slots))
 	for i, s := range slots {
 		ints[i] = int(s)
 	}
-	return " AND ARRAY_CONTAINS(@slots, c.dispatchSlot)", params.add("@slots", ints), nil
+	return " AND ARRAY_CONTAINS(@slots, c.dispatchSlot)", params.add("@slots", ints)
 }
 
-// discover reads up to discoveryPages pages of visible, unlocked entries
-// of docType and returns candidates grouped by instance (orchestrator) or
-// one per item (worker), oldest first.
+// nextWindow returns the next rotating window of slots (nil: all slots).
+func (st *discoveryState) nextWindow(slots []uint8) []uint8 {
+	if slots == nil {
+		slots = make([]uint8, NumSlots)
+		for i := range slots {
+			slots[i] = uint8(i)
+		}
+	}
+	n := min(backlogWindows, len(slots))
+	w := int(st.window.Add(1)) % n
+	var window []uint8
+	for i := w; i < len(slots); i += n {
+		window = append(window, slots[i])
+	}
+	return window
+}
+
+// discover returns candidates grouped by instance (orchestrator) or one per
+// item (worker), oldest first. Under a backlog it first polls the next slot
+// window; only if that yields nothing usable does it poll all slots, so a
+// fetch never comes back empty while visible work exists.
 func (p *Provider) discover(ctx context.Context, docType, extra string, params queryParams, perInstance bool, skip func(candidate) bool) ([]candidate, error) {
-	st := p.discovery[docType]
-	slots, params, err := p.slotsClause(ctx, st, params)
+	slots, err := p.dispatcherSlots(ctx)
 	if err != nil {
 		return nil, err
 	}
+	st := p.discovery[docType]
+	if st.backlog.Load() {
+		out, _, err := p.discoverIn(ctx, st.nextWindow(slots), docType, extra, params, perInstance, skip)
+		if err != nil || len(out) > 0 {
+			return out, err // still in backlog mode: the next fetch takes the next window
+		}
+	}
+	out, full, err := p.discoverIn(ctx, slots, docType, extra, params, perInstance, skip)
+	if err == nil {
+		st.backlog.Store(full)
+	}
+	return out, err
+}
+
+// discoverIn reads one page's worth of visible, unlocked entries of docType
+// in slots; full reports that the page was full (a backlog).
+func (p *Provider) discoverIn(ctx context.Context, slots []uint8, docType, extra string, params queryParams, perInstance bool, skip func(candidate) bool) (out []candidate, full bool, err error) {
+	clause, params := slotsClause(slots, params)
 	now := ms(p.opts.Now())
 	q := "SELECT c.id, c.instanceId, c.enqueuedAt, c.enqueueOrder, c._etag, c.sessionId, STARTSWITH(c.workItem, @start) AS isStart FROM c WHERE c.type = @type AND c.visibleAt <= @now AND " +
-		lockFree + " AND " + notStaged + slots + extra
+		lockFree + " AND " + notStaged + clause + extra
 	params = params.add("@type", docType).add("@now", now).add("@start", `{"StartOrchestration"`)
 	var rows []discoveryRow
 	_, err = p.st.query(ctx, q, params, queryOptions{PageSize: int32(p.opts.DiscoveryPageSize), MaxPages: discoveryPages}, func(item []byte) bool {
@@ -170,16 +185,14 @@ func (p *Provider) discover(ctx context.Context, docType, extra string, params q
 		return len(rows) < p.opts.DiscoveryPageSize
 	})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	st.backlog.Store(len(rows) >= p.opts.DiscoveryPageSize)
 	sort.SliceStable(rows, func(i, j int) bool {
 		if rows[i].order() != rows[j].order() {
 			return rows[i].order() < rows[j].order()
 		}
 		return rows[i].ID < rows[j].ID
 	})
-	var out []candidate
 	byInstance := map[string]int{}
 	for _, r := range rows {
 		if perInstance {
@@ -201,7 +214,7 @@ func (p *Provider) discover(ctx context.Context, docType, extra string, params q
 		}
 		out = kept
 	}
-	return out, nil
+	return out, len(rows) >= p.opts.DiscoveryPageSize, nil
 }
 
 // busyCache remembers instances this process found locked, so discovery
