@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -366,7 +365,7 @@ func (p *Provider) planTurn(op string, lk *orchLock, c duroxide.OrchestrationCom
 
 	// Orchestrator items: to this instance directly, to others via the
 	// outbox.
-	tokenID := lk.token[strings.LastIndexByte(lk.token, '.')+1:]
+	tokenID := turnOf(lk.token)
 	for i, w := range c.OrchestratorItems {
 		data, err := duroxide.MarshalWorkItem(w)
 		if err != nil {

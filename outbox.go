@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/duroxide-go/cdb/duroxide"
@@ -26,7 +25,7 @@ const intentPending = "pending"
 
 // intent builds the outbox intent for target document d.
 func (p *Provider) intent(lk *orchLock, exec uint64, seq int, d *queueDoc, now time.Time) outboxDoc {
-	tokenID := lk.token[strings.LastIndexByte(lk.token, '.')+1:]
+	tokenID := turnOf(lk.token)
 	key := docID(user(lk.instance), num(exec), fixed(tokenID), num(uint64(seq)))
 	if d.ID == "" || d.Type == docOrchQueue {
 		d.ID = docID(fixed("outbox"), user(lk.instance), fixed(tokenID), num(uint64(seq)))
