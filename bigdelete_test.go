@@ -30,7 +30,7 @@ func completeWithKeys(t *testing.T, p *cdb.Provider, inst string, n int) {
 	}
 	c.OrchestratorItems = []duroxide.WorkItem{duroxide.ContinueAsNewItem{Instance: inst, Orchestration: "Big", Input: "next", Version: str("1.0.0")}}
 	require.NoError(t, p.AckOrchestrationItem(ctx, it.LockToken, c))
-	kv, err := p.GetKvAllValues(ctx, inst)
+	kv, err := p.GetKVAllValues(ctx, inst)
 	require.NoError(t, err)
 	require.Len(t, kv, n)
 }
@@ -49,7 +49,7 @@ func TestClearAllOverManyKeysIsAtomic(t *testing.T) {
 	it, err := p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
 	require.NoError(t, err)
 	require.NotNil(t, it)
-	require.Len(t, it.KvSnapshot, keys, "the merged store is the next execution's snapshot")
+	require.Len(t, it.KVSnapshot, keys, "the merged store is the next execution's snapshot")
 	ev := func(id uint64, k duroxide.EventKind) duroxide.Event {
 		return duroxide.Event{EventID: id, InstanceID: "many", ExecutionID: 2, DuroxideVersion: "0.1.29", Kind: k}
 	}
@@ -58,7 +58,7 @@ func TestClearAllOverManyKeysIsAtomic(t *testing.T) {
 			ev(3, duroxide.KeyValueSet{Key: "survivor", Value: "x", LastUpdatedAtMs: 2}), ev(4, duroxide.OrchestrationCompleted{Output: "done"})},
 		Metadata: duroxide.ExecutionMetadata{Status: str(duroxide.StatusCompleted), Output: str("done")}}))
 
-	kv, err := p.GetKvAllValues(ctx, "many")
+	kv, err := p.GetKVAllValues(ctx, "many")
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{"survivor": "x"}, kv)
 	info, err := p.GetInstanceInfo(ctx, "many")

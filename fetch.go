@@ -330,7 +330,7 @@ func (p *Provider) tryLockOrchestration(ctx context.Context, c candidate, lockTi
 		}
 	}
 
-	item := &duroxide.OrchestrationItem{Instance: c.instance, LockToken: token, KvSnapshot: map[string]duroxide.KvEntry{}}
+	item := &duroxide.OrchestrationItem{Instance: c.instance, LockToken: token, KVSnapshot: map[string]duroxide.KVEntry{}}
 	var decodeErr error
 	for _, m := range lk.messages {
 		wi, err := duroxide.UnmarshalWorkItem([]byte(m.WorkItem))
@@ -516,7 +516,7 @@ func (p *Provider) loadTurnState(ctx context.Context, lk *orchLock, item *duroxi
 				kvErr = fmt.Errorf("kv document cannot be decoded: %w", err)
 				return true
 			}
-			item.KvSnapshot[kv.Key] = duroxide.KvEntry{Value: kv.Value, LastUpdatedAtMs: kv.LastUpdatedAtMs}
+			item.KVSnapshot[kv.Key] = duroxide.KVEntry{Value: kv.Value, LastUpdatedAtMs: kv.LastUpdatedAtMs}
 			lk.kvKeys = append(lk.kvKeys, kv.Key)
 		case docKVDelta:
 			var d kvDoc

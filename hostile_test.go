@@ -71,7 +71,7 @@ func hostileKeys(id string) []string {
 
 // runHostileFirstTurn enqueues the start of id, fetches it and acks a turn
 // that writes history, three KV keys, an activity with a session and a
-// child start via the outbox, then checks Read and GetKvValue.
+// child start via the outbox, then checks Read and GetKVValue.
 func runHostileFirstTurn(t *testing.T, h *harness, id string) hostileTurn {
 	t.Helper()
 	ctx := context.Background()
@@ -110,12 +110,12 @@ func runHostileFirstTurn(t *testing.T, h *harness, id string) hostileTurn {
 	require.NoError(t, err)
 	require.Equal(t, ht.history, hist)
 	for _, k := range ht.keys {
-		v, ok, err := p.GetKvValue(ctx, id, k)
+		v, ok, err := p.GetKVValue(ctx, id, k)
 		require.NoError(t, err)
 		require.True(t, ok, "key %q", k)
 		require.Equal(t, "v:"+k, v)
 	}
-	all, err := p.GetKvAllValues(ctx, id)
+	all, err := p.GetKVAllValues(ctx, id)
 	require.NoError(t, err)
 	require.Len(t, all, len(ht.keys))
 	return ht
@@ -184,7 +184,7 @@ func finishHostile(t *testing.T, h *harness, ht hostileTurn) {
 	require.NoError(t, err)
 	require.Equal(t, []string{ht.child}, children)
 	for _, k := range ht.keys {
-		v, ok, err := p.GetKvValue(ctx, id, k)
+		v, ok, err := p.GetKVValue(ctx, id, k)
 		require.NoError(t, err)
 		require.True(t, ok, "key %q after completion", k)
 		require.Equal(t, "v:"+k, v)
@@ -245,7 +245,7 @@ func TestHostileIDsRoundTrip(t *testing.T) {
 		hist, err := h.p.Read(ctx, ht.id)
 		require.NoError(t, err)
 		require.Empty(t, hist)
-		_, ok, err := h.p.GetKvValue(ctx, ht.id, ht.keys[0])
+		_, ok, err := h.p.GetKVValue(ctx, ht.id, ht.keys[0])
 		require.NoError(t, err)
 		require.False(t, ok)
 		after := perPartition()
@@ -294,8 +294,8 @@ func TestHostileInvalidIDsRejected(t *testing.T) {
 				"delete_instance":   func() error { _, err := p.DeleteInstance(ctx, bad, true); return err }(),
 				"read":              func() error { _, err := p.Read(ctx, bad); return err }(),
 				"read_execution":    func() error { _, err := p.ReadWithExecution(ctx, bad, 1); return err }(),
-				"get_kv_value":      func() error { _, _, err := p.GetKvValue(ctx, bad, "k"); return err }(),
-				"get_kv_all":        func() error { _, err := p.GetKvAllValues(ctx, bad); return err }(),
+				"get_kv_value":      func() error { _, _, err := p.GetKVValue(ctx, bad, "k"); return err }(),
+				"get_kv_all":        func() error { _, err := p.GetKVAllValues(ctx, bad); return err }(),
 				"get_instance_info": func() error { _, err := p.GetInstanceInfo(ctx, bad); return err }(),
 			}
 			for name, err := range checks {

@@ -126,10 +126,10 @@ func kvOps(lk *orchLock, c duroxide.OrchestrationCommit) []batchOp {
 	return ops
 }
 
-// GetKvValue implements duroxide.Provider: the merged view (the current
+// GetKVValue implements duroxide.Provider: the merged view (the current
 // execution's delta overrides the store; a tombstone hides it), read with
 // one single-partition query.
-func (p *Provider) GetKvValue(ctx context.Context, instance, key string) (string, bool, error) {
+func (p *Provider) GetKVValue(ctx context.Context, instance, key string) (string, bool, error) {
 	const op = "get_kv_value"
 	if err := validateInstanceID(op, instance); err != nil {
 		return "", false, err
@@ -169,8 +169,8 @@ func (p *Provider) GetKvValue(ctx context.Context, instance, key string) (string
 	return "", false, nil
 }
 
-// GetKvAllValues implements duroxide.Provider.
-func (p *Provider) GetKvAllValues(ctx context.Context, instance string) (map[string]string, error) {
+// GetKVAllValues implements duroxide.Provider.
+func (p *Provider) GetKVAllValues(ctx context.Context, instance string) (map[string]string, error) {
 	const op = "get_kv_all_values"
 	if err := validateInstanceID(op, instance); err != nil {
 		return nil, err

@@ -144,7 +144,7 @@ func checkBigTurn(t *testing.T, srv *cosmostest.Server, p *cdb.Provider, contain
 	for i, e := range hist {
 		require.Equal(t, uint64(i+1), e.EventID)
 	}
-	kv, err := p.GetKvAllValues(ctx, inst)
+	kv, err := p.GetKVAllValues(ctx, inst)
 	require.NoError(t, err)
 	require.Len(t, kv, bigKeys)
 	docs, err := srv.Documents("db", container)

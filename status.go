@@ -84,8 +84,8 @@ func (p *Provider) GetInstanceStats(ctx context.Context, instance string) (*duro
 	}
 	for _, d := range store {
 		if !d.Tombstone {
-			stats.KvUserKeyCount++
-			stats.KvTotalValueBytes += uint64(len(d.Value))
+			stats.KVUserKeyCount++
+			stats.KVTotalValueBytes += uint64(len(d.Value))
 		}
 	}
 	return stats, nil

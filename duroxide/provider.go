@@ -74,10 +74,10 @@ type Provider interface {
 	// GetCustomStatus returns the custom status if its version is newer
 	// than lastSeenVersion, else nil (also nil for an unknown instance).
 	GetCustomStatus(ctx context.Context, instance string, lastSeenVersion uint64) (*CustomStatus, error)
-	// GetKvValue reads one key of the merged KV view.
-	GetKvValue(ctx context.Context, instance, key string) (value string, found bool, err error)
-	// GetKvAllValues reads the merged KV view.
-	GetKvAllValues(ctx context.Context, instance string) (map[string]string, error)
+	// GetKVValue reads one key of the merged KV view.
+	GetKVValue(ctx context.Context, instance, key string) (value string, found bool, err error)
+	// GetKVAllValues reads the merged KV view.
+	GetKVAllValues(ctx context.Context, instance string) (map[string]string, error)
 	// GetInstanceStats returns stats for the instance, nil if unknown.
 	GetInstanceStats(ctx context.Context, instance string) (*SystemStats, error)
 
@@ -98,9 +98,9 @@ type OrchestrationItem struct {
 	// HistoryError is set (and History empty) when stored history could not
 	// be decoded; the item is still locked and must be acked or abandoned.
 	HistoryError *string
-	// KvSnapshot holds the KV store as of the previous execution; the
+	// KVSnapshot holds the KV store as of the previous execution; the
 	// current execution's changes are not included.
-	KvSnapshot map[string]KvEntry
+	KVSnapshot map[string]KVEntry
 
 	// LockToken identifies the lock for ack, abandon and renew.
 	LockToken string
@@ -153,8 +153,8 @@ type ScheduledActivityIdentifier struct {
 	ActivityID  uint64
 }
 
-// KvEntry is one key's value in a KV snapshot.
-type KvEntry struct {
+// KVEntry is one key's value in a KV snapshot.
+type KVEntry struct {
 	Value           string
 	LastUpdatedAtMs uint64
 }
@@ -176,6 +176,6 @@ type SystemStats struct {
 	HistoryEventCount uint64 `json:"history_event_count"`
 	HistorySizeBytes  uint64 `json:"history_size_bytes"`
 	QueuePendingCount uint64 `json:"queue_pending_count"`
-	KvUserKeyCount    uint64 `json:"kv_user_key_count"`
-	KvTotalValueBytes uint64 `json:"kv_total_value_bytes"`
+	KVUserKeyCount    uint64 `json:"kv_user_key_count"`
+	KVTotalValueBytes uint64 `json:"kv_total_value_bytes"`
 }

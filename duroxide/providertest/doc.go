@@ -43,7 +43,7 @@ Implement Factory and call Run from a test in the provider's package:
 RunModules runs a subset, for example
 providertest.RunModules(t, factory{}, "atomicity", "sessions"); Modules
 lists the module names and Tests the behaviours of one module.
-internal/memprovider/memprovider_test.go is a complete, working wiring.
+memprovider/memprovider_test.go is a complete, working wiring.
 
 # What the factory must provide
 

@@ -104,7 +104,7 @@ func kvCompleteInstance(t *testing.T, p duroxide.Provider, instance string, exec
 // kvGet reads one key of the merged view; nil means absent.
 func kvGet(t *testing.T, p duroxide.Provider, instance, key string) *string {
 	t.Helper()
-	v, found, err := p.GetKvValue(t.Context(), instance, key)
+	v, found, err := p.GetKVValue(t.Context(), instance, key)
 	require.NoError(t, err, "get_kv_value(%s, %s)", instance, key)
 	if !found {
 		return nil
@@ -114,16 +114,16 @@ func kvGet(t *testing.T, p duroxide.Provider, instance, key string) *string {
 
 // kvSnapshotTurn pokes the instance, fetches it and returns the item's KV
 // snapshot after acking the turn (execution executionID, no changes).
-func kvSnapshotTurn(t *testing.T, p duroxide.Provider, instance string, executionID uint64) map[string]duroxide.KvEntry {
+func kvSnapshotTurn(t *testing.T, p duroxide.Provider, instance string, executionID uint64) map[string]duroxide.KVEntry {
 	t.Helper()
 	poke(t, p, instance)
 	item := mustFetchInstance(t, p, testLock, instance)
 	mustAck(t, p, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: executionID})
-	return item.KvSnapshot
+	return item.KVSnapshot
 }
 
 // kvSnapshotValues flattens a snapshot to key → value.
-func kvSnapshotValues(s map[string]duroxide.KvEntry) map[string]string {
+func kvSnapshotValues(s map[string]duroxide.KVEntry) map[string]string {
 	out := map[string]string{}
 	for k, e := range s {
 		out[k] = e.Value

@@ -170,8 +170,8 @@ func testGetInstanceStatsHistory(t *testing.T, f Factory) {
 	s := mustInstanceStats(t, p, "stats-hist")
 	assert.GreaterOrEqual(t, s.HistoryEventCount, uint64(1), "should have at least 1 event")
 	assert.Positive(t, s.HistorySizeBytes, "history should have a non-zero size")
-	assert.Zero(t, s.KvUserKeyCount, "no KV keys set")
-	assert.Zero(t, s.KvTotalValueBytes, "no KV value bytes")
+	assert.Zero(t, s.KVUserKeyCount, "no KV keys set")
+	assert.Zero(t, s.KVTotalValueBytes, "no KV value bytes")
 	assert.Zero(t, s.QueuePendingCount, "no carry-forward events")
 }
 
@@ -186,8 +186,8 @@ func testGetInstanceStatsKv(t *testing.T, f Factory) {
 	}, duroxide.ExecutionMetadata{Status: ptr(duroxide.StatusCompleted), Output: ptr("done")})
 
 	s := mustInstanceStats(t, p, "stats-kv")
-	assert.Equal(t, uint64(2), s.KvUserKeyCount, "should have 2 KV keys")
-	assert.Equal(t, uint64(8), s.KvTotalValueBytes, "3 + 5 = 8 bytes")
+	assert.Equal(t, uint64(2), s.KVUserKeyCount, "should have 2 KV keys")
+	assert.Equal(t, uint64(8), s.KVTotalValueBytes, "3 + 5 = 8 bytes")
 }
 
 func testGetInstanceStatsCarryForward(t *testing.T, f Factory) {
@@ -206,7 +206,7 @@ func testGetInstanceStatsCarryForward(t *testing.T, f Factory) {
 	assert.Equal(t, uint64(3), s.QueuePendingCount, "should count 3 carry-forward events")
 	assert.GreaterOrEqual(t, s.HistoryEventCount, uint64(1), "should have at least 1 event")
 	assert.Positive(t, s.HistorySizeBytes, "history should have a non-zero size")
-	assert.Zero(t, s.KvUserKeyCount, "no KV keys set")
+	assert.Zero(t, s.KVUserKeyCount, "no KV keys set")
 }
 
 func testGetInstanceStatsKvDeltaOnly(t *testing.T, f Factory) {
@@ -220,8 +220,8 @@ func testGetInstanceStatsKvDeltaOnly(t *testing.T, f Factory) {
 	}, duroxide.ExecutionMetadata{})
 
 	s := mustInstanceStats(t, p, "kv-delta-stats")
-	assert.Equal(t, uint64(2), s.KvUserKeyCount, "should count 2 delta-only KV keys")
-	assert.Equal(t, uint64(9), s.KvTotalValueBytes, "3 + 6 = 9 bytes from the delta")
+	assert.Equal(t, uint64(2), s.KVUserKeyCount, "should count 2 delta-only KV keys")
+	assert.Equal(t, uint64(9), s.KVTotalValueBytes, "3 + 6 = 9 bytes from the delta")
 	assert.Zero(t, s.QueuePendingCount, "no carry-forward events")
 }
 
@@ -240,8 +240,8 @@ func testGetInstanceStatsKvMerged(t *testing.T, f Factory) {
 	}})
 
 	s := mustInstanceStats(t, p, inst)
-	assert.Equal(t, uint64(2), s.KvUserKeyCount, "delta phase: 2 keys")
-	assert.Equal(t, uint64(5), s.KvTotalValueBytes, "delta phase: 3 + 2 = 5 bytes")
+	assert.Equal(t, uint64(2), s.KVUserKeyCount, "delta phase: 2 keys")
+	assert.Equal(t, uint64(5), s.KVTotalValueBytes, "delta phase: 3 + 2 = 5 bytes")
 
 	enqueueOrch(t, p, externalRaised(inst, "poke2", "{}"))
 	item = mustFetchInstance(t, p, testLock, inst)
@@ -255,7 +255,7 @@ func testGetInstanceStatsKvMerged(t *testing.T, f Factory) {
 	})
 
 	s = mustInstanceStats(t, p, inst)
-	assert.Equal(t, uint64(2), s.KvUserKeyCount, "merged: still 2 keys (an overwrite, not a duplicate)")
-	assert.Equal(t, uint64(7), s.KvTotalValueBytes, "merged: 5 + 2 = 7 bytes")
+	assert.Equal(t, uint64(2), s.KVUserKeyCount, "merged: still 2 keys (an overwrite, not a duplicate)")
+	assert.Equal(t, uint64(7), s.KVTotalValueBytes, "merged: 5 + 2 = 7 bytes")
 	assert.Zero(t, s.QueuePendingCount, "no carry-forward events")
 }

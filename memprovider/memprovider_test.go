@@ -9,7 +9,7 @@ import (
 
 	"github.com/duroxide-go/cdb/duroxide"
 	"github.com/duroxide-go/cdb/duroxide/providertest"
-	"github.com/duroxide-go/cdb/internal/memprovider"
+	"github.com/duroxide-go/cdb/memprovider"
 )
 
 // factory runs the validation suite against fresh memory providers with

@@ -140,7 +140,7 @@ func (p *Provider) lockBatch(instance string, st *instanceState, batch []*orchMe
 	item := &duroxide.OrchestrationItem{
 		Instance:   instance,
 		LockToken:  token,
-		KvSnapshot: map[string]duroxide.KvEntry{},
+		KVSnapshot: map[string]duroxide.KVEntry{},
 	}
 	for _, m := range batch {
 		m.lockToken, m.lockedUntil = token, until
@@ -150,7 +150,7 @@ func (p *Provider) lockBatch(instance string, st *instanceState, batch []*orchMe
 	}
 	if st != nil {
 		item.OrchestrationName, item.Version, item.ExecutionID = st.name, st.version, st.currentExecution
-		maps.Copy(item.KvSnapshot, st.kvStore)
+		maps.Copy(item.KVSnapshot, st.kvStore)
 	} else {
 		item.OrchestrationName, item.Version = nameVersionOf(startOf(batch))
 		item.ExecutionID = 1
@@ -258,8 +258,8 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 			currentExecution: commit.ExecutionID,
 			createdAt:        now,
 			executions:       map[uint64]*executionState{},
-			kvStore:          map[string]duroxide.KvEntry{},
-			kvDelta:          map[string]*duroxide.KvEntry{},
+			kvStore:          map[string]duroxide.KVEntry{},
+			kvDelta:          map[string]*duroxide.KVEntry{},
 		}
 		p.instances[instance] = st
 	}
@@ -383,7 +383,7 @@ func applyKV(st *instanceState, events []duroxide.Event) {
 	for _, e := range events {
 		switch k := e.Kind.(type) {
 		case duroxide.KeyValueSet:
-			st.kvDelta[k.Key] = &duroxide.KvEntry{Value: k.Value, LastUpdatedAtMs: k.LastUpdatedAtMs}
+			st.kvDelta[k.Key] = &duroxide.KVEntry{Value: k.Value, LastUpdatedAtMs: k.LastUpdatedAtMs}
 		case duroxide.KeyValueCleared:
 			st.kvDelta[k.Key] = nil
 		case duroxide.KeyValuesCleared:
@@ -409,7 +409,7 @@ func mergeKV(st *instanceState) {
 
 // kvView is the merged KV view (store overridden by delta). Callers hold
 // p.mu.
-func kvView(st *instanceState) map[string]duroxide.KvEntry {
+func kvView(st *instanceState) map[string]duroxide.KVEntry {
 	view := maps.Clone(st.kvStore)
 	for key, v := range st.kvDelta {
 		if v == nil {

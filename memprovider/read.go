@@ -94,8 +94,8 @@ func (p *Provider) GetCustomStatus(ctx context.Context, instance string, lastSee
 	return cs, nil
 }
 
-// GetKvValue implements duroxide.Provider.
-func (p *Provider) GetKvValue(ctx context.Context, instance, key string) (string, bool, error) {
+// GetKVValue implements duroxide.Provider.
+func (p *Provider) GetKVValue(ctx context.Context, instance, key string) (string, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return "", false, duroxide.Wrap("get_kv_value", err)
 	}
@@ -115,8 +115,8 @@ func (p *Provider) GetKvValue(ctx context.Context, instance, key string) (string
 	return v.Value, ok, nil
 }
 
-// GetKvAllValues implements duroxide.Provider.
-func (p *Provider) GetKvAllValues(ctx context.Context, instance string) (map[string]string, error) {
+// GetKVAllValues implements duroxide.Provider.
+func (p *Provider) GetKVAllValues(ctx context.Context, instance string) (map[string]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, duroxide.Wrap("get_kv_all_values", err)
 	}
@@ -164,8 +164,8 @@ func (p *Provider) GetInstanceStats(ctx context.Context, instance string) (*duro
 		}
 	}
 	for _, v := range kvView(st) {
-		stats.KvUserKeyCount++
-		stats.KvTotalValueBytes += uint64(len(v.Value))
+		stats.KVUserKeyCount++
+		stats.KVTotalValueBytes += uint64(len(v.Value))
 	}
 	return stats, nil
 }

@@ -70,10 +70,10 @@ type instanceState struct {
 
 	// kvStore is the KV state as of the last terminal ack (Completed,
 	// Failed or ContinuedAsNew): what fetches return as the snapshot.
-	kvStore map[string]duroxide.KvEntry
+	kvStore map[string]duroxide.KVEntry
 	// kvDelta holds the current execution's changes; a nil value is a
 	// tombstone. Reads see kvStore overridden by kvDelta.
-	kvDelta map[string]*duroxide.KvEntry
+	kvDelta map[string]*duroxide.KVEntry
 }
 
 // status is the status of the instance's current execution.
