@@ -36,10 +36,6 @@ import (
 //  3. An orchestration's current-execution history and KV documents are
 //     loaded with one single-partition query.
 
-// discoveryPages bounds how many discovery pages one fetch reads when every
-// entry of the first page belongs to a busy instance.
-const discoveryPages = 3
-
 // candidate is one instance (or work item) found by discovery.
 type candidate struct {
 	instance string
@@ -48,6 +44,9 @@ type candidate struct {
 	order    int64
 	session  *string
 	start    bool // a StartOrchestration is among the messages
+	// partial: discovery stopped before the end of its query, so the
+	// instance may have ready messages it did not see.
+	partial bool
 }
 
 // discoveryRow is the projection discovery reads.
@@ -169,20 +168,35 @@ func (p *Provider) discover(ctx context.Context, docType, extra string, params q
 // in slots; full reports that the page was full (a backlog).
 func (p *Provider) discoverIn(ctx context.Context, slots []uint8, docType, extra string, params queryParams, perInstance bool, skip func(candidate) bool) (out []candidate, full bool, err error) {
 	clause, params := slotsClause(slots, params)
-	now := ms(p.opts.Now())
 	q := "SELECT c.id, c.instanceId, c.enqueuedAt, c.enqueueOrder, c._etag, c.sessionId, STARTSWITH(c.workItem, @start) AS isStart FROM c WHERE c.type = @type AND c.visibleAt <= @now AND " +
 		lockFree + " AND " + notStaged + clause + extra
-	params = params.add("@type", docType).add("@now", now).add("@start", `{"StartOrchestration"`)
+	params = params.add("@type", docType).add("@start", `{"StartOrchestration"`)
 	var rows []discoveryRow
-	_, err = p.st.query(ctx, q, params, queryOptions{PageSize: int32(p.opts.DiscoveryPageSize), MaxPages: discoveryPages}, func(item []byte) bool {
-		var r discoveryRow
-		if json.Unmarshal(item, &r) == nil && r.InstanceID != "" {
+	partial := map[string]bool{} // instances seen in a full page
+	// The scan resumes where the previous fetch with the same query
+	// stopped (paging.go) and reads pages until it has one page's worth of
+	// rows to choose the oldest from, or its page budget is spent: pages
+	// come one physical partition at a time and may be empty, and resuming
+	// moves through the partitions in turn.
+	cur := p.scans.get("discover\x00" + q + "\x00" + string(mustJSON(params)))
+	_, err = p.scan(ctx, cur, scanRequest{
+		text:     q,
+		fresh:    func() queryParams { return append(params[:len(params):len(params)], azcosmos.QueryParameter{Name: "@now", Value: ms(p.opts.Now())}) },
+		pageSize: int32(p.opts.DiscoveryPageSize),
+		maxPages: p.opts.ScanPages,
+		enough:   func() bool { return len(rows) >= p.opts.DiscoveryPageSize },
+	}, func(items [][]byte) {
+		for _, item := range items {
+			var r discoveryRow
+			if json.Unmarshal(item, &r) != nil || r.InstanceID == "" {
+				continue
+			}
 			rows = append(rows, r)
+			// A full page may have cut an instance's messages short.
+			if len(items) >= p.opts.DiscoveryPageSize {
+				partial[r.InstanceID] = true
+			}
 		}
-		// One page's worth of rows is enough to choose from; further
-		// pages are read only while the service returns short (or empty)
-		// cross-partition pages.
-		return len(rows) < p.opts.DiscoveryPageSize
 	})
 	if err != nil {
 		return nil, false, err
@@ -203,7 +217,7 @@ func (p *Provider) discoverIn(ctx context.Context, slots []uint8, docType, extra
 			}
 			byInstance[r.InstanceID] = len(out)
 		}
-		out = append(out, candidate{instance: r.InstanceID, ids: []string{r.ID}, etag: r.ETag, order: r.order(), session: r.SessionID, start: r.IsStart})
+		out = append(out, candidate{instance: r.InstanceID, ids: []string{r.ID}, etag: r.ETag, order: r.order(), session: r.SessionID, start: r.IsStart, partial: partial[r.InstanceID]})
 	}
 	if skip != nil {
 		kept := out[:0]
