@@ -180,8 +180,10 @@ func (p *Provider) discoverIn(ctx context.Context, slots []uint8, docType, extra
 	// moves through the partitions in turn.
 	cur := p.scans.get("discover\x00" + q + "\x00" + string(mustJSON(params)))
 	_, err = p.scan(ctx, cur, scanRequest{
-		text:     q,
-		fresh:    func() queryParams { return append(params[:len(params):len(params)], azcosmos.QueryParameter{Name: "@now", Value: ms(p.opts.Now())}) },
+		text: q,
+		fresh: func() queryParams {
+			return append(params[:len(params):len(params)], azcosmos.QueryParameter{Name: "@now", Value: ms(p.opts.Now())})
+		},
 		pageSize: int32(p.opts.DiscoveryPageSize),
 		maxPages: p.opts.ScanPages,
 		enough:   func() bool { return len(rows) >= p.opts.DiscoveryPageSize },

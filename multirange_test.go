@@ -111,7 +111,9 @@ func TestMultiRangeOutboxReachesEveryPartition(t *testing.T) {
 	ctx := context.Background()
 	const n = 20
 	h.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Status: http.StatusServiceUnavailable,
-		Match: func(r *http.Request) bool { return strings.Contains(r.Header.Get("x-ms-documentdb-partitionkey"), "mo-child") }})
+		Match: func(r *http.Request) bool {
+			return strings.Contains(r.Header.Get("x-ms-documentdb-partitionkey"), "mo-child")
+		}})
 	for i := range n {
 		item, commit := startParentWithChild(t, h.p, fmt.Sprintf("mo-parent-%02d", i), fmt.Sprintf("mo-child-%02d", i))
 		require.NoError(t, h.p.AckOrchestrationItem(ctx, item.LockToken, commit))
@@ -137,7 +139,9 @@ func TestMultiRangeBackgroundReconciler(t *testing.T) {
 	ctx := context.Background()
 	const n = 12
 	h.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Status: http.StatusServiceUnavailable,
-		Match: func(r *http.Request) bool { return strings.Contains(r.Header.Get("x-ms-documentdb-partitionkey"), "bg-child") }})
+		Match: func(r *http.Request) bool {
+			return strings.Contains(r.Header.Get("x-ms-documentdb-partitionkey"), "bg-child")
+		}})
 	for i := range n {
 		item, commit := startParentWithChild(t, h.p, fmt.Sprintf("bg-parent-%02d", i), fmt.Sprintf("bg-child-%02d", i))
 		require.NoError(t, h.p.AckOrchestrationItem(ctx, item.LockToken, commit))
