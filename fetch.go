@@ -290,7 +290,13 @@ func (p *Provider) FetchOrchestrationItem(ctx context.Context, lockTimeout, _ ti
 	if filter != nil && len(filter.SupportedDuroxideVersions) == 0 {
 		return nil, nil // Phase 1: an empty list supports nothing
 	}
-	p.orchLocks.prune(func(l *orchLock) bool { return p.opts.Now().After(l.lockedUntil.Add(time.Minute)) })
+	p.orchLocks.prune(func(l *orchLock) bool {
+		if !l.mu.TryLock() { // in use: not stale (see FetchWorkItem)
+			return false
+		}
+		defer l.mu.Unlock()
+		return p.opts.Now().After(l.lockedUntil.Add(time.Minute))
+	})
 	now := p.opts.Now()
 	cands, err := p.discover(ctx, docOrchQueue, "", nil, true, func(c candidate) bool {
 		return p.busy.isBusy(c.instance, now) || (filter != nil && p.incompatible.isBusy(filterKey(c.instance, filter), now))
@@ -317,6 +323,17 @@ func (p *Provider) tryLockOrchestration(ctx context.Context, c candidate, lockTi
 	now := p.opts.Now()
 	until := now.Add(lockTimeout)
 	token := newOrchToken(c.instance)
+	if c.partial {
+		// Discovery's page was cut short: lock every ready message of the
+		// instance, not only those the page showed (as the seed does).
+		ids, err := p.readyMessages(ctx, c.instance, now)
+		if err != nil {
+			return nil, err
+		}
+		if len(ids) > 0 {
+			c.ids = ids
+		}
+	}
 	res, created, err := p.lockBatch(ctx, c, token, now, until, filter)
 	if err != nil || res == nil {
 		return nil, err
@@ -381,6 +398,34 @@ func (p *Provider) tryLockOrchestration(ctx context.Context, c candidate, lockTi
 	p.orchLocks.put(token, lk)
 	p.busy.mark(c.instance, until)
 	return item, nil
+}
+
+// readyMessages returns the ids of inst's visible, unlocked orchestrator
+// messages, oldest first, with one single-partition query.
+func (p *Provider) readyMessages(ctx context.Context, inst string, now time.Time) ([]string, error) {
+	q := "SELECT c.id, c.enqueuedAt, c.enqueueOrder FROM c WHERE c.type = 'orch_queue' AND c.visibleAt <= @now AND " + lockFree + " AND " + notStaged
+	var rows []discoveryRow
+	_, err := p.st.query(ctx, q, queryParams{}.add("@now", ms(now)), queryOptions{Partition: &inst, PageSize: -1}, func(raw []byte) bool {
+		var r discoveryRow
+		if json.Unmarshal(raw, &r) == nil {
+			rows = append(rows, r)
+		}
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		if rows[i].order() != rows[j].order() {
+			return rows[i].order() < rows[j].order()
+		}
+		return rows[i].ID < rows[j].ID
+	})
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	return ids, nil
 }
 
 // finishTurnUnderLock rolls forward the previous large turn of a locked
@@ -500,9 +545,12 @@ func (p *Provider) loadTurnState(ctx context.Context, lk *orchLock, item *duroxi
 	// The same query picks up leftovers of a large turn that failed before
 	// its commit (staged documents, journals): the lock holder removes
 	// them so the retried turn can write the same ids.
+	// It also finds received-message markers past their retention, which
+	// the turn's batch removes.
 	q := "SELECT * FROM c WHERE (c.type = 'history' AND c.executionId = @exec) OR c.type = 'kv' OR c.type = 'kv_delta'" +
-		" OR c.type = 'turn_journal' OR (IS_DEFINED(c.staged) AND NOT IS_NULL(c.staged))"
-	params := queryParams{}.add("@exec", lk.doc.CurrentExecutionID)
+		" OR c.type = 'turn_journal' OR (IS_DEFINED(c.staged) AND NOT IS_NULL(c.staged))" +
+		" OR (c.type = 'orch_received' AND c.createdAt < @markersBefore)"
+	params := queryParams{}.add("@exec", lk.doc.CurrentExecutionID).add("@markersBefore", ms(p.opts.Now().Add(-receivedRetention)))
 	var hist []historyDoc
 	var garbage []string
 	var kvErr error
@@ -520,6 +568,8 @@ func (p *Provider) loadTurnState(ctx context.Context, lk *orchLock, item *duroxi
 			return true
 		}
 		switch head.Type {
+		case docReceived:
+			lk.staleMarkers = append(lk.staleMarkers, head.ID)
 		case docHistory:
 			var h historyDoc
 			if err := json.Unmarshal(raw, &h); err != nil {
@@ -704,7 +754,16 @@ func (p *Provider) FetchWorkItem(ctx context.Context, lockTimeout, _ time.Durati
 	if session == nil {
 		extra += " AND (NOT IS_DEFINED(c.sessionId) OR IS_NULL(c.sessionId))"
 	}
-	p.workLocks.prune(func(l *workLock) bool { return p.opts.Now().After(l.lockedUntil.Add(time.Minute)) })
+	p.workLocks.prune(func(l *workLock) bool {
+		// A lock in use (being acked or renewed) is not stale; TryLock
+		// also keeps the lock order (lk.mu is never taken under the map's
+		// mutex otherwise).
+		if !l.mu.TryLock() {
+			return false
+		}
+		defer l.mu.Unlock()
+		return p.opts.Now().After(l.lockedUntil.Add(time.Minute))
+	})
 	cands, err := p.discover(ctx, docWorkerQueue, extra, params, false, nil)
 	if err != nil {
 		return nil, duroxide.Wrap(op, err)
@@ -751,12 +810,17 @@ func tagClause(f duroxide.TagFilter) (clause string, params queryParams, ok bool
 
 // workLock is what this process remembers about a work item lock.
 type workLock struct {
-	instance    string
-	itemID      string
-	token       string
+	instance string
+	itemID   string
+	token    string
+	doc      queueDoc
+
+	// mu serialises ack, abandon and renewal of this lock in this process
+	// and guards etag and lockedUntil: a renewal changes the item's ETag,
+	// which the ack must then use.
+	mu          sync.Mutex
 	etag        azcore.ETag
 	lockedUntil time.Time
-	doc         queueDoc
 }
 
 func (p *Provider) tryLockWorkItem(ctx context.Context, c candidate, lockTimeout time.Duration) (*duroxide.LockedWorkItem, error) {

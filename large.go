@@ -310,10 +310,14 @@ func (p *Provider) rollForwardIDs(ctx context.Context, inst string, pt *pendingT
 	}
 	// Clear the marker only if it is still this turn's; the condition
 	// makes a concurrent roll-forward harmless.
+	cond, err := pendingTurnCondition(pt.Turn)
+	if err != nil {
+		return gone, err
+	}
 	var ops azcosmos.PatchOperations
-	ops.SetCondition("FROM c WHERE c.pendingTurn.turn = '" + pt.Turn + "'")
+	ops.SetCondition(cond)
 	ops.AppendSet("/pendingTurn", jsonNull)
-	_, _, err := p.st.patch(ctx, inst, instanceDocID(inst), ops, nil, false)
+	_, _, err = p.st.patch(ctx, inst, instanceDocID(inst), ops, nil, false)
 	if err != nil && !isPrecondition(err) && !isNotFound(err) {
 		return gone, err
 	}
