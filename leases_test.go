@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log"
 	"slices"
 	"sort"
 	"sync/atomic"
@@ -404,4 +405,43 @@ func TestCosmosLeasesBackgroundRenewal(t *testing.T) {
 	}, "two processes share the slots")
 	b.kill()
 	eventually(t, time.Minute, func() bool { return len(a.l.Owned()) == cdb.NumSlots }, "a takes over b's slots")
+}
+
+// Share the dispatch slots between processes on one container: each
+// process gives its provider its own CosmosLeases, and renewals (in the
+// background every RenewInterval; here by hand) converge to fair shares.
+func ExampleNewCosmosLeases() {
+	srv, err := cosmostest.NewServer(nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	ctx := context.Background()
+	var all []*cdb.CosmosLeases
+	for _, id := range []string{"worker-a", "worker-b", "worker-c"} {
+		leases, err := cdb.NewCosmosLeases(cdb.LeaseOptions{ProcessID: id})
+		if err != nil {
+			log.Fatal(err)
+		}
+		p, err := cdb.New(ctx, cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key(), Options: cdb.Options{Leases: leases}})
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer p.Close()
+		all = append(all, leases)
+	}
+	for range 3 {
+		for _, l := range all {
+			if err := l.Refresh(ctx); err != nil {
+				log.Fatal(err)
+			}
+		}
+	}
+	for _, l := range all {
+		fmt.Printf("%s polls %d slots\n", l.ProcessID(), len(l.Owned()))
+	}
+	// Output:
+	// worker-a polls 86 slots
+	// worker-b polls 85 slots
+	// worker-c polls 85 slots
 }
