@@ -39,7 +39,7 @@ func testAtomicityFailureRollback(t *testing.T, f Factory) {
 		OrchestratorItems: []duroxide.WorkItem{externalRaised("instance-A", "e", "d")},
 		Metadata:          statusMetadata(duroxide.StatusCompleted, "done"),
 	})
-	require.Error(t, err, "an ack with a duplicate event id must fail")
+	require.ErrorIs(t, err, duroxide.ErrDuplicateEvent, "an ack with a duplicate event id must fail")
 
 	require.Len(t, mustRead(t, p, "instance-A"), 1, "a failed ack must not append history")
 	requireNoWork(t, p, "a failed ack must not enqueue worker items")
@@ -100,7 +100,7 @@ func testLockReleasedOnlyOnSuccessfulAck(t *testing.T, f Factory) {
 		HistoryDelta: []duroxide.Event{startedEvent("instance-A", 1)},
 		Metadata:     runningMetadata(),
 	})
-	require.Error(t, err, "an ack with a bogus token must fail")
+	require.ErrorIs(t, err, duroxide.ErrLockLost, "an ack with a bogus token must fail")
 	requireNoFetch(t, p, "a failed ack must not release the lock")
 
 	sleep(t, lock+100*time.Millisecond)

@@ -163,7 +163,7 @@ func testRenewFailsWhenEntryDeleted(t *testing.T, f Factory) {
 	createInstanceWithActivities(t, p, "inst", activityExecute("inst", 1, 2, "Act", "in"))
 	w := mustFetchWork(t, p, testLock)
 	require.NoError(t, p.AckWorkItem(t.Context(), w.LockToken, nil))
-	require.Error(t, p.RenewWorkItemLock(t.Context(), w.LockToken, 30*time.Second))
+	require.ErrorIs(t, p.RenewWorkItemLock(t.Context(), w.LockToken, 30*time.Second), duroxide.ErrLockLost)
 }
 
 func testCancellingNonexistentActivitiesIsIdempotent(t *testing.T, f Factory) {
@@ -229,7 +229,7 @@ func testOrphanActivityAfterForceDeletion(t *testing.T, f Factory) {
 	_, err := admin.DeleteInstance(ctx, "inst", true)
 	require.NoError(t, err, "force delete of a running instance")
 	_, err = admin.GetInstanceInfo(ctx, "inst")
-	require.Error(t, err, "the instance is gone")
+	require.ErrorIs(t, err, duroxide.ErrInstanceNotFound, "the instance is gone")
 
 	// The provider may or may not have removed the queued activity; if it
 	// is still delivered, completing it must not fail.

@@ -218,7 +218,7 @@ func testForceDeletePreventsAckRecreation(t *testing.T, f Factory) {
 		ExecutionID:  1,
 		HistoryDelta: []duroxide.Event{event(id, 1, 2, duroxide.ExternalEvent{Name: "test-event", Data: "{}"})},
 	})
-	require.Error(t, err, "the ack must fail after a force delete, or it would recreate a zombie instance")
+	require.ErrorIs(t, err, duroxide.ErrLockLost, "the ack must fail after a force delete, or it would recreate a zombie instance")
 	admRequireGone(t, a, id, "the instance must not be recreated after a force delete")
 }
 
@@ -269,7 +269,7 @@ func testDeleteGetParentID(t *testing.T, f Factory) {
 	assert.Equal(t, root, parent)
 
 	_, _, err = a.GetParentID(ctx, "non-existent")
-	require.Error(t, err, "get_parent_id of an unknown instance must fail")
+	require.ErrorIs(t, err, duroxide.ErrInstanceNotFound, "get_parent_id of an unknown instance must fail")
 
 	_, err = a.DeleteInstance(ctx, root, true)
 	require.NoError(t, err, "cleanup delete")
@@ -398,7 +398,7 @@ func testStaleActivityAfterDeleteRecreate(t *testing.T, f Factory) {
 	assert.Equal(t, testOrchName, info.OrchestrationName)
 
 	err = p.AckWorkItem(ctx, oldWork.LockToken, activityCompleted(id, 1, 2, "stale-result-from-old-instance"))
-	require.Error(t, err, "a stale activity's ack must fail, or it would corrupt the recreated instance")
+	require.ErrorIs(t, err, duroxide.ErrLockLost, "a stale activity's ack must fail, or it would corrupt the recreated instance")
 
 	enqueueOrch(t, p, externalRaised(id, "probe-event", "{}"))
 	probe := mustFetchInstance(t, p, testLock, id)

@@ -35,7 +35,7 @@ func testInvalidLockTokenOnAck(t *testing.T, f Factory) {
 		HistoryDelta: []duroxide.Event{startedEvent("instance-A", 1)},
 		Metadata:     runningMetadata(),
 	})
-	require.Error(t, err)
+	require.ErrorIs(t, err, duroxide.ErrLockLost)
 	msg := err.Error()
 	require.True(t, strings.Contains(msg, "Invalid lock token") || strings.Contains(msg, "lock_token"),
 		"the error should name the lock token problem, got %q", msg)
@@ -60,7 +60,7 @@ func testDuplicateEventIDRejection(t *testing.T, f Factory) {
 		HistoryDelta: []duroxide.Event{activityScheduledEvent("instance-A", 1, 1, "Act", "in")},
 		Metadata:     runningMetadata(),
 	})
-	require.Error(t, err, "event_id 1 already exists")
+	require.ErrorIs(t, err, duroxide.ErrDuplicateEvent, "event_id 1 already exists")
 
 	h := mustRead(t, p, "instance-A")
 	require.Len(t, h, 1, "history is unchanged")
@@ -96,7 +96,7 @@ func testLockExpirationDuringAck(t *testing.T, f Factory) {
 		HistoryDelta: []duroxide.Event{startedEvent("instance-A", 1)},
 		Metadata:     runningMetadata(),
 	})
-	require.Error(t, err, "an ack after the lock expired must fail")
+	require.ErrorIs(t, err, duroxide.ErrLockLost, "an ack after the lock expired must fail")
 }
 
 func testReadCorruptedHistoryReturnsError(t *testing.T, f Factory) {

@@ -83,12 +83,12 @@ func testInvalidLockTokenRejection(t *testing.T, f Factory) {
 	enqueueOrch(t, p, startItem("instance-A"))
 	item := mustFetchInstance(t, p, testLock, "instance-A")
 
-	require.Error(t, p.AckOrchestrationItem(t.Context(), "invalid-token", duroxide.OrchestrationCommit{
+	require.ErrorIs(t, p.AckOrchestrationItem(t.Context(), "invalid-token", duroxide.OrchestrationCommit{
 		ExecutionID:  1,
 		HistoryDelta: []duroxide.Event{startedEvent("instance-A", 1)},
 		Metadata:     runningMetadata(),
-	}), "ack with an invalid token")
-	require.Error(t, p.AbandonOrchestrationItem(t.Context(), "invalid-token", 0, false), "abandon with an invalid token")
+	}), duroxide.ErrLockLost, "ack with an invalid token")
+	require.ErrorIs(t, p.AbandonOrchestrationItem(t.Context(), "invalid-token", 0, false), duroxide.ErrLockLost, "abandon with an invalid token")
 	requireNoFetch(t, p, "the real lock is still held")
 
 	mustAck(t, p, item.LockToken, duroxide.OrchestrationCommit{

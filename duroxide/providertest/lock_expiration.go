@@ -47,7 +47,7 @@ func testLockExpiresAfterTimeout(t *testing.T, f Factory) {
 		HistoryDelta: []duroxide.Event{startedEvent("instance-A", 1)},
 		Metadata:     runningMetadata(),
 	}
-	require.Error(t, p.AckOrchestrationItem(t.Context(), first.LockToken, commit), "the expired token must not ack")
+	require.ErrorIs(t, p.AckOrchestrationItem(t.Context(), first.LockToken, commit), duroxide.ErrLockLost, "the expired token must not ack")
 	mustAck(t, p, second.LockToken, commit)
 }
 
@@ -124,7 +124,7 @@ func testWorkerLockRenewalSuccess(t *testing.T, f Factory) {
 func testWorkerLockRenewalInvalidToken(t *testing.T, f Factory) {
 	t.Parallel()
 	_, p := newProvider(t, f)
-	require.Error(t, p.RenewWorkItemLock(t.Context(), "invalid-token-123", 30*time.Second))
+	require.ErrorIs(t, p.RenewWorkItemLock(t.Context(), "invalid-token-123", 30*time.Second), duroxide.ErrLockLost)
 }
 
 func testWorkerLockRenewalAfterExpiration(t *testing.T, f Factory) {
@@ -135,7 +135,7 @@ func testWorkerLockRenewalAfterExpiration(t *testing.T, f Factory) {
 	// Rust sleeps lock_timeout+100ms after a 1s lock; max keeps the
 	// behaviour meaningful for factories with a shorter lock timeout.
 	sleep(t, max(f.LockTimeout(), time.Second)+100*time.Millisecond)
-	require.Error(t, p.RenewWorkItemLock(t.Context(), w.LockToken, 30*time.Second), "an expired lock cannot be renewed")
+	require.ErrorIs(t, p.RenewWorkItemLock(t.Context(), w.LockToken, 30*time.Second), duroxide.ErrLockLost, "an expired lock cannot be renewed")
 }
 
 func testWorkerLockRenewalExtendsTimeout(t *testing.T, f Factory) {
@@ -156,7 +156,7 @@ func testWorkerLockRenewalAfterAck(t *testing.T, f Factory) {
 	createInstanceWithActivities(t, p, "instance-A", activityExecute("instance-A", 1, 2, "Act", "in"))
 	w := mustFetchWork(t, p, testLock)
 	require.NoError(t, p.AckWorkItem(t.Context(), w.LockToken, activityCompleted("instance-A", 1, 2, "result")))
-	require.Error(t, p.RenewWorkItemLock(t.Context(), w.LockToken, 30*time.Second), "an acked item cannot be renewed")
+	require.ErrorIs(t, p.RenewWorkItemLock(t.Context(), w.LockToken, 30*time.Second), duroxide.ErrLockLost, "an acked item cannot be renewed")
 }
 
 func testAbandonWorkItemReleasesLock(t *testing.T, f Factory) {
@@ -188,7 +188,7 @@ func testWorkerAckFailsAfterLockExpiry(t *testing.T, f Factory) {
 	w := mustFetchWork(t, p, time.Second)
 	sleep(t, 1200*time.Millisecond)
 	err := p.AckWorkItem(t.Context(), w.LockToken, activityCompleted("instance-A", 1, 2, "result"))
-	require.Error(t, err, "an ack after the lock expired must fail")
+	require.ErrorIs(t, err, duroxide.ErrLockLost, "an ack after the lock expired must fail")
 
 	again := mustFetchWork(t, p, testLock)
 	require.Equal(t, uint64(2), activityOf(t, again).ID, "the item survives the failed ack")
@@ -202,5 +202,5 @@ func testOrchestrationLockRenewalAfterExpiration(t *testing.T, f Factory) {
 	enqueueOrch(t, p, startItem("instance-A"))
 	item := mustFetchInstance(t, p, lock, "instance-A")
 	sleep(t, lock+100*time.Millisecond)
-	require.Error(t, p.RenewOrchestrationItemLock(t.Context(), item.LockToken, 30*time.Second), "an expired lock cannot be renewed")
+	require.ErrorIs(t, p.RenewOrchestrationItemLock(t.Context(), item.LockToken, 30*time.Second), duroxide.ErrLockLost, "an expired lock cannot be renewed")
 }

@@ -77,7 +77,7 @@ func testPruneSafety(t *testing.T, f Factory) {
 	assert.Contains(t, mustExecutions(t, a, id), uint64(3), "keep_last=0 must not prune the current execution")
 
 	_, err = a.PruneExecutions(ctx, "does-not-exist-prune", duroxide.PruneOptions{KeepLast: ptr(uint32(1))})
-	require.Error(t, err, "pruning a nonexistent instance must fail")
+	require.ErrorIs(t, err, duroxide.ErrInstanceNotFound, "pruning a nonexistent instance must fail")
 
 	for _, tc := range []struct {
 		label    string
