@@ -147,6 +147,9 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 		return err
 	}
 	defer unlock()
+	if err := validateCommitOwner(op, lk.instance, commit); err != nil {
+		return err
+	}
 	plan, err := p.planTurn(op, lk, commit)
 	if err != nil {
 		return err
@@ -234,6 +237,21 @@ func (p *Provider) ackError(op string, plan *turnPlan, err error) error {
 		return &duroxide.ProviderError{Operation: op, Message: be.Error(), Retryable: false, Err: err}
 	}
 	return duroxide.Wrap(op, err)
+}
+
+// validateCommitOwner refuses history events of another instance or
+// execution: written under this instance's partition they would be filed
+// as a phantom execution (ListExecutions reporting an execution that never
+// ran) that no reader of the real one could explain.
+func validateCommitOwner(op, instance string, c duroxide.OrchestrationCommit) error {
+	for _, e := range c.HistoryDelta {
+		if e.InstanceID != instance || e.ExecutionID != c.ExecutionID {
+			return duroxide.Kinded(duroxide.ErrInvalidInput, op,
+				"history event %d belongs to instance %q execution %d, but the commit is for instance %q execution %d",
+				e.EventID, e.InstanceID, e.ExecutionID, instance, c.ExecutionID)
+		}
+	}
+	return nil
 }
 
 // validateCommit rejects bad input before anything is written.
