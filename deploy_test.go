@@ -22,7 +22,7 @@ func TestDeployTemplatesReadIndexingJSON(t *testing.T) {
 		require.Contains(t, string(b), ref, file)
 		require.Contains(t, string(b), "/instanceId", file)
 		require.Contains(t, string(b), "00000000-0000-0000-0000-000000000002", file)
-		rel := ref[strings.Index(ref, "../"):strings.LastIndex(ref, "json")+4]
+		rel := ref[strings.Index(ref, "../") : strings.LastIndex(ref, "json")+4]
 		_, err = os.Stat(filepath.Join(filepath.Dir(file), rel))
 		require.NoError(t, err, "%s refers to %s", file, rel)
 	}
