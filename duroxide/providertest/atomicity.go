@@ -11,13 +11,11 @@ import (
 )
 
 // atomicity.rs: an ack commits all of its parts or none of them.
-func init() {
-	register("atomicity",
-		Test{Name: "test_atomicity_failure_rollback", Func: testAtomicityFailureRollback},
-		Test{Name: "test_multi_operation_atomic_ack", Func: testMultiOperationAtomicAck},
-		Test{Name: "test_lock_released_only_on_successful_ack", Func: testLockReleasedOnlyOnSuccessfulAck},
-		Test{Name: "test_concurrent_ack_prevention", Func: testConcurrentAckPrevention},
-	)
+var atomicityTests = []Test{
+	{Name: "test_atomicity_failure_rollback", Func: testAtomicityFailureRollback},
+	{Name: "test_multi_operation_atomic_ack", Func: testMultiOperationAtomicAck},
+	{Name: "test_lock_released_only_on_successful_ack", Func: testLockReleasedOnlyOnSuccessfulAck},
+	{Name: "test_concurrent_ack_prevention", Func: testConcurrentAckPrevention},
 }
 
 func testAtomicityFailureRollback(t *testing.T, f Factory) {

@@ -12,16 +12,14 @@ import (
 
 // error_handling.rs: invalid input and corrupted storage are reported as
 // errors, never silently accepted or swallowed.
-func init() {
-	register("error_handling",
-		Test{Name: "test_invalid_lock_token_on_ack", Func: testInvalidLockTokenOnAck},
-		Test{Name: "test_duplicate_event_id_rejection", Func: testDuplicateEventIDRejection},
-		Test{Name: "test_missing_instance_metadata", Func: testMissingInstanceMetadata},
-		Test{Name: "test_corrupted_serialization_data", Func: testCorruptedSerializationData},
-		Test{Name: "test_lock_expiration_during_ack", Func: testLockExpirationDuringAck},
-		Test{Name: "test_read_corrupted_history_returns_error", Func: testReadCorruptedHistoryReturnsError},
-		Test{Name: "test_read_with_execution_corrupted_history_returns_error", Func: testReadWithExecutionCorruptedHistoryReturnsError},
-	)
+var errorHandlingTests = []Test{
+	{Name: "test_invalid_lock_token_on_ack", Func: testInvalidLockTokenOnAck},
+	{Name: "test_duplicate_event_id_rejection", Func: testDuplicateEventIDRejection},
+	{Name: "test_missing_instance_metadata", Func: testMissingInstanceMetadata},
+	{Name: "test_corrupted_serialization_data", Func: testCorruptedSerializationData},
+	{Name: "test_lock_expiration_during_ack", Func: testLockExpirationDuringAck},
+	{Name: "test_read_corrupted_history_returns_error", Func: testReadCorruptedHistoryReturnsError},
+	{Name: "test_read_with_execution_corrupted_history_returns_error", Func: testReadWithExecutionCorruptedHistoryReturnsError},
 }
 
 func testInvalidLockTokenOnAck(t *testing.T, f Factory) {

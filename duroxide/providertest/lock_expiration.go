@@ -12,22 +12,20 @@ import (
 
 // lock_expiration.rs: locks expire, renewals extend only live locks, and
 // abandons release at once (or after their delay).
-func init() {
-	register("lock_expiration",
-		Test{Name: "test_lock_expires_after_timeout", Func: testLockExpiresAfterTimeout},
-		Test{Name: "test_abandon_releases_lock_immediately", Func: testAbandonReleasesLockImmediately},
-		Test{Name: "test_lock_renewal_on_ack", Func: testLockRenewalOnAck},
-		Test{Name: "test_concurrent_lock_attempts_respect_expiration", Func: testConcurrentLockAttemptsRespectExpiration},
-		Test{Name: "test_worker_lock_renewal_success", Func: testWorkerLockRenewalSuccess},
-		Test{Name: "test_worker_lock_renewal_invalid_token", Func: testWorkerLockRenewalInvalidToken},
-		Test{Name: "test_worker_lock_renewal_after_expiration", Func: testWorkerLockRenewalAfterExpiration},
-		Test{Name: "test_worker_lock_renewal_extends_timeout", Func: testWorkerLockRenewalExtendsTimeout},
-		Test{Name: "test_worker_lock_renewal_after_ack", Func: testWorkerLockRenewalAfterAck},
-		Test{Name: "test_abandon_work_item_releases_lock", Func: testAbandonWorkItemReleasesLock},
-		Test{Name: "test_abandon_work_item_with_delay", Func: testAbandonWorkItemWithDelay},
-		Test{Name: "test_worker_ack_fails_after_lock_expiry", Func: testWorkerAckFailsAfterLockExpiry},
-		Test{Name: "test_orchestration_lock_renewal_after_expiration", Func: testOrchestrationLockRenewalAfterExpiration},
-	)
+var lockExpirationTests = []Test{
+	{Name: "test_lock_expires_after_timeout", Func: testLockExpiresAfterTimeout},
+	{Name: "test_abandon_releases_lock_immediately", Func: testAbandonReleasesLockImmediately},
+	{Name: "test_lock_renewal_on_ack", Func: testLockRenewalOnAck},
+	{Name: "test_concurrent_lock_attempts_respect_expiration", Func: testConcurrentLockAttemptsRespectExpiration},
+	{Name: "test_worker_lock_renewal_success", Func: testWorkerLockRenewalSuccess},
+	{Name: "test_worker_lock_renewal_invalid_token", Func: testWorkerLockRenewalInvalidToken},
+	{Name: "test_worker_lock_renewal_after_expiration", Func: testWorkerLockRenewalAfterExpiration},
+	{Name: "test_worker_lock_renewal_extends_timeout", Func: testWorkerLockRenewalExtendsTimeout},
+	{Name: "test_worker_lock_renewal_after_ack", Func: testWorkerLockRenewalAfterAck},
+	{Name: "test_abandon_work_item_releases_lock", Func: testAbandonWorkItemReleasesLock},
+	{Name: "test_abandon_work_item_with_delay", Func: testAbandonWorkItemWithDelay},
+	{Name: "test_worker_ack_fails_after_lock_expiry", Func: testWorkerAckFailsAfterLockExpiry},
+	{Name: "test_orchestration_lock_renewal_after_expiration", Func: testOrchestrationLockRenewalAfterExpiration},
 }
 
 func testLockExpiresAfterTimeout(t *testing.T, f Factory) {

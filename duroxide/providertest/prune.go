@@ -14,13 +14,11 @@ import (
 // execution is never pruned; keep_last None, 0 and 1 are equivalent; bulk
 // pruning includes Running instances.
 
-func init() {
-	register("prune",
-		Test{Name: "test_prune_options_combinations", Func: testPruneOptionsCombinations},
-		Test{Name: "test_prune_safety", Func: testPruneSafety},
-		Test{Name: "test_prune_bulk", Func: testPruneBulk},
-		Test{Name: "test_prune_bulk_includes_running_instances", Func: testPruneBulkIncludesRunningInstances},
-	)
+var pruneTests = []Test{
+	{Name: "test_prune_options_combinations", Func: testPruneOptionsCombinations},
+	{Name: "test_prune_safety", Func: testPruneSafety},
+	{Name: "test_prune_bulk", Func: testPruneBulk},
+	{Name: "test_prune_bulk_includes_running_instances", Func: testPruneBulkIncludesRunningInstances},
 }
 
 // pruneCompletedChain creates n executions of "TestOrch", the last Completed.
