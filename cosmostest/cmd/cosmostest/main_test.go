@@ -110,6 +110,7 @@ func TestServeAndControl(t *testing.T) {
 	require.NoError(t, err)
 	client, err := azcosmos.NewClientWithKey(endpoint, cred, &azcosmos.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}})
 	require.NoError(t, err)
+	defer client.Close()
 	ctx := context.Background()
 	_, err = client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "db"}, nil)
 	require.NoError(t, err)
