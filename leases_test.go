@@ -445,3 +445,59 @@ func ExampleNewCosmosLeases() {
 	// worker-b polls 85 slots
 	// worker-c polls 85 slots
 }
+
+// Lease writes whose outcome is unknown — applied but answered with an
+// error, or not applied — do not break the assignment: later renewals read
+// the truth and the documents still converge to fair shares.
+func TestCosmosLeasesAmbiguousWrites(t *testing.T) {
+	h := newHarness(t, cdb.Options{})
+	clock := newLeaseClock()
+	var n atomic.Int64
+	fault := func(c cdb.Call) bool {
+		return c.PartitionKey == cdb.LeasePartition && c.Op != cdb.OpQuery && n.Add(1)%3 == 0
+	}
+	open := func(id string) *leaseProc {
+		l, err := cdb.NewCosmosLeases(cdb.LeaseOptions{ProcessID: id, LeaseDuration: testLease})
+		require.NoError(t, err)
+		hooks := &cdb.Hooks{
+			// Every third lease write: half are refused before they are
+			// sent, half are applied and then reported as failed.
+			Before: func(_ context.Context, c cdb.Call) error {
+				if fault(c) && n.Load()%2 == 0 {
+					return errors.New("injected: not sent")
+				}
+				return nil
+			},
+			After: func(_ context.Context, c cdb.Call, err error) error {
+				if err == nil && fault(c) {
+					return errors.New("injected: applied, response lost")
+				}
+				return err
+			},
+		}
+		return &leaseProc{id: id, l: l, p: h.open(cdb.Options{Now: clock.Now, Leases: l, Hooks: hooks})}
+	}
+	procs := []*leaseProc{open("amb-a"), open("amb-b"), open("amb-c")}
+	ctx := context.Background()
+	var failures int
+	for round := 0; round < 30; round++ {
+		for _, p := range procs {
+			if p.l.Refresh(ctx) != nil {
+				failures++
+			}
+		}
+		if fair, _ := fairByDocuments(t, h, procs); fair && round >= 3 {
+			break
+		}
+	}
+	require.Positive(t, failures, "the faults were injected")
+	fair, counts := fairByDocuments(t, h, procs)
+	require.True(t, fair, "converged despite ambiguous writes: %v", counts)
+}
+
+func TestCosmosLeasesPartitionIsReserved(t *testing.T) {
+	h := newHarness(t, cdb.Options{})
+	err := h.p.EnqueueForOrchestrator(context.Background(), hStart(cdb.LeasePartition), 0)
+	requirePermanentErr(t, err)
+	require.ErrorContains(t, err, "reserved")
+}
