@@ -21,13 +21,14 @@ import (
 // container.
 //
 // The lease documents live in the container in one reserved partition
-// (LeasePartition): one "dispatch_lease" document per slot naming its
-// owner, and one "dispatch_member" document per process holding that
-// process's lease expiry. A slot is held while its owner's member lease is
+// (LeasePartition): per group of processes (LeaseOptions.Group), one
+// "dispatch_lease" document per slot naming its owner, and one
+// "dispatch_member" document per process holding that process's lease
+// expiry. A slot is held while its owner's member lease is
 // live, so renewing costs one write per process per RenewInterval, however
 // many slots it holds. Each renewal:
 //
-//  1. reads the lease partition (one single-partition query);
+//  1. reads the group's lease documents (one single-partition query);
 //  2. renews this process's member document (an ETag-conditional replace);
 //  3. computes every live process's fair share from the sorted list of live
 //     processes, so all processes agree on the targets without talking to
@@ -55,6 +56,7 @@ const (
 // Defaults of LeaseOptions.
 const (
 	DefaultLeaseDuration = 30 * time.Second
+	DefaultLeaseGroup    = "default"
 	// maxProcessIDBytes bounds a process id, which is stored in every
 	// slot document it owns.
 	maxProcessIDBytes = 128
@@ -73,6 +75,15 @@ type LeaseOptions struct {
 	// processes with one id share that id's slots (safe, but both poll
 	// them). Default: the host name plus a random suffix.
 	ProcessID string
+	// Group names a pool of processes that split the slots between them;
+	// each group splits all 256 slots independently. Every process of a
+	// group must be able to take any message in the group's slots: the
+	// same dispatchers (orchestrations and activities), the same activity
+	// tag filter, the same supported versions. Put processes that differ
+	// (for example orchestration-only and activity-only runtimes) in
+	// different groups, or a message in a slot owned by a process that
+	// cannot take it waits until that process leaves. Default "default".
+	Group string
 	// LeaseDuration is how long a process's slots stay assigned to it
 	// after its last renewal, i.e. how long a dead process's slots go
 	// unpolled at most. Default 30s. Clocks of the processes must agree to
@@ -91,6 +102,9 @@ func (o LeaseOptions) withDefaults() (LeaseOptions, error) {
 	if o.RenewInterval == 0 {
 		o.RenewInterval = o.LeaseDuration / 3
 	}
+	if o.Group == "" {
+		o.Group = DefaultLeaseGroup
+	}
 	if o.ProcessID == "" {
 		host, _ := os.Hostname()
 		if host == "" || !utf8.ValidString(host) || len(host) > maxProcessIDBytes-9 {
@@ -107,6 +121,8 @@ func (o LeaseOptions) withDefaults() (LeaseOptions, error) {
 		return o, configError("ProcessID must be valid UTF-8 without control characters")
 	case len(o.ProcessID) > maxProcessIDBytes:
 		return o, configError("ProcessID is %d bytes; at most %d", len(o.ProcessID), maxProcessIDBytes)
+	case !utf8.ValidString(o.Group) || hasControl(o.Group) || len(o.Group) > maxProcessIDBytes:
+		return o, configError("Group must be valid UTF-8 without control characters, at most %d bytes", maxProcessIDBytes)
 	}
 	return o, nil
 }
@@ -233,6 +249,7 @@ type slotLeaseDoc struct {
 	ID         string `json:"id"`
 	InstanceID string `json:"instanceId"`
 	Type       string `json:"type"`
+	Group      string `json:"leaseGroup"`
 	Slot       int    `json:"slot"`
 	Owner      string `json:"owner"`
 	ClaimedAt  int64  `json:"claimedAt"`
@@ -244,15 +261,18 @@ type memberDoc struct {
 	ID         string `json:"id"`
 	InstanceID string `json:"instanceId"`
 	Type       string `json:"type"`
+	Group      string `json:"leaseGroup"`
 	ProcessID  string `json:"processId"`
 	ExpiresAt  int64  `json:"expiresAt"`
 	RenewedAt  int64  `json:"renewedAt"`
 	ETag       string `json:"_etag,omitempty"`
 }
 
-func slotLeaseID(s int) string { return "slot:" + strconv.Itoa(s) }
-func memberID(process string) string {
-	return docID(fixed("member"), user(process))
+func slotLeaseID(group string, s int) string {
+	return docID(fixed("slot"), user(group), fixed(strconv.Itoa(s)))
+}
+func memberID(group, process string) string {
+	return docID(fixed("member"), user(group), user(process))
 }
 
 // leaseSnapshot is the lease partition as one renewal read it.
@@ -267,8 +287,8 @@ func (l *CosmosLeases) readLeases(ctx context.Context) (*leaseSnapshot, error) {
 	part := LeasePartition
 	// A projection: the documents' other fields are not needed, and the
 	// bytes returned are most of a query's charge.
-	q := "SELECT c.type, c.slot, c.owner, c.processId, c.expiresAt, c._etag FROM c WHERE c.type = @slot OR c.type = @member"
-	params := queryParams{}.add("@slot", docSlotLease).add("@member", docLeaseMember)
+	q := "SELECT c.type, c.slot, c.owner, c.processId, c.expiresAt, c._etag FROM c WHERE (c.type = @slot OR c.type = @member) AND c.leaseGroup = @group"
+	params := queryParams{}.add("@slot", docSlotLease).add("@member", docLeaseMember).add("@group", l.opts.Group)
 	var bad error
 	_, err := l.p.st.query(ctx, q, params, queryOptions{Partition: &part, PageSize: 1000}, func(item []byte) bool {
 		var head struct {
@@ -286,7 +306,7 @@ func (l *CosmosLeases) readLeases(ctx context.Context) (*leaseSnapshot, error) {
 				return false
 			}
 			if d.Slot >= 0 && d.Slot < NumSlots {
-				d.ID = slotLeaseID(d.Slot)
+				d.ID, d.Group = slotLeaseID(l.opts.Group, d.Slot), l.opts.Group
 				snap.slots[d.Slot] = &d
 			}
 		case docLeaseMember:
@@ -295,7 +315,7 @@ func (l *CosmosLeases) readLeases(ctx context.Context) (*leaseSnapshot, error) {
 				bad = err
 				return false
 			}
-			d.ID = memberID(d.ProcessID)
+			d.ID, d.Group = memberID(l.opts.Group, d.ProcessID), l.opts.Group
 			snap.members[d.ProcessID] = &d
 		}
 		return true
@@ -337,7 +357,7 @@ func (l *CosmosLeases) Refresh(ctx context.Context) error {
 // (a process with the same id) is re-read once.
 func (l *CosmosLeases) heartbeat(ctx context.Context, snap *leaseSnapshot, now int64) error {
 	me := l.opts.ProcessID
-	doc := memberDoc{ID: memberID(me), InstanceID: LeasePartition, Type: docLeaseMember, ProcessID: me,
+	doc := memberDoc{ID: memberID(l.opts.Group, me), InstanceID: LeasePartition, Type: docLeaseMember, Group: l.opts.Group, ProcessID: me,
 		ExpiresAt: now + l.opts.LeaseDuration.Milliseconds(), RenewedAt: now}
 	body, err := json.Marshal(doc)
 	if err != nil {
@@ -369,7 +389,7 @@ func (l *CosmosLeases) heartbeat(ctx context.Context, snap *leaseSnapshot, now i
 
 // readMember point-reads a member document (nil if absent).
 func (l *CosmosLeases) readMember(ctx context.Context, process string) (*memberDoc, error) {
-	raw, etag, err := l.p.st.read(ctx, LeasePartition, memberID(process))
+	raw, etag, err := l.p.st.read(ctx, LeasePartition, memberID(l.opts.Group, process))
 	if isNotFound(err) {
 		return nil, nil
 	}
@@ -480,7 +500,7 @@ func (l *CosmosLeases) rebalance(ctx context.Context, snap *leaseSnapshot, now i
 // claim takes slot s with a write conditioned on the ETag read (or a create
 // if it has no document yet). Losing the race (412, 409) is not an error.
 func (l *CosmosLeases) claim(ctx context.Context, snap *leaseSnapshot, s int, now int64) (bool, error) {
-	doc := slotLeaseDoc{ID: slotLeaseID(s), InstanceID: LeasePartition, Type: docSlotLease, Slot: s,
+	doc := slotLeaseDoc{ID: slotLeaseID(l.opts.Group, s), InstanceID: LeasePartition, Type: docSlotLease, Group: l.opts.Group, Slot: s,
 		Owner: l.opts.ProcessID, ClaimedAt: now}
 	body, err := json.Marshal(doc)
 	if err != nil {

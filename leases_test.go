@@ -68,12 +68,19 @@ func openLeaseProc(t *testing.T, h *harness, clock *leaseClock, id string) *leas
 	return lp
 }
 
-// leaseOwners reads the slot lease documents: owner by slot.
+// leaseOwners reads the slot lease documents of the default group: owner
+// by slot.
 func leaseOwners(t *testing.T, h *harness) map[int]string {
+	t.Helper()
+	return groupOwners(t, h, cdb.DefaultLeaseGroup)
+}
+
+func groupOwners(t *testing.T, h *harness, group string) map[int]string {
 	t.Helper()
 	c, err := h.srv.Client().NewContainer(hDatabase, hContainer)
 	require.NoError(t, err)
-	pager := c.NewQueryItemsPager("SELECT c.slot, c.owner FROM c WHERE c.type = 'dispatch_lease'", azcosmos.NewPartitionKeyString(cdb.LeasePartition), nil)
+	pager := c.NewQueryItemsPager("SELECT c.slot, c.owner FROM c WHERE c.type = 'dispatch_lease' AND c.leaseGroup = @group", azcosmos.NewPartitionKeyString(cdb.LeasePartition),
+		&azcosmos.QueryOptions{QueryParameters: []azcosmos.QueryParameter{{Name: "@group", Value: group}}})
 	out := map[int]string{}
 	for pager.More() {
 		page, err := pager.NextPage(context.Background())
@@ -189,6 +196,37 @@ func TestCosmosLeasesConvergeOneThreeTwo(t *testing.T) {
 	t.Logf("3→2 converged in %d rounds", rounds)
 	require.Len(t, a.l.Owned(), 128)
 	require.Len(t, c.l.Owned(), 128)
+}
+
+// Groups split the slots independently: two orchestration processes share
+// them in one group while a lone activity process holds all of them in
+// another.
+func TestCosmosLeasesGroups(t *testing.T) {
+	h := newHarness(t, cdb.Options{})
+	clock := newLeaseClock()
+	ctx := context.Background()
+	open := func(id, group string) *cdb.CosmosLeases {
+		l, err := cdb.NewCosmosLeases(cdb.LeaseOptions{ProcessID: id, Group: group, LeaseDuration: testLease})
+		require.NoError(t, err)
+		h.open(cdb.Options{Now: clock.Now, Leases: l})
+		return l
+	}
+	o1, o2, w := open("orch-1", "orchestrators"), open("orch-2", "orchestrators"), open("worker-1", "workers")
+	for range 3 {
+		for _, l := range []*cdb.CosmosLeases{o1, o2, w} {
+			require.NoError(t, l.Refresh(ctx))
+		}
+	}
+	require.Len(t, o1.Owned(), 128)
+	require.Len(t, o2.Owned(), 128)
+	require.Len(t, w.Owned(), cdb.NumSlots)
+	counts := map[string]int{}
+	for _, o := range groupOwners(t, h, "orchestrators") {
+		counts[o]++
+	}
+	require.Equal(t, map[string]int{"orch-1": 128, "orch-2": 128}, counts)
+	require.Len(t, groupOwners(t, h, "workers"), cdb.NumSlots)
+	require.Empty(t, leaseOwners(t, h), "nothing in the default group")
 }
 
 func TestCosmosLeasesFairness(t *testing.T) {
