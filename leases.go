@@ -134,8 +134,8 @@ func (o LeaseOptions) withDefaults() (LeaseOptions, error) {
 //
 // Give a new CosmosLeases to exactly one provider in Options.Leases; the
 // provider renews it in the background every RenewInterval and, on Close,
-// gives its slots up (one write) so the other processes take them at
-// their next renewal. It applies to every fetch of that provider, with or
+// ends its lease (a read and a write) so the other processes take its
+// slots at their next renewal. It applies to every fetch of that provider, with or
 // without WithDispatcher: the slots belong to the process, and all of its
 // dispatchers poll them.
 //
@@ -595,7 +595,7 @@ func (l *CosmosLeases) run(stop <-chan struct{}) {
 	}
 }
 
-// release ends this process's lease (one write), so the other processes
+// release ends this process's lease (a read and a write), so the other processes
 // take its slots at their next renewal instead of after LeaseDuration. The
 // slot documents keep naming it: a restart with the same ProcessID before
 // anyone claimed them finds them still its own.
