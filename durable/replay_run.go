@@ -282,4 +282,3 @@ func formatIDSet(ids map[uint64]bool) string {
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
 }
-
