@@ -22,9 +22,10 @@ type Options struct {
 	// LongPollTimeout is passed to providers that long-poll (default 30 s).
 	LongPollTimeout time.Duration
 	// OrchestrationConcurrency is the number of orchestration turns run at
-	// once (default 2).
+	// once (default 2; NoSlots for a worker-only runtime).
 	OrchestrationConcurrency int
-	// WorkerConcurrency is the number of activities run at once (default 2).
+	// WorkerConcurrency is the number of activities run at once (default 2;
+	// NoSlots for a runtime that runs no activities).
 	WorkerConcurrency int
 	// OrchestratorLockTimeout is the instance lock per fetch (default 5 s).
 	OrchestratorLockTimeout time.Duration
@@ -72,6 +73,10 @@ type Options struct {
 	// Logger receives the runtime's logs (default slog.Default()).
 	Logger *slog.Logger
 }
+
+// NoSlots, as OrchestrationConcurrency or WorkerConcurrency, runs no
+// slots of that kind (zero means the default).
+const NoSlots = -1
 
 // Backoff is a delay that doubles per attempt: Base·2^(attempt−1), at most
 // Max. The exponent stops growing at 6, as in duroxide.
@@ -137,12 +142,8 @@ func (o *Options) withDefaults() Options {
 	def(&r.SessionLockRenewalBuffer, defaultSessionLockBuffer)
 	def(&r.SessionIdleTimeout, defaultSessionIdleTimeout)
 	def(&r.SessionCleanupInterval, defaultSessionCleanupInterval)
-	if r.OrchestrationConcurrency <= 0 {
-		r.OrchestrationConcurrency = defaultConcurrency
-	}
-	if r.WorkerConcurrency <= 0 {
-		r.WorkerConcurrency = defaultConcurrency
-	}
+	r.OrchestrationConcurrency = slots(r.OrchestrationConcurrency)
+	r.WorkerConcurrency = slots(r.WorkerConcurrency)
 	if r.MaxAttempts == 0 {
 		r.MaxAttempts = defaultMaxAttempts
 	}
@@ -184,4 +185,16 @@ func renewalInterval(timeout, buffer time.Duration) time.Duration {
 	}
 	secs := math.Ceil(timeout.Seconds() / 2)
 	return max(time.Duration(secs)*time.Second, time.Second)
+}
+
+// slots maps a concurrency option to a slot count: 0 is the default,
+// negative is none.
+func slots(n int) int {
+	switch {
+	case n == 0:
+		return defaultConcurrency
+	case n < 0:
+		return 0
+	}
+	return n
 }
