@@ -82,7 +82,7 @@ func Start(ctx context.Context, p duroxide.Provider, reg *Registry, opts *Option
 	rt.log = o.Logger.With("runtime_id", rt.id)
 	rt.ctx, rt.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	rt.unregister = registerWaker(p, &queueWaker{orch: rt.orchWake, work: rt.workWake})
-	rt.log.Info("duroxide runtime starting", "duroxide_version", DuroxideVersion, "provider", p.Name(), "provider_version", p.Version())
+	rt.log.Debug("duroxide runtime starting", "duroxide_version", DuroxideVersion, "provider", p.Name(), "provider_version", p.Version())
 	rt.startSlots()
 	return rt, nil
 }
