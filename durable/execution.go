@@ -264,7 +264,7 @@ func (rt *Runtime) applyTurn(c *commit, instance string, r *batch, fn Orchestrat
 		cancelOpenSubscriptions(b, instance, c.executionID)
 		b.append(instance, c.executionID, nil, duroxide.OrchestrationFailed{Details: details})
 		for _, child := range open.subOrchestrations {
-			c.orch = append(c.orch, duroxide.CancelInstanceItem{Instance: childInstanceID(instance, child), Reason: "parent canceled"})
+			c.orch = append(c.orch, duroxide.CancelInstanceItem{Instance: childInstanceID(instance, child.instance), Reason: "parent canceled"})
 		}
 		if parent != nil {
 			c.orch = append(c.orch, duroxide.SubOrchFailedItem{ParentInstance: *parent,
@@ -375,9 +375,17 @@ func unmatchedQueueMessages(history []duroxide.Event) []duroxide.CarryForwardEve
 // openSchedules lists what a history scheduled and never resolved nor
 // cancelled.
 type openSchedules struct {
-	subOrchestrations []string // child instance ids as scheduled
+	activities        []uint64
+	subOrchestrations []openChild
 	externalSubs      []uint64
 	queueSubs         []uint64
+}
+
+// openChild is a sub-orchestration still running: its schedule event id
+// and its instance id as scheduled.
+type openChild struct {
+	id       uint64
+	instance string
 }
 
 func outstandingSchedules(history []duroxide.Event) openSchedules {
@@ -386,6 +394,8 @@ func outstandingSchedules(history []duroxide.Event) openSchedules {
 		name string
 	}
 	var children []sub
+	var activities []uint64
+	resolvedAct, cancelledAct := map[uint64]bool{}, map[uint64]bool{}
 	var externals []uint64
 	var queues []sub
 	resolvedChild, cancelledChild := map[uint64]bool{}, map[uint64]bool{}
@@ -400,6 +410,12 @@ func outstandingSchedules(history []duroxide.Event) openSchedules {
 	}
 	for _, e := range history {
 		switch k := e.Kind.(type) {
+		case duroxide.ActivityScheduled:
+			activities = append(activities, e.EventID)
+		case duroxide.ActivityCompleted, duroxide.ActivityFailed:
+			resolvedAct[src(e)] = true
+		case duroxide.ActivityCancelRequested:
+			cancelledAct[src(e)] = true
 		case duroxide.SubOrchestrationScheduled:
 			children = append(children, sub{e.EventID, k.Instance})
 		case duroxide.SubOrchestrationCompleted, duroxide.SubOrchestrationFailed:
@@ -430,9 +446,14 @@ func outstandingSchedules(history []duroxide.Event) openSchedules {
 		}
 	}
 	var o openSchedules
+	for _, id := range activities {
+		if !resolvedAct[id] && !cancelledAct[id] {
+			o.activities = append(o.activities, id)
+		}
+	}
 	for _, c := range children {
 		if !resolvedChild[c.id] && !cancelledChild[c.id] {
-			o.subOrchestrations = append(o.subOrchestrations, c.name)
+			o.subOrchestrations = append(o.subOrchestrations, openChild{c.id, c.name})
 		}
 	}
 	for _, id := range externals {
