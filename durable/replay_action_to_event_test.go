@@ -51,7 +51,7 @@ func onlyActivityScheduled(t *testing.T, e *replayEngine) duroxide.ActivitySched
 	return evs[0].Kind.(duroxide.ActivityScheduled)
 }
 
-func optStr(p *string) string {
+func showOptStr(p *string) string {
 	if p == nil {
 		return "<nil>"
 	}
@@ -76,7 +76,7 @@ func init() {
 				t.Fatalf("ActivityScheduled = %+v, want MyActivity/my-input", k)
 			}
 			if k.SessionID == nil || *k.SessionID != "sess-1" {
-				t.Fatalf("session_id = %s, want sess-1", optStr(k.SessionID))
+				t.Fatalf("session_id = %s, want sess-1", showOptStr(k.SessionID))
 			}
 		}},
 		replayCase{"schedule_activity_on_session_session_id_mismatch_causes_nondeterminism", func(t *testing.T) {
@@ -176,7 +176,7 @@ func init() {
 				t.Fatalf("name = %q, want GpuWork", k.Name)
 			}
 			if k.Tag == nil || *k.Tag != "gpu" {
-				t.Fatalf("tag = %s, want gpu", optStr(k.Tag))
+				t.Fatalf("tag = %s, want gpu", showOptStr(k.Tag))
 			}
 		}},
 		replayCase{"no_with_tag_leaves_none", func(t *testing.T) {
@@ -196,14 +196,14 @@ func init() {
 		replayCase{"tag_value_change_on_replay_causes_nondeterminism", func(t *testing.T) {
 			e := newTestEngine([]duroxide.Event{
 				evStarted(1),
-				evWithID(2, nil, duroxide.ActivityScheduled{Name: "Render", Input: "data", Tag: strp("gpu")}),
+				evWithID(2, nil, duroxide.ActivityScheduled{Name: "Render", Input: "data", Tag: refStr("gpu")}),
 			})
 			assertTurnNondeterminism(t, executeTurn(e, hTaggedActivity("Render", "data", "cpu")))
 		}},
 		replayCase{"tag_removal_on_replay_causes_nondeterminism", func(t *testing.T) {
 			e := newTestEngine([]duroxide.Event{
 				evStarted(1),
-				evWithID(2, nil, duroxide.ActivityScheduled{Name: "Render", Input: "data", Tag: strp("gpu")}),
+				evWithID(2, nil, duroxide.ActivityScheduled{Name: "Render", Input: "data", Tag: refStr("gpu")}),
 			})
 			assertTurnNondeterminism(t, executeTurn(e, hSingleActivity("Render", "data")))
 		}},

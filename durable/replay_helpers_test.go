@@ -46,10 +46,10 @@ func evWithID(eventID uint64, source *uint64, kind duroxide.EventKind) duroxide.
 	}
 }
 
-func u64p(v uint64) *uint64 { return &v }
-func strp(v string) *string { return &v }
+func refU64(v uint64) *uint64 { return &v }
+func refStr(v string) *string { return &v }
 
-func appDetails(kind duroxide.AppErrorType, message string) duroxide.ErrorDetails {
+func evAppDetails(kind duroxide.AppErrorType, message string) duroxide.ErrorDetails {
 	return duroxide.ApplicationError{Kind: duroxide.AppErrorKind{Type: kind}, Message: message}
 }
 
@@ -64,12 +64,12 @@ func evActivityScheduled(eventID uint64, name, input string) duroxide.Event {
 }
 
 func evActivityCompleted(eventID, source uint64, result string) duroxide.Event {
-	return evWithID(eventID, u64p(source), duroxide.ActivityCompleted{Result: result})
+	return evWithID(eventID, refU64(source), duroxide.ActivityCompleted{Result: result})
 }
 
 func evActivityFailed(eventID, source uint64, message string) duroxide.Event {
-	return evWithID(eventID, u64p(source), duroxide.ActivityFailed{
-		Details: appDetails(duroxide.AppActivityFailed, message),
+	return evWithID(eventID, refU64(source), duroxide.ActivityFailed{
+		Details: evAppDetails(duroxide.AppActivityFailed, message),
 	})
 }
 
@@ -78,7 +78,7 @@ func evTimerCreated(eventID, fireAtMs uint64) duroxide.Event {
 }
 
 func evTimerFired(eventID, source, fireAtMs uint64) duroxide.Event {
-	return evWithID(eventID, u64p(source), duroxide.TimerFired{FireAtMs: fireAtMs})
+	return evWithID(eventID, refU64(source), duroxide.TimerFired{FireAtMs: fireAtMs})
 }
 
 func evExternalSubscribed(eventID uint64, name string) duroxide.Event {
@@ -94,12 +94,12 @@ func evSubOrchScheduled(eventID uint64, name, instance, input string) duroxide.E
 }
 
 func evSubOrchCompleted(eventID, source uint64, result string) duroxide.Event {
-	return evWithID(eventID, u64p(source), duroxide.SubOrchestrationCompleted{Result: result})
+	return evWithID(eventID, refU64(source), duroxide.SubOrchestrationCompleted{Result: result})
 }
 
 func evSubOrchFailed(eventID, source uint64, message string) duroxide.Event {
-	return evWithID(eventID, u64p(source), duroxide.SubOrchestrationFailed{
-		Details: appDetails(duroxide.AppOrchestrationFailed, message),
+	return evWithID(eventID, refU64(source), duroxide.SubOrchestrationFailed{
+		Details: evAppDetails(duroxide.AppOrchestrationFailed, message),
 	})
 }
 
@@ -109,7 +109,7 @@ func evOrchestrationCompleted(eventID uint64, output string) duroxide.Event {
 
 func evOrchestrationFailed(eventID uint64, message string) duroxide.Event {
 	return evWithID(eventID, nil, duroxide.OrchestrationFailed{
-		Details: appDetails(duroxide.AppOrchestrationFailed, message),
+		Details: evAppDetails(duroxide.AppOrchestrationFailed, message),
 	})
 }
 
@@ -122,11 +122,11 @@ func evCancelRequested(eventID uint64, reason string) duroxide.Event {
 }
 
 func evActivityCancelRequested(eventID, source uint64, reason string) duroxide.Event {
-	return evWithID(eventID, u64p(source), duroxide.ActivityCancelRequested{Reason: reason})
+	return evWithID(eventID, refU64(source), duroxide.ActivityCancelRequested{Reason: reason})
 }
 
 func evSubOrchCancelRequested(eventID, source uint64, reason string) duroxide.Event {
-	return evWithID(eventID, u64p(source), duroxide.SubOrchestrationCancelRequested{Reason: reason})
+	return evWithID(eventID, refU64(source), duroxide.SubOrchestrationCancelRequested{Reason: reason})
 }
 
 func evOrchestrationChained(eventID uint64, name, instance, input string) duroxide.Event {
@@ -156,7 +156,7 @@ func msgActivityCompleted(id uint64, result string) duroxide.WorkItem {
 func msgActivityFailed(id uint64, message string) duroxide.WorkItem {
 	return duroxide.ActivityFailedItem{
 		Instance: testInstance, ExecutionID: testExecutionID, ID: id,
-		Details: appDetails(duroxide.AppActivityFailed, message),
+		Details: evAppDetails(duroxide.AppActivityFailed, message),
 	}
 }
 
@@ -170,7 +170,7 @@ func msgActivityFailedInfra(id uint64, message string) duroxide.WorkItem {
 func msgActivityFailedConfig(id uint64, message string) duroxide.WorkItem {
 	return duroxide.ActivityFailedItem{
 		Instance: testInstance, ExecutionID: testExecutionID, ID: id,
-		Details: duroxide.ConfigurationError{Kind: duroxide.ConfigNondeterminism, Resource: "test", Message: strp(message)},
+		Details: duroxide.ConfigurationError{Kind: duroxide.ConfigNondeterminism, Resource: "test", Message: refStr(message)},
 	}
 }
 
@@ -191,7 +191,7 @@ func msgSubOrchCompleted(parentID uint64, result string) duroxide.WorkItem {
 func msgSubOrchFailed(parentID uint64, message string) duroxide.WorkItem {
 	return duroxide.SubOrchFailedItem{
 		ParentInstance: testInstance, ParentExecutionID: testExecutionID, ParentID: parentID,
-		Details: appDetails(duroxide.AppOrchestrationFailed, message),
+		Details: evAppDetails(duroxide.AppOrchestrationFailed, message),
 	}
 }
 

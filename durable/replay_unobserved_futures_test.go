@@ -163,12 +163,12 @@ func droppedSubOrchCancels(e *replayEngine) []duroxide.Event {
 	return out
 }
 
-// anySource reports whether one of evs has source_event_id source.
-func anySource(evs []duroxide.Event, source uint64) bool {
-	return slices.ContainsFunc(evs, func(ev duroxide.Event) bool { return sourceIs(ev, source) })
+// evAnySource reports whether one of evs has source_event_id source.
+func evAnySource(evs []duroxide.Event, source uint64) bool {
+	return slices.ContainsFunc(evs, func(ev duroxide.Event) bool { return evSourceIs(ev, source) })
 }
 
-func sourceIs(ev duroxide.Event, id uint64) bool {
+func evSourceIs(ev duroxide.Event, id uint64) bool {
 	return ev.SourceEventID != nil && *ev.SourceEventID == id
 }
 
@@ -240,7 +240,7 @@ func init() {
 			if c := e.cancelledActivityIDs(); !slices.Contains(c, 2) {
 				t.Fatalf("Dropped activity should be in cancelled list, got %v", c)
 			}
-			if !anySource(droppedActivityCancels(e), 2) {
+			if !evAnySource(droppedActivityCancels(e), 2) {
 				t.Fatalf("Expected ActivityCancelRequested(source_event_id=2, reason=dropped_future) in history delta: %v", e.historyDelta())
 			}
 		}},
@@ -280,7 +280,7 @@ func init() {
 			if c := e.cancelledSubOrchestrationIDs(); len(c) == 0 {
 				t.Fatalf("Child sub-orchestration should be in cancelled list, got %v", c)
 			}
-			if !anySource(droppedSubOrchCancels(e), 2) {
+			if !evAnySource(droppedSubOrchCancels(e), 2) {
 				t.Fatalf("Expected SubOrchestrationCancelRequested(source_event_id=2, reason=dropped_future) in history delta: %v", e.historyDelta())
 			}
 		}},
@@ -379,7 +379,7 @@ func init() {
 			if len(cancels) != 1 {
 				t.Fatalf("Expected exactly 1 ActivityCancelRequested in history_delta, got %v", cancels)
 			}
-			if !sourceIs(cancels[0], 2) {
+			if !evSourceIs(cancels[0], 2) {
 				t.Fatalf("ActivityCancelRequested should reference the scheduled activity (event_id=2), got %v", cancels[0])
 			}
 		}},
@@ -400,7 +400,7 @@ func init() {
 			if len(cancels) != 1 {
 				t.Fatalf("Expected exactly 1 SubOrchestrationCancelRequested in history_delta, got %v", cancels)
 			}
-			if !sourceIs(cancels[0], 2) {
+			if !evSourceIs(cancels[0], 2) {
 				t.Fatalf("SubOrchestrationCancelRequested should reference the scheduled sub-orch (event_id=2), got %v", cancels[0])
 			}
 		}},
