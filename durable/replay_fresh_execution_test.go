@@ -1,0 +1,117 @@
+package durable
+
+// Port of duroxide 0.1.29 tests/replay_engine/fresh_execution.rs: first
+// turns, with only OrchestrationStarted in history.
+
+import (
+	"testing"
+	"time"
+
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// assertPendingLen checks the number of pending actions.
+func assertPendingLen(t *testing.T, e *replayEngine, want int, why string) {
+	t.Helper()
+	if got := len(e.pendingActions()); got != want {
+		t.Fatalf("%s: %d pending actions, want %d: %+v", why, got, want, e.pendingActions())
+	}
+}
+
+func init() {
+	registerReplaySuite("fresh_execution",
+		replayCase{"immediate_return_ok", func(t *testing.T) {
+			e := newTestEngine(histOf(evStarted(1)))
+			r := executeTurn(e, hImmediateOK("success"))
+			assertTurnCompleted(t, r, "success")
+			assertPendingLen(t, e, 0, "No pending actions expected")
+			assertDeltaLen(t, e, 0, "No history delta expected")
+		}},
+		replayCase{"immediate_return_err", func(t *testing.T) {
+			e := newTestEngine(histOf(evStarted(1)))
+			r := executeTurn(e, hImmediateErr("failure"))
+			assertTurnFailed(t, r)
+			assertPendingLen(t, e, 0, "No pending actions expected")
+		}},
+		replayCase{"schedule_activity_pending", func(t *testing.T) {
+			e := newTestEngine(histOf(evStarted(1)))
+			r := executeTurn(e, hSingleActivity("Greet", "Alice"))
+			assertTurnContinue(t, r)
+			assertPendingLen(t, e, 1, "One pending action expected")
+			if !hasActivityAction(e, "Greet") {
+				t.Fatal("Activity action expected")
+			}
+			assertDeltaLen(t, e, 1, "One history delta expected")
+			if !hasActivityScheduledDelta(e, "Greet") {
+				t.Fatal("ActivityScheduled event expected")
+			}
+		}},
+		replayCase{"schedule_timer_pending", func(t *testing.T) {
+			e := newTestEngine(histOf(evStarted(1)))
+			r := executeTurn(e, hSingleTimer(60*time.Second))
+			assertTurnContinue(t, r)
+			assertPendingLen(t, e, 1, "One pending action expected")
+			if !hasTimerAction(e) {
+				t.Fatal("Timer action expected")
+			}
+			assertDeltaLen(t, e, 1, "One history delta expected")
+			if !hasTimerCreatedDelta(e) {
+				t.Fatal("TimerCreated event expected")
+			}
+		}},
+		replayCase{"schedule_external_pending", func(t *testing.T) {
+			e := newTestEngine(histOf(evStarted(1)))
+			r := executeTurn(e, hWaitExternal("Approval"))
+			assertTurnContinue(t, r)
+			assertPendingLen(t, e, 1, "One pending action expected")
+			if !hasExternalAction(e, "Approval") {
+				t.Fatal("External wait action expected")
+			}
+			assertDeltaLen(t, e, 1, "One history delta expected")
+			if !hasExternalSubscribedDelta(e, "Approval") {
+				t.Fatal("ExternalSubscribed event expected")
+			}
+		}},
+		replayCase{"schedule_sub_orch_pending", func(t *testing.T) {
+			e := newTestEngine(histOf(evStarted(1)))
+			r := executeTurn(e, hSubOrch("ChildOrch", "child-input"))
+			assertTurnContinue(t, r)
+			assertPendingLen(t, e, 1, "One pending action expected")
+			if !hasSubOrchAction(e, "ChildOrch") {
+				t.Fatal("Sub-orchestration action expected")
+			}
+		}},
+		replayCase{"continue_as_new", func(t *testing.T) {
+			e := newTestEngine(histOf(evStarted(1)))
+			r := executeTurn(e, hContinueAsNew("new-input"))
+			assertTurnContinueAsNew(t, r, "new-input")
+		}},
+		// A child scheduled and dropped, then continue-as-new: both actions
+		// come out of the turn.
+		replayCase{"sub_orch_then_continue_as_new", func(t *testing.T) {
+			e := newTestEngine(histOf(evStarted(1)))
+			r := executeTurn(e, hSubOrchThenContinueAsNew("ChildOrch", "child-input", "new-input"))
+			assertTurnContinueAsNew(t, r, "new-input")
+			if !hasSubOrchAction(e, "ChildOrch") {
+				t.Fatal("Sub-orchestration action expected")
+			}
+			if !hasContinueAsNewAction(e, "new-input") {
+				t.Fatal("ContinueAsNew action expected")
+			}
+		}},
+		// Scheduled and never awaited: all three are pending work, and the
+		// dropped futures leave ActivityCancelRequested breadcrumbs.
+		replayCase{"multiple_schedules_no_await", func(t *testing.T) {
+			e := newTestEngine(histOf(evStarted(1)))
+			r := executeTurn(e, hMultiScheduleNoAwait(nameInput{"A", "a"}, nameInput{"B", "b"}, nameInput{"C", "c"}))
+			assertTurnCompleted(t, r, "done")
+			assertPendingLen(t, e, 3, "Three pending actions expected")
+			if n := len(deltaOfType[duroxide.ActivityScheduled](e)); n != 3 {
+				t.Fatalf("Three ActivityScheduled events expected, got %d", n)
+			}
+			if n := len(deltaOfType[duroxide.ActivityCancelRequested](e)); n != 3 {
+				t.Fatalf("Three ActivityCancelRequested events expected, got %d", n)
+			}
+		}},
+	)
+}
