@@ -5,6 +5,8 @@ package durable
 
 import (
 	"testing"
+
+	"github.com/duroxide-go/cdb/duroxide"
 )
 
 func init() {
@@ -13,6 +15,7 @@ func init() {
 		replayCase{"cancel_via_message", func(t *testing.T) {
 			e := newTestEngine(histOf(evStarted(1)))
 			e.prepCompletions(msgsOf(msgCancelInstance("user requested")))
+			assertDelta(t, e, wantEvent{2, nil, duroxide.OrchestrationCancelRequested{Reason: "user requested"}})
 			r := executeTurn(e, hImmediateOK("success"))
 			assertTurnCancelledWithReason(t, r, "user requested")
 		}},

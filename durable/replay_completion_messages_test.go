@@ -27,6 +27,7 @@ func init() {
 			if !ok || k.Result != "result" {
 				t.Fatalf("delta[0] = %+v, want ActivityCompleted{result}", e.historyDelta()[0].Kind)
 			}
+			assertDelta(t, e, wantEvent{3, refU64(2), duroxide.ActivityCompleted{Result: "result"}})
 		}},
 		replayCase{"timer_fired_message", func(t *testing.T) {
 			e := newTestEngine(histOf(evStarted(1), evTimerCreated(2, 1000)))
@@ -35,6 +36,7 @@ func init() {
 			if _, ok := e.historyDelta()[0].Kind.(duroxide.TimerFired); !ok {
 				t.Fatalf("delta[0] = %+v, want TimerFired", e.historyDelta()[0].Kind)
 			}
+			assertDelta(t, e, wantEvent{3, refU64(2), duroxide.TimerFired{FireAtMs: 1000}})
 		}},
 		replayCase{"external_raised_message", func(t *testing.T) {
 			e := newTestEngine(histOf(evStarted(1), evExternalSubscribed(2, "MyEvent")))
@@ -44,6 +46,7 @@ func init() {
 			if !ok || k.Name != "MyEvent" || k.Data != "event-data" {
 				t.Fatalf("delta[0] = %+v, want ExternalEvent{MyEvent, event-data}", e.historyDelta()[0].Kind)
 			}
+			assertDelta(t, e, wantEvent{3, nil, duroxide.ExternalEvent{Name: "MyEvent", Data: "event-data"}})
 		}},
 		replayCase{"sub_orch_completed_message", func(t *testing.T) {
 			e := newTestEngine(histOf(evStarted(1), evSubOrchScheduled(2, "Child", "sub::2", "input")))
@@ -53,6 +56,7 @@ func init() {
 			if !ok || k.Result != "child-result" {
 				t.Fatalf("delta[0] = %+v, want SubOrchestrationCompleted{child-result}", e.historyDelta()[0].Kind)
 			}
+			assertDelta(t, e, wantEvent{3, refU64(2), duroxide.SubOrchestrationCompleted{Result: "child-result"}})
 		}},
 		// At-least-once delivery: a completion already in history is dropped.
 		replayCase{"duplicate_completion_filtered", func(t *testing.T) {
@@ -76,6 +80,7 @@ func init() {
 			if !ok || k.Result != "first-result" {
 				t.Fatalf("delta[0] = %+v, want ActivityCompleted{first-result}", e.historyDelta()[0].Kind)
 			}
+			assertDelta(t, e, wantEvent{3, refU64(2), duroxide.ActivityCompleted{Result: "first-result"}})
 		}},
 		// A stale completion of another execution is dropped.
 		replayCase{"wrong_execution_filtered", func(t *testing.T) {
@@ -103,6 +108,10 @@ func init() {
 				msgActivityCompleted(3, "result-b"),
 			))
 			assertDeltaLen(t, e, 2, "Both completions should be added")
+			assertDelta(t, e,
+				wantEvent{4, refU64(2), duroxide.ActivityCompleted{Result: "result-a"}},
+				wantEvent{5, refU64(3), duroxide.ActivityCompleted{Result: "result-b"}},
+			)
 		}},
 		// Equal external events in one batch are separate arrivals.
 		replayCase{"duplicate_external_events_in_batch_are_kept", func(t *testing.T) {
@@ -112,6 +121,10 @@ func init() {
 				msgExternalRaised("Evt", "same-data"),
 			))
 			assertDeltaLen(t, e, 2, "Both external events should be materialized (duplicates are valid separate arrivals)")
+			assertDelta(t, e,
+				wantEvent{3, nil, duroxide.ExternalEvent{Name: "Evt", Data: "same-data"}},
+				wantEvent{4, nil, duroxide.ExternalEvent{Name: "Evt", Data: "same-data"}},
+			)
 		}},
 		// An external event equal to one in history is a new arrival too.
 		replayCase{"duplicate_external_event_in_history_is_kept", func(t *testing.T) {

@@ -50,6 +50,7 @@ func init() {
 			if ids := deltaEventIDs(e); !reflect.DeepEqual(ids, []uint64{4}) {
 				t.Fatalf("New event should get ID = max + 1: got %v", ids)
 			}
+			assertDelta(t, e, wantEvent{4, nil, duroxide.ActivityScheduled{Name: "Second", Input: "input2"}})
 		}},
 		// Gaps in history do not matter: numbering continues after the last.
 		replayCase{"allocation_with_gaps", func(t *testing.T) {
@@ -64,6 +65,10 @@ func init() {
 			if !slices.Contains(ids, 7) {
 				t.Fatalf("New schedule should get ID 7: got %v", ids)
 			}
+			assertDelta(t, e,
+				wantEvent{6, refU64(5), duroxide.ActivityCompleted{Result: "result"}},
+				wantEvent{7, nil, duroxide.ActivityScheduled{Name: "Next", Input: "next"}},
+			)
 		}},
 		// The pending action names the event id of its schedule event.
 		replayCase{"pending_actions_have_correct_event_id", func(t *testing.T) {

@@ -4,6 +4,7 @@ package durable
 // turns, with only OrchestrationStarted in history.
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -36,6 +37,10 @@ func init() {
 		replayCase{"schedule_activity_pending", func(t *testing.T) {
 			e := newTestEngine(histOf(evStarted(1)))
 			r := executeTurn(e, hSingleActivity("Greet", "Alice"))
+			assertDelta(t, e, wantEvent{2, nil, duroxide.ActivityScheduled{Name: "Greet", Input: "Alice"}})
+			if a := actionsOfType[actionCallActivity](e); len(a) != 1 || a[0] != (actionCallActivity{SchedulingEventID: 2, Name: "Greet", Input: "Alice"}) {
+				t.Fatalf("pending actions %+v, want one CallActivity{2, Greet, Alice}", e.pendingActions())
+			}
 			assertTurnContinue(t, r)
 			assertPendingLen(t, e, 1, "One pending action expected")
 			if !hasActivityAction(e, "Greet") {
@@ -47,8 +52,12 @@ func init() {
 			}
 		}},
 		replayCase{"schedule_timer_pending", func(t *testing.T) {
-			e := newTestEngine(histOf(evStarted(1)))
+			e := pinClock(newTestEngine(histOf(evStarted(1))))
 			r := executeTurn(e, hSingleTimer(60*time.Second))
+			assertDelta(t, e, wantEvent{2, nil, duroxide.TimerCreated{FireAtMs: pinnedNowMs + 60_000}})
+			if a := actionsOfType[actionCreateTimer](e); len(a) != 1 || a[0] != (actionCreateTimer{SchedulingEventID: 2, FireAtMs: pinnedNowMs + 60_000}) {
+				t.Fatalf("pending actions %+v, want one CreateTimer{2, now+60s}", e.pendingActions())
+			}
 			assertTurnContinue(t, r)
 			assertPendingLen(t, e, 1, "One pending action expected")
 			if !hasTimerAction(e) {
@@ -62,6 +71,7 @@ func init() {
 		replayCase{"schedule_external_pending", func(t *testing.T) {
 			e := newTestEngine(histOf(evStarted(1)))
 			r := executeTurn(e, hWaitExternal("Approval"))
+			assertDelta(t, e, wantEvent{2, nil, duroxide.ExternalSubscribed{Name: "Approval"}})
 			assertTurnContinue(t, r)
 			assertPendingLen(t, e, 1, "One pending action expected")
 			if !hasExternalAction(e, "Approval") {
@@ -75,6 +85,7 @@ func init() {
 		replayCase{"schedule_sub_orch_pending", func(t *testing.T) {
 			e := newTestEngine(histOf(evStarted(1)))
 			r := executeTurn(e, hSubOrch("ChildOrch", "child-input"))
+			assertDelta(t, e, wantEvent{2, nil, duroxide.SubOrchestrationScheduled{Name: "ChildOrch", Instance: "sub::2", Input: "child-input"}})
 			assertTurnContinue(t, r)
 			assertPendingLen(t, e, 1, "One pending action expected")
 			if !hasSubOrchAction(e, "ChildOrch") {
@@ -98,6 +109,12 @@ func init() {
 			if !hasContinueAsNewAction(e, "new-input") {
 				t.Fatal("ContinueAsNew action expected")
 			}
+			// Rust returns ContinueAsNew before collecting dropped futures, so
+			// the dropped child leaves no breadcrumb and is not cancelled.
+			assertDelta(t, e, wantEvent{2, nil, duroxide.SubOrchestrationScheduled{Name: "ChildOrch", Instance: "sub::2", Input: "child-input"}})
+			if ids := e.cancelledSubOrchestrationIDs(); len(ids) != 0 {
+				t.Fatalf("no child is cancelled on continue-as-new, got %v", ids)
+			}
 		}},
 		// Scheduled and never awaited: all three are pending work, and the
 		// dropped futures leave ActivityCancelRequested breadcrumbs.
@@ -111,6 +128,14 @@ func init() {
 			}
 			if n := len(deltaOfType[duroxide.ActivityCancelRequested](e)); n != 3 {
 				t.Fatalf("Three ActivityCancelRequested events expected, got %d", n)
+			}
+			for i, w := range []duroxide.ActivityScheduled{{Name: "A", Input: "a"}, {Name: "B", Input: "b"}, {Name: "C", Input: "c"}} {
+				assertEvent(t, i, e.historyDelta()[i], wantEvent{uint64(2 + i), nil, w})
+			}
+			assertDroppedFutureBreadcrumbs[duroxide.ActivityCancelRequested](t, e, 5, 2, 3, 4)
+			ids := slices.Sorted(slices.Values(e.cancelledActivityIDs()))
+			if !slices.Equal(ids, []uint64{2, 3, 4}) {
+				t.Fatalf("cancelled activity ids %v, want [2 3 4]", e.cancelledActivityIDs())
 			}
 		}},
 	)

@@ -4,6 +4,7 @@ package durable
 // detects replay mismatches between history and the code's decisions.
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -12,38 +13,43 @@ func init() {
 	registerReplaySuite("nondeterminism",
 		// History has an activity, the code schedules a timer.
 		replayCase{"schedule_mismatch_activity_vs_timer", func(t *testing.T) {
-			e := newTestEngine(histOf(evStarted(1), evActivityScheduled(2, "Task", "input")))
+			e := pinClock(newTestEngine(histOf(evStarted(1), evActivityScheduled(2, "Task", "input"))))
 			r := executeTurn(e, hSingleTimer(60*time.Second))
 			assertTurnNondeterminism(t, r)
-			assertTurnFailedWithMessage(t, r, "nondeterministic: schedule mismatch: action=")
+			assertTurnNondeterminismText(t, r, fmt.Sprintf("schedule mismatch: action=CreateTimer { scheduling_event_id: 0, fire_at_ms: %d }"+
+				` vs event=ActivityScheduled { name: "Task", input: "input", session_id: None, tag: None }`, pinnedNowMs+60_000))
 		}},
 		// History has a timer, the code schedules an activity.
 		replayCase{"schedule_mismatch_timer_vs_activity", func(t *testing.T) {
 			e := newTestEngine(histOf(evStarted(1), evTimerCreated(2, 1000)))
 			r := executeTurn(e, hSingleActivity("Task", "input"))
 			assertTurnNondeterminism(t, r)
-			assertTurnFailedWithMessage(t, r, "nondeterministic: schedule mismatch: action=")
+			assertTurnNondeterminismText(t, r, `schedule mismatch: action=CallActivity { scheduling_event_id: 0, name: "Task", input: "input", session_id: None, tag: None }`+
+				` vs event=TimerCreated { fire_at_ms: 1000 }`)
 		}},
 		// The activity's name changed between runs.
 		replayCase{"schedule_mismatch_wrong_activity_name", func(t *testing.T) {
 			e := newTestEngine(histOf(evStarted(1), evActivityScheduled(2, "ActivityA", "input")))
 			r := executeTurn(e, hSingleActivity("ActivityB", "input"))
 			assertTurnNondeterminism(t, r)
-			assertTurnFailedWithMessage(t, r, "nondeterministic: schedule mismatch: action=")
+			assertTurnNondeterminismText(t, r, `schedule mismatch: action=CallActivity { scheduling_event_id: 0, name: "ActivityB", input: "input", session_id: None, tag: None }`+
+				` vs event=ActivityScheduled { name: "ActivityA", input: "input", session_id: None, tag: None }`)
 		}},
 		// The activity's input changed between runs.
 		replayCase{"schedule_mismatch_wrong_input", func(t *testing.T) {
 			e := newTestEngine(histOf(evStarted(1), evActivityScheduled(2, "Task", "input-x")))
 			r := executeTurn(e, hSingleActivity("Task", "input-y"))
 			assertTurnNondeterminism(t, r)
-			assertTurnFailedWithMessage(t, r, "nondeterministic: schedule mismatch: action=")
+			assertTurnNondeterminismText(t, r, `schedule mismatch: action=CallActivity { scheduling_event_id: 0, name: "Task", input: "input-y", session_id: None, tag: None }`+
+				` vs event=ActivityScheduled { name: "Task", input: "input-x", session_id: None, tag: None }`)
 		}},
 		// The code waits for a different external event.
 		replayCase{"schedule_mismatch_wrong_external_name", func(t *testing.T) {
 			e := newTestEngine(histOf(evStarted(1), evExternalSubscribed(2, "EventX")))
 			r := executeTurn(e, hWaitExternal("EventY"))
 			assertTurnNondeterminism(t, r)
-			assertTurnFailedWithMessage(t, r, "nondeterministic: schedule mismatch: action=")
+			assertTurnNondeterminismText(t, r, `schedule mismatch: action=WaitExternal { scheduling_event_id: 0, name: "EventY" }`+
+				` vs event=ExternalSubscribed { name: "EventX" }`)
 		}},
 		// A schedule in history the code no longer reaches is legitimate: the
 		// original code may have scheduled without awaiting and returned.
@@ -125,7 +131,8 @@ func init() {
 			r := executeTurn(e, hDetachedThenActivity("ChildB", "child-inst", "input", "Task", "work"))
 			assertTurnNondeterminism(t, r)
 			assertTurnFailedWithMessage(t, r, "schedule mismatch")
-			assertTurnFailedWithMessage(t, r, "nondeterministic: schedule mismatch: action=")
+			assertTurnNondeterminismText(t, r, `schedule mismatch: action=StartOrchestrationDetached { scheduling_event_id: 0, name: "ChildB", version: None, instance: "child-inst", input: "input" }`+
+				` vs event=OrchestrationChained { name: "ChildA", instance: "child-inst", input: "input" }`)
 		}},
 		// A history ActivityCompleted whose source is a timer.
 		replayCase{"activity_completed_for_timer_in_history", func(t *testing.T) {

@@ -36,6 +36,9 @@ func init() {
 			if !hasActivityAction(e, "A2") {
 				t.Fatal("A2 should be in pending actions")
 			}
+			if a := actionsOfType[actionCallActivity](e); len(a) != 1 || a[0].SchedulingEventID != 4 {
+				t.Fatalf("A2 should be scheduled as event 4: %+v", e.pendingActions())
+			}
 		}},
 		replayCase{"two_activities_both_done", func(t *testing.T) {
 			e := newTestEngine(histOf(

@@ -4,8 +4,11 @@ package durable
 // deterministic child instance ids.
 
 import (
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/duroxide-go/cdb/duroxide"
 )
 
 func init() {
@@ -22,6 +25,9 @@ func init() {
 			}
 			if want := "sub::" + uitoa(a.SchedulingEventID); a.Instance != want {
 				t.Fatalf("instance = %q, want %q", a.Instance, want)
+			}
+			if a.SchedulingEventID != 2 {
+				t.Fatalf("scheduling event id = %d, want 2", a.SchedulingEventID)
 			}
 		}},
 		// Replay uses the id recorded in history.
@@ -76,6 +82,15 @@ func init() {
 				if !strings.HasPrefix(inst, subOrchAutoPrefix) {
 					t.Fatalf("Should have auto-generated prefix %q: %q", subOrchAutoPrefix, inst)
 				}
+			}
+			if !slices.Equal(instances, []string{"sub::2", "sub::3"}) {
+				t.Fatalf("instances %v, want [sub::2 sub::3]", instances)
+			}
+			// Both futures were dropped: each child is cancelled once.
+			assertDroppedFutureBreadcrumbs[duroxide.SubOrchestrationCancelRequested](t, e, 4, 2, 3)
+			cancelled := slices.Sorted(slices.Values(e.cancelledSubOrchestrationIDs()))
+			if !slices.Equal(cancelled, []string{"sub::2", "sub::3"}) {
+				t.Fatalf("cancelled children %v, want [sub::2 sub::3]", e.cancelledSubOrchestrationIDs())
 			}
 		}},
 	)
