@@ -16,26 +16,14 @@ func init() {
 		// New events are numbered from 2 after OrchestrationStarted. The three
 		// futures are dropped unawaited, so ActivityCancelRequested
 		// breadcrumbs follow and take the next ids.
+		// Checked with the futures cancelled explicitly and with them left
+		// unawaited at return: Go's two forms of Rust's dropped futures.
 		replayCase{"sequential_allocation", func(t *testing.T) {
-			e := newTestEngine(histOf(evStarted(1)))
-			r := executeTurn(e, hMultiScheduleNoAwait(nameInput{"A", "a"}, nameInput{"B", "b"}, nameInput{"C", "c"}))
-			assertTurnCompleted(t, r, "done")
-
-			var scheduled []uint64
-			for _, ev := range deltaOfType[duroxide.ActivityScheduled](e) {
-				scheduled = append(scheduled, ev.EventID)
-			}
-			if !reflect.DeepEqual(scheduled, []uint64{2, 3, 4}) {
-				t.Fatalf("Scheduled event IDs should start at 2: got %v", scheduled)
-			}
-			ids := deltaEventIDs(e)
-			if len(ids) == 0 || ids[0] != 2 {
-				t.Fatalf("First delta event ID should be 2: got %v", ids)
-			}
-			for i := 1; i < len(ids); i++ {
-				if ids[i] != ids[i-1]+1 {
-					t.Fatalf("Event IDs should be sequential starting from 2, got %v", ids)
-				}
+			for _, h := range []OrchestrationFunc{
+				hMultiScheduleNoAwait(nameInput{"A", "a"}, nameInput{"B", "b"}, nameInput{"C", "c"}),
+				hScheduleUnawaited(nameInput{"A", "a"}, nameInput{"B", "b"}, nameInput{"C", "c"}),
+			} {
+				checkSequentialAllocation(t, h)
 			}
 		}},
 		// After replay, the next id is the largest id in history plus one.
@@ -87,4 +75,30 @@ func init() {
 			}
 		}},
 	)
+}
+
+// checkSequentialAllocation runs sequential_allocation's assertions
+// against h.
+func checkSequentialAllocation(t *testing.T, h OrchestrationFunc) {
+	t.Helper()
+	e := newTestEngine(histOf(evStarted(1)))
+	r := executeTurn(e, h)
+	assertTurnCompleted(t, r, "done")
+
+	var scheduled []uint64
+	for _, ev := range deltaOfType[duroxide.ActivityScheduled](e) {
+		scheduled = append(scheduled, ev.EventID)
+	}
+	if !reflect.DeepEqual(scheduled, []uint64{2, 3, 4}) {
+		t.Fatalf("Scheduled event IDs should start at 2: got %v", scheduled)
+	}
+	ids := deltaEventIDs(e)
+	if len(ids) == 0 || ids[0] != 2 {
+		t.Fatalf("First delta event ID should be 2: got %v", ids)
+	}
+	for i := 1; i < len(ids); i++ {
+		if ids[i] != ids[i-1]+1 {
+			t.Fatalf("Event IDs should be sequential starting from 2, got %v", ids)
+		}
+	}
 }

@@ -118,25 +118,40 @@ func init() {
 		}},
 		// Scheduled and never awaited: all three are pending work, and the
 		// dropped futures leave ActivityCancelRequested breadcrumbs.
+		// Rust drops each future at once (let _ = ...). In Go the same code
+		// is either an explicit Cancel or simply leaving the futures
+		// unawaited when the function returns; both must record the drop.
 		replayCase{"multiple_schedules_no_await", func(t *testing.T) {
-			e := newTestEngine(histOf(evStarted(1)))
-			r := executeTurn(e, hMultiScheduleNoAwait(nameInput{"A", "a"}, nameInput{"B", "b"}, nameInput{"C", "c"}))
-			assertTurnCompleted(t, r, "done")
-			assertPendingLen(t, e, 3, "Three pending actions expected")
-			if n := len(deltaOfType[duroxide.ActivityScheduled](e)); n != 3 {
-				t.Fatalf("Three ActivityScheduled events expected, got %d", n)
-			}
-			if n := len(deltaOfType[duroxide.ActivityCancelRequested](e)); n != 3 {
-				t.Fatalf("Three ActivityCancelRequested events expected, got %d", n)
-			}
-			for i, w := range []duroxide.ActivityScheduled{{Name: "A", Input: "a"}, {Name: "B", Input: "b"}, {Name: "C", Input: "c"}} {
-				assertEvent(t, i, e.historyDelta()[i], wantEvent{uint64(2 + i), nil, w})
-			}
-			assertDroppedFutureBreadcrumbs[duroxide.ActivityCancelRequested](t, e, 5, 2, 3, 4)
-			ids := slices.Sorted(slices.Values(e.cancelledActivityIDs()))
-			if !slices.Equal(ids, []uint64{2, 3, 4}) {
-				t.Fatalf("cancelled activity ids %v, want [2 3 4]", e.cancelledActivityIDs())
+			for _, h := range []OrchestrationFunc{
+				hMultiScheduleNoAwait(nameInput{"A", "a"}, nameInput{"B", "b"}, nameInput{"C", "c"}),
+				hScheduleUnawaited(nameInput{"A", "a"}, nameInput{"B", "b"}, nameInput{"C", "c"}),
+			} {
+				checkMultipleSchedulesNoAwait(t, h)
 			}
 		}},
 	)
+}
+
+// checkMultipleSchedulesNoAwait runs multiple_schedules_no_await's
+// assertions against h.
+func checkMultipleSchedulesNoAwait(t *testing.T, h OrchestrationFunc) {
+	t.Helper()
+	e := newTestEngine(histOf(evStarted(1)))
+	r := executeTurn(e, h)
+	assertTurnCompleted(t, r, "done")
+	assertPendingLen(t, e, 3, "Three pending actions expected")
+	if n := len(deltaOfType[duroxide.ActivityScheduled](e)); n != 3 {
+		t.Fatalf("Three ActivityScheduled events expected, got %d", n)
+	}
+	if n := len(deltaOfType[duroxide.ActivityCancelRequested](e)); n != 3 {
+		t.Fatalf("Three ActivityCancelRequested events expected, got %d", n)
+	}
+	for i, w := range []duroxide.ActivityScheduled{{Name: "A", Input: "a"}, {Name: "B", Input: "b"}, {Name: "C", Input: "c"}} {
+		assertEvent(t, i, e.historyDelta()[i], wantEvent{uint64(2 + i), nil, w})
+	}
+	assertDroppedFutureBreadcrumbs[duroxide.ActivityCancelRequested](t, e, 5, 2, 3, 4)
+	ids := slices.Sorted(slices.Values(e.cancelledActivityIDs()))
+	if !slices.Equal(ids, []uint64{2, 3, 4}) {
+		t.Fatalf("cancelled activity ids %v, want [2 3 4]", e.cancelledActivityIDs())
+	}
 }

@@ -160,3 +160,15 @@ func pinClock(e *replayEngine) *replayEngine {
 	e.now = func() time.Time { return time.UnixMilli(pinnedNowMs) }
 	return e
 }
+
+// hScheduleUnawaited schedules the activities, keeps no future and returns
+// "done": Go's form of Rust's `let _ = ctx.schedule_activity(..)`, where
+// the futures count as dropped because they are unresolved at return.
+func hScheduleUnawaited(activities ...nameInput) OrchestrationFunc {
+	return func(ctx *OrchestrationContext, _ string) (string, error) {
+		for _, a := range activities {
+			ctx.ScheduleActivity(a.name, a.input)
+		}
+		return "done", nil
+	}
+}

@@ -59,39 +59,57 @@ func init() {
 			}
 		}},
 		// Two children dropped unawaited get distinct auto-generated ids.
+		// Rust drop()s both futures; Go's forms are Cancel and leaving them
+		// unawaited at return, and both are checked.
 		replayCase{"multiple_sub_orchs_unique_ids", func(t *testing.T) {
-			e := newTestEngine(histOf(evStarted(1)))
-			r := executeTurn(e, func(ctx *OrchestrationContext, _ string) (string, error) {
-				ctx.ScheduleSubOrchestration("Child1", "input1").Cancel()
-				ctx.ScheduleSubOrchestration("Child2", "input2").Cancel()
-				return "done", nil
-			})
-			assertTurnCompleted(t, r, "done")
-			assertPendingLen(t, e, 2, "two child starts")
-			var instances []string
-			for _, a := range actionsOfType[actionStartSubOrchestration](e) {
-				instances = append(instances, a.Instance)
-			}
-			if len(instances) != 2 {
-				t.Fatalf("want 2 StartSubOrchestration actions, got %v", instances)
-			}
-			if instances[0] == instances[1] {
-				t.Fatalf("Instance IDs should be unique: %v", instances)
-			}
-			for _, inst := range instances {
-				if !strings.HasPrefix(inst, subOrchAutoPrefix) {
-					t.Fatalf("Should have auto-generated prefix %q: %q", subOrchAutoPrefix, inst)
-				}
-			}
-			if !slices.Equal(instances, []string{"sub::2", "sub::3"}) {
-				t.Fatalf("instances %v, want [sub::2 sub::3]", instances)
-			}
-			// Both futures were dropped: each child is cancelled once.
-			assertDroppedFutureBreadcrumbs[duroxide.SubOrchestrationCancelRequested](t, e, 4, 2, 3)
-			cancelled := slices.Sorted(slices.Values(e.cancelledSubOrchestrationIDs()))
-			if !slices.Equal(cancelled, []string{"sub::2", "sub::3"}) {
-				t.Fatalf("cancelled children %v, want [sub::2 sub::3]", e.cancelledSubOrchestrationIDs())
+			for _, h := range []OrchestrationFunc{
+				func(ctx *OrchestrationContext, _ string) (string, error) {
+					ctx.ScheduleSubOrchestration("Child1", "input1").Cancel()
+					ctx.ScheduleSubOrchestration("Child2", "input2").Cancel()
+					return "done", nil
+				},
+				func(ctx *OrchestrationContext, _ string) (string, error) {
+					ctx.ScheduleSubOrchestration("Child1", "input1")
+					ctx.ScheduleSubOrchestration("Child2", "input2")
+					return "done", nil
+				},
+			} {
+				checkMultipleSubOrchsUniqueIDs(t, h)
 			}
 		}},
 	)
+}
+
+// checkMultipleSubOrchsUniqueIDs runs multiple_sub_orchs_unique_ids's
+// assertions against h.
+func checkMultipleSubOrchsUniqueIDs(t *testing.T, h OrchestrationFunc) {
+	t.Helper()
+	e := newTestEngine(histOf(evStarted(1)))
+	r := executeTurn(e, h)
+	assertTurnCompleted(t, r, "done")
+	assertPendingLen(t, e, 2, "two child starts")
+	var instances []string
+	for _, a := range actionsOfType[actionStartSubOrchestration](e) {
+		instances = append(instances, a.Instance)
+	}
+	if len(instances) != 2 {
+		t.Fatalf("want 2 StartSubOrchestration actions, got %v", instances)
+	}
+	if instances[0] == instances[1] {
+		t.Fatalf("Instance IDs should be unique: %v", instances)
+	}
+	for _, inst := range instances {
+		if !strings.HasPrefix(inst, subOrchAutoPrefix) {
+			t.Fatalf("Should have auto-generated prefix %q: %q", subOrchAutoPrefix, inst)
+		}
+	}
+	if !slices.Equal(instances, []string{"sub::2", "sub::3"}) {
+		t.Fatalf("instances %v, want [sub::2 sub::3]", instances)
+	}
+	// Both futures were dropped: each child is cancelled once.
+	assertDroppedFutureBreadcrumbs[duroxide.SubOrchestrationCancelRequested](t, e, 4, 2, 3)
+	cancelled := slices.Sorted(slices.Values(e.cancelledSubOrchestrationIDs()))
+	if !slices.Equal(cancelled, []string{"sub::2", "sub::3"}) {
+		t.Fatalf("cancelled children %v, want [sub::2 sub::3]", e.cancelledSubOrchestrationIDs())
+	}
 }
