@@ -35,7 +35,11 @@ func init() {
 			e := newTestEngine(histOf(evStarted(1), evActivityScheduled(2, "Task", "input")))
 			e.prepCompletions(msgsOf(msgCancelInstance("cancelled")))
 			r := executeTurn(e, hSingleActivity("Task", "input"))
-			assertTurnCancelled(t, r)
+			assertTurnCancelledWithReason(t, r, "cancelled")
+			// The cancel request is the only new event; the pending activity
+			// is neither rescheduled nor given a dropped-future breadcrumb.
+			assertDelta(t, e, wantEvent{3, nil, duroxide.OrchestrationCancelRequested{Reason: "cancelled"}})
+			assertPendingLen(t, e, 0, "nothing new to dispatch")
 		}},
 		// Once a cancel is recorded, later requests add nothing.
 		replayCase{"cancel_duplicate_filtered", func(t *testing.T) {

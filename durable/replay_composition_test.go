@@ -46,6 +46,11 @@ func init() {
 			))
 			r := executeTurn(e, hSelect2("Task", "input", 60*time.Second))
 			assertTurnCompleted(t, r, "activity:activity-result")
+			// The losing timer is virtual: dropping it records nothing.
+			assertDelta(t, e)
+			if ids := e.cancelledActivityIDs(); len(ids) != 0 {
+				t.Fatalf("no activity to cancel, got %v", ids)
+			}
 		}},
 		replayCase{"select2_timer_wins", func(t *testing.T) {
 			e := newTestEngine(histOf(
@@ -56,6 +61,12 @@ func init() {
 			))
 			r := executeTurn(e, hSelect2("Task", "input", 60*time.Second))
 			assertTurnCompleted(t, r, "timeout")
+			// The losing activity is dropped: cancelled on its worker, with a
+			// breadcrumb in history.
+			assertDelta(t, e, wantEvent{5, refU64(2), duroxide.ActivityCancelRequested{Reason: "dropped_future"}})
+			if ids := e.cancelledActivityIDs(); len(ids) != 1 || ids[0] != 2 {
+				t.Fatalf("cancelled activity ids %v, want [2]", ids)
+			}
 		}},
 		replayCase{"select2_both_pending", func(t *testing.T) {
 			e := newTestEngine(histOf(
@@ -122,6 +133,7 @@ func init() {
 			e := newTestEngine(history)
 			r := executeTurn(e, hLargeSubOrchestrationFanIn(fanIn))
 			assertTurnCompleted(t, r, strconv.Itoa(fanIn))
+			assertDelta(t, e)
 			if n := len(e.pendingActions()); n != 0 {
 				t.Fatalf("fully replayed fan-in should not emit new pending work: %d actions", n)
 			}

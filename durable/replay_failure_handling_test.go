@@ -37,6 +37,10 @@ func init() {
 			e.prepCompletions(msgsOf(msgActivityFailedInfra(2, "database connection lost")))
 			r := executeTurn(e, hSingleActivity("Task", "input"))
 			assertFailedVariant(t, r, "Infrastructure", "infrastructure:test: database connection lost")
+			// The failure is still recorded in history for audit.
+			assertDelta(t, e, wantEvent{3, refU64(2), duroxide.ActivityFailed{
+				Details: duroxide.InfrastructureError{Operation: "test", Message: "database connection lost"},
+			}})
 		}},
 		// A configuration failure aborts the turn too.
 		replayCase{"configuration_error_aborts", func(t *testing.T) {
@@ -55,6 +59,9 @@ func init() {
 			r := executeTurn(e, hSubOrch("Child", "input"))
 			assertTurnFailed(t, r)
 			assertFailedVariant(t, r, "Infrastructure", "infrastructure:child: child infra failure")
+			assertDelta(t, e, wantEvent{3, refU64(2), duroxide.SubOrchestrationFailed{
+				Details: duroxide.InfrastructureError{Operation: "child", Message: "child infra failure"},
+			}})
 		}},
 		// A child's application failure reaches the code.
 		replayCase{"sub_orch_app_error_propagates", func(t *testing.T) {

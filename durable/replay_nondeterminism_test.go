@@ -64,6 +64,7 @@ func init() {
 			e.prepCompletions(msgsOf(msgActivityCompleted(999, "result")))
 			r := executeTurn(e, hImmediateOK("done"))
 			assertTurnNondeterminismText(t, r, "no matching schedule for completion id=999")
+			assertDelta(t, e) // the rejected completion is not recorded
 		}},
 		// An activity completion for a timer's id.
 		replayCase{"completion_kind_mismatch", func(t *testing.T) {
