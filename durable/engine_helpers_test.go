@@ -1,6 +1,7 @@
 package durable
 
 import (
+	"log/slog"
 	"testing"
 	"time"
 
@@ -34,6 +35,7 @@ func etStarted(input string) duroxide.Event {
 func etEngine(history ...duroxide.Event) *replayEngine {
 	e := newReplayEngine(etInstance, etExec, history)
 	e.now = func() time.Time { return etClock }
+	e.logger = slog.New(slog.DiscardHandler)
 	return e
 }
 
