@@ -173,3 +173,26 @@ func TestEngineGoBlocksRunInCreationOrderAndLoserBlockIsStopped(t *testing.T) {
 		etEv(7, etSrc(5), duroxide.ActivityCancelRequested{Reason: "dropped_future"}))
 	require.Equal(t, []uint64{5}, e.cancelledActivityIDs())
 }
+
+func TestEngineSelectLoserIsCancelledWhileTheCodeGoesOn(t *testing.T) {
+	h := func(ctx *OrchestrationContext, _ string) (string, error) {
+		act := ctx.ScheduleActivity("Slow", "x")
+		if ctx.Select(act, ctx.ScheduleTimer(time.Second)) == 1 {
+			return ctx.ScheduleActivity("Next", "").Await()
+		}
+		return act.Await()
+	}
+	fire := uint64(etClock.UnixMilli()) + 1000
+	hist := []duroxide.Event{etStarted("in"),
+		etEv(2, nil, duroxide.ActivityScheduled{Name: "Slow", Input: "x"}),
+		etEv(3, nil, duroxide.TimerCreated{FireAtMs: fire})}
+	e, res := etStep(t, hist, h, duroxide.TimerFiredItem{Instance: etInstance, ExecutionID: 1, ID: 3, FireAtMs: fire})
+	require.Equal(t, TurnContinue, res.Kind)
+	// New schedules get their ids first; breadcrumbs are collected at the
+	// end of the turn.
+	etRequireDelta(t, e,
+		etEv(4, etSrc(3), duroxide.TimerFired{FireAtMs: fire}),
+		etEv(5, nil, duroxide.ActivityScheduled{Name: "Next"}),
+		etEv(6, etSrc(2), duroxide.ActivityCancelRequested{Reason: "dropped_future"}))
+	require.Equal(t, []uint64{2}, e.cancelledActivityIDs())
+}

@@ -63,3 +63,7 @@ func etAppErr(msg string) duroxide.ErrorDetails {
 }
 
 func etStr(s string) *string { return &s }
+
+func etActivityDone(id uint64, result string) duroxide.WorkItem {
+	return duroxide.ActivityCompletedItem{Instance: etInstance, ExecutionID: etExec, ID: id, Result: result}
+}
