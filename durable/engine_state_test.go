@@ -2,6 +2,7 @@ package durable
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"runtime"
 	"strings"
@@ -193,4 +194,29 @@ func TestEngineLeavesNoGoroutines(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	require.LessOrEqual(t, runtime.NumGoroutine(), before)
+}
+
+func TestEngineUtcNowParseErrorsUseRustTexts(t *testing.T) {
+	for raw, want := range map[string]string{
+		"":                        "cannot parse integer from empty string",
+		"12x":                     "invalid digit found in string",
+		"99999999999999999999999": "number too large to fit in target type",
+	} {
+		h := func(ctx *OrchestrationContext, _ string) (string, error) {
+			_, err := ctx.UtcNow().Await()
+			return "", err
+		}
+		hist := []duroxide.Event{etStarted("in"), etEv(2, nil, duroxide.ActivityScheduled{Name: SyscallUtcNowMs})}
+		_, res := etStep(t, hist, h, etActivityDone(2, raw))
+		require.Equal(t, want, displayMessage(res.Details), "raw %q", raw)
+	}
+}
+
+func TestEnginePanicInGoBlockFailsTheTurn(t *testing.T) {
+	h := func(ctx *OrchestrationContext, _ string) (string, error) {
+		f := Go(ctx, func(ctx *OrchestrationContext) (int, error) { panic(fmt.Errorf("inner %d", 7)) })
+		return "", func() error { _, err := f.Await(); return err }()
+	}
+	res := etRun(etEngine(etStarted("in")), h)
+	require.Equal(t, "orchestration panicked: inner 7", displayMessage(res.Details))
 }
