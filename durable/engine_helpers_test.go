@@ -1,6 +1,7 @@
 package durable
 
 import (
+	"log/slog"
 	"testing"
 	"time"
 
@@ -34,6 +35,7 @@ func etStarted(input string) duroxide.Event {
 func etEngine(history ...duroxide.Event) *replayEngine {
 	e := newReplayEngine(etInstance, etExec, history)
 	e.now = func() time.Time { return etClock }
+	e.logger = slog.New(slog.DiscardHandler)
 	return e
 }
 
@@ -61,3 +63,7 @@ func etAppErr(msg string) duroxide.ErrorDetails {
 }
 
 func etStr(s string) *string { return &s }
+
+func etActivityDone(id uint64, result string) duroxide.WorkItem {
+	return duroxide.ActivityCompletedItem{Instance: etInstance, ExecutionID: etExec, ID: id, Result: result}
+}
