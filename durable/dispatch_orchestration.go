@@ -2,6 +2,7 @@ package durable
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -36,9 +37,22 @@ func (rt *Runtime) orchestrationLoop(workerID string) {
 			continue
 		}
 		stop := rt.renewOrchestrationLock(item.LockToken)
-		rt.processOrchestrationItem(item, workerID)
+		rt.processSafely(item, workerID)
 		stop()
 	}
+}
+
+// processSafely runs one item; a panic in the runtime itself (user panics
+// are the engine's to report) abandons the item instead of killing the
+// process, so the poison count eventually stops it.
+func (rt *Runtime) processSafely(item *duroxide.OrchestrationItem, workerID string) {
+	defer func() {
+		if p := recover(); p != nil {
+			rt.log.Error("orchestration turn panicked in the runtime; abandoning the item", "instance_id", item.Instance, "panic", fmt.Sprint(p))
+			_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, time.Second, false)
+		}
+	}()
+	rt.processOrchestrationItem(item, workerID)
 }
 
 // compatible abandons (for 1 s) an execution pinned to a duroxide version

@@ -3,6 +3,7 @@ package durable
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -337,4 +338,100 @@ func TestClientAdmin(t *testing.T) {
 	res, err := c.DeleteInstance(t.Context(), "w", false)
 	require.NoError(t, err)
 	require.Equal(t, uint64(1), res.InstancesDeleted)
+}
+
+// htSessions counts the session calls of a provider.
+type htSessions struct {
+	duroxide.Provider
+	renews, cleanups chan []string
+}
+
+func (s *htSessions) RenewSessionLock(ctx context.Context, owners []string, extend, idle time.Duration) (int, error) {
+	select {
+	case s.renews <- owners:
+	default:
+	}
+	return s.Provider.RenewSessionLock(ctx, owners, extend, idle)
+}
+
+func (s *htSessions) CleanupOrphanedSessions(ctx context.Context, idle time.Duration) (int, error) {
+	select {
+	case s.cleanups <- nil:
+	default:
+	}
+	return s.Provider.CleanupOrphanedSessions(ctx, idle)
+}
+
+// The session manager renews the sessions of every worker slot (or of the
+// stable node id) and cleans up orphans, on their intervals.
+func TestSessionManagerRenewsAndCleansUp(t *testing.T) {
+	for _, node := range []string{"", "node-7"} {
+		s := &htSessions{Provider: htMem(), renews: make(chan []string, 1), cleanups: make(chan []string, 1)}
+		rt := htStart(t, s, NewRegistry(), Options{WorkerNodeID: node, SessionLockTimeout: 2 * time.Second,
+			SessionIdleTimeout: time.Minute, SessionCleanupInterval: 20 * time.Millisecond})
+		owners := <-s.renews
+		if node == "" {
+			require.Equal(t, []string{"work-0-" + rt.id, "work-1-" + rt.id}, owners)
+		} else {
+			require.Equal(t, []string{node}, owners)
+		}
+		<-s.cleanups
+	}
+}
+
+// With MaxSessionsPerRuntime 1 a runtime serves one session at a time,
+// even with idle worker slots.
+func TestMaxSessionsPerRuntime(t *testing.T) {
+	p := htMem()
+	var running, maxRunning atomic.Int32
+	reg := NewRegistry()
+	require.NoError(t, reg.AddActivity("Work", func(ActivityContext, string) (string, error) {
+		n := running.Add(1)
+		for {
+			m := maxRunning.Load()
+			if n <= m || maxRunning.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+		running.Add(-1)
+		return "ok", nil
+	}))
+	require.NoError(t, reg.AddOrchestration("O", func(ctx *OrchestrationContext, _ string) (string, error) {
+		a := ctx.ScheduleActivityOnSession("Work", "", "s1")
+		b := ctx.ScheduleActivityOnSession("Work", "", "s2")
+		for _, r := range Join(ctx, a, b) {
+			if r.Err != nil {
+				return "", r.Err
+			}
+		}
+		return "both", nil
+	}))
+	htStart(t, p, reg, Options{MaxSessionsPerRuntime: 1, WorkerConcurrency: 2})
+	c := NewClient(p)
+	require.NoError(t, c.StartOrchestration(t.Context(), "i", "O", ""))
+	require.Equal(t, "both", htWaitDone(t, c, "i").Output)
+	require.Equal(t, int32(1), maxRunning.Load(), "two sessions ran at once")
+}
+
+// The orchestration lock is renewed while a turn runs, so a turn longer
+// than the lock timeout is not taken over by another runtime.
+func TestOrchestrationLockRenewedDuringLongTurn(t *testing.T) {
+	p := htMem()
+	var firstTurns atomic.Int32
+	reg := NewRegistry()
+	require.NoError(t, reg.AddOrchestration("Slow", func(ctx *OrchestrationContext, _ string) (string, error) {
+		if !ctx.IsReplaying() {
+			firstTurns.Add(1)
+			time.Sleep(2500 * time.Millisecond) // longer than the 2 s lock: only renewal keeps it
+		}
+		return "done", nil
+	}))
+	o := Options{OrchestratorLockTimeout: 2 * time.Second}
+	htStart(t, p, reg, o)
+	htStart(t, p, reg, o)
+	c := NewClient(p)
+	require.NoError(t, c.StartOrchestration(t.Context(), "i", "Slow", ""))
+	require.Equal(t, "done", htWaitDone(t, c, "i").Output)
+	require.Equal(t, int32(1), firstTurns.Load(), "another runtime ran the turn while the lock was held")
 }
