@@ -21,7 +21,7 @@ func (rt *Runtime) orchestrationLoop(workerID string) {
 	retryable := 0
 	for !rt.stopping() {
 		woken := rt.orchWake.wait() // taken before the fetch, so no wake-up is missed
-		item, err := rt.p.FetchOrchestrationItem(rt.ctx, rt.opts.OrchestratorLockTimeout, rt.opts.LongPollTimeout, rt.filter)
+		item, err := rt.p.FetchOrchestrationItem(rt.fetchCtx, rt.opts.OrchestratorLockTimeout, rt.opts.LongPollTimeout, rt.filter)
 		if err != nil {
 			retryable = rt.fetchErrorPause(err, retryable, "orchestration item")
 			continue

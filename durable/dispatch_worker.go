@@ -42,7 +42,7 @@ func (rt *Runtime) processNextWorkItem(workerID, sessionOwner string) (found boo
 	if rt.sessions.distinct() < rt.opts.MaxSessionsPerRuntime {
 		sess = &duroxide.SessionFetchConfig{OwnerID: sessionOwner, LockTimeout: rt.opts.SessionLockTimeout}
 	}
-	locked, err := rt.p.FetchWorkItem(rt.ctx, rt.opts.WorkerLockTimeout, rt.opts.LongPollTimeout, sess, rt.opts.WorkerTagFilter)
+	locked, err := rt.p.FetchWorkItem(rt.fetchCtx, rt.opts.WorkerLockTimeout, rt.opts.LongPollTimeout, sess, rt.opts.WorkerTagFilter)
 	if err != nil || locked == nil {
 		return false, err
 	}

@@ -32,6 +32,10 @@ type Runtime struct {
 	// graceful shutdown runs out of time.
 	ctx    context.Context
 	cancel context.CancelFunc
+	// fetchCtx bounds fetches only: Shutdown cancels it at once, so a
+	// long-polling provider does not hold Shutdown for its poll timeout.
+	fetchCtx    context.Context
+	fetchCancel context.CancelFunc
 	// stop is closed by Shutdown: slots finish what they hold and exit.
 	stop    chan struct{}
 	stopped atomic.Bool
@@ -81,6 +85,7 @@ func Start(ctx context.Context, p duroxide.Provider, reg *Registry, opts *Option
 	rt.filter = &duroxide.DispatcherCapabilityFilter{SupportedDuroxideVersions: []duroxide.SemverRange{rt.supported}}
 	rt.log = o.Logger.With("runtime_id", rt.id)
 	rt.ctx, rt.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	rt.fetchCtx, rt.fetchCancel = context.WithCancel(rt.ctx)
 	rt.unregister = registerWaker(p, &queueWaker{orch: rt.orchWake, work: rt.workWake})
 	rt.log.Debug("duroxide runtime starting", "duroxide_version", DuroxideVersion, "provider", p.Name(), "provider_version", p.Version())
 	rt.startSlots()
@@ -125,6 +130,7 @@ func (rt *Runtime) Shutdown(ctx context.Context) error {
 	rt.shutdownOnce.Do(func() {
 		rt.stopped.Store(true)
 		close(rt.stop)
+		rt.fetchCancel()
 		rt.unregister()
 		done := make(chan struct{})
 		go func() { rt.wg.Wait(); close(done) }()

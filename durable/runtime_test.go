@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/memprovider"
 )
 
 // Shutdown waits for an activity in flight, commits its result, and
@@ -434,4 +435,16 @@ func TestOrchestrationLockRenewedDuringLongTurn(t *testing.T) {
 	require.NoError(t, c.StartOrchestration(t.Context(), "i", "Slow", ""))
 	require.Equal(t, "done", htWaitDone(t, c, "i").Output)
 	require.Equal(t, int32(1), firstTurns.Load(), "another runtime ran the turn while the lock was held")
+}
+
+// Shutdown interrupts a long-polling fetch instead of waiting out its
+// poll timeout (30 s by default).
+func TestShutdownInterruptsLongPolls(t *testing.T) {
+	p := memprovider.New(memprovider.WithLongPolling())
+	rt, err := Start(t.Context(), p, NewRegistry(), htOptions(Options{}))
+	require.NoError(t, err)
+	time.Sleep(20 * time.Millisecond) // let the slots enter their polls
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, rt.Shutdown(ctx))
 }
