@@ -128,7 +128,7 @@ func (rt *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, wo
 		if !ok {
 			delay := rt.opts.UnregisteredBackoff.Delay(item.AttemptCount)
 			rt.log.Warn("orchestration not registered, abandoning with backoff", "instance_id", instance,
-				"orchestration_name", r.name, "version", deref2(r.version), "attempt", item.AttemptCount,
+				"orchestration_name", r.name, "version", valueOf(r.version), "attempt", item.AttemptCount,
 				"max_attempts", rt.opts.MaxAttempts, "backoff", delay)
 			_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, delay, false)
 			return
@@ -219,7 +219,7 @@ func (rt *Runtime) afterCommit(instance string, c *commit) {
 	if immediate {
 		wake(rt.p, duroxide.OrchestratorQueue)
 	}
-	if s := deref2(c.metadata.Status); s == duroxide.StatusCompleted || s == duroxide.StatusFailed {
+	if s := valueOf(c.metadata.Status); s == duroxide.StatusCompleted || s == duroxide.StatusFailed {
 		rt.execMu.Lock()
 		delete(rt.execIDs, instance)
 		rt.execMu.Unlock()
