@@ -209,8 +209,7 @@ func (rt *Runtime) afterCommit(instance string, c *commit) {
 	for _, w := range c.orch {
 		if t, ok := w.(duroxide.TimerFiredItem); ok {
 			if d := time.UnixMilli(int64(t.FireAtMs)).Sub(now); d > 0 {
-				p := rt.p
-				time.AfterFunc(d+5*time.Millisecond, func() { wake(p, duroxide.OrchestratorQueue) })
+				rt.wakeAt(d + 5*time.Millisecond)
 				continue
 			}
 		}
@@ -292,4 +291,33 @@ func marshalItems(messages []duroxide.WorkItem) string {
 		parts = append(parts, string(raw))
 	}
 	return "[" + strings.Join(parts, ",") + "]"
+}
+
+// wakeAt wakes the runtimes on this provider after d (a timer's fire
+// time). The timers are stopped by Shutdown, so a day-long timer does not
+// keep a stopped runtime's provider alive.
+func (rt *Runtime) wakeAt(d time.Duration) {
+	rt.timerMu.Lock()
+	defer rt.timerMu.Unlock()
+	if rt.stopping() {
+		return
+	}
+	var t *time.Timer
+	t = time.AfterFunc(d, func() {
+		rt.timerMu.Lock()
+		delete(rt.timers, t)
+		rt.timerMu.Unlock()
+		wake(rt.p, duroxide.OrchestratorQueue)
+	})
+	rt.timers[t] = struct{}{}
+}
+
+// stopTimers cancels the pending wake-ups.
+func (rt *Runtime) stopTimers() {
+	rt.timerMu.Lock()
+	defer rt.timerMu.Unlock()
+	for t := range rt.timers {
+		t.Stop()
+	}
+	clear(rt.timers)
 }

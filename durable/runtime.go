@@ -43,7 +43,10 @@ type Runtime struct {
 
 	orchWake, workWake *signal
 	unregister         func()
-	sessions           sessionTracker
+	// timers are the pending wake-ups at timers' fire times.
+	timerMu  sync.Mutex
+	timers   map[*time.Timer]struct{}
+	sessions sessionTracker
 
 	// execIDs remembers each instance's current execution as this runtime
 	// last saw it, the source of a child's parent_execution_id in
@@ -76,7 +79,7 @@ func Start(ctx context.Context, p duroxide.Provider, reg *Registry, opts *Option
 		id:       fmt.Sprintf("%04x", rand.N(uint32(1<<16))),
 		stop:     make(chan struct{}),
 		orchWake: newSignal(), workWake: newSignal(),
-		execIDs: map[string]uint64{},
+		execIDs: map[string]uint64{}, timers: map[*time.Timer]struct{}{},
 	}
 	rt.supported = duroxide.SemverRange{Min: duroxide.SemVer{}, Max: duroxide.MustParseSemVer(DuroxideVersion)}
 	if o.SupportedReplayVersions != nil {
@@ -132,6 +135,7 @@ func (rt *Runtime) Shutdown(ctx context.Context) error {
 		close(rt.stop)
 		rt.fetchCancel()
 		rt.unregister()
+		rt.stopTimers()
 		done := make(chan struct{})
 		go func() { rt.wg.Wait(); close(done) }()
 		select {
