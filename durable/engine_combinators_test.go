@@ -221,3 +221,21 @@ func TestEngineAwaitOnDroppedFutureFailsFast(t *testing.T) {
 	require.Equal(t, TurnCompleted, res.Kind)
 	require.Equal(t, []error{ErrFutureDropped, ErrFutureDropped}, errs)
 }
+
+func TestEngineGoBlockCancellingItselfEnds(t *testing.T) {
+	h := func(ctx *OrchestrationContext, _ string) (string, error) {
+		var self *Future[string]
+		self = Go(ctx, func(ctx *OrchestrationContext) (string, error) {
+			ctx.ScheduleActivity("Held", "")
+			self.Cancel()
+			return "unreachable", nil
+		})
+		_, err := self.Await()
+		return fmt.Sprint(err == ErrFutureDropped), nil
+	}
+	e := etEngine(etStarted("in"))
+	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "true"}, etRun(e, h))
+	etRequireDelta(t, e,
+		etEv(2, nil, duroxide.ActivityScheduled{Name: "Held"}),
+		etEv(3, etSrc(2), duroxide.ActivityCancelRequested{Reason: "dropped_future"}))
+}

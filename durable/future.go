@@ -1,6 +1,9 @@
 package durable
 
-import "errors"
+import (
+	"errors"
+	"runtime"
+)
 
 // scheduleKind is Rust's ScheduleKind: what a future stands for, which
 // decides how dropping it is recorded.
@@ -64,10 +67,16 @@ func (st *futureState) drop() {
 	st.cancelled = true
 	if st.kind == kindLocal {
 		s := st.ctx.sched
-		if st.co != nil {
-			st.co.future = nil
-			s.kill(st.co)
-			st.co.dropOwned()
+		if co := st.co; co != nil {
+			co.future = nil
+			if co == s.current {
+				// A block dropping its own future ends itself.
+				co.dropOwned()
+				co.killed = true
+				runtime.Goexit()
+			}
+			s.kill(co)
+			co.dropOwned()
 		}
 		return
 	}
