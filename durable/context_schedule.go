@@ -1,6 +1,7 @@
 package durable
 
 import (
+	"errors"
 	"strconv"
 	"time"
 )
@@ -204,7 +205,7 @@ func (c *OrchestrationContext) UtcNow() *Future[time.Time] {
 		}
 		ms, perr := strconv.ParseUint(s, 10, 64)
 		if perr != nil {
-			return time.Time{}, &TaskFailedError{Message: perr.Error()}
+			return time.Time{}, &TaskFailedError{Message: rustParseIntError(s, perr)}
 		}
 		return time.UnixMilli(int64(ms)).UTC(), nil
 	})
@@ -215,4 +216,16 @@ func optString(s string) *string {
 		return nil
 	}
 	return &s
+}
+
+// rustParseIntError is the text of Rust's ParseIntError for a u64 parse,
+// which is what Rust's utc_now reports for a malformed recorded value.
+func rustParseIntError(s string, err error) string {
+	switch {
+	case s == "":
+		return "cannot parse integer from empty string"
+	case errors.Is(err, strconv.ErrRange):
+		return "number too large to fit in target type"
+	}
+	return "invalid digit found in string"
 }
