@@ -229,3 +229,20 @@ func TestEnginePanicInGoBlockFailsTheTurn(t *testing.T) {
 	res := etRun(etEngine(etStarted("in")), h)
 	require.Equal(t, "orchestration panicked: inner 7", displayMessage(res.Details))
 }
+
+func TestEngineContextUsedAfterTheTurnEndsThatGoroutineOnly(t *testing.T) {
+	var kept *OrchestrationContext
+	e := etEngine(etStarted("in"))
+	etRun(e, func(ctx *OrchestrationContext, _ string) (string, error) {
+		kept = ctx
+		return ctx.ScheduleWait("x").Await()
+	})
+	done := make(chan bool)
+	go func() {
+		defer close(done)
+		kept.ScheduleActivity("Late", "").Await() // misuse: ends this goroutine
+		done <- true
+	}()
+	_, reachedAfterAwait := <-done
+	require.False(t, reachedAfterAwait)
+}
