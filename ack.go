@@ -150,7 +150,7 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 	if err := validateCommitOwner(op, lk.instance, commit); err != nil {
 		return err
 	}
-	plan, err := p.planTurn(op, lk, commit)
+	plan, err := p.planTurn(op, lk, commit, traceParent(ctx))
 	if err != nil {
 		return err
 	}
@@ -315,7 +315,7 @@ type turnPlan struct {
 	staleMarkers   []string // expired orch_received markers (addMarkerCleanup)
 }
 
-func (p *Provider) planTurn(op string, lk *orchLock, c duroxide.OrchestrationCommit) (*turnPlan, error) {
+func (p *Provider) planTurn(op string, lk *orchLock, c duroxide.OrchestrationCommit, tp string) (*turnPlan, error) {
 	now := p.opts.Now()
 	plan := &turnPlan{instance: lk.instance, token: lk.token, staleMarkers: lk.staleMarkers}
 	doc := p.nextInstanceDoc(lk, c, now)
@@ -365,6 +365,7 @@ func (p *Provider) planTurn(op string, lk *orchLock, c duroxide.OrchestrationCom
 		if err != nil {
 			return nil, duroxide.Permanent(op, "%v", err)
 		}
+		d.TraceParent = tp
 		if cancelled[id] {
 			delete(cancelled, id)
 			continue
@@ -396,7 +397,7 @@ func (p *Provider) planTurn(op string, lk *orchLock, c duroxide.OrchestrationCom
 			visible = time.UnixMilli(int64(t.FireAtMs))
 		}
 		q := &queueDoc{InstanceID: target, Type: docOrchQueue, WorkItem: string(data), DispatchSlot: DispatchSlot(target),
-			VisibleAt: ms(visible), EnqueuedAt: ms(now), EnqueueOrder: nextOrder(now)}
+			VisibleAt: ms(visible), EnqueuedAt: ms(now), EnqueueOrder: nextOrder(now), TraceParent: tp}
 		if target == lk.instance {
 			q.ID = docID(user(lk.instance), fixed("orch"), fixed(tokenID), num(uint64(i)))
 			if err := add(docOrchQueue, batchOp{kind: bCreate, id: q.ID, doc: mustJSON(q)}); err != nil {
@@ -717,7 +718,8 @@ func (p *Provider) AckWorkItem(ctx context.Context, lockToken string, completion
 			return duroxide.Permanent(op, "completion cannot be encoded: %v", err)
 		}
 		q := &queueDoc{ID: doneID, InstanceID: completion.InstanceID(), Type: docOrchQueue, WorkItem: string(data),
-			DispatchSlot: DispatchSlot(completion.InstanceID()), VisibleAt: ms(now), EnqueuedAt: ms(now), EnqueueOrder: nextOrder(now)}
+			DispatchSlot: DispatchSlot(completion.InstanceID()), VisibleAt: ms(now), EnqueuedAt: ms(now), EnqueueOrder: nextOrder(now),
+			TraceParent: traceParent(ctx)}
 		if q.InstanceID != lk.instance {
 			// The intent's ids derive from the lock token, so a retried
 			// ack writes the same intent.

@@ -11,8 +11,12 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Default names of the database and container.
@@ -76,6 +80,14 @@ type Options struct {
 	Logger *slog.Logger
 	// Hooks inject faults at the Cosmos boundary; for tests.
 	Hooks *Hooks
+	// TracerProvider traces Cosmos requests (through azcore's tracing,
+	// when New builds the client and ClientOptions sets no
+	// TracingProvider). Nil: OpenTelemetry's global provider, a no-op
+	// unless the service installed an SDK.
+	TracerProvider trace.TracerProvider
+	// MeterProvider receives the Cosmos cost metrics (nil: the global
+	// provider). docs/operations.md lists them.
+	MeterProvider metric.MeterProvider
 	// Now is the clock (default time.Now); for tests.
 	Now func() time.Time
 
@@ -235,6 +247,13 @@ func (cfg Config) newClient() (*azcosmos.Client, error) {
 	if cfg.InsecureSkipVerify && opts.Transport == nil {
 		// Only for the emulator's self-signed certificate; see Config.
 		opts.Transport = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec
+	}
+	if !opts.TracingProvider.NewTracer(instrumentationName, "").Enabled() { // the caller set none
+		tp := cfg.TracerProvider
+		if tp == nil {
+			tp = otel.GetTracerProvider()
+		}
+		opts.TracingProvider = NewTracingProvider(tp)
 	}
 	if cfg.Key != "" {
 		cred, err := azcosmos.NewKeyCredential(cfg.Key)

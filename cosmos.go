@@ -105,6 +105,7 @@ func (s RequestStats) Total() int64 {
 type opCounter struct {
 	requests, failures, bytes atomic.Int64
 	chargeMilli               atomic.Int64
+	throttles, retries        atomic.Int64 // telemetry.go
 }
 
 // store is the thin layer over one Cosmos container.
@@ -140,6 +141,8 @@ func (s *store) resetStats() {
 		c.failures.Store(0)
 		c.bytes.Store(0)
 		c.chargeMilli.Store(0)
+		c.throttles.Store(0)
+		c.retries.Store(0)
 	}
 }
 
@@ -159,7 +162,11 @@ func (s *store) do(ctx context.Context, call Call, f func(ctx context.Context) (
 			return nil
 		}
 		var ce *CosmosError
-		if !errors.As(err, &ce) || ce.StatusCode != http.StatusTooManyRequests || attempt >= s.retry.MaxThrottleRetries {
+		if !errors.As(err, &ce) || ce.StatusCode != http.StatusTooManyRequests {
+			return err
+		}
+		s.counts[call.Op].throttles.Add(1)
+		if attempt >= s.retry.MaxThrottleRetries {
 			return err
 		}
 		d := ce.RetryAfter
@@ -173,6 +180,7 @@ func (s *store) do(ctx context.Context, call Call, f func(ctx context.Context) (
 		if serr := s.sleepFn(ctx, d); serr != nil {
 			return err
 		}
+		s.counts[call.Op].retries.Add(1)
 	}
 }
 

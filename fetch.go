@@ -376,6 +376,9 @@ func (p *Provider) tryLockOrchestration(ctx context.Context, c candidate, lockTi
 		}
 		item.Messages = append(item.Messages, wi)
 		item.AttemptCount = max(item.AttemptCount, m.AttemptCount)
+		if item.TraceParent == "" {
+			item.TraceParent = m.TraceParent
+		}
 	}
 	if !lk.doc.exists() {
 		start := startOf(item.Messages)
@@ -859,5 +862,5 @@ func (p *Provider) tryLockWorkItem(ctx context.Context, c candidate, lockTimeout
 	}
 	doc.ETag = string(newEtag)
 	p.workLocks.put(token, &workLock{instance: c.instance, itemID: id, token: token, etag: newEtag, lockedUntil: until, doc: doc})
-	return &duroxide.LockedWorkItem{Item: wi, LockToken: token, AttemptCount: doc.AttemptCount}, nil
+	return &duroxide.LockedWorkItem{Item: wi, LockToken: token, AttemptCount: doc.AttemptCount, TraceParent: doc.TraceParent}, nil
 }

@@ -104,6 +104,7 @@ func (p *Provider) reconcileOnce(ctx context.Context, full bool) (delivered int,
 	if err != nil {
 		return 0, err
 	}
+	p.outboxBacklog.Store(int64(len(intents)))
 	for i := range intents {
 		in := &intents[i]
 		if !p.deliver(ctx, in) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
@@ -39,6 +40,10 @@ type Provider struct {
 	closeOnce sync.Once
 	stop      chan struct{}
 	wg        sync.WaitGroup
+	// unobserve unregisters the metrics (telemetry.go); outboxBacklog is
+	// the last reconciler round's count of undelivered intents.
+	unobserve     func()
+	outboxBacklog atomic.Int64
 }
 
 // New connects to Cosmos DB as cfg says, bootstraps the database and
@@ -94,8 +99,10 @@ func NewWithContainer(ctx context.Context, container *azcosmos.ContainerClient, 
 
 func newProvider(container *azcosmos.ContainerClient, o Options) *Provider {
 	o = o.withDefaults()
-	return &Provider{st: newStore(container, o.Retry, o.Hooks), opts: o, stop: make(chan struct{}),
+	p := &Provider{st: newStore(container, o.Retry, o.Hooks), opts: o, stop: make(chan struct{}),
 		discovery: map[string]*discoveryState{docOrchQueue: {}, docWorkerQueue: {}}}
+	p.unobserve = p.registerMetrics(o.MeterProvider)
+	return p
 }
 
 // bindLeases attaches Cosmos-backed leases to this provider.
@@ -127,6 +134,7 @@ func (p *Provider) Close() error {
 	p.closeOnce.Do(func() {
 		close(p.stop)
 		p.wg.Wait()
+		p.unobserve()
 		if p.client != nil {
 			p.client.Close()
 		}

@@ -5,6 +5,9 @@ import (
 	"math"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/duroxide-go/cdb/duroxide"
 )
 
@@ -74,6 +77,13 @@ type Options struct {
 	WorkerTagFilter duroxide.TagFilter
 	// Logger receives the runtime's logs (default slog.Default()).
 	Logger *slog.Logger
+	// TracerProvider traces turns, activities and the runtime's client
+	// calls (default: OpenTelemetry's global provider, a no-op unless the
+	// service installed an SDK).
+	TracerProvider trace.TracerProvider
+	// MeterProvider receives the runtime's metrics (default: the global
+	// provider). docs/operations.md lists them.
+	MeterProvider metric.MeterProvider
 }
 
 // NoSlots, as OrchestrationConcurrency or WorkerConcurrency, runs no
