@@ -197,4 +197,4 @@ func (s *recordingSpan) RecordError(err error, _ ...trace.EventOption) {
 	fmt.Fprintf(s.p, "  error %v\n", err)
 }
 func (s *recordingSpan) SetStatus(c codes.Code, d string) { fmt.Fprintf(s.p, "  status %v %s\n", c, d) }
-func (s *recordingSpan) SetName(n string)                  { fmt.Fprintf(s.p, "  name %s\n", n) }
+func (s *recordingSpan) SetName(n string)                 { fmt.Fprintf(s.p, "  name %s\n", n) }

@@ -94,7 +94,7 @@ type outcome struct {
 	output   string
 	spans    []sdktrace.ReadOnlySpan
 	metrics  metricdata.ResourceMetrics // read after Shutdown
-	gauges   []metricdata.Metrics        // read while the runtime ran
+	gauges   []metricdata.Metrics       // read while the runtime ran
 }
 
 // workload starts cosmostest, a provider and a runtime traced by tel,
