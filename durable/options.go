@@ -84,6 +84,12 @@ type Options struct {
 	// MeterProvider receives the runtime's metrics (default: the global
 	// provider). docs/operations.md lists them.
 	MeterProvider metric.MeterProvider
+	// QueueDepthMetrics exports duroxide.queue.depth, read through the
+	// provider's admin GetQueueDepths at every metric collection. Off by
+	// default: on Cosmos DB that is a cross-partition query whose cost
+	// grows with the queues, paid by every runtime at every collection;
+	// turn it on in one runtime per store.
+	QueueDepthMetrics bool
 }
 
 // NoSlots, as OrchestrationConcurrency or WorkerConcurrency, runs no

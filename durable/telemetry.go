@@ -150,7 +150,7 @@ func (t *telemetry) observeRuntime(mp metric.MeterProvider, rt *Runtime) (unregi
 	reg, err := m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
 		o.ObserveInt64(slots, int64(max(rt.opts.OrchestrationConcurrency, 0)), orch)
 		o.ObserveInt64(slots, int64(max(rt.opts.WorkerConcurrency, 0)), work)
-		if a := rt.p.Admin(); a != nil {
+		if a := rt.p.Admin(); a != nil && rt.opts.QueueDepthMetrics {
 			if d, err := a.GetQueueDepths(ctx); err == nil && d != nil {
 				o.ObserveInt64(depth, int64(d.OrchestratorQueue), orch)
 				o.ObserveInt64(depth, int64(d.WorkerQueue), work)

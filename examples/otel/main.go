@@ -115,7 +115,7 @@ func workload(ctx context.Context, tel *telemetry) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt, err := durable.Start(ctx, p, reg, &durable.Options{TracerProvider: tel.tp, MeterProvider: tel.mp})
+	rt, err := durable.Start(ctx, p, reg, &durable.Options{TracerProvider: tel.tp, MeterProvider: tel.mp, QueueDepthMetrics: true})
 	if err != nil {
 		return nil, err
 	}

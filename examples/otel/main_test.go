@@ -112,15 +112,19 @@ func TestMetricsMoveAsDocumented(t *testing.T) {
 	assert.Greater(t, fsum(m, "cdb.cosmos.request.charge"), 0.0)
 	assert.Equal(t, int64(0), sum(m, "cdb.cosmos.throttles"))
 
-	var slots int64
+	slots, depths := 0, 0
 	for _, g := range out.gauges {
-		if g.Name == "duroxide.dispatcher.slots" {
-			for _, p := range g.Data.(metricdata.Gauge[int64]).DataPoints {
-				slots += p.Value
+		for _, p := range g.Data.(metricdata.Gauge[int64]).DataPoints {
+			switch g.Name {
+			case "duroxide.dispatcher.slots":
+				slots += int(p.Value)
+			case "duroxide.queue.depth":
+				depths++
 			}
 		}
 	}
-	assert.Equal(t, int64(4), slots, "two orchestration and two worker slots by default")
+	assert.Equal(t, 4, slots, "two orchestration and two worker slots by default")
+	assert.Equal(t, 2, depths, "one depth per queue (QueueDepthMetrics is on)")
 }
 
 // The example prints the tree and the metrics.
