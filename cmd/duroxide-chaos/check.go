@@ -35,6 +35,7 @@ type Report struct {
 	QueueLeft             int            `json:"queue_left"`
 	Kills                 int            `json:"kills"`
 	Faults                map[string]int `json:"faults"`
+	FaultedRequests       map[string]int `json:"faulted_requests"`
 	Elapsed               string         `json:"elapsed"`
 	ElapsedSeconds        float64        `json:"elapsed_seconds"`
 	Violations            []string       `json:"violations"`
@@ -216,7 +217,7 @@ func (r *Report) print(w io.Writer, asJSON bool) error {
 	}
 	sort.Strings(kinds)
 	for _, k := range kinds {
-		row("faults."+k, r.Faults[k])
+		row("faults."+k, fmt.Sprintf("%d windows, %d requests", r.Faults[k], r.FaultedRequests[k]))
 	}
 	row("elapsed", r.Elapsed)
 	if r.OK {

@@ -40,6 +40,7 @@ type driver struct {
 	raised   map[int]bool // event instances whose event was raised
 	kills    int
 	faults   map[string]int
+	faulted  map[string]int // requests each fault kind applied to
 	active   string
 	chaosEnd atomic.Bool
 }
@@ -47,7 +48,7 @@ type driver struct {
 // run is the driver role: set up, run the chaos phase, drain, check.
 func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) (ok bool, err error) {
 	d := &driver{cfg: cfg, stderr: stderr, rng: rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed)),
-		done: map[int]bool{}, raised: map[int]bool{}, faults: map[string]int{}, start: time.Now()}
+		done: map[int]bool{}, raised: map[int]bool{}, faults: map[string]int{}, faulted: map[string]int{}, start: time.Now()}
 	if err := d.setUp(ctx); err != nil {
 		return false, err
 	}
@@ -68,10 +69,11 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) (ok bool, e
 	d.ensureWorkers()
 	d.waitAll(runCtx, nil)
 	d.workers.stopAll(15 * time.Second)
-	d.logf("workers stopped; checking")
 	if ctx.Err() != nil {
+		d.logf("interrupted; workers stopped")
 		return false, ctx.Err()
 	}
+	d.logf("workers stopped; checking")
 
 	checkCtx, cancelCheck := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancelCheck()
@@ -262,7 +264,12 @@ func (d *driver) faultLoop(ctx context.Context) {
 	d.mu.Unlock()
 	for {
 		kind := picker.next()
-		remove, err := inject(d.srv, kind)
+		name := kind.Name
+		remove, err := inject(d.srv, kind, func() {
+			d.mu.Lock()
+			d.faulted[name]++
+			d.mu.Unlock()
+		})
 		if err != nil {
 			d.logf("fault %s: %v", kind.Name, err)
 			return
@@ -321,7 +328,11 @@ func (d *driver) waitAll(ctx context.Context, allDone func()) {
 			if active == "" {
 				active = "none"
 			}
-			d.logf("%d/%d done, %d kills, %d faults (now: %s)", n, d.cfg.Orchestrations, d.kills, sum(d.faults), active)
+			reqs := 0
+			for _, c := range d.srv.Counts() {
+				reqs += c
+			}
+			d.logf("%d/%d done, %d kills, %d faults (now: %s), %d requests", n, d.cfg.Orchestrations, d.kills, sum(d.faults), active, reqs)
 			d.mu.Unlock()
 		}
 		if n == d.cfg.Orchestrations {
@@ -385,7 +396,7 @@ func (d *driver) raiseDue(ctx context.Context) {
 
 // check reads every instance back and fills the report.
 func (d *driver) check(ctx context.Context) (*Report, error) {
-	r := &Report{Processes: d.cfg.Processes, Expected: d.cfg.Orchestrations, Kills: d.kills, Faults: d.faults}
+	r := &Report{Processes: d.cfg.Processes, Expected: d.cfg.Orchestrations, Kills: d.kills, Faults: d.faults, FaultedRequests: d.faulted}
 	var problems []string
 	for i := range d.cfg.Orchestrations {
 		o := outcome{Instance: instanceName(i), Index: i, State: "NotFound"}

@@ -35,8 +35,9 @@ var faultKinds = []faultKind{
 	{Name: "latency", Latency: [2]time.Duration{20 * time.Millisecond, 150 * time.Millisecond}},
 }
 
-// inject applies kind at srv and returns the function that removes it.
-func inject(srv *cosmostest.Server, kind faultKind) (remove func(), err error) {
+// inject applies kind at srv and returns the function that removes it;
+// hit is called for every request the fault applies to.
+func inject(srv *cosmostest.Server, kind faultKind, hit func()) (remove func(), err error) {
 	if kind.Spec == nil {
 		srv.SetLatency(kind.Latency[0], kind.Latency[1])
 		return func() { srv.SetLatency(0, 0) }, nil
@@ -50,7 +51,11 @@ func inject(srv *cosmostest.Server, kind faultKind) (remove func(), err error) {
 		if strings.Contains(r.Header.Get("User-Agent"), driverAppID) {
 			return false
 		}
-		return match == nil || match(r)
+		if match == nil || match(r) {
+			hit()
+			return true
+		}
+		return false
 	}
 	return srv.InjectFault(f), nil
 }
