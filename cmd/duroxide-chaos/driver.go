@@ -417,6 +417,16 @@ func (d *driver) check(ctx context.Context) (*Report, error) {
 		}
 		if p := checkOutcome(o, r); p != "" {
 			problems = append(problems, p)
+		} else if kinds[i%len(kinds)] == "kv" {
+			// The store itself, not only the orchestration's view of it.
+			v, found, err := d.client.GetKVValue(ctx, o.Instance, "k")
+			if err != nil {
+				return nil, fmt.Errorf("reading the KV store of %s: %w", o.Instance, err)
+			}
+			if want := fmt.Sprintf("%q", fmt.Sprintf("v%d", i)); !found || v != want {
+				r.WrongOutput++
+				problems = append(problems, fmt.Sprintf("%s: KV k = %q (found %v), want %s", o.Instance, v, found, want))
+			}
 		}
 	}
 	ids, err := d.p.ListInstances(ctx)
