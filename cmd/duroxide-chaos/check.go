@@ -221,7 +221,11 @@ func (r *Report) print(w io.Writer, asJSON bool) error {
 	}
 	sort.Strings(kinds)
 	for _, k := range kinds {
-		row("faults."+k, fmt.Sprintf("%d windows, %d requests", r.Faults[k], r.FaultedRequests[k]))
+		if n, ok := r.FaultedRequests[k]; ok {
+			row("faults."+k, fmt.Sprintf("%d windows, %d requests", r.Faults[k], n))
+		} else {
+			row("faults."+k, fmt.Sprintf("%d windows", r.Faults[k]))
+		}
 	}
 	row("elapsed", r.Elapsed)
 	if r.OK {
