@@ -539,6 +539,13 @@ func (p *Provider) commitTurn(ctx context.Context, plan *turnPlan) error {
 	return err
 }
 
+// completionDocID is the id of the completion an ack of work item itemID
+// enqueues in the item's own partition: deterministic, so a retried ack
+// cannot enqueue it twice and a deletion can remove it with the item.
+func completionDocID(inst, itemID string) string {
+	return docID(user(inst), fixed("done"), fixed(itemID))
+}
+
 // workerItemID is deterministic so cancellation can delete by id and a
 // retried ack cannot enqueue an activity twice.
 func workerItemID(inst string, exec, activity uint64) string {
@@ -684,7 +691,7 @@ func (p *Provider) AckWorkItem(ctx context.Context, lockToken string, completion
 	} else {
 		b.delete(lk.itemID, &lk.etag)
 	}
-	doneID := docID(user(lk.instance), fixed("done"), fixed(lk.itemID))
+	doneID := completionDocID(lk.instance, lk.itemID)
 	var intents []outboxDoc
 	if completion != nil {
 		data, err := duroxide.MarshalWorkItem(completion)
