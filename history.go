@@ -33,7 +33,8 @@ func (p *Provider) Read(ctx context.Context, instance string) ([]duroxide.Event,
 			return nil, duroxide.Wrap(op, err)
 		}
 		return p.settleHistory(ctx, op, instance, doc.CurrentExecutionID, docs, doc, etag)
-	} // No instance document: history may still have been appended directly
+	}
+	// No instance document: history may still have been appended directly
 	// (AppendWithExecution). Read the latest execution there is.
 	docs, err := p.queryHistory(ctx, instance, nil)
 	if err != nil {
