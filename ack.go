@@ -147,6 +147,9 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 		return err
 	}
 	defer unlock()
+	if err := validateCommitOwner(op, lk.instance, commit); err != nil {
+		return err
+	}
 	if lk.ambiguous {
 		// An earlier attempt failed with an unknown outcome: it may have
 		// committed (and a large turn may since have been rolled forward
@@ -255,14 +258,29 @@ func (p *Provider) ackError(op string, plan *turnPlan, err error) error {
 		switch {
 		case be.Index == 0 && (be.StatusCode == http.StatusPreconditionFailed || be.StatusCode == http.StatusNotFound):
 			return errLockExpired(op)
-		case be.StatusCode == http.StatusConflict && be.Index < len(plan.kinds) && plan.kinds[be.Index] == docHistory:
-			return duroxide.Permanent(op, "duplicate history event: %s already exists", be.ID)
+		case be.StatusCode == http.StatusConflict && be.Index > 0 && be.Index < len(plan.kinds) && plan.kinds[be.Index] == docHistory:
+			return duroxide.Kinded(duroxide.ErrDuplicateEvent, op, "duplicate history event: %s already exists", be.ID)
 		case be.StatusCode == http.StatusRequestEntityTooLarge || be.StatusCode == http.StatusBadRequest:
 			return &duroxide.ProviderError{Operation: op, Message: "the turn was refused by Cosmos DB: " + be.Error(), Err: err}
 		}
 		return &duroxide.ProviderError{Operation: op, Message: be.Error(), Retryable: false, Err: err}
 	}
 	return duroxide.Wrap(op, err)
+}
+
+// validateCommitOwner refuses history events of another instance or
+// execution: written under this instance's partition they would be filed
+// as a phantom execution (ListExecutions reporting an execution that never
+// ran) that no reader of the real one could explain.
+func validateCommitOwner(op, instance string, c duroxide.OrchestrationCommit) error {
+	for _, e := range c.HistoryDelta {
+		if e.InstanceID != instance || e.ExecutionID != c.ExecutionID {
+			return duroxide.Kinded(duroxide.ErrInvalidInput, op,
+				"history event %d belongs to instance %q execution %d, but the commit is for instance %q execution %d",
+				e.EventID, e.InstanceID, e.ExecutionID, instance, c.ExecutionID)
+		}
+	}
+	return nil
 }
 
 // validateCommit rejects bad input before anything is written.
@@ -639,7 +657,7 @@ func (p *Provider) workLockFor(ctx context.Context, op, token string) (*workLock
 	}
 	body, etag, err := p.st.read(ctx, inst, id)
 	if isNotFound(err) {
-		return nil, duroxide.Permanent(op, "Invalid lock token: the work item no longer exists (acked, cancelled or deleted)")
+		return nil, duroxide.Kinded(duroxide.ErrLockLost, op, "Invalid lock token: the work item no longer exists (acked, cancelled or deleted)")
 	}
 	if err != nil {
 		return nil, duroxide.Wrap(op, err)
@@ -721,7 +739,7 @@ func (p *Provider) AckWorkItem(ctx context.Context, lockToken string, completion
 			if completion != nil && (p.exists(ctx, lk.instance, doneID) || (len(intents) > 0 && p.exists(ctx, lk.instance, intents[0].ID))) {
 				return nil // a retried ack whose first attempt committed
 			}
-			return duroxide.Permanent(op, "Invalid lock token: the work item was acked, cancelled or its lock expired")
+			return duroxide.Kinded(duroxide.ErrLockLost, op, "Invalid lock token: the work item was acked, cancelled or its lock expired")
 		}
 		return duroxide.Wrap(op, err)
 	}
@@ -771,7 +789,7 @@ func (p *Provider) RenewWorkItemLock(ctx context.Context, lockToken string, exte
 	_, etag, err := p.st.patch(ctx, lk.instance, lk.itemID, ops, &lk.etag, false)
 	if isPrecondition(err) || isNotFound(err) {
 		p.workLocks.drop(lockToken)
-		return duroxide.Permanent(op, "Invalid lock token: the work item was acked, cancelled or its lock expired")
+		return duroxide.Kinded(duroxide.ErrLockLost, op, "Invalid lock token: the work item was acked, cancelled or its lock expired")
 	}
 	if err != nil {
 		return duroxide.Wrap(op, err)

@@ -92,7 +92,7 @@ func (p *Provider) mustInstance(ctx context.Context, op, instance string) (*inst
 		return nil, "", duroxide.Wrap(op, err)
 	}
 	if !doc.exists() {
-		return nil, "", duroxide.Permanent(op, "instance %q not found", instance)
+		return nil, "", duroxide.Kinded(duroxide.ErrInstanceNotFound, op, "instance %q not found", instance)
 	}
 	return doc, etag, nil
 }
@@ -191,7 +191,7 @@ func (p *Provider) GetExecutionInfo(ctx context.Context, instance string, execut
 		return nil, err
 	}
 	if len(events) == 0 && doc.execution(executionID) == nil {
-		return nil, duroxide.Permanent(op, "execution %d of instance %q not found", executionID, instance)
+		return nil, duroxide.Kinded(duroxide.ErrInstanceNotFound, op, "execution %d of instance %q not found", executionID, instance)
 	}
 	info := &duroxide.ExecutionInfo{ExecutionID: executionID, Status: duroxide.StatusRunning, EventCount: len(events)}
 	if ex := doc.execution(executionID); ex != nil {

@@ -442,6 +442,7 @@ func TestLargeAckDuplicateEventNamesTheEvent(t *testing.T) {
 		Kind: duroxide.ActivityScheduled{Name: "Work", Input: "0000"}}}))
 	err := p.AckOrchestrationItem(ctx, it.LockToken, bigTurn("big"))
 	requirePermanentErr(t, err)
+	require.ErrorIs(t, err, duroxide.ErrDuplicateEvent)
 	require.Contains(t, err.Error(), "duplicate history event")
 	require.Contains(t, err.Error(), "history")
 }

@@ -32,11 +32,11 @@ func newWorkToken(instance, itemID string) string {
 }
 
 func errInvalidToken(op string) error {
-	return duroxide.Permanent(op, "Invalid lock token")
+	return duroxide.Kinded(duroxide.ErrLockLost, op, "Invalid lock token")
 }
 
 func errLockExpired(op string) error {
-	return duroxide.Permanent(op, "Invalid lock token: the lock expired or was taken by another dispatcher")
+	return duroxide.Kinded(duroxide.ErrLockLost, op, "Invalid lock token: the lock expired or was taken by another dispatcher")
 }
 
 func parseOrchToken(op, token string) (instance string, err error) {

@@ -13,20 +13,18 @@ import (
 
 // instance_locking.rs: one instance lock at a time, covering exactly the
 // messages present at fetch time.
-func init() {
-	register("instance_locking",
-		Test{Name: "test_exclusive_instance_lock", Func: testExclusiveInstanceLock},
-		Test{Name: "test_lock_token_uniqueness", Func: testLockTokenUniqueness},
-		Test{Name: "test_invalid_lock_token_rejection", Func: testInvalidLockTokenRejection},
-		Test{Name: "test_concurrent_instance_fetching", Func: testConcurrentInstanceFetching},
-		Test{Name: "test_completions_arriving_during_lock_blocked", Func: testCompletionsArrivingDuringLockBlocked},
-		Test{Name: "test_cross_instance_lock_isolation", Func: testCrossInstanceLockIsolation},
-		Test{Name: "test_message_tagging_during_lock", Func: testMessageTaggingDuringLock},
-		Test{Name: "test_ack_only_affects_locked_messages", Func: testAckOnlyAffectsLockedMessages},
-		Test{Name: "test_multi_threaded_lock_contention", Func: testMultiThreadedLockContention},
-		Test{Name: "test_multi_threaded_no_duplicate_processing", Func: testMultiThreadedNoDuplicateProcessing},
-		Test{Name: "test_multi_threaded_lock_expiration_recovery", Func: testMultiThreadedLockExpirationRecovery},
-	)
+var instanceLockingTests = []Test{
+	{Name: "test_exclusive_instance_lock", Func: testExclusiveInstanceLock},
+	{Name: "test_lock_token_uniqueness", Func: testLockTokenUniqueness},
+	{Name: "test_invalid_lock_token_rejection", Func: testInvalidLockTokenRejection},
+	{Name: "test_concurrent_instance_fetching", Func: testConcurrentInstanceFetching},
+	{Name: "test_completions_arriving_during_lock_blocked", Func: testCompletionsArrivingDuringLockBlocked},
+	{Name: "test_cross_instance_lock_isolation", Func: testCrossInstanceLockIsolation},
+	{Name: "test_message_tagging_during_lock", Func: testMessageTaggingDuringLock},
+	{Name: "test_ack_only_affects_locked_messages", Func: testAckOnlyAffectsLockedMessages},
+	{Name: "test_multi_threaded_lock_contention", Func: testMultiThreadedLockContention},
+	{Name: "test_multi_threaded_no_duplicate_processing", Func: testMultiThreadedNoDuplicateProcessing},
+	{Name: "test_multi_threaded_lock_expiration_recovery", Func: testMultiThreadedLockExpirationRecovery},
 }
 
 // completionIDs returns the ids of the ActivityCompleted messages in msgs,
@@ -83,12 +81,12 @@ func testInvalidLockTokenRejection(t *testing.T, f Factory) {
 	enqueueOrch(t, p, startItem("instance-A"))
 	item := mustFetchInstance(t, p, testLock, "instance-A")
 
-	require.Error(t, p.AckOrchestrationItem(t.Context(), "invalid-token", duroxide.OrchestrationCommit{
+	require.ErrorIs(t, p.AckOrchestrationItem(t.Context(), "invalid-token", duroxide.OrchestrationCommit{
 		ExecutionID:  1,
 		HistoryDelta: []duroxide.Event{startedEvent("instance-A", 1)},
 		Metadata:     runningMetadata(),
-	}), "ack with an invalid token")
-	require.Error(t, p.AbandonOrchestrationItem(t.Context(), "invalid-token", 0, false), "abandon with an invalid token")
+	}), duroxide.ErrLockLost, "ack with an invalid token")
+	require.ErrorIs(t, p.AbandonOrchestrationItem(t.Context(), "invalid-token", 0, false), duroxide.ErrLockLost, "abandon with an invalid token")
 	requireNoFetch(t, p, "the real lock is still held")
 
 	mustAck(t, p, item.LockToken, duroxide.OrchestrationCommit{
