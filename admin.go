@@ -409,8 +409,8 @@ func (p *Provider) untombstone(ctx context.Context, docs []deletion) {
 // deleted instance after its tombstone (the ack does not read the
 // instance), and no activity of a new instance can exist before the
 // sweep ends (the tombstone keeps the id unlockable). A work item and the
-// completion its ack would create (deterministic id) are deleted in the
-// same batch, so an ack racing the sweep either lands before that batch
+// completion its ack would create (deterministic id) is deleted once all
+// work items are gone, so an ack racing the sweep either landed before
 // (its completion goes too) or fails.
 func (p *Provider) sweep(ctx context.Context, doc *instanceDoc) (duroxide.DeleteInstanceResult, error) {
 	inst := doc.InstanceID
@@ -446,9 +446,16 @@ func (p *Provider) sweep(ctx context.Context, doc *instanceDoc) (duroxide.Delete
 		b = newBatch(inst)
 		return err
 	}
-	// The instance document goes last, in the final batch: until then the
-	// tombstone keeps the instance dead for readers and for the reconciler.
-	rows = append(rows, row{ID: doc.ID, Type: docInstance})
+	add := func(id string) error {
+		if b.len() >= maxBatchOps {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		b.delete(id, nil, http.StatusNotFound)
+		return nil
+	}
+	var completions []string
 	for _, r := range rows {
 		switch r.Type {
 		case docHistory:
@@ -457,14 +464,26 @@ func (p *Provider) sweep(ctx context.Context, doc *instanceDoc) (duroxide.Delete
 		case docOrchQueue, docWorkerQueue:
 			res.QueueMessagesDeleted++
 		}
-		if b.len() >= maxBatchOps-1 {
-			if err := flush(); err != nil {
-				return res, err
-			}
-		}
-		b.delete(r.ID, nil, http.StatusNotFound)
 		if r.Type == docWorkerQueue {
-			b.delete(completionDocID(inst, r.ID), nil, http.StatusNotFound)
+			completions = append(completions, completionDocID(inst, r.ID))
+		}
+		if err := add(r.ID); err != nil {
+			return res, err
+		}
+	}
+	if len(completions) > 0 {
+		// An extra batch only when work items were outstanding.
+		if err := flush(); err != nil {
+			return res, err
+		}
+	}
+	// Every work item is gone now, so no ack can enqueue a completion any
+	// more; remove those acked since the query. The instance document goes
+	// last, in the final batch: until then the tombstone keeps the
+	// instance dead for readers and for the reconciler.
+	for _, id := range append(completions, doc.ID) {
+		if err := add(id); err != nil {
+			return res, err
 		}
 	}
 	if err := flush(); err != nil {
