@@ -274,7 +274,7 @@ func actorNames(sc scenario) []string {
 // the space short, the pending schedules are taken in an order drawn
 // from a fixed seed, so a short run still spreads its switch points over
 // the whole run rather than only the last calls. It reports whether the
-// space was exhausted.
+// space was exhausted (false also when it stopped at a violation).
 func (e *explorer) systematic(sc scenario, bound, limit int) bool {
 	work := [][]int{nil}
 	count := 0
@@ -296,7 +296,7 @@ func (e *explorer) systematic(sc scenario, bound, limit int) bool {
 		e.schedules++
 		if len(v) > 0 {
 			e.fail(sc, "systematic", steps, v)
-			return true
+			return false
 		}
 		for i := len(prefix); i < len(steps); i++ {
 			for _, alt := range steps[i].enabled {

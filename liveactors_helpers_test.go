@@ -11,7 +11,7 @@ import (
 	"github.com/duroxide-go/cdb"
 )
 
-// This file holds the tools of the race tests (races_test.go) and the
+// This file holds the tools of the race tests (liveactors_test.go) and the
 // interleaving explorer (explorer_test.go): a gate that pauses one
 // provider — one actor — at a chosen Cosmos call until the test lets it
 // go, and a shared manual clock so a lock expires exactly when a test
