@@ -49,6 +49,9 @@ type scenario struct {
 type actor struct {
 	name string
 	run  func(ctx context.Context, w *world, p *cdb.Provider) error
+	// ownClock gives the actor's process a clock of its own, stopped at
+	// the schedule's start (a process whose clock lags the others').
+	ownClock bool
 }
 
 // world is one schedule's container and shared state.
@@ -87,9 +90,13 @@ func (w *world) docs(inst string) []map[string]any {
 
 // openProvider opens a provider on the world's container.
 func (w *world) openProvider(hooks *cdb.Hooks) *cdb.Provider {
+	return w.openProviderClock(hooks, w.clock.now)
+}
+
+func (w *world) openProviderClock(hooks *cdb.Hooks, now func() time.Time) *cdb.Provider {
 	p, err := cdb.New(context.Background(), cdb.Config{Endpoint: w.srv.Endpoint(), Key: w.srv.Key(), Database: "db", Container: w.container,
 		ClientOptions: &azcosmos.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}},
-		Options:       cdb.Options{Hooks: hooks, Now: w.clock.now, OutboxInterval: -1}})
+		Options:       cdb.Options{Hooks: hooks, Now: now, OutboxInterval: -1}})
 	if err != nil {
 		w.tb.Fatalf("opening a provider: %v", err)
 	}
@@ -156,7 +163,12 @@ func runSchedule(tb testing.TB, srv *cosmostest.Server, sc scenario, n int, pref
 		st := &actorState{grant: make(chan struct{})}
 		states[i] = st
 		i := i
-		provs[i] = w.openProvider(&cdb.Hooks{Before: func(ctx context.Context, c cdb.Call) error {
+		now := w.clock.now
+		if sc.actors[i].ownClock {
+			frozen := w.clock.now()
+			now = func() time.Time { return frozen }
+		}
+		provs[i] = w.openProviderClock(&cdb.Hooks{Before: func(ctx context.Context, c cdb.Call) error {
 			if st.armed.Load() {
 				if traceSchedules {
 					tb.Logf("%s: %s %s (%d ops)", sc.actors[i].name, c.Op, c.ID, c.Operations)
@@ -165,7 +177,7 @@ func runSchedule(tb testing.TB, srv *cosmostest.Server, sc scenario, n int, pref
 				<-st.grant
 			}
 			return nil
-		}})
+		}}, now)
 	}
 	defer func() {
 		for _, p := range provs {

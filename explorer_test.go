@@ -69,7 +69,7 @@ func TestExplorer(t *testing.T) {
 }
 
 func explorerScenarios() []scenario {
-	return []scenario{largeTurnRace(), pendingTurnRace(), deletionRace(), bulkDeletionRace()}
+	return []scenario{largeTurnRace(), pendingTurnRace(), deletionRace(), bulkDeletionRace(), sessionRace()}
 }
 
 // An explorer-sized large turn: past one batch, few batches.
@@ -446,4 +446,84 @@ func completeTreeW(w *world, root, child string) {
 	md.ParentInstanceID = str(root)
 	wmust(w, p.AckOrchestrationItem(ctx, it.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1,
 		HistoryDelta: []duroxide.Event{hStarted(child, "HChild")}, Metadata: md}))
+}
+
+// sessionRace: the owner of a session acks one of its activities while a
+// session renewer runs and, later, a second worker looks for session
+// work once the original lock would have expired. A renewal that starts
+// while the session is live and owned renews it; a session renewed before
+// the second worker arrives is not claimed by it.
+func sessionRace() scenario {
+	const inst = "sess"
+	sid := "S"
+	return scenario{
+		name: "session",
+		setup: func(w *world) {
+			ctx := context.Background()
+			p := w.admin
+			wmust(w, p.EnqueueForOrchestrator(ctx, duroxide.StartOrchestrationItem{Instance: inst, Orchestration: "Big", Input: "{}", Version: str("1.0.0"), ExecutionID: 1}, 0))
+			it, err := p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
+			wmust(w, err)
+			c := duroxide.OrchestrationCommit{ExecutionID: 1, HistoryDelta: []duroxide.Event{started(inst)},
+				Metadata: duroxide.ExecutionMetadata{OrchestrationName: str("Big"), OrchestrationVersion: str("1.0.0")}}
+			for id := uint64(2); id <= 3; id++ {
+				c.HistoryDelta = append(c.HistoryDelta, duroxide.Event{EventID: id, InstanceID: inst, ExecutionID: 1, DuroxideVersion: "0.1.29",
+					Kind: duroxide.ActivityScheduled{Name: "Work", Input: "x", SessionID: &sid}})
+				c.WorkerItems = append(c.WorkerItems, duroxide.ActivityExecuteItem{Instance: inst, ExecutionID: 1, ID: id, Name: "Work", Input: "x", SessionID: &sid})
+			}
+			wmust(w, p.AckOrchestrationItem(ctx, it.LockToken, c))
+			wi, err := p.FetchWorkItem(ctx, 30*time.Second, 0, &duroxide.SessionFetchConfig{OwnerID: "o1", LockTimeout: 30 * time.Second}, duroxide.AnyTag())
+			wmust(w, err)
+			w.vals.Store("token", wi.LockToken)
+			w.vals.Store("id", wi.Item.(duroxide.ActivityExecuteItem).ID)
+		},
+		actors: []actor{
+			{name: "owner", run: func(ctx context.Context, w *world, p *cdb.Provider) error {
+				w.clock.advance(time.Second) // some work happened
+				return p.AckWorkItem(ctx, w.val("token").(string), duroxide.ActivityCompletedItem{Instance: inst, ExecutionID: 1, ID: w.val("id").(uint64), Result: "r"})
+			}},
+			{name: "session-renewer", ownClock: true, run: func(ctx context.Context, w *world, p *cdb.Provider) error {
+				// Its clock stays at the start: to it the session is live.
+				n, err := p.RenewSessionLock(ctx, []string{"o1"}, time.Minute, 10*time.Minute)
+				if err == nil && n != 1 && sessionOwner(w, inst) == "o1" {
+					w.violate("the renewal of a live session still owned by o1 renewed %d sessions", n)
+				}
+				if err == nil && n == 1 {
+					w.vals.Store("renewed", true)
+				}
+				return err
+			}},
+			{name: "second-worker", run: func(ctx context.Context, w *world, p *cdb.Provider) error {
+				renewed := w.val("renewed") != nil
+				w.clock.advance(45 * time.Second) // past the first lock, inside a renewal
+				wi, err := p.FetchWorkItem(ctx, 30*time.Second, 0, &duroxide.SessionFetchConfig{OwnerID: "o2", LockTimeout: 30 * time.Second}, duroxide.AnyTag())
+				if err == nil && wi != nil && renewed {
+					w.violate("session %s was renewed for o1, yet o2 claimed it", sid)
+				}
+				return err
+			}},
+		},
+		check: func(w *world, results []error) []string {
+			// The owner's ack may fail: its item's lock may have run out
+			// before it acked. The others never fail.
+			var v []string
+			for i, r := range results[1:] {
+				if r != nil {
+					v = append(v, fmt.Sprintf("actor %d failed: %v", i+1, r))
+				}
+			}
+			return v
+		},
+	}
+}
+
+// sessionOwner reads the owner of inst's session document ("" if none).
+func sessionOwner(w *world, inst string) string {
+	for _, d := range w.docs(inst) {
+		if d["type"] == "session" {
+			o, _ := d["ownerId"].(string)
+			return o
+		}
+	}
+	return ""
 }
