@@ -286,13 +286,14 @@ func actorNames(sc scenario) []string {
 // the space short, the pending schedules are taken in an order drawn
 // from a fixed seed, so a short run still spreads its switch points over
 // the whole run rather than only the last calls. It reports whether the
-// space was exhausted (false also when it stopped at a violation).
-func (e *explorer) systematic(sc scenario, bound, limit int) bool {
+// space was exhausted (false also when it stopped at a violation or the
+// deadline).
+func (e *explorer) systematic(sc scenario, bound, limit int, deadline time.Time) bool {
 	work := [][]int{nil}
 	count := 0
 	pick := rand.New(rand.NewSource(1))
 	for len(work) > 0 {
-		if limit > 0 && count >= limit {
+		if (limit > 0 && count >= limit) || time.Now().After(deadline) {
 			return false
 		}
 		k := len(work) - 1

@@ -99,29 +99,41 @@ func (p *Provider) readExecution(ctx context.Context, op, instance string, exec 
 // Otherwise a turn committed and ended around the query: read again.
 // Only this rare path costs the extra reads.
 
+// The same bracketing covers a reader racing a deletion's sweep, which
+// removes history batch by batch: Read knows from the instance document
+// how many events the execution has, and only a count that does not match
+// (or staged documents) costs the second read. A reader then sees the
+// history whole or, once the instance is tombstoned, nothing.
+
 // maxSettleRounds bounds the re-reads of a history that keeps changing
 // under a reader.
 const maxSettleRounds = 8
 
 // settleHistory decodes docs (one execution's history, queried after the
 // instance read before, if any) so that it shows every large turn whole
-// or not at all.
+// or not at all, and never a history half swept by a deletion.
 func (p *Provider) settleHistory(ctx context.Context, op, instance string, exec uint64, docs []historyDoc, before *instanceDoc, beforeTag azcore.ETag) ([]duroxide.Event, error) {
 	for round := 0; ; round++ {
-		if !anyStaged(docs) {
+		if !anyStaged(docs) && countMatches(docs, before, exec) {
 			return decodeVisible(op, instance, docs, nil)
 		}
 		after, afterTag, err := p.readInstanceRaw(ctx, instance)
 		if err != nil {
 			return nil, duroxide.Wrap(op, err)
 		}
-		if before != nil && after != nil {
-			if keep, ok := committedTurns(docs, before, after, beforeTag == afterTag); ok {
+		if after == nil || after.Deleted != nil {
+			return nil, nil // deleted meanwhile: gone for readers
+		}
+		if before != nil {
+			same := beforeTag == afterTag
+			if !anyStaged(docs) && same {
+				// Nothing changed during the query: the count is off for
+				// another reason (events appended directly).
+				return decodeVisible(op, instance, docs, nil)
+			}
+			if keep, ok := committedTurns(docs, before, after, same); ok && anyStaged(docs) {
 				return decodeKept(op, instance, docs, keep)
 			}
-		}
-		if after != nil && after.Deleted != nil {
-			return nil, nil // deleted meanwhile: gone for readers
 		}
 		if round >= maxSettleRounds {
 			return nil, &duroxide.ProviderError{Operation: op, Message: fmt.Sprintf("the history of %q kept changing during the read; try again", instance), Retryable: true}
@@ -132,6 +144,20 @@ func (p *Provider) settleHistory(ctx context.Context, op, instance string, exec 
 			return nil, duroxide.Wrap(op, err)
 		}
 	}
+}
+
+// countMatches reports whether docs hold as many events as the instance
+// document before records for the execution; true when it records none
+// (no instance read, or a document without per-execution counts).
+func countMatches(docs []historyDoc, before *instanceDoc, exec uint64) bool {
+	if before == nil {
+		return true
+	}
+	ex := before.execution(exec)
+	if ex == nil || ex.EventCount == 0 {
+		return true
+	}
+	return len(docs) == ex.EventCount
 }
 
 func anyStaged(docs []historyDoc) bool {
