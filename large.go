@@ -378,29 +378,16 @@ func (p *Provider) rollForward(ctx context.Context, inst string, pt *pendingTurn
 // its instance deleted. Nothing is left to do.
 var errTurnNotPending = errors.New("cdb: the turn is no longer pending")
 
-// validTurnID reports whether a turn id (the uuid tail of a lock token)
-// can be spliced into a patch condition, which takes no parameters.
-func validTurnID(t string) bool {
-	if t == "" || len(t) > 64 {
-		return false
-	}
-	for _, c := range t {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
 // pendingCondition is the first operation of every roll-forward batch: a
 // patch of the instance document that applies only while the instance
 // still has this pending turn and is not being deleted. A roll-forward
 // that stalled after reading a journal therefore cannot write over a
 // newer turn nor resurrect a deleted instance: its batch fails at
-// operation 0 and writes nothing.
-func pendingCondition(inst string, pt *pendingTurn) batchOp {
+// operation 0 and writes nothing. cond is pendingTurnCondition's (which
+// validated the turn id spliced into it).
+func pendingCondition(inst string, pt *pendingTurn, cond string) batchOp {
 	var ops azcosmos.PatchOperations
-	ops.SetCondition("FROM c WHERE c.pendingTurn.turn = '" + pt.Turn + "' AND NOT IS_DEFINED(c.deleted)")
+	ops.SetCondition(cond + " AND NOT IS_DEFINED(c.deleted)")
 	ops.AppendSet("/pendingTurn/turn", pt.Turn)
 	return batchOp{kind: bPatch, id: instanceDocID(inst), patch: ops}
 }
@@ -409,8 +396,9 @@ func pendingCondition(inst string, pt *pendingTurn) batchOp {
 // the journal deleted or replaced (the turn's consumed messages).
 func (p *Provider) rollForwardIDs(ctx context.Context, inst string, pt *pendingTurn) (map[string]bool, error) {
 	gone := map[string]bool{}
-	if !validTurnID(pt.Turn) {
-		return gone, fmt.Errorf("cdb: instance %q records a malformed pending turn id %q", inst, pt.Turn)
+	cond, err := pendingTurnCondition(pt.Turn)
+	if err != nil {
+		return gone, err
 	}
 	for seq := 0; seq < pt.Journal; seq++ {
 		body, _, err := p.st.read(ctx, inst, journalDocID(inst, pt.Turn, seq))
@@ -432,7 +420,7 @@ func (p *Provider) rollForwardIDs(ctx context.Context, inst string, pt *pendingT
 				gone[w.ID] = true
 			}
 		}
-		if err := p.applyJournal(ctx, inst, pt, &j); err != nil {
+		if err := p.applyJournal(ctx, inst, pendingCondition(inst, pt, cond), &j); err != nil {
 			if errors.Is(err, errTurnNotPending) {
 				return gone, nil
 			}
@@ -441,10 +429,6 @@ func (p *Provider) rollForwardIDs(ctx context.Context, inst string, pt *pendingT
 	}
 	// Clear the marker only if it is still this turn's; the condition
 	// makes a concurrent roll-forward harmless.
-	cond, err := pendingTurnCondition(pt.Turn)
-	if err != nil {
-		return gone, err
-	}
 	var ops azcosmos.PatchOperations
 	ops.SetCondition(cond)
 	ops.AppendSet("/pendingTurn", jsonNull)
@@ -455,7 +439,8 @@ func (p *Provider) rollForwardIDs(ctx context.Context, inst string, pt *pendingT
 	return gone, nil
 }
 
-func (p *Provider) applyJournal(ctx context.Context, inst string, pt *pendingTurn, j *journalDoc) error {
+// applyJournal writes j in batches, each led by guard (pendingCondition).
+func (p *Provider) applyJournal(ctx context.Context, inst string, guard batchOp, j *journalDoc) error {
 	var ops []batchOp
 	for _, id := range j.Unstage {
 		var po azcosmos.PatchOperations
@@ -475,7 +460,7 @@ func (p *Provider) applyJournal(ctx context.Context, inst string, pt *pendingTur
 	ops = append(ops, batchOp{kind: bDelete, id: j.ID, tolerate: []int{http.StatusNotFound}})
 	for _, chunk := range chunkOps(ops, 1) {
 		b := newBatch(inst)
-		b.add(pendingCondition(inst, pt))
+		b.add(guard)
 		for _, o := range chunk {
 			b.add(o)
 		}
