@@ -24,7 +24,7 @@ import (
 // CDB_EXPLORE_BUDGET (a duration, e.g.
 // 10m) makes it a long run: two preemptions, then random schedules until
 // the budget is spent. CDB_EXPLORE_SEED replays random schedules from a
-// seed.
+// seed; the default run uses seed 1.
 func TestExplorer(t *testing.T) {
 	srv := cosmostest.NewTestServer(t, nil)
 	e := &explorer{tb: t, srv: srv}
@@ -37,7 +37,13 @@ func TestExplorer(t *testing.T) {
 		}
 		budget, bound, limit, randomRuns = d, 2, 0, 0
 	}
-	seed := time.Now().UnixNano()
+	// The default run is reproducible (a fixed seed, so a failure in CI
+	// is the same failure on a laptop); a long run draws a new seed each
+	// time to cover new ground, and prints it.
+	seed := int64(1)
+	if budget > 0 {
+		seed = time.Now().UnixNano()
+	}
 	if s := os.Getenv("CDB_EXPLORE_SEED"); s != "" {
 		seed, _ = strconv.ParseInt(s, 10, 64)
 	}
