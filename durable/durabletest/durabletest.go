@@ -47,17 +47,20 @@ type sample struct {
 	run  func(e *env)
 }
 
-// Run runs every sample as a subtest of t.Run("e2e_samples"). Samples run
-// in parallel with each other, each on its own provider.
+// Run runs every module's tests as subtests <module>/<Rust test name>
+// (modules.go lists them). Tests run in parallel with each other, each on
+// its own provider.
 func Run(t *testing.T, f Factory) {
-	t.Run("e2e_samples", func(t *testing.T) {
-		for _, s := range samples() {
-			t.Run(s.name, func(t *testing.T) {
-				t.Parallel()
-				s.run(&env{t: t, p: f.NewProvider(t), ctx: context.Background()})
-			})
-		}
-	})
+	for _, m := range modules() {
+		t.Run(m.name, func(t *testing.T) {
+			for _, s := range m.tests() {
+				t.Run(s.name, func(t *testing.T) {
+					t.Parallel()
+					s.run(&env{t: t, p: f.NewProvider(t), ctx: context.Background()})
+				})
+			}
+		})
+	}
 }
 
 // Names lists the samples' names (the Rust test names), in file order.
