@@ -1,0 +1,16 @@
+package durabletest
+
+// module is one ported Rust test file: its stem names the subtest level.
+type module struct {
+	name  string
+	tests func() []sample
+}
+
+// modules lists the ported files in a fixed order; Run runs each as
+// t.Run(<file stem>).
+func modules() []module {
+	return []module{
+		{"e2e_samples", samples},
+		{"cancellation_tests", cancellationTests},
+	}
+}
