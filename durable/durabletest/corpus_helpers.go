@@ -59,7 +59,6 @@ func countKind[K duroxide.EventKind](h []duroxide.Event) int {
 	return n
 }
 
-
 // findKind returns the first event of kind K.
 func findKind[K duroxide.EventKind](h []duroxide.Event) (duroxide.Event, K, bool) {
 	for _, ev := range h {
@@ -157,7 +156,6 @@ func (e *env) failedDetails(instance string) duroxide.ErrorDetails {
 	require.Equal(e.t, durable.StateFailed, st.State, "expected %s to fail, got output %q", instance, st.Output)
 	return st.Details
 }
-
 
 // u64p returns &v.
 func u64p(v uint64) *uint64 { return &v }
