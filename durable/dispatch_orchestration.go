@@ -2,6 +2,7 @@ package durable
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -16,29 +17,41 @@ import (
 // orchestrationLoop is one orchestration slot.
 func (rt *Runtime) orchestrationLoop(workerID string) {
 	defer rt.wg.Done()
-	idle := rt.newIdle()
+	idle := rt.newIdle(&rt.orchGate, rt.orchWake)
 	retryable := 0
 	for !rt.stopping() {
 		woken := rt.orchWake.wait() // taken before the fetch, so no wake-up is missed
-		item, err := rt.p.FetchOrchestrationItem(rt.ctx, rt.opts.OrchestratorLockTimeout, rt.opts.LongPollTimeout, rt.filter)
+		item, err := rt.p.FetchOrchestrationItem(rt.fetchCtx, rt.opts.OrchestratorLockTimeout, rt.opts.LongPollTimeout, rt.filter)
 		if err != nil {
 			retryable = rt.fetchErrorPause(err, retryable, "orchestration item")
 			continue
 		}
 		retryable = 0
 		if item == nil {
-			rt.idleWait(woken, idle.next())
+			rt.idleWait(woken, idle.empty())
 			continue
 		}
-		idle.reset()
-		rt.orchWake.fire() // more may be waiting: let idle peers look too
+		idle.found()
 		if !rt.compatible(item) {
 			continue
 		}
 		stop := rt.renewOrchestrationLock(item.LockToken)
-		rt.processOrchestrationItem(item, workerID)
+		rt.processSafely(item, workerID)
 		stop()
 	}
+}
+
+// processSafely runs one item; a panic in the runtime itself (user panics
+// are the engine's to report) abandons the item instead of killing the
+// process, so the poison count eventually stops it.
+func (rt *Runtime) processSafely(item *duroxide.OrchestrationItem, workerID string) {
+	defer func() {
+		if p := recover(); p != nil {
+			rt.log.Error("orchestration turn panicked in the runtime; abandoning the item", "instance_id", item.Instance, "panic", fmt.Sprint(p))
+			_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, time.Second, false)
+		}
+	}()
+	rt.processOrchestrationItem(item, workerID)
 }
 
 // compatible abandons (for 1 s) an execution pinned to a duroxide version
@@ -114,7 +127,7 @@ func (rt *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, wo
 		if !ok {
 			delay := rt.opts.UnregisteredBackoff.Delay(item.AttemptCount)
 			rt.log.Warn("orchestration not registered, abandoning with backoff", "instance_id", instance,
-				"orchestration_name", r.name, "version", deref2(r.version), "attempt", item.AttemptCount,
+				"orchestration_name", r.name, "version", valueOf(r.version), "attempt", item.AttemptCount,
 				"max_attempts", rt.opts.MaxAttempts, "backoff", delay)
 			_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, delay, false)
 			return
@@ -195,8 +208,7 @@ func (rt *Runtime) afterCommit(instance string, c *commit) {
 	for _, w := range c.orch {
 		if t, ok := w.(duroxide.TimerFiredItem); ok {
 			if d := time.UnixMilli(int64(t.FireAtMs)).Sub(now); d > 0 {
-				p := rt.p
-				time.AfterFunc(d+5*time.Millisecond, func() { wake(p, duroxide.OrchestratorQueue) })
+				rt.wakeAt(d + 5*time.Millisecond)
 				continue
 			}
 		}
@@ -205,7 +217,7 @@ func (rt *Runtime) afterCommit(instance string, c *commit) {
 	if immediate {
 		wake(rt.p, duroxide.OrchestratorQueue)
 	}
-	if s := deref2(c.metadata.Status); s == duroxide.StatusCompleted || s == duroxide.StatusFailed {
+	if s := valueOf(c.metadata.Status); s == duroxide.StatusCompleted || s == duroxide.StatusFailed {
 		rt.execMu.Lock()
 		delete(rt.execIDs, instance)
 		rt.execMu.Unlock()
@@ -278,4 +290,33 @@ func marshalItems(messages []duroxide.WorkItem) string {
 		parts = append(parts, string(raw))
 	}
 	return "[" + strings.Join(parts, ",") + "]"
+}
+
+// wakeAt wakes the runtimes on this provider after d (a timer's fire
+// time). The timers are stopped by Shutdown, so a day-long timer does not
+// keep a stopped runtime's provider alive.
+func (rt *Runtime) wakeAt(d time.Duration) {
+	rt.timerMu.Lock()
+	defer rt.timerMu.Unlock()
+	if rt.stopping() {
+		return
+	}
+	var t *time.Timer
+	t = time.AfterFunc(d, func() {
+		rt.timerMu.Lock()
+		delete(rt.timers, t)
+		rt.timerMu.Unlock()
+		wake(rt.p, duroxide.OrchestratorQueue)
+	})
+	rt.timers[t] = struct{}{}
+}
+
+// stopTimers cancels the pending wake-ups.
+func (rt *Runtime) stopTimers() {
+	rt.timerMu.Lock()
+	defer rt.timerMu.Unlock()
+	for t := range rt.timers {
+		t.Stop()
+	}
+	clear(rt.timers)
 }

@@ -572,7 +572,7 @@ func enforceLimits(c *commit, instance string, kv map[string]duroxide.KVEntry) {
 // listed for the provider to delete from the worker queue.
 func cancelInflightActivities(c *commit, instance string) {
 	var reason string
-	switch deref2(c.metadata.Status) {
+	switch valueOf(c.metadata.Status) {
 	case duroxide.StatusCompleted:
 		reason = "orchestration_terminal_completed"
 	case duroxide.StatusFailed:
@@ -600,7 +600,8 @@ func cancelInflightActivities(c *commit, instance string) {
 	}
 }
 
-func deref2(p *string) string {
+// valueOf is *p, or "" for nil.
+func valueOf(p *string) string {
 	if p == nil {
 		return ""
 	}

@@ -3,12 +3,14 @@ package durable
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/memprovider"
 )
 
 // Shutdown waits for an activity in flight, commits its result, and
@@ -269,18 +271,20 @@ func TestLocalWakeUps(t *testing.T) {
 	require.Equal(t, "go!", st.Output)
 }
 
-// An idle runtime backs off: over a window, each slot fetches at most
-// once per MaxIdlePollInterval (plus the ramp), however slow the machine.
+// An idle runtime backs off: over a window, one slot per queue polls, at
+// most once per MaxIdlePollInterval after the ramp, however slow the
+// machine; the other slots sleep until woken.
 func TestIdleRuntimeBacksOff(t *testing.T) {
 	counting := &htCounting{Provider: htMem()}
 	const maxIdle = 40 * time.Millisecond
-	htStart(t, counting, NewRegistry(), Options{MinPollInterval: 5 * time.Millisecond, MaxIdlePollInterval: maxIdle})
+	htStart(t, counting, NewRegistry(), Options{MinPollInterval: 5 * time.Millisecond, MaxIdlePollInterval: maxIdle,
+		OrchestrationConcurrency: 4, WorkerConcurrency: 4})
 	start := time.Now()
 	time.Sleep(400 * time.Millisecond)
 	elapsed := time.Since(start)
-	// Per slot: the ramp 5+10+20 ms is 3 fetches, then one per maxIdle;
-	// +2 for the first fetch and rounding. Two slots of each kind.
-	bound := 2 * (3 + int64(elapsed/maxIdle) + 2)
+	// The poller: 3 fetches ramping 5+10+20 ms, then one per maxIdle, +2
+	// for its first fetch and rounding; each other slot: its first fetch.
+	bound := (3 + int64(elapsed/maxIdle) + 2) + 3
 	require.LessOrEqual(t, counting.orchFetches.Load(), bound)
 	require.LessOrEqual(t, counting.workFetches.Load(), bound)
 	require.Positive(t, counting.orchFetches.Load())
@@ -337,4 +341,112 @@ func TestClientAdmin(t *testing.T) {
 	res, err := c.DeleteInstance(t.Context(), "w", false)
 	require.NoError(t, err)
 	require.Equal(t, uint64(1), res.InstancesDeleted)
+}
+
+// htSessions counts the session calls of a provider.
+type htSessions struct {
+	duroxide.Provider
+	renews, cleanups chan []string
+}
+
+func (s *htSessions) RenewSessionLock(ctx context.Context, owners []string, extend, idle time.Duration) (int, error) {
+	select {
+	case s.renews <- owners:
+	default:
+	}
+	return s.Provider.RenewSessionLock(ctx, owners, extend, idle)
+}
+
+func (s *htSessions) CleanupOrphanedSessions(ctx context.Context, idle time.Duration) (int, error) {
+	select {
+	case s.cleanups <- nil:
+	default:
+	}
+	return s.Provider.CleanupOrphanedSessions(ctx, idle)
+}
+
+// The session manager renews the sessions of every worker slot (or of the
+// stable node id) and cleans up orphans, on their intervals.
+func TestSessionManagerRenewsAndCleansUp(t *testing.T) {
+	for _, node := range []string{"", "node-7"} {
+		s := &htSessions{Provider: htMem(), renews: make(chan []string, 1), cleanups: make(chan []string, 1)}
+		rt := htStart(t, s, NewRegistry(), Options{WorkerNodeID: node, SessionLockTimeout: 2 * time.Second,
+			SessionIdleTimeout: time.Minute, SessionCleanupInterval: 20 * time.Millisecond})
+		owners := <-s.renews
+		if node == "" {
+			require.Equal(t, []string{"work-0-" + rt.id, "work-1-" + rt.id}, owners)
+		} else {
+			require.Equal(t, []string{node}, owners)
+		}
+		<-s.cleanups
+	}
+}
+
+// With MaxSessionsPerRuntime 1 a runtime serves one session at a time,
+// even with idle worker slots.
+func TestMaxSessionsPerRuntime(t *testing.T) {
+	p := htMem()
+	var running, maxRunning atomic.Int32
+	reg := NewRegistry()
+	require.NoError(t, reg.AddActivity("Work", func(ActivityContext, string) (string, error) {
+		n := running.Add(1)
+		for {
+			m := maxRunning.Load()
+			if n <= m || maxRunning.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+		running.Add(-1)
+		return "ok", nil
+	}))
+	require.NoError(t, reg.AddOrchestration("O", func(ctx *OrchestrationContext, _ string) (string, error) {
+		a := ctx.ScheduleActivityOnSession("Work", "", "s1")
+		b := ctx.ScheduleActivityOnSession("Work", "", "s2")
+		for _, r := range Join(ctx, a, b) {
+			if r.Err != nil {
+				return "", r.Err
+			}
+		}
+		return "both", nil
+	}))
+	htStart(t, p, reg, Options{MaxSessionsPerRuntime: 1, WorkerConcurrency: 2})
+	c := NewClient(p)
+	require.NoError(t, c.StartOrchestration(t.Context(), "i", "O", ""))
+	require.Equal(t, "both", htWaitDone(t, c, "i").Output)
+	require.Equal(t, int32(1), maxRunning.Load(), "two sessions ran at once")
+}
+
+// The orchestration lock is renewed while a turn runs, so a turn longer
+// than the lock timeout is not taken over by another runtime.
+func TestOrchestrationLockRenewedDuringLongTurn(t *testing.T) {
+	p := htMem()
+	var firstTurns atomic.Int32
+	reg := NewRegistry()
+	require.NoError(t, reg.AddOrchestration("Slow", func(ctx *OrchestrationContext, _ string) (string, error) {
+		if !ctx.IsReplaying() {
+			firstTurns.Add(1)
+			time.Sleep(2500 * time.Millisecond) // longer than the 2 s lock: only renewal keeps it
+		}
+		return "done", nil
+	}))
+	o := Options{OrchestratorLockTimeout: 2 * time.Second}
+	htStart(t, p, reg, o)
+	htStart(t, p, reg, o)
+	c := NewClient(p)
+	require.NoError(t, c.StartOrchestration(t.Context(), "i", "Slow", ""))
+	require.Equal(t, "done", htWaitDone(t, c, "i").Output)
+	require.Equal(t, int32(1), firstTurns.Load(), "another runtime ran the turn while the lock was held")
+}
+
+// Shutdown interrupts a long-polling fetch instead of waiting out its
+// poll timeout (30 s by default).
+func TestShutdownInterruptsLongPolls(t *testing.T) {
+	p := memprovider.New(memprovider.WithLongPolling())
+	rt, err := Start(t.Context(), p, NewRegistry(), htOptions(Options{}))
+	require.NoError(t, err)
+	time.Sleep(20 * time.Millisecond) // let the slots enter their polls
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, rt.Shutdown(ctx))
 }

@@ -1,9 +1,8 @@
 // Package durabletest is a reusable end-to-end suite for the durable
 // runtime: duroxide's 35 end-to-end samples (tests/e2e_samples.rs at
-// 0.1.29) and its runtime behaviour tests (tests/*.rs, one Go file per
-// Rust file, listed in modules.go), each running real Go orchestrations
-// and activities on a Runtime and a Client over the provider under test,
-// and asserting what the Rust test asserts.
+// 0.1.29), each running real Go orchestrations and activities on a
+// Runtime and a Client over the provider under test, and asserting what
+// the Rust sample asserts.
 //
 // Run it from a test of the provider's package:
 //
@@ -13,8 +12,7 @@
 //		})
 //	}
 //
-// Subtests are named <Rust file stem>/<Rust test name>, e.g.
-// e2e_samples/sample_hello_world_fs or kv_store_tests/kv_empty_key.
+// Subtests are named e2e_samples/<Rust test name>.
 package durabletest
 
 import (
@@ -49,27 +47,23 @@ type sample struct {
 	run  func(e *env)
 }
 
-// Run runs every ported test as a subtest <file stem>/<Rust test name>
-// (e2e_samples/..., kv_store_tests/..., ...). Tests run in parallel with
-// each other, each on its own provider.
+// Run runs every module's tests as subtests <module>/<Rust test name>
+// (modules.go lists them). Tests run in parallel with each other, each on
+// its own provider.
 func Run(t *testing.T, f Factory) {
 	for _, m := range modules() {
-		t.Run(m.stem, func(t *testing.T) {
+		t.Run(m.name, func(t *testing.T) {
 			for _, s := range m.tests() {
 				t.Run(s.name, func(t *testing.T) {
 					t.Parallel()
-					e := &env{t: t, ctx: context.Background()}
-					if !s.pure {
-						e.p = f.NewProvider(t)
-					}
-					s.run(e)
+					s.run(&env{t: t, p: f.NewProvider(t), ctx: context.Background()})
 				})
 			}
 		})
 	}
 }
 
-// Names lists the e2e samples' names (the Rust test names), in file order.
+// Names lists the samples' names (the Rust test names), in file order.
 func Names() []string {
 	var out []string
 	for _, s := range samples() {

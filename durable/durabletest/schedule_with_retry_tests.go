@@ -16,7 +16,7 @@ import (
 
 // scheduleWithRetryTests ports duroxide 0.1.29's
 // tests/schedule_with_retry_tests.rs: RetryPolicy and BackoffStrategy
-// arithmetic (Rust's plain unit tests, which need no provider), then
+// arithmetic (Rust's plain unit tests; they leave the provider unused), then
 // ScheduleActivityWithRetry end to end: attempts, backoff timers in
 // history, per-attempt timeouts that end the call without a retry, typed
 // and session variants, continue-as-new.
@@ -26,52 +26,52 @@ import (
 // a loaded machine cannot reorder it: the timeout is long enough for a
 // worker to pick the activity up, and the slow activity runs until it is
 // cancelled.
-func scheduleWithRetryTests() []test {
-	return []test{
-		{name: "test_retry_policy_default", run: testRetryPolicyDefault, pure: true},
-		{name: "test_retry_policy_new", run: testRetryPolicyNew, pure: true},
-		{name: "test_retry_policy_new_single_attempt", run: testRetryPolicyNewSingleAttempt, pure: true},
-		{name: "test_retry_policy_new_zero_panics", run: testRetryPolicyNewZeroPanics, pure: true},
-		{name: "test_retry_policy_builder_with_timeout", run: testRetryPolicyBuilderWithTimeout, pure: true},
-		{name: "test_retry_policy_builder_with_backoff", run: testRetryPolicyBuilderWithBackoff, pure: true},
-		{name: "test_retry_policy_builder_chained", run: testRetryPolicyBuilderChained, pure: true},
-		{name: "test_backoff_none_always_zero", run: testBackoffNoneAlwaysZero, pure: true},
-		{name: "test_backoff_fixed_same_delay", run: testBackoffFixedSameDelay, pure: true},
-		{name: "test_backoff_fixed_zero_delay", run: testBackoffFixedZeroDelay, pure: true},
-		{name: "test_backoff_linear_multiplies_by_attempt", run: testBackoffLinearMultipliesByAttempt, pure: true},
-		{name: "test_backoff_linear_respects_max", run: testBackoffLinearRespectsMax, pure: true},
-		{name: "test_backoff_linear_zero_base", run: testBackoffLinearZeroBase, pure: true},
-		{name: "test_backoff_exponential_doubles", run: testBackoffExponentialDoubles, pure: true},
-		{name: "test_backoff_exponential_respects_max", run: testBackoffExponentialRespectsMax, pure: true},
-		{name: "test_backoff_exponential_different_multiplier", run: testBackoffExponentialDifferentMultiplier, pure: true},
-		{name: "test_backoff_exponential_multiplier_one", run: testBackoffExponentialMultiplierOne, pure: true},
-		{name: "test_backoff_exponential_large_attempt_no_overflow", run: testBackoffExponentialLargeAttemptNoOverflow, pure: true},
-		{name: "test_backoff_exponential_zero_base", run: testBackoffExponentialZeroBase, pure: true},
-		{name: "test_policy_delay_for_attempt_delegates", run: testPolicyDelayForAttemptDelegates, pure: true},
-		{name: "test_large_max_attempts", run: testLargeMaxAttempts, pure: true},
-		{name: "test_very_short_timeout", run: testVeryShortTimeout, pure: true},
-		{name: "test_zero_duration_timeout", run: testZeroDurationTimeout, pure: true},
-		{name: "test_activity_succeeds_first_attempt", run: testActivitySucceedsFirstAttempt},
-		{name: "test_activity_fails_then_succeeds", run: testActivityFailsThenSucceeds},
-		{name: "test_activity_exhausts_all_attempts", run: testActivityExhaustsAllAttempts},
-		{name: "test_single_attempt_fails", run: testSingleAttemptFails},
-		{name: "test_retry_with_fixed_backoff", run: testRetryWithFixedBackoff},
-		{name: "test_retry_with_no_backoff", run: testRetryWithNoBackoff},
-		{name: "test_timeout_fires_before_success", run: testTimeoutFiresBeforeSuccess},
-		{name: "test_success_before_timeout", run: testSuccessBeforeTimeout},
-		{name: "test_timeout_exits_immediately_without_retry", run: testTimeoutExitsImmediatelyWithoutRetry},
-		{name: "test_error_retries_but_timeout_exits", run: testErrorRetriesButTimeoutExits},
-		{name: "test_typed_activity_retry_success", run: testTypedActivityRetrySuccess},
-		{name: "test_history_contains_all_activity_scheduled_events", run: testHistoryContainsAllActivityScheduledEvents},
-		{name: "test_large_max_attempts_integration", run: testLargeMaxAttemptsIntegration},
-		{name: "test_replay_with_stale_events_in_history", run: testReplayWithStaleEventsInHistory},
-		{name: "test_timeout_history_replays_correctly", run: testTimeoutHistoryReplaysCorrectly},
-		{name: "test_activity_completes_after_continue_as_new", run: testActivityCompletesAfterContinueAsNew},
-		{name: "test_retry_timeout_with_continue_as_new", run: testRetryTimeoutWithContinueAsNew},
-		{name: "test_multiple_orchestrations_retrying", run: testMultipleOrchestrationsRetrying},
-		{name: "retry_on_session_basic_success", run: retryOnSessionBasicSuccess},
-		{name: "retry_on_session_all_attempts_fail", run: retryOnSessionAllAttemptsFail},
-		{name: "retry_on_session_typed_round_trip", run: retryOnSessionTypedRoundTrip},
+func scheduleWithRetryTests() []sample {
+	return []sample{
+		{"test_retry_policy_default", testRetryPolicyDefault},
+		{"test_retry_policy_new", testRetryPolicyNew},
+		{"test_retry_policy_new_single_attempt", testRetryPolicyNewSingleAttempt},
+		{"test_retry_policy_new_zero_panics", testRetryPolicyNewZeroPanics},
+		{"test_retry_policy_builder_with_timeout", testRetryPolicyBuilderWithTimeout},
+		{"test_retry_policy_builder_with_backoff", testRetryPolicyBuilderWithBackoff},
+		{"test_retry_policy_builder_chained", testRetryPolicyBuilderChained},
+		{"test_backoff_none_always_zero", testBackoffNoneAlwaysZero},
+		{"test_backoff_fixed_same_delay", testBackoffFixedSameDelay},
+		{"test_backoff_fixed_zero_delay", testBackoffFixedZeroDelay},
+		{"test_backoff_linear_multiplies_by_attempt", testBackoffLinearMultipliesByAttempt},
+		{"test_backoff_linear_respects_max", testBackoffLinearRespectsMax},
+		{"test_backoff_linear_zero_base", testBackoffLinearZeroBase},
+		{"test_backoff_exponential_doubles", testBackoffExponentialDoubles},
+		{"test_backoff_exponential_respects_max", testBackoffExponentialRespectsMax},
+		{"test_backoff_exponential_different_multiplier", testBackoffExponentialDifferentMultiplier},
+		{"test_backoff_exponential_multiplier_one", testBackoffExponentialMultiplierOne},
+		{"test_backoff_exponential_large_attempt_no_overflow", testBackoffExponentialLargeAttemptNoOverflow},
+		{"test_backoff_exponential_zero_base", testBackoffExponentialZeroBase},
+		{"test_policy_delay_for_attempt_delegates", testPolicyDelayForAttemptDelegates},
+		{"test_large_max_attempts", testLargeMaxAttempts},
+		{"test_very_short_timeout", testVeryShortTimeout},
+		{"test_zero_duration_timeout", testZeroDurationTimeout},
+		{"test_activity_succeeds_first_attempt", testActivitySucceedsFirstAttempt},
+		{"test_activity_fails_then_succeeds", testActivityFailsThenSucceeds},
+		{"test_activity_exhausts_all_attempts", testActivityExhaustsAllAttempts},
+		{"test_single_attempt_fails", testSingleAttemptFails},
+		{"test_retry_with_fixed_backoff", testRetryWithFixedBackoff},
+		{"test_retry_with_no_backoff", testRetryWithNoBackoff},
+		{"test_timeout_fires_before_success", testTimeoutFiresBeforeSuccess},
+		{"test_success_before_timeout", testSuccessBeforeTimeout},
+		{"test_timeout_exits_immediately_without_retry", testTimeoutExitsImmediatelyWithoutRetry},
+		{"test_error_retries_but_timeout_exits", testErrorRetriesButTimeoutExits},
+		{"test_typed_activity_retry_success", testTypedActivityRetrySuccess},
+		{"test_history_contains_all_activity_scheduled_events", testHistoryContainsAllActivityScheduledEvents},
+		{"test_large_max_attempts_integration", testLargeMaxAttemptsIntegration},
+		{"test_replay_with_stale_events_in_history", testReplayWithStaleEventsInHistory},
+		{"test_timeout_history_replays_correctly", testTimeoutHistoryReplaysCorrectly},
+		{"test_activity_completes_after_continue_as_new", testActivityCompletesAfterContinueAsNew},
+		{"test_retry_timeout_with_continue_as_new", testRetryTimeoutWithContinueAsNew},
+		{"test_multiple_orchestrations_retrying", testMultipleOrchestrationsRetrying},
+		{"retry_on_session_basic_success", retryOnSessionBasicSuccess},
+		{"retry_on_session_all_attempts_fail", retryOnSessionAllAttemptsFail},
+		{"retry_on_session_typed_round_trip", retryOnSessionTypedRoundTrip},
 	}
 }
 
@@ -225,24 +225,6 @@ func testZeroDurationTimeout(e *env) {
 }
 
 // --- helpers ------------------------------------------------------------------------------
-
-// countKind counts history events of kind K.
-func countKind[K duroxide.EventKind](h []duroxide.Event) int {
-	n := 0
-	for _, ev := range h {
-		if _, ok := ev.Kind.(K); ok {
-			n++
-		}
-	}
-	return n
-}
-
-func (e *env) history(instance string) []duroxide.Event {
-	e.t.Helper()
-	h, err := e.p.Read(e.ctx, instance)
-	require.NoError(e.t, err)
-	return h
-}
 
 // flaky is an activity that fails (with failMsg and the attempt number)
 // until attempt okFrom, then succeeds with okMsg(attempt).
