@@ -216,12 +216,14 @@ func testVeryShortTimeout(e *env) {
 }
 
 // Rust's Option<Duration> tells "no timeout" (None) from a zero timeout
-// (Some(ZERO)); Go's Duration field has no such distinction, so a zero
-// timeout reads as none. The builder still stores what it was given.
+// (Some(ZERO)); Go's RetryPolicy.Timeout is a time.Duration on which zero
+// means no timeout, so Some(ZERO) has no Go counterpart. The Go
+// equivalent is checked first: WithTimeout(0) leaves the policy without a
+// timeout and keeps the rest.
 func testZeroDurationTimeout(e *env) {
 	p := durable.NewRetryPolicy(3).WithTimeout(0)
-	require.Equal(e.t, time.Duration(0), p.Timeout)
-	require.Equal(e.t, uint32(3), p.MaxAttempts)
+	require.Equal(e.t, durable.NewRetryPolicy(3), p)
+	e.t.Skip("not applicable in Go: RetryPolicy.Timeout is a time.Duration where zero means no timeout; Rust's Option<Duration> keeps Some(ZERO) apart from None")
 }
 
 // --- helpers ------------------------------------------------------------------------------
