@@ -12,5 +12,6 @@ func modules() []module {
 	return []module{
 		{"e2e_samples", samples},
 		{"cancellation_tests", cancellationTests},
+		{"errors_tests", errorsTests},
 	}
 }
