@@ -13,5 +13,6 @@ func modules() []module {
 		{"e2e_samples", samples},
 		{"cancellation_tests", cancellationTests},
 		{"errors_tests", errorsTests},
+		{"queue_event_tests", queueEventTests},
 	}
 }
