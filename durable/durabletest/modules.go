@@ -14,5 +14,6 @@ func modules() []module {
 		{"cancellation_tests", cancellationTests},
 		{"errors_tests", errorsTests},
 		{"queue_event_tests", queueEventTests},
+		{"custom_status_tests", customStatusTests},
 	}
 }
