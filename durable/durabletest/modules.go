@@ -15,5 +15,6 @@ func modules() []module {
 		{"errors_tests", errorsTests},
 		{"queue_event_tests", queueEventTests},
 		{"custom_status_tests", customStatusTests},
+		{"async_block_tests", asyncBlockTests},
 	}
 }
