@@ -16,5 +16,6 @@ func modules() []module {
 		{"queue_event_tests", queueEventTests},
 		{"custom_status_tests", customStatusTests},
 		{"async_block_tests", asyncBlockTests},
+		{"system_calls_test", systemCallsTests},
 	}
 }
