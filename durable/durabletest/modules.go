@@ -17,5 +17,6 @@ func modules() []module {
 		{"custom_status_tests", customStatusTests},
 		{"async_block_tests", asyncBlockTests},
 		{"system_calls_test", systemCallsTests},
+		{"timer_tests", timerTests},
 	}
 }
