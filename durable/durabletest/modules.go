@@ -18,5 +18,6 @@ func modules() []module {
 		{"async_block_tests", asyncBlockTests},
 		{"system_calls_test", systemCallsTests},
 		{"timer_tests", timerTests},
+		{"nondeterminism_tests", nondeterminismTests},
 	}
 }
