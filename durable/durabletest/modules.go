@@ -19,5 +19,6 @@ func modules() []module {
 		{"system_calls_test", systemCallsTests},
 		{"timer_tests", timerTests},
 		{"nondeterminism_tests", nondeterminismTests},
+		{"orchestration_status_tests", orchestrationStatusTests},
 	}
 }
