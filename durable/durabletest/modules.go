@@ -20,5 +20,6 @@ func modules() []module {
 		{"timer_tests", timerTests},
 		{"nondeterminism_tests", nondeterminismTests},
 		{"orchestration_status_tests", orchestrationStatusTests},
+		{"continue_as_new_tests", continueAsNewTests},
 	}
 }
