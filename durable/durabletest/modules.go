@@ -21,5 +21,6 @@ func modules() []module {
 		{"nondeterminism_tests", nondeterminismTests},
 		{"orchestration_status_tests", orchestrationStatusTests},
 		{"continue_as_new_tests", continueAsNewTests},
+		{"typed_composability_tests", typedComposabilityTests},
 	}
 }
