@@ -22,5 +22,6 @@ func modules() []module {
 		{"orchestration_status_tests", orchestrationStatusTests},
 		{"continue_as_new_tests", continueAsNewTests},
 		{"typed_composability_tests", typedComposabilityTests},
+		{"futures_tests", futuresTests},
 	}
 }
