@@ -1,8 +1,9 @@
 // Package durabletest is a reusable end-to-end suite for the durable
 // runtime: duroxide's 35 end-to-end samples (tests/e2e_samples.rs at
-// 0.1.29), each running real Go orchestrations and activities on a
-// Runtime and a Client over the provider under test, and asserting what
-// the Rust sample asserts.
+// 0.1.29) and its runtime behaviour tests (tests/*.rs, one Go file per
+// Rust file; modules.go lists them), each running real Go orchestrations
+// and activities on a Runtime and a Client over the provider under test,
+// and asserting what the Rust test asserts.
 //
 // Run it from a test of the provider's package:
 //
@@ -12,7 +13,8 @@
 //		})
 //	}
 //
-// Subtests are named e2e_samples/<Rust test name>.
+// Subtests are named <Rust file stem>/<Rust test name>, e.g.
+// e2e_samples/sample_hello_world_fs or cancellation_tests/<name>.
 package durabletest
 
 import (

@@ -12,6 +12,17 @@ func modules() []module {
 	return []module{
 		{"e2e_samples", samples},
 		{"cancellation_tests", cancellationTests},
+		{"errors_tests", errorsTests},
+		{"queue_event_tests", queueEventTests},
+		{"custom_status_tests", customStatusTests},
+		{"async_block_tests", asyncBlockTests},
+		{"system_calls_test", systemCallsTests},
+		{"timer_tests", timerTests},
+		{"nondeterminism_tests", nondeterminismTests},
+		{"orchestration_status_tests", orchestrationStatusTests},
+		{"continue_as_new_tests", continueAsNewTests},
+		{"typed_composability_tests", typedComposabilityTests},
+		{"futures_tests", futuresTests},
 		{"kv_store_tests", kvStoreTests},
 		{"schedule_with_retry_tests", scheduleWithRetryTests},
 	}
