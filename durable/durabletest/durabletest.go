@@ -1,8 +1,9 @@
 // Package durabletest is a reusable end-to-end suite for the durable
 // runtime: duroxide's 35 end-to-end samples (tests/e2e_samples.rs at
-// 0.1.29), each running real Go orchestrations and activities on a
-// Runtime and a Client over the provider under test, and asserting what
-// the Rust sample asserts.
+// 0.1.29) and its runtime behaviour tests (tests/*.rs, one Go file per
+// Rust file; modules.go lists them), each running real Go orchestrations
+// and activities on a Runtime and a Client over the provider under test,
+// and asserting what the Rust test asserts.
 //
 // Run it from a test of the provider's package:
 //
@@ -12,7 +13,8 @@
 //		})
 //	}
 //
-// Subtests are named e2e_samples/<Rust test name>.
+// Subtests are named <Rust file stem>/<Rust test name>, e.g.
+// e2e_samples/sample_hello_world_fs or cancellation_tests/<name>.
 package durabletest
 
 import (
@@ -47,17 +49,20 @@ type sample struct {
 	run  func(e *env)
 }
 
-// Run runs every sample as a subtest of t.Run("e2e_samples"). Samples run
-// in parallel with each other, each on its own provider.
+// Run runs every module's tests as subtests <module>/<Rust test name>
+// (modules.go lists them). Tests run in parallel with each other, each on
+// its own provider.
 func Run(t *testing.T, f Factory) {
-	t.Run("e2e_samples", func(t *testing.T) {
-		for _, s := range samples() {
-			t.Run(s.name, func(t *testing.T) {
-				t.Parallel()
-				s.run(&env{t: t, p: f.NewProvider(t), ctx: context.Background()})
-			})
-		}
-	})
+	for _, m := range modules() {
+		t.Run(m.name, func(t *testing.T) {
+			for _, s := range m.tests() {
+				t.Run(s.name, func(t *testing.T) {
+					t.Parallel()
+					s.run(&env{t: t, p: f.NewProvider(t), ctx: context.Background()})
+				})
+			}
+		})
+	}
 }
 
 // Names lists the samples' names (the Rust test names), in file order.

@@ -1,0 +1,29 @@
+package durabletest
+
+// module is one ported Rust test file: its stem names the subtest level.
+type module struct {
+	name  string
+	tests func() []sample
+}
+
+// modules lists the ported files in a fixed order; Run runs each as
+// t.Run(<file stem>).
+func modules() []module {
+	return []module{
+		{"e2e_samples", samples},
+		{"cancellation_tests", cancellationTests},
+		{"errors_tests", errorsTests},
+		{"queue_event_tests", queueEventTests},
+		{"custom_status_tests", customStatusTests},
+		{"async_block_tests", asyncBlockTests},
+		{"system_calls_test", systemCallsTests},
+		{"timer_tests", timerTests},
+		{"nondeterminism_tests", nondeterminismTests},
+		{"orchestration_status_tests", orchestrationStatusTests},
+		{"continue_as_new_tests", continueAsNewTests},
+		{"typed_composability_tests", typedComposabilityTests},
+		{"futures_tests", futuresTests},
+		{"kv_store_tests", kvStoreTests},
+		{"schedule_with_retry_tests", scheduleWithRetryTests},
+	}
+}
