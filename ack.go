@@ -218,7 +218,7 @@ func (p *Provider) finishAck(ctx context.Context, lk *orchLock, plan *turnPlan, 
 	if earlier {
 		if doc, _, rerr := p.readInstance(ctx, lk.instance); rerr == nil && doc != nil && doc.PendingTurn != nil {
 			if ferr := p.rollForward(ctx, lk.instance, doc.PendingTurn); ferr != nil {
-				p.opts.Logger.Warn("rolling a large turn forward; it will be finished later", "instance", lk.instance, "error", ferr)
+				p.opts.Logger.Warn("rolling a large turn forward; it will be finished later", "instance_id", lk.instance, "error", ferr)
 			}
 		}
 	}

@@ -397,7 +397,7 @@ func (p *Provider) untombstone(ctx context.Context, docs []deletion) {
 		ops.AppendRemove("/deleted")
 		etag := d.etag
 		if _, _, err := p.st.patch(ctx, d.doc.InstanceID, d.doc.ID, ops, &etag, false); err != nil {
-			p.opts.Logger.Warn("undoing a deletion tombstone", "instance", d.doc.InstanceID, "error", err)
+			p.opts.Logger.Warn("undoing a deletion tombstone", "instance_id", d.doc.InstanceID, "error", err)
 		}
 		d.doc.Deleted = nil
 	}

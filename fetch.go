@@ -694,7 +694,7 @@ func (p *Provider) releaseQuietly(ctx context.Context, lk *orchLock) {
 		b.patch(m.ID, unlockMessageOps(m.AttemptCount, ms(p.opts.Now())), nil)
 	}
 	if _, err := p.st.execute(ctx, b, false); err != nil {
-		p.opts.Logger.Warn("releasing a lock after a failed fetch", "instance", lk.instance, "error", err)
+		p.opts.Logger.Warn("releasing a lock after a failed fetch", "instance_id", lk.instance, "error", err)
 	}
 	p.busy.clear(lk.instance)
 }
@@ -853,7 +853,7 @@ func (p *Provider) tryLockWorkItem(ctx context.Context, c candidate, lockTimeout
 		// A work item this build cannot decode (e.g. written by a newer
 		// writer) is never deleted: it is put back, invisible for a while
 		// so it does not block the queue, and reported.
-		p.opts.Logger.Error("work item cannot be decoded; left in the queue", "instance", c.instance, "item", id, "error", err)
+		p.opts.Logger.Error("work item cannot be decoded; left in the queue", "instance_id", c.instance, "item", id, "error", err)
 		etag := newEtag
 		if _, _, perr := p.st.patch(ctx, c.instance, id, unlockMessageOps(doc.AttemptCount, ms(now.Add(undecodableBackoff))), &etag, false); perr != nil {
 			p.opts.Logger.Warn("releasing an undecodable work item", "item", id, "error", perr)

@@ -55,7 +55,7 @@ func (p *Provider) deliverIntents(ctx context.Context, source string, intents []
 	}
 	if b.len() > 0 {
 		if _, err := p.st.executeTolerant(ctx, b, false); err != nil {
-			p.opts.Logger.Warn("deleting delivered outbox intents; the reconciler will finish", "instance", source, "error", err)
+			p.opts.Logger.Warn("deleting delivered outbox intents; the reconciler will finish", "instance_id", source, "error", err)
 		}
 	}
 }
@@ -66,7 +66,7 @@ func (p *Provider) deliver(ctx context.Context, in *outboxDoc) bool {
 	if err == nil || isConflict(err) {
 		return true
 	}
-	p.opts.Logger.Warn("outbox delivery failed; will retry", "intent", in.ID, "target", in.TargetInstanceID, "error", err)
+	p.opts.Logger.Warn("outbox delivery failed; will retry", "intent", in.ID, "target_instance_id", in.TargetInstanceID, "error", err)
 	return false
 }
 
@@ -76,7 +76,7 @@ func (p *Provider) cancelElsewhere(ctx context.Context, ids []duroxide.Scheduled
 	for _, a := range ids {
 		err := p.st.delete(ctx, a.Instance, workerItemID(a.Instance, a.ExecutionID, a.ActivityID), nil)
 		if err != nil && !isNotFound(err) {
-			p.opts.Logger.Warn("cancelling an activity of another instance", "instance", a.Instance, "error", err)
+			p.opts.Logger.Warn("cancelling an activity of another instance", "instance_id", a.Instance, "error", err)
 		}
 	}
 }
