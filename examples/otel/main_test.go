@@ -5,6 +5,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -12,6 +13,10 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/duroxide-go/cdb"
+	"github.com/duroxide-go/cdb/cosmostest"
+	"github.com/duroxide-go/cdb/durable"
 )
 
 // The span tree of one orchestration: the client's start is the root; the
@@ -211,4 +216,86 @@ func histCount(rm metricdata.ResourceMetrics, name string) uint64 {
 		}
 	}
 	return n
+}
+
+// A trace survives a restart: the client starts the instance through one
+// provider while no runtime runs; a new provider and runtime (another
+// process, as far as the store knows) later run it, and its first turn is
+// still the child of the client's span.
+func TestTraceSurvivesRestart(t *testing.T) {
+	ctx := context.Background()
+	tel := setupTelemetry()
+	srv, err := cosmostest.NewServer(nil)
+	require.NoError(t, err)
+	defer srv.Close()
+	cfg := cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key(), Options: cdb.Options{TracerProvider: tel.tp, OutboxInterval: -1}}
+
+	before, err := cdb.New(ctx, cfg)
+	require.NoError(t, err)
+	client := durable.NewClientWithOptions(before, &durable.ClientOptions{TracerProvider: tel.tp})
+	require.NoError(t, client.StartOrchestration(ctx, "restart-1", "Ship", "parcel"))
+	require.NoError(t, before.Close())
+
+	after, err := cdb.New(ctx, cfg)
+	require.NoError(t, err)
+	defer after.Close()
+	reg, err := register()
+	require.NoError(t, err)
+	rt, err := durable.Start(ctx, after, reg, &durable.Options{TracerProvider: tel.tp})
+	require.NoError(t, err)
+	st, err := durable.NewClient(after).WaitForOrchestration(ctx, "restart-1", time.Minute)
+	require.NoError(t, err)
+	require.NoError(t, rt.Shutdown(ctx))
+	require.Equal(t, durable.StateCompleted, st.State)
+
+	var start, first sdktrace.ReadOnlySpan
+	for _, s := range tel.spans.Ended() {
+		switch {
+		case s.Name() == "client start_orchestration":
+			start = s
+		case s.Name() == "orchestration Ship" && attr(s, "duroxide.history.events") == "0":
+			first = s
+		}
+	}
+	require.NotNil(t, start)
+	require.NotNil(t, first)
+	assert.Equal(t, start.SpanContext().TraceID(), first.SpanContext().TraceID())
+	assert.Equal(t, start.SpanContext().SpanID(), first.Parent().SpanID())
+	assert.True(t, first.Parent().IsRemote(), "the parent came from the store")
+}
+
+// Poison and failure counters: an activity no runtime registers is
+// abandoned until it exceeds MaxAttempts, then failed as poison.
+func TestPoisonIsCounted(t *testing.T) {
+	ctx := context.Background()
+	tel := setupTelemetry()
+	srv, err := cosmostest.NewServer(nil)
+	require.NoError(t, err)
+	defer srv.Close()
+	p, err := cdb.New(ctx, cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key(),
+		Options: cdb.Options{TracerProvider: tel.tp, MeterProvider: tel.mp, OutboxInterval: -1}})
+	require.NoError(t, err)
+	defer p.Close()
+	reg := durable.NewRegistry()
+	require.NoError(t, durable.RegisterOrchestration(reg, "CallsMissing", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		return durable.ScheduleActivity[string](ctx, "Missing", in).Await()
+	}))
+	rt, err := durable.Start(ctx, p, reg, &durable.Options{TracerProvider: tel.tp, MeterProvider: tel.mp, MaxAttempts: 2,
+		UnregisteredBackoff: durable.Backoff{Base: time.Millisecond, Max: 5 * time.Millisecond}})
+	require.NoError(t, err)
+	client := durable.NewClient(p)
+	require.NoError(t, client.StartOrchestration(ctx, "poison-1", "CallsMissing", "x"))
+	st, err := client.WaitForOrchestration(ctx, "poison-1", time.Minute)
+	require.NoError(t, err)
+	require.NoError(t, rt.Shutdown(ctx))
+	require.Equal(t, durable.StateFailed, st.State)
+
+	var m metricdata.ResourceMetrics
+	require.NoError(t, tel.reader.Collect(ctx, &m))
+	assert.Equal(t, int64(1), sum(m, "duroxide.poison.messages", "duroxide.queue=worker"))
+	assert.Equal(t, int64(1), sum(m, "duroxide.failures", "duroxide.activity=Missing", "duroxide.failure.kind=poison"))
+	assert.Equal(t, int64(1), sum(m, "duroxide.activity.executions", "duroxide.activity=Missing", "duroxide.outcome=poison"))
+	assert.Equal(t, int64(2), sum(m, "duroxide.activity.executions", "duroxide.activity=Missing", "duroxide.outcome=abandoned"),
+		"two fetches were abandoned (not registered) before the third was poison")
+	assert.Equal(t, int64(1), sum(m, "duroxide.orchestration.turns", "duroxide.orchestration=CallsMissing", "duroxide.outcome=failed"))
 }
