@@ -2,6 +2,7 @@ package durable
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -84,6 +85,11 @@ type telemetry struct {
 	turns, activities, failures, poison, renewals metric.Int64Counter
 	busy                                          metric.Int64UpDownCounter
 	turnDuration, activityDuration                metric.Float64Histogram
+
+	// options caches metric attribute sets by their values: building a
+	// set sorts and allocates, which would dominate the hooks' cost when
+	// no SDK is installed.
+	options sync.Map // string → metric.MeasurementOption
 
 	// active maps a lock token to the span context of the turn or
 	// activity holding it, so provider calls made under that lock (ack,
@@ -188,7 +194,7 @@ func (t *telemetry) startTurn(base context.Context, item *duroxide.Orchestration
 	w := &workSpan{ctx: ctx, span: span, start: fetched, outcome: "abandoned",
 		attrs: []attribute.KeyValue{attrOrchestation.String(name)}}
 	t.active.Store(item.LockToken, w)
-	queue := metric.WithAttributes(attrQueue.String(queueOrchestrator))
+	queue := t.option(attrQueue.String(queueOrchestrator))
 	t.busy.Add(ctx, 1, queue)
 	return func() {
 		t.active.Delete(item.LockToken)
@@ -245,7 +251,7 @@ func (t *telemetry) poisoned(token, queue string) {
 		w := v.(*workSpan)
 		w.outcome, w.kind = "poison", "poison"
 	}
-	t.poison.Add(context.Background(), 1, metric.WithAttributes(attrQueue.String(queue)))
+	t.poison.Add(context.Background(), 1, t.option(attrQueue.String(queue)))
 }
 
 // startActivity opens the span of one activity execution.
@@ -257,7 +263,7 @@ func (t *telemetry) startActivity(base context.Context, locked *duroxide.LockedW
 	w := &workSpan{ctx: ctx, span: span, start: time.Now(), outcome: "abandoned",
 		attrs: []attribute.KeyValue{attrActivity.String(item.Name)}}
 	t.active.Store(locked.LockToken, w)
-	queue := metric.WithAttributes(attrQueue.String(queueWorker))
+	queue := t.option(attrQueue.String(queueWorker))
 	t.busy.Add(ctx, 1, queue)
 	return func() {
 		t.active.Delete(locked.LockToken)
@@ -291,14 +297,33 @@ func (t *telemetry) finish(w *workSpan, count metric.Int64Counter, duration metr
 	if w.kind != "" {
 		w.span.SetAttributes(attrKind.String(w.kind))
 		w.span.SetStatus(codes.Error, w.kind)
-		t.failures.Add(w.ctx, 1, metric.WithAttributes(append(w.attrs, attrKind.String(w.kind))...))
+		t.failures.Add(w.ctx, 1, t.option(append(w.attrs, attrKind.String(w.kind))...))
 	} else if w.outcome == "abandoned" {
 		w.span.SetStatus(codes.Error, "abandoned")
 	}
-	attrs := metric.WithAttributes(append(w.attrs, attrOutcome.String(w.outcome))...)
+	attrs := t.option(append(w.attrs, attrOutcome.String(w.outcome))...)
 	count.Add(w.ctx, 1, attrs)
 	duration.Record(w.ctx, time.Since(w.start).Seconds(), attrs)
 	w.span.End()
+}
+
+// option returns the measurement option for attrs, built once per
+// distinct set of values (orchestration and activity names, outcomes and
+// kinds are few).
+func (t *telemetry) option(attrs ...attribute.KeyValue) metric.MeasurementOption {
+	var key strings.Builder
+	for _, a := range attrs {
+		key.WriteString(string(a.Key))
+		key.WriteByte('=')
+		key.WriteString(a.Value.Emit())
+		key.WriteByte(0)
+	}
+	if o, ok := t.options.Load(key.String()); ok {
+		return o.(metric.MeasurementOption)
+	}
+	o := metric.WithAttributeSet(attribute.NewSet(attrs...))
+	t.options.Store(key.String(), o)
+	return o
 }
 
 // renewal counts one lock renewal; err != nil means the lock was lost.
@@ -307,7 +332,7 @@ func (t *telemetry) renewal(queue string, err error) {
 	if err != nil {
 		result = "lost"
 	}
-	t.renewals.Add(context.Background(), 1, metric.WithAttributes(attrQueue.String(queue), attrResult.String(result)))
+	t.renewals.Add(context.Background(), 1, t.option(attrQueue.String(queue), attrResult.String(result)))
 }
 
 // failureKind names an ErrorDetails variant for the failure.kind
