@@ -117,7 +117,8 @@ var (
 	}
 )
 
-// errorDetails decodes an externally tagged ErrorDetails at the current position.
+// errorDetails decodes an externally tagged ErrorDetails at the current
+// position.
 func (d *decoder) errorDetails() (ErrorDetails, error) {
 	const enum = "ErrorDetails"
 	pos := d.PeekPos()
