@@ -1,8 +1,9 @@
 // Package durabletest is a reusable end-to-end suite for the durable
 // runtime: duroxide's 35 end-to-end samples (tests/e2e_samples.rs at
-// 0.1.29), each running real Go orchestrations and activities on a
-// Runtime and a Client over the provider under test, and asserting what
-// the Rust sample asserts.
+// 0.1.29) and its runtime behaviour tests (tests/*.rs, one Go file per
+// Rust file, listed in modules.go), each running real Go orchestrations
+// and activities on a Runtime and a Client over the provider under test,
+// and asserting what the Rust test asserts.
 //
 // Run it from a test of the provider's package:
 //
@@ -12,7 +13,10 @@
 //		})
 //	}
 //
-// Subtests are named e2e_samples/<Rust test name>.
+// Subtests are named <Rust file stem>/<Rust test name>, e.g.
+// e2e_samples/sample_hello_world_fs or poison_message_tests/...
+//
+// FaultyProvider (faulty.go) wraps any provider to inject faults.
 package durabletest
 
 import (
@@ -45,22 +49,32 @@ func (f FactoryFunc) NewProvider(t *testing.T) duroxide.Provider { return f(t) }
 type sample struct {
 	name string
 	run  func(e *env)
+	// pure marks a test that needs no provider (Rust's plain #[test] unit
+	// tests); it runs without asking the factory for a store.
+	pure bool
 }
 
-// Run runs every sample as a subtest of t.Run("e2e_samples"). Samples run
-// in parallel with each other, each on its own provider.
+// Run runs every ported test as a subtest <file stem>/<Rust test name>
+// (e2e_samples/..., poison_message_tests/..., ...). Tests run in parallel
+// with each other, each on its own provider.
 func Run(t *testing.T, f Factory) {
-	t.Run("e2e_samples", func(t *testing.T) {
-		for _, s := range samples() {
-			t.Run(s.name, func(t *testing.T) {
-				t.Parallel()
-				s.run(&env{t: t, p: f.NewProvider(t), ctx: context.Background()})
-			})
-		}
-	})
+	for _, m := range modules() {
+		t.Run(m.stem, func(t *testing.T) {
+			for _, s := range m.tests() {
+				t.Run(s.name, func(t *testing.T) {
+					t.Parallel()
+					e := &env{t: t, ctx: context.Background(), f: f}
+					if !s.pure {
+						e.p = f.NewProvider(t)
+					}
+					s.run(e)
+				})
+			}
+		})
+	}
 }
 
-// Names lists the samples' names (the Rust test names), in file order.
+// Names lists the e2e samples' names (the Rust test names), in file order.
 func Names() []string {
 	var out []string
 	for _, s := range samples() {
@@ -102,6 +116,8 @@ type env struct {
 	p   duroxide.Provider
 	ctx context.Context
 	c   *durable.Client
+	// f makes further, independent stores (a "fresh database").
+	f Factory
 }
 
 func (e *env) client() *durable.Client {
