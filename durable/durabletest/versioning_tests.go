@@ -201,7 +201,9 @@ func registerMultipleVersionsLatestIsHighest(e *env) {
 // is checked for Latest, Exact(1.0.0) and Latest again.
 func policyExactPinsResolveHandler(e *env) {
 	r := durable.NewRegistry()
-	versionOut := func(ctx *durable.OrchestrationContext, _ string) (string, error) { return ctx.OrchestrationVersion(), nil }
+	versionOut := func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		return ctx.OrchestrationVersion(), nil
+	}
 	must(e.t, r.AddOrchestration("OrderFlow", versionOut))
 	must(e.t, r.AddOrchestrationVersion("OrderFlow", "1.1.0", versionOut))
 	e.start(r, nil)
