@@ -249,7 +249,7 @@ func activityCompletionAfterContinueAsNewIsDiscarded(e *env) {
 	} else {
 		time.Sleep(200 * time.Millisecond)
 	}
-	stale := countKind(e.read("can-25"), func(ev duroxide.Event) bool {
+	stale := countEvents(e.read("can-25"), func(ev duroxide.Event) bool {
 		k, ok := ev.Kind.(duroxide.ActivityCompleted)
 		return ok && k.Result == "stale-result"
 	})

@@ -65,14 +65,14 @@ func procPlusOne(_ durable.ActivityContext, in string) (string, error) {
 }
 
 func activityCompletedWith(h []duroxide.Event, source uint64, result string) bool {
-	return countKind(h, func(ev duroxide.Event) bool {
+	return countEvents(h, func(ev duroxide.Event) bool {
 		k, ok := ev.Kind.(duroxide.ActivityCompleted)
 		return ok && k.Result == result && (source == 0 || (ev.SourceEventID != nil && *ev.SourceEventID == source))
 	}) > 0
 }
 
 func externalEventWith(h []duroxide.Event, data string) bool {
-	return countKind(h, func(ev duroxide.Event) bool {
+	return countEvents(h, func(ev duroxide.Event) bool {
 		k, ok := ev.Kind.(duroxide.ExternalEvent)
 		return ok && k.Data == data
 	}) > 0

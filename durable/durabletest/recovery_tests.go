@@ -54,7 +54,7 @@ func recoveryRegistry(e *env) *durable.Registry {
 
 // countStep counts ActivityScheduled{Step, input} in h.
 func countStep(h []duroxide.Event, name, input string) int {
-	return countKind(h, func(ev duroxide.Event) bool {
+	return countEvents(h, func(ev duroxide.Event) bool {
 		k, ok := ev.Kind.(duroxide.ActivityScheduled)
 		return ok && k.Name == name && k.Input == input
 	})
@@ -178,13 +178,13 @@ func recoveryMultipleOrchestrations(e *env) {
 	require.True(e.t, e.waitHistory("inst-upper", anyKind[duroxide.ActivityCompleted]))
 	require.True(e.t, e.waitSubscription("inst-wait", "Go"))
 	require.True(e.t, e.waitHistory("inst-sum", func(h []duroxide.Event) bool {
-		return countKind(h, func(ev duroxide.Event) bool {
+		return countEvents(h, func(ev duroxide.Event) bool {
 			k, ok := ev.Kind.(duroxide.ActivityScheduled)
 			return ok && k.Name == "Add"
 		}) > 0 || anyKind[duroxide.ActivityCompleted](h)
 	}))
 	require.True(e.t, e.waitHistory("inst-2timers", func(h []duroxide.Event) bool {
-		return countKind(h, isKind[duroxide.TimerCreated]) >= 2
+		return countEvents(h, isKind[duroxide.TimerCreated]) >= 2
 	}))
 	shutdownRuntime(e, rt1)
 

@@ -25,7 +25,7 @@ func reliabilityTests() []sample {
 // completedWithOutput waits for OrchestrationCompleted{output} in history.
 func (e *env) completedWithOutput(instance, output string) bool {
 	return e.waitHistory(instance, func(h []duroxide.Event) bool {
-		return countKind(h, func(ev duroxide.Event) bool {
+		return countEvents(h, func(ev duroxide.Event) bool {
 			k, ok := ev.Kind.(duroxide.OrchestrationCompleted)
 			return ok && k.Output == output
 		}) > 0
@@ -44,7 +44,7 @@ func duplicateExternal(e *env, inst string) {
 	_ = e.p.EnqueueForOrchestrator(e.ctx, wi, 0)
 	_ = e.p.EnqueueForOrchestrator(e.ctx, wi, 0)
 	require.True(e.t, e.completedWithOutput(inst, "ok"), "timeout waiting for completion")
-	n := countKind(e.read(inst), func(ev duroxide.Event) bool {
+	n := countEvents(e.read(inst), func(ev duroxide.Event) bool {
 		k, ok := ev.Kind.(duroxide.ExternalEvent)
 		return ok && k.Name == "Evt"
 	})
@@ -77,7 +77,7 @@ func duplicateTimerFired(e *env, inst string, _ time.Duration) {
 	_ = e.p.EnqueueForOrchestrator(e.ctx, wi, 0)
 	_ = e.p.EnqueueForOrchestrator(e.ctx, wi, 0)
 	require.True(e.t, e.completedWithOutput(inst, "t"), "timeout waiting for completion")
-	require.Equal(e.t, 1, countKind(e.read(inst), isKind[duroxide.TimerFired]), "expected 1 TimerFired")
+	require.Equal(e.t, 1, countEvents(e.read(inst), isKind[duroxide.TimerFired]), "expected 1 TimerFired")
 }
 
 func activityDuplicateCompletionDedup(e *env) {
@@ -106,7 +106,7 @@ func activityDuplicateCompletionDedup(e *env) {
 	_ = e.p.EnqueueForOrchestrator(e.ctx, wi, 0)
 	_ = e.p.EnqueueForOrchestrator(e.ctx, wi, 0)
 	require.True(e.t, e.completedWithOutput(inst, "x"), "timeout waiting for completion")
-	n := countKind(e.read(inst), func(ev duroxide.Event) bool {
+	n := countEvents(e.read(inst), func(ev duroxide.Event) bool {
 		return isKind[duroxide.ActivityCompleted](ev) && ev.SourceEventID != nil && *ev.SourceEventID == id
 	})
 	require.Equal(e.t, 1, n, "expected 1 ActivityCompleted for id=%d", id)

@@ -42,7 +42,7 @@ func unknownOrchestrationFailsWithPoison(e *env) {
 		p := poisonDetails(e, e.wait(inst))
 		require.Greater(e.t, p.AttemptCount, p.MaxAttempts, "Expected Poison error for %s", inst)
 		h := e.executionHistory(inst, 1)
-		require.True(e.t, countKind(h, func(ev duroxide.Event) bool {
+		require.True(e.t, countEvents(h, func(ev duroxide.Event) bool {
 			k, ok := ev.Kind.(duroxide.OrchestrationFailed)
 			if !ok {
 				return false

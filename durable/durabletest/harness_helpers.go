@@ -16,8 +16,8 @@ import (
 // Helpers shared by the ported runtime test files (sessions, versioning,
 // capability filtering, poison, lock timeouts, reliability, ...).
 
-// countKind counts the events of h whose kind satisfies match.
-func countKind(h []duroxide.Event, match func(duroxide.Event) bool) int {
+// countEvents counts the events of h whose kind satisfies match.
+func countEvents(h []duroxide.Event, match func(duroxide.Event) bool) int {
 	n := 0
 	for _, e := range h {
 		if match(e) {
@@ -35,7 +35,7 @@ func isKind[T duroxide.EventKind](e duroxide.Event) bool {
 
 // anyKind reports whether h holds an event of kind T.
 func anyKind[T duroxide.EventKind](h []duroxide.Event) bool {
-	return countKind(h, isKind[T]) > 0
+	return countEvents(h, isKind[T]) > 0
 }
 
 // indexOfKind returns the index of h's first T event, or -1.
