@@ -80,13 +80,14 @@ const lockFree = "(NOT IS_DEFINED(c.lockedUntil) OR IS_NULL(c.lockedUntil) OR c.
 const notStaged = "(NOT IS_DEFINED(c.staged) OR IS_NULL(c.staged))"
 
 // dispatcherSlots returns the slots the fetching dispatcher may poll: its
-// lease, or nil for all of them.
+// lease, or nil for all of them. CosmosLeases belong to the process, so
+// they apply to fetches without WithDispatcher too.
 func (p *Provider) dispatcherSlots(ctx context.Context) ([]uint8, error) {
 	if p.opts.Leases == nil {
 		return nil, nil
 	}
 	id, ok := dispatcherFrom(ctx)
-	if !ok {
+	if _, processWide := p.opts.Leases.(*CosmosLeases); !ok && !processWide {
 		return nil, nil
 	}
 	slots, err := p.opts.Leases.AcquireSlots(ctx, id)
@@ -148,8 +149,8 @@ func (st *discoveryState) nextWindow(slots []uint8) []uint8 {
 // fetch never comes back empty while visible work exists.
 func (p *Provider) discover(ctx context.Context, docType, extra string, params queryParams, perInstance bool, skip func(candidate) bool) ([]candidate, error) {
 	slots, err := p.dispatcherSlots(ctx)
-	if err != nil {
-		return nil, err
+	if err != nil || (slots != nil && len(slots) == 0) {
+		return nil, err // no slots: nothing to poll (e.g. more processes than slots)
 	}
 	st := p.discovery[docType]
 	if st.backlog.Load() {

@@ -15,8 +15,9 @@ import (
 // session manager) with nothing to do, on the Cosmos provider over
 // cosmostest. Empty fetches back the slots off to Options.MaxIdlePollInterval,
 // so after a ramp-up the cost is flat; it is reported as req/min of the
-// steady state. The provider's own outbox reconciler is disabled here (it is
-// the provider's cost, not the runtime's, and has its own interval).
+// steady state. "runtime" disables the provider's outbox reconciler (the
+// provider's cost, not the runtime's); "runtime+outbox" runs it at its
+// default 5 s interval, the total an idle process pays.
 //
 //	go test -run '^$' -bench IdleRuntime -benchtime=1x .
 //
@@ -29,17 +30,24 @@ func BenchmarkIdleRuntime(b *testing.B) {
 		window = d
 	}
 	const rampUp = 20 * time.Second // the backoff reaches its cap after ~13 s
-	for b.Loop() {
-		e := newCostEnv(b, cdb.Options{})
-		rt, err := durable.Start(context.Background(), e.p, durable.NewRegistry(), nil)
-		must(b, err)
-		time.Sleep(rampUp)
-		c := e.measure(func() { time.Sleep(window) })
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		must(b, rt.Shutdown(ctx))
-		cancel()
-		b.ReportMetric(float64(c.Requests)/window.Minutes(), "req/min")
-		b.ReportMetric(c.RU/window.Minutes(), "RU/min")
-		b.Logf("idle runtime over %s: %d requests (%s)", window, c.Requests, c.ops())
+	for _, c := range []struct {
+		name   string
+		outbox time.Duration // -1: the reconciler is off
+	}{{"runtime", -1}, {"runtime+outbox", 5 * time.Second}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				e := newCostEnv(b, cdb.Options{OutboxInterval: c.outbox})
+				rt, err := durable.Start(context.Background(), e.p, durable.NewRegistry(), nil)
+				must(b, err)
+				time.Sleep(rampUp)
+				spent := e.measure(func() { time.Sleep(window) })
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				must(b, rt.Shutdown(ctx))
+				cancel()
+				b.ReportMetric(float64(spent.Requests)/window.Minutes(), "req/min")
+				b.ReportMetric(spent.RU/window.Minutes(), "RU/min")
+				b.Logf("idle over %s: %d requests (%s)", window, spent.Requests, spent.ops())
+			}
+		})
 	}
 }

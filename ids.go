@@ -158,6 +158,8 @@ func validateInstanceID(op, inst string) error {
 	switch {
 	case inst == "":
 		return duroxide.Permanent(op, "instance id must not be empty")
+	case inst == LeasePartition:
+		return duroxide.Permanent(op, "instance id %q is reserved for dispatch leases", inst)
 	case !utf8.ValidString(inst):
 		return duroxide.Permanent(op, "instance id is not valid UTF-8")
 	case len(inst) > maxPartitionKeyBytes:

@@ -106,6 +106,18 @@ before or after being applied ([DropAfterApply] is how to check that a write is
 safe to retry). [Server.Counts] and [Server.Stats] report requests, documents
 and bytes returned per operation, for cost tests. [Server.SetClock] controls
 _ts. [Server.Documents] and [Server.UpdateDocuments] read and change stored
-documents directly, bypassing the API, for white-box tests.
+documents directly, bypassing the API, for white-box tests. A fault with
+ApplyFirst applies the request and then answers its status (an ambiguous
+outcome), and [Server.SetLatency] delays every request.
+
+# Sharing one server between processes
+
+The command cosmostest/cmd/cosmostest serves a server on a fixed address
+([Options.Addr]) until interrupted, printing COSMOS_ENDPOINT, COSMOS_KEY and
+COSMOSTEST_CONTROL; the control endpoint ([Server.ControlHandler]) sets faults
+([FaultSpec]: by operation, writes only, with a probability, for a duration)
+and added latency over HTTP. The package does not import package testing
+([NewTestServer] takes the small [TB] interface), so binaries can embed the
+server too.
 */
 package cosmostest

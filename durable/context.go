@@ -90,7 +90,7 @@ type completion struct {
 
 func newOrchestrationContext(instance string, executionID uint64, name, version string, now func() time.Time, logger *slog.Logger) *OrchestrationContext {
 	return &OrchestrationContext{
-		sched:                &scheduler{},
+		sched:                &scheduler{logger: logger},
 		instanceID:           instance,
 		executionID:          executionID,
 		orchestrationName:    name,

@@ -159,10 +159,12 @@ type replaySafeHandler struct {
 	next slog.Handler
 }
 
+// Enabled is false while replaying.
 func (h *replaySafeHandler) Enabled(ctx context.Context, l slog.Level) bool {
 	return !h.ctx.isReplaying && h.next.Enabled(ctx, l)
 }
 
+// Handle drops records made while replaying.
 func (h *replaySafeHandler) Handle(ctx context.Context, r slog.Record) error {
 	if h.ctx.isReplaying {
 		return nil
@@ -170,10 +172,12 @@ func (h *replaySafeHandler) Handle(ctx context.Context, r slog.Record) error {
 	return h.next.Handle(ctx, r)
 }
 
+// WithAttrs keeps the replay filter on the derived handler.
 func (h *replaySafeHandler) WithAttrs(as []slog.Attr) slog.Handler {
 	return &replaySafeHandler{ctx: h.ctx, next: h.next.WithAttrs(as)}
 }
 
+// WithGroup keeps the replay filter on the derived handler.
 func (h *replaySafeHandler) WithGroup(name string) slog.Handler {
 	return &replaySafeHandler{ctx: h.ctx, next: h.next.WithGroup(name)}
 }

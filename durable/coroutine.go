@@ -3,6 +3,7 @@ package durable
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
 )
 
@@ -48,8 +49,15 @@ type scheduler struct {
 
 	// panicMsg is set when a coroutine panicked; the turn fails with it.
 	panicMsg *string
-	// onMainDone runs when the orchestration function returns.
-	onMainDone func()
+	// logger receives misuse reports; nil means slog.Default().
+	logger *slog.Logger
+}
+
+func (s *scheduler) log() *slog.Logger {
+	if s.logger != nil {
+		return s.logger
+	}
+	return slog.Default()
 }
 
 // errGoexit is the panic message used when orchestration code calls
@@ -149,7 +157,11 @@ func panicMessage(r any) string {
 func (s *scheduler) block(cond func() bool) {
 	co := s.current
 	if co == nil {
-		panic("durable: orchestration context used outside orchestration code (from a plain goroutine?); use durable.Go")
+		// Waiting from outside orchestration code (a plain goroutine, or
+		// after the turn ended) can never be resumed. A panic there would
+		// crash the process, so log it and end that goroutine instead.
+		s.log().Error("durable: orchestration context used outside orchestration code (a go statement, or after the orchestration returned); use durable.Go")
+		runtime.Goexit()
 	}
 	if co.killed {
 		runtime.Goexit()

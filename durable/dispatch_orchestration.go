@@ -17,7 +17,7 @@ import (
 // orchestrationLoop is one orchestration slot.
 func (rt *Runtime) orchestrationLoop(workerID string) {
 	defer rt.wg.Done()
-	idle := rt.newIdle()
+	idle := rt.newIdle(&rt.orchGate, rt.orchWake)
 	retryable := 0
 	for !rt.stopping() {
 		woken := rt.orchWake.wait() // taken before the fetch, so no wake-up is missed
@@ -28,11 +28,10 @@ func (rt *Runtime) orchestrationLoop(workerID string) {
 		}
 		retryable = 0
 		if item == nil {
-			rt.idleWait(woken, idle.next())
+			rt.idleWait(woken, idle.empty())
 			continue
 		}
-		idle.reset()
-		rt.orchWake.fire() // more may be waiting: let idle peers look too
+		idle.found()
 		if !rt.compatible(item) {
 			continue
 		}

@@ -17,7 +17,7 @@ import (
 // workerLoop is one worker slot.
 func (rt *Runtime) workerLoop(workerID, sessionOwner string) {
 	defer rt.wg.Done()
-	idle := rt.newIdle()
+	idle := rt.newIdle(&rt.workGate, rt.workWake)
 	retryable := 0
 	for !rt.stopping() {
 		woken := rt.workWake.wait() // taken before the fetch, so no wake-up is missed
@@ -28,10 +28,10 @@ func (rt *Runtime) workerLoop(workerID, sessionOwner string) {
 		}
 		retryable = 0
 		if found {
-			idle.reset()
+			idle.found()
 			continue
 		}
-		rt.idleWait(woken, idle.next())
+		rt.idleWait(woken, idle.empty())
 	}
 }
 

@@ -196,3 +196,46 @@ func TestEngineSelectLoserIsCancelledWhileTheCodeGoesOn(t *testing.T) {
 		etEv(6, etSrc(2), duroxide.ActivityCancelRequested{Reason: "dropped_future"}))
 	require.Equal(t, []uint64{2}, e.cancelledActivityIDs())
 }
+
+func TestEngineAwaitOnDroppedFutureFailsFast(t *testing.T) {
+	var errs []error
+	h := func(ctx *OrchestrationContext, _ string) (string, error) {
+		f := ctx.ScheduleActivity("A", "")
+		f.Cancel()
+		_, err := f.Await()
+		errs = append(errs, err)
+		// A block waiting on a future that someone else drops wakes up too.
+		g := ctx.ScheduleWait("E")
+		b := Go(ctx, func(ctx *OrchestrationContext) (string, error) { return g.Await() })
+		ctx.ScheduleTimer(0).Cancel() // give the block a chance to start
+		bres := Go(ctx, func(ctx *OrchestrationContext) (string, error) {
+			g.Cancel()
+			return "", nil
+		})
+		ctx.WaitAll(b, bres)
+		_, err = b.Await()
+		errs = append(errs, err)
+		return "", nil
+	}
+	res := etRun(etEngine(etStarted("in")), h)
+	require.Equal(t, TurnCompleted, res.Kind)
+	require.Equal(t, []error{ErrFutureDropped, ErrFutureDropped}, errs)
+}
+
+func TestEngineGoBlockCancellingItselfEnds(t *testing.T) {
+	h := func(ctx *OrchestrationContext, _ string) (string, error) {
+		var self *Future[string]
+		self = Go(ctx, func(ctx *OrchestrationContext) (string, error) {
+			ctx.ScheduleActivity("Held", "")
+			self.Cancel()
+			return "unreachable", nil
+		})
+		_, err := self.Await()
+		return fmt.Sprint(err == ErrFutureDropped), nil
+	}
+	e := etEngine(etStarted("in"))
+	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "true"}, etRun(e, h))
+	etRequireDelta(t, e,
+		etEv(2, nil, duroxide.ActivityScheduled{Name: "Held"}),
+		etEv(3, etSrc(2), duroxide.ActivityCancelRequested{Reason: "dropped_future"}))
+}

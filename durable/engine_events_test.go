@@ -2,6 +2,7 @@ package durable
 
 import (
 	"testing"
+	"time"
 
 	"github.com/duroxide-go/cdb/duroxide"
 	"github.com/stretchr/testify/require"
@@ -188,4 +189,39 @@ func TestEngineTerminalHistoryIsContinue(t *testing.T) {
 	e.prepCompletions([]duroxide.WorkItem{duroxide.CancelInstanceItem{Instance: etInstance, Reason: "late"}})
 	require.Equal(t, TurnResult{Kind: TurnContinue}, etRun(e, etHello))
 	require.Empty(t, e.historyDelta())
+}
+
+func TestEngineQueueMessageSurvivesCancelledSubscription(t *testing.T) {
+	// Rust's persistent_event_survives_select_cancellation_same_batch, at
+	// the engine: a dropped dequeue takes no message; the next one gets the
+	// first message, and the extra one stays unmatched.
+	h := func(ctx *OrchestrationContext, _ string) (string, error) {
+		wait := ctx.DequeueEvent("Signal")
+		if ctx.Select(wait, ctx.ScheduleTimer(50*time.Millisecond)) == 0 {
+			return "unexpected_phase1", nil
+		}
+		data, _ := ctx.DequeueEvent("Signal").Await()
+		return "got:" + data, nil
+	}
+	fire := uint64(etClock.UnixMilli()) + 50
+	e, res := etStep(t, []duroxide.Event{etStarted("in")}, h)
+	require.Equal(t, TurnContinue, res.Kind)
+	etRequireDelta(t, e,
+		etEv(2, nil, duroxide.ExternalSubscribedPersistent{Name: "Signal"}),
+		etEv(3, nil, duroxide.TimerCreated{FireAtMs: fire}))
+
+	e, res = etStep(t, e.finalHistory(), h, duroxide.TimerFiredItem{Instance: etInstance, ExecutionID: 1, ID: 3, FireAtMs: fire})
+	require.Equal(t, TurnContinue, res.Kind)
+	etRequireDelta(t, e,
+		etEv(4, etSrc(3), duroxide.TimerFired{FireAtMs: fire}),
+		etEv(5, nil, duroxide.ExternalSubscribedPersistent{Name: "Signal"}),
+		etEv(6, etSrc(2), duroxide.ExternalSubscribedPersistentCancelled{Reason: "dropped_future"}))
+
+	e, res = etStep(t, e.finalHistory(), h,
+		duroxide.QueueMessageItem{Instance: etInstance, Name: "Signal", Data: "survived"},
+		duroxide.QueueMessageItem{Instance: etInstance, Name: "Signal", Data: "extra"})
+	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "got:survived"}, res)
+	etRequireDelta(t, e,
+		etEv(7, nil, duroxide.ExternalEventPersistent{Name: "Signal", Data: "survived"}),
+		etEv(8, nil, duroxide.ExternalEventPersistent{Name: "Signal", Data: "extra"}))
 }

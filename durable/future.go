@@ -1,5 +1,10 @@
 package durable
 
+import (
+	"errors"
+	"runtime"
+)
+
 // scheduleKind is Rust's ScheduleKind: what a future stands for, which
 // decides how dropping it is recorded.
 type scheduleKind int
@@ -62,10 +67,16 @@ func (st *futureState) drop() {
 	st.cancelled = true
 	if st.kind == kindLocal {
 		s := st.ctx.sched
-		if st.co != nil {
-			st.co.future = nil
-			s.kill(st.co)
-			st.co.dropOwned()
+		if co := st.co; co != nil {
+			co.future = nil
+			if co == s.current {
+				// A block dropping its own future ends itself.
+				co.dropOwned()
+				co.killed = true
+				runtime.Goexit()
+			}
+			s.kill(co)
+			co.dropOwned()
 		}
 		return
 	}
@@ -114,12 +125,23 @@ func (f *Future[T]) state() *futureState { return f.st }
 
 // Await waits for the future and returns its value, or the error it
 // failed with (a *TaskFailedError for activities and sub-orchestrations).
+//
+// Awaiting a future that was dropped (cancelled, or a Select loser)
+// returns ErrFutureDropped at once instead of waiting forever.
 func (f *Future[T]) Await() (T, error) {
 	st := f.st
 	st.adopt()
-	st.ctx.sched.block(st.tryComplete)
+	st.ctx.sched.block(func() bool { return st.tryComplete() || st.cancelled })
+	if !st.completed {
+		var zero T
+		return zero, ErrFutureDropped
+	}
 	return f.convert(st.value, st.err)
 }
+
+// ErrFutureDropped is returned by Await on a future that was dropped
+// before it resolved.
+var ErrFutureDropped = errors.New("durable: future was dropped (cancelled or lost a Select) before it resolved")
 
 // Cancel drops the future: Rust's drop(fut). It has no effect on a future
 // that already resolved.

@@ -15,9 +15,11 @@ type Options struct {
 	// dispatcher slot while there is no work (Rust: dispatcher_min_poll_interval,
 	// 100 ms). After an empty fetch the wait doubles up to MaxIdlePollInterval.
 	MinPollInterval time.Duration
-	// MaxIdlePollInterval caps the idle backoff (default 8 s). It bounds how
-	// late work enqueued by another process is noticed; work enqueued through
-	// a Client or Runtime in this process wakes the dispatchers at once.
+	// MaxIdlePollInterval caps the idle backoff (default 8 s). While a queue
+	// is idle only one of its slots polls, so an idle runtime makes two
+	// fetches per MaxIdlePollInterval. It bounds how late work enqueued by
+	// another process is noticed; work enqueued through a Client or Runtime
+	// in this process, and timers firing, wake the dispatchers at once.
 	MaxIdlePollInterval time.Duration
 	// LongPollTimeout is passed to providers that long-poll (default 30 s).
 	LongPollTimeout time.Duration

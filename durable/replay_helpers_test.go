@@ -8,6 +8,7 @@ package durable
 
 import (
 	"errors"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -669,8 +670,29 @@ func TestReplayEngine(t *testing.T) {
 	for _, stem := range stems {
 		t.Run(stem, func(t *testing.T) {
 			for _, c := range replaySuites[stem] {
-				t.Run(c.name, c.fn)
+				t.Run(c.name, func(t *testing.T) {
+					before := runtime.NumGoroutine()
+					t.Cleanup(func() { requireNoLeakedGoroutines(t, before) })
+					c.fn(t)
+				})
 			}
 		})
+	}
+}
+
+// requireNoLeakedGoroutines fails the test if the goroutine count does not
+// fall back to before: the coroutines of a finished turn must be stopped.
+// Stopped goroutines may take a moment to exit, so it waits for the
+// condition; the bound only matters when something really leaked.
+func requireNoLeakedGoroutines(t *testing.T, before int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			n := runtime.Stack(buf, true)
+			t.Fatalf("leaked goroutines: %d before, %d after\n%s", before, runtime.NumGoroutine(), buf[:n])
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

@@ -42,6 +42,7 @@ type Runtime struct {
 	wg      sync.WaitGroup
 
 	orchWake, workWake *signal
+	orchGate, workGate idleGate
 	unregister         func()
 	// timers are the pending wake-ups at timers' fire times.
 	timerMu  sync.Mutex
@@ -167,40 +168,82 @@ func (rt *Runtime) Shutdown(ctx context.Context) error {
 
 func (rt *Runtime) stopping() bool { return rt.stopped.Load() }
 
-// idleBackoff is one slot's wait after empty fetches: MinPollInterval,
-// doubling per empty fetch up to MaxIdlePollInterval, so that an idle
-// runtime costs a short-polling store a few requests a minute.
-type idleBackoff struct {
-	min, max, cur time.Duration
+// Idle polling. While a queue has no work, one slot per queue (the
+// poller) keeps fetching, waiting MinPollInterval after an empty fetch and
+// doubling up to MaxIdlePollInterval; the queue's other slots sleep until
+// woken. The poller wakes them when it finds work (there may be more),
+// and local enqueues and timers wake everyone. So an idle runtime costs a
+// short-polling store two fetches per MaxIdlePollInterval, however many
+// slots it has.
+
+// idleGate elects a queue's poller.
+type idleGate struct {
+	mu     sync.Mutex
+	poller bool
 }
 
-func (rt *Runtime) newIdle() *idleBackoff {
-	return &idleBackoff{min: rt.opts.MinPollInterval, max: rt.opts.MaxIdlePollInterval}
+// idleState is one slot's view: whether it is the poller and its backoff.
+type idleState struct {
+	gate     *idleGate
+	wake     *signal
+	poller   bool
+	min, max time.Duration
+	cur      time.Duration
 }
 
-func (b *idleBackoff) reset() { b.cur = 0 }
+func (rt *Runtime) newIdle(gate *idleGate, wake *signal) *idleState {
+	return &idleState{gate: gate, wake: wake, min: rt.opts.MinPollInterval, max: rt.opts.MaxIdlePollInterval}
+}
 
-func (b *idleBackoff) next() time.Duration {
-	if b.cur == 0 {
-		b.cur = b.min
-	} else {
-		b.cur = min(b.cur*2, b.max)
+// found records a fetch that returned work. A poller steps down and wakes
+// the sleeping slots, since a burst of work may have begun.
+func (s *idleState) found() {
+	s.cur = 0
+	if !s.poller {
+		return
 	}
-	return b.cur
+	s.poller = false
+	s.gate.mu.Lock()
+	s.gate.poller = false
+	s.gate.mu.Unlock()
+	s.wake.fire()
 }
 
-// idleWait sleeps for d, or until woken (local work) or stopped. A
-// wake-up restarts the backoff at its minimum.
-func (rt *Runtime) idleWait(woken <-chan struct{}, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
+// empty records an empty fetch and returns how long to wait for a wake-up
+// (0: until woken, for slots that are not the poller).
+func (s *idleState) empty() time.Duration {
+	if !s.poller {
+		s.gate.mu.Lock()
+		if !s.gate.poller {
+			s.gate.poller, s.poller = true, true
+		}
+		s.gate.mu.Unlock()
+	}
+	if !s.poller {
+		return 0
+	}
+	if s.cur == 0 {
+		s.cur = s.min
+	} else {
+		s.cur = min(s.cur*2, s.max)
+	}
+	return s.cur
+}
+
+// idleWait sleeps for d (0: indefinitely), or until woken (local work) or
+// stopped.
+func (rt *Runtime) idleWait(woken <-chan struct{}, d time.Duration) {
+	var timeout <-chan time.Time
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timeout = t.C
+	}
 	select {
 	case <-woken:
-		return true
-	case <-t.C:
+	case <-timeout:
 	case <-rt.stop:
 	}
-	return false
 }
 
 // fetchErrorPause sleeps after a failed fetch as duroxide does: retryable

@@ -49,32 +49,25 @@ func (f FactoryFunc) NewProvider(t *testing.T) duroxide.Provider { return f(t) }
 type sample struct {
 	name string
 	run  func(e *env)
-	// pure marks a test that needs no provider (Rust's plain #[test] unit
-	// tests); it runs without asking the factory for a store.
-	pure bool
 }
 
-// Run runs every ported test as a subtest <file stem>/<Rust test name>
-// (e2e_samples/..., poison_message_tests/..., ...). Tests run in parallel
-// with each other, each on its own provider.
+// Run runs every module's tests as subtests <module>/<Rust test name>
+// (modules.go lists them). Tests run in parallel with each other, each on
+// its own provider.
 func Run(t *testing.T, f Factory) {
 	for _, m := range modules() {
-		t.Run(m.stem, func(t *testing.T) {
+		t.Run(m.name, func(t *testing.T) {
 			for _, s := range m.tests() {
 				t.Run(s.name, func(t *testing.T) {
 					t.Parallel()
-					e := &env{t: t, ctx: context.Background(), f: f}
-					if !s.pure {
-						e.p = f.NewProvider(t)
-					}
-					s.run(e)
+					s.run(&env{t: t, p: f.NewProvider(t), ctx: context.Background(), f: f})
 				})
 			}
 		})
 	}
 }
 
-// Names lists the e2e samples' names (the Rust test names), in file order.
+// Names lists the samples' names (the Rust test names), in file order.
 func Names() []string {
 	var out []string
 	for _, s := range samples() {

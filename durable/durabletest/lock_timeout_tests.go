@@ -12,8 +12,8 @@ import (
 // lockTimeoutTests ports tests/lock_timeout_tests.rs.
 func lockTimeoutTests() []sample {
 	return []sample{
-		{name: "default_lock_timeouts", run: defaultLockTimeouts, pure: true},
-		{name: "custom_lock_timeout_configuration", run: customLockTimeoutConfiguration, pure: true},
+		{name: "default_lock_timeouts", run: defaultLockTimeouts},
+		{name: "custom_lock_timeout_configuration", run: customLockTimeoutConfiguration},
 		{name: "orchestration_with_custom_timeout_completes", run: func(e *env) {
 			oneActivityWithLocks(e, "inst-custom-timeout", "TestActivity", 0, "processed: ",
 				&durable.Options{OrchestratorLockTimeout: time.Minute, WorkerLockTimeout: time.Minute})
@@ -39,7 +39,7 @@ func lockTimeoutTests() []sample {
 				&durable.Options{WorkerLockTimeout: 5 * time.Second, WorkerLockRenewalBuffer: 2 * time.Second})
 		}},
 		{name: "concurrent_activities_with_renewal", run: concurrentActivitiesWithRenewal},
-		{name: "orchestrator_lock_renewal_buffer_defaults", run: orchestratorLockRenewalBufferDefaults, pure: true},
+		{name: "orchestrator_lock_renewal_buffer_defaults", run: orchestratorLockRenewalBufferDefaults},
 		{name: "orchestration_lock_renewal_prevents_expiration", run: orchestrationLockRenewalPreventsExpiration},
 	}
 }

@@ -1,17 +1,22 @@
 package durabletest
 
-// module is one ported Rust test file: its stem (the subtest level under
-// the backend) and its tests in the file's order.
+// module is one ported Rust test file: its stem names the subtest level.
 type module struct {
-	stem  string
+	name  string
 	tests func() []sample
 }
 
-// modules is the one ordered table of ported files; Run runs
-// <stem>/<Rust test name> for each. Porters of further files add a row.
+// modules lists the ported files in a fixed order; Run runs each as
+// t.Run(<file stem>).
 func modules() []module {
 	return []module{
 		{"e2e_samples", samples},
+		{"cancellation_tests", cancellationTests},
+		{"errors_tests", errorsTests},
+		{"queue_event_tests", queueEventTests},
+		{"custom_status_tests", customStatusTests},
+		{"async_block_tests", asyncBlockTests},
+		{"system_calls_test", systemCallsTests},
 		{"session_e2e_tests", sessionE2ETests},
 		{"versioning_tests", versioningTests},
 		{"capability_filtering_tests", capabilityFilteringTests},

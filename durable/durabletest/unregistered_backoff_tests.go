@@ -14,8 +14,8 @@ func unregisteredBackoffTests() []sample {
 	return []sample{
 		{name: "unknown_orchestration_fails_with_poison", run: unknownOrchestrationFailsWithPoison},
 		{name: "unknown_activity_fails_with_poison", run: unknownActivityFailsWithPoison},
-		{name: "test_backoff_calculation", run: testBackoffCalculation, pure: true},
-		{name: "test_backoff_custom_config", run: testBackoffCustomConfig, pure: true},
+		{name: "test_backoff_calculation", run: testBackoffCalculation},
+		{name: "test_backoff_custom_config", run: testBackoffCustomConfig},
 		{name: "continue_as_new_to_missing_version_fails_with_poison", run: continueAsNewToMissingVersionFailsWithPoison},
 		{name: "delete_poisoned_orchestration", run: deletePoisonedOrchestration},
 	}

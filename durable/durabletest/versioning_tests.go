@@ -24,14 +24,14 @@ func versioningTests() []sample {
 		{name: "sub_orchestration_uses_latest_by_default_and_pinned_when_set", run: subOrchestrationUsesLatestByDefaultAndPinnedWhenSet},
 		{name: "parent_calls_child_upgrade_child_and_verify_latest_used", run: parentCallsChildUpgradeChildAndVerifyLatestUsed},
 		{name: "continue_as_new_upgrades_version_deterministically", run: continueAsNewUpgradesVersionDeterministically},
-		{name: "register_default_is_1_0_0_and_list_versions", run: registerDefaultIs100AndListVersions, pure: true},
-		{name: "register_multiple_versions_latest_is_highest", run: registerMultipleVersionsLatestIsHighest, pure: true},
+		{name: "register_default_is_1_0_0_and_list_versions", run: registerDefaultIs100AndListVersions},
+		{name: "register_multiple_versions_latest_is_highest", run: registerMultipleVersionsLatestIsHighest},
 		{name: "policy_exact_pins_resolve_handler", run: policyExactPinsResolveHandler},
-		{name: "duplicate_default_version_returns_error", run: duplicateDefaultVersionReturnsError, pure: true},
-		{name: "duplicate_specific_version_returns_error", run: duplicateSpecificVersionReturnsError, pure: true},
-		{name: "non_monotonic_registration_panics", run: nonMonotonicRegistrationPanics, pure: true},
-		{name: "resolve_handler_exact_missing_returns_none", run: resolveHandlerExactMissingReturnsNone, pure: true},
-		{name: "serde_boundary_v2_events", run: serdeBoundaryV2Events, pure: true},
+		{name: "duplicate_default_version_returns_error", run: duplicateDefaultVersionReturnsError},
+		{name: "duplicate_specific_version_returns_error", run: duplicateSpecificVersionReturnsError},
+		{name: "non_monotonic_registration_panics", run: nonMonotonicRegistrationPanics},
+		{name: "resolve_handler_exact_missing_returns_none", run: resolveHandlerExactMissingReturnsNone},
+		{name: "serde_boundary_v2_events", run: serdeBoundaryV2Events},
 	}
 }
 
