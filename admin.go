@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"sort"
 	"strings"
@@ -467,26 +468,27 @@ func (p *Provider) sweep(ctx context.Context, doc *instanceDoc) (duroxide.Delete
 }
 
 // finishDeletions completes deletions a crash interrupted; run by the
-// reconciler.
-func (p *Provider) finishDeletions(ctx context.Context) error {
+// reconciler, a bounded step per round unless full (paging.go). One
+// failing instance does not stop the others.
+func (p *Provider) finishDeletions(ctx context.Context, full bool) error {
 	q := "SELECT * FROM c WHERE c.type = 'instance' AND IS_DEFINED(c.deleted)"
 	var docs []instanceDoc
-	_, err := p.st.query(ctx, q, nil, queryOptions{PageSize: 100, MaxPages: 1}, func(raw []byte) bool {
+	err := p.reconcileScan(ctx, "deletions", full, scanRequest{text: q, fresh: noParams, pageSize: 100}, func(raw []byte) {
 		var d instanceDoc
 		if json.Unmarshal(raw, &d) == nil {
 			docs = append(docs, d)
 		}
-		return true
 	})
 	if err != nil {
 		return err
 	}
+	var errs []error
 	for i := range docs {
 		if _, err := p.sweep(ctx, &docs[i]); err != nil {
-			return err
+			errs = append(errs, fmt.Errorf("instance %q: %w", docs[i].InstanceID, err))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // DeleteInstanceBulk implements duroxide.ProviderAdmin: terminal roots

@@ -93,6 +93,12 @@ type Options struct {
 	// DiscoveryPageSize bounds how many queue entries one fetch reads while
 	// looking for work (default 50).
 	DiscoveryPageSize int
+	// ScanPages bounds the query pages one fetch's discovery, or one
+	// reconciler round, reads (default 10). Cross-partition queries are
+	// served one physical partition per page, empty pages included; a
+	// container with more physical partitions than this is scanned over
+	// several calls, each resuming where the last stopped.
+	ScanPages int
 }
 
 func (o Options) withDefaults() Options {
@@ -107,6 +113,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.DiscoveryPageSize <= 0 {
 		o.DiscoveryPageSize = 50
+	}
+	if o.ScanPages <= 0 {
+		o.ScanPages = 10
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

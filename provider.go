@@ -25,6 +25,7 @@ type Provider struct {
 	opts   Options
 
 	discovery    map[string]*discoveryState // per queue type
+	scans        scanCursors                // where paged scans stopped (paging.go)
 	orchLocks    locks[*orchLock]
 	workLocks    locks[*workLock]
 	busy         busyCache // instances found locked

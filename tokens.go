@@ -86,6 +86,9 @@ type orchLock struct {
 	kvKeys    []string
 	deltaKeys []string
 	delta     []kvDoc
+	// staleMarkers are orch_received markers of the instance old enough
+	// to be removed by the turn's batch (see receivedRetention).
+	staleMarkers []string
 
 	// mu serialises acks, abandons and renewals of this lock in this
 	// process: two concurrent acks of one token must not both succeed.

@@ -44,6 +44,11 @@ type Options struct {
 	// as on the service). It changes nothing else: the server always reads
 	// the latest write. Defaults to "Session", the service's default.
 	ConsistencyLevel string
+	// PartitionKeyRanges is how many physical partitions (partition key
+	// ranges) every container has; cross-partition queries are served one
+	// range per page, with empty pages for empty ranges, as the gateway
+	// does (ranges.go). Defaults to 1; at most 256.
+	PartitionKeyRanges int
 }
 
 // consistencyStrength orders the consistency levels, strongest first.
@@ -97,6 +102,12 @@ func NewServer(opts *Options) (*Server, error) {
 	if consistencyStrength[o.ConsistencyLevel] == 0 {
 		return nil, fmt.Errorf("cosmostest: unknown consistency level %q", o.ConsistencyLevel)
 	}
+	if o.PartitionKeyRanges == 0 {
+		o.PartitionKeyRanges = 1
+	}
+	if o.PartitionKeyRanges < 1 || o.PartitionKeyRanges > 256 {
+		return nil, fmt.Errorf("cosmostest: PartitionKeyRanges %d is outside 1..256", o.PartitionKeyRanges)
+	}
 	switch o.Auth {
 	case AuthKey, AuthToken, AuthKeyOrToken:
 	default:
@@ -123,6 +134,7 @@ func NewServer(opts *Options) (*Server, error) {
 		done:     make(chan struct{}),
 	}
 	s.st = newStore(func() int64 { return s.Now().Unix() })
+	s.st.ranges = o.PartitionKeyRanges
 	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 30 * time.Second}
 	go func() { _ = s.srv.Serve(ln) }()
 	return s, nil

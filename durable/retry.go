@@ -101,8 +101,25 @@ type RetryPolicy struct {
 	Timeout time.Duration
 }
 
-// NewRetryPolicy returns the default policy with maxAttempts attempts.
-func NewRetryPolicy(maxAttempts uint32) RetryPolicy { return RetryPolicy{MaxAttempts: maxAttempts} }
+// DefaultRetryPolicy is Rust's RetryPolicy::default() spelled out: 3
+// attempts, exponential backoff from 100 ms doubling up to 30 s, no
+// per-attempt timeout. It behaves as the zero RetryPolicy.
+func DefaultRetryPolicy() RetryPolicy {
+	return RetryPolicy{MaxAttempts: 3, Backoff: ExponentialBackoff(100*time.Millisecond, 2, 30*time.Second)}
+}
+
+// NewRetryPolicy returns the default policy with maxAttempts attempts. As
+// Rust's RetryPolicy::new, it panics when maxAttempts is 0: a policy that
+// never runs the activity is a programming error, and silently reading 0
+// as the default 3 would hide it.
+func NewRetryPolicy(maxAttempts uint32) RetryPolicy {
+	if maxAttempts == 0 {
+		panic("durable: max_attempts must be at least 1")
+	}
+	p := DefaultRetryPolicy()
+	p.MaxAttempts = maxAttempts
+	return p
+}
 
 // WithTimeout sets the per-attempt timeout.
 func (p RetryPolicy) WithTimeout(d time.Duration) RetryPolicy { p.Timeout = d; return p }

@@ -17,6 +17,8 @@ func modules() []module {
 		{"custom_status_tests", customStatusTests},
 		{"async_block_tests", asyncBlockTests},
 		{"system_calls_test", systemCallsTests},
+		{"kv_store_tests", kvStoreTests},
+		{"schedule_with_retry_tests", scheduleWithRetryTests},
 		{"session_e2e_tests", sessionE2ETests},
 		{"versioning_tests", versioningTests},
 		{"capability_filtering_tests", capabilityFilteringTests},

@@ -261,25 +261,45 @@ func testMultiThreadedLockExpirationRecovery(t *testing.T, f Factory) {
 	lock := f.LockTimeout()
 	enqueueOrch(t, p, startItem("instance-A"))
 
-	var barrier, wg sync.WaitGroup
-	barrier.Add(3)
+	// Every wait is measured from the event it depends on: T1's lock is
+	// taken during T1's fetch, so it is live from the moment that fetch
+	// returns until at most lock after the fetch began, and certainly
+	// expired lock after the fetch returned. On a loaded machine the
+	// fetch itself can take long, so a fixed offset from a common start
+	// would not do.
+	t1Done := make(chan struct{})
+	var t1Start, t1End, t2End time.Time
+	var wg sync.WaitGroup
 	results := make([]fetchResult, 3)
-	delays := []time.Duration{0, 200 * time.Millisecond, lock + 100*time.Millisecond}
-	for i, d := range delays {
-		wg.Go(func() {
-			barrier.Done()
-			barrier.Wait()
-			time.Sleep(d)
-			item, err := p.FetchOrchestrationItem(ctx, lock, 0, nil)
-			results[i] = fetchResult{item, err}
-		})
-	}
+	wg.Go(func() {
+		defer close(t1Done)
+		t1Start = time.Now()
+		item, err := p.FetchOrchestrationItem(ctx, lock, 0, nil)
+		t1End = time.Now()
+		results[0] = fetchResult{item, err}
+	})
+	wg.Go(func() {
+		<-t1Done
+		item, err := p.FetchOrchestrationItem(ctx, lock, 0, nil)
+		t2End = time.Now()
+		results[1] = fetchResult{item, err}
+	})
+	wg.Go(func() {
+		<-t1Done
+		time.Sleep(time.Until(t1End.Add(lock + 100*time.Millisecond)))
+		item, err := p.FetchOrchestrationItem(ctx, lock, 0, nil)
+		results[2] = fetchResult{item, err}
+	})
 	wg.Wait()
 	for i, r := range results {
 		require.NoError(t, r.err, "fetcher %d", i)
 	}
 	require.NotNil(t, results[0].item, "T1 locks the instance")
-	require.Nil(t, results[1].item, "T2 runs while T1's lock is live")
+	if t2End.Before(t1Start.Add(lock)) {
+		require.Nil(t, results[1].item, "T2 runs while T1's lock is live")
+	} else {
+		t.Logf("T2's fetch ended %v after T1's began, past the lock timeout: nothing to check about it", t2End.Sub(t1Start))
+	}
 	require.NotNil(t, results[2].item, "T3 runs after T1's lock expired")
 	require.Equal(t, "instance-A", results[2].item.Instance)
 	require.NotEqual(t, results[0].item.LockToken, results[2].item.LockToken)

@@ -84,7 +84,11 @@ func testConcurrentLockAttemptsRespectExpiration(t *testing.T, f Factory) {
 	ctx, p := newProvider(t, f)
 	lock := f.LockTimeout()
 	enqueueOrch(t, p, startItem("instance-A"))
+	// The lock is taken during this fetch: it is live at least until lock
+	// after the fetch began and has expired lock after it returned.
+	fetchStart := time.Now()
 	mustFetchInstance(t, p, lock, "instance-A")
+	fetchEnd := time.Now()
 
 	results := make([]fetchResult, 5)
 	var wg sync.WaitGroup
@@ -96,14 +100,15 @@ func testConcurrentLockAttemptsRespectExpiration(t *testing.T, f Factory) {
 		})
 	}
 	wg.Wait()
+	last := tryFetch(t, p, lock)
+	skipIfPast(t, fetchStart.Add(lock), "the staggered attempts")
+	require.Nil(t, last, "the lock is still live after the staggered attempts")
 	for i, r := range results {
 		require.NoError(t, r.err, "fetcher %d", i)
 		require.Nil(t, r.item, "fetcher %d must not get a locked instance", i)
 	}
-	requireNoFetch(t, p, "the lock is still live after the staggered attempts")
 
-	// The attempts took about 200ms; sleep past the lock's expiry.
-	sleep(t, lock-200*time.Millisecond+100*time.Millisecond)
+	sleepUntil(t, fetchEnd.Add(lock+100*time.Millisecond))
 	mustFetchInstance(t, p, testLock, "instance-A")
 }
 
@@ -141,11 +146,23 @@ func testWorkerLockRenewalExtendsTimeout(t *testing.T, f Factory) {
 	_, p := newProvider(t, f)
 	lock := f.LockTimeout()
 	createInstanceWithActivities(t, p, "instance-A", activityExecute("instance-A", 1, 2, "Act", "in"))
+	// The original lock began during the fetch: live until at least lock
+	// after fetchStart, expired lock after fetchEnd.
+	fetchStart := time.Now()
 	w := mustFetchWork(t, p, lock)
-	sleep(t, lock*6/10)
-	require.NoError(t, p.RenewWorkItemLock(t.Context(), w.LockToken, lock))
-	sleep(t, lock*4/10)
+	fetchEnd := time.Now()
+	// Renew late in the original lock (Rust: after 60% of it), while it is
+	// certainly live.
+	sleepUntil(t, fetchStart.Add(lock*6/10))
+	renewStart := time.Now()
+	err := p.RenewWorkItemLock(t.Context(), w.LockToken, 2*lock)
+	skipIfPast(t, fetchStart.Add(lock), "the renewal")
+	require.NoError(t, err)
+	// Past the original expiry, inside the renewed lock (2×lock, so the
+	// window is wide even on a loaded machine).
+	sleepUntil(t, fetchEnd.Add(lock+100*time.Millisecond))
 	requireNoWork(t, p, "the renewal extended the lock past its original expiry")
+	skipIfPast(t, renewStart.Add(2*lock), "the check after the renewal")
 }
 
 func testWorkerLockRenewalAfterAck(t *testing.T, f Factory) {

@@ -549,18 +549,26 @@ func testSessionLockRenewalExtendsPastOriginalTimeout(t *testing.T, f Factory) {
 	t.Parallel()
 	_, p := newProvider(t, f)
 	sessionLock := time.Second
+	// The session lock is taken during the claim: live until at least
+	// sessionLock after claimStart, expired sessionLock after claimEnd.
+	claimStart := time.Now()
 	sessClaim(t, p, sessActivity("inst-1", 1, "renew-ext-sess"), sessConfigWithLock("worker-A", sessionLock))
+	claimEnd := time.Now()
 
-	sleep(t, 600*time.Millisecond)
-	n, err := p.RenewSessionLock(t.Context(), []string{"worker-A"}, sessionLock, 300*time.Second)
+	sleepUntil(t, claimStart.Add(600*time.Millisecond))
+	renewStart := time.Now()
+	n, err := p.RenewSessionLock(t.Context(), []string{"worker-A"}, 2*sessionLock, 300*time.Second)
+	skipIfPast(t, claimStart.Add(sessionLock), "the renewal")
 	require.NoError(t, err)
 	assert.Equal(t, 1, n, "should renew the active session")
 
-	sleep(t, 400*time.Millisecond)
+	// Past the original expiry, inside the renewed lock (2×, so the window
+	// is wide even on a loaded machine).
+	sleepUntil(t, claimEnd.Add(sessionLock+100*time.Millisecond))
 	sessEnqueue(t, p, sessActivity("inst-1", 2, "renew-ext-sess"))
-
-	assert.Nil(t, sessFetch(t, p, sessLock, sessConfig("worker-B")),
-		"the session must still be owned by A after renewal past the original timeout")
+	other := sessFetch(t, p, sessLock, sessConfig("worker-B"))
+	skipIfPast(t, renewStart.Add(2*sessionLock), "worker-B's fetch")
+	assert.Nil(t, other, "the session must still be owned by A after renewal past the original timeout")
 	assert.NotNil(t, sessFetch(t, p, sessLock, sessConfig("worker-A")),
 		"worker-A should still own the session after renewal")
 }

@@ -7,6 +7,8 @@
 // implementations:
 //
 //   - "cosmostest": the project's in-process fake, always present.
+//   - "cosmostest-8ranges": the same with 8 physical partitions, so
+//     cross-partition queries come back one partition key range per page.
 //   - "vercel": @vercel/cosmosdb-server behind the project's shim
 //     (cosmostest/testdata/cosmos-shim), when CDB_VERCEL_ENDPOINT is set.
 //   - "cosmos": a real account or the official emulator, when COSMOS_ENDPOINT
@@ -43,8 +45,11 @@ import (
 // Backend names.
 const (
 	NameCosmostest = "cosmostest"
-	NameVercel     = "vercel"
-	NameCosmos     = "cosmos"
+	// NameCosmostestRanges is cosmostest with CosmostestRanges partition
+	// key ranges (physical partitions).
+	NameCosmostestRanges = "cosmostest-8ranges"
+	NameVercel           = "vercel"
+	NameCosmos           = "cosmos"
 )
 
 // Environment variables read by [All].
@@ -279,11 +284,12 @@ func cosmosBackend(t testing.TB) (Backend, bool) {
 		transport = insecureTransport()
 	}
 	b := Backend{
-		Name:      NameCosmos,
-		Endpoint:  endpoint,
-		Key:       key,
-		Real:      true,
-		Gaps:      map[string]string{},
+		Name:     NameCosmos,
+		Endpoint: endpoint,
+		Key:      key,
+		Real:     true,
+		// A test container has one physical partition.
+		Gaps:      map[string]string{GapPartitionKeyRanges: onePartition},
 		newClient: keyClient(endpoint, transport),
 	}
 	return finish(t, b), true

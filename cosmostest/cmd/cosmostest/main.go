@@ -20,6 +20,7 @@
 //	-control  address of the control endpoint (default 127.0.0.1:0, a free port)
 //	-key      master key, base64 (default the emulator's well-known key)
 //	-v        log every request to stderr
+//	-ranges   physical partitions per container (default 1)
 package main
 
 import (
@@ -56,13 +57,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	controlAddr := fs.String("control", "127.0.0.1:0", "address of the control endpoint")
 	key := fs.String("key", cosmostest.EmulatorKey, "account master key (base64)")
 	verbose := fs.Bool("v", false, "log every request to stderr")
+	ranges := fs.Int("ranges", 1, "physical partitions (partition key ranges) per container; cross-partition queries are served one range per page")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	opts := &cosmostest.Options{Addr: *addr, Key: *key}
+	opts := &cosmostest.Options{Addr: *addr, Key: *key, PartitionKeyRanges: *ranges}
 	if *verbose {
 		opts.Logf = func(format string, a ...any) { fmt.Fprintf(stderr, format+"\n", a...) }
 	}
