@@ -451,3 +451,46 @@ func TestShutdownInterruptsLongPolls(t *testing.T) {
 	defer cancel()
 	require.NoError(t, rt.Shutdown(ctx))
 }
+
+// The history the runtime commits for two sequential activities is the
+// one Rust writes: ids in order, completions pointing at their schedules,
+// every event stamped with the instance, execution and duroxide version.
+func TestRuntimeHistoryIsRusts(t *testing.T) {
+	p := htMem()
+	reg := NewRegistry()
+	require.NoError(t, reg.AddActivity("Hello", func(_ ActivityContext, in string) (string, error) { return "Hello, " + in + "!", nil }))
+	require.NoError(t, reg.AddOrchestration("HelloWorld", func(ctx *OrchestrationContext, in string) (string, error) {
+		if _, err := ctx.ScheduleActivity("Hello", "Rust").Await(); err != nil {
+			return "", err
+		}
+		return ctx.ScheduleActivity("Hello", in).Await()
+	}))
+	htStart(t, p, reg, Options{})
+	c := NewClient(p)
+	require.NoError(t, c.StartOrchestration(t.Context(), "h", "HelloWorld", "World"))
+	require.Equal(t, "Hello, World!", htWaitDone(t, c, "h").Output)
+	hist, err := p.Read(t.Context(), "h")
+	require.NoError(t, err)
+	src := func(id uint64) *uint64 { return &id }
+	want := []struct {
+		kind   duroxide.EventKind
+		source *uint64
+	}{
+		{duroxide.OrchestrationStarted{Name: "HelloWorld", Version: "1.0.0", Input: "World"}, nil},
+		{duroxide.ActivityScheduled{Name: "Hello", Input: "Rust"}, nil},
+		{duroxide.ActivityCompleted{Result: "Hello, Rust!"}, src(2)},
+		{duroxide.ActivityScheduled{Name: "Hello", Input: "World"}, nil},
+		{duroxide.ActivityCompleted{Result: "Hello, World!"}, src(4)},
+		{duroxide.OrchestrationCompleted{Output: "Hello, World!"}, nil},
+	}
+	require.Len(t, hist, len(want))
+	for i, e := range hist {
+		require.Equal(t, uint64(i+1), e.EventID)
+		require.Equal(t, want[i].kind, e.Kind, "event %d", i+1)
+		require.Equal(t, want[i].source, e.SourceEventID, "event %d", i+1)
+		require.Equal(t, "h", e.InstanceID)
+		require.Equal(t, uint64(1), e.ExecutionID)
+		require.Equal(t, "0.1.29", e.DuroxideVersion)
+		require.NotZero(t, e.TimestampMs)
+	}
+}
