@@ -32,17 +32,24 @@ func (e *env) completedWithOutput(instance, output string) bool {
 	})
 }
 
+// Rust's two enqueues land before the next fetch, so one turn sees both
+// duplicates and records both. A Go runtime may fetch between the two
+// enqueues (the first completes the instance; the second is then dropped
+// for a finished instance), so the runtime is stopped while they are
+// enqueued and restarted after, like a crash between dequeue and append.
 func duplicateExternal(e *env, inst string) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "WaitEvt", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		return ctx.ScheduleWait("Evt").Await()
 	})
-	e.start(r, nil)
+	rt := e.start(r, nil)
 	e.startOrch(inst, "WaitEvt", "")
 	require.True(e.t, e.waitSubscription(inst, "Evt"))
+	shutdownRuntime(e, rt)
 	wi := duroxide.ExternalRaisedItem{Instance: inst, Name: "Evt", Data: "ok"}
 	_ = e.p.EnqueueForOrchestrator(e.ctx, wi, 0)
 	_ = e.p.EnqueueForOrchestrator(e.ctx, wi, 0)
+	e.start(r, nil)
 	require.True(e.t, e.completedWithOutput(inst, "ok"), "timeout waiting for completion")
 	n := countEvents(e.read(inst), func(ev duroxide.Event) bool {
 		k, ok := ev.Kind.(duroxide.ExternalEvent)
