@@ -150,6 +150,19 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 	if err := validateCommitOwner(op, lk.instance, commit); err != nil {
 		return err
 	}
+	if lk.ambiguous {
+		// An earlier attempt failed with an unknown outcome: it may have
+		// committed (and a large turn may since have been rolled forward
+		// by someone else), so ask the instance before writing anything.
+		done, _, rerr := p.recheckLock(ctx, op, lk, true)
+		if rerr != nil {
+			return rerr
+		}
+		if done {
+			plan, _ := p.planTurn(op, lk, commit)
+			return p.finishAck(ctx, lk, plan, true)
+		}
+	}
 	plan, err := p.planTurn(op, lk, commit)
 	if err != nil {
 		return err
@@ -160,34 +173,32 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 			break
 		}
 		var be *BatchError
-		if errors.As(err, &be) && be.Index == 0 && be.StatusCode == http.StatusPreconditionFailed && attempt == 0 {
+		if errors.As(err, &be) && be.Index == 0 && be.StatusCode == http.StatusPreconditionFailed && attempt < 3 {
 			// The instance document changed since we locked it. Either our
 			// own earlier attempt committed (a retried ack), another
-			// process renewed our lock (new ETag), or the lock is gone.
+			// process renewed our lock or changed the document (a prune),
+			// or the lock is gone.
 			done, retry, rerr := p.recheckLock(ctx, op, lk, lk.ambiguous)
 			if rerr != nil {
 				return rerr
 			}
 			if done {
-				// Our earlier attempt committed; if it was a large turn,
-				// its roll-forward may not have run.
-				if doc, _, rerr := p.readInstance(ctx, lk.instance); rerr == nil && doc != nil && doc.PendingTurn != nil {
-					if ferr := p.rollForward(ctx, lk.instance, doc.PendingTurn); ferr != nil {
-						p.opts.Logger.Warn("rolling a large turn forward; it will be finished later", "instance", lk.instance, "error", ferr)
-					}
-				}
-				err = nil
-				break
+				return p.finishAck(ctx, lk, plan, true)
 			}
 			if retry {
-				plan.commit.ifMatch = &lk.etag
+				// Re-plan from the document as it is now: the turn's
+				// replace must not write back what changed meanwhile.
+				if plan, err = p.planTurn(op, lk, commit); err != nil {
+					return err
+				}
 				continue
 			}
 		}
-		if errors.As(err, &be) && be.StatusCode == http.StatusConflict && attempt == 0 {
+		if errors.As(err, &be) && be.StatusCode == http.StatusConflict && be.Index != 0 && attempt == 0 {
 			// Possibly leftovers of a large turn that never committed
-			// (after a crash) holding the ids this turn writes.
-			if n, cerr := p.cleanStale(ctx, lk.instance, turnOf(lk.token)); cerr == nil && n > 0 {
+			// (after a crash) holding the ids this turn writes; removed
+			// only behind the lock proof.
+			if n, cerr := p.cleanStale(ctx, lk, turnOf(lk.token)); cerr == nil && n > 0 {
 				continue
 			}
 		}
@@ -196,9 +207,27 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 		}
 		return p.ackError(op, plan, err)
 	}
+	return p.finishAck(ctx, lk, plan, false)
+}
+
+// finishAck ends a committed turn: the lock is released in this process
+// and the turn's outbox intents and foreign cancellations are delivered
+// (intents are idempotent). earlier says an earlier attempt committed the
+// turn: then a large turn's roll-forward may not have run yet.
+func (p *Provider) finishAck(ctx context.Context, lk *orchLock, plan *turnPlan, earlier bool) error {
+	if earlier {
+		if doc, _, rerr := p.readInstance(ctx, lk.instance); rerr == nil && doc != nil && doc.PendingTurn != nil {
+			if ferr := p.rollForward(ctx, lk.instance, doc.PendingTurn); ferr != nil {
+				p.opts.Logger.Warn("rolling a large turn forward; it will be finished later", "instance", lk.instance, "error", ferr)
+			}
+		}
+	}
 	lk.finished = true
-	p.orchLocks.drop(lockToken)
+	p.orchLocks.drop(lk.token)
 	p.busy.clear(lk.instance)
+	if plan == nil {
+		return nil
+	}
 	p.deliverIntents(ctx, lk.instance, plan.intents)
 	p.cancelElsewhere(ctx, plan.foreignCancels)
 	return nil
@@ -216,7 +245,7 @@ func (p *Provider) recheckLock(ctx context.Context, op string, lk *orchLock, may
 	case mayBeDone && doc.LastAckToken == lk.token:
 		return true, false, nil
 	case doc.LockToken != nil && *doc.LockToken == lk.token && p.opts.Now().Before(time.UnixMilli(deref(doc.LockedUntil))):
-		lk.etag = etag
+		lk.doc, lk.etag = *doc, etag
 		lk.lockedUntil = time.UnixMilli(deref(doc.LockedUntil))
 		return false, true, nil
 	}
@@ -229,7 +258,7 @@ func (p *Provider) ackError(op string, plan *turnPlan, err error) error {
 		switch {
 		case be.Index == 0 && (be.StatusCode == http.StatusPreconditionFailed || be.StatusCode == http.StatusNotFound):
 			return errLockExpired(op)
-		case be.StatusCode == http.StatusConflict && be.Index < len(plan.kinds) && plan.kinds[be.Index] == docHistory:
+		case be.StatusCode == http.StatusConflict && be.Index > 0 && be.Index < len(plan.kinds) && plan.kinds[be.Index] == docHistory:
 			return duroxide.Kinded(duroxide.ErrDuplicateEvent, op, "duplicate history event: %s already exists", be.ID)
 		case be.StatusCode == http.StatusRequestEntityTooLarge || be.StatusCode == http.StatusBadRequest:
 			return &duroxide.ProviderError{Operation: op, Message: "the turn was refused by Cosmos DB: " + be.Error(), Err: err}
@@ -307,6 +336,7 @@ func variantOf(w duroxide.WorkItem) string {
 type turnPlan struct {
 	instance       string
 	token          string
+	lock           *orchLock
 	commit         batchOp   // replace of the instance document (If-Match)
 	ops            []batchOp // the rest of the turn, in order
 	kinds          []string  // document type per operation of the batch (commit first), for errors
@@ -317,7 +347,7 @@ type turnPlan struct {
 
 func (p *Provider) planTurn(op string, lk *orchLock, c duroxide.OrchestrationCommit) (*turnPlan, error) {
 	now := p.opts.Now()
-	plan := &turnPlan{instance: lk.instance, token: lk.token, staleMarkers: lk.staleMarkers}
+	plan := &turnPlan{instance: lk.instance, token: lk.token, lock: lk, staleMarkers: lk.staleMarkers}
 	doc := p.nextInstanceDoc(lk, c, now)
 	docJSON := mustJSON(doc)
 	if len(docJSON) > maxDocBytes {
@@ -529,6 +559,13 @@ func (p *Provider) commitTurn(ctx context.Context, plan *turnPlan) error {
 	return err
 }
 
+// completionDocID is the id of the completion an ack of work item itemID
+// enqueues in the item's own partition: deterministic, so a retried ack
+// cannot enqueue it twice and a deletion can remove it with the item.
+func completionDocID(inst, itemID string) string {
+	return docID(user(inst), fixed("done"), fixed(itemID))
+}
+
 // receivedRetention is how long an orch_received marker is kept. A marker
 // stops a late re-delivery of an outbox intent from enqueueing its message
 // again; re-delivery is only attempted by a process that read the intent
@@ -709,7 +746,7 @@ func (p *Provider) AckWorkItem(ctx context.Context, lockToken string, completion
 	} else {
 		b.delete(lk.itemID, &lk.etag)
 	}
-	doneID := docID(user(lk.instance), fixed("done"), fixed(lk.itemID))
+	doneID := completionDocID(lk.instance, lk.itemID)
 	var intents []outboxDoc
 	if completion != nil {
 		data, err := duroxide.MarshalWorkItem(completion)

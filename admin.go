@@ -405,7 +405,14 @@ func (p *Provider) untombstone(ctx context.Context, docs []deletion) {
 
 // sweep removes every document of a tombstoned instance, in as many
 // batches as needed, the instance document last. Queue messages enqueued
-// after the tombstone belong to a new instance with the same id and stay.
+// after the tombstone belong to a new instance with the same id and stay
+// — except activity completions: a worker may ack an activity of the
+// deleted instance after its tombstone (the ack does not read the
+// instance), and no activity of a new instance can exist before the
+// sweep ends (the tombstone keeps the id unlockable). A work item and the
+// completion its ack would create (deterministic id) is deleted once all
+// work items are gone, so an ack racing the sweep either landed before
+// (its completion goes too) or fails.
 func (p *Provider) sweep(ctx context.Context, doc *instanceDoc) (duroxide.DeleteInstanceResult, error) {
 	inst := doc.InstanceID
 	var res duroxide.DeleteInstanceResult
@@ -414,13 +421,14 @@ func (p *Provider) sweep(ctx context.Context, doc *instanceDoc) (duroxide.Delete
 		Type        string `json:"type"`
 		ExecutionID uint64 `json:"executionId"`
 		EnqueuedAt  int64  `json:"enqueuedAt"`
+		WorkItem    string `json:"workItem"`
 	}
 	var rows []row
 	execs := map[uint64]bool{}
-	_, err := p.st.query(ctx, "SELECT c.id, c.type, c.executionId, c.enqueuedAt FROM c", nil, queryOptions{Partition: &inst, PageSize: 1000}, func(raw []byte) bool {
+	_, err := p.st.query(ctx, "SELECT c.id, c.type, c.executionId, c.enqueuedAt, c.workItem FROM c", nil, queryOptions{Partition: &inst, PageSize: 1000}, func(raw []byte) bool {
 		var r row
 		if json.Unmarshal(raw, &r) == nil && r.ID != doc.ID {
-			if (r.Type == docOrchQueue || r.Type == docWorkerQueue) && r.EnqueuedAt > *doc.Deleted {
+			if (r.Type == docOrchQueue || r.Type == docWorkerQueue) && r.EnqueuedAt > *doc.Deleted && !isCompletion(r.WorkItem) {
 				return true
 			}
 			rows = append(rows, r)
@@ -439,9 +447,16 @@ func (p *Provider) sweep(ctx context.Context, doc *instanceDoc) (duroxide.Delete
 		b = newBatch(inst)
 		return err
 	}
-	// The instance document goes last, in the final batch: until then the
-	// tombstone keeps the instance dead for readers and for the reconciler.
-	rows = append(rows, row{ID: doc.ID, Type: docInstance})
+	add := func(id string) error {
+		if b.len() >= maxBatchOps {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		b.delete(id, nil, http.StatusNotFound)
+		return nil
+	}
+	var completions []string
 	for _, r := range rows {
 		switch r.Type {
 		case docHistory:
@@ -450,12 +465,27 @@ func (p *Provider) sweep(ctx context.Context, doc *instanceDoc) (duroxide.Delete
 		case docOrchQueue, docWorkerQueue:
 			res.QueueMessagesDeleted++
 		}
-		if b.len() == maxBatchOps {
-			if err := flush(); err != nil {
-				return res, err
-			}
+		if r.Type == docWorkerQueue {
+			completions = append(completions, completionDocID(inst, r.ID))
 		}
-		b.delete(r.ID, nil, http.StatusNotFound)
+		if err := add(r.ID); err != nil {
+			return res, err
+		}
+	}
+	if len(completions) > 0 {
+		// An extra batch only when work items were outstanding.
+		if err := flush(); err != nil {
+			return res, err
+		}
+	}
+	// Every work item is gone now, so no ack can enqueue a completion any
+	// more; remove those acked since the query. The instance document goes
+	// last, in the final batch: until then the tombstone keeps the
+	// instance dead for readers and for the reconciler.
+	for _, id := range append(completions, doc.ID) {
+		if err := add(id); err != nil {
+			return res, err
+		}
 	}
 	if err := flush(); err != nil {
 		return res, err
@@ -465,6 +495,12 @@ func (p *Provider) sweep(ctx context.Context, doc *instanceDoc) (duroxide.Delete
 	res.ExecutionsDeleted = uint64(len(execs))
 	p.busy.clear(inst)
 	return res, nil
+}
+
+// isCompletion reports whether a queue message's work item is an
+// activity's result.
+func isCompletion(workItem string) bool {
+	return strings.HasPrefix(workItem, `{"ActivityCompleted"`) || strings.HasPrefix(workItem, `{"ActivityFailed"`)
 }
 
 // finishDeletions completes deletions a crash interrupted; run by the
@@ -528,18 +564,18 @@ func (p *Provider) DeleteInstanceBulk(ctx context.Context, filter duroxide.Insta
 		for i := 0; i < len(tree); i++ {
 			tree = append(tree, children[tree[i].InstanceID]...)
 		}
+		if !allFinished(tree) {
+			continue // a running descendant: never deleted without force
+		}
 		var docs []deletion
 		for _, r := range tree {
 			docs = append(docs, deletion{doc: r.doc(), etag: azcore.ETag(r.ETag)})
 		}
 		n, err := p.deleteValidated(ctx, op, docs)
 		if isPrecondition(err) {
-			// Changed since the scan: take the careful path for this tree.
-			ids := make([]string, len(tree))
-			for i, r := range tree {
-				ids[i] = r.InstanceID
-			}
-			n, err = p.DeleteInstancesAtomic(ctx, ids, true)
+			// Changed since the scan: validate this tree again, without
+			// force; a tree that is no longer deletable is skipped.
+			n, err = p.deleteTreeCarefully(ctx, op, tree)
 		}
 		if err != nil {
 			return res, err
@@ -547,6 +583,45 @@ func (p *Provider) DeleteInstanceBulk(ctx context.Context, filter duroxide.Insta
 		res.Add(*n)
 	}
 	return res, nil
+}
+
+// allFinished reports whether every instance of a tree has ended
+// (ContinuedAsNew is about to run again).
+func allFinished(tree []instanceRow) bool {
+	for _, r := range tree {
+		if !isTerminal(r.Status) || r.Status == duroxide.StatusContinuedAsNew {
+			return false
+		}
+	}
+	return true
+}
+
+// deleteTreeCarefully re-reads a tree that changed under a bulk deletion
+// and deletes it only if it is still wholly finished.
+func (p *Provider) deleteTreeCarefully(ctx context.Context, op string, tree []instanceRow) (*duroxide.DeleteInstanceResult, error) {
+	ids := make([]string, len(tree))
+	for i, r := range tree {
+		ids[i] = r.InstanceID
+	}
+	for attempt := 0; ; attempt++ {
+		docs, err := p.validateDeletion(ctx, op, ids, false)
+		if err != nil {
+			if errors.Is(err, duroxide.ErrPermanent) {
+				return &duroxide.DeleteInstanceResult{}, nil // running now, or grew a child
+			}
+			return nil, err
+		}
+		for _, d := range docs {
+			if d.doc.Deleted == nil && (!isTerminal(d.doc.Status) || d.doc.Status == duroxide.StatusContinuedAsNew) {
+				return &duroxide.DeleteInstanceResult{}, nil
+			}
+		}
+		res, err := p.deleteValidated(ctx, op, docs)
+		if isPrecondition(err) && attempt < 3 {
+			continue
+		}
+		return res, err
+	}
 }
 
 // rowFields is the projection of instanceRow used by deletions.

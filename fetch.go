@@ -598,7 +598,7 @@ func (p *Provider) loadTurnState(ctx context.Context, lk *orchLock, item *duroxi
 		return err
 	}
 	if len(garbage) > 0 {
-		if err := p.deleteAll(ctx, lk.instance, garbage); err != nil {
+		if err := p.deleteProved(ctx, lk, garbage); err != nil {
 			return err
 		}
 	}

@@ -3,8 +3,11 @@ package cdb
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sort"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 
 	"github.com/duroxide-go/cdb/duroxide"
 )
@@ -17,7 +20,7 @@ func (p *Provider) Read(ctx context.Context, instance string) ([]duroxide.Event,
 	if err := validateInstanceID(op, instance); err != nil {
 		return nil, err
 	}
-	doc, _, err := p.readInstanceRaw(ctx, instance)
+	doc, etag, err := p.readInstanceRaw(ctx, instance)
 	if err != nil {
 		return nil, duroxide.Wrap(op, err)
 	}
@@ -29,7 +32,7 @@ func (p *Provider) Read(ctx context.Context, instance string) ([]duroxide.Event,
 		if err != nil {
 			return nil, duroxide.Wrap(op, err)
 		}
-		return decodeVisible(op, instance, docs, doc.PendingTurn)
+		return p.settleHistory(ctx, op, instance, doc.CurrentExecutionID, docs, doc, etag)
 	}
 	// No instance document: history may still have been appended directly
 	// (AppendWithExecution). Read the latest execution there is.
@@ -80,22 +83,124 @@ func (p *Provider) readExecution(ctx context.Context, op, instance string, exec 
 	if err != nil {
 		return nil, duroxide.Wrap(op, err)
 	}
-	var pt *pendingTurn
-	for _, d := range docs {
-		if d.Staged != nil {
-			// Rare: a large turn is in flight; only the instance knows
-			// whether it committed.
-			doc, _, err := p.readInstance(ctx, instance)
-			if err != nil {
-				return nil, duroxide.Wrap(op, err)
+	return p.settleHistory(ctx, op, instance, exec, docs, nil, "")
+}
+
+// A large turn's history documents are created staged and unstaged by its
+// roll-forward, batch by batch; they count once the turn is committed
+// (the instance's pendingTurn names it, or names it no longer because
+// the roll-forward ended). A reader that sees staged documents must
+// therefore know, for the moment of its query, whether their turn had
+// committed. It brackets the query with two reads of the instance
+// document: a staged document is visible if either read names its turn
+// pending, and garbage of a turn that never committed if the instance did
+// not change in between (no commit happened during the query, and a turn
+// committed before it would have been fully unstaged or still pending).
+// Otherwise a turn committed and ended around the query: read again.
+// Only this rare path costs the extra reads.
+
+// The same bracketing covers a reader racing a deletion's sweep, which
+// removes history batch by batch: Read knows from the instance document
+// how many events the execution has, and only a count that does not match
+// (or staged documents) costs the second read. A reader then sees the
+// history whole or, once the instance is tombstoned, nothing.
+
+// maxSettleRounds bounds the re-reads of a history that keeps changing
+// under a reader.
+const maxSettleRounds = 8
+
+// settleHistory decodes docs (one execution's history, queried after the
+// instance read before, if any) so that it shows every large turn whole
+// or not at all, and never a history half swept by a deletion.
+func (p *Provider) settleHistory(ctx context.Context, op, instance string, exec uint64, docs []historyDoc, before *instanceDoc, beforeTag azcore.ETag) ([]duroxide.Event, error) {
+	for round := 0; ; round++ {
+		if !anyStaged(docs) && countMatches(docs, before, exec) {
+			return decodeVisible(op, instance, docs, nil)
+		}
+		after, afterTag, err := p.readInstanceRaw(ctx, instance)
+		if err != nil {
+			return nil, duroxide.Wrap(op, err)
+		}
+		if after == nil || after.Deleted != nil {
+			return nil, nil // deleted meanwhile: gone for readers
+		}
+		if before != nil {
+			same := beforeTag == afterTag
+			if !anyStaged(docs) && same {
+				// Nothing changed during the query: the count is off for
+				// another reason (events appended directly).
+				return decodeVisible(op, instance, docs, nil)
 			}
-			if doc != nil {
-				pt = doc.PendingTurn
+			if keep, ok := committedTurns(docs, before, after, same); ok && anyStaged(docs) {
+				return decodeKept(op, instance, docs, keep)
 			}
-			break
+		}
+		if round >= maxSettleRounds {
+			return nil, &duroxide.ProviderError{Operation: op, Message: fmt.Sprintf("the history of %q kept changing during the read; try again", instance), Retryable: true}
+		}
+		// The query comes after a known instance state now.
+		before, beforeTag = after, afterTag
+		if docs, err = p.queryHistory(ctx, instance, &exec); err != nil {
+			return nil, duroxide.Wrap(op, err)
 		}
 	}
-	return decodeVisible(op, instance, docs, pt)
+}
+
+// countMatches reports whether docs hold as many events as the instance
+// document before records for the execution; true when it records none
+// (no instance read, or a document without per-execution counts).
+func countMatches(docs []historyDoc, before *instanceDoc, exec uint64) bool {
+	if before == nil {
+		return true
+	}
+	ex := before.execution(exec)
+	if ex == nil || ex.EventCount == 0 {
+		return true
+	}
+	return len(docs) == ex.EventCount
+}
+
+func anyStaged(docs []historyDoc) bool {
+	for _, d := range docs {
+		if d.Staged != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// committedTurns decides the staged turns seen by a query made between
+// the instance states before and after (same reports that nothing
+// changed in between). ok is false when a turn's fate cannot be told.
+func committedTurns(docs []historyDoc, before, after *instanceDoc, same bool) (keep map[string]bool, ok bool) {
+	keep = map[string]bool{}
+	for _, pt := range []*pendingTurn{before.PendingTurn, after.PendingTurn} {
+		if pt != nil {
+			keep[pt.Turn] = true
+		}
+	}
+	for _, d := range docs {
+		if d.Staged != nil && !keep[*d.Staged] && !same {
+			return nil, false
+		}
+	}
+	return keep, true
+}
+
+// decodeKept decodes the unstaged documents and those staged by a turn
+// in keep.
+func decodeKept(op, instance string, docs []historyDoc, keep map[string]bool) ([]duroxide.Event, error) {
+	kept := make([]historyDoc, 0, len(docs))
+	for _, d := range docs {
+		if d.Staged == nil || keep[*d.Staged] {
+			kept = append(kept, d)
+		}
+	}
+	events, err := decodeHistory(kept)
+	if err != nil {
+		return nil, duroxide.Permanent(op, "instance %q: %v", instance, err)
+	}
+	return events, nil
 }
 
 // queryHistory reads history documents of one execution (or all) with a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"sort"
 
 	"github.com/duroxide-go/cdb/duroxide"
 )
@@ -134,37 +135,15 @@ func (p *Provider) GetKVValue(ctx context.Context, instance, key string) (string
 	if err := validateInstanceID(op, instance); err != nil {
 		return "", false, err
 	}
-	// The instance document rides along (projected to a few fields) so a
-	// deletion tombstone hides the keys in the same request.
-	q := `SELECT c.type, c.key, c["value"], c.tombstone, c.deleted FROM c WHERE ((c.type = 'kv' OR c.type = 'kv_delta') AND c.key = @key) OR c.type = 'instance'`
-	var store, delta *kvDoc
-	deleted := false
-	_, err := p.st.query(ctx, q, queryParams{}.add("@key", key), queryOptions{Partition: &instance}, func(raw []byte) bool {
-		var d kvRow
-		if json.Unmarshal(raw, &d) == nil {
-			switch d.Type {
-			case docKV:
-				store = &d.kvDoc
-			case docKVDelta:
-				delta = &d.kvDoc
-			case docInstance:
-				deleted = d.Deleted != nil
-			}
-		}
-		return true
-	})
+	store, delta, err := p.readKV(ctx, instance, &key)
 	if err != nil {
 		return "", false, duroxide.Wrap(op, err)
 	}
-	switch {
-	case deleted:
-		return "", false, nil
-	case delta != nil && delta.Tombstone:
-		return "", false, nil
-	case delta != nil:
-		return delta.Value, true, nil
-	case store != nil:
-		return store.Value, true, nil
+	if d, ok := delta[key]; ok {
+		return d.Value, !d.Tombstone, nil
+	}
+	if d, ok := store[key]; ok {
+		return d.Value, true, nil
 	}
 	return "", false, nil
 }
@@ -175,7 +154,7 @@ func (p *Provider) GetKVAllValues(ctx context.Context, instance string) (map[str
 	if err := validateInstanceID(op, instance); err != nil {
 		return nil, err
 	}
-	store, delta, err := p.readKV(ctx, instance)
+	store, delta, err := p.readKV(ctx, instance, nil)
 	if err != nil {
 		return nil, duroxide.Wrap(op, err)
 	}
@@ -193,32 +172,98 @@ func (p *Provider) GetKVAllValues(ctx context.Context, instance string) (map[str
 	return out, nil
 }
 
-func (p *Provider) readKV(ctx context.Context, instance string) (store, delta map[string]kvDoc, err error) {
+// readKV reads the kv and kv_delta documents (of one key, or all) with
+// one single-partition query that also carries the instance document —
+// its deletion tombstone hides every key — and the journals of a large
+// turn. A committed large turn writes its KV changes through its
+// journal, batch by batch, so while the instance names a pending turn
+// the reader applies that turn's remaining journals on top of what it
+// read: it sees the turn whole, never half (journal writes are final
+// values, so applying one that is partly applied already is harmless).
+func (p *Provider) readKV(ctx context.Context, instance string, key *string) (store, delta map[string]kvDoc, err error) {
 	store, delta = map[string]kvDoc{}, map[string]kvDoc{}
 	deleted := false
-	q := `SELECT c.type, c.key, c["value"], c.tombstone, c.deleted FROM c WHERE c.type = 'kv' OR c.type = 'kv_delta' OR c.type = 'instance'`
-	_, err = p.st.query(ctx, q, nil, queryOptions{Partition: &instance, PageSize: -1}, func(raw []byte) bool {
+	var pending *pendingTurn
+	var journals []journalDoc
+	q := `SELECT c.id, c.type, c.key, c["value"], c.tombstone, c.lastUpdatedAtMs, c.deleted, c.pendingTurn, c.turn, c.seq, c.writes, c.deletes FROM c WHERE `
+	var params queryParams
+	if key != nil {
+		q += `((c.type = 'kv' OR c.type = 'kv_delta') AND c.key = @key)`
+		params = params.add("@key", *key)
+	} else {
+		q += `(c.type = 'kv' OR c.type = 'kv_delta')`
+	}
+	q += ` OR c.type = 'instance' OR c.type = 'turn_journal'`
+	_, err = p.st.query(ctx, q, params, queryOptions{Partition: &instance, PageSize: -1}, func(raw []byte) bool {
 		var d kvRow
-		if json.Unmarshal(raw, &d) == nil {
-			switch d.Type {
-			case docKV:
-				store[d.Key] = d.kvDoc
-			case docKVDelta:
-				delta[d.Key] = d.kvDoc
-			case docInstance:
-				deleted = d.Deleted != nil
+		if json.Unmarshal(raw, &d) != nil {
+			return true
+		}
+		switch d.Type {
+		case docKV:
+			store[d.Key] = d.kvDoc
+		case docKVDelta:
+			delta[d.Key] = d.kvDoc
+		case docInstance:
+			deleted = d.Deleted != nil
+			pending = d.PendingTurn
+		case docJournal:
+			var j journalDoc
+			if json.Unmarshal(raw, &j) == nil {
+				journals = append(journals, j)
 			}
 		}
 		return true
 	})
-	if deleted {
+	if err != nil || deleted {
 		return map[string]kvDoc{}, map[string]kvDoc{}, err
 	}
-	return store, delta, err
+	if pending != nil {
+		overlayJournals(instance, key, pending, journals, store, delta)
+	}
+	return store, delta, nil
 }
 
-// kvRow is a KV query row; instance rows carry the deletion tombstone.
+// overlayJournals applies the KV writes and deletes of the pending turn's
+// journals (in order) to store and delta.
+func overlayJournals(instance string, key *string, pt *pendingTurn, journals []journalDoc, store, delta map[string]kvDoc) {
+	sort.Slice(journals, func(i, j int) bool { return journals[i].Seq < journals[j].Seq })
+	for _, j := range journals {
+		if j.Turn != pt.Turn {
+			continue // garbage of a turn that never committed
+		}
+		// The order of applyJournal: writes, then deletes.
+		for _, w := range j.Writes {
+			var kv kvDoc
+			if json.Unmarshal(w.Doc, &kv) != nil || (key != nil && kv.Key != *key) {
+				continue
+			}
+			switch kv.Type {
+			case docKV:
+				store[kv.Key] = kv
+			case docKVDelta:
+				delta[kv.Key] = kv
+			}
+		}
+		for _, d := range j.Deletes {
+			for k := range store {
+				if kvDocID(instance, k) == d.ID {
+					delete(store, k)
+				}
+			}
+			for k := range delta {
+				if kvDeltaDocID(instance, k) == d.ID {
+					delete(delta, k)
+				}
+			}
+		}
+	}
+}
+
+// kvRow is a KV query row; instance rows carry the deletion tombstone
+// and the pending turn.
 type kvRow struct {
 	kvDoc
-	Deleted *int64 `json:"deleted"`
+	Deleted     *int64       `json:"deleted"`
+	PendingTurn *pendingTurn `json:"pendingTurn"`
 }

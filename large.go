@@ -84,15 +84,21 @@ func withStaged(doc []byte, turn string) []byte {
 	return append(out, `"}`...)
 }
 
-// commitLargeTurn runs the three phases for plan.
+// commitLargeTurn runs the three phases for plan. Every batch of the
+// stage phase carries the lock proof (see lockProof), so a holder whose
+// lock expired while it staged stops at its next batch instead of
+// colliding with — and cleaning up — the new holder's documents.
 func (p *Provider) commitLargeTurn(ctx context.Context, plan *turnPlan) error {
+	lk := plan.lock
 	turn := turnOf(plan.token)
 	var staged []batchOp
+	var stagedIdx []int // plan index (commit = 0) of each staged op
 	var unstage []string
 	var rest []batchOp
-	for _, o := range plan.ops {
+	for i, o := range plan.ops {
 		if o.kind == bCreate {
 			staged = append(staged, batchOp{kind: bCreate, id: o.id, doc: withStaged(o.doc, turn)})
+			stagedIdx = append(stagedIdx, i+1)
 			unstage = append(unstage, o.id)
 			continue
 		}
@@ -102,15 +108,19 @@ func (p *Provider) commitLargeTurn(ctx context.Context, plan *turnPlan) error {
 	if err != nil {
 		return err
 	}
-	// Phase 1: stage, then write the journal.
-	for _, chunk := range chunkOps(staged) {
-		if err := p.stage(ctx, plan.instance, turn, chunk); err != nil {
+	// Phase 1: stage, then write the journal, each batch proving the lock.
+	start := 0
+	for _, chunk := range chunkOps(staged, 1) {
+		if err := p.stage(ctx, lk, turn, chunk, stagedIdx[start:start+len(chunk)]); err != nil {
 			return err
 		}
+		start += len(chunk)
 	}
 	for i := range journals {
-		if _, err := p.st.upsert(ctx, plan.instance, mustJSON(journals[i]), nil); err != nil {
-			return err
+		b := newBatch(plan.instance)
+		b.add(batchOp{kind: bUpsert, id: journals[i].ID, doc: mustJSON(journals[i])})
+		if _, err := p.executeProved(ctx, lk, b); err != nil {
+			return renumber(err, nil)
 		}
 	}
 	// Phase 2: commit.
@@ -134,23 +144,75 @@ func (p *Provider) commitLargeTurn(ctx context.Context, plan *turnPlan) error {
 	return nil
 }
 
-// stage creates one batch of staged documents. A 409 on a retry means our
-// own earlier attempt landed (batches are atomic), unless the existing
-// document is not ours: then it is a genuine duplicate.
-func (p *Provider) stage(ctx context.Context, inst, turn string, ops []batchOp) error {
-	b := newBatch(inst)
+// lockProof is the first operation of every batch a lock holder writes
+// outside its commit: a patch of the instance document conditioned on the
+// lock's ETag (it rewrites the lock token with itself). If the lock
+// expired and was taken, renewed elsewhere or the instance deleted, the
+// batch fails at operation 0 and writes nothing; otherwise the new ETag
+// becomes the lock's (executeProved), so the commit's own condition
+// still holds.
+func lockProof(lk *orchLock) batchOp {
+	var ops azcosmos.PatchOperations
+	ops.AppendSet("/lockToken", lk.token)
+	return batchOp{kind: bPatch, id: instanceDocID(lk.instance), patch: ops, ifMatch: &lk.etag}
+}
+
+// executeProved runs b behind the lock proof. A *BatchError keeps the
+// batch's numbering: index 0 is the proof (the lock is gone).
+func (p *Provider) executeProved(ctx context.Context, lk *orchLock, b *batch) (*batchResult, error) {
+	pb := newBatch(b.partition)
+	pb.add(lockProof(lk))
+	for _, o := range b.ops {
+		pb.add(o)
+	}
+	res, err := p.st.executeTolerant(ctx, pb, false)
+	if err != nil {
+		return nil, err
+	}
+	lk.etag = res.etags[0]
+	lk.doc.ETag = string(lk.etag)
+	return res, nil
+}
+
+// renumber maps a failed proved batch's operation index to the turn
+// plan's (commit = 0, so a failed proof reads as the lock check that it
+// is); planIdx[i] is the plan index of the batch's operation i+1, nil
+// when no operation of the batch belongs to the plan.
+func renumber(err error, planIdx []int) error {
+	var be *BatchError
+	if !errors.As(err, &be) {
+		return err
+	}
+	out := *be
+	switch {
+	case be.Index == 0:
+	case be.Index-1 < len(planIdx):
+		out.Index = planIdx[be.Index-1]
+	default:
+		out.Index = -1
+	}
+	return &out
+}
+
+// stage creates one batch of staged documents behind the lock proof. A
+// 409 on a retry means our own earlier attempt landed (batches are
+// atomic), unless the existing document is not ours: then it is garbage
+// of a turn that never committed (removed once, under the lock) or a
+// genuine duplicate.
+func (p *Provider) stage(ctx context.Context, lk *orchLock, turn string, ops []batchOp, planIdx []int) error {
+	b := newBatch(lk.instance)
 	for _, o := range ops {
 		b.add(o)
 	}
 	for cleaned := false; ; cleaned = true {
-		_, err := p.st.execute(ctx, b, false)
+		_, err := p.executeProved(ctx, lk, b)
 		var be *BatchError
-		if !errors.As(err, &be) || be.StatusCode != http.StatusConflict {
-			return err
+		if !errors.As(err, &be) || be.StatusCode != http.StatusConflict || be.Index == 0 {
+			return renumber(err, planIdx)
 		}
-		body, _, rerr := p.st.read(ctx, inst, be.ID)
+		body, _, rerr := p.st.read(ctx, lk.instance, be.ID)
 		if rerr != nil {
-			return err
+			return renumber(err, planIdx)
 		}
 		var head struct {
 			Staged *string `json:"staged"`
@@ -159,19 +221,24 @@ func (p *Provider) stage(ctx context.Context, inst, turn string, ops []batchOp) 
 			return nil
 		}
 		if cleaned {
-			return err
+			return renumber(err, planIdx)
 		}
-		if n, cerr := p.cleanStale(ctx, inst, turn); cerr != nil || n == 0 {
-			return err
+		if n, cerr := p.cleanStale(ctx, lk, turn); cerr != nil || n == 0 {
+			if cerr != nil {
+				return cerr
+			}
+			return renumber(err, planIdx)
 		}
 	}
 }
 
 // cleanStale removes what a large turn that never committed left behind
 // (staged documents and journals of any turn other than keep and the
-// instance's committed pending turn). Only the lock holder calls it, so
-// no such turn can still commit.
-func (p *Provider) cleanStale(ctx context.Context, inst, keep string) (int, error) {
+// instance's committed pending turn). Every delete batch carries the
+// lock proof, so only the current lock holder removes anything: while it
+// holds the lock no other turn can commit.
+func (p *Provider) cleanStale(ctx context.Context, lk *orchLock, keep string) (int, error) {
+	inst := lk.instance
 	doc, _, err := p.readInstanceRaw(ctx, inst)
 	if err != nil {
 		return 0, err
@@ -204,19 +271,45 @@ func (p *Provider) cleanStale(ctx context.Context, inst, keep string) (int, erro
 	if err != nil {
 		return 0, err
 	}
-	return len(ids), p.deleteAll(ctx, inst, ids)
+	return len(ids), p.deleteProved(ctx, lk, ids)
 }
 
-// chunkOps splits ops into batches within the service limits.
-func chunkOps(ops []batchOp) [][]batchOp {
+// deleteProved deletes ids from the locked instance's partition, every
+// batch behind the lock proof; already-deleted documents are fine.
+func (p *Provider) deleteProved(ctx context.Context, lk *orchLock, ids []string) error {
+	const per = maxBatchOps - 1
+	for start := 0; start < len(ids); start += per {
+		b := newBatch(lk.instance)
+		for _, id := range ids[start:min(start+per, len(ids))] {
+			b.delete(id, nil, http.StatusNotFound)
+		}
+		if _, err := p.executeProved(ctx, lk, b); err != nil {
+			return renumber(err, nil)
+		}
+	}
+	return nil
+}
+
+// chunkOps splits ops into batches within the service limits, leaving
+// room for reserve leading operations of at most reservedBytes each
+// (the lock proof or the roll-forward condition).
+func chunkOps(ops []batchOp, reserve int) [][]batchOp {
+	const reservedBytes = 512
+	fresh := func() *batch {
+		b := newBatch("")
+		for range reserve {
+			b.add(batchOp{doc: make([]byte, reservedBytes)})
+		}
+		return b
+	}
 	var out [][]batchOp
-	b := newBatch("")
+	b := fresh()
 	var cur []batchOp
 	for _, o := range ops {
 		b.add(o)
 		if !b.fits() && len(cur) > 0 {
 			out = append(out, cur)
-			b = newBatch("")
+			b = fresh()
 			b.add(o)
 			cur = nil
 		}
@@ -280,10 +373,33 @@ func (p *Provider) rollForward(ctx context.Context, inst string, pt *pendingTurn
 	return err
 }
 
+// errTurnNotPending stops a roll-forward whose turn is no longer pending:
+// finished by someone else (and possibly followed by newer turns) or
+// its instance deleted. Nothing is left to do.
+var errTurnNotPending = errors.New("cdb: the turn is no longer pending")
+
+// pendingCondition is the first operation of every roll-forward batch: a
+// patch of the instance document that applies only while the instance
+// still has this pending turn and is not being deleted. A roll-forward
+// that stalled after reading a journal therefore cannot write over a
+// newer turn nor resurrect a deleted instance: its batch fails at
+// operation 0 and writes nothing. cond is pendingTurnCondition's (which
+// validated the turn id spliced into it).
+func pendingCondition(inst string, pt *pendingTurn, cond string) batchOp {
+	var ops azcosmos.PatchOperations
+	ops.SetCondition(cond + " AND NOT IS_DEFINED(c.deleted)")
+	ops.AppendSet("/pendingTurn/turn", pt.Turn)
+	return batchOp{kind: bPatch, id: instanceDocID(inst), patch: ops}
+}
+
 // rollForwardIDs is rollForward, also reporting the ids of the documents
 // the journal deleted or replaced (the turn's consumed messages).
 func (p *Provider) rollForwardIDs(ctx context.Context, inst string, pt *pendingTurn) (map[string]bool, error) {
 	gone := map[string]bool{}
+	cond, err := pendingTurnCondition(pt.Turn)
+	if err != nil {
+		return gone, err
+	}
 	for seq := 0; seq < pt.Journal; seq++ {
 		body, _, err := p.st.read(ctx, inst, journalDocID(inst, pt.Turn, seq))
 		if isNotFound(err) {
@@ -304,16 +420,15 @@ func (p *Provider) rollForwardIDs(ctx context.Context, inst string, pt *pendingT
 				gone[w.ID] = true
 			}
 		}
-		if err := p.applyJournal(ctx, inst, &j); err != nil {
+		if err := p.applyJournal(ctx, inst, pendingCondition(inst, pt, cond), &j); err != nil {
+			if errors.Is(err, errTurnNotPending) {
+				return gone, nil
+			}
 			return gone, err
 		}
 	}
 	// Clear the marker only if it is still this turn's; the condition
 	// makes a concurrent roll-forward harmless.
-	cond, err := pendingTurnCondition(pt.Turn)
-	if err != nil {
-		return gone, err
-	}
 	var ops azcosmos.PatchOperations
 	ops.SetCondition(cond)
 	ops.AppendSet("/pendingTurn", jsonNull)
@@ -324,7 +439,8 @@ func (p *Provider) rollForwardIDs(ctx context.Context, inst string, pt *pendingT
 	return gone, nil
 }
 
-func (p *Provider) applyJournal(ctx context.Context, inst string, j *journalDoc) error {
+// applyJournal writes j in batches, each led by guard (pendingCondition).
+func (p *Provider) applyJournal(ctx context.Context, inst string, guard batchOp, j *journalDoc) error {
 	var ops []batchOp
 	for _, id := range j.Unstage {
 		var po azcosmos.PatchOperations
@@ -342,12 +458,17 @@ func (p *Provider) applyJournal(ctx context.Context, inst string, j *journalDoc)
 		ops = append(ops, batchOp{kind: bDelete, id: d.ID, tolerate: append([]int{http.StatusNotFound}, d.Tolerate...)})
 	}
 	ops = append(ops, batchOp{kind: bDelete, id: j.ID, tolerate: []int{http.StatusNotFound}})
-	for _, chunk := range chunkOps(ops) {
+	for _, chunk := range chunkOps(ops, 1) {
 		b := newBatch(inst)
+		b.add(guard)
 		for _, o := range chunk {
 			b.add(o)
 		}
 		if _, err := p.st.executeTolerant(ctx, b, false); err != nil {
+			var be *BatchError
+			if errors.As(err, &be) && be.Index == 0 && (be.StatusCode == http.StatusPreconditionFailed || be.StatusCode == http.StatusNotFound) {
+				return errTurnNotPending
+			}
 			return err
 		}
 	}

@@ -1,7 +1,7 @@
 // Package durabletest is a reusable end-to-end suite for the durable
 // runtime: duroxide's 35 end-to-end samples (tests/e2e_samples.rs at
 // 0.1.29) and its runtime behaviour tests (tests/*.rs, one Go file per
-// Rust file, listed in modules.go), each running real Go orchestrations
+// Rust file; modules.go lists them), each running real Go orchestrations
 // and activities on a Runtime and a Client over the provider under test,
 // and asserting what the Rust test asserts.
 //
@@ -14,7 +14,7 @@
 //	}
 //
 // Subtests are named <Rust file stem>/<Rust test name>, e.g.
-// e2e_samples/sample_hello_world_fs or poison_message_tests/...
+// e2e_samples/sample_hello_world_fs or cancellation_tests/<name>.
 //
 // FaultyProvider (faulty.go) wraps any provider to inject faults.
 package durabletest

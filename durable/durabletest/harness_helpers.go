@@ -82,14 +82,6 @@ func (e *env) executionHistory(instance string, execution uint64) []duroxide.Eve
 	return h
 }
 
-// status reads instance's status once.
-func (e *env) status(instance string) *durable.OrchestrationStatus {
-	e.t.Helper()
-	st, err := e.client().GetOrchestrationStatus(e.ctx, instance)
-	require.NoError(e.t, err)
-	return st
-}
-
 // startOn starts a runtime over p (not necessarily the env's provider),
 // shut down at cleanup.
 func (e *env) startOn(p duroxide.Provider, reg *durable.Registry, o *durable.Options) *durable.Runtime {

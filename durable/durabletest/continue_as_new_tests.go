@@ -1,0 +1,232 @@
+package durabletest
+
+import (
+	"context"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/duroxide-go/cdb/durable"
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// continueAsNewTests ports tests/continue_as_new_tests.rs.
+func continueAsNewTests() []sample {
+	return []sample{
+		{"continue_as_new_multiexec", continueAsNewMultiexec},
+		{"continue_as_new_event_routes_to_latest", continueAsNewEventRoutesToLatest},
+		{"continue_as_new_event_drop_then_process", continueAsNewEventDropThenProcess},
+		{"event_drop_then_retry_after_subscribe", eventDropThenRetryAfterSubscribe},
+		{"old_execution_completions_are_ignored", oldExecutionCompletionsAreIgnored},
+		{"future_execution_completions_are_ignored", futureExecutionCompletionsAreIgnored},
+		{"continue_as_new_without_await", continueAsNewWithoutAwait},
+	}
+}
+
+func counterCAN(ctx *durable.OrchestrationContext, in string) (string, error) {
+	n, _ := strconv.Atoi(in)
+	if n < 2 {
+		ctx.TraceInfo("counter exec -> continue as new")
+		return "", ctx.ContinueAsNew(strconv.Itoa(n + 1))
+	}
+	return "done:" + strconv.Itoa(n), nil
+}
+
+func (e *env) execHistory(instance string, exec uint64) []duroxide.Event {
+	e.t.Helper()
+	h, err := e.admin().ReadHistoryWithExecutionID(e.ctx, instance, exec)
+	require.NoError(e.t, err)
+	return h
+}
+
+func (e *env) executions(instance string) []uint64 {
+	e.t.Helper()
+	x, err := e.admin().ListExecutions(e.ctx, instance)
+	require.NoError(e.t, err)
+	return x
+}
+
+func startedWith(in string) func(duroxide.OrchestrationStarted) bool {
+	return func(k duroxide.OrchestrationStarted) bool { return k.Input == in }
+}
+
+func canWith(in string) func(duroxide.OrchestrationContinuedAsNew) bool {
+	return func(k duroxide.OrchestrationContinuedAsNew) bool { return k.Input == in }
+}
+
+func completedWith(out string) func(duroxide.OrchestrationCompleted) bool {
+	return func(k duroxide.OrchestrationCompleted) bool { return k.Output == out }
+}
+
+func extEvent(name string) func(duroxide.ExternalEvent) bool {
+	return func(k duroxide.ExternalEvent) bool { return k.Name == name }
+}
+
+func extSub(name string) func(duroxide.ExternalSubscribed) bool {
+	return func(k duroxide.ExternalSubscribed) bool { return k.Name == name }
+}
+
+// requireReadIsLatest checks Read returns the latest execution's history.
+func (e *env) requireReadIsLatest(instance string) {
+	e.t.Helper()
+	x := e.executions(instance)
+	require.NotEmpty(e.t, x)
+	require.Equal(e.t, e.execHistory(instance, x[len(x)-1]), e.history(instance))
+}
+
+func continueAsNewMultiexec(e *env) {
+	r := durable.NewRegistry()
+	orch(e.t, r, "Counter", counterCAN)
+	e.start(r, nil)
+	e.startOrch("inst-can-1", "Counter", "0")
+	require.Equal(e.t, "done:2", e.completed("inst-can-1"))
+	e.waitHist("inst-can-1", "completion", func(h []duroxide.Event) bool { return hasKind(h, completedWith("done:2")) })
+	require.Equal(e.t, []uint64{1, 2, 3}, e.executions("inst-can-1"))
+	e.requireReadIsLatest("inst-can-1")
+	e1 := e.execHistory("inst-can-1", 1)
+	require.True(e.t, hasKind(e1, startedWith("0")))
+	require.True(e.t, hasKind(e1, canWith("1")))
+	require.False(e.t, hasKind[duroxide.OrchestrationCompleted](e1, nil))
+	e2 := e.execHistory("inst-can-1", 2)
+	require.True(e.t, hasKind(e2, startedWith("1")))
+	require.True(e.t, hasKind(e2, canWith("2")))
+	require.False(e.t, hasKind[duroxide.OrchestrationCompleted](e2, nil))
+	e3 := e.execHistory("inst-can-1", 3)
+	require.True(e.t, hasKind(e3, startedWith("2")))
+	require.True(e.t, hasKind(e3, completedWith("done:2")))
+}
+
+func startThenWaitGo(ctx *durable.OrchestrationContext, in string) (string, error) {
+	switch in {
+	case "start":
+		ctx.TraceInfo("first exec -> continue")
+		return "", ctx.ContinueAsNew("wait")
+	case "wait":
+		ctx.TraceInfo("second exec -> subscribe and wait")
+		v, _ := ctx.ScheduleWait("Go").Await()
+		return v, nil
+	}
+	return in, nil
+}
+
+func continueAsNewEventRoutesToLatest(e *env) {
+	r := durable.NewRegistry()
+	orch(e.t, r, "EvtCAN", startThenWaitGo)
+	e.start(r, nil)
+	e.startOrch("inst-can-evt", "EvtCAN", "start")
+	require.True(e.t, e.waitSubscription("inst-can-evt", "Go"))
+	e.raise("inst-can-evt", "Go", "ok")
+	require.Equal(e.t, "ok", e.completed("inst-can-evt"))
+	e.waitHist("inst-can-evt", "completion", func(h []duroxide.Event) bool { return hasKind(h, completedWith("ok")) })
+	e1 := e.execHistory("inst-can-evt", 1)
+	require.True(e.t, hasKind(e1, canWith("wait")))
+	require.False(e.t, hasKind(e1, extEvent("Go")))
+	e2 := e.execHistory("inst-can-evt", 2)
+	require.True(e.t, hasKind(e2, extSub("Go")))
+	require.True(e.t, hasKind(e2, extEvent("Go")))
+	e.requireReadIsLatest("inst-can-evt")
+}
+
+// raiseAfterCANProvider raises an event to instance right after the turn
+// that continues it as new commits, before the runtime can fetch again
+// (with one orchestration slot): the event then reaches the new execution
+// before it subscribes, as Rust's early raise does under its slower polling.
+type raiseAfterCANProvider struct {
+	duroxide.Provider
+	instance, name, data string
+	raised               atomic.Bool
+}
+
+func (p *raiseAfterCANProvider) AckOrchestrationItem(ctx context.Context, token string, c duroxide.OrchestrationCommit) error {
+	if err := p.Provider.AckOrchestrationItem(ctx, token, c); err != nil {
+		return err
+	}
+	for _, w := range c.OrchestratorItems {
+		if can, ok := w.(duroxide.ContinueAsNewItem); ok && can.Instance == p.instance {
+			p.raised.Store(true)
+			return p.Provider.EnqueueForOrchestrator(ctx, duroxide.ExternalRaisedItem{Instance: p.instance, Name: p.name, Data: p.data}, 0)
+		}
+	}
+	return nil
+}
+
+func continueAsNewEventDropThenProcess(e *env) {
+	const id = "inst-can-evt-drop"
+	early := &raiseAfterCANProvider{Provider: e.p, instance: id, name: "Go", data: "early"}
+	e.p = early
+	r := durable.NewRegistry()
+	orch(e.t, r, "EvtDropThenProcess", startThenWaitGo)
+	e.start(r, &durable.Options{OrchestrationConcurrency: 1})
+	e.startOrch(id, "EvtDropThenProcess", "start")
+	require.True(e.t, e.waitSubscription(id, "Go"))
+	e.raise(id, "Go", "late")
+	require.Equal(e.t, "late", e.completed(id))
+	require.True(e.t, early.raised.Load(), "the early event was never raised")
+	e.waitHist(id, "completion", func(h []duroxide.Event) bool { return hasKind(h, completedWith("late")) })
+	e2 := e.execHistory(id, 2)
+	require.True(e.t, hasKind(e2, extSub("Go")))
+	require.True(e.t, hasKind(e2, extEvent("Go")))
+	require.False(e.t, hasKind(e.execHistory(id, 1), extEvent("Go")))
+}
+
+func eventDropThenRetryAfterSubscribe(e *env) {
+	r := durable.NewRegistry()
+	orch(e.t, r, "EvtDropRetry", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		ctx.TraceInfo("subscribe after a short delay")
+		_, _ = ctx.ScheduleTimer(100 * time.Millisecond).Await()
+		w := ctx.ScheduleWait("Data")
+		if ctx.Select(w, ctx.ScheduleTimer(500*time.Millisecond)) == 0 {
+			return w.Await()
+		}
+		return "early-event-dropped", nil
+	})
+	e.start(r, nil)
+	e.startOrch("inst-drop-retry", "EvtDropRetry", "x")
+	// Raised while the first timer is pending (Rust: 20 ms after start).
+	e.waitHist("inst-drop-retry", "first timer", func(h []duroxide.Event) bool { return hasKind[duroxide.TimerCreated](h, nil) })
+	e.raise("inst-drop-retry", "Data", "early")
+	require.Equal(e.t, "early-event-dropped", e.completed("inst-drop-retry"))
+	require.True(e.t, hasKind(e.history("inst-drop-retry"), extEvent("Data")), "early event should be materialized in history (audit trail)")
+}
+
+// injectIgnoredCompletion enqueues a completion for another execution and
+// checks it never reaches history.
+func (e *env) injectIgnoredCompletion(instance, wait string, exec, id uint64, result string) {
+	e.t.Helper()
+	require.True(e.t, e.waitSubscription(instance, wait))
+	require.NoError(e.t, e.p.EnqueueForOrchestrator(e.ctx, duroxide.ActivityCompletedItem{Instance: instance, ExecutionID: exec, ID: id, Result: result}, 0))
+	e.waitOrchestratorQueueEmpty()
+	time.Sleep(100 * time.Millisecond) // Rust's processing time
+	require.False(e.t, hasKind(e.history(instance), func(k duroxide.ActivityCompleted) bool { return k.Result == result }),
+		"completion for execution %d should be ignored", exec)
+}
+
+func oldExecutionCompletionsAreIgnored(e *env) {
+	r := durable.NewRegistry()
+	act(e.t, r, "TestActivity", func(durable.ActivityContext, string) (string, error) { return "activity_result", nil })
+	orch(e.t, r, "ExecutionIdTest", waitFor("continue_signal", "orchestration_complete"))
+	e.start(r, nil)
+	e.startOrch("inst-exec-test", "ExecutionIdTest", "")
+	e.injectIgnoredCompletion("inst-exec-test", "continue_signal", 0, 999, "old_execution_result")
+}
+
+func futureExecutionCompletionsAreIgnored(e *env) {
+	r := durable.NewRegistry()
+	orch(e.t, r, "FutureExecTest", waitFor("test_event", "completed"))
+	e.start(r, nil)
+	e.startOrch("inst-future", "FutureExecTest", "")
+	e.injectIgnoredCompletion("inst-future", "test_event", 999, 1, "future_completion")
+}
+
+func continueAsNewWithoutAwait(e *env) {
+	// Rust's un-awaited continue_as_new records the action synchronously;
+	// Go's ContinueAsNew is synchronous already.
+	r := durable.NewRegistry()
+	orch(e.t, r, "CANNoAwait", counterCAN)
+	e.start(r, nil)
+	e.startOrch("inst-can-no-await", "CANNoAwait", "0")
+	require.Equal(e.t, "done:2", e.completed("inst-can-no-await"))
+	require.Equal(e.t, []uint64{1, 2, 3}, e.executions("inst-can-no-await"))
+}

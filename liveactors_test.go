@@ -1,0 +1,489 @@
+package cdb_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+	"github.com/stretchr/testify/require"
+
+	"github.com/duroxide-go/cdb"
+	"github.com/duroxide-go/cdb/cosmostest"
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// Races between live actors (issue #10). Each test drives two or more
+// providers on one container — separate processes — through the public
+// API and pauses one of them at a chosen Cosmos call, the way a slow but
+// alive process (throttled, descheduled, GC-paused) behaves, then checks
+// that what is stored is still right.
+
+// raceEnv is one container shared by several actors on a manual clock.
+type raceEnv struct {
+	t         *testing.T
+	srv       *cosmostest.Server
+	clock     *manualClock
+	container string
+}
+
+func newRaceEnv(t *testing.T) *raceEnv {
+	return &raceEnv{t: t, srv: cosmostest.NewTestServer(t, nil), clock: newManualClock(), container: "races"}
+}
+
+// actor opens a provider (a process) whose calls pass through g (nil: no
+// hooks).
+func (e *raceEnv) actor(g *gate) *cdb.Provider {
+	e.t.Helper()
+	var hooks *cdb.Hooks
+	if g != nil {
+		hooks = g.hooks()
+	}
+	p, err := cdb.New(context.Background(), cdb.Config{Endpoint: e.srv.Endpoint(), Key: e.srv.Key(), Database: "db", Container: e.container,
+		ClientOptions: &azcosmos.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}},
+		Options:       cdb.Options{Hooks: hooks, Now: e.clock.now, OutboxInterval: -1}})
+	require.NoError(e.t, err)
+	e.t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+// ids lists the ids of inst's documents (for short failure messages).
+func (e *raceEnv) ids(inst string) []string {
+	var out []string
+	for _, d := range e.docs(inst) {
+		out = append(out, fmt.Sprint(d["id"]))
+	}
+	return out
+}
+
+func (e *raceEnv) docs(inst string) []map[string]any {
+	e.t.Helper()
+	all, err := e.srv.Documents("db", e.container)
+	require.NoError(e.t, err)
+	var out []map[string]any
+	for _, d := range all {
+		if d["instanceId"] == inst {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// completedBigTurn is bigTurn completing the instance (KV merged into kv
+// documents by the journal).
+func completedBigTurn(inst string) duroxide.OrchestrationCommit {
+	c := bigTurn(inst)
+	c.WorkerItems, c.OrchestratorItems = nil, nil
+	c.Metadata = duroxide.ExecutionMetadata{Status: str(duroxide.StatusCompleted), Output: str(`"done"`)}
+	return c
+}
+
+// ackBigTurnLeavingItPending commits commit as a large turn whose
+// roll-forward the acking process lost, so the turn stays pending.
+func ackBigTurnLeavingItPending(t *testing.T, e *raceEnv, inst string, commit duroxide.OrchestrationCommit) {
+	t.Helper()
+	g := newGate(t)
+	p := e.actor(g)
+	it := prepare(t, p, inst)
+	// The acking process loses its roll-forward (its first journal read
+	// fails): the turn is committed and left pending.
+	g.setFail(func(c cdb.Call) error {
+		if isJournalRead(c) {
+			return errInjected
+		}
+		return nil
+	})
+	require.NoError(t, p.AckOrchestrationItem(context.Background(), it.LockToken, commit))
+	g.setFail(nil)
+}
+
+// TestExpiredStagerCannotDeleteTheNewHoldersTurn (issue #10, 1): A's lock
+// expires while A stages a large turn; B takes the lock and stages the
+// same turn; A resumes. Whatever A does, B's committed turn is complete.
+// On 6c3fdcd A's next stage batch met B's document (409), its cleanup
+// deleted B's staged documents, and B's commit lost 100 events.
+func TestExpiredStagerCannotDeleteTheNewHoldersTurn(t *testing.T) {
+	e := newRaceEnv(t)
+	ctx := context.Background()
+	gA, gB := newGate(t), newGate(t)
+	pA, pB := e.actor(gA), e.actor(gB)
+	itA := prepare(t, pA, "big")
+
+	stallA := gA.at(false, nth(2, isBigBatch)) // before A's second stage batch
+	ackA := async(func() error { return pA.AckOrchestrationItem(ctx, itA.LockToken, bigTurn("big")) })
+	stallA.wait(t)
+
+	e.clock.advance(2 * time.Minute) // A's lock expired
+	itB, err := pB.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
+	require.NoError(t, err)
+	require.NotNil(t, itB, "B takes the expired lock")
+	require.Len(t, itB.History, 1)
+	stallB := gB.at(false, func(c cdb.Call) bool { return c.Op == cdb.OpBatch && c.Operations <= 2 }) // B's commit
+	ackB := async(func() error { return pB.AckOrchestrationItem(ctx, itB.LockToken, bigTurn("big")) })
+	stallB.wait(t)
+
+	stallA.open()
+	errA := recv(t, ackA)
+	require.Error(t, errA, "A's lock is gone: its turn cannot commit")
+	stallB.open()
+	require.NoError(t, recv(t, ackB), "B holds the lock: its turn commits")
+
+	_, err = pB.ReconcileOutbox(ctx)
+	require.NoError(t, err)
+	checkBigTurn(t, e.srv, pB, e.container, "big")
+}
+
+// TestStaleRollForwardCannotOverwriteANewerTurn (issue #10, 2): a
+// reconciler reads the journal of a pending turn and stalls; the next
+// fetch rolls the turn forward and a new turn sets a key; the reconciler
+// resumes. On 6c3fdcd it wrote the key back to the old turn's value.
+func TestStaleRollForwardCannotOverwriteANewerTurn(t *testing.T) {
+	e := newRaceEnv(t)
+	ctx := context.Background()
+	ackBigTurnLeavingItPending(t, e, "big", bigTurn("big"))
+
+	gR := newGate(t)
+	pR := e.actor(gR)
+	stallR := gR.at(true, isJournalRead) // the reconciler has read the journal
+	rec := async(func() error { _, err := pR.ReconcileOutbox(ctx); return err })
+	stallR.wait(t)
+
+	pB := e.actor(nil)
+	require.NoError(t, pB.EnqueueForOrchestrator(ctx, duroxide.ExternalRaisedItem{Instance: "big", Name: "next", Data: "2"}, 0))
+	it, err := pB.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
+	require.NoError(t, err)
+	require.NotNil(t, it)
+	require.Len(t, it.History, 1+bigEvents+bigKeys, "the fetch rolled the pending turn forward")
+	v0, ok0, err := pB.GetKVValue(ctx, "big", "k/000")
+	require.NoError(t, err)
+	require.True(t, ok0)
+	require.Equal(t, "v", v0)
+	next := uint64(len(it.History)) + 1
+	require.NoError(t, pB.AckOrchestrationItem(ctx, it.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1,
+		HistoryDelta: []duroxide.Event{{EventID: next, InstanceID: "big", ExecutionID: 1, DuroxideVersion: "0.1.29",
+			Kind: duroxide.KeyValueSet{Key: "k/000", Value: "NEW", LastUpdatedAtMs: 2}}}}))
+
+	stallR.open()
+	require.NoError(t, recv(t, rec))
+	v, ok, err := pB.GetKVValue(ctx, "big", "k/000")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, "NEW", v, "the newer turn's value stands")
+	hist, err := pB.Read(ctx, "big")
+	require.NoError(t, err)
+	require.Len(t, hist, 2+bigEvents+bigKeys)
+}
+
+// TestRollForwardAfterDeletionResurrectsNothing (issue #10, 3): a large
+// turn completes the instance; a client sees Completed and deletes it
+// while a reconciler's roll-forward is stalled. On 6c3fdcd the
+// roll-forward wrote 105 KV documents back into the deleted instance,
+// and they leaked into the next instance with the same id.
+func TestRollForwardAfterDeletionResurrectsNothing(t *testing.T) {
+	e := newRaceEnv(t)
+	ctx := context.Background()
+	ackBigTurnLeavingItPending(t, e, "big", completedBigTurn("big"))
+
+	gR := newGate(t)
+	pR := e.actor(gR)
+	stallR := gR.at(true, isJournalRead)
+	rec := async(func() error { _, err := pR.ReconcileOutbox(ctx); return err })
+	stallR.wait(t)
+
+	pD := e.actor(nil)
+	info, err := pD.GetInstanceInfo(ctx, "big")
+	require.NoError(t, err)
+	require.Equal(t, duroxide.StatusCompleted, info.Status)
+	_, err = pD.DeleteInstance(ctx, "big", false)
+	require.NoError(t, err)
+	require.Empty(t, e.ids("big"))
+
+	stallR.open()
+	require.NoError(t, recv(t, rec))
+	require.Empty(t, e.ids("big"), "nothing of a deleted instance comes back")
+	_, ok, err := pD.GetKVValue(ctx, "big", "k/000")
+	require.NoError(t, err)
+	require.False(t, ok)
+}
+
+// TestWorkerAckDuringDeletionLeavesNoOrphan (issue #10, 4): a worker acks
+// an activity after the deletion's tombstone and before its sweep. On
+// 6c3fdcd the completion survived the sweep (enqueued after the
+// tombstone) and the next instance with that id received it.
+func TestWorkerAckDuringDeletionLeavesNoOrphan(t *testing.T) {
+	e := newRaceEnv(t)
+	ctx := context.Background()
+	p := e.actor(nil)
+	require.NoError(t, p.EnqueueForOrchestrator(ctx, duroxide.StartOrchestrationItem{Instance: "del", Orchestration: "Big", Input: "{}", Version: str("1.0.0"), ExecutionID: 1}, 0))
+	it, err := p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
+	require.NoError(t, err)
+	require.NoError(t, p.AckOrchestrationItem(ctx, it.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1,
+		HistoryDelta: []duroxide.Event{started("del"), {EventID: 2, InstanceID: "del", ExecutionID: 1, DuroxideVersion: "0.1.29", Kind: duroxide.ActivityScheduled{Name: "Work", Input: "x"}}},
+		WorkerItems:  []duroxide.WorkItem{duroxide.ActivityExecuteItem{Instance: "del", ExecutionID: 1, ID: 2, Name: "Work", Input: "x"}},
+		Metadata:     duroxide.ExecutionMetadata{OrchestrationName: str("Big"), OrchestrationVersion: str("1.0.0")}}))
+	w, err := p.FetchWorkItem(ctx, time.Minute, 0, nil, duroxide.AnyTag())
+	require.NoError(t, err)
+	require.NotNil(t, w)
+
+	gD := newGate(t)
+	pD := e.actor(gD)
+	stallD := gD.at(true, func(c cdb.Call) bool { return c.Op == cdb.OpPatch }) // the tombstone is written
+	del := async(func() error { _, err := pD.DeleteInstance(ctx, "del", true); return err })
+	stallD.wait(t)
+
+	e.clock.advance(time.Second)
+	_ = p.AckWorkItem(ctx, w.LockToken, duroxide.ActivityCompletedItem{Instance: "del", ExecutionID: 1, ID: 2, Result: "old"})
+	stallD.open()
+	require.NoError(t, recv(t, del))
+	require.Empty(t, e.ids("del"), "no orphan completion")
+
+	e.clock.advance(time.Second)
+	require.NoError(t, p.EnqueueForOrchestrator(ctx, duroxide.StartOrchestrationItem{Instance: "del", Orchestration: "Big", Input: "{}", Version: str("1.0.0"), ExecutionID: 1}, 0))
+	it, err = p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
+	require.NoError(t, err)
+	require.NotNil(t, it)
+	require.Len(t, it.Messages, 1, "the new instance receives only its start, got %v", it.Messages)
+	require.IsType(t, duroxide.StartOrchestrationItem{}, it.Messages[0])
+}
+
+// completeTree creates root (Completed) with a child in the given status.
+func completeTree(t *testing.T, p *cdb.Provider, root, child string, childStatus *string) {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, p.EnqueueForOrchestrator(ctx, hStart(root), 0))
+	it := mustFetchOrch(t, p, root)
+	require.NoError(t, p.AckOrchestrationItem(ctx, it.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1,
+		HistoryDelta: []duroxide.Event{hStarted(root, "HOrch")}, Metadata: hStatus("HOrch", duroxide.StatusCompleted, `"ok"`)}))
+	require.NoError(t, p.EnqueueForOrchestrator(ctx, hChildStart(root, child, 2), 0))
+	it = mustFetchOrch(t, p, child)
+	md := hRunning("HChild")
+	md.ParentInstanceID = str(root)
+	if childStatus != nil {
+		md.Status, md.Output = childStatus, str(`"ok"`)
+	}
+	require.NoError(t, p.AckOrchestrationItem(ctx, it.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1,
+		HistoryDelta: []duroxide.Event{hStarted(child, "HChild")}, Metadata: md}))
+}
+
+// TestDeleteInstanceBulkNeverDeletesARunningChild (issue #10, 5): a
+// completed root with a running child. On 6c3fdcd the bulk deletion
+// checked only the root and deleted the running child.
+func TestDeleteInstanceBulkNeverDeletesARunningChild(t *testing.T) {
+	e := newRaceEnv(t)
+	ctx := context.Background()
+	p := e.actor(nil)
+	completeTree(t, p, "root", "child", nil)
+
+	res, err := p.DeleteInstanceBulk(ctx, duroxide.InstanceFilter{InstanceIDs: []string{"root"}})
+	require.NoError(t, err)
+	require.Zero(t, res.InstancesDeleted, "a tree with a running instance is skipped")
+	info, err := p.GetInstanceInfo(ctx, "child")
+	require.NoError(t, err)
+	require.Equal(t, duroxide.StatusRunning, info.Status)
+	_, err = p.GetInstanceInfo(ctx, "root")
+	require.NoError(t, err)
+}
+
+// TestDeleteInstanceBulkFallbackNeverForces (issue #10, 5): the tree
+// changes between the bulk scan and the tombstones (the child starts a
+// new execution and runs again); the fallback must not force.
+func TestDeleteInstanceBulkFallbackNeverForces(t *testing.T) {
+	e := newRaceEnv(t)
+	ctx := context.Background()
+	p := e.actor(nil)
+	completeTree(t, p, "root", "child", str(duroxide.StatusCompleted))
+
+	g := newGate(t)
+	pD := e.actor(g)
+	stall := g.at(false, func(c cdb.Call) bool { return c.Op == cdb.OpPatch }) // before the first tombstone
+	del := async(func() error {
+		_, err := pD.DeleteInstanceBulk(ctx, duroxide.InstanceFilter{InstanceIDs: []string{"root"}})
+		return err
+	})
+	stall.wait(t)
+
+	// The child continues as new: running again.
+	require.NoError(t, p.EnqueueForOrchestrator(ctx, duroxide.ExternalRaisedItem{Instance: "child", Name: "again", Data: "1"}, 0))
+	it := mustFetchOrch(t, p, "child")
+	require.NoError(t, p.AckOrchestrationItem(ctx, it.LockToken, duroxide.OrchestrationCommit{ExecutionID: 2,
+		HistoryDelta: []duroxide.Event{hEvent("child", 2, 1, duroxide.OrchestrationStarted{Name: "HChild", Version: "1.0.0", Input: "{}"})}, Metadata: hRunning("HChild")}))
+
+	stall.open()
+	require.NoError(t, recv(t, del))
+	info, err := p.GetInstanceInfo(ctx, "child")
+	require.NoError(t, err, "the running child is not deleted")
+	require.Equal(t, duroxide.StatusRunning, info.Status)
+}
+
+// TestReadersNeverSeeHalfALargeTurn (issue #10, 6): a reader between
+// the batches of a roll-forward. On 6c3fdcd Read (instance read before
+// the turn's commit, history query after its first roll-forward batch)
+// got 101 of 226 events, ReadWithExecution (query before, instance read
+// after the roll-forward ended) a part too, and KV reads part of the
+// turn's keys.
+func TestReadersNeverSeeHalfALargeTurn(t *testing.T) {
+	whole := func(t *testing.T, n int, what string) {
+		require.Truef(t, n == 1 || n == 1+bigEvents+bigKeys, "%s saw %d events: part of a turn", what, n)
+	}
+	t.Run("Read", func(t *testing.T) {
+		e := newRaceEnv(t)
+		ctx := context.Background()
+		gA, gR := newGate(t), newGate(t)
+		pA, pR := e.actor(gA), e.actor(gR)
+		it := prepare(t, pA, "big")
+		stallR := gR.at(true, isInstanceRead)
+		read := make(chan []duroxide.Event, 1)
+		rd := async(func() error { h, err := pR.Read(ctx, "big"); read <- h; return err })
+		stallR.wait(t)
+		stallA := gA.at(true, afterFirst(isJournalRead, isBigBatch)) // the first roll-forward batch
+		ack := async(func() error { return pA.AckOrchestrationItem(ctx, it.LockToken, bigTurn("big")) })
+		stallA.wait(t)
+		stallR.open()
+		require.NoError(t, recv(t, rd))
+		whole(t, len(<-read), "Read")
+		stallA.open()
+		require.NoError(t, recv(t, ack))
+	})
+	t.Run("ReadWithExecution", func(t *testing.T) {
+		e := newRaceEnv(t)
+		ctx := context.Background()
+		gA, gR := newGate(t), newGate(t)
+		pA, pR := e.actor(gA), e.actor(gR)
+		it := prepare(t, pA, "big")
+		stallA := gA.at(true, afterFirst(isJournalRead, isBigBatch))
+		ack := async(func() error { return pA.AckOrchestrationItem(ctx, it.LockToken, bigTurn("big")) })
+		stallA.wait(t)
+		stallR := gR.at(true, func(c cdb.Call) bool { return c.Op == cdb.OpQuery })
+		read := make(chan []duroxide.Event, 1)
+		rd := async(func() error { h, err := pR.ReadWithExecution(ctx, "big", 1); read <- h; return err })
+		stallR.wait(t)
+		stallA.open()
+		require.NoError(t, recv(t, ack))
+		stallR.open()
+		require.NoError(t, recv(t, rd))
+		whole(t, len(<-read), "ReadWithExecution")
+	})
+	t.Run("KV", func(t *testing.T) {
+		e := newRaceEnv(t)
+		ctx := context.Background()
+		gA := newGate(t)
+		pA, pR := e.actor(gA), e.actor(nil)
+		it := prepare(t, pA, "big")
+		// Pause after each roll-forward batch in turn and read the keys.
+		stall := gA.at(true, afterFirst(isJournalRead, isBigBatch))
+		ack := async(func() error { return pA.AckOrchestrationItem(ctx, it.LockToken, bigTurn("big")) })
+		for stall != nil {
+			stall.wait(t)
+			kv, err := pR.GetKVAllValues(ctx, "big")
+			require.NoError(t, err)
+			require.Truef(t, len(kv) == 0 || len(kv) == bigKeys, "KV read saw %d of %d keys", len(kv), bigKeys)
+			_, ok, err := pR.GetKVValue(ctx, "big", "k/104")
+			require.NoError(t, err)
+			require.Equal(t, len(kv) > 0, ok, "GetKVValue and GetKVAllValues agree")
+			next := gA.at(true, isBigBatch)
+			stall.open()
+			select {
+			case err := <-ack:
+				require.NoError(t, err)
+				stall = nil
+			case <-next.reached:
+				stall = next
+			}
+		}
+		kv, err := pR.GetKVAllValues(ctx, "big")
+		require.NoError(t, err)
+		require.Len(t, kv, bigKeys)
+	})
+}
+
+// TestRetriedLargeAckAfterLostCommitResponse (issue #10, 10): the commit
+// of a large turn is applied but its response lost; the reconciler rolls
+// the turn forward; the runtime retries the ack. On 6c3fdcd the retry
+// failed permanently ("duplicate history event") for a turn committed
+// exactly once.
+func TestRetriedLargeAckAfterLostCommitResponse(t *testing.T) {
+	e := newRaceEnv(t)
+	ctx := context.Background()
+	g := newGate(t)
+	p := e.actor(g)
+	it := prepare(t, p, "big")
+	lost := false
+	g.setFailAfter(func(c cdb.Call, err error) error {
+		if err == nil && !lost && c.Op == cdb.OpBatch && c.Operations == 1 {
+			lost = true // the commit is applied; its response is lost
+			return errInjected
+		}
+		return err
+	})
+	err := p.AckOrchestrationItem(ctx, it.LockToken, bigTurn("big"))
+	require.Error(t, err)
+	require.True(t, lost)
+	require.True(t, duroxide.IsRetryable(err), "a lost response is retryable: %v", err)
+	g.setFailAfter(nil)
+
+	_, err = e.actor(nil).ReconcileOutbox(ctx)
+	require.NoError(t, err)
+	require.NoError(t, p.AckOrchestrationItem(ctx, it.LockToken, bigTurn("big")), "the turn was committed exactly once: the retry succeeds")
+	checkBigTurn(t, e.srv, p, e.container, "big")
+}
+
+// TestLargeAckDuplicateEventNamesTheEvent (issue #10, 10): a large turn
+// whose event already exists fails permanently naming that event. On
+// 6c3fdcd the error took the stage batch's operation index for the
+// plan's and reported a generic batch failure.
+func TestLargeAckDuplicateEventNamesTheEvent(t *testing.T) {
+	e := newRaceEnv(t)
+	ctx := context.Background()
+	p := e.actor(nil)
+	it := prepare(t, p, "big")
+	require.NoError(t, p.AppendWithExecution(ctx, "big", 1, []duroxide.Event{{EventID: 2, InstanceID: "big", ExecutionID: 1, DuroxideVersion: "0.1.29",
+		Kind: duroxide.ActivityScheduled{Name: "Work", Input: "0000"}}}))
+	err := p.AckOrchestrationItem(ctx, it.LockToken, bigTurn("big"))
+	requirePermanentErr(t, err)
+	require.ErrorIs(t, err, duroxide.ErrDuplicateEvent)
+	require.Contains(t, err.Error(), "duplicate history event")
+	require.Contains(t, err.Error(), "history")
+}
+
+// TestAckRetryAfterConcurrentPruneKeepsThePrune (issue #10, 11): while a
+// turn is locked, PruneExecutions drops an old execution's summary (the
+// instance's ETag changes); the ack's 412 retry must start from the
+// current instance document. On 6c3fdcd it resent the stale one and the
+// pruned execution came back.
+func TestAckRetryAfterConcurrentPruneKeepsThePrune(t *testing.T) {
+	e := newRaceEnv(t)
+	ctx := context.Background()
+	p := e.actor(nil)
+	require.NoError(t, p.EnqueueForOrchestrator(ctx, hStart("pr"), 0))
+	it := mustFetchOrch(t, p, "pr")
+	require.NoError(t, p.AckOrchestrationItem(ctx, it.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1,
+		HistoryDelta: []duroxide.Event{hStarted("pr", "HOrch")}, Metadata: hStatus("HOrch", duroxide.StatusContinuedAsNew, `"x"`)}))
+	require.NoError(t, p.EnqueueForOrchestrator(ctx, duroxide.ExternalRaisedItem{Instance: "pr", Name: "n", Data: "1"}, 0))
+	it = mustFetchOrch(t, p, "pr")
+	require.NoError(t, p.AckOrchestrationItem(ctx, it.LockToken, duroxide.OrchestrationCommit{ExecutionID: 2,
+		HistoryDelta: []duroxide.Event{hEvent("pr", 2, 1, duroxide.OrchestrationStarted{Name: "HOrch", Version: "1.0.0", Input: "{}"})}, Metadata: hRunning("HOrch")}))
+	require.NoError(t, p.EnqueueForOrchestrator(ctx, duroxide.ExternalRaisedItem{Instance: "pr", Name: "n", Data: "2"}, 0))
+	it = mustFetchOrch(t, p, "pr")
+
+	res, err := e.actor(nil).PruneExecutions(ctx, "pr", duroxide.PruneOptions{KeepLast: ptrU32(1)})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, res.ExecutionsDeleted)
+	require.NoError(t, p.AckOrchestrationItem(ctx, it.LockToken, duroxide.OrchestrationCommit{ExecutionID: 2,
+		HistoryDelta: []duroxide.Event{hEvent("pr", 2, 2, duroxide.ExternalEvent{Name: "n", Data: "2"})}, Metadata: hRunning("HOrch")}))
+
+	for _, d := range e.docs("pr") {
+		if d["type"] == "instance" {
+			execs, _ := d["executions"].([]any)
+			require.Len(t, execs, 1, "the pruned execution's summary stays pruned: %v", execs)
+			require.EqualValues(t, 1, d["executionCount"])
+		}
+	}
+	info, err := p.GetExecutionInfo(ctx, "pr", 1)
+	if err == nil {
+		require.Nil(t, info, "execution 1 was pruned")
+	}
+}
+
+func ptrU32(v uint32) *uint32 { return &v }
