@@ -114,10 +114,12 @@ type store struct {
 	hooks   *Hooks
 	counts  map[Op]*opCounter
 	sleepFn func(ctx context.Context, d time.Duration) error
+	// tokens carries session tokens per partition (sessiontokens.go).
+	tokens *sessionTokens
 }
 
 func newStore(c *azcosmos.ContainerClient, retry RetryOptions, hooks *Hooks) *store {
-	s := &store{c: c, retry: retry.withDefaults(), hooks: hooks, counts: map[Op]*opCounter{}, sleepFn: sleepCtx}
+	s := &store{c: c, retry: retry.withDefaults(), hooks: hooks, counts: map[Op]*opCounter{}, sleepFn: sleepCtx, tokens: newSessionTokens()}
 	for _, op := range allOps {
 		s.counts[op] = &opCounter{}
 	}
@@ -199,6 +201,18 @@ func (s *store) once(ctx context.Context, call Call, f func(ctx context.Context)
 	return nil
 }
 
+// observe records the session token of a response on partition (from the
+// response, or from the error's raw response when the request failed).
+func (s *store) observe(partition string, token *string, err error) {
+	if err != nil {
+		s.tokens.observeErr(partition, err)
+		return
+	}
+	if token != nil {
+		s.tokens.observe(partition, *token)
+	}
+}
+
 func sleepCtx(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -225,7 +239,10 @@ func (s *store) read(ctx context.Context, partition, id string) ([]byte, azcore.
 	var body []byte
 	var etag azcore.ETag
 	err := s.do(ctx, Call{Op: OpRead, PartitionKey: partition, ID: id}, func(ctx context.Context) (result, error) {
-		r, err := s.c.ReadItem(ctx, pk(partition), id, itemOptions(nil, false))
+		o := itemOptions(nil, false)
+		o.SessionToken = s.tokens.get(partition)
+		r, err := s.c.ReadItem(ctx, pk(partition), id, o)
+		s.observe(partition, r.SessionToken, err)
 		body, etag = r.Value, r.ETag
 		return result{bytes: len(r.Value), charge: r.RequestCharge}, err
 	})
@@ -236,6 +253,7 @@ func (s *store) create(ctx context.Context, partition string, doc []byte) (azcor
 	var etag azcore.ETag
 	err := s.do(ctx, Call{Op: OpCreate, PartitionKey: partition}, func(ctx context.Context) (result, error) {
 		r, err := s.c.CreateItem(ctx, pk(partition), doc, itemOptions(nil, false))
+		s.observe(partition, r.SessionToken, err)
 		etag = r.ETag
 		return result{charge: r.RequestCharge}, err
 	})
@@ -246,6 +264,7 @@ func (s *store) upsert(ctx context.Context, partition string, doc []byte, ifMatc
 	var etag azcore.ETag
 	err := s.do(ctx, Call{Op: OpUpsert, PartitionKey: partition}, func(ctx context.Context) (result, error) {
 		r, err := s.c.UpsertItem(ctx, pk(partition), doc, itemOptions(ifMatch, false))
+		s.observe(partition, r.SessionToken, err)
 		etag = r.ETag
 		return result{charge: r.RequestCharge}, err
 	})
@@ -256,6 +275,7 @@ func (s *store) replace(ctx context.Context, partition, id string, doc []byte, i
 	var etag azcore.ETag
 	err := s.do(ctx, Call{Op: OpReplace, PartitionKey: partition, ID: id}, func(ctx context.Context) (result, error) {
 		r, err := s.c.ReplaceItem(ctx, pk(partition), id, doc, itemOptions(ifMatch, false))
+		s.observe(partition, r.SessionToken, err)
 		etag = r.ETag
 		return result{charge: r.RequestCharge}, err
 	})
@@ -265,6 +285,7 @@ func (s *store) replace(ctx context.Context, partition, id string, doc []byte, i
 func (s *store) delete(ctx context.Context, partition, id string, ifMatch *azcore.ETag) error {
 	return s.do(ctx, Call{Op: OpDelete, PartitionKey: partition, ID: id}, func(ctx context.Context) (result, error) {
 		r, err := s.c.DeleteItem(ctx, pk(partition), id, itemOptions(ifMatch, false))
+		s.observe(partition, r.SessionToken, err)
 		return result{charge: r.RequestCharge}, err
 	})
 }
@@ -275,6 +296,7 @@ func (s *store) patch(ctx context.Context, partition, id string, ops azcosmos.Pa
 	var etag azcore.ETag
 	err := s.do(ctx, Call{Op: OpPatch, PartitionKey: partition, ID: id}, func(ctx context.Context) (result, error) {
 		r, err := s.c.PatchItem(ctx, pk(partition), id, ops, itemOptions(ifMatch, wantBody))
+		s.observe(partition, r.SessionToken, err)
 		body, etag = r.Value, r.ETag
 		return result{bytes: len(r.Value), charge: r.RequestCharge}, err
 	})
@@ -309,6 +331,7 @@ func (s *store) query(ctx context.Context, text string, params queryParams, o qu
 		call.PartitionKey = *o.Partition
 	}
 	qo := &azcosmos.QueryOptions{QueryParameters: params, PageSizeHint: o.PageSize}
+	qo.SessionToken = s.tokens.get(call.PartitionKey) // "" = cross-partition; see sessiontokens.go
 	pager := s.c.NewQueryItemsPager(text, key, qo)
 	for pages := 0; pager.More(); pages++ {
 		if o.MaxPages > 0 && pages >= o.MaxPages {
@@ -318,6 +341,11 @@ func (s *store) query(ctx context.Context, text string, params queryParams, o qu
 		err := s.do(ctx, call, func(ctx context.Context) (result, error) {
 			var err error
 			page, err = pager.NextPage(ctx)
+			var tok string
+			if page.RawResponse != nil {
+				tok = page.RawResponse.Header.Get("x-ms-session-token")
+			}
+			s.observe(call.PartitionKey, &tok, err)
 			n := 0
 			for _, it := range page.Items {
 				n += len(it)

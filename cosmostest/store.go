@@ -70,6 +70,9 @@ type container struct {
 	docSeq     uint64
 	lsn        int64
 	offer      map[string]any
+	// lag holds, per logical partition, the recent write requests a
+	// lagging replica may not have applied yet (lag.go).
+	lag map[string][]lagEntry
 }
 
 type partition struct {

@@ -7,6 +7,8 @@
 // implementations:
 //
 //   - "cosmostest": the project's in-process fake, always present.
+//   - "cosmostest-lagging": the same fake with lagging replicas, in
+//     [AllProviders] and [ForEachProvider] only.
 //   - "vercel": @vercel/cosmosdb-server behind the project's shim
 //     (cosmostest/testdata/cosmos-shim), when CDB_VERCEL_ENDPOINT is set.
 //   - "cosmos": a real account or the official emulator, when COSMOS_ENDPOINT
@@ -38,11 +40,21 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/duroxide-go/cdb/cosmostest"
 )
 
 // Backend names.
 const (
 	NameCosmostest = "cosmostest"
+	// NameCosmostestLagging is cosmostest in its lagging-replica mode
+	// (cosmostest.LagOptions): reads without a covering session token may
+	// miss recent writes, as on a real account. Only [AllProviders] and
+	// [ForEachProvider] include it, for tests of code that must give
+	// read-your-writes through session tokens (the provider's validation
+	// suite, the runtime's end-to-end samples); raw SDK conformance tests
+	// read without tokens and would rightly see stale data there.
+	NameCosmostestLagging = "cosmostest-lagging"
 	NameVercel     = "vercel"
 	NameCosmos     = "cosmos"
 )
@@ -69,7 +81,7 @@ const cleanupTimeout = time.Minute
 
 // Backend is one Cosmos DB implementation under test.
 type Backend struct {
-	// Name is NameCosmostest, NameVercel or NameCosmos.
+	// Name is NameCosmostest, NameCosmostestLagging, NameVercel or NameCosmos.
 	Name string
 	// Client talks to the backend with master-key auth. Its retry policy
 	// never hides a 5xx, and retries 429 only on the real service, where
@@ -84,6 +96,9 @@ type Backend struct {
 	// emulator) rather than a fake. Tests use it only where Cosmos DB is
 	// documented to be laxer than the fakes deliberately are.
 	Real bool
+	// Server is the in-process server of the cosmostest backends, nil for
+	// the others.
+	Server *cosmostest.Server
 
 	newClient func(key string, opts *azcosmos.ClientOptions) (*azcosmos.Client, error)
 }
@@ -93,9 +108,21 @@ type Backend struct {
 // ends; other backends are only connected to.
 func All(t testing.TB) []Backend {
 	t.Helper()
+	return all(t, false)
+}
+
+// AllProviders is [All] plus the cosmostest-lagging backend, for tests of
+// code built on Cosmos DB that must be correct on a lagging replica.
+func AllProviders(t testing.TB) []Backend {
+	t.Helper()
+	return all(t, true)
+}
+
+func all(t testing.TB, withOptIn bool) []Backend {
+	t.Helper()
 	var out []Backend
 	for _, f := range factories {
-		if !selected(f.name) {
+		if !selected(f.name) || (f.optIn && !withOptIn) {
 			continue
 		}
 		b, ok := f.make(t)
@@ -113,6 +140,15 @@ func All(t testing.TB) []Backend {
 func ForEach(t *testing.T, f func(t *testing.T, b Backend)) {
 	t.Helper()
 	for _, b := range All(t) {
+		t.Run(b.Name, func(t *testing.T) { f(t, b) })
+	}
+}
+
+// ForEachProvider runs f as a subtest named after each backend returned by
+// [AllProviders]: [ForEach] plus cosmostest-lagging.
+func ForEachProvider(t *testing.T, f func(t *testing.T, b Backend)) {
+	t.Helper()
+	for _, b := range AllProviders(t) {
 		t.Run(b.Name, func(t *testing.T) { f(t, b) })
 	}
 }
@@ -235,13 +271,15 @@ func (b Backend) deleteDatabase(t testing.TB, db *azcosmos.DatabaseClient) {
 type factory struct {
 	name string
 	make func(t testing.TB) (b Backend, ok bool)
+	// optIn backends are only in AllProviders.
+	optIn bool
 }
 
 // factories lists the backends in the order tests run them. The cosmostest
 // entry is added by cosmostest_backend.go.
 var factories = []factory{
-	{NameVercel, vercelBackend},
-	{NameCosmos, cosmosBackend},
+	{name: NameVercel, make: vercelBackend},
+	{name: NameCosmos, make: cosmosBackend},
 }
 
 func selected(name string) bool {
