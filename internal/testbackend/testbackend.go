@@ -55,8 +55,8 @@ const (
 	// suite, the runtime's end-to-end samples); raw SDK conformance tests
 	// read without tokens and would rightly see stale data there.
 	NameCosmostestLagging = "cosmostest-lagging"
-	NameVercel     = "vercel"
-	NameCosmos     = "cosmos"
+	NameVercel            = "vercel"
+	NameCosmos            = "cosmos"
 )
 
 // Environment variables read by [All].
