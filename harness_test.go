@@ -15,6 +15,7 @@ import (
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/cosmostest"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testbackend"
 )
 
 // This file is the shared harness of the provider's fault-injection,
@@ -50,7 +51,11 @@ func hClientOptions() *azcosmos.ClientOptions {
 // the container). The outbox reconciler is off unless o asks for it.
 func newHarness(t *testing.T, o cdb.Options) *harness {
 	t.Helper()
-	h := &harness{t: t, srv: cosmostest.NewTestServer(t, nil)}
+	// The fault tests run on lagging replicas (the cosmostest-lagging
+	// backend's settings): a read without a covering session token may miss
+	// recent writes, as on a real account; reads that draw an up-to-date
+	// replica behave exactly like plain cosmostest.
+	h := &harness{t: t, srv: cosmostest.NewTestServer(t, &cosmostest.Options{Lag: testbackend.LagOptions()})}
 	h.p = h.open(o)
 	return h
 }
