@@ -25,3 +25,25 @@ func SessionTokenFor(p *Provider, instance string) string {
 func ObserveSessionToken(p *Provider, instance, token string) {
 	p.st.tokens.observe(instance, token)
 }
+
+// DocIDKinds returns every kind of document id the provider writes for
+// instance, with s as the user string of the kinds that carry one (KV keys,
+// session ids) and fixed values for the rest: the ids the hostile-id tests
+// push through every point and batch operation.
+func DocIDKinds(instance, s string) map[string]string {
+	const turn = "t00000000000000000000000000000000"
+	return map[string]string{
+		"instance":  instanceDocID(instance),
+		"history":   historyDocID(instance, 1<<63, 1<<63),
+		"session":   sessionDocID(instance, s),
+		"kv":        kvDocID(instance, s),
+		"kv_delta":  kvDeltaDocID(instance, s),
+		"worker":    workerItemID(instance, 1, 2),
+		"orch":      docID(user(instance), fixed("orch"), fixed(turn), num(7)),
+		"done":      docID(user(instance), fixed("done"), fixed(workerItemID(instance, 1, 2))),
+		"journal":   journalDocID(instance, turn, 3),
+		"outbox":    docID(fixed("outbox"), user(instance), fixed(turn), num(1)),
+		"outboxKey": docID(user(instance), num(1), fixed(turn), num(1)),
+		"intent":    docID(fixed("intent"), user(instance), num(1), fixed(turn), num(1)),
+	}
+}

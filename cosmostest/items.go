@@ -160,6 +160,9 @@ func (s *Server) readItem(req *request) (*response, *apiError) {
 	if e != nil {
 		return nil, e
 	}
+	if e := urlItemIDError(req.segs[5]); e != nil {
+		return nil, e
+	}
 	d, lsn := s.laggedGet(c, pk, req.segs[5], sessionFloor(req.r))
 	if d == nil {
 		e := errNotFound()
@@ -192,6 +195,9 @@ func (s *Server) replaceItem(req *request) (*response, *apiError) {
 	if e != nil {
 		return nil, e
 	}
+	if e := urlItemIDError(req.segs[5]); e != nil {
+		return nil, e
+	}
 	if id != req.segs[5] {
 		return nil, errBadRequest("The id '%s' of the document in the request body does not match the id '%s' in the request URI.", id, req.segs[5])
 	}
@@ -222,6 +228,9 @@ func (s *Server) deleteItem(req *request) (*response, *apiError) {
 	}
 	pk, e := c.headerPK(req.r.Header.Get("x-ms-documentdb-partitionkey"))
 	if e != nil {
+		return nil, e
+	}
+	if e := urlItemIDError(req.segs[5]); e != nil {
 		return nil, e
 	}
 	prev := c.get(pk, req.segs[5])

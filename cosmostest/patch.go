@@ -395,6 +395,9 @@ func (s *Server) patchItem(req *request) (*response, *apiError) {
 	if e != nil {
 		return nil, e
 	}
+	if e := urlItemIDError(req.segs[5]); e != nil {
+		return nil, e
+	}
 	prev, before := c.get(pk, req.segs[5]), c.lsn
 	d, e := s.patchDocument(c, pk, req.segs[5], req.r.Header.Get("If-Match"), spec)
 	if e != nil {
