@@ -2,15 +2,19 @@ package cdb
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 )
 
@@ -36,9 +40,10 @@ const (
 	OpReadContainer   Op = "read_container"
 	OpCreateDatabase  Op = "create_database"
 	OpCreateContainer Op = "create_container"
+	OpReadAccount     Op = "read_account" // the startup account check (account.go)
 )
 
-var allOps = []Op{OpRead, OpCreate, OpUpsert, OpReplace, OpDelete, OpPatch, OpQuery, OpBatch, OpReadContainer, OpCreateDatabase, OpCreateContainer}
+var allOps = []Op{OpRead, OpCreate, OpUpsert, OpReplace, OpDelete, OpPatch, OpQuery, OpBatch, OpReadContainer, OpCreateDatabase, OpCreateContainer, OpReadAccount}
 
 // Call describes one Cosmos request, as seen by Hooks.
 type Call struct {
@@ -432,11 +437,15 @@ func classify(call Call, err error) error {
 	var re *azcore.ResponseError
 	if errors.As(err, &re) {
 		out.StatusCode = re.StatusCode
-		out.Message = serviceMessage(re.Error())
+		var msgActivity string
+		out.Message, msgActivity = serviceMessage(re.RawResponse)
+		out.ActivityID = msgActivity
 		if re.RawResponse != nil {
 			h := re.RawResponse.Header
 			out.SubStatus, _ = strconv.Atoi(h.Get("x-ms-substatus"))
-			out.ActivityID = h.Get("x-ms-activity-id")
+			if id := h.Get("x-ms-activity-id"); id != "" {
+				out.ActivityID = id
+			}
 			if ms, perr := strconv.ParseFloat(h.Get("x-ms-retry-after-ms"), 64); perr == nil {
 				out.RetryAfter = time.Duration(ms * float64(time.Millisecond))
 			}
@@ -457,31 +466,54 @@ func isNotFound(err error) bool     { return statusOf(err) == http.StatusNotFoun
 func isConflict(err error) bool     { return statusOf(err) == http.StatusConflict }
 func isPrecondition(err error) bool { return statusOf(err) == http.StatusPreconditionFailed }
 
-// serviceMessage extracts Cosmos's "message" from an azcore error text
-// (which embeds the response body), bounded so logs stay readable.
-func serviceMessage(text string) string {
-	i := strings.Index(text, `"message"`)
-	if i < 0 {
-		return ""
+// maxMessageBytes bounds the service message kept on an error, so logs
+// stay readable; the ActivityId is kept even when the rest is cut.
+const maxMessageBytes = 1024
+
+// serviceMessage decodes the service's {"code","message"} error body as
+// JSON (escapes such as \r\n and \" become what they stand for), folds
+// its line breaks into "; " so one error stays one log line, and bounds it
+// on a UTF-8 boundary. It returns the ActivityId the message names, which
+// the gateway repeats there, for responses whose header lacks it.
+func serviceMessage(resp *http.Response) (msg, activityID string) {
+	if resp == nil {
+		return "", ""
 	}
-	rest := text[i+len(`"message"`):]
-	j := strings.IndexByte(rest, '"')
-	if j < 0 {
-		return ""
+	body, err := runtime.Payload(resp)
+	if err != nil || len(body) == 0 {
+		return "", ""
 	}
-	rest = rest[j+1:]
-	var b strings.Builder
-	for k := 0; k < len(rest) && b.Len() < 300; k++ {
-		c := rest[k]
-		if c == '\\' && k+1 < len(rest) {
-			k++
-			b.WriteByte(rest[k])
-			continue
+	var e struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(body, &e) != nil || e.Message == "" {
+		return "", ""
+	}
+	return tidyMessage(e.Message)
+}
+
+func tidyMessage(m string) (msg, activityID string) {
+	lines := strings.FieldsFunc(m, func(r rune) bool { return r == '\r' || r == '\n' })
+	for i := range lines {
+		lines[i] = strings.TrimSpace(lines[i])
+	}
+	m = strings.Join(slices.DeleteFunc(lines, func(s string) bool { return s == "" }), "; ")
+	if i := strings.Index(m, "ActivityId: "); i >= 0 {
+		rest := m[i+len("ActivityId: "):]
+		if j := strings.IndexAny(rest, ",; "); j >= 0 {
+			rest = rest[:j]
 		}
-		if c == '"' {
-			break
-		}
-		b.WriteByte(c)
+		activityID = rest
 	}
-	return b.String()
+	if len(m) > maxMessageBytes {
+		cut := maxMessageBytes
+		for cut > 0 && !utf8.RuneStart(m[cut]) {
+			cut--
+		}
+		m = m[:cut] + "…"
+		if activityID != "" && !strings.Contains(m, activityID) {
+			m += " (ActivityId: " + activityID + ")"
+		}
+	}
+	return m, activityID
 }
