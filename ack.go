@@ -147,6 +147,9 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 		return err
 	}
 	defer unlock()
+	if err := validateCommitOwner(op, lk.instance, commit); err != nil {
+		return err
+	}
 	plan, err := p.planTurn(op, lk, commit)
 	if err != nil {
 		return err
@@ -227,13 +230,28 @@ func (p *Provider) ackError(op string, plan *turnPlan, err error) error {
 		case be.Index == 0 && (be.StatusCode == http.StatusPreconditionFailed || be.StatusCode == http.StatusNotFound):
 			return errLockExpired(op)
 		case be.StatusCode == http.StatusConflict && be.Index < len(plan.kinds) && plan.kinds[be.Index] == docHistory:
-			return duroxide.Permanent(op, "duplicate history event: %s already exists", be.ID)
+			return duroxide.Kinded(duroxide.ErrDuplicateEvent, op, "duplicate history event: %s already exists", be.ID)
 		case be.StatusCode == http.StatusRequestEntityTooLarge || be.StatusCode == http.StatusBadRequest:
 			return &duroxide.ProviderError{Operation: op, Message: "the turn was refused by Cosmos DB: " + be.Error(), Err: err}
 		}
 		return &duroxide.ProviderError{Operation: op, Message: be.Error(), Retryable: false, Err: err}
 	}
 	return duroxide.Wrap(op, err)
+}
+
+// validateCommitOwner refuses history events of another instance or
+// execution: written under this instance's partition they would be filed
+// as a phantom execution (ListExecutions reporting an execution that never
+// ran) that no reader of the real one could explain.
+func validateCommitOwner(op, instance string, c duroxide.OrchestrationCommit) error {
+	for _, e := range c.HistoryDelta {
+		if e.InstanceID != instance || e.ExecutionID != c.ExecutionID {
+			return duroxide.Kinded(duroxide.ErrInvalidInput, op,
+				"history event %d belongs to instance %q execution %d, but the commit is for instance %q execution %d",
+				e.EventID, e.InstanceID, e.ExecutionID, instance, c.ExecutionID)
+		}
+	}
+	return nil
 }
 
 // validateCommit rejects bad input before anything is written.
@@ -302,11 +320,12 @@ type turnPlan struct {
 	kinds          []string  // document type per operation of the batch (commit first), for errors
 	intents        []outboxDoc
 	foreignCancels []duroxide.ScheduledActivityIdentifier
+	staleMarkers   []string // expired orch_received markers (addMarkerCleanup)
 }
 
 func (p *Provider) planTurn(op string, lk *orchLock, c duroxide.OrchestrationCommit) (*turnPlan, error) {
 	now := p.opts.Now()
-	plan := &turnPlan{instance: lk.instance, token: lk.token}
+	plan := &turnPlan{instance: lk.instance, token: lk.token, staleMarkers: lk.staleMarkers}
 	doc := p.nextInstanceDoc(lk, c, now)
 	docJSON := mustJSON(doc)
 	if len(docJSON) > maxDocBytes {
@@ -513,8 +532,28 @@ func (p *Provider) commitTurn(ctx context.Context, plan *turnPlan) error {
 	if !b.fits() {
 		return p.commitLargeTurn(ctx, plan)
 	}
+	p.addMarkerCleanup(b, plan)
 	_, err := p.st.executeTolerant(ctx, b, false)
 	return err
+}
+
+// receivedRetention is how long an orch_received marker is kept. A marker
+// stops a late re-delivery of an outbox intent from enqueueing its message
+// again; re-delivery is only attempted by a process that read the intent
+// before its deletion — the acking process right after its commit, or a
+// reconciler round (bounded by 4 × OutboxInterval) — which is far shorter
+// than this. Older markers are removed by the instance's next turn.
+const receivedRetention = time.Hour
+
+// addMarkerCleanup removes the instance's expired markers in the turn's
+// batch, as far as the batch has room (the rest go in later turns).
+func (p *Provider) addMarkerCleanup(b *batch, plan *turnPlan) {
+	for _, id := range plan.staleMarkers {
+		if b.len() >= maxBatchOps || b.bytes+len(id)+64 > maxBatchBytes {
+			return
+		}
+		b.delete(id, nil, http.StatusNotFound)
+	}
 }
 
 // workerItemID is deterministic so cancellation can delete by id and a
@@ -564,7 +603,10 @@ func (p *Provider) AbandonOrchestrationItem(ctx context.Context, lockToken strin
 	return nil
 }
 
-// RenewOrchestrationItemLock implements duroxide.Provider.
+// RenewOrchestrationItemLock implements duroxide.Provider: one batch
+// extends the instance's lock (If-Match: still ours) and the locks of the
+// messages it holds, as the seed does, so that other dispatchers do not
+// see those messages as unlocked and keep trying to lock them.
 func (p *Provider) RenewOrchestrationItemLock(ctx context.Context, lockToken string, extendFor time.Duration) error {
 	const op = "renew_orchestration_item_lock"
 	lk, unlock, err := p.holdOrchLock(ctx, op, lockToken, true)
@@ -576,13 +618,27 @@ func (p *Provider) RenewOrchestrationItemLock(ctx context.Context, lockToken str
 	var ops azcosmos.PatchOperations
 	ops.AppendSet("/lockedUntil", ms(until))
 	for attempt := 0; ; attempt++ {
-		_, etag, err := p.st.patch(ctx, lk.instance, instanceDocID(lk.instance), ops, &lk.etag, false)
+		b := newBatch(lk.instance)
+		b.patch(instanceDocID(lk.instance), ops, &lk.etag)
+		for _, m := range lk.messages {
+			if b.len() >= maxBatchOps {
+				break
+			}
+			// Consumed meanwhile can only mean by us (we hold the lock):
+			// nothing to extend.
+			b.add(batchOp{kind: bPatch, id: m.ID, patch: ops, tolerate: []int{http.StatusNotFound}})
+		}
+		res, err := p.st.executeTolerant(ctx, b, false)
 		if err == nil {
-			lk.etag, lk.lockedUntil = etag, until
+			lk.etag, lk.lockedUntil = res.etags[0], until
 			p.busy.mark(lk.instance, until)
 			return nil
 		}
-		if isPrecondition(err) && attempt == 0 {
+		var be *BatchError
+		if !errors.As(err, &be) || be.Index != 0 {
+			return duroxide.Wrap(op, err)
+		}
+		if be.StatusCode == http.StatusPreconditionFailed && attempt == 0 {
 			if _, retry, rerr := p.recheckLock(ctx, op, lk, false); rerr != nil || !retry {
 				if rerr != nil {
 					return rerr
@@ -591,10 +647,7 @@ func (p *Provider) RenewOrchestrationItemLock(ctx context.Context, lockToken str
 			}
 			continue
 		}
-		if isPrecondition(err) || isNotFound(err) {
-			return errLockExpired(op)
-		}
-		return duroxide.Wrap(op, err)
+		return errLockExpired(op)
 	}
 }
 
@@ -610,7 +663,7 @@ func (p *Provider) workLockFor(ctx context.Context, op, token string) (*workLock
 	}
 	body, etag, err := p.st.read(ctx, inst, id)
 	if isNotFound(err) {
-		return nil, duroxide.Permanent(op, "Invalid lock token: the work item no longer exists (acked, cancelled or deleted)")
+		return nil, duroxide.Kinded(duroxide.ErrLockLost, op, "Invalid lock token: the work item no longer exists (acked, cancelled or deleted)")
 	}
 	if err != nil {
 		return nil, duroxide.Wrap(op, err)
@@ -649,6 +702,8 @@ func (p *Provider) AckWorkItem(ctx context.Context, lockToken string, completion
 	if err != nil {
 		return err
 	}
+	lk.mu.Lock()
+	defer lk.mu.Unlock()
 	if err := p.checkWorkLive(op, lk); err != nil {
 		return err
 	}
@@ -685,20 +740,53 @@ func (p *Provider) AckWorkItem(ctx context.Context, lockToken string, completion
 		}
 	}
 	p.touchSessionOps(b, lk, now)
-	if _, err := p.st.executeTolerant(ctx, b, false); err != nil {
+	for attempt := 0; ; attempt++ {
+		_, err := p.st.executeTolerant(ctx, b, false)
 		var be *BatchError
+		if err != nil && attempt == 0 && errors.As(err, &be) && be.Index == 0 && be.StatusCode == http.StatusPreconditionFailed {
+			// The item changed since this process last saw it: another
+			// process renewed the lock (a new ETag), or the lock is gone.
+			// Still ours and live: commit with the current ETag (the
+			// batch's conditions point at lk.etag).
+			if p.refreshWorkLock(ctx, lk) {
+				continue
+			}
+		}
+		if err == nil {
+			break
+		}
 		if errors.As(err, &be) && be.Index == 0 {
 			p.workLocks.drop(lockToken)
 			if completion != nil && (p.exists(ctx, lk.instance, doneID) || (len(intents) > 0 && p.exists(ctx, lk.instance, intents[0].ID))) {
 				return nil // a retried ack whose first attempt committed
 			}
-			return duroxide.Permanent(op, "Invalid lock token: the work item was acked, cancelled or its lock expired")
+			return duroxide.Kinded(duroxide.ErrLockLost, op, "Invalid lock token: the work item was acked, cancelled or its lock expired")
 		}
 		return duroxide.Wrap(op, err)
 	}
 	p.workLocks.drop(lockToken)
 	p.deliverIntents(ctx, lk.instance, intents)
 	return nil
+}
+
+// refreshWorkLock re-reads a locked work item after an ETag mismatch and
+// reports whether it is still locked with lk's token and not expired; if
+// so lk takes its current ETag and expiry. The caller holds lk.mu.
+func (p *Provider) refreshWorkLock(ctx context.Context, lk *workLock) bool {
+	body, etag, err := p.st.read(ctx, lk.instance, lk.itemID)
+	if err != nil {
+		return false
+	}
+	var doc queueDoc
+	if json.Unmarshal(body, &doc) != nil || doc.LockToken == nil || *doc.LockToken != lk.token {
+		return false
+	}
+	until := time.UnixMilli(deref(doc.LockedUntil))
+	if !p.opts.Now().Before(until) {
+		return false
+	}
+	lk.etag, lk.lockedUntil = etag, until
+	return true
 }
 
 func (p *Provider) exists(ctx context.Context, partition, id string) bool {
@@ -713,6 +801,8 @@ func (p *Provider) AbandonWorkItem(ctx context.Context, lockToken string, delay 
 	if err != nil {
 		return err
 	}
+	lk.mu.Lock()
+	defer lk.mu.Unlock()
 	n := lk.doc.AttemptCount
 	if ignoreAttempt && n > 0 {
 		n--
@@ -732,6 +822,8 @@ func (p *Provider) RenewWorkItemLock(ctx context.Context, lockToken string, exte
 	if err != nil {
 		return err
 	}
+	lk.mu.Lock()
+	defer lk.mu.Unlock()
 	if err := p.checkWorkLive(op, lk); err != nil {
 		return err
 	}
@@ -740,9 +832,13 @@ func (p *Provider) RenewWorkItemLock(ctx context.Context, lockToken string, exte
 	var ops azcosmos.PatchOperations
 	ops.AppendSet("/lockedUntil", ms(until))
 	_, etag, err := p.st.patch(ctx, lk.instance, lk.itemID, ops, &lk.etag, false)
+	if isPrecondition(err) && p.refreshWorkLock(ctx, lk) {
+		// Renewed by another process meanwhile, still ours.
+		_, etag, err = p.st.patch(ctx, lk.instance, lk.itemID, ops, &lk.etag, false)
+	}
 	if isPrecondition(err) || isNotFound(err) {
 		p.workLocks.drop(lockToken)
-		return duroxide.Permanent(op, "Invalid lock token: the work item was acked, cancelled or its lock expired")
+		return duroxide.Kinded(duroxide.ErrLockLost, op, "Invalid lock token: the work item was acked, cancelled or its lock expired")
 	}
 	if err != nil {
 		return duroxide.Wrap(op, err)

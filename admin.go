@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"sort"
 	"strings"
@@ -92,7 +93,7 @@ func (p *Provider) mustInstance(ctx context.Context, op, instance string) (*inst
 		return nil, "", duroxide.Wrap(op, err)
 	}
 	if !doc.exists() {
-		return nil, "", duroxide.Permanent(op, "instance %q not found", instance)
+		return nil, "", duroxide.Kinded(duroxide.ErrInstanceNotFound, op, "instance %q not found", instance)
 	}
 	return doc, etag, nil
 }
@@ -191,7 +192,7 @@ func (p *Provider) GetExecutionInfo(ctx context.Context, instance string, execut
 		return nil, err
 	}
 	if len(events) == 0 && doc.execution(executionID) == nil {
-		return nil, duroxide.Permanent(op, "execution %d of instance %q not found", executionID, instance)
+		return nil, duroxide.Kinded(duroxide.ErrInstanceNotFound, op, "execution %d of instance %q not found", executionID, instance)
 	}
 	info := &duroxide.ExecutionInfo{ExecutionID: executionID, Status: duroxide.StatusRunning, EventCount: len(events)}
 	if ex := doc.execution(executionID); ex != nil {
@@ -467,29 +468,30 @@ func (p *Provider) sweep(ctx context.Context, doc *instanceDoc) (duroxide.Delete
 }
 
 // finishDeletions completes deletions a crash interrupted; run by the
-// reconciler.
-func (p *Provider) finishDeletions(ctx context.Context) error {
+// reconciler, a bounded step per round unless full (paging.go). One
+// failing instance does not stop the others.
+func (p *Provider) finishDeletions(ctx context.Context, full bool) error {
 	q := "SELECT * FROM c WHERE c.type = 'instance' AND IS_DEFINED(c.deleted)"
 	var docs []instanceDoc
-	_, err := p.st.query(ctx, q, nil, queryOptions{PageSize: 100, MaxPages: 1}, func(raw []byte) bool {
+	err := p.reconcileScan(ctx, "deletions", full, scanRequest{text: q, fresh: noParams, pageSize: 100}, func(raw []byte) {
 		var d instanceDoc
 		if json.Unmarshal(raw, &d) == nil {
 			docs = append(docs, d)
 		}
-		return true
 	})
 	if err != nil {
 		return err
 	}
+	var errs []error
 	for i := range docs {
 		if !p.confirmTombstone(ctx, &docs[i]) {
 			continue
 		}
 		if _, err := p.sweep(ctx, &docs[i]); err != nil {
-			return err
+			errs = append(errs, fmt.Errorf("instance %q: %w", docs[i].InstanceID, err))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // confirmTombstone checks at the primary that a tombstone found by the

@@ -251,3 +251,31 @@ func TestBadInputUnknownEventType(t *testing.T) {
 	require.NotNil(t, again.HistoryError)
 	require.Equal(t, uint32(2), again.AttemptCount)
 }
+
+// TestBadInputForeignEventsAck: history events that name another instance
+// or another execution than the commit's are refused with ErrInvalidInput
+// and nothing is written (before the check, an event of execution 5 in a
+// one-execution instance made ListExecutions report [1 5]).
+func TestBadInputForeignEventsAck(t *testing.T) {
+	h := newHarness(t, cdb.Options{})
+	p := h.p
+	other := h.open(cdb.Options{})
+	item, ev := lockedTurn(t, p, "own-1")
+	cases := map[string]duroxide.Event{
+		"other_instance":  hEvent("someone-else", 1, 2, duroxide.ExternalEvent{Name: "go", Data: "1"}),
+		"other_execution": hEvent("own-1", 5, 2, duroxide.ExternalEvent{Name: "go", Data: "1"}),
+	}
+	for name, foreign := range cases {
+		t.Run(name, func(t *testing.T) {
+			commit := duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID, HistoryDelta: []duroxide.Event{foreign}}
+			err := p.AckOrchestrationItem(context.Background(), item.LockToken, commit)
+			require.ErrorIs(t, err, duroxide.ErrInvalidInput)
+			requireRefusedAck(t, h, p, other, item, commit)
+		})
+	}
+	require.NoError(t, p.AckOrchestrationItem(context.Background(), item.LockToken,
+		duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID, HistoryDelta: []duroxide.Event{ev}}), "the lock survives refused acks")
+	execs, err := p.Admin().ListExecutions(context.Background(), "own-1")
+	require.NoError(t, err)
+	require.Equal(t, []uint64{1}, execs)
+}

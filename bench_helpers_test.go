@@ -58,9 +58,16 @@ var costContainerSeq struct {
 // on the wire.
 func newCostEnv(tb testing.TB, opts cdb.Options) *costEnv {
 	tb.Helper()
+	return newCostEnvRanges(tb, opts, 1)
+}
+
+// newCostEnvRanges is newCostEnv on a server whose containers have ranges
+// physical partitions.
+func newCostEnvRanges(tb testing.TB, opts cdb.Options, ranges int) *costEnv {
+	tb.Helper()
 	served := &atomic.Int64{}
 	// The server logs each request once, after counting its response.
-	srv := cosmostest.NewTestServer(tb, &cosmostest.Options{Logf: func(string, ...any) { served.Add(1) }})
+	srv := cosmostest.NewTestServer(tb, &cosmostest.Options{Logf: func(string, ...any) { served.Add(1) }, PartitionKeyRanges: ranges})
 	costContainerSeq.Lock()
 	costContainerSeq.n++
 	coll := fmt.Sprintf("c%d", costContainerSeq.n)

@@ -191,7 +191,11 @@ type activityRunner struct {
 }
 
 func newActivityRunner(tb testing.TB, mode sessionMode) *activityRunner {
-	r := &activityRunner{e: newCostEnv(tb, cdb.Options{}), mode: mode}
+	return newActivityRunnerRanges(tb, mode, 1)
+}
+
+func newActivityRunnerRanges(tb testing.TB, mode sessionMode, ranges int) *activityRunner {
+	r := &activityRunner{e: newCostEnvRanges(tb, cdb.Options{}, ranges), mode: mode}
 	if mode != sessionNone {
 		r.cfg = &duroxide.SessionFetchConfig{OwnerID: workerOwner, LockTimeout: costLock}
 	}
@@ -617,6 +621,29 @@ func TestRequestBudget(t *testing.T) {
 			}
 		})
 	}
+	// With several physical partitions a fetch's discovery reads one
+	// (possibly empty) page per partition, up to Options.ScanPages: the
+	// budgets grow by one query per extra partition, nothing else.
+	const ranges = 8
+	t.Run(fmt.Sprintf("ranges%d/turn/%s", ranges, turnPlain), func(t *testing.T) {
+		r := &turnRunner{e: newCostEnvRanges(t, cdb.Options{}, ranges), kind: turnPlain}
+		for i := range 3 {
+			r.prepare(t)
+			f, a := r.run(t)
+			r.cleanup(t)
+			t.Logf("turn %d at %d ranges: fetch %d (%s), ack %d (%s)", i+1, ranges, f.Requests, f.ops(), a.Requests, a.ops())
+			check(t, fmt.Sprintf("turn %d", i+1), turnBudget+ranges-1, f, a)
+		}
+	})
+	t.Run(fmt.Sprintf("ranges%d/activity/%s", ranges, sessionNone), func(t *testing.T) {
+		r := newActivityRunnerRanges(t, sessionNone, ranges)
+		for i := range 3 {
+			r.prepare(t)
+			f, a := r.run(t)
+			t.Logf("activity %d at %d ranges: fetch %d (%s), ack %d (%s)", i+1, ranges, f.Requests, f.ops(), a.Requests, a.ops())
+			check(t, fmt.Sprintf("activity %d", i+1), activityBudget+ranges-1, f, a)
+		}
+	})
 }
 
 // TestCostFixtureLayout keeps the documents the benchmarks write directly

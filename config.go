@@ -107,6 +107,12 @@ type Options struct {
 	// DiscoveryPageSize bounds how many queue entries one fetch reads while
 	// looking for work (default 50).
 	DiscoveryPageSize int
+	// ScanPages bounds the query pages one fetch's discovery, or one
+	// reconciler round, reads (default 10). Cross-partition queries are
+	// served one physical partition per page, empty pages included; a
+	// container with more physical partitions than this is scanned over
+	// several calls, each resuming where the last stopped.
+	ScanPages int
 }
 
 func (o Options) withDefaults() Options {
@@ -122,6 +128,9 @@ func (o Options) withDefaults() Options {
 	if o.DiscoveryPageSize <= 0 {
 		o.DiscoveryPageSize = 50
 	}
+	if o.ScanPages <= 0 {
+		o.ScanPages = 10
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -136,20 +145,40 @@ func configError(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, args...))
 }
 
+// Environment variables read by ConfigFromEnv. The examples, the tests'
+// real-account backend and the README use these names and no others.
+const (
+	EnvConnectionString = "COSMOS_CONNECTION_STRING"
+	EnvEndpoint         = "COSMOS_ENDPOINT"
+	EnvKey              = "COSMOS_KEY"
+	EnvDatabase         = "COSMOS_DATABASE"
+	EnvContainer        = "COSMOS_CONTAINER"
+	EnvAudience         = "COSMOS_AUDIENCE"
+	// EnvSkipBootstrap set to 1 or true sets Config.SkipBootstrap.
+	EnvSkipBootstrap = "COSMOS_SKIP_BOOTSTRAP"
+	// EnvInsecureTLS set to 1 or true sets Config.InsecureSkipVerify,
+	// for the official emulator's self-signed certificate only.
+	EnvInsecureTLS = "COSMOS_INSECURE_TLS"
+)
+
 // ConfigFromEnv builds a Config from the environment:
 //   - COSMOS_CONNECTION_STRING, or COSMOS_ENDPOINT with COSMOS_KEY;
 //   - COSMOS_ENDPOINT without COSMOS_KEY uses DefaultAzureCredential
 //     (environment, workload identity, managed identity, Azure CLI, ...);
 //   - COSMOS_DATABASE and COSMOS_CONTAINER (default "duroxide");
-//   - COSMOS_AUDIENCE optionally overrides the Entra ID audience.
+//   - COSMOS_AUDIENCE optionally overrides the Entra ID audience;
+//   - COSMOS_SKIP_BOOTSTRAP=1 skips creating or checking the container;
+//   - COSMOS_INSECURE_TLS=1 accepts the emulator's self-signed certificate.
 func ConfigFromEnv() (Config, error) {
 	cfg := Config{
-		Endpoint:         os.Getenv("COSMOS_ENDPOINT"),
-		Key:              os.Getenv("COSMOS_KEY"),
-		ConnectionString: os.Getenv("COSMOS_CONNECTION_STRING"),
-		Database:         os.Getenv("COSMOS_DATABASE"),
-		Container:        os.Getenv("COSMOS_CONTAINER"),
-		Audience:         os.Getenv("COSMOS_AUDIENCE"),
+		Endpoint:           os.Getenv(EnvEndpoint),
+		Key:                os.Getenv(EnvKey),
+		ConnectionString:   os.Getenv(EnvConnectionString),
+		Database:           os.Getenv(EnvDatabase),
+		Container:          os.Getenv(EnvContainer),
+		Audience:           os.Getenv(EnvAudience),
+		SkipBootstrap:      envTrue(EnvSkipBootstrap),
+		InsecureSkipVerify: envTrue(EnvInsecureTLS),
 	}
 	if cfg.ConnectionString != "" {
 		return cfg, nil
@@ -165,6 +194,12 @@ func ConfigFromEnv() (Config, error) {
 		cfg.Credential = cred
 	}
 	return cfg, nil
+}
+
+// envTrue reports whether the variable is set to 1 or true (any case).
+func envTrue(name string) bool {
+	v := strings.TrimSpace(os.Getenv(name))
+	return v == "1" || strings.EqualFold(v, "true")
 }
 
 // resolve validates cfg and fills in defaults and connection-string values.

@@ -68,6 +68,17 @@ func TestConfigFromEnv(t *testing.T) {
 	require.Equal(t, "duroxide", cfg.Database)
 	require.Equal(t, "orders", cfg.Container)
 	require.Nil(t, cfg.Credential)
+	require.False(t, cfg.SkipBootstrap)
+	require.False(t, cfg.InsecureSkipVerify)
+
+	for v, want := range map[string]bool{"1": true, "TRUE": true, " true ": true, "0": false, "yes": false, "": false} {
+		t.Setenv(EnvSkipBootstrap, v)
+		t.Setenv(EnvInsecureTLS, v)
+		cfg, err = ConfigFromEnv()
+		require.NoError(t, err)
+		require.Equal(t, want, cfg.SkipBootstrap, "%s=%q", EnvSkipBootstrap, v)
+		require.Equal(t, want, cfg.InsecureSkipVerify, "%s=%q", EnvInsecureTLS, v)
+	}
 
 	// Without a key: DefaultAzureCredential (constructing it needs no network).
 	t.Setenv("COSMOS_KEY", "")

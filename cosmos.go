@@ -369,6 +369,44 @@ func (s *store) query(ctx context.Context, text string, params queryParams, o qu
 	return false, nil
 }
 
+// queryPages runs a parameterised query from a continuation token (nil:
+// from the start), reading at most maxPages pages (0: no limit) while page
+// returns true. It returns the continuation after the last page read (nil
+// when the query ended) and how many pages it read. Pages may be short or
+// empty while a continuation remains: a cross-partition query is served one
+// partition key range per page.
+func (s *store) queryPages(ctx context.Context, text string, params queryParams, o queryOptions, token *string, page func(items [][]byte) bool) (next *string, pages int, err error) {
+	key := azcosmos.NewPartitionKey()
+	call := Call{Op: OpQuery}
+	if o.Partition != nil {
+		key = pk(*o.Partition)
+		call.PartitionKey = *o.Partition
+	}
+	qo := &azcosmos.QueryOptions{QueryParameters: params, PageSizeHint: o.PageSize, ContinuationToken: token}
+	pager := s.c.NewQueryItemsPager(text, key, qo)
+	for pager.More() && (o.MaxPages <= 0 || pages < o.MaxPages) {
+		var resp azcosmos.QueryItemsResponse
+		err := s.do(ctx, call, func(ctx context.Context) (result, error) {
+			var err error
+			resp, err = pager.NextPage(ctx)
+			n := 0
+			for _, it := range resp.Items {
+				n += len(it)
+			}
+			return result{bytes: n, charge: resp.RequestCharge}, err
+		})
+		if err != nil {
+			return nil, pages, err
+		}
+		pages++
+		next = resp.ContinuationToken
+		if !page(resp.Items) {
+			break
+		}
+	}
+	return next, pages, nil
+}
+
 // CosmosError is a failed Cosmos request. StatusCode and SubStatus are the
 // service's; StatusCode is 0 for transport failures and canceled contexts.
 type CosmosError struct {

@@ -54,6 +54,16 @@ Turns too big for one batch commit in stage/commit/roll-forward phases and
 are never half-visible. See the README for the request cost of each
 operation.
 
+# Many processes
+
+Any number of processes may share a container; instance and item locks keep
+them from taking the same work. [CosmosLeases] (in [Options].Leases) also
+splits the 256 dispatch slots between the live processes through lease
+documents in the reserved partition [LeasePartition], so each process polls
+only its fair share of the queue; shares are rebalanced as processes join,
+leave or die, and fetches fall back to polling more slots, never fewer,
+while ownership converges.
+
 # Testing
 
 Package github.com/duroxide-go/cdb/cosmostest is an in-process Cosmos DB for

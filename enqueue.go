@@ -14,8 +14,11 @@ import (
 // as the contract says), and the instance is not created.
 func (p *Provider) EnqueueForOrchestrator(ctx context.Context, item duroxide.WorkItem, delay time.Duration) error {
 	const op = "enqueue_for_orchestrator"
-	if item == nil || item.Queue() != duroxide.OrchestratorQueue {
-		return duroxide.Permanent(op, "%s belongs on the worker queue, not the orchestrator queue", variantOf(item))
+	if item == nil {
+		return duroxide.Kinded(duroxide.ErrInvalidInput, op, "the work item is nil")
+	}
+	if item.Queue() != duroxide.OrchestratorQueue {
+		return duroxide.Kinded(duroxide.ErrInvalidInput, op, "%s belongs on the worker queue, not the orchestrator queue", variantOf(item))
 	}
 	now := p.opts.Now()
 	return p.enqueue(ctx, op, item, docOrchQueue, now.Add(max(delay, 0)), now)
@@ -24,8 +27,11 @@ func (p *Provider) EnqueueForOrchestrator(ctx context.Context, item duroxide.Wor
 // EnqueueForWorker implements duroxide.Provider.
 func (p *Provider) EnqueueForWorker(ctx context.Context, item duroxide.WorkItem) error {
 	const op = "enqueue_for_worker"
-	if item == nil || item.Queue() != duroxide.WorkerQueue {
-		return duroxide.Permanent(op, "%s belongs on the orchestrator queue, not the worker queue", variantOf(item))
+	if item == nil {
+		return duroxide.Kinded(duroxide.ErrInvalidInput, op, "the work item is nil")
+	}
+	if item.Queue() != duroxide.WorkerQueue {
+		return duroxide.Kinded(duroxide.ErrInvalidInput, op, "%s belongs on the orchestrator queue, not the worker queue", variantOf(item))
 	}
 	now := p.opts.Now()
 	return p.enqueue(ctx, op, item, docWorkerQueue, now, now)

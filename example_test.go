@@ -134,7 +134,7 @@ func ExampleNewMemoryLeases() {
 // One orchestration turn in miniature, playing the runtime's part: a
 // client enqueues StartOrchestration, a dispatcher fetches it with a peek
 // lock, runs the orchestrator, and acks the new history and metadata in
-// one atomic commit. examples/quickstart walks through a whole
+// one atomic commit. examples/walkthrough walks through a whole
 // orchestration with an activity.
 func ExampleProvider_AckOrchestrationItem() {
 	srv, err := cosmostest.NewServer(nil)

@@ -36,10 +36,6 @@ import (
 //  3. An orchestration's current-execution history and KV documents are
 //     loaded with one single-partition query.
 
-// discoveryPages bounds how many discovery pages one fetch reads when every
-// entry of the first page belongs to a busy instance.
-const discoveryPages = 3
-
 // candidate is one instance (or work item) found by discovery.
 type candidate struct {
 	instance string
@@ -48,6 +44,9 @@ type candidate struct {
 	order    int64
 	session  *string
 	start    bool // a StartOrchestration is among the messages
+	// partial: discovery stopped before the end of its query, so the
+	// instance may have ready messages it did not see.
+	partial bool
 }
 
 // discoveryRow is the projection discovery reads.
@@ -80,13 +79,14 @@ const lockFree = "(NOT IS_DEFINED(c.lockedUntil) OR IS_NULL(c.lockedUntil) OR c.
 const notStaged = "(NOT IS_DEFINED(c.staged) OR IS_NULL(c.staged))"
 
 // dispatcherSlots returns the slots the fetching dispatcher may poll: its
-// lease, or nil for all of them.
+// lease, or nil for all of them. CosmosLeases belong to the process, so
+// they apply to fetches without WithDispatcher too.
 func (p *Provider) dispatcherSlots(ctx context.Context) ([]uint8, error) {
 	if p.opts.Leases == nil {
 		return nil, nil
 	}
 	id, ok := dispatcherFrom(ctx)
-	if !ok {
+	if _, processWide := p.opts.Leases.(*CosmosLeases); !ok && !processWide {
 		return nil, nil
 	}
 	slots, err := p.opts.Leases.AcquireSlots(ctx, id)
@@ -148,8 +148,8 @@ func (st *discoveryState) nextWindow(slots []uint8) []uint8 {
 // fetch never comes back empty while visible work exists.
 func (p *Provider) discover(ctx context.Context, docType, extra string, params queryParams, perInstance bool, skip func(candidate) bool) ([]candidate, error) {
 	slots, err := p.dispatcherSlots(ctx)
-	if err != nil {
-		return nil, err
+	if err != nil || (slots != nil && len(slots) == 0) {
+		return nil, err // no slots: nothing to poll (e.g. more processes than slots)
 	}
 	st := p.discovery[docType]
 	if st.backlog.Load() {
@@ -169,20 +169,37 @@ func (p *Provider) discover(ctx context.Context, docType, extra string, params q
 // in slots; full reports that the page was full (a backlog).
 func (p *Provider) discoverIn(ctx context.Context, slots []uint8, docType, extra string, params queryParams, perInstance bool, skip func(candidate) bool) (out []candidate, full bool, err error) {
 	clause, params := slotsClause(slots, params)
-	now := ms(p.opts.Now())
 	q := "SELECT c.id, c.instanceId, c.enqueuedAt, c.enqueueOrder, c._etag, c.sessionId, STARTSWITH(c.workItem, @start) AS isStart FROM c WHERE c.type = @type AND c.visibleAt <= @now AND " +
 		lockFree + " AND " + notStaged + clause + extra
-	params = params.add("@type", docType).add("@now", now).add("@start", `{"StartOrchestration"`)
+	params = params.add("@type", docType).add("@start", `{"StartOrchestration"`)
 	var rows []discoveryRow
-	_, err = p.st.query(ctx, q, params, queryOptions{PageSize: int32(p.opts.DiscoveryPageSize), MaxPages: discoveryPages}, func(item []byte) bool {
-		var r discoveryRow
-		if json.Unmarshal(item, &r) == nil && r.InstanceID != "" {
+	partial := map[string]bool{} // instances seen in a full page
+	// The scan resumes where the previous fetch with the same query
+	// stopped (paging.go) and reads pages until it has one page's worth of
+	// rows to choose the oldest from, or its page budget is spent: pages
+	// come one physical partition at a time and may be empty, and resuming
+	// moves through the partitions in turn.
+	cur := p.scans.get("discover\x00" + q + "\x00" + string(mustJSON(params)))
+	_, err = p.scan(ctx, cur, scanRequest{
+		text: q,
+		fresh: func() queryParams {
+			return append(params[:len(params):len(params)], azcosmos.QueryParameter{Name: "@now", Value: ms(p.opts.Now())})
+		},
+		pageSize: int32(p.opts.DiscoveryPageSize),
+		maxPages: p.opts.ScanPages,
+		enough:   func() bool { return len(rows) >= p.opts.DiscoveryPageSize },
+	}, func(items [][]byte) {
+		for _, item := range items {
+			var r discoveryRow
+			if json.Unmarshal(item, &r) != nil || r.InstanceID == "" {
+				continue
+			}
 			rows = append(rows, r)
+			// A full page may have cut an instance's messages short.
+			if len(items) >= p.opts.DiscoveryPageSize {
+				partial[r.InstanceID] = true
+			}
 		}
-		// One page's worth of rows is enough to choose from; further
-		// pages are read only while the service returns short (or empty)
-		// cross-partition pages.
-		return len(rows) < p.opts.DiscoveryPageSize
 	})
 	if err != nil {
 		return nil, false, err
@@ -203,7 +220,7 @@ func (p *Provider) discoverIn(ctx context.Context, slots []uint8, docType, extra
 			}
 			byInstance[r.InstanceID] = len(out)
 		}
-		out = append(out, candidate{instance: r.InstanceID, ids: []string{r.ID}, etag: r.ETag, order: r.order(), session: r.SessionID, start: r.IsStart})
+		out = append(out, candidate{instance: r.InstanceID, ids: []string{r.ID}, etag: r.ETag, order: r.order(), session: r.SessionID, start: r.IsStart, partial: partial[r.InstanceID]})
 	}
 	if skip != nil {
 		kept := out[:0]
@@ -285,6 +302,13 @@ func (p *Provider) FetchOrchestrationItem(ctx context.Context, lockTimeout, _ ti
 		}
 	}
 	p.orchLocks.prune(func(l *orchLock) bool { return p.opts.Now().After(l.lockedUntil.Add(time.Minute)) })
+	p.orchLocks.prune(func(l *orchLock) bool {
+		if !l.mu.TryLock() { // in use: not stale (see FetchWorkItem)
+			return false
+		}
+		defer l.mu.Unlock()
+		return p.opts.Now().After(l.lockedUntil.Add(time.Minute))
+	})
 	now := p.opts.Now()
 	cands, err := p.discover(ctx, docOrchQueue, "", nil, true, func(c candidate) bool {
 		return p.busy.isBusy(c.instance, now) || (filter != nil && p.incompatible.isBusy(filterKey(c.instance, filter), now))
@@ -311,6 +335,17 @@ func (p *Provider) tryLockOrchestration(ctx context.Context, c candidate, lockTi
 	now := p.opts.Now()
 	until := now.Add(lockTimeout)
 	token := newOrchToken(c.instance)
+	if c.partial {
+		// Discovery's page was cut short: lock every ready message of the
+		// instance, not only those the page showed (as the seed does).
+		ids, err := p.readyMessages(ctx, c.instance, now)
+		if err != nil {
+			return nil, err
+		}
+		if len(ids) > 0 {
+			c.ids = ids
+		}
+	}
 	res, created, err := p.lockBatch(ctx, c, token, now, until, filter)
 	if err != nil || res == nil {
 		return nil, err
@@ -375,6 +410,34 @@ func (p *Provider) tryLockOrchestration(ctx context.Context, c candidate, lockTi
 	p.orchLocks.put(token, lk)
 	p.busy.mark(c.instance, until)
 	return item, nil
+}
+
+// readyMessages returns the ids of inst's visible, unlocked orchestrator
+// messages, oldest first, with one single-partition query.
+func (p *Provider) readyMessages(ctx context.Context, inst string, now time.Time) ([]string, error) {
+	q := "SELECT c.id, c.enqueuedAt, c.enqueueOrder FROM c WHERE c.type = 'orch_queue' AND c.visibleAt <= @now AND " + lockFree + " AND " + notStaged
+	var rows []discoveryRow
+	_, err := p.st.query(ctx, q, queryParams{}.add("@now", ms(now)), queryOptions{Partition: &inst, PageSize: -1}, func(raw []byte) bool {
+		var r discoveryRow
+		if json.Unmarshal(raw, &r) == nil {
+			rows = append(rows, r)
+		}
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		if rows[i].order() != rows[j].order() {
+			return rows[i].order() < rows[j].order()
+		}
+		return rows[i].ID < rows[j].ID
+	})
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	return ids, nil
 }
 
 // finishTurnUnderLock rolls forward the previous large turn of a locked
@@ -494,9 +557,12 @@ func (p *Provider) loadTurnState(ctx context.Context, lk *orchLock, item *duroxi
 	// The same query picks up leftovers of a large turn that failed before
 	// its commit (staged documents, journals): the lock holder removes
 	// them so the retried turn can write the same ids.
+	// It also finds received-message markers past their retention, which
+	// the turn's batch removes.
 	q := "SELECT * FROM c WHERE (c.type = 'history' AND c.executionId = @exec) OR c.type = 'kv' OR c.type = 'kv_delta'" +
-		" OR c.type = 'turn_journal' OR (IS_DEFINED(c.staged) AND NOT IS_NULL(c.staged))"
-	params := queryParams{}.add("@exec", lk.doc.CurrentExecutionID)
+		" OR c.type = 'turn_journal' OR (IS_DEFINED(c.staged) AND NOT IS_NULL(c.staged))" +
+		" OR (c.type = 'orch_received' AND c.createdAt < @markersBefore)"
+	params := queryParams{}.add("@exec", lk.doc.CurrentExecutionID).add("@markersBefore", ms(p.opts.Now().Add(-receivedRetention)))
 	var hist []historyDoc
 	var garbage []string
 	var kvErr error
@@ -514,6 +580,8 @@ func (p *Provider) loadTurnState(ctx context.Context, lk *orchLock, item *duroxi
 			return true
 		}
 		switch head.Type {
+		case docReceived:
+			lk.staleMarkers = append(lk.staleMarkers, head.ID)
 		case docHistory:
 			var h historyDoc
 			if err := json.Unmarshal(raw, &h); err != nil {
@@ -698,7 +766,16 @@ func (p *Provider) FetchWorkItem(ctx context.Context, lockTimeout, _ time.Durati
 	if session == nil {
 		extra += " AND (NOT IS_DEFINED(c.sessionId) OR IS_NULL(c.sessionId))"
 	}
-	p.workLocks.prune(func(l *workLock) bool { return p.opts.Now().After(l.lockedUntil.Add(time.Minute)) })
+	p.workLocks.prune(func(l *workLock) bool {
+		// A lock in use (being acked or renewed) is not stale; TryLock
+		// also keeps the lock order (lk.mu is never taken under the map's
+		// mutex otherwise).
+		if !l.mu.TryLock() {
+			return false
+		}
+		defer l.mu.Unlock()
+		return p.opts.Now().After(l.lockedUntil.Add(time.Minute))
+	})
 	cands, err := p.discover(ctx, docWorkerQueue, extra, params, false, nil)
 	if err != nil {
 		return nil, duroxide.Wrap(op, err)
@@ -745,12 +822,17 @@ func tagClause(f duroxide.TagFilter) (clause string, params queryParams, ok bool
 
 // workLock is what this process remembers about a work item lock.
 type workLock struct {
-	instance    string
-	itemID      string
-	token       string
+	instance string
+	itemID   string
+	token    string
+	doc      queueDoc
+
+	// mu serialises ack, abandon and renewal of this lock in this process
+	// and guards etag and lockedUntil: a renewal changes the item's ETag,
+	// which the ack must then use.
+	mu          sync.Mutex
 	etag        azcore.ETag
 	lockedUntil time.Time
-	doc         queueDoc
 }
 
 func (p *Provider) tryLockWorkItem(ctx context.Context, c candidate, lockTimeout time.Duration) (*duroxide.LockedWorkItem, error) {

@@ -140,7 +140,7 @@ func (p *Provider) AppendWithExecution(ctx context.Context, instance string, exe
 		_, err := p.st.execute(ctx, b, false)
 		b = newBatch(instance)
 		if be, ok := err.(*BatchError); ok && be.StatusCode == http.StatusConflict {
-			return duroxide.Permanent(op, "duplicate history event: %s already exists", be.ID)
+			return duroxide.Kinded(duroxide.ErrDuplicateEvent, op, "duplicate history event: %s already exists", be.ID)
 		}
 		return duroxide.Wrap(op, err)
 	}

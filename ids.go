@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/google/uuid"
+
 	"github.com/duroxide-go/cdb/duroxide"
 )
 
@@ -170,6 +172,8 @@ func validateInstanceID(op, inst string) error {
 	switch {
 	case inst == "":
 		return duroxide.Permanent(op, "instance id must not be empty")
+	case inst == LeasePartition:
+		return duroxide.Permanent(op, "instance id %q is reserved for dispatch leases", inst)
 	case !utf8.ValidString(inst):
 		return duroxide.Permanent(op, "instance id is not valid UTF-8")
 	case len(inst) > maxPartitionKeyBytes:
@@ -216,4 +220,16 @@ func validateUserString(op, what, s string) error {
 		return duroxide.Permanent(op, "%s is not valid UTF-8", what)
 	}
 	return nil
+}
+
+// pendingTurnCondition is the patch condition "the instance still has
+// pending turn turn". Patch conditions take no parameters (the REST body
+// is {condition, operations}), so the turn id is spliced in; it must be
+// what turnOf makes — a UUID — and anything else (a hand-edited or
+// corrupt document) is refused rather than spliced into the query.
+func pendingTurnCondition(turn string) (string, error) {
+	if _, err := uuid.Parse(turn); err != nil || len(turn) != 36 { // the canonical form only
+		return "", duroxide.Permanent("roll_forward", "pending turn id %q is not a turn id; refusing to use it in a condition", turn)
+	}
+	return "FROM c WHERE c.pendingTurn.turn = '" + turn + "'", nil
 }

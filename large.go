@@ -310,10 +310,14 @@ func (p *Provider) rollForwardIDs(ctx context.Context, inst string, pt *pendingT
 	}
 	// Clear the marker only if it is still this turn's; the condition
 	// makes a concurrent roll-forward harmless.
+	cond, err := pendingTurnCondition(pt.Turn)
+	if err != nil {
+		return gone, err
+	}
 	var ops azcosmos.PatchOperations
-	ops.SetCondition("FROM c WHERE c.pendingTurn.turn = '" + pt.Turn + "'")
+	ops.SetCondition(cond)
 	ops.AppendSet("/pendingTurn", jsonNull)
-	_, _, err := p.st.patch(ctx, inst, instanceDocID(inst), ops, nil, false)
+	_, _, err = p.st.patch(ctx, inst, instanceDocID(inst), ops, nil, false)
 	if err != nil && !isPrecondition(err) && !isNotFound(err) {
 		return gone, err
 	}
@@ -357,28 +361,29 @@ func visible(staged *string, pt *pendingTurn) bool {
 }
 
 // finishPendingTurns rolls forward large turns whose acking process died
-// after the commit; run by the reconciler.
-func (p *Provider) finishPendingTurns(ctx context.Context) error {
+// after the commit; run by the reconciler, a bounded step per round unless
+// full (paging.go). One failing instance does not stop the others.
+func (p *Provider) finishPendingTurns(ctx context.Context, full bool) error {
 	q := "SELECT c.instanceId, c.pendingTurn FROM c WHERE c.type = 'instance' AND IS_DEFINED(c.pendingTurn) AND NOT IS_NULL(c.pendingTurn)"
 	type row struct {
 		InstanceID  string       `json:"instanceId"`
 		PendingTurn *pendingTurn `json:"pendingTurn"`
 	}
 	var rows []row
-	_, err := p.st.query(ctx, q, nil, queryOptions{PageSize: 100, MaxPages: 1}, func(raw []byte) bool {
+	err := p.reconcileScan(ctx, "pending_turns", full, scanRequest{text: q, fresh: noParams, pageSize: 100}, func(raw []byte) {
 		var r row
 		if json.Unmarshal(raw, &r) == nil && r.PendingTurn != nil {
 			rows = append(rows, r)
 		}
-		return true
 	})
 	if err != nil {
 		return err
 	}
+	var errs []error
 	for _, r := range rows {
 		if err := p.rollForward(ctx, r.InstanceID, r.PendingTurn); err != nil {
-			return err
+			errs = append(errs, fmt.Errorf("instance %q: %w", r.InstanceID, err))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }

@@ -3,6 +3,7 @@ package cdb
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"time"
 
@@ -109,18 +110,24 @@ func (p *Provider) cancelElsewhere(ctx context.Context, ids []duroxide.Scheduled
 }
 
 // reconcileOnce delivers pending intents older than OutboxMinAge. It is a
-// filter-only cross-partition query (the gateway serves those), paged, so
-// its cost is one request when there is nothing to do.
-func (p *Provider) reconcileOnce(ctx context.Context) (delivered int, err error) {
-	cutoff := ms(p.opts.Now().Add(-p.opts.OutboxMinAge))
+// filter-only cross-partition query (the gateway serves those), paged: a
+// background round reads a bounded number of pages and the next round
+// resumes where it stopped (paging.go), so intents in every physical
+// partition are reached; with full it reads to the end. Its cost is one
+// request per physical partition when there is nothing to do. A failed
+// delivery does not end the round: the other intents are still delivered.
+func (p *Provider) reconcileOnce(ctx context.Context, full bool) (delivered int, err error) {
 	q := "SELECT * FROM c WHERE c.type = 'outbox_intent' AND c.createdAt <= @cutoff AND " + notStaged
 	var intents []outboxDoc
-	_, err = p.st.query(ctx, q, queryParams{}.add("@cutoff", cutoff), queryOptions{PageSize: 100, MaxPages: 10}, func(raw []byte) bool {
+	err = p.reconcileScan(ctx, "outbox", full, scanRequest{
+		text:     q,
+		fresh:    func() queryParams { return queryParams{}.add("@cutoff", ms(p.opts.Now().Add(-p.opts.OutboxMinAge))) },
+		pageSize: 100,
+	}, func(raw []byte) {
 		var in outboxDoc
 		if json.Unmarshal(raw, &in) == nil {
 			intents = append(intents, in)
 		}
-		return true
 	})
 	if err != nil {
 		return 0, err
@@ -131,6 +138,7 @@ func (p *Provider) reconcileOnce(ctx context.Context) (delivered int, err error)
 			continue
 		}
 		if !p.deliver(ctx, in) {
+			p.recordAttempt(ctx, in)
 			continue
 		}
 		if err := p.st.delete(ctx, in.InstanceID, in.ID, nil); err != nil && !isNotFound(err) {
@@ -142,19 +150,29 @@ func (p *Provider) reconcileOnce(ctx context.Context) (delivered int, err error)
 	return delivered, nil
 }
 
+// recordAttempt counts a failed delivery on the intent (attemptCount,
+// lastAttemptAt), so operators can see intents that keep failing. Best
+// effort: the intent may have been delivered and deleted meanwhile.
+func (p *Provider) recordAttempt(ctx context.Context, in *outboxDoc) {
+	var ops azcosmos.PatchOperations
+	ops.AppendIncrement("/attemptCount", 1)
+	ops.AppendSet("/lastAttemptAt", ms(p.opts.Now()))
+	if _, _, err := p.st.patch(ctx, in.InstanceID, in.ID, ops, nil, false); err != nil && !isNotFound(err) {
+		p.opts.Logger.Warn("recording an outbox delivery attempt", "intent", in.ID, "error", err)
+	}
+}
+
 // ReconcileOutbox does now what the background reconciler does
-// periodically: it finishes large turns whose roll-forward was
-// interrupted, finishes interrupted deletions, and delivers every pending outbox intent older than
-// Options.OutboxMinAge. It reports how many intents it delivered.
+// periodically, over the whole container: it finishes large turns whose
+// roll-forward was interrupted, finishes interrupted deletions, and
+// delivers every pending outbox intent older than Options.OutboxMinAge.
+// It reports how many intents it delivered. A failure of one step does
+// not skip the others; the errors are joined.
 func (p *Provider) ReconcileOutbox(ctx context.Context) (int, error) {
-	if err := p.finishPendingTurns(ctx); err != nil {
-		return 0, duroxide.Wrap("reconcile_outbox", err)
-	}
-	if err := p.finishDeletions(ctx); err != nil {
-		return 0, duroxide.Wrap("reconcile_outbox", err)
-	}
-	n, err := p.reconcileOnce(ctx)
-	return n, duroxide.Wrap("reconcile_outbox", err)
+	err1 := p.finishPendingTurns(ctx, true)
+	err2 := p.finishDeletions(ctx, true)
+	n, err3 := p.reconcileOnce(ctx, true)
+	return n, duroxide.Wrap("reconcile_outbox", errors.Join(err1, err2, err3))
 }
 
 // runReconciler is the background loop started by New; Close stops it.
@@ -175,13 +193,13 @@ func (p *Provider) runReconciler() {
 				case <-ctx.Done():
 				}
 			}()
-			if _, err := p.reconcileOnce(ctx); err != nil && ctx.Err() == nil {
+			if _, err := p.reconcileOnce(ctx, false); err != nil && ctx.Err() == nil {
 				p.opts.Logger.Warn("outbox reconciler", "error", err)
 			}
-			if err := p.finishPendingTurns(ctx); err != nil && ctx.Err() == nil {
+			if err := p.finishPendingTurns(ctx, false); err != nil && ctx.Err() == nil {
 				p.opts.Logger.Warn("rolling large turns forward", "error", err)
 			}
-			if err := p.finishDeletions(ctx); err != nil && ctx.Err() == nil {
+			if err := p.finishDeletions(ctx, false); err != nil && ctx.Err() == nil {
 				p.opts.Logger.Warn("finishing interrupted deletions", "error", err)
 			}
 			cancel()

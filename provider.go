@@ -26,6 +26,7 @@ type Provider struct {
 	opts   Options
 
 	discovery    map[string]*discoveryState // per queue type
+	scans        scanCursors                // where paged scans stopped (paging.go)
 	orchLocks    locks[*orchLock]
 	workLocks    locks[*workLock]
 	busy         busyCache // instances found locked
@@ -77,6 +78,10 @@ func newFromConfig(ctx context.Context, cfg Config) (*Provider, error) {
 	}
 	p := newProvider(container, cfg.Options)
 	p.client = client
+	if err := p.bindLeases(); err != nil {
+		client.Close()
+		return nil, err
+	}
 	if !cfg.SkipBootstrap {
 		err := checkAccount(ctx, p.st, cfg)
 		if err == nil {
@@ -124,6 +129,9 @@ func NewWithContainer(ctx context.Context, container *azcosmos.ContainerClient, 
 		o = *opts
 	}
 	p := newProvider(container, o)
+	if err := p.bindLeases(); err != nil {
+		return nil, err
+	}
 	p.start()
 	return p, nil
 }
@@ -134,11 +142,26 @@ func newProvider(container *azcosmos.ContainerClient, o Options) *Provider {
 		discovery: map[string]*discoveryState{docOrchQueue: {}, docWorkerQueue: {}}}
 }
 
-// start launches background work (the outbox reconciler).
+// bindLeases attaches Cosmos-backed leases to this provider.
+func (p *Provider) bindLeases() error {
+	if l, ok := p.opts.Leases.(*CosmosLeases); ok {
+		return l.bind(p)
+	}
+	return nil
+}
+
+// start launches background work (the outbox reconciler, lease renewal).
 func (p *Provider) start() {
 	if p.opts.OutboxInterval > 0 {
 		p.wg.Add(1)
 		go p.runReconciler()
+	}
+	if l, ok := p.opts.Leases.(*CosmosLeases); ok {
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			l.run(p.stop)
+		}()
 	}
 }
 

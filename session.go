@@ -119,14 +119,19 @@ func (p *Provider) touchSession(ctx context.Context, lk *workLock, now time.Time
 
 // RenewSessionLock implements duroxide.Provider: one filter-only
 // cross-partition query for the owners' live, non-idle sessions, then one
-// conditional patch per session.
+// conditional patch per session. Renewal is conditioned on ownership, not
+// on the ETag the query returned: the owner's own acks and work-item
+// renewals bump lastActivity (and so the ETag) all the time, and a session
+// that is still the owner's must not miss its renewal because of them. The
+// ETag only makes "still ours, then extend" atomic: on a mismatch the
+// session is read again and renewed if the owner still holds it.
 func (p *Provider) RenewSessionLock(ctx context.Context, ownerIDs []string, extendFor, idleTimeout time.Duration) (int, error) {
 	const op = "renew_session_lock"
 	if len(ownerIDs) == 0 {
 		return 0, nil
 	}
 	now := p.opts.Now()
-	q := "SELECT c.id, c.instanceId, c._etag FROM c WHERE c.type = 'session' AND ARRAY_CONTAINS(@owners, c.ownerId) AND c.lockedUntil > @now AND c.lastActivity > @idle"
+	q := "SELECT c.id, c.instanceId, c.ownerId, c.lockedUntil, c.lastActivity, c._etag FROM c WHERE c.type = 'session' AND ARRAY_CONTAINS(@owners, c.ownerId) AND c.lockedUntil > @now AND c.lastActivity > @idle"
 	params := queryParams{}.add("@owners", ownerIDs).add("@now", ms(now)).add("@idle", ms(now.Add(-idleTimeout)))
 	var sessions []sessionDoc
 	if _, err := p.st.query(ctx, q, params, queryOptions{PageSize: 100}, func(raw []byte) bool {
@@ -138,22 +143,66 @@ func (p *Provider) RenewSessionLock(ctx context.Context, ownerIDs []string, exte
 	}); err != nil {
 		return 0, duroxide.Wrap(op, err)
 	}
+	owners := map[string]bool{}
+	for _, o := range ownerIDs {
+		owners[o] = true
+	}
+	renewable := func(s *sessionDoc) bool {
+		return owners[s.OwnerID] && s.LockedUntil > ms(now) && s.LastActivity > ms(now.Add(-idleTimeout))
+	}
 	n := 0
-	for _, s := range sessions {
-		var ops azcosmos.PatchOperations
-		ops.AppendSet("/lockedUntil", ms(now.Add(extendFor)))
+	for i := range sessions {
+		ok, err := p.renewSession(ctx, &sessions[i], ms(now.Add(extendFor)), renewable)
+		if err != nil {
+			return n, duroxide.Wrap(op, err)
+		}
+		if ok {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// sessionRenewTries bounds the re-reads of one session whose ETag keeps
+// changing under the renewal (its owner acking in a tight loop).
+const sessionRenewTries = 5
+
+// renewSession extends s to until while renewable holds for its current
+// state; false when it is no longer renewable (taken over, expired,
+// idle or deleted).
+func (p *Provider) renewSession(ctx context.Context, s *sessionDoc, until int64, renewable func(*sessionDoc) bool) (bool, error) {
+	var ops azcosmos.PatchOperations
+	ops.AppendSet("/lockedUntil", until)
+	for try := 0; ; try++ {
 		etag := azcore.ETag(s.ETag)
 		_, _, err := p.st.patch(ctx, s.InstanceID, s.ID, ops, &etag, false)
 		switch {
 		case err == nil:
-			n++
-		case isPrecondition(err) || isNotFound(err):
-			// Taken over or cleaned up since the query: not ours to renew.
-		default:
-			return n, duroxide.Wrap(op, err)
+			return true, nil
+		case isNotFound(err):
+			return false, nil
+		case !isPrecondition(err):
+			return false, err
+		case try+1 >= sessionRenewTries:
+			return false, nil
 		}
+		body, etagNow, err := p.st.read(ctx, s.InstanceID, s.ID)
+		if isNotFound(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		var cur sessionDoc
+		if err := json.Unmarshal(body, &cur); err != nil {
+			return false, nil
+		}
+		cur.ETag = string(etagNow)
+		if !renewable(&cur) {
+			return false, nil
+		}
+		*s = cur
 	}
-	return n, nil
 }
 
 // CleanupOrphanedSessions implements duroxide.Provider: expired sessions

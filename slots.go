@@ -68,9 +68,8 @@ func sipHash13(msg []byte) uint64 {
 // same documents. The provider asks for the slots of the dispatcher named
 // in the fetch's context (see WithDispatcher).
 //
-// Phase 1 is MemoryLeases, for the dispatchers of one process; a
-// Cosmos-backed implementation shared by many processes can implement the
-// same interface later.
+// MemoryLeases splits the slots among the dispatchers of one process;
+// CosmosLeases splits them among processes sharing a container.
 type LeaseProvider interface {
 	// AcquireSlots returns the slots dispatcherID may poll. It must be
 	// cheap: it is called on every fetch.

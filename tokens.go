@@ -32,11 +32,11 @@ func newWorkToken(instance, itemID string) string {
 }
 
 func errInvalidToken(op string) error {
-	return duroxide.Permanent(op, "Invalid lock token")
+	return duroxide.Kinded(duroxide.ErrLockLost, op, "Invalid lock token")
 }
 
 func errLockExpired(op string) error {
-	return duroxide.Permanent(op, "Invalid lock token: the lock expired or was taken by another dispatcher")
+	return duroxide.Kinded(duroxide.ErrLockLost, op, "Invalid lock token: the lock expired or was taken by another dispatcher")
 }
 
 func parseOrchToken(op, token string) (instance string, err error) {
@@ -86,6 +86,9 @@ type orchLock struct {
 	kvKeys    []string
 	deltaKeys []string
 	delta     []kvDoc
+	// staleMarkers are orch_received markers of the instance old enough
+	// to be removed by the turn's batch (see receivedRetention).
+	staleMarkers []string
 
 	// mu serialises acks, abandons and renewals of this lock in this
 	// process: two concurrent acks of one token must not both succeed.

@@ -62,7 +62,10 @@ server, against @vercel/cosmosdb-server and against a real account.
     clause pins the partition key. ORDER BY on several paths needs a matching
     composite index. Paging follows x-ms-max-item-count and x-ms-continuation;
     see queries.go for how continuations behave when documents change between
-    pages. Databases, containers and offers can be queried too, and
+    pages. With [Options].PartitionKeyRanges above 1, a cross-partition query is
+    served one partition key range per page, with an empty page and a
+    continuation for a range that has no results, as the gateway serves
+    containers with several physical partitions (ranges.go). Databases, containers and offers can be queried too, and
     ReadManyItems works (one partition key range, id "0").
   - Responses carry x-ms-request-charge (plausible, not exact, request units),
     x-ms-activity-id, x-ms-session-token ("0:-1#<lsn>"), etag and, for errors, a
@@ -97,7 +100,8 @@ server, against @vercel/cosmosdb-server and against a real account.
 The change feed and read feeds (GET on a collection), stored
 procedures, triggers and user-defined functions, users, permissions and
 resource tokens, attachments, conflicts, multiple regions, partition splits
-(there is one partition key range), analytical store, vector and full-text
+(GET .../pkranges reports one range even when [Options].PartitionKeyRanges
+models several for query paging), analytical store, vector and full-text
 search, and TLS (the server speaks plain HTTP). Indexing policies only decide
 which ORDER BY queries are allowed; queries always scan. Such requests get 400
 with a message starting "cosmostest does not support".
@@ -110,6 +114,18 @@ before or after being applied ([DropAfterApply] is how to check that a write is
 safe to retry). [Server.Counts] and [Server.Stats] report requests, documents
 and bytes returned per operation, for cost tests. [Server.SetClock] controls
 _ts. [Server.Documents] and [Server.UpdateDocuments] read and change stored
-documents directly, bypassing the API, for white-box tests.
+documents directly, bypassing the API, for white-box tests. A fault with
+ApplyFirst applies the request and then answers its status (an ambiguous
+outcome), and [Server.SetLatency] delays every request.
+
+# Sharing one server between processes
+
+The command cosmostest/cmd/cosmostest serves a server on a fixed address
+([Options.Addr]) until interrupted, printing COSMOS_ENDPOINT, COSMOS_KEY and
+COSMOSTEST_CONTROL; the control endpoint ([Server.ControlHandler]) sets faults
+([FaultSpec]: by operation, writes only, with a probability, for a duration)
+and added latency over HTTP. The package does not import package testing
+([NewTestServer] takes the small [TB] interface), so binaries can embed the
+server too.
 */
 package cosmostest

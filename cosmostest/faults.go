@@ -29,9 +29,9 @@ const (
 // A fault first sleeps for Delay (returning early if the client goes away),
 // then, in this order: drops the connection if Drop is DropBeforeApply;
 // answers Status (with SubStatus, Headers and a service-style error body)
-// without applying anything if Status is set; otherwise handles the request
-// normally and drops the connection after applying it if Drop is
-// DropAfterApply.
+// without applying anything if Status is set (after applying it, with
+// ApplyFirst); otherwise handles the request normally and drops the
+// connection after applying it if Drop is DropAfterApply.
 type Fault struct {
 	// Op is the operation to affect; empty means all operations.
 	Op Op
@@ -51,6 +51,11 @@ type Fault struct {
 	Delay time.Duration
 	// Drop closes the connection instead of answering (see DropMode).
 	Drop DropMode
+	// ApplyFirst, with Status, handles the request normally and then
+	// answers Status instead of its result: an ambiguous outcome, where
+	// the write took effect but the client sees an error (a 408 or 503
+	// from the real service can mean exactly that).
+	ApplyFirst bool
 	// Times is how many matching requests to affect; 0 means until removed.
 	Times int
 }
@@ -65,6 +70,13 @@ type faultEntry struct {
 // InjectFault adds a fault and returns a function that removes it. Faults
 // apply to requests arriving after InjectFault returns.
 func (s *Server) InjectFault(f Fault) (remove func()) {
+	_, remove = s.injectFault(f)
+	return remove
+}
+
+// injectFault is InjectFault, also returning the entry (for the control
+// endpoint's listing).
+func (s *Server) injectFault(f Fault) (*faultEntry, func()) {
 	s.faultsMu.Lock()
 	defer s.faultsMu.Unlock()
 	s.faultSeq++
@@ -73,7 +85,7 @@ func (s *Server) InjectFault(f Fault) (remove func()) {
 		e.left = -1
 	}
 	s.faults = append(s.faults, e)
-	return func() {
+	return e, func() {
 		s.faultsMu.Lock()
 		defer s.faultsMu.Unlock()
 		s.removeFaultLocked(e.id)

@@ -60,6 +60,7 @@ type continuation struct {
 	Part   uint64 `json:"p,omitempty"` // streaming: document read in part
 	Skip   int    `json:"k,omitempty"` // streaming: results of Part already returned
 	Offset int    `json:"o,omitempty"` // buffered: results already returned
+	Range  int    `json:"r,omitempty"` // cross-partition: the partition key range being read
 }
 
 // queryCache keeps parsed queries by text; *query.Query is immutable.
@@ -284,7 +285,11 @@ func (s *Server) queryItems(req *request) (*response, *apiError) {
 	if err := q.Validate(opts); err != nil {
 		return nil, fromQueryError(err)
 	}
-	page, cont, scanned, e := runQueryPage(q, params, opts, docs, req.r.Header.Get("x-ms-continuation"), size, queryHash(q.Text(), params, scope))
+	ranges := 1
+	if scope == "cross" {
+		ranges = st.ranges
+	}
+	page, cont, scanned, e := runRangedPage(q, params, opts, docs, req.r.Header.Get("x-ms-continuation"), size, queryHash(q.Text(), params, scope), ranges)
 	if e != nil {
 		return nil, e
 	}
@@ -368,6 +373,17 @@ func runQueryPage(q *query.Query, params query.Params, opts query.Options, docs 
 			return nil, "", 0, e
 		}
 	}
+	page, next, scanned, e := runQueryPageFrom(q, params, opts, docs, cont, size, hash)
+	if e != nil || next == nil {
+		return page, "", scanned, e
+	}
+	return page, encodeContinuation(*next), scanned, nil
+}
+
+// runQueryPageFrom computes one page of results from cont. It returns the
+// page, the state for the next page (nil when done) and the number of
+// documents read.
+func runQueryPageFrom(q *query.Query, params query.Params, opts query.Options, docs []*document, cont continuation, size int, hash uint64) ([]json.RawMessage, *continuation, int, *apiError) {
 	limit := size
 	if limit <= 0 {
 		limit = int(^uint(0) >> 1)
@@ -402,7 +418,7 @@ func runQueryPage(q *query.Query, params query.Params, opts query.Options, docs 
 	if !isStreaming(q, opts) {
 		res, e := exec(docs)
 		if e != nil {
-			return nil, "", 0, e
+			return nil, nil, 0, e
 		}
 		i := cont.Offset
 		for ; i < len(res) && len(page) < limit; i++ {
@@ -413,11 +429,10 @@ func runQueryPage(q *query.Query, params query.Params, opts query.Options, docs 
 			bytes += len(raw)
 			page = append(page, raw)
 		}
-		next := ""
 		if i < len(res) {
-			next = encodeContinuation(continuation{Hash: hash, Offset: i})
+			return page, &continuation{Hash: hash, Offset: i}, len(docs), nil
 		}
-		return page, next, len(docs), nil
+		return page, nil, len(docs), nil
 	}
 	// Streaming: resume after the last document fully read, skipping the
 	// results already returned of a document read in part.
@@ -437,7 +452,7 @@ func runQueryPage(q *query.Query, params query.Params, opts query.Options, docs 
 			end := min(len(docs), i+need)
 			res, e := exec(docs[i:end])
 			if e != nil {
-				return nil, "", 0, e
+				return nil, nil, 0, e
 			}
 			if len(res) <= need {
 				raws := make([]json.RawMessage, len(res))
@@ -460,7 +475,7 @@ func runQueryPage(q *query.Query, params query.Params, opts query.Options, docs 
 		// Slow path: one document.
 		res, e := exec(docs[i : i+1])
 		if e != nil {
-			return nil, "", 0, e
+			return nil, nil, 0, e
 		}
 		scanned++
 		k := skip
@@ -487,15 +502,14 @@ func runQueryPage(q *query.Query, params query.Params, opts query.Options, docs 
 	for j := i; j < len(docs) && !more; j++ {
 		res, e := exec(docs[j : j+1])
 		if e != nil {
-			return nil, "", 0, e
+			return nil, nil, 0, e
 		}
 		more = len(res) > 0
 	}
-	next := ""
 	if more {
-		next = encodeContinuation(state)
+		return page, &state, scanned, nil
 	}
-	return page, next, scanned, nil
+	return page, nil, scanned, nil
 }
 
 // prevSeq is the seq of the document before docs[i] (0 for the first).

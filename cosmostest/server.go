@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"testing"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
@@ -35,6 +34,10 @@ type Options struct {
 	// Region is the region name the account advertises. Defaults to
 	// "South Central US", as the emulator does.
 	Region string
+	// Addr is the TCP address to listen on. Defaults to "127.0.0.1:0" (a
+	// free loopback port); a fixed port lets other processes share the
+	// server (see cmd/cosmostest).
+	Addr string
 	// ConsistencyLevel is the account's default consistency level:
 	// "Strong", "BoundedStaleness", "Session", "ConsistentPrefix" or
 	// "Eventual". Requests may ask for a weaker level only (400 otherwise,
@@ -47,6 +50,11 @@ type Options struct {
 	// lagging replica of the service would serve it. Writes and their ETag
 	// checks always see the latest version.
 	Lag *LagOptions
+	// PartitionKeyRanges is how many physical partitions (partition key
+	// ranges) every container has; cross-partition queries are served one
+	// range per page, with empty pages for empty ranges, as the gateway
+	// does (ranges.go). Defaults to 1; at most 256.
+	PartitionKeyRanges int
 }
 
 // consistencyStrength orders the consistency levels, strongest first.
@@ -65,6 +73,7 @@ type Server struct {
 	st       *store
 	clock    atomic.Pointer[func() time.Time]
 
+	latency  atomic.Pointer[[2]time.Duration] // added latency: min, max (latency.go)
 	faultsMu sync.Mutex
 	faults   []*faultEntry
 	faultSeq uint64
@@ -82,7 +91,8 @@ type Server struct {
 	done      chan struct{} // closed by Close; ends fault delays
 }
 
-// NewServer starts a server listening on 127.0.0.1 on a free port.
+// NewServer starts a server listening on Options.Addr (by default 127.0.0.1
+// on a free port).
 func NewServer(opts *Options) (*Server, error) {
 	var o Options
 	if opts != nil {
@@ -100,6 +110,12 @@ func NewServer(opts *Options) (*Server, error) {
 	if consistencyStrength[o.ConsistencyLevel] == 0 {
 		return nil, fmt.Errorf("cosmostest: unknown consistency level %q", o.ConsistencyLevel)
 	}
+	if o.PartitionKeyRanges == 0 {
+		o.PartitionKeyRanges = 1
+	}
+	if o.PartitionKeyRanges < 1 || o.PartitionKeyRanges > 256 {
+		return nil, fmt.Errorf("cosmostest: PartitionKeyRanges %d is outside 1..256", o.PartitionKeyRanges)
+	}
 	switch o.Auth {
 	case AuthKey, AuthToken, AuthKeyOrToken:
 	default:
@@ -109,7 +125,10 @@ func NewServer(opts *Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cosmostest: key is not base64: %w", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if o.Addr == "" {
+		o.Addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("cosmostest: listen: %w", err)
 	}
@@ -124,21 +143,10 @@ func NewServer(opts *Options) (*Server, error) {
 		lag:      newLagState(o.Lag),
 	}
 	s.st = newStore(func() int64 { return s.Now().Unix() })
+	s.st.ranges = o.PartitionKeyRanges
 	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 30 * time.Second}
 	go func() { _ = s.srv.Serve(ln) }()
 	return s, nil
-}
-
-// NewTestServer starts a server for the test tb, failing it if the server
-// cannot start, and closes the server when the test ends.
-func NewTestServer(tb testing.TB, opts *Options) *Server {
-	tb.Helper()
-	s, err := NewServer(opts)
-	if err != nil {
-		tb.Fatalf("cosmostest: %v", err)
-	}
-	tb.Cleanup(s.Close)
-	return s
 }
 
 // Endpoint returns the account endpoint, "http://127.0.0.1:<port>/".
@@ -253,6 +261,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.countRequest(req.op)
 	var resp *response
 	drop := DropNone
+	if !s.sleepLatency(r) {
+		hijackClose(w)
+		return
+	}
+	var applied *Fault // a fault answered after the request is applied
 	if f := s.takeFault(req.op, r); f != nil {
 		if f.Delay > 0 {
 			t := time.NewTimer(f.Delay)
@@ -272,6 +285,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.logf("%s %s (%s) -> dropped before apply", r.Method, r.URL.Path, req.op)
 			hijackClose(w)
 			return
+		case f.Status != 0 && f.ApplyFirst:
+			applied = f
 		case f.Status != 0:
 			resp = s.errorResponse(req, faultResponse(f))
 		default:
@@ -280,6 +295,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if resp == nil {
 		resp = s.handle(req, perr)
+	}
+	if applied != nil {
+		s.logf("%s %s (%s) -> %d, answered %d after apply", r.Method, r.URL.Path, req.op, resp.status, applied.Status)
+		resp = s.errorResponse(req, faultResponse(applied))
 	}
 	if drop == DropAfterApply {
 		s.logf("%s %s (%s) -> %d, dropped after apply", r.Method, r.URL.Path, req.op, resp.status)

@@ -39,6 +39,7 @@ type store struct {
 	dbSeq   uint32
 	etagSeq uint64
 	now     func() int64 // server clock, Unix seconds
+	ranges  int          // partition key ranges per container (ranges.go)
 }
 
 type database struct {

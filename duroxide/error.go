@@ -13,7 +13,12 @@ type ProviderError struct {
 	Operation string
 	Message   string
 	Retryable bool
-	Err       error // optional cause, reachable through errors.Unwrap
+	// Kind is the sentinel (ErrInstanceNotFound, ErrLockLost, ...) that
+	// errors.Is matches, or nil when no sentinel describes the failure.
+	// Callers test kinds instead of matching message text, which stays
+	// Rust's wording for traceability.
+	Kind error
+	Err  error // optional cause, reachable through errors.Unwrap
 }
 
 // Error formats as "operation: message", like Rust duroxide.
@@ -27,8 +32,9 @@ func (e *ProviderError) Error() string {
 // Unwrap returns the cause.
 func (e *ProviderError) Unwrap() error { return e.Err }
 
-// Is reports whether target is ErrRetryable or ErrPermanent and matches the
-// retryability of e, so callers can write errors.Is(err, duroxide.ErrPermanent).
+// Is reports whether target is e's Kind, or ErrRetryable or ErrPermanent
+// matching the retryability of e, so callers can write
+// errors.Is(err, duroxide.ErrLockLost) or errors.Is(err, duroxide.ErrPermanent).
 func (e *ProviderError) Is(target error) bool {
 	switch target {
 	case ErrRetryable:
@@ -36,7 +42,7 @@ func (e *ProviderError) Is(target error) bool {
 	case ErrPermanent:
 		return !e.Retryable
 	}
-	return false
+	return e.Kind != nil && target == e.Kind
 }
 
 // ErrRetryable and ErrPermanent are sentinels matched by errors.Is against
@@ -45,6 +51,31 @@ var (
 	ErrRetryable = errors.New("duroxide: retryable provider error")
 	ErrPermanent = errors.New("duroxide: permanent provider error")
 )
+
+// Sentinels for the failures callers act on, matched with errors.Is against
+// any error a Provider returns. Each is permanent: retrying the same call
+// cannot succeed.
+var (
+	// ErrInstanceNotFound: the instance (or the execution asked for) does
+	// not exist, or was deleted.
+	ErrInstanceNotFound = errors.New("duroxide: instance not found")
+	// ErrLockLost: the lock token is malformed, unknown, expired, or was
+	// taken over by another dispatcher; the work it covered is someone
+	// else's now and must not be acknowledged.
+	ErrLockLost = errors.New("duroxide: lock lost or invalid lock token")
+	// ErrDuplicateEvent: an event id already exists in the execution's
+	// history; appending it again would fork the history.
+	ErrDuplicateEvent = errors.New("duroxide: duplicate history event")
+	// ErrInvalidInput: an argument the contract forbids (a nil work item,
+	// an id the store cannot hold, a commit for another instance).
+	ErrInvalidInput = errors.New("duroxide: invalid input")
+)
+
+// Kinded returns a permanent ProviderError of the given kind (one of the
+// sentinels above).
+func Kinded(kind error, op, format string, args ...any) *ProviderError {
+	return &ProviderError{Operation: op, Message: fmt.Sprintf(format, args...), Kind: kind}
+}
 
 // Retryable returns a retryable ProviderError.
 func Retryable(op, format string, args ...any) *ProviderError {
@@ -67,7 +98,7 @@ func Wrap(op string, err error) error {
 	}
 	var pe *ProviderError
 	if errors.As(err, &pe) {
-		return &ProviderError{Operation: op, Message: pe.Message, Retryable: pe.Retryable, Err: err}
+		return &ProviderError{Operation: op, Message: pe.Message, Retryable: pe.Retryable, Kind: pe.Kind, Err: err}
 	}
 	retryable := true
 	var c classifier

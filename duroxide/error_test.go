@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestProviderErrorClassification(t *testing.T) {
@@ -86,4 +88,21 @@ func TestToInfrastructure(t *testing.T) {
 	if err != nil || string(data) != `{"Infrastructure":{"operation":"ack_orchestration_item","message":"db busy","retryable":true}}` {
 		t.Errorf("got %s %v", data, err)
 	}
+}
+
+func TestKindedErrorsMatchTheirSentinelThroughWrapping(t *testing.T) {
+	for _, kind := range []error{ErrInstanceNotFound, ErrLockLost, ErrDuplicateEvent, ErrInvalidInput} {
+		err := Kinded(kind, "ack_orchestration_item", "boom %d", 1)
+		require.ErrorIs(t, err, kind)
+		require.ErrorIs(t, err, ErrPermanent)
+		require.Equal(t, "ack_orchestration_item: boom 1", err.Error(), "the message keeps the Rust operation name")
+		wrapped := Wrap("outer", fmt.Errorf("context: %w", err))
+		require.ErrorIs(t, wrapped, kind, "Wrap keeps the kind")
+		for _, other := range []error{ErrInstanceNotFound, ErrLockLost, ErrDuplicateEvent, ErrInvalidInput} {
+			if other != kind {
+				require.NotErrorIs(t, wrapped, other)
+			}
+		}
+	}
+	require.NotErrorIs(t, Permanent("op", "x"), ErrLockLost, "an unkinded error matches no sentinel")
 }

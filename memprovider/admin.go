@@ -38,7 +38,7 @@ func (a *admin) lock(ctx context.Context, op string) (unlock func(), err error) 
 func admMs(t time.Time) uint64 { return uint64(t.UnixMilli()) }
 
 func admNotFound(op, instance string) error {
-	return duroxide.Permanent(op, "instance %s not found", instance)
+	return duroxide.Kinded(duroxide.ErrInstanceNotFound, op, "instance %s not found", instance)
 }
 
 // sortedInstances returns the instances ordered by creation time (then
@@ -223,7 +223,7 @@ func (a *admin) GetExecutionInfo(ctx context.Context, instance string, execution
 		ex = s.executions[executionID]
 	}
 	if ex == nil {
-		return nil, duroxide.Permanent("get_execution_info", "execution %d not found for instance %s", executionID, instance)
+		return nil, duroxide.Kinded(duroxide.ErrInstanceNotFound, "get_execution_info", "execution %d not found for instance %s", executionID, instance)
 	}
 	info := &duroxide.ExecutionInfo{
 		ExecutionID: ex.id,

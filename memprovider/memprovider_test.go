@@ -2,6 +2,7 @@ package memprovider_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -72,4 +73,53 @@ func TestClockOption(t *testing.T) {
 	require.NotNil(t, again)
 	require.Equal(t, uint32(2), again.AttemptCount)
 	require.Error(t, p.AckWorkItem(ctx, w.LockToken, nil), "the stale token lost the item")
+}
+
+// firstFetchSlow delays a provider's first orchestration fetch before it
+// reaches the provider, as CPU starvation on a loaded machine delays one
+// goroutine among several started together.
+type firstFetchSlow struct {
+	*memprovider.Provider
+	delay    time.Duration
+	once     *sync.Once
+	workOnce *sync.Once
+}
+
+// FetchWorkItem returns late the first time: the lock is taken, then the
+// caller is descheduled before it sees the item.
+func (s firstFetchSlow) FetchWorkItem(ctx context.Context, lock, poll time.Duration, session *duroxide.SessionFetchConfig, tags duroxide.TagFilter) (*duroxide.LockedWorkItem, error) {
+	w, err := s.Provider.FetchWorkItem(ctx, lock, poll, session, tags)
+	if w != nil {
+		s.workOnce.Do(func() { time.Sleep(s.delay * 2) })
+	}
+	return w, err
+}
+
+func (s firstFetchSlow) FetchOrchestrationItem(ctx context.Context, lock, poll time.Duration, f *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
+	s.once.Do(func() { time.Sleep(s.delay) })
+	return s.Provider.FetchOrchestrationItem(ctx, lock, poll, f)
+}
+
+// slowFactory builds firstFetchSlow providers.
+type slowFactory struct{ factory }
+
+func (slowFactory) NewProvider(*testing.T) duroxide.Provider {
+	return firstFetchSlow{Provider: memprovider.New(), delay: 300 * time.Millisecond, once: &sync.Once{}, workOnce: &sync.Once{}}
+}
+
+func (slowFactory) CorruptInstanceHistory(t *testing.T, p duroxide.Provider, instance string) {
+	p.(firstFetchSlow).CorruptHistory(instance)
+}
+
+func (slowFactory) MaxAttemptCount(t *testing.T, p duroxide.Provider, instance string) uint32 {
+	return p.(firstFetchSlow).MaxAttemptCount(instance)
+}
+
+// TestProviderValidationSlowFirstFetch runs the lock and session
+// behaviours with the first fetch of each provider delayed (before an
+// orchestration fetch, after a work-item fetch took its lock): timing-sensitive tests must wait
+// from the event they depend on (the fetch that took the lock), not from
+// a common start.
+func TestProviderValidationSlowFirstFetch(t *testing.T) {
+	providertest.RunModules(t, slowFactory{}, "instance_locking", "lock_expiration", "sessions")
 }

@@ -215,10 +215,10 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 	// nothing and keeps the lock.
 	instance, lock := p.lockedInstance(lockToken)
 	if lock == nil {
-		return duroxide.Permanent(op, "Invalid lock token: %q is not held", lockToken)
+		return duroxide.Kinded(duroxide.ErrLockLost, op, "Invalid lock token: %q is not held", lockToken)
 	}
 	if !lock.lockedUntil.After(now) {
-		return duroxide.Permanent(op, "Invalid lock token: the lock on %s expired", instance)
+		return duroxide.Kinded(duroxide.ErrLockLost, op, "Invalid lock token: the lock on %s expired", instance)
 	}
 	seen := map[uint64]bool{}
 	for _, r := range p.history[instance][commit.ExecutionID] {
@@ -226,7 +226,7 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 	}
 	for _, e := range commit.HistoryDelta {
 		if seen[e.EventID] {
-			return duroxide.Permanent(op, "duplicate event_id %d for %s execution %d", e.EventID, instance, commit.ExecutionID)
+			return duroxide.Kinded(duroxide.ErrDuplicateEvent, op, "duplicate event_id %d for %s execution %d", e.EventID, instance, commit.ExecutionID)
 		}
 		seen[e.EventID] = true
 	}
@@ -432,7 +432,7 @@ func (p *Provider) AbandonOrchestrationItem(ctx context.Context, lockToken strin
 	now := p.now()
 	instance, lock := p.lockedInstance(lockToken)
 	if lock == nil {
-		return duroxide.Permanent(op, "Invalid lock token: %q is not held", lockToken)
+		return duroxide.Kinded(duroxide.ErrLockLost, op, "Invalid lock token: %q is not held", lockToken)
 	}
 	delete(p.instanceLocks, instance)
 	for _, m := range p.orchQueue {
@@ -462,10 +462,10 @@ func (p *Provider) RenewOrchestrationItemLock(ctx context.Context, lockToken str
 	now := p.now()
 	_, lock := p.lockedInstance(lockToken)
 	if lock == nil {
-		return duroxide.Permanent(op, "Invalid lock token: %q is not held", lockToken)
+		return duroxide.Kinded(duroxide.ErrLockLost, op, "Invalid lock token: %q is not held", lockToken)
 	}
 	if !lock.lockedUntil.After(now) {
-		return duroxide.Permanent(op, "lock expired")
+		return duroxide.Kinded(duroxide.ErrLockLost, op, "lock expired")
 	}
 	lock.lockedUntil = now.Add(extendFor)
 	for _, m := range p.orchQueue {
@@ -483,8 +483,11 @@ func (p *Provider) EnqueueForOrchestrator(ctx context.Context, item duroxide.Wor
 	if err := ctx.Err(); err != nil {
 		return duroxide.Wrap(op, err)
 	}
-	if item == nil || item.Queue() != duroxide.OrchestratorQueue {
-		return duroxide.Permanent(op, "work item %T does not belong on the orchestrator queue", item)
+	if item == nil {
+		return duroxide.Kinded(duroxide.ErrInvalidInput, op, "the work item is nil")
+	}
+	if item.Queue() != duroxide.OrchestratorQueue {
+		return duroxide.Kinded(duroxide.ErrInvalidInput, op, "work item %T does not belong on the orchestrator queue", item)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

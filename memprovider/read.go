@@ -66,7 +66,7 @@ func (p *Provider) AppendWithExecution(ctx context.Context, instance string, exe
 	}
 	for _, e := range events {
 		if seen[e.EventID] {
-			return duroxide.Permanent(op, "duplicate event_id %d for %s execution %d", e.EventID, instance, executionID)
+			return duroxide.Kinded(duroxide.ErrDuplicateEvent, op, "duplicate event_id %d for %s execution %d", e.EventID, instance, executionID)
 		}
 		seen[e.EventID] = true
 	}

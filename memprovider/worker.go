@@ -16,7 +16,7 @@ func (p *Provider) EnqueueForWorker(ctx context.Context, item duroxide.WorkItem)
 	}
 	a, ok := item.(duroxide.ActivityExecuteItem)
 	if !ok {
-		return duroxide.Permanent(op, "work item %T does not belong on the worker queue", item)
+		return duroxide.Kinded(duroxide.ErrInvalidInput, op, "work item %T does not belong on the worker queue", item)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -102,7 +102,7 @@ func (p *Provider) AckWorkItem(ctx context.Context, lockToken string, completion
 	now := p.now()
 	m := p.workByToken(lockToken)
 	if m == nil || !m.lockedUntil.After(now) {
-		return duroxide.Permanent(op, "lock token not found: the activity was cancelled or its lock expired")
+		return duroxide.Kinded(duroxide.ErrLockLost, op, "lock token not found: the activity was cancelled or its lock expired")
 	}
 	p.workQueue = slices.DeleteFunc(p.workQueue, func(w *workMessage) bool { return w == m })
 	if completion != nil {
@@ -123,7 +123,7 @@ func (p *Provider) AbandonWorkItem(ctx context.Context, lockToken string, delay 
 	defer p.mu.Unlock()
 	m := p.workByToken(lockToken)
 	if m == nil {
-		return duroxide.Permanent(op, "Invalid lock token: %q is not held", lockToken)
+		return duroxide.Kinded(duroxide.ErrLockLost, op, "Invalid lock token: %q is not held", lockToken)
 	}
 	m.lockToken, m.lockedUntil = "", time.Time{}
 	m.visibleAt = p.now().Add(max(delay, 0))
@@ -145,7 +145,7 @@ func (p *Provider) RenewWorkItemLock(ctx context.Context, lockToken string, exte
 	now := p.now()
 	m := p.workByToken(lockToken)
 	if m == nil || !m.lockedUntil.After(now) {
-		return duroxide.Permanent(op, "lock not found or expired: the activity was cancelled")
+		return duroxide.Kinded(duroxide.ErrLockLost, op, "lock not found or expired: the activity was cancelled")
 	}
 	m.lockedUntil = now.Add(extendFor)
 	p.touchSession(m, now)

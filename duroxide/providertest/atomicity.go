@@ -11,13 +11,11 @@ import (
 )
 
 // atomicity.rs: an ack commits all of its parts or none of them.
-func init() {
-	register("atomicity",
-		Test{Name: "test_atomicity_failure_rollback", Func: testAtomicityFailureRollback},
-		Test{Name: "test_multi_operation_atomic_ack", Func: testMultiOperationAtomicAck},
-		Test{Name: "test_lock_released_only_on_successful_ack", Func: testLockReleasedOnlyOnSuccessfulAck},
-		Test{Name: "test_concurrent_ack_prevention", Func: testConcurrentAckPrevention},
-	)
+var atomicityTests = []Test{
+	{Name: "test_atomicity_failure_rollback", Func: testAtomicityFailureRollback},
+	{Name: "test_multi_operation_atomic_ack", Func: testMultiOperationAtomicAck},
+	{Name: "test_lock_released_only_on_successful_ack", Func: testLockReleasedOnlyOnSuccessfulAck},
+	{Name: "test_concurrent_ack_prevention", Func: testConcurrentAckPrevention},
 }
 
 func testAtomicityFailureRollback(t *testing.T, f Factory) {
@@ -39,7 +37,7 @@ func testAtomicityFailureRollback(t *testing.T, f Factory) {
 		OrchestratorItems: []duroxide.WorkItem{externalRaised("instance-A", "e", "d")},
 		Metadata:          statusMetadata(duroxide.StatusCompleted, "done"),
 	})
-	require.Error(t, err, "an ack with a duplicate event id must fail")
+	require.ErrorIs(t, err, duroxide.ErrDuplicateEvent, "an ack with a duplicate event id must fail")
 
 	require.Len(t, mustRead(t, p, "instance-A"), 1, "a failed ack must not append history")
 	requireNoWork(t, p, "a failed ack must not enqueue worker items")
@@ -100,7 +98,7 @@ func testLockReleasedOnlyOnSuccessfulAck(t *testing.T, f Factory) {
 		HistoryDelta: []duroxide.Event{startedEvent("instance-A", 1)},
 		Metadata:     runningMetadata(),
 	})
-	require.Error(t, err, "an ack with a bogus token must fail")
+	require.ErrorIs(t, err, duroxide.ErrLockLost, "an ack with a bogus token must fail")
 	requireNoFetch(t, p, "a failed ack must not release the lock")
 
 	sleep(t, lock+100*time.Millisecond)

@@ -15,13 +15,11 @@ import (
 // delete_instance_bulk deletes terminal root instances matching a filter
 // (criteria ANDed, limit applied last), cascading to their descendants.
 
-func init() {
-	register("bulk_deletion",
-		Test{Name: "test_delete_instance_bulk_filter_combinations", Func: testDeleteInstanceBulkFilterCombinations},
-		Test{Name: "test_delete_instance_bulk_safety_and_limits", Func: testDeleteInstanceBulkSafetyAndLimits},
-		Test{Name: "test_delete_instance_bulk_completed_before_filter", Func: testDeleteInstanceBulkCompletedBeforeFilter},
-		Test{Name: "test_delete_instance_bulk_cascades_to_children", Func: testDeleteInstanceBulkCascadesToChildren},
-	)
+var bulkDeletionTests = []Test{
+	{Name: "test_delete_instance_bulk_filter_combinations", Func: testDeleteInstanceBulkFilterCombinations},
+	{Name: "test_delete_instance_bulk_safety_and_limits", Func: testDeleteInstanceBulkSafetyAndLimits},
+	{Name: "test_delete_instance_bulk_completed_before_filter", Func: testDeleteInstanceBulkCompletedBeforeFilter},
+	{Name: "test_delete_instance_bulk_cascades_to_children", Func: testDeleteInstanceBulkCascadesToChildren},
 }
 
 // mustBulkDelete runs delete_instance_bulk and requires success.

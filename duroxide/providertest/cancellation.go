@@ -12,31 +12,29 @@ import (
 // cancellation.rs: providers never filter worker items by orchestration
 // state; activities are cancelled by deleting them from the worker queue
 // (lock stealing), which later acks and renewals observe as errors.
-func init() {
-	register("cancellation",
-		Test{Name: "test_fetch_returns_running_state_for_active_orchestration", Func: testFetchReturnsRunningState},
-		Test{Name: "test_fetch_returns_terminal_state_when_orchestration_completed", Func: func(t *testing.T, f Factory) {
-			testFetchReturnsTerminalState(t, f, duroxide.StatusCompleted)
-		}},
-		Test{Name: "test_fetch_returns_terminal_state_when_orchestration_failed", Func: func(t *testing.T, f Factory) {
-			testFetchReturnsTerminalState(t, f, duroxide.StatusFailed)
-		}},
-		Test{Name: "test_fetch_returns_terminal_state_when_orchestration_continued_as_new", Func: func(t *testing.T, f Factory) {
-			testFetchReturnsTerminalState(t, f, duroxide.StatusContinuedAsNew)
-		}},
-		Test{Name: "test_fetch_returns_missing_state_when_instance_deleted", Func: testFetchReturnsMissingState},
-		Test{Name: "test_renew_returns_running_when_orchestration_active", Func: testRenewReturnsRunning},
-		Test{Name: "test_renew_returns_terminal_when_orchestration_completed", Func: testRenewReturnsTerminal},
-		Test{Name: "test_renew_returns_missing_when_instance_deleted", Func: testRenewReturnsMissing},
-		Test{Name: "test_ack_work_item_none_deletes_without_enqueue", Func: testAckWorkItemNoneDeletesWithoutEnqueue},
-		Test{Name: "test_cancelled_activities_deleted_from_worker_queue", Func: testCancelledActivitiesDeleted},
-		Test{Name: "test_ack_work_item_fails_when_entry_deleted", Func: testAckWorkItemFailsWhenEntryDeleted},
-		Test{Name: "test_renew_fails_when_entry_deleted", Func: testRenewFailsWhenEntryDeleted},
-		Test{Name: "test_cancelling_nonexistent_activities_is_idempotent", Func: testCancellingNonexistentActivitiesIsIdempotent},
-		Test{Name: "test_batch_cancellation_deletes_multiple_activities", Func: testBatchCancellation},
-		Test{Name: "test_same_activity_in_worker_items_and_cancelled_is_noop", Func: testSameActivityInWorkerItemsAndCancelled},
-		Test{Name: "test_orphan_activity_after_instance_force_deletion", Func: testOrphanActivityAfterForceDeletion},
-	)
+var cancellationTests = []Test{
+	{Name: "test_fetch_returns_running_state_for_active_orchestration", Func: testFetchReturnsRunningState},
+	{Name: "test_fetch_returns_terminal_state_when_orchestration_completed", Func: func(t *testing.T, f Factory) {
+		testFetchReturnsTerminalState(t, f, duroxide.StatusCompleted)
+	}},
+	{Name: "test_fetch_returns_terminal_state_when_orchestration_failed", Func: func(t *testing.T, f Factory) {
+		testFetchReturnsTerminalState(t, f, duroxide.StatusFailed)
+	}},
+	{Name: "test_fetch_returns_terminal_state_when_orchestration_continued_as_new", Func: func(t *testing.T, f Factory) {
+		testFetchReturnsTerminalState(t, f, duroxide.StatusContinuedAsNew)
+	}},
+	{Name: "test_fetch_returns_missing_state_when_instance_deleted", Func: testFetchReturnsMissingState},
+	{Name: "test_renew_returns_running_when_orchestration_active", Func: testRenewReturnsRunning},
+	{Name: "test_renew_returns_terminal_when_orchestration_completed", Func: testRenewReturnsTerminal},
+	{Name: "test_renew_returns_missing_when_instance_deleted", Func: testRenewReturnsMissing},
+	{Name: "test_ack_work_item_none_deletes_without_enqueue", Func: testAckWorkItemNoneDeletesWithoutEnqueue},
+	{Name: "test_cancelled_activities_deleted_from_worker_queue", Func: testCancelledActivitiesDeleted},
+	{Name: "test_ack_work_item_fails_when_entry_deleted", Func: testAckWorkItemFailsWhenEntryDeleted},
+	{Name: "test_renew_fails_when_entry_deleted", Func: testRenewFailsWhenEntryDeleted},
+	{Name: "test_cancelling_nonexistent_activities_is_idempotent", Func: testCancellingNonexistentActivitiesIsIdempotent},
+	{Name: "test_batch_cancellation_deletes_multiple_activities", Func: testBatchCancellation},
+	{Name: "test_same_activity_in_worker_items_and_cancelled_is_noop", Func: testSameActivityInWorkerItemsAndCancelled},
+	{Name: "test_orphan_activity_after_instance_force_deletion", Func: testOrphanActivityAfterForceDeletion},
 }
 
 func testFetchReturnsRunningState(t *testing.T, f Factory) {
@@ -163,7 +161,7 @@ func testRenewFailsWhenEntryDeleted(t *testing.T, f Factory) {
 	createInstanceWithActivities(t, p, "inst", activityExecute("inst", 1, 2, "Act", "in"))
 	w := mustFetchWork(t, p, testLock)
 	require.NoError(t, p.AckWorkItem(t.Context(), w.LockToken, nil))
-	require.Error(t, p.RenewWorkItemLock(t.Context(), w.LockToken, 30*time.Second))
+	require.ErrorIs(t, p.RenewWorkItemLock(t.Context(), w.LockToken, 30*time.Second), duroxide.ErrLockLost)
 }
 
 func testCancellingNonexistentActivitiesIsIdempotent(t *testing.T, f Factory) {
@@ -229,7 +227,7 @@ func testOrphanActivityAfterForceDeletion(t *testing.T, f Factory) {
 	_, err := admin.DeleteInstance(ctx, "inst", true)
 	require.NoError(t, err, "force delete of a running instance")
 	_, err = admin.GetInstanceInfo(ctx, "inst")
-	require.Error(t, err, "the instance is gone")
+	require.ErrorIs(t, err, duroxide.ErrInstanceNotFound, "the instance is gone")
 
 	// The provider may or may not have removed the queued activity; if it
 	// is still delivered, completing it must not fail.

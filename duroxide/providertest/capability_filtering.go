@@ -18,29 +18,27 @@ import (
 // history (filter applied before decoding; history_error instead of Err).
 // Five tests use the factory's CorruptInstanceHistory/MaxAttemptCount.
 
-func init() {
-	register("capability_filtering",
-		Test{Name: "test_fetch_with_filter_none_returns_any_item", Func: testFetchWithFilterNoneReturnsAnyItem},
-		Test{Name: "test_fetch_with_compatible_filter_returns_item", Func: testFetchWithCompatibleFilterReturnsItem},
-		Test{Name: "test_fetch_with_incompatible_filter_skips_item", Func: testFetchWithIncompatibleFilterSkipsItem},
-		Test{Name: "test_fetch_filter_skips_incompatible_selects_compatible", Func: testFetchFilterSkipsIncompatibleSelectsCompatible},
-		Test{Name: "test_fetch_filter_does_not_lock_skipped_instances", Func: testFetchFilterDoesNotLockSkippedInstances},
-		Test{Name: "test_fetch_filter_null_pinned_version_always_compatible", Func: testFetchFilterNullPinnedVersionAlwaysCompatible},
-		Test{Name: "test_fetch_filter_boundary_versions", Func: testFetchFilterBoundaryVersions},
-		Test{Name: "test_pinned_version_stored_via_ack_metadata", Func: testPinnedVersionStoredViaAckMetadata},
-		Test{Name: "test_pinned_version_immutable_across_ack_cycles", Func: testPinnedVersionImmutableAcrossAckCycles},
-		Test{Name: "test_continue_as_new_execution_gets_own_pinned_version", Func: testContinueAsNewExecutionGetsOwnPinnedVersion},
-		Test{Name: "test_filter_with_empty_supported_versions_returns_nothing", Func: testFilterWithEmptySupportedVersionsReturnsNothing},
-		Test{Name: "test_concurrent_filtered_fetch_no_double_lock", Func: testConcurrentFilteredFetchNoDoubleLock},
-		Test{Name: "test_ack_stores_pinned_version_via_metadata_update", Func: testAckStoresPinnedVersionViaMetadataUpdate},
-		Test{Name: "test_provider_updates_pinned_version_when_told", Func: testProviderUpdatesPinnedVersionWhenTold},
-		Test{Name: "test_fetch_corrupted_history_filtered_vs_unfiltered", Func: testFetchCorruptedHistoryFilteredVsUnfiltered},
-		Test{Name: "test_fetch_deserialization_error_increments_attempt_count", Func: testFetchDeserializationErrorIncrementsAttemptCount},
-		Test{Name: "test_fetch_deserialization_error_eventually_reaches_poison", Func: testFetchDeserializationErrorEventuallyReachesPoison},
-		Test{Name: "test_fetch_filter_applied_before_history_deserialization", Func: testFetchFilterAppliedBeforeHistoryDeserialization},
-		Test{Name: "test_fetch_single_range_only_uses_first_range", Func: testFetchSingleRangeOnlyUsesFirstRange},
-		Test{Name: "test_ack_appends_event_to_corrupted_history", Func: testAckAppendsEventToCorruptedHistory},
-	)
+var capabilityFilteringTests = []Test{
+	{Name: "test_fetch_with_filter_none_returns_any_item", Func: testFetchWithFilterNoneReturnsAnyItem},
+	{Name: "test_fetch_with_compatible_filter_returns_item", Func: testFetchWithCompatibleFilterReturnsItem},
+	{Name: "test_fetch_with_incompatible_filter_skips_item", Func: testFetchWithIncompatibleFilterSkipsItem},
+	{Name: "test_fetch_filter_skips_incompatible_selects_compatible", Func: testFetchFilterSkipsIncompatibleSelectsCompatible},
+	{Name: "test_fetch_filter_does_not_lock_skipped_instances", Func: testFetchFilterDoesNotLockSkippedInstances},
+	{Name: "test_fetch_filter_null_pinned_version_always_compatible", Func: testFetchFilterNullPinnedVersionAlwaysCompatible},
+	{Name: "test_fetch_filter_boundary_versions", Func: testFetchFilterBoundaryVersions},
+	{Name: "test_pinned_version_stored_via_ack_metadata", Func: testPinnedVersionStoredViaAckMetadata},
+	{Name: "test_pinned_version_immutable_across_ack_cycles", Func: testPinnedVersionImmutableAcrossAckCycles},
+	{Name: "test_continue_as_new_execution_gets_own_pinned_version", Func: testContinueAsNewExecutionGetsOwnPinnedVersion},
+	{Name: "test_filter_with_empty_supported_versions_returns_nothing", Func: testFilterWithEmptySupportedVersionsReturnsNothing},
+	{Name: "test_concurrent_filtered_fetch_no_double_lock", Func: testConcurrentFilteredFetchNoDoubleLock},
+	{Name: "test_ack_stores_pinned_version_via_metadata_update", Func: testAckStoresPinnedVersionViaMetadataUpdate},
+	{Name: "test_provider_updates_pinned_version_when_told", Func: testProviderUpdatesPinnedVersionWhenTold},
+	{Name: "test_fetch_corrupted_history_filtered_vs_unfiltered", Func: testFetchCorruptedHistoryFilteredVsUnfiltered},
+	{Name: "test_fetch_deserialization_error_increments_attempt_count", Func: testFetchDeserializationErrorIncrementsAttemptCount},
+	{Name: "test_fetch_deserialization_error_eventually_reaches_poison", Func: testFetchDeserializationErrorEventuallyReachesPoison},
+	{Name: "test_fetch_filter_applied_before_history_deserialization", Func: testFetchFilterAppliedBeforeHistoryDeserialization},
+	{Name: "test_fetch_single_range_only_uses_first_range", Func: testFetchSingleRangeOnlyUsesFirstRange},
+	{Name: "test_ack_appends_event_to_corrupted_history", Func: testAckAppendsEventToCorruptedHistory},
 }
 
 // capLock is the module's hard-coded lock (Rust LOCK_TIMEOUT).

@@ -13,16 +13,14 @@ import (
 // The status is set through CustomStatusUpdated events in history_delta;
 // a "poke" (ExternalRaised) gives the instance another turn.
 
-func init() {
-	register("custom_status",
-		Test{Name: "test_custom_status_set", Func: testCustomStatusSet},
-		Test{Name: "test_custom_status_clear", Func: testCustomStatusClear},
-		Test{Name: "test_custom_status_none_preserves", Func: testCustomStatusNonePreserves},
-		Test{Name: "test_custom_status_version_increments", Func: testCustomStatusVersionIncrements},
-		Test{Name: "test_custom_status_polling_no_change", Func: testCustomStatusPollingNoChange},
-		Test{Name: "test_custom_status_nonexistent_instance", Func: testCustomStatusNonexistentInstance},
-		Test{Name: "test_custom_status_default_on_new_instance", Func: testCustomStatusDefaultOnNewInstance},
-	)
+var customStatusTests = []Test{
+	{Name: "test_custom_status_set", Func: testCustomStatusSet},
+	{Name: "test_custom_status_clear", Func: testCustomStatusClear},
+	{Name: "test_custom_status_none_preserves", Func: testCustomStatusNonePreserves},
+	{Name: "test_custom_status_version_increments", Func: testCustomStatusVersionIncrements},
+	{Name: "test_custom_status_polling_no_change", Func: testCustomStatusPollingNoChange},
+	{Name: "test_custom_status_nonexistent_instance", Func: testCustomStatusNonexistentInstance},
+	{Name: "test_custom_status_default_on_new_instance", Func: testCustomStatusDefaultOnNewInstance},
 }
 
 // mustCustomStatus reads the custom status and requires a value.

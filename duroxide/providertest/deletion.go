@@ -14,22 +14,20 @@ import (
 // delete_instance (terminal, force, cascade, zombie prevention), the
 // hierarchy primitives and delete_instances_atomic.
 
-func init() {
-	register("deletion",
-		Test{Name: "test_delete_terminal_instances", Func: testDeleteTerminalInstances},
-		Test{Name: "test_delete_running_rejected_force_succeeds", Func: testDeleteRunningRejectedForceSucceeds},
-		Test{Name: "test_delete_nonexistent_instance", Func: testDeleteNonexistentInstance},
-		Test{Name: "test_delete_cleans_queues_and_locks", Func: testDeleteCleansQueuesAndLocks},
-		Test{Name: "test_cascade_delete_hierarchy", Func: testCascadeDeleteHierarchy},
-		Test{Name: "test_force_delete_prevents_ack_recreation", Func: testForceDeletePreventsAckRecreation},
-		Test{Name: "test_list_children", Func: testListChildren},
-		Test{Name: "test_delete_get_parent_id", Func: testDeleteGetParentID},
-		Test{Name: "test_delete_get_instance_tree", Func: testDeleteGetInstanceTree},
-		Test{Name: "test_delete_instances_atomic", Func: testDeleteInstancesAtomic},
-		Test{Name: "test_delete_instances_atomic_force", Func: testDeleteInstancesAtomicForce},
-		Test{Name: "test_delete_instances_atomic_orphan_detection", Func: testDeleteInstancesAtomicOrphanDetection},
-		Test{Name: "test_stale_activity_after_delete_recreate", Func: testStaleActivityAfterDeleteRecreate},
-	)
+var deletionTests = []Test{
+	{Name: "test_delete_terminal_instances", Func: testDeleteTerminalInstances},
+	{Name: "test_delete_running_rejected_force_succeeds", Func: testDeleteRunningRejectedForceSucceeds},
+	{Name: "test_delete_nonexistent_instance", Func: testDeleteNonexistentInstance},
+	{Name: "test_delete_cleans_queues_and_locks", Func: testDeleteCleansQueuesAndLocks},
+	{Name: "test_cascade_delete_hierarchy", Func: testCascadeDeleteHierarchy},
+	{Name: "test_force_delete_prevents_ack_recreation", Func: testForceDeletePreventsAckRecreation},
+	{Name: "test_list_children", Func: testListChildren},
+	{Name: "test_delete_get_parent_id", Func: testDeleteGetParentID},
+	{Name: "test_delete_get_instance_tree", Func: testDeleteGetInstanceTree},
+	{Name: "test_delete_instances_atomic", Func: testDeleteInstancesAtomic},
+	{Name: "test_delete_instances_atomic_force", Func: testDeleteInstancesAtomicForce},
+	{Name: "test_delete_instances_atomic_orphan_detection", Func: testDeleteInstancesAtomicOrphanDetection},
+	{Name: "test_stale_activity_after_delete_recreate", Func: testStaleActivityAfterDeleteRecreate},
 }
 
 // delTerminal creates an instance whose first turn is acked with status
@@ -218,7 +216,7 @@ func testForceDeletePreventsAckRecreation(t *testing.T, f Factory) {
 		ExecutionID:  1,
 		HistoryDelta: []duroxide.Event{event(id, 1, 2, duroxide.ExternalEvent{Name: "test-event", Data: "{}"})},
 	})
-	require.Error(t, err, "the ack must fail after a force delete, or it would recreate a zombie instance")
+	require.ErrorIs(t, err, duroxide.ErrLockLost, "the ack must fail after a force delete, or it would recreate a zombie instance")
 	admRequireGone(t, a, id, "the instance must not be recreated after a force delete")
 }
 
@@ -269,7 +267,7 @@ func testDeleteGetParentID(t *testing.T, f Factory) {
 	assert.Equal(t, root, parent)
 
 	_, _, err = a.GetParentID(ctx, "non-existent")
-	require.Error(t, err, "get_parent_id of an unknown instance must fail")
+	require.ErrorIs(t, err, duroxide.ErrInstanceNotFound, "get_parent_id of an unknown instance must fail")
 
 	_, err = a.DeleteInstance(ctx, root, true)
 	require.NoError(t, err, "cleanup delete")
@@ -398,7 +396,7 @@ func testStaleActivityAfterDeleteRecreate(t *testing.T, f Factory) {
 	assert.Equal(t, testOrchName, info.OrchestrationName)
 
 	err = p.AckWorkItem(ctx, oldWork.LockToken, activityCompleted(id, 1, 2, "stale-result-from-old-instance"))
-	require.Error(t, err, "a stale activity's ack must fail, or it would corrupt the recreated instance")
+	require.ErrorIs(t, err, duroxide.ErrLockLost, "a stale activity's ack must fail, or it would corrupt the recreated instance")
 
 	enqueueOrch(t, p, externalRaised(id, "probe-event", "{}"))
 	probe := mustFetchInstance(t, p, testLock, id)

@@ -67,8 +67,9 @@ modules also need Provider.Admin to return a ProviderAdmin.
 A factory whose providers block for pollTimeout when there is no work
 implements LongPoller. Then the two long-poll-only behaviours run and the
 two short-poll ones do not; otherwise it is the other way round. A
-behaviour that does not apply is not registered at all rather than
-skipped. No other behaviour is ever skipped: a provider that lacks a
+behaviour that does not apply is not run, as Rust does not register it,
+and the module's test log names it with the reason ("left out ...").
+No other behaviour is ever skipped: a provider that lacks a
 feature fails the tests for it.
 
 # Names
@@ -89,8 +90,8 @@ long_polling 5, management 13, multi_execution 5, poison_message 9, prune
 
 # Writing modules
 
-Each module is one file that registers its table of Tests from init (see
-register). Tests call t.Parallel, build their own provider with
+Each module is one file holding its table of Tests in Rust source order;
+modules.go lists the modules in one ordered table. Tests call t.Parallel, build their own provider with
 newProvider, and use the shared helpers in helpers.go (startItem,
 createInstance, mustFetch, mustAck, ...), which mirror the helpers of
 Rust's provider_validation/mod.rs: fetches use a 30s lock and pollTimeout 0

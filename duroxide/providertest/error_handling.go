@@ -12,16 +12,14 @@ import (
 
 // error_handling.rs: invalid input and corrupted storage are reported as
 // errors, never silently accepted or swallowed.
-func init() {
-	register("error_handling",
-		Test{Name: "test_invalid_lock_token_on_ack", Func: testInvalidLockTokenOnAck},
-		Test{Name: "test_duplicate_event_id_rejection", Func: testDuplicateEventIDRejection},
-		Test{Name: "test_missing_instance_metadata", Func: testMissingInstanceMetadata},
-		Test{Name: "test_corrupted_serialization_data", Func: testCorruptedSerializationData},
-		Test{Name: "test_lock_expiration_during_ack", Func: testLockExpirationDuringAck},
-		Test{Name: "test_read_corrupted_history_returns_error", Func: testReadCorruptedHistoryReturnsError},
-		Test{Name: "test_read_with_execution_corrupted_history_returns_error", Func: testReadWithExecutionCorruptedHistoryReturnsError},
-	)
+var errorHandlingTests = []Test{
+	{Name: "test_invalid_lock_token_on_ack", Func: testInvalidLockTokenOnAck},
+	{Name: "test_duplicate_event_id_rejection", Func: testDuplicateEventIDRejection},
+	{Name: "test_missing_instance_metadata", Func: testMissingInstanceMetadata},
+	{Name: "test_corrupted_serialization_data", Func: testCorruptedSerializationData},
+	{Name: "test_lock_expiration_during_ack", Func: testLockExpirationDuringAck},
+	{Name: "test_read_corrupted_history_returns_error", Func: testReadCorruptedHistoryReturnsError},
+	{Name: "test_read_with_execution_corrupted_history_returns_error", Func: testReadWithExecutionCorruptedHistoryReturnsError},
 }
 
 func testInvalidLockTokenOnAck(t *testing.T, f Factory) {
@@ -35,7 +33,7 @@ func testInvalidLockTokenOnAck(t *testing.T, f Factory) {
 		HistoryDelta: []duroxide.Event{startedEvent("instance-A", 1)},
 		Metadata:     runningMetadata(),
 	})
-	require.Error(t, err)
+	require.ErrorIs(t, err, duroxide.ErrLockLost)
 	msg := err.Error()
 	require.True(t, strings.Contains(msg, "Invalid lock token") || strings.Contains(msg, "lock_token"),
 		"the error should name the lock token problem, got %q", msg)
@@ -60,7 +58,7 @@ func testDuplicateEventIDRejection(t *testing.T, f Factory) {
 		HistoryDelta: []duroxide.Event{activityScheduledEvent("instance-A", 1, 1, "Act", "in")},
 		Metadata:     runningMetadata(),
 	})
-	require.Error(t, err, "event_id 1 already exists")
+	require.ErrorIs(t, err, duroxide.ErrDuplicateEvent, "event_id 1 already exists")
 
 	h := mustRead(t, p, "instance-A")
 	require.Len(t, h, 1, "history is unchanged")
@@ -96,7 +94,7 @@ func testLockExpirationDuringAck(t *testing.T, f Factory) {
 		HistoryDelta: []duroxide.Event{startedEvent("instance-A", 1)},
 		Metadata:     runningMetadata(),
 	})
-	require.Error(t, err, "an ack after the lock expired must fail")
+	require.ErrorIs(t, err, duroxide.ErrLockLost, "an ack after the lock expired must fail")
 }
 
 func testReadCorruptedHistoryReturnsError(t *testing.T, f Factory) {

@@ -159,5 +159,5 @@ func admRequireExists(t *testing.T, a duroxide.ProviderAdmin, instance string, m
 func admRequireGone(t *testing.T, a duroxide.ProviderAdmin, instance string, msgAndArgs ...any) {
 	t.Helper()
 	_, err := a.GetInstanceInfo(t.Context(), instance)
-	require.Error(t, err, msgAndArgs...)
+	require.ErrorIs(t, err, duroxide.ErrInstanceNotFound, msgAndArgs...)
 }

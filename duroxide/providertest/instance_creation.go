@@ -10,13 +10,11 @@ import (
 
 // instance_creation.rs: instances are created by acks from the metadata
 // the runtime passes, never by enqueues.
-func init() {
-	register("instance_creation",
-		Test{Name: "test_instance_creation_via_metadata", Func: testInstanceCreationViaMetadata},
-		Test{Name: "test_no_instance_creation_on_enqueue", Func: testNoInstanceCreationOnEnqueue},
-		Test{Name: "test_null_version_handling", Func: testNullVersionHandling},
-		Test{Name: "test_sub_orchestration_instance_creation", Func: testSubOrchestrationInstanceCreation},
-	)
+var instanceCreationTests = []Test{
+	{Name: "test_instance_creation_via_metadata", Func: testInstanceCreationViaMetadata},
+	{Name: "test_no_instance_creation_on_enqueue", Func: testNoInstanceCreationOnEnqueue},
+	{Name: "test_null_version_handling", Func: testNullVersionHandling},
+	{Name: "test_sub_orchestration_instance_creation", Func: testSubOrchestrationInstanceCreation},
 }
 
 func testInstanceCreationViaMetadata(t *testing.T, f Factory) {

@@ -13,20 +13,18 @@ import (
 
 // instance_locking.rs: one instance lock at a time, covering exactly the
 // messages present at fetch time.
-func init() {
-	register("instance_locking",
-		Test{Name: "test_exclusive_instance_lock", Func: testExclusiveInstanceLock},
-		Test{Name: "test_lock_token_uniqueness", Func: testLockTokenUniqueness},
-		Test{Name: "test_invalid_lock_token_rejection", Func: testInvalidLockTokenRejection},
-		Test{Name: "test_concurrent_instance_fetching", Func: testConcurrentInstanceFetching},
-		Test{Name: "test_completions_arriving_during_lock_blocked", Func: testCompletionsArrivingDuringLockBlocked},
-		Test{Name: "test_cross_instance_lock_isolation", Func: testCrossInstanceLockIsolation},
-		Test{Name: "test_message_tagging_during_lock", Func: testMessageTaggingDuringLock},
-		Test{Name: "test_ack_only_affects_locked_messages", Func: testAckOnlyAffectsLockedMessages},
-		Test{Name: "test_multi_threaded_lock_contention", Func: testMultiThreadedLockContention},
-		Test{Name: "test_multi_threaded_no_duplicate_processing", Func: testMultiThreadedNoDuplicateProcessing},
-		Test{Name: "test_multi_threaded_lock_expiration_recovery", Func: testMultiThreadedLockExpirationRecovery},
-	)
+var instanceLockingTests = []Test{
+	{Name: "test_exclusive_instance_lock", Func: testExclusiveInstanceLock},
+	{Name: "test_lock_token_uniqueness", Func: testLockTokenUniqueness},
+	{Name: "test_invalid_lock_token_rejection", Func: testInvalidLockTokenRejection},
+	{Name: "test_concurrent_instance_fetching", Func: testConcurrentInstanceFetching},
+	{Name: "test_completions_arriving_during_lock_blocked", Func: testCompletionsArrivingDuringLockBlocked},
+	{Name: "test_cross_instance_lock_isolation", Func: testCrossInstanceLockIsolation},
+	{Name: "test_message_tagging_during_lock", Func: testMessageTaggingDuringLock},
+	{Name: "test_ack_only_affects_locked_messages", Func: testAckOnlyAffectsLockedMessages},
+	{Name: "test_multi_threaded_lock_contention", Func: testMultiThreadedLockContention},
+	{Name: "test_multi_threaded_no_duplicate_processing", Func: testMultiThreadedNoDuplicateProcessing},
+	{Name: "test_multi_threaded_lock_expiration_recovery", Func: testMultiThreadedLockExpirationRecovery},
 }
 
 // completionIDs returns the ids of the ActivityCompleted messages in msgs,
@@ -83,12 +81,12 @@ func testInvalidLockTokenRejection(t *testing.T, f Factory) {
 	enqueueOrch(t, p, startItem("instance-A"))
 	item := mustFetchInstance(t, p, testLock, "instance-A")
 
-	require.Error(t, p.AckOrchestrationItem(t.Context(), "invalid-token", duroxide.OrchestrationCommit{
+	require.ErrorIs(t, p.AckOrchestrationItem(t.Context(), "invalid-token", duroxide.OrchestrationCommit{
 		ExecutionID:  1,
 		HistoryDelta: []duroxide.Event{startedEvent("instance-A", 1)},
 		Metadata:     runningMetadata(),
-	}), "ack with an invalid token")
-	require.Error(t, p.AbandonOrchestrationItem(t.Context(), "invalid-token", 0, false), "abandon with an invalid token")
+	}), duroxide.ErrLockLost, "ack with an invalid token")
+	require.ErrorIs(t, p.AbandonOrchestrationItem(t.Context(), "invalid-token", 0, false), duroxide.ErrLockLost, "abandon with an invalid token")
 	requireNoFetch(t, p, "the real lock is still held")
 
 	mustAck(t, p, item.LockToken, duroxide.OrchestrationCommit{
@@ -263,25 +261,45 @@ func testMultiThreadedLockExpirationRecovery(t *testing.T, f Factory) {
 	lock := f.LockTimeout()
 	enqueueOrch(t, p, startItem("instance-A"))
 
-	var barrier, wg sync.WaitGroup
-	barrier.Add(3)
+	// Every wait is measured from the event it depends on: T1's lock is
+	// taken during T1's fetch, so it is live from the moment that fetch
+	// returns until at most lock after the fetch began, and certainly
+	// expired lock after the fetch returned. On a loaded machine the
+	// fetch itself can take long, so a fixed offset from a common start
+	// would not do.
+	t1Done := make(chan struct{})
+	var t1Start, t1End, t2End time.Time
+	var wg sync.WaitGroup
 	results := make([]fetchResult, 3)
-	delays := []time.Duration{0, 200 * time.Millisecond, lock + 100*time.Millisecond}
-	for i, d := range delays {
-		wg.Go(func() {
-			barrier.Done()
-			barrier.Wait()
-			time.Sleep(d)
-			item, err := p.FetchOrchestrationItem(ctx, lock, 0, nil)
-			results[i] = fetchResult{item, err}
-		})
-	}
+	wg.Go(func() {
+		defer close(t1Done)
+		t1Start = time.Now()
+		item, err := p.FetchOrchestrationItem(ctx, lock, 0, nil)
+		t1End = time.Now()
+		results[0] = fetchResult{item, err}
+	})
+	wg.Go(func() {
+		<-t1Done
+		item, err := p.FetchOrchestrationItem(ctx, lock, 0, nil)
+		t2End = time.Now()
+		results[1] = fetchResult{item, err}
+	})
+	wg.Go(func() {
+		<-t1Done
+		time.Sleep(time.Until(t1End.Add(lock + 100*time.Millisecond)))
+		item, err := p.FetchOrchestrationItem(ctx, lock, 0, nil)
+		results[2] = fetchResult{item, err}
+	})
 	wg.Wait()
 	for i, r := range results {
 		require.NoError(t, r.err, "fetcher %d", i)
 	}
 	require.NotNil(t, results[0].item, "T1 locks the instance")
-	require.Nil(t, results[1].item, "T2 runs while T1's lock is live")
+	if t2End.Before(t1Start.Add(lock)) {
+		require.Nil(t, results[1].item, "T2 runs while T1's lock is live")
+	} else {
+		t.Logf("T2's fetch ended %v after T1's began, past the lock timeout: nothing to check about it", t2End.Sub(t1Start))
+	}
 	require.NotNil(t, results[2].item, "T3 runs after T1's lock expired")
 	require.Equal(t, "instance-A", results[2].item.Instance)
 	require.NotEqual(t, results[0].item.LockToken, results[2].item.LockToken)

@@ -12,22 +12,20 @@ import (
 
 // lock_expiration.rs: locks expire, renewals extend only live locks, and
 // abandons release at once (or after their delay).
-func init() {
-	register("lock_expiration",
-		Test{Name: "test_lock_expires_after_timeout", Func: testLockExpiresAfterTimeout},
-		Test{Name: "test_abandon_releases_lock_immediately", Func: testAbandonReleasesLockImmediately},
-		Test{Name: "test_lock_renewal_on_ack", Func: testLockRenewalOnAck},
-		Test{Name: "test_concurrent_lock_attempts_respect_expiration", Func: testConcurrentLockAttemptsRespectExpiration},
-		Test{Name: "test_worker_lock_renewal_success", Func: testWorkerLockRenewalSuccess},
-		Test{Name: "test_worker_lock_renewal_invalid_token", Func: testWorkerLockRenewalInvalidToken},
-		Test{Name: "test_worker_lock_renewal_after_expiration", Func: testWorkerLockRenewalAfterExpiration},
-		Test{Name: "test_worker_lock_renewal_extends_timeout", Func: testWorkerLockRenewalExtendsTimeout},
-		Test{Name: "test_worker_lock_renewal_after_ack", Func: testWorkerLockRenewalAfterAck},
-		Test{Name: "test_abandon_work_item_releases_lock", Func: testAbandonWorkItemReleasesLock},
-		Test{Name: "test_abandon_work_item_with_delay", Func: testAbandonWorkItemWithDelay},
-		Test{Name: "test_worker_ack_fails_after_lock_expiry", Func: testWorkerAckFailsAfterLockExpiry},
-		Test{Name: "test_orchestration_lock_renewal_after_expiration", Func: testOrchestrationLockRenewalAfterExpiration},
-	)
+var lockExpirationTests = []Test{
+	{Name: "test_lock_expires_after_timeout", Func: testLockExpiresAfterTimeout},
+	{Name: "test_abandon_releases_lock_immediately", Func: testAbandonReleasesLockImmediately},
+	{Name: "test_lock_renewal_on_ack", Func: testLockRenewalOnAck},
+	{Name: "test_concurrent_lock_attempts_respect_expiration", Func: testConcurrentLockAttemptsRespectExpiration},
+	{Name: "test_worker_lock_renewal_success", Func: testWorkerLockRenewalSuccess},
+	{Name: "test_worker_lock_renewal_invalid_token", Func: testWorkerLockRenewalInvalidToken},
+	{Name: "test_worker_lock_renewal_after_expiration", Func: testWorkerLockRenewalAfterExpiration},
+	{Name: "test_worker_lock_renewal_extends_timeout", Func: testWorkerLockRenewalExtendsTimeout},
+	{Name: "test_worker_lock_renewal_after_ack", Func: testWorkerLockRenewalAfterAck},
+	{Name: "test_abandon_work_item_releases_lock", Func: testAbandonWorkItemReleasesLock},
+	{Name: "test_abandon_work_item_with_delay", Func: testAbandonWorkItemWithDelay},
+	{Name: "test_worker_ack_fails_after_lock_expiry", Func: testWorkerAckFailsAfterLockExpiry},
+	{Name: "test_orchestration_lock_renewal_after_expiration", Func: testOrchestrationLockRenewalAfterExpiration},
 }
 
 func testLockExpiresAfterTimeout(t *testing.T, f Factory) {
@@ -47,7 +45,7 @@ func testLockExpiresAfterTimeout(t *testing.T, f Factory) {
 		HistoryDelta: []duroxide.Event{startedEvent("instance-A", 1)},
 		Metadata:     runningMetadata(),
 	}
-	require.Error(t, p.AckOrchestrationItem(t.Context(), first.LockToken, commit), "the expired token must not ack")
+	require.ErrorIs(t, p.AckOrchestrationItem(t.Context(), first.LockToken, commit), duroxide.ErrLockLost, "the expired token must not ack")
 	mustAck(t, p, second.LockToken, commit)
 }
 
@@ -86,7 +84,11 @@ func testConcurrentLockAttemptsRespectExpiration(t *testing.T, f Factory) {
 	ctx, p := newProvider(t, f)
 	lock := f.LockTimeout()
 	enqueueOrch(t, p, startItem("instance-A"))
+	// The lock is taken during this fetch: it is live at least until lock
+	// after the fetch began and has expired lock after it returned.
+	fetchStart := time.Now()
 	mustFetchInstance(t, p, lock, "instance-A")
+	fetchEnd := time.Now()
 
 	results := make([]fetchResult, 5)
 	var wg sync.WaitGroup
@@ -98,14 +100,15 @@ func testConcurrentLockAttemptsRespectExpiration(t *testing.T, f Factory) {
 		})
 	}
 	wg.Wait()
+	last := tryFetch(t, p, lock)
+	skipIfPast(t, fetchStart.Add(lock), "the staggered attempts")
+	require.Nil(t, last, "the lock is still live after the staggered attempts")
 	for i, r := range results {
 		require.NoError(t, r.err, "fetcher %d", i)
 		require.Nil(t, r.item, "fetcher %d must not get a locked instance", i)
 	}
-	requireNoFetch(t, p, "the lock is still live after the staggered attempts")
 
-	// The attempts took about 200ms; sleep past the lock's expiry.
-	sleep(t, lock-200*time.Millisecond+100*time.Millisecond)
+	sleepUntil(t, fetchEnd.Add(lock+100*time.Millisecond))
 	mustFetchInstance(t, p, testLock, "instance-A")
 }
 
@@ -124,7 +127,7 @@ func testWorkerLockRenewalSuccess(t *testing.T, f Factory) {
 func testWorkerLockRenewalInvalidToken(t *testing.T, f Factory) {
 	t.Parallel()
 	_, p := newProvider(t, f)
-	require.Error(t, p.RenewWorkItemLock(t.Context(), "invalid-token-123", 30*time.Second))
+	require.ErrorIs(t, p.RenewWorkItemLock(t.Context(), "invalid-token-123", 30*time.Second), duroxide.ErrLockLost)
 }
 
 func testWorkerLockRenewalAfterExpiration(t *testing.T, f Factory) {
@@ -135,7 +138,7 @@ func testWorkerLockRenewalAfterExpiration(t *testing.T, f Factory) {
 	// Rust sleeps lock_timeout+100ms after a 1s lock; max keeps the
 	// behaviour meaningful for factories with a shorter lock timeout.
 	sleep(t, max(f.LockTimeout(), time.Second)+100*time.Millisecond)
-	require.Error(t, p.RenewWorkItemLock(t.Context(), w.LockToken, 30*time.Second), "an expired lock cannot be renewed")
+	require.ErrorIs(t, p.RenewWorkItemLock(t.Context(), w.LockToken, 30*time.Second), duroxide.ErrLockLost, "an expired lock cannot be renewed")
 }
 
 func testWorkerLockRenewalExtendsTimeout(t *testing.T, f Factory) {
@@ -143,11 +146,23 @@ func testWorkerLockRenewalExtendsTimeout(t *testing.T, f Factory) {
 	_, p := newProvider(t, f)
 	lock := f.LockTimeout()
 	createInstanceWithActivities(t, p, "instance-A", activityExecute("instance-A", 1, 2, "Act", "in"))
+	// The original lock began during the fetch: live until at least lock
+	// after fetchStart, expired lock after fetchEnd.
+	fetchStart := time.Now()
 	w := mustFetchWork(t, p, lock)
-	sleep(t, lock*6/10)
-	require.NoError(t, p.RenewWorkItemLock(t.Context(), w.LockToken, lock))
-	sleep(t, lock*4/10)
+	fetchEnd := time.Now()
+	// Renew late in the original lock (Rust: after 60% of it), while it is
+	// certainly live.
+	sleepUntil(t, fetchStart.Add(lock*6/10))
+	renewStart := time.Now()
+	err := p.RenewWorkItemLock(t.Context(), w.LockToken, 2*lock)
+	skipIfPast(t, fetchStart.Add(lock), "the renewal")
+	require.NoError(t, err)
+	// Past the original expiry, inside the renewed lock (2×lock, so the
+	// window is wide even on a loaded machine).
+	sleepUntil(t, fetchEnd.Add(lock+100*time.Millisecond))
 	requireNoWork(t, p, "the renewal extended the lock past its original expiry")
+	skipIfPast(t, renewStart.Add(2*lock), "the check after the renewal")
 }
 
 func testWorkerLockRenewalAfterAck(t *testing.T, f Factory) {
@@ -156,7 +171,7 @@ func testWorkerLockRenewalAfterAck(t *testing.T, f Factory) {
 	createInstanceWithActivities(t, p, "instance-A", activityExecute("instance-A", 1, 2, "Act", "in"))
 	w := mustFetchWork(t, p, testLock)
 	require.NoError(t, p.AckWorkItem(t.Context(), w.LockToken, activityCompleted("instance-A", 1, 2, "result")))
-	require.Error(t, p.RenewWorkItemLock(t.Context(), w.LockToken, 30*time.Second), "an acked item cannot be renewed")
+	require.ErrorIs(t, p.RenewWorkItemLock(t.Context(), w.LockToken, 30*time.Second), duroxide.ErrLockLost, "an acked item cannot be renewed")
 }
 
 func testAbandonWorkItemReleasesLock(t *testing.T, f Factory) {
@@ -188,7 +203,7 @@ func testWorkerAckFailsAfterLockExpiry(t *testing.T, f Factory) {
 	w := mustFetchWork(t, p, time.Second)
 	sleep(t, 1200*time.Millisecond)
 	err := p.AckWorkItem(t.Context(), w.LockToken, activityCompleted("instance-A", 1, 2, "result"))
-	require.Error(t, err, "an ack after the lock expired must fail")
+	require.ErrorIs(t, err, duroxide.ErrLockLost, "an ack after the lock expired must fail")
 
 	again := mustFetchWork(t, p, testLock)
 	require.Equal(t, uint64(2), activityOf(t, again).ID, "the item survives the failed ack")
@@ -202,5 +217,5 @@ func testOrchestrationLockRenewalAfterExpiration(t *testing.T, f Factory) {
 	enqueueOrch(t, p, startItem("instance-A"))
 	item := mustFetchInstance(t, p, lock, "instance-A")
 	sleep(t, lock+100*time.Millisecond)
-	require.Error(t, p.RenewOrchestrationItemLock(t.Context(), item.LockToken, 30*time.Second), "an expired lock cannot be renewed")
+	require.ErrorIs(t, p.RenewOrchestrationItemLock(t.Context(), item.LockToken, 30*time.Second), duroxide.ErrLockLost, "an expired lock cannot be renewed")
 }

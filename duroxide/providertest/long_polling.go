@@ -17,14 +17,16 @@ import (
 // providers, test_long_poll_waits_for_timeout and
 // test_long_poll_work_item_waits_for_timeout only for long-polling ones
 // (see LongPoller); test_fetch_respects_timeout_upper_bound runs for both.
-func init() {
-	register("long_polling",
-		Test{Name: "test_short_poll_returns_immediately", Func: testShortPollReturnsImmediately, Applies: shortPollingOnly},
-		Test{Name: "test_long_poll_waits_for_timeout", Func: testLongPollWaitsForTimeout, Applies: supportsLongPolling},
-		Test{Name: "test_fetch_respects_timeout_upper_bound", Func: testFetchRespectsTimeoutUpperBound},
-		Test{Name: "test_short_poll_work_item_returns_immediately", Func: testShortPollWorkItemReturnsImmediately, Applies: shortPollingOnly},
-		Test{Name: "test_long_poll_work_item_waits_for_timeout", Func: testLongPollWorkItemWaitsForTimeout, Applies: supportsLongPolling},
-	)
+var longPollingTests = []Test{
+	{Name: "test_short_poll_returns_immediately", Func: testShortPollReturnsImmediately, Applies: shortPollingOnly,
+		LeftOut: "defined for short-polling providers only; this provider long-polls"},
+	{Name: "test_long_poll_waits_for_timeout", Func: testLongPollWaitsForTimeout, Applies: supportsLongPolling,
+		LeftOut: "defined for long-polling providers only; this provider short-polls (Rust does not register it for such providers)"},
+	{Name: "test_fetch_respects_timeout_upper_bound", Func: testFetchRespectsTimeoutUpperBound},
+	{Name: "test_short_poll_work_item_returns_immediately", Func: testShortPollWorkItemReturnsImmediately, Applies: shortPollingOnly,
+		LeftOut: "defined for short-polling providers only; this provider long-polls"},
+	{Name: "test_long_poll_work_item_waits_for_timeout", Func: testLongPollWorkItemWaitsForTimeout, Applies: supportsLongPolling,
+		LeftOut: "defined for long-polling providers only; this provider short-polls (Rust does not register it for such providers)"},
 }
 
 // timedFetch fetches an orchestration item from p with pollTimeout and

@@ -12,22 +12,20 @@ import (
 // Port of duroxide src/provider_validation/management.rs (13 tests): the
 // ProviderAdmin discovery and metrics methods, and Provider.GetInstanceStats.
 
-func init() {
-	register("management",
-		Test{Name: "test_list_instances", Func: testListInstances},
-		Test{Name: "test_list_instances_by_status", Func: testListInstancesByStatus},
-		Test{Name: "test_list_executions", Func: testListExecutions},
-		Test{Name: "test_get_instance_info", Func: testGetInstanceInfo},
-		Test{Name: "test_get_execution_info", Func: testGetExecutionInfo},
-		Test{Name: "test_get_system_metrics", Func: testGetSystemMetrics},
-		Test{Name: "test_get_queue_depths", Func: testGetQueueDepths},
-		Test{Name: "test_get_instance_stats_nonexistent", Func: testGetInstanceStatsNonexistent},
-		Test{Name: "test_get_instance_stats_history", Func: testGetInstanceStatsHistory},
-		Test{Name: "test_get_instance_stats_kv", Func: testGetInstanceStatsKv},
-		Test{Name: "test_get_instance_stats_carry_forward", Func: testGetInstanceStatsCarryForward},
-		Test{Name: "test_get_instance_stats_kv_delta_only", Func: testGetInstanceStatsKvDeltaOnly},
-		Test{Name: "test_get_instance_stats_kv_merged", Func: testGetInstanceStatsKvMerged},
-	)
+var managementTests = []Test{
+	{Name: "test_list_instances", Func: testListInstances},
+	{Name: "test_list_instances_by_status", Func: testListInstancesByStatus},
+	{Name: "test_list_executions", Func: testListExecutions},
+	{Name: "test_get_instance_info", Func: testGetInstanceInfo},
+	{Name: "test_get_execution_info", Func: testGetExecutionInfo},
+	{Name: "test_get_system_metrics", Func: testGetSystemMetrics},
+	{Name: "test_get_queue_depths", Func: testGetQueueDepths},
+	{Name: "test_get_instance_stats_nonexistent", Func: testGetInstanceStatsNonexistent},
+	{Name: "test_get_instance_stats_history", Func: testGetInstanceStatsHistory},
+	{Name: "test_get_instance_stats_kv", Func: testGetInstanceStatsKv},
+	{Name: "test_get_instance_stats_carry_forward", Func: testGetInstanceStatsCarryForward},
+	{Name: "test_get_instance_stats_kv_delta_only", Func: testGetInstanceStatsKvDeltaOnly},
+	{Name: "test_get_instance_stats_kv_merged", Func: testGetInstanceStatsKvMerged},
 }
 
 // mgmtStartAndAck enqueues startItem(instance), fetches it and acks

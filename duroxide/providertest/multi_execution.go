@@ -12,14 +12,12 @@ import (
 // multi_execution.rs: each execution has its own history; the ack's
 // execution id decides where events go, and fetches report the
 // instance's current execution.
-func init() {
-	register("multi_execution",
-		Test{Name: "test_execution_isolation", Func: testExecutionIsolation},
-		Test{Name: "test_latest_execution_detection", Func: testLatestExecutionDetection},
-		Test{Name: "test_execution_id_sequencing", Func: testExecutionIDSequencing},
-		Test{Name: "test_continue_as_new_creates_new_execution", Func: testContinueAsNewCreatesNewExecution},
-		Test{Name: "test_execution_history_persistence", Func: testExecutionHistoryPersistence},
-	)
+var multiExecutionTests = []Test{
+	{Name: "test_execution_isolation", Func: testExecutionIsolation},
+	{Name: "test_latest_execution_detection", Func: testLatestExecutionDetection},
+	{Name: "test_execution_id_sequencing", Func: testExecutionIDSequencing},
+	{Name: "test_continue_as_new_creates_new_execution", Func: testContinueAsNewCreatesNewExecution},
+	{Name: "test_execution_history_persistence", Func: testExecutionHistoryPersistence},
 }
 
 // runExecution enqueues a start marked with executionID, fetches it and

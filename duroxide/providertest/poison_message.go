@@ -9,18 +9,16 @@ import (
 
 // poison_message.rs: attempt counts, which the runtime's poison handling
 // relies on. The Rust test names have no test_ prefix.
-func init() {
-	register("poison_message",
-		Test{Name: "orchestration_attempt_count_starts_at_one", Func: testOrchestrationAttemptCountStartsAtOne},
-		Test{Name: "orchestration_attempt_count_increments_on_refetch", Func: testOrchestrationAttemptCountIncrementsOnRefetch},
-		Test{Name: "worker_attempt_count_starts_at_one", Func: testWorkerAttemptCountStartsAtOne},
-		Test{Name: "worker_attempt_count_increments_on_lock_expiry", Func: testWorkerAttemptCountIncrementsOnLockExpiry},
-		Test{Name: "attempt_count_is_per_message", Func: testAttemptCountIsPerMessage},
-		Test{Name: "abandon_work_item_ignore_attempt_decrements", Func: testAbandonWorkItemIgnoreAttemptDecrements},
-		Test{Name: "abandon_orchestration_item_ignore_attempt_decrements", Func: testAbandonOrchestrationItemIgnoreAttemptDecrements},
-		Test{Name: "ignore_attempt_never_goes_negative", Func: testIgnoreAttemptNeverGoesNegative},
-		Test{Name: "max_attempt_count_across_message_batch", Func: testMaxAttemptCountAcrossMessageBatch},
-	)
+var poisonMessageTests = []Test{
+	{Name: "orchestration_attempt_count_starts_at_one", Func: testOrchestrationAttemptCountStartsAtOne},
+	{Name: "orchestration_attempt_count_increments_on_refetch", Func: testOrchestrationAttemptCountIncrementsOnRefetch},
+	{Name: "worker_attempt_count_starts_at_one", Func: testWorkerAttemptCountStartsAtOne},
+	{Name: "worker_attempt_count_increments_on_lock_expiry", Func: testWorkerAttemptCountIncrementsOnLockExpiry},
+	{Name: "attempt_count_is_per_message", Func: testAttemptCountIsPerMessage},
+	{Name: "abandon_work_item_ignore_attempt_decrements", Func: testAbandonWorkItemIgnoreAttemptDecrements},
+	{Name: "abandon_orchestration_item_ignore_attempt_decrements", Func: testAbandonOrchestrationItemIgnoreAttemptDecrements},
+	{Name: "ignore_attempt_never_goes_negative", Func: testIgnoreAttemptNeverGoesNegative},
+	{Name: "max_attempt_count_across_message_batch", Func: testMaxAttemptCountAcrossMessageBatch},
 }
 
 func testOrchestrationAttemptCountStartsAtOne(t *testing.T, f Factory) {

@@ -1,9 +1,6 @@
 package providertest
 
 import (
-	"fmt"
-	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -48,62 +45,51 @@ type Test struct {
 	Name string
 	Func func(t *testing.T, f Factory)
 	// Applies, when non-nil, decides whether the behaviour is defined for
-	// f. A test that does not apply is not run and not reported.
+	// f. A behaviour that does not apply is not run; the module's log says
+	// it was left out, and why (LeftOut).
 	Applies func(f Factory) bool
+	// LeftOut says why the behaviour is left out when Applies is false.
+	LeftOut string
 }
 
-var (
-	registryMu sync.Mutex
-	registry   = map[string][]Test{}
-)
-
-// register adds a module's tests. Each module file calls it from init.
-// Registering a module twice, or a test name twice, panics.
-func register(module string, tests ...Test) {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	if _, dup := registry[module]; dup {
-		panic(fmt.Sprintf("providertest: module %q registered twice", module))
-	}
-	seen := map[string]bool{}
-	for _, tc := range tests {
-		if tc.Name == "" || tc.Func == nil {
-			panic(fmt.Sprintf("providertest: module %q has a test without a name or func", module))
-		}
-		if seen[tc.Name] {
-			panic(fmt.Sprintf("providertest: test %s/%s registered twice", module, tc.Name))
-		}
-		seen[tc.Name] = true
-	}
-	registry[module] = slices.Clone(tests)
+// module is one Rust validation module and its behaviours in source order.
+type module struct {
+	name  string
+	tests []Test
 }
 
-// Modules returns the names of all registered modules, sorted.
+// findModule returns the named module.
+func findModule(name string) (module, bool) {
+	for _, m := range modules {
+		if m.name == name {
+			return m, true
+		}
+	}
+	return module{}, false
+}
+
+// Modules returns the names of all modules, in the suite's order (sorted).
 func Modules() []string {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	names := make([]string, 0, len(registry))
-	for name := range registry {
-		names = append(names, name)
+	names := make([]string, 0, len(modules))
+	for _, m := range modules {
+		names = append(names, m.name)
 	}
-	slices.Sort(names)
 	return names
 }
 
-// Tests returns the names of a module's tests in registration order
-// (Rust source order), or nil for an unknown module.
+// Tests returns the names of a module's tests in Rust source order, or nil
+// for an unknown module.
 func Tests(module string) []string {
-	registryMu.Lock()
-	defer registryMu.Unlock()
+	m, _ := findModule(module)
 	var names []string
-	for _, tc := range registry[module] {
+	for _, tc := range m.tests {
 		names = append(names, tc.Name)
 	}
 	return names
 }
 
-// Run runs every registered module against f, one subtest per module
-// and one per behaviour: <module>/<rust_test_name>.
+// Run runs every module against f, one subtest per module and one per
+// behaviour: <module>/<rust_test_name>.
 func Run(t *testing.T, f Factory) {
 	t.Helper()
 	RunModules(t, f, Modules()...)
@@ -111,21 +97,21 @@ func Run(t *testing.T, f Factory) {
 
 // RunModules runs the named modules against f. An unknown module name
 // fails the test. Modules and tests run in parallel; each test gets its
-// own provider from f.
-func RunModules(t *testing.T, f Factory, modules ...string) {
+// own provider from f. Behaviours that do not apply to f are named in the
+// module's log with the reason.
+func RunModules(t *testing.T, f Factory, names ...string) {
 	t.Helper()
-	for _, module := range modules {
-		registryMu.Lock()
-		tests, ok := registry[module]
-		registryMu.Unlock()
+	for _, name := range names {
+		m, ok := findModule(name)
 		if !ok {
-			t.Errorf("providertest: unknown module %q (known: %v)", module, Modules())
+			t.Errorf("providertest: unknown module %q (known: %v)", name, Modules())
 			continue
 		}
-		t.Run(module, func(t *testing.T) {
+		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
-			for _, tc := range tests {
+			for _, tc := range m.tests {
 				if tc.Applies != nil && !tc.Applies(f) {
+					t.Logf("left out %s: %s", tc.Name, tc.LeftOut)
 					continue
 				}
 				t.Run(tc.Name, func(t *testing.T) { tc.Func(t, f) })

@@ -14,13 +14,11 @@ import (
 // execution is never pruned; keep_last None, 0 and 1 are equivalent; bulk
 // pruning includes Running instances.
 
-func init() {
-	register("prune",
-		Test{Name: "test_prune_options_combinations", Func: testPruneOptionsCombinations},
-		Test{Name: "test_prune_safety", Func: testPruneSafety},
-		Test{Name: "test_prune_bulk", Func: testPruneBulk},
-		Test{Name: "test_prune_bulk_includes_running_instances", Func: testPruneBulkIncludesRunningInstances},
-	)
+var pruneTests = []Test{
+	{Name: "test_prune_options_combinations", Func: testPruneOptionsCombinations},
+	{Name: "test_prune_safety", Func: testPruneSafety},
+	{Name: "test_prune_bulk", Func: testPruneBulk},
+	{Name: "test_prune_bulk_includes_running_instances", Func: testPruneBulkIncludesRunningInstances},
 }
 
 // pruneCompletedChain creates n executions of "TestOrch", the last Completed.
@@ -77,7 +75,7 @@ func testPruneSafety(t *testing.T, f Factory) {
 	assert.Contains(t, mustExecutions(t, a, id), uint64(3), "keep_last=0 must not prune the current execution")
 
 	_, err = a.PruneExecutions(ctx, "does-not-exist-prune", duroxide.PruneOptions{KeepLast: ptr(uint32(1))})
-	require.Error(t, err, "pruning a nonexistent instance must fail")
+	require.ErrorIs(t, err, duroxide.ErrInstanceNotFound, "pruning a nonexistent instance must fail")
 
 	for _, tc := range []struct {
 		label    string

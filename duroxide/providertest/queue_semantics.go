@@ -10,17 +10,15 @@ import (
 )
 
 // queue_semantics.rs: FIFO peek-lock queues with delayed visibility.
-func init() {
-	register("queue_semantics",
-		Test{Name: "test_worker_queue_fifo_ordering", Func: testWorkerQueueFIFOOrdering},
-		Test{Name: "test_worker_peek_lock_semantics", Func: testWorkerPeekLockSemantics},
-		Test{Name: "test_worker_ack_atomicity", Func: testWorkerAckAtomicity},
-		Test{Name: "test_timer_delayed_visibility", Func: testTimerDelayedVisibility},
-		Test{Name: "test_lost_lock_token_handling", Func: testLostLockTokenHandling},
-		Test{Name: "test_worker_item_immediate_visibility", Func: testWorkerItemImmediateVisibility},
-		Test{Name: "test_worker_delayed_visibility_skips_future_items", Func: testWorkerDelayedVisibilitySkipsFutureItems},
-		Test{Name: "test_orphan_queue_messages_dropped", Func: testOrphanQueueMessagesDropped},
-	)
+var queueSemanticsTests = []Test{
+	{Name: "test_worker_queue_fifo_ordering", Func: testWorkerQueueFIFOOrdering},
+	{Name: "test_worker_peek_lock_semantics", Func: testWorkerPeekLockSemantics},
+	{Name: "test_worker_ack_atomicity", Func: testWorkerAckAtomicity},
+	{Name: "test_timer_delayed_visibility", Func: testTimerDelayedVisibility},
+	{Name: "test_lost_lock_token_handling", Func: testLostLockTokenHandling},
+	{Name: "test_worker_item_immediate_visibility", Func: testWorkerItemImmediateVisibility},
+	{Name: "test_worker_delayed_visibility_skips_future_items", Func: testWorkerDelayedVisibilitySkipsFutureItems},
+	{Name: "test_orphan_queue_messages_dropped", Func: testOrphanQueueMessagesDropped},
 }
 
 func testWorkerQueueFIFOOrdering(t *testing.T, f Factory) {

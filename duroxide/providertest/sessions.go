@@ -14,42 +14,40 @@ import (
 // Worker fetches use a 5 s item lock unless a test says otherwise and
 // sessionConfig has a 30 s session lock.
 
-func init() {
-	register("sessions",
-		Test{Name: "test_non_session_items_fetchable_by_any_worker", Func: testNonSessionItemsFetchableByAnyWorker},
-		Test{Name: "test_session_item_claimable_when_no_session", Func: testSessionItemClaimableWhenNoSession},
-		Test{Name: "test_session_affinity_same_worker", Func: testSessionAffinitySameWorker},
-		Test{Name: "test_session_affinity_blocks_other_worker", Func: testSessionAffinityBlocksOtherWorker},
-		Test{Name: "test_different_sessions_different_workers", Func: testDifferentSessionsDifferentWorkers},
-		Test{Name: "test_mixed_session_and_non_session_items", Func: testMixedSessionAndNonSessionItems},
-		Test{Name: "test_session_claimable_after_lock_expiry", Func: testSessionClaimableAfterLockExpiry},
-		Test{Name: "test_none_session_skips_session_items", Func: testNoneSessionSkipsSessionItems},
-		Test{Name: "test_some_session_returns_all_items", Func: testSomeSessionReturnsAllItems},
-		Test{Name: "test_renew_session_lock_active", Func: testRenewSessionLockActive},
-		Test{Name: "test_renew_session_lock_skips_idle", Func: testRenewSessionLockSkipsIdle},
-		Test{Name: "test_renew_session_lock_no_sessions", Func: testRenewSessionLockNoSessions},
-		Test{Name: "test_cleanup_removes_expired_no_items", Func: testCleanupRemovesExpiredNoItems},
-		Test{Name: "test_cleanup_keeps_sessions_with_pending_items", Func: testCleanupKeepsSessionsWithPendingItems},
-		Test{Name: "test_cleanup_keeps_active_sessions", Func: testCleanupKeepsActiveSessions},
-		Test{Name: "test_ack_updates_session_last_activity", Func: testAckUpdatesSessionLastActivity},
-		Test{Name: "test_renew_work_item_updates_session_last_activity", Func: testRenewWorkItemUpdatesSessionLastActivity},
-		Test{Name: "test_session_items_processed_in_order", Func: testSessionItemsProcessedInOrder},
-		Test{Name: "test_non_session_items_returned_with_session_config", Func: testNonSessionItemsReturnedWithSessionConfig},
-		Test{Name: "test_shared_worker_id_any_caller_can_fetch_owned_session", Func: testSharedWorkerIDAnyCallerCanFetchOwnedSession},
-		Test{Name: "test_concurrent_session_claim_only_one_wins", Func: testConcurrentSessionClaimOnlyOneWins},
-		Test{Name: "test_session_takeover_after_lock_expiry", Func: testSessionTakeoverAfterLockExpiry},
-		Test{Name: "test_cleanup_then_new_item_recreates_session", Func: testCleanupThenNewItemRecreatesSession},
-		Test{Name: "test_abandoned_session_item_retryable", Func: testAbandonedSessionItemRetryable},
-		Test{Name: "test_abandoned_session_item_ignore_attempt", Func: testAbandonedSessionItemIgnoreAttempt},
-		Test{Name: "test_renew_session_lock_after_expiry_returns_zero", Func: testRenewSessionLockAfterExpiryReturnsZero},
-		Test{Name: "test_original_worker_reclaims_expired_session", Func: testOriginalWorkerReclaimsExpiredSession},
-		Test{Name: "test_activity_lock_expires_session_lock_valid_same_worker_refetches", Func: testActivityLockExpiresSessionLockValidSameWorkerRefetches},
-		Test{Name: "test_session_lock_expires_new_owner_gets_redelivery", Func: testSessionLockExpiresNewOwnerGetsRedelivery},
-		Test{Name: "test_session_lock_expires_same_worker_reacquires", Func: testSessionLockExpiresSameWorkerReacquires},
-		Test{Name: "test_both_locks_expire_different_worker_claims", Func: testBothLocksExpireDifferentWorkerClaims},
-		Test{Name: "test_session_lock_expires_activity_lock_valid_ack_succeeds", Func: testSessionLockExpiresActivityLockValidAckSucceeds},
-		Test{Name: "test_session_lock_renewal_extends_past_original_timeout", Func: testSessionLockRenewalExtendsPastOriginalTimeout},
-	)
+var sessionsTests = []Test{
+	{Name: "test_non_session_items_fetchable_by_any_worker", Func: testNonSessionItemsFetchableByAnyWorker},
+	{Name: "test_session_item_claimable_when_no_session", Func: testSessionItemClaimableWhenNoSession},
+	{Name: "test_session_affinity_same_worker", Func: testSessionAffinitySameWorker},
+	{Name: "test_session_affinity_blocks_other_worker", Func: testSessionAffinityBlocksOtherWorker},
+	{Name: "test_different_sessions_different_workers", Func: testDifferentSessionsDifferentWorkers},
+	{Name: "test_mixed_session_and_non_session_items", Func: testMixedSessionAndNonSessionItems},
+	{Name: "test_session_claimable_after_lock_expiry", Func: testSessionClaimableAfterLockExpiry},
+	{Name: "test_none_session_skips_session_items", Func: testNoneSessionSkipsSessionItems},
+	{Name: "test_some_session_returns_all_items", Func: testSomeSessionReturnsAllItems},
+	{Name: "test_renew_session_lock_active", Func: testRenewSessionLockActive},
+	{Name: "test_renew_session_lock_skips_idle", Func: testRenewSessionLockSkipsIdle},
+	{Name: "test_renew_session_lock_no_sessions", Func: testRenewSessionLockNoSessions},
+	{Name: "test_cleanup_removes_expired_no_items", Func: testCleanupRemovesExpiredNoItems},
+	{Name: "test_cleanup_keeps_sessions_with_pending_items", Func: testCleanupKeepsSessionsWithPendingItems},
+	{Name: "test_cleanup_keeps_active_sessions", Func: testCleanupKeepsActiveSessions},
+	{Name: "test_ack_updates_session_last_activity", Func: testAckUpdatesSessionLastActivity},
+	{Name: "test_renew_work_item_updates_session_last_activity", Func: testRenewWorkItemUpdatesSessionLastActivity},
+	{Name: "test_session_items_processed_in_order", Func: testSessionItemsProcessedInOrder},
+	{Name: "test_non_session_items_returned_with_session_config", Func: testNonSessionItemsReturnedWithSessionConfig},
+	{Name: "test_shared_worker_id_any_caller_can_fetch_owned_session", Func: testSharedWorkerIDAnyCallerCanFetchOwnedSession},
+	{Name: "test_concurrent_session_claim_only_one_wins", Func: testConcurrentSessionClaimOnlyOneWins},
+	{Name: "test_session_takeover_after_lock_expiry", Func: testSessionTakeoverAfterLockExpiry},
+	{Name: "test_cleanup_then_new_item_recreates_session", Func: testCleanupThenNewItemRecreatesSession},
+	{Name: "test_abandoned_session_item_retryable", Func: testAbandonedSessionItemRetryable},
+	{Name: "test_abandoned_session_item_ignore_attempt", Func: testAbandonedSessionItemIgnoreAttempt},
+	{Name: "test_renew_session_lock_after_expiry_returns_zero", Func: testRenewSessionLockAfterExpiryReturnsZero},
+	{Name: "test_original_worker_reclaims_expired_session", Func: testOriginalWorkerReclaimsExpiredSession},
+	{Name: "test_activity_lock_expires_session_lock_valid_same_worker_refetches", Func: testActivityLockExpiresSessionLockValidSameWorkerRefetches},
+	{Name: "test_session_lock_expires_new_owner_gets_redelivery", Func: testSessionLockExpiresNewOwnerGetsRedelivery},
+	{Name: "test_session_lock_expires_same_worker_reacquires", Func: testSessionLockExpiresSameWorkerReacquires},
+	{Name: "test_both_locks_expire_different_worker_claims", Func: testBothLocksExpireDifferentWorkerClaims},
+	{Name: "test_session_lock_expires_activity_lock_valid_ack_succeeds", Func: testSessionLockExpiresActivityLockValidAckSucceeds},
+	{Name: "test_session_lock_renewal_extends_past_original_timeout", Func: testSessionLockRenewalExtendsPastOriginalTimeout},
 }
 
 func sessActivity(instance string, id uint64, sessionID string) duroxide.WorkItem {
@@ -551,18 +549,26 @@ func testSessionLockRenewalExtendsPastOriginalTimeout(t *testing.T, f Factory) {
 	t.Parallel()
 	_, p := newProvider(t, f)
 	sessionLock := time.Second
+	// The session lock is taken during the claim: live until at least
+	// sessionLock after claimStart, expired sessionLock after claimEnd.
+	claimStart := time.Now()
 	sessClaim(t, p, sessActivity("inst-1", 1, "renew-ext-sess"), sessConfigWithLock("worker-A", sessionLock))
+	claimEnd := time.Now()
 
-	sleep(t, 600*time.Millisecond)
-	n, err := p.RenewSessionLock(t.Context(), []string{"worker-A"}, sessionLock, 300*time.Second)
+	sleepUntil(t, claimStart.Add(600*time.Millisecond))
+	renewStart := time.Now()
+	n, err := p.RenewSessionLock(t.Context(), []string{"worker-A"}, 2*sessionLock, 300*time.Second)
+	skipIfPast(t, claimStart.Add(sessionLock), "the renewal")
 	require.NoError(t, err)
 	assert.Equal(t, 1, n, "should renew the active session")
 
-	sleep(t, 400*time.Millisecond)
+	// Past the original expiry, inside the renewed lock (2×, so the window
+	// is wide even on a loaded machine).
+	sleepUntil(t, claimEnd.Add(sessionLock+100*time.Millisecond))
 	sessEnqueue(t, p, sessActivity("inst-1", 2, "renew-ext-sess"))
-
-	assert.Nil(t, sessFetch(t, p, sessLock, sessConfig("worker-B")),
-		"the session must still be owned by A after renewal past the original timeout")
+	other := sessFetch(t, p, sessLock, sessConfig("worker-B"))
+	skipIfPast(t, renewStart.Add(2*sessionLock), "worker-B's fetch")
+	assert.Nil(t, other, "the session must still be owned by A after renewal past the original timeout")
 	assert.NotNil(t, sessFetch(t, p, sessLock, sessConfig("worker-A")),
 		"worker-A should still own the session after renewal")
 }

@@ -10,19 +10,17 @@ import (
 
 // tag_filtering.rs: fetch_work_item returns only activities whose tag
 // the TagFilter matches, in FIFO order, and tags survive every path.
-func init() {
-	register("tag_filtering",
-		Test{Name: "test_default_only_fetches_untagged", Func: testDefaultOnlyFetchesUntagged},
-		Test{Name: "test_tags_fetches_only_matching", Func: testTagsFetchesOnlyMatching},
-		Test{Name: "test_default_and_fetches_untagged_and_matching", Func: testDefaultAndFetchesUntaggedAndMatching},
-		Test{Name: "test_none_filter_returns_nothing", Func: testNoneFilterReturnsNothing},
-		Test{Name: "test_multi_tag_filter", Func: testMultiTagFilter},
-		Test{Name: "test_tag_round_trip_preservation", Func: testTagRoundTripPreservation},
-		Test{Name: "test_any_filter_fetches_everything", Func: testAnyFilterFetchesEverything},
-		Test{Name: "test_tag_survives_abandon_and_refetch", Func: testTagSurvivesAbandonAndRefetch},
-		Test{Name: "test_multi_runtime_tag_isolation", Func: testMultiRuntimeTagIsolation},
-		Test{Name: "test_tag_preserved_through_ack_orchestration_item", Func: testTagPreservedThroughAckOrchestrationItem},
-	)
+var tagFilteringTests = []Test{
+	{Name: "test_default_only_fetches_untagged", Func: testDefaultOnlyFetchesUntagged},
+	{Name: "test_tags_fetches_only_matching", Func: testTagsFetchesOnlyMatching},
+	{Name: "test_default_and_fetches_untagged_and_matching", Func: testDefaultAndFetchesUntaggedAndMatching},
+	{Name: "test_none_filter_returns_nothing", Func: testNoneFilterReturnsNothing},
+	{Name: "test_multi_tag_filter", Func: testMultiTagFilter},
+	{Name: "test_tag_round_trip_preservation", Func: testTagRoundTripPreservation},
+	{Name: "test_any_filter_fetches_everything", Func: testAnyFilterFetchesEverything},
+	{Name: "test_tag_survives_abandon_and_refetch", Func: testTagSurvivesAbandonAndRefetch},
+	{Name: "test_multi_runtime_tag_isolation", Func: testMultiRuntimeTagIsolation},
+	{Name: "test_tag_preserved_through_ack_orchestration_item", Func: testTagPreservedThroughAckOrchestrationItem},
 }
 
 // mustTags builds a Tags filter.

@@ -19,7 +19,7 @@
 // to them: the example never deletes anything it did not create. With
 // -dry-run nothing is seeded, pruned or deleted; it lists, shows metrics
 // and inspects -instance (default: the first instance listed). As with the
-// quickstart, use a container no duroxide runtime is polling: the seeding
+// walkthrough, use a container no duroxide runtime is polling: the seeding
 // plays the runtime's part, and the running demo instance leaves an
 // activity on the worker queue until it is force-deleted.
 package main

@@ -8,7 +8,7 @@ import (
 	"github.com/duroxide-go/cdb/examples/internal/walkthrough"
 )
 
-// Seeding plays the runtime's part, as the quickstart does: every instance
+// Seeding plays the runtime's part, as the walkthrough example does: every instance
 // is made by the same enqueue / fetch / ack calls a duroxide runtime makes,
 // so the admin operations below see exactly what production leaves.
 

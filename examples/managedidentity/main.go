@@ -1,4 +1,4 @@
-// Command managedidentity runs the quickstart's orchestration against a
+// Command managedidentity runs the walkthrough's orchestration against a
 // Cosmos DB account, authenticating with Microsoft Entra ID as an Azure
 // managed identity (App Service, Functions, Container Apps, VMs, AKS pod
 // identity) or, when AZURE_FEDERATED_TOKEN_FILE is set, as an AKS workload

@@ -1,25 +1,29 @@
-// Command quickstart runs one duroxide orchestration through the Cosmos DB
-// provider, step by step, with nothing installed but Go:
+// Command quickstart runs Go orchestration code on the durable runtime over
+// the Cosmos DB provider, with nothing installed but Go:
 //
 //	go run ./examples/quickstart
 //
+// It registers an activity and four orchestrations — a hello world that
+// calls the activity, a fan-out/fan-in, a durable timer and a wait for an
+// external event — starts a durable.Runtime, drives each orchestration with
+// a durable.Client, and prints every step with the Cosmos DB requests it
+// cost (p.RequestStats()). A step's count includes the runtime's polling
+// and the client's: WaitForOrchestration reads the status every 5 ms at
+// first, backing off to every 100 ms, so a step that waits longer (the
+// timer) costs more.
+//
 // Without COSMOS_ENDPOINT (or COSMOS_CONNECTION_STRING) it starts
-// cosmostest, the in-process fake of Cosmos DB, and uses that. To use a
-// real account or the emulator instead, set the variables cdb.ConfigFromEnv
-// reads:
+// cosmostest, the in-process fake of Cosmos DB. To use a real account or
+// the emulator, set the variables cdb.ConfigFromEnv reads:
 //
 //	COSMOS_ENDPOINT=https://myacct.documents.azure.com:443/ COSMOS_KEY=... go run ./examples/quickstart
-//	COSMOS_ENDPOINT=https://myacct.documents.azure.com:443/ go run ./examples/quickstart   # DefaultAzureCredential (az login, managed identity, ...)
+//	COSMOS_ENDPOINT=https://myacct.documents.azure.com:443/ go run ./examples/quickstart   # DefaultAzureCredential
 //	COSMOS_CONNECTION_STRING='AccountEndpoint=...;AccountKey=...;' go run ./examples/quickstart
 //
-// with COSMOS_DATABASE and COSMOS_CONTAINER (both default "duroxide") to
-// choose the container, which cdb.New creates if it is missing. The
-// example plays the runtime's part itself, so point it at a container no
-// duroxide runtime is polling; it leaves one small completed instance
-// behind.
-//
-// It exits 0 when the orchestration completed and its history reads back
-// as expected, and 1 with the failing step otherwise.
+// with COSMOS_DATABASE and COSMOS_CONTAINER (both default "duroxide"). The
+// runtime here registers only this example's orchestrations, so use a
+// container no other duroxide runtime serves. It exits 0 when every
+// orchestration produced the expected output, 1 otherwise.
 package main
 
 import (
@@ -29,9 +33,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"time"
 
 	"github.com/duroxide-go/cdb"
+	"github.com/duroxide-go/cdb/durable"
 	"github.com/duroxide-go/cdb/examples/internal/walkthrough"
 )
 
@@ -48,6 +54,66 @@ func main() {
 	}
 }
 
+// Greet is the activity: ordinary Go code, run by the runtime's workers,
+// retried on failure by nobody but the orchestration that calls it.
+func Greet(_ durable.ActivityContext, name string) (string, error) {
+	return "Hello, " + name + "!", nil
+}
+
+// HelloWorld calls Greet and returns its result.
+func HelloWorld(ctx *durable.OrchestrationContext, name string) (string, error) {
+	return durable.ScheduleActivity[string](ctx, "Greet", name).Await()
+}
+
+// FanOut greets every name in parallel and joins the results in order.
+func FanOut(ctx *durable.OrchestrationContext, names []string) (string, error) {
+	futures := make([]*durable.Future[string], len(names))
+	for i, n := range names {
+		futures[i] = durable.ScheduleActivity[string](ctx, "Greet", n)
+	}
+	var out []string
+	for _, r := range durable.Join(ctx, futures...) {
+		if r.Err != nil {
+			return "", r.Err
+		}
+		out = append(out, r.Value)
+	}
+	return strings.Join(out, " "), nil
+}
+
+// Reminder sleeps on a durable timer: the process may restart meanwhile,
+// the timer still fires.
+func Reminder(ctx *durable.OrchestrationContext, delay time.Duration) (string, error) {
+	if _, err := ctx.ScheduleTimer(delay).Await(); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("woke up after %s", delay), nil
+}
+
+// Approval waits for an "Approved" event, or gives up after a day.
+func Approval(ctx *durable.OrchestrationContext, request string) (string, error) {
+	ctx.SetCustomStatus("waiting for approval")
+	approved := durable.ScheduleWait[string](ctx, "Approved")
+	timeout := ctx.ScheduleTimer(24 * time.Hour)
+	if ctx.Select(approved, timeout) == 1 {
+		return "", errors.New(request + ": nobody approved in time")
+	}
+	by, err := approved.Await()
+	return request + " approved by " + by, err
+}
+
+// register adds the example's activity and orchestrations.
+func register() (*durable.Registry, error) {
+	reg := durable.NewRegistry()
+	return reg, errors.Join(
+		durable.RegisterActivity(reg, "Greet", Greet),
+		durable.RegisterOrchestration(reg, "HelloWorld", HelloWorld),
+		durable.RegisterOrchestration(reg, "FanOut", FanOut),
+		durable.RegisterOrchestration(reg, "Reminder", Reminder),
+		durable.RegisterOrchestration(reg, "Approval", Approval),
+	)
+}
+
 // run is the whole example; main_test.go runs it too.
 func run(ctx context.Context, w io.Writer) error {
 	acct, err := walkthrough.OpenAccount()
@@ -55,28 +121,104 @@ func run(ctx context.Context, w io.Writer) error {
 		return err
 	}
 	defer acct.Close()
-	fmt.Fprintln(w, "account  ", acct.Description)
+	fmt.Fprintln(w, "account   ", acct.Description)
 
-	// cdb.New connects, creates the database and container if they are
-	// missing (unless cfg.SkipBootstrap), and starts the outbox reconciler.
 	p, err := cdb.New(ctx, acct.Config)
 	if err != nil {
-		if errors.Is(err, cdb.ErrBootstrap) {
-			return fmt.Errorf("bootstrapping the container: %w", err)
-		}
 		return fmt.Errorf("connecting: %w", err)
 	}
 	defer p.Close()
-	fmt.Fprintf(w, "provider  %s %s, container %s ready  [%s]\n",
-		p.Name(), p.Version(), acct.ContainerName(), walkthrough.Delta(nil, p.RequestStats()))
+	steps := walkthrough.NewCounter(p)
+	fmt.Fprintf(w, "provider   %s %s, container %s ready  %s\n", p.Name(), p.Version(), acct.ContainerName(), steps.Step())
 
-	instance := walkthrough.NewInstanceID("quickstart")
-	if err := walkthrough.Run(ctx, p, w, instance); err != nil {
+	reg, err := register()
+	if err != nil {
 		return err
 	}
+	rt, err := durable.Start(ctx, p, reg, nil) // nil options: duroxide's defaults
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = rt.Shutdown(sctx)
+	}()
+	fmt.Fprintf(w, "runtime    started (2 orchestration + 2 activity slots)  %s\n", steps.Step())
 
-	fmt.Fprintln(w, "requests  sent by this provider (p.RequestStats()):")
+	c := durable.NewClient(p)
+	prefix := walkthrough.NewInstanceID("quickstart")
+	demo := &demo{ctx: ctx, w: w, c: c, steps: steps, prefix: prefix}
+	for _, s := range []struct {
+		name, orchestration string
+		input               any
+		want                string
+		between             func(instance string) error
+	}{
+		{"hello", "HelloWorld", "world", "Hello, world!", nil},
+		{"fan-out", "FanOut", []string{"Ada", "Grace", "Linus"}, "Hello, Ada! Hello, Grace! Hello, Linus!", nil},
+		{"timer", "Reminder", 2 * time.Second, "woke up after 2s", nil},
+		{"event", "Approval", "deploy v2", "deploy v2 approved by alice", demo.approve},
+	} {
+		if err := demo.step(s.name, s.orchestration, s.input, s.want, s.between); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w, "requests   sent by this provider in all (p.RequestStats()):")
 	walkthrough.PrintStats(w, p.RequestStats())
-	fmt.Fprintf(w, "done      %s completed with output %q\n", instance, walkthrough.SayHello(walkthrough.Input))
+	fmt.Fprintln(w, "done       all four orchestrations completed as expected")
+	return nil
+}
+
+type demo struct {
+	ctx    context.Context
+	w      io.Writer
+	c      *durable.Client
+	steps  *walkthrough.Counter
+	prefix string
+}
+
+// step starts one orchestration, optionally acts on it while it runs, and
+// waits for its output.
+func (d *demo) step(name, orchestration string, input any, want string, between func(string) error) error {
+	instance := d.prefix + "-" + name
+	if err := d.c.StartOrchestration(d.ctx, instance, orchestration, input); err != nil {
+		return fmt.Errorf("%s: start: %w", name, err)
+	}
+	fmt.Fprintf(d.w, "%-10s started %s(%v) as %s  %s\n", name, orchestration, input, instance, d.steps.Step())
+	if between != nil {
+		if err := between(instance); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	st, err := d.c.WaitForOrchestration(d.ctx, instance, time.Minute)
+	if err != nil {
+		return fmt.Errorf("%s: wait: %w", name, err)
+	}
+	out, err := durable.DecodeOutput[string](st)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	fmt.Fprintf(d.w, "%-10s completed: %q  %s\n", name, out, d.steps.Step())
+	if out != want {
+		return fmt.Errorf("%s: output %q, want %q", name, out, want)
+	}
+	return nil
+}
+
+// approve waits until the orchestration says it is waiting, then raises
+// the event it waits for.
+func (d *demo) approve(instance string) error {
+	st, err := d.c.WaitForStatusChange(d.ctx, instance, 0, 20*time.Millisecond, time.Minute)
+	if err != nil {
+		return fmt.Errorf("waiting for the custom status: %w", err)
+	}
+	if st.CustomStatus != nil {
+		fmt.Fprintf(d.w, "%-10s custom status %q  %s\n", "event", *st.CustomStatus, d.steps.Step())
+	}
+	if err := d.c.RaiseEvent(d.ctx, instance, "Approved", "alice"); err != nil {
+		return err
+	}
+	fmt.Fprintf(d.w, "%-10s raised Approved(\"alice\")  %s\n", "event", d.steps.Step())
 	return nil
 }

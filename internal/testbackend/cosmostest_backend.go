@@ -27,32 +27,56 @@ func LagOptions() *cosmostest.LagOptions {
 }
 
 func init() {
-	// cosmostest always runs, and runs first; its lagging mode follows,
-	// for the tests that opt in (AllProviders).
+	// cosmostest always runs, and runs first: with one partition key range,
+	// then with several; its lagging mode follows, for the tests that opt
+	// in (AllProviders).
 	factories = append([]factory{
-		{name: NameCosmostest, make: cosmostestBackend(NameCosmostest, nil)},
-		{name: NameCosmostestLagging, make: cosmostestBackend(NameCosmostestLagging, LagOptions()), optIn: true},
+		{name: NameCosmostest, make: cosmostestBackend},
+		{name: NameCosmostestRanges, make: cosmostestRangesBackend},
+		{name: NameCosmostestLagging, make: cosmostestLaggingBackend, optIn: true},
 	}, factories...)
 }
 
-// cosmostestBackend returns a factory that starts an in-process cosmostest
-// server for t, lagging when lag is set.
-func cosmostestBackend(name string, lag *cosmostest.LagOptions) func(t testing.TB) (Backend, bool) {
-	return func(t testing.TB) (Backend, bool) {
-		s := cosmostest.NewTestServer(t, &cosmostest.Options{Auth: cosmostest.AuthKey, Lag: lag})
-		b := Backend{
-			Name:     name,
-			Endpoint: s.Endpoint(),
-			Key:      s.Key(),
-			Gaps:     map[string]string{},
-			Server:   s,
-			newClient: func(key string, opts *azcosmos.ClientOptions) (*azcosmos.Client, error) {
-				if key == s.Key() {
-					return s.NewClient(opts)
-				}
-				return keyClient(s.Endpoint(), nil)(key, opts)
-			},
-		}
-		return finish(t, b), true
+// CosmostestRanges is how many partition key ranges (physical partitions)
+// the NameCosmostestRanges backend models.
+const CosmostestRanges = 8
+
+// cosmostestBackend starts an in-process cosmostest server for t.
+func cosmostestBackend(t testing.TB) (Backend, bool) {
+	return newCosmostest(t, NameCosmostest, 1, nil), true
+}
+
+// cosmostestRangesBackend starts an in-process cosmostest server whose
+// containers have CosmostestRanges physical partitions, so cross-partition
+// queries come back one range per page, with empty pages.
+func cosmostestRangesBackend(t testing.TB) (Backend, bool) {
+	return newCosmostest(t, NameCosmostestRanges, CosmostestRanges, nil), true
+}
+
+// cosmostestLaggingBackend starts an in-process cosmostest server with
+// lagging replicas (LagOptions).
+func cosmostestLaggingBackend(t testing.TB) (Backend, bool) {
+	return newCosmostest(t, NameCosmostestLagging, 1, LagOptions()), true
+}
+
+func newCosmostest(t testing.TB, name string, ranges int, lag *cosmostest.LagOptions) Backend {
+	s := cosmostest.NewTestServer(t, &cosmostest.Options{Auth: cosmostest.AuthKey, PartitionKeyRanges: ranges, Lag: lag})
+	gaps := map[string]string{}
+	if ranges == 1 {
+		gaps[GapPartitionKeyRanges] = onePartition
 	}
+	b := Backend{
+		Name:     name,
+		Endpoint: s.Endpoint(),
+		Key:      s.Key(),
+		Gaps:     gaps,
+		Server:   s,
+		newClient: func(key string, opts *azcosmos.ClientOptions) (*azcosmos.Client, error) {
+			if key == s.Key() {
+				return s.NewClient(opts)
+			}
+			return keyClient(s.Endpoint(), nil)(key, opts)
+		},
+	}
+	return finish(t, b)
 }

@@ -7,6 +7,8 @@
 // implementations:
 //
 //   - "cosmostest": the project's in-process fake, always present.
+//   - "cosmostest-8ranges": the same with 8 physical partitions, so
+//     cross-partition queries come back one partition key range per page.
 //   - "cosmostest-lagging": the same fake with lagging replicas, in
 //     [AllProviders] and [ForEachProvider] only.
 //   - "vercel": @vercel/cosmosdb-server behind the project's shim
@@ -47,6 +49,9 @@ import (
 // Backend names.
 const (
 	NameCosmostest = "cosmostest"
+	// NameCosmostestRanges is cosmostest with CosmostestRanges partition
+	// key ranges (physical partitions).
+	NameCosmostestRanges = "cosmostest-8ranges"
 	// NameCosmostestLagging is cosmostest in its lagging-replica mode
 	// (cosmostest.LagOptions): reads without a covering session token may
 	// miss recent writes, as on a real account. Only [AllProviders] and
@@ -317,11 +322,12 @@ func cosmosBackend(t testing.TB) (Backend, bool) {
 		transport = insecureTransport()
 	}
 	b := Backend{
-		Name:      NameCosmos,
-		Endpoint:  endpoint,
-		Key:       key,
-		Real:      true,
-		Gaps:      map[string]string{},
+		Name:     NameCosmos,
+		Endpoint: endpoint,
+		Key:      key,
+		Real:     true,
+		// A test container has one physical partition.
+		Gaps:      map[string]string{GapPartitionKeyRanges: onePartition},
 		newClient: keyClient(endpoint, transport),
 	}
 	return finish(t, b), true

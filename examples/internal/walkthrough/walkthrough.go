@@ -1,6 +1,6 @@
 // Package walkthrough drives one orchestration through a Cosmos DB
 // duroxide provider by hand, playing the part the duroxide runtime plays
-// in production, and prints every step. The quickstart and managedidentity
+// in production, and prints every step. The walkthrough and managedidentity
 // examples share it; the admin example uses its fetch helpers to seed
 // instances.
 //

@@ -1,0 +1,478 @@
+package durable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// Client starts, signals, cancels and observes orchestrations through a
+// Provider. It needs no Runtime: any process sharing the store may use it.
+// A Client is safe for concurrent use.
+type Client struct {
+	p duroxide.Provider
+}
+
+// NewClient returns a Client over p.
+func NewClient(p duroxide.Provider) *Client { return &Client{p: p} }
+
+// Client errors.
+var (
+	// ErrTimeout: a wait ran out of time before its condition held.
+	ErrTimeout = errors.New("durable: operation timed out")
+	// ErrManagementNotAvailable: the provider has no ProviderAdmin.
+	ErrManagementNotAvailable = errors.New("durable: management features not available - provider doesn't implement ProviderAdmin")
+	// ErrInstanceNotFound: the instance does not exist.
+	ErrInstanceNotFound = errors.New("durable: instance not found")
+	// ErrInstanceStillRunning: deleting a running instance needs force (or
+	// cancel it first).
+	ErrInstanceStillRunning = errors.New("durable: instance is still running; use force or cancel first")
+	// ErrCannotDeleteSubOrchestration: delete the root instead.
+	ErrCannotDeleteSubOrchestration = errors.New("durable: cannot delete a sub-orchestration directly; delete the root orchestration instead")
+)
+
+// Rust's client poll schedule: 5 ms doubling to 100 ms.
+const (
+	clientInitialPollDelay = 5 * time.Millisecond
+	clientMaxPollDelay     = 100 * time.Millisecond
+)
+
+// initialExecutionID is the execution id of a fresh instance.
+const initialExecutionID = 1
+
+// StartOrchestration starts instance running the latest (by the registry's
+// policy) version of orchestration. input is encoded with the typed codec:
+// a string is stored as is, anything else as JSON.
+func (c *Client) StartOrchestration(ctx context.Context, instance, orchestration string, input any) error {
+	return c.start(ctx, instance, orchestration, nil, input)
+}
+
+// StartOrchestrationVersion starts instance pinned to an exact version of
+// orchestration.
+func (c *Client) StartOrchestrationVersion(ctx context.Context, instance, orchestration, version string, input any) error {
+	if _, err := duroxide.ParseSemVer(version); err != nil {
+		return &InputError{Op: "start orchestration", Reason: err.Error()}
+	}
+	return c.start(ctx, instance, orchestration, &version, input)
+}
+
+func (c *Client) start(ctx context.Context, instance, orchestration string, version *string, input any) error {
+	if instance == "" || orchestration == "" {
+		return &InputError{Op: "start orchestration", Reason: "instance and orchestration names must not be empty"}
+	}
+	raw, err := Encode(input)
+	if err != nil {
+		return &InputError{Op: "start orchestration", Reason: "encode input: " + err.Error()}
+	}
+	return c.enqueue(ctx, duroxide.StartOrchestrationItem{
+		Instance: instance, Orchestration: orchestration, Input: raw, Version: version, ExecutionID: initialExecutionID,
+	})
+}
+
+// RaiseEvent delivers an external event to instance's WaitForEvent(name).
+// data is encoded with the typed codec.
+func (c *Client) RaiseEvent(ctx context.Context, instance, name string, data any) error {
+	raw, err := Encode(data)
+	if err != nil {
+		return &InputError{Op: "raise event", Reason: "encode data: " + err.Error()}
+	}
+	return c.enqueue(ctx, duroxide.ExternalRaisedItem{Instance: instance, Name: name, Data: raw})
+}
+
+// EnqueueEvent appends data to instance's persistent queue name, read in
+// FIFO order by the orchestration's DequeueEvent.
+func (c *Client) EnqueueEvent(ctx context.Context, instance, queue string, data any) error {
+	raw, err := Encode(data)
+	if err != nil {
+		return &InputError{Op: "enqueue event", Reason: "encode data: " + err.Error()}
+	}
+	return c.enqueue(ctx, duroxide.QueueMessageItem{Instance: instance, Name: queue, Data: raw})
+}
+
+// CancelInstance asks instance to stop; it fails with "canceled: reason"
+// and cancels its children.
+func (c *Client) CancelInstance(ctx context.Context, instance, reason string) error {
+	return c.enqueue(ctx, duroxide.CancelInstanceItem{Instance: instance, Reason: reason})
+}
+
+func (c *Client) enqueue(ctx context.Context, item duroxide.WorkItem) error {
+	if err := c.p.EnqueueForOrchestrator(ctx, item, 0); err != nil {
+		return err
+	}
+	wake(c.p, duroxide.OrchestratorQueue)
+	return nil
+}
+
+// InputError reports invalid arguments to a Client or Registry call.
+type InputError struct {
+	Op, Reason string
+}
+
+// Error implements error.
+func (e *InputError) Error() string { return "durable: " + e.Op + ": invalid input: " + e.Reason }
+
+// State is an orchestration's coarse state as a Client sees it.
+type State int
+
+// The states. NotFound: no history yet (a start may still be queued).
+const (
+	StateNotFound State = iota
+	StateRunning
+	StateCompleted
+	StateFailed
+)
+
+// String returns the Rust variant name.
+func (s State) String() string {
+	switch s {
+	case StateRunning:
+		return "Running"
+	case StateCompleted:
+		return "Completed"
+	case StateFailed:
+		return "Failed"
+	}
+	return "NotFound"
+}
+
+// OrchestrationStatus is an instance's status: Rust's OrchestrationStatus.
+type OrchestrationStatus struct {
+	State State
+	// Output is the result of a Completed instance.
+	Output string
+	// Details is the failure of a Failed instance.
+	Details duroxide.ErrorDetails
+	// CustomStatus is the latest custom status (nil: none or cleared).
+	CustomStatus *string
+	// CustomStatusVersion increases with every custom status change.
+	CustomStatusVersion uint64
+}
+
+// FailureMessage is the failure's display text ("canceled: reason",
+// the orchestration's error text, ...); empty unless State is Failed.
+func (s *OrchestrationStatus) FailureMessage() string {
+	if s == nil || s.Details == nil {
+		return ""
+	}
+	return displayMessage(s.Details)
+}
+
+// IsTerminal reports whether the instance completed or failed.
+func (s *OrchestrationStatus) IsTerminal() bool {
+	return s != nil && (s.State == StateCompleted || s.State == StateFailed)
+}
+
+// DecodeOutput decodes a Completed status's output with the typed codec;
+// a Failed status returns its failure as an *OrchestrationFailedError.
+func DecodeOutput[T any](s *OrchestrationStatus) (T, error) {
+	var zero T
+	switch {
+	case s == nil || s.State == StateNotFound || s.State == StateRunning:
+		return zero, fmt.Errorf("durable: orchestration is not finished")
+	case s.State == StateFailed:
+		return zero, &OrchestrationFailedError{Details: s.Details}
+	}
+	return Decode[T](s.Output)
+}
+
+// OrchestrationFailedError is a failed orchestration's outcome as an error.
+type OrchestrationFailedError struct {
+	Details duroxide.ErrorDetails
+}
+
+// Error returns the failure's display text.
+func (e *OrchestrationFailedError) Error() string { return displayMessage(e.Details) }
+
+// GetOrchestrationStatus reads instance's status from its latest execution.
+func (c *Client) GetOrchestrationStatus(ctx context.Context, instance string) (*OrchestrationStatus, error) {
+	hist, err := c.p.Read(ctx, instance)
+	if err != nil {
+		return nil, err
+	}
+	st := &OrchestrationStatus{}
+	// Best effort, as in Rust: a custom status read error does not fail the
+	// status query.
+	if cs, err := c.p.GetCustomStatus(ctx, instance, 0); err == nil && cs != nil {
+		st.CustomStatus, st.CustomStatusVersion = cs.Status, cs.Version
+	}
+	for i := len(hist) - 1; i >= 0; i-- {
+		switch k := hist[i].Kind.(type) {
+		case duroxide.OrchestrationCompleted:
+			st.State, st.Output = StateCompleted, k.Output
+			return st, nil
+		case duroxide.OrchestrationFailed:
+			st.State, st.Details = StateFailed, k.Details
+			return st, nil
+		}
+	}
+	for _, e := range hist {
+		if _, ok := e.Kind.(duroxide.OrchestrationStarted); ok {
+			st.State = StateRunning
+			return st, nil
+		}
+	}
+	return st, nil
+}
+
+// WaitForOrchestration polls instance's status until it completes or
+// fails, timeout passes (ErrTimeout) or ctx ends. Polls start 5 ms apart
+// and back off to 100 ms, as Rust's client does.
+func (c *Client) WaitForOrchestration(ctx context.Context, instance string, timeout time.Duration) (*OrchestrationStatus, error) {
+	var out *OrchestrationStatus
+	err := c.poll(ctx, timeout, func() (bool, error) {
+		st, err := c.GetOrchestrationStatus(ctx, instance)
+		if err != nil {
+			return false, err
+		}
+		out = st
+		return st.IsTerminal(), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// WaitForStatusChange waits until instance's custom status version exceeds
+// lastSeenVersion or the instance finishes, polling every pollInterval.
+func (c *Client) WaitForStatusChange(ctx context.Context, instance string, lastSeenVersion uint64, pollInterval, timeout time.Duration) (*OrchestrationStatus, error) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		cs, err := c.p.GetCustomStatus(ctx, instance, lastSeenVersion)
+		if err != nil {
+			return nil, err
+		}
+		st, err := c.GetOrchestrationStatus(ctx, instance)
+		if err != nil {
+			return nil, err
+		}
+		if cs != nil || st.IsTerminal() {
+			return st, nil
+		}
+		if err := sleepCtx(ctx, min(pollInterval, time.Until(deadline))); err != nil {
+			return nil, err
+		}
+	}
+	return nil, ErrTimeout
+}
+
+// poll calls check on Rust's client schedule until it reports done.
+func (c *Client) poll(ctx context.Context, timeout time.Duration, check func() (bool, error)) error {
+	deadline := time.Now().Add(timeout)
+	delay := clientInitialPollDelay
+	for {
+		done, err := check()
+		if err != nil || done {
+			return err
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return ErrTimeout
+		}
+		if err := sleepCtx(ctx, min(delay, left)); err != nil {
+			return err
+		}
+		delay = min(delay*2, clientMaxPollDelay)
+	}
+}
+
+// sleepCtx sleeps for d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// GetKVValue reads key of instance's KV store (merged across executions).
+func (c *Client) GetKVValue(ctx context.Context, instance, key string) (value string, found bool, err error) {
+	return c.p.GetKVValue(ctx, instance, key)
+}
+
+// GetKVAllValues reads instance's whole KV store.
+func (c *Client) GetKVAllValues(ctx context.Context, instance string) (map[string]string, error) {
+	return c.p.GetKVAllValues(ctx, instance)
+}
+
+// WaitForKVValue polls until key exists in instance's KV store.
+func (c *Client) WaitForKVValue(ctx context.Context, instance, key string, timeout time.Duration) (string, error) {
+	var out string
+	err := c.poll(ctx, timeout, func() (bool, error) {
+		v, ok, err := c.p.GetKVValue(ctx, instance, key)
+		out = v
+		return ok, err
+	})
+	return out, err
+}
+
+// GetCustomStatus returns instance's custom status if its version exceeds
+// lastSeenVersion, else nil.
+func (c *Client) GetCustomStatus(ctx context.Context, instance string, lastSeenVersion uint64) (*duroxide.CustomStatus, error) {
+	return c.p.GetCustomStatus(ctx, instance, lastSeenVersion)
+}
+
+// GetOrchestrationStats returns stats of instance's current execution (nil
+// for an unknown instance).
+func (c *Client) GetOrchestrationStats(ctx context.Context, instance string) (*duroxide.SystemStats, error) {
+	return c.p.GetInstanceStats(ctx, instance)
+}
+
+// HasManagementCapability reports whether the provider offers admin calls.
+func (c *Client) HasManagementCapability() bool { return c.p.Admin() != nil }
+
+func (c *Client) admin() (duroxide.ProviderAdmin, error) {
+	if a := c.p.Admin(); a != nil {
+		return a, nil
+	}
+	return nil, ErrManagementNotAvailable
+}
+
+// ListAllInstances lists every instance id.
+func (c *Client) ListAllInstances(ctx context.Context) ([]string, error) {
+	a, err := c.admin()
+	if err != nil {
+		return nil, err
+	}
+	return a.ListInstances(ctx)
+}
+
+// ListInstancesByStatus lists instances whose status is status (e.g.
+// duroxide.StatusCompleted).
+func (c *Client) ListInstancesByStatus(ctx context.Context, status string) ([]string, error) {
+	a, err := c.admin()
+	if err != nil {
+		return nil, err
+	}
+	return a.ListInstancesByStatus(ctx, status)
+}
+
+// GetInstanceInfo describes instance.
+func (c *Client) GetInstanceInfo(ctx context.Context, instance string) (*duroxide.InstanceInfo, error) {
+	a, err := c.admin()
+	if err != nil {
+		return nil, err
+	}
+	return a.GetInstanceInfo(ctx, instance)
+}
+
+// GetExecutionInfo describes one execution of instance.
+func (c *Client) GetExecutionInfo(ctx context.Context, instance string, executionID uint64) (*duroxide.ExecutionInfo, error) {
+	a, err := c.admin()
+	if err != nil {
+		return nil, err
+	}
+	return a.GetExecutionInfo(ctx, instance, executionID)
+}
+
+// ListExecutions lists instance's execution ids.
+func (c *Client) ListExecutions(ctx context.Context, instance string) ([]uint64, error) {
+	a, err := c.admin()
+	if err != nil {
+		return nil, err
+	}
+	return a.ListExecutions(ctx, instance)
+}
+
+// ReadExecutionHistory reads one execution's history.
+func (c *Client) ReadExecutionHistory(ctx context.Context, instance string, executionID uint64) ([]duroxide.Event, error) {
+	a, err := c.admin()
+	if err != nil {
+		return nil, err
+	}
+	return a.ReadHistoryWithExecutionID(ctx, instance, executionID)
+}
+
+// GetSystemMetrics returns store-wide instance counts.
+func (c *Client) GetSystemMetrics(ctx context.Context) (*duroxide.SystemMetrics, error) {
+	a, err := c.admin()
+	if err != nil {
+		return nil, err
+	}
+	return a.GetSystemMetrics(ctx)
+}
+
+// GetQueueDepths returns the queues' lengths.
+func (c *Client) GetQueueDepths(ctx context.Context) (*duroxide.QueueDepths, error) {
+	a, err := c.admin()
+	if err != nil {
+		return nil, err
+	}
+	return a.GetQueueDepths(ctx)
+}
+
+// GetInstanceTree returns instance and all its descendants.
+func (c *Client) GetInstanceTree(ctx context.Context, instance string) (*duroxide.InstanceTree, error) {
+	a, err := c.admin()
+	if err != nil {
+		return nil, err
+	}
+	return a.GetInstanceTree(ctx, instance)
+}
+
+// DeleteInstance deletes a root instance and its descendants. Without
+// force a running instance is refused (ErrInstanceStillRunning).
+func (c *Client) DeleteInstance(ctx context.Context, instance string, force bool) (*duroxide.DeleteInstanceResult, error) {
+	a, err := c.admin()
+	if err != nil {
+		return nil, err
+	}
+	res, err := a.DeleteInstance(ctx, instance, force)
+	if err != nil {
+		return nil, translateDeleteError(err, instance)
+	}
+	return res, nil
+}
+
+// translateDeleteError maps provider messages to the client's typed
+// errors, as Rust's client does (by message text: the contract has no
+// codes for them).
+func translateDeleteError(err error, instance string) error {
+	msg := strings.ToLower(err.Error())
+	switch {
+	case strings.Contains(msg, "not found"):
+		return fmt.Errorf("%w: %s: %w", ErrInstanceNotFound, instance, err)
+	case strings.Contains(msg, "still running"):
+		return fmt.Errorf("%w: %s: %w", ErrInstanceStillRunning, instance, err)
+	case strings.Contains(msg, "sub-orchestration"), strings.Contains(msg, "delete the root"):
+		return fmt.Errorf("%w: %s: %w", ErrCannotDeleteSubOrchestration, instance, err)
+	}
+	return err
+}
+
+// DeleteInstanceBulk deletes the terminal instances filter selects.
+func (c *Client) DeleteInstanceBulk(ctx context.Context, filter duroxide.InstanceFilter) (*duroxide.DeleteInstanceResult, error) {
+	a, err := c.admin()
+	if err != nil {
+		return nil, err
+	}
+	return a.DeleteInstanceBulk(ctx, filter)
+}
+
+// PruneExecutions deletes old executions of instance.
+func (c *Client) PruneExecutions(ctx context.Context, instance string, options duroxide.PruneOptions) (*duroxide.PruneResult, error) {
+	a, err := c.admin()
+	if err != nil {
+		return nil, err
+	}
+	return a.PruneExecutions(ctx, instance, options)
+}
+
+// PruneExecutionsBulk prunes the instances filter selects.
+func (c *Client) PruneExecutionsBulk(ctx context.Context, filter duroxide.InstanceFilter, options duroxide.PruneOptions) (*duroxide.PruneResult, error) {
+	a, err := c.admin()
+	if err != nil {
+		return nil, err
+	}
+	return a.PruneExecutionsBulk(ctx, filter, options)
+}

@@ -1,0 +1,322 @@
+package durable
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// The orchestration dispatcher: OrchestrationConcurrency slots, each
+// fetching one instance's batch at a time, running one turn under a lock
+// renewer and acking the commit.
+
+// orchestrationLoop is one orchestration slot.
+func (rt *Runtime) orchestrationLoop(workerID string) {
+	defer rt.wg.Done()
+	idle := rt.newIdle(&rt.orchGate, rt.orchWake)
+	retryable := 0
+	for !rt.stopping() {
+		woken := rt.orchWake.wait() // taken before the fetch, so no wake-up is missed
+		item, err := rt.p.FetchOrchestrationItem(rt.fetchCtx, rt.opts.OrchestratorLockTimeout, rt.opts.LongPollTimeout, rt.filter)
+		if err != nil {
+			retryable = rt.fetchErrorPause(err, retryable, "orchestration item")
+			continue
+		}
+		retryable = 0
+		if item == nil {
+			rt.idleWait(woken, idle.empty())
+			continue
+		}
+		idle.found()
+		if !rt.compatible(item) {
+			continue
+		}
+		stop := rt.renewOrchestrationLock(item.LockToken)
+		rt.processSafely(item, workerID)
+		stop()
+	}
+}
+
+// processSafely runs one item; a panic in the runtime itself (user panics
+// are the engine's to report) abandons the item instead of killing the
+// process, so the poison count eventually stops it.
+func (rt *Runtime) processSafely(item *duroxide.OrchestrationItem, workerID string) {
+	defer func() {
+		if p := recover(); p != nil {
+			rt.log.Error("orchestration turn panicked in the runtime; abandoning the item", "instance_id", item.Instance, "panic", fmt.Sprint(p))
+			_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, time.Second, false)
+		}
+	}()
+	rt.processOrchestrationItem(item, workerID)
+}
+
+// compatible abandons (for 1 s) an execution pinned to a duroxide version
+// this runtime does not replay; providers filter too, this is the
+// runtime's own check.
+func (rt *Runtime) compatible(item *duroxide.OrchestrationItem) bool {
+	for _, e := range item.History {
+		if _, ok := e.Kind.(duroxide.OrchestrationStarted); !ok {
+			continue
+		}
+		v, err := duroxide.ParseSemVer(e.DuroxideVersion)
+		if err != nil || rt.supported.Contains(v) {
+			return true
+		}
+		rt.log.Warn("execution pinned at an incompatible duroxide version, abandoning", "instance_id", item.Instance,
+			"pinned_version", v.String(), "supported_min", rt.supported.Min.String(), "supported_max", rt.supported.Max.String())
+		_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, time.Second, false)
+		return false
+	}
+	return true
+}
+
+// renewOrchestrationLock keeps the instance lock alive while the turn runs.
+func (rt *Runtime) renewOrchestrationLock(token string) (stop func()) {
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(renewalInterval(rt.opts.OrchestratorLockTimeout, rt.opts.OrchestratorLockRenewalBuffer))
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				if err := rt.p.RenewOrchestrationItemLock(rt.ctx, token, rt.opts.OrchestratorLockTimeout); err != nil {
+					return // acked, abandoned or lost: nothing more to keep alive
+				}
+			}
+		}
+	}()
+	return func() { close(quit); wg.Wait() }
+}
+
+// processOrchestrationItem runs one fetched batch to its commit
+// (duroxide's process_orchestration_item).
+func (rt *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, workerID string) {
+	instance := item.Instance
+	if item.AttemptCount > rt.opts.MaxAttempts {
+		rt.poisonOrchestration(item)
+		return
+	}
+	if item.HistoryError != nil {
+		rt.log.Warn("history deserialization failed, abandoning with 1s backoff", "instance_id", instance,
+			"error", *item.HistoryError, "attempt", item.AttemptCount, "max_attempts", rt.opts.MaxAttempts)
+		_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, time.Second, false)
+		return
+	}
+	fetched := newHistoryBook(item.History)
+	r := readBatch(item.Messages, fetched, instance)
+	if fetched.completed || fetched.failed || (fetched.continuedAsNew && !r.continueAsNew) {
+		// A terminal instance: ack nothing, which drains the messages.
+		rt.ack(item, &commit{executionID: item.ExecutionID, book: &historyBook{}})
+		return
+	}
+	c := &commit{executionID: item.ExecutionID, book: fetched}
+	if r.continueAsNew {
+		c.executionID, c.book = item.ExecutionID+1, &historyBook{}
+	}
+	if r.name != "" {
+		version, fn, ok := rt.resolve(r)
+		if !ok {
+			delay := rt.opts.UnregisteredBackoff.Delay(item.AttemptCount)
+			rt.log.Warn("orchestration not registered, abandoning with backoff", "instance_id", instance,
+				"orchestration_name", r.name, "version", valueOf(r.version), "attempt", item.AttemptCount,
+				"max_attempts", rt.opts.MaxAttempts, "backoff", delay)
+			_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, delay, false)
+			return
+		}
+		if c.book.empty() {
+			// A new execution: its started event is part of this turn's delta.
+			c.book.delta = append(c.book.delta, startedEvent(instance, c.executionID, r, version))
+		}
+		rt.executionID(instance, c.executionID)
+		rt.applyTurn(c, instance, r, fn, version, item.KVSnapshot, workerID)
+	}
+	c.metadata = executionMetadata(c.book.delta)
+	enforceLimits(c, instance, item.KVSnapshot)
+	cancelInflightActivities(c, instance)
+	c.cancelled = dedupeCancelled(c.cancelled)
+	rt.ack(item, c)
+}
+
+// resolve picks the handler: the exact version the start item or history
+// names, else the registry's policy.
+func (rt *Runtime) resolve(r *batch) (string, OrchestrationFunc, bool) {
+	if r.version != nil {
+		return rt.reg.resolveOrchestrationExact(r.name, *r.version)
+	}
+	return rt.reg.resolveOrchestration(r.name)
+}
+
+// ack commits c, retrying retryable failures five times (10 ms·2^n). A
+// permanent failure commits an Infrastructure failure of the execution
+// instead; if even that fails the lock is abandoned.
+func (rt *Runtime) ack(item *duroxide.OrchestrationItem, c *commit) {
+	oc := duroxide.OrchestrationCommit{ExecutionID: c.executionID, HistoryDelta: c.book.delta,
+		WorkerItems: c.worker, OrchestratorItems: c.orch, Metadata: c.metadata, CancelledActivities: c.cancelled}
+	err := rt.ackWithRetry(item.LockToken, oc)
+	if err == nil {
+		rt.afterCommit(item.Instance, c)
+		return
+	}
+	rt.log.Warn("orchestration ack failed, failing the orchestration", "instance_id", item.Instance, "error", err)
+	infra := duroxide.InfrastructureError{Operation: "ack_orchestration_item", Message: err.Error()}
+	var pe *duroxide.ProviderError
+	if errors.As(err, &pe) {
+		infra = pe.ToInfrastructure()
+	}
+	fb := newHistoryBook(item.History)
+	fb.append(item.Instance, item.ExecutionID, nil, duroxide.OrchestrationFailed{Details: infra})
+	fail := duroxide.OrchestrationCommit{ExecutionID: c.executionID, HistoryDelta: fb.delta, Metadata: executionMetadata(fb.delta)}
+	if err := rt.ackWithRetry(item.LockToken, fail); err != nil {
+		rt.log.Warn("committing the failure failed, abandoning the lock", "instance_id", item.Instance, "error", err)
+		_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, 50*time.Millisecond, false)
+	}
+}
+
+func (rt *Runtime) ackWithRetry(token string, oc duroxide.OrchestrationCommit) error {
+	for attempt := 0; ; attempt++ {
+		err := rt.p.AckOrchestrationItem(rt.ctx, token, oc)
+		if err == nil || !duroxide.IsRetryable(err) || attempt >= 5 {
+			return err
+		}
+		t := time.NewTimer(10 * time.Millisecond << attempt)
+		select {
+		case <-t.C:
+		case <-rt.ctx.Done():
+			t.Stop()
+			return err
+		}
+	}
+}
+
+// afterCommit wakes the local dispatchers for the work the commit
+// enqueued, timers at their fire time, and forgets finished instances.
+func (rt *Runtime) afterCommit(instance string, c *commit) {
+	if len(c.worker) > 0 {
+		wake(rt.p, duroxide.WorkerQueue)
+	}
+	now := time.Now()
+	immediate := false
+	for _, w := range c.orch {
+		if t, ok := w.(duroxide.TimerFiredItem); ok {
+			if d := time.UnixMilli(int64(t.FireAtMs)).Sub(now); d > 0 {
+				rt.wakeAt(d + 5*time.Millisecond)
+				continue
+			}
+		}
+		immediate = true
+	}
+	if immediate {
+		wake(rt.p, duroxide.OrchestratorQueue)
+	}
+	if s := valueOf(c.metadata.Status); s == duroxide.StatusCompleted || s == duroxide.StatusFailed {
+		rt.execMu.Lock()
+		delete(rt.execIDs, instance)
+		rt.execMu.Unlock()
+	}
+}
+
+// poisonOrchestration fails an instance whose messages exceeded
+// MaxAttempts (duroxide's fail_orchestration_as_poison).
+func (rt *Runtime) poisonOrchestration(item *duroxide.OrchestrationItem) {
+	rt.log.Warn("orchestration message exceeded max attempts, marking as poison", "instance_id", item.Instance,
+		"attempt", item.AttemptCount, "max_attempts", rt.opts.MaxAttempts)
+	if item.HistoryError != nil {
+		details := duroxide.PoisonError{AttemptCount: item.AttemptCount, MaxAttempts: rt.opts.MaxAttempts, Message: *item.HistoryError,
+			MessageType: duroxide.PoisonMessageType{Kind: duroxide.PoisonFailedDeserialization, Instance: item.Instance,
+				ExecutionID: item.ExecutionID, Error: *item.HistoryError}}
+		ev := newEvent(99999, item.Instance, item.ExecutionID, nil, duroxide.OrchestrationFailed{Details: details})
+		_ = rt.ackWithRetry(item.LockToken, duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID, HistoryDelta: []duroxide.Event{ev},
+			Metadata: duroxide.ExecutionMetadata{Status: ptr(duroxide.StatusFailed), Output: ptr(displayMessage(details)),
+				OrchestrationName: ptr(item.OrchestrationName), OrchestrationVersion: ptr(item.Version)}})
+		return
+	}
+	details := duroxide.PoisonError{AttemptCount: item.AttemptCount, MaxAttempts: rt.opts.MaxAttempts, Message: marshalItems(item.Messages),
+		MessageType: duroxide.PoisonMessageType{Kind: duroxide.PoisonOrchestration, Instance: item.Instance, ExecutionID: item.ExecutionID}}
+	b := newHistoryBook(item.History)
+	var parent *string
+	var parentID *uint64
+	if b.empty() {
+		s := duroxide.OrchestrationStarted{Name: item.OrchestrationName, Version: item.Version}
+		for _, m := range item.Messages {
+			if st, ok := m.(duroxide.StartOrchestrationItem); ok {
+				s.Name, s.Input, s.ParentInstance, s.ParentID = st.Orchestration, st.Input, st.ParentInstance, st.ParentID
+				break
+			}
+			if can, ok := m.(duroxide.ContinueAsNewItem); ok {
+				s.Name, s.Input = can.Orchestration, can.Input
+				s.CarryForwardEvents = append([]duroxide.CarryForwardEvent{}, can.CarryForwardEvents...)
+				break
+			}
+		}
+		b.delta = append(b.delta, newEvent(1, item.Instance, item.ExecutionID, nil, s))
+		parent, parentID = s.ParentInstance, s.ParentID
+	} else {
+		parent, parentID = b.parentInstance, b.parentID
+	}
+	if parent == nil || parentID == nil {
+		parent, parentID = nil, nil
+	}
+	b.append(item.Instance, item.ExecutionID, nil, duroxide.OrchestrationFailed{Details: details})
+	oc := duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID, HistoryDelta: b.delta,
+		Metadata: duroxide.ExecutionMetadata{Status: ptr(duroxide.StatusFailed), Output: ptr(displayMessage(details)),
+			OrchestrationName: ptr(item.OrchestrationName), OrchestrationVersion: ptr(item.Version), ParentInstanceID: parent}}
+	if parent != nil {
+		oc.OrchestratorItems = []duroxide.WorkItem{duroxide.SubOrchFailedItem{ParentInstance: *parent,
+			ParentExecutionID: rt.executionID(*parent, 0), ParentID: *parentID, Details: details}}
+	}
+	if err := rt.ackWithRetry(item.LockToken, oc); err == nil && parent != nil {
+		wake(rt.p, duroxide.OrchestratorQueue)
+	}
+}
+
+// marshalItems renders messages as a JSON array, as Rust's poison message
+// does.
+func marshalItems(messages []duroxide.WorkItem) string {
+	parts := make([]string, 0, len(messages))
+	for _, m := range messages {
+		raw, err := duroxide.MarshalWorkItem(m)
+		if err != nil {
+			return ""
+		}
+		parts = append(parts, string(raw))
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}
+
+// wakeAt wakes the runtimes on this provider after d (a timer's fire
+// time). The timers are stopped by Shutdown, so a day-long timer does not
+// keep a stopped runtime's provider alive.
+func (rt *Runtime) wakeAt(d time.Duration) {
+	rt.timerMu.Lock()
+	defer rt.timerMu.Unlock()
+	if rt.stopping() {
+		return
+	}
+	var t *time.Timer
+	t = time.AfterFunc(d, func() {
+		rt.timerMu.Lock()
+		delete(rt.timers, t)
+		rt.timerMu.Unlock()
+		wake(rt.p, duroxide.OrchestratorQueue)
+	})
+	rt.timers[t] = struct{}{}
+}
+
+// stopTimers cancels the pending wake-ups.
+func (rt *Runtime) stopTimers() {
+	rt.timerMu.Lock()
+	defer rt.timerMu.Unlock()
+	for t := range rt.timers {
+		t.Stop()
+	}
+	clear(rt.timers)
+}

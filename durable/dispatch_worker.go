@@ -1,0 +1,282 @@
+package durable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// The worker dispatcher: WorkerConcurrency slots, each fetching one
+// activity at a time, running it next to a lock renewer, and acking its
+// result (which enqueues the completion for the orchestration).
+
+// workerLoop is one worker slot.
+func (rt *Runtime) workerLoop(workerID, sessionOwner string) {
+	defer rt.wg.Done()
+	idle := rt.newIdle(&rt.workGate, rt.workWake)
+	retryable := 0
+	for !rt.stopping() {
+		woken := rt.workWake.wait() // taken before the fetch, so no wake-up is missed
+		found, err := rt.processNextWorkItem(workerID, sessionOwner)
+		if err != nil {
+			retryable = rt.fetchErrorPause(err, retryable, "work item")
+			continue
+		}
+		retryable = 0
+		if found {
+			idle.found()
+			continue
+		}
+		rt.idleWait(woken, idle.empty())
+	}
+}
+
+// processNextWorkItem fetches and runs one activity; found reports whether
+// there was one.
+func (rt *Runtime) processNextWorkItem(workerID, sessionOwner string) (found bool, err error) {
+	var sess *duroxide.SessionFetchConfig
+	if rt.sessions.distinct() < rt.opts.MaxSessionsPerRuntime {
+		sess = &duroxide.SessionFetchConfig{OwnerID: sessionOwner, LockTimeout: rt.opts.SessionLockTimeout}
+	}
+	locked, err := rt.p.FetchWorkItem(rt.fetchCtx, rt.opts.WorkerLockTimeout, rt.opts.LongPollTimeout, sess, rt.opts.WorkerTagFilter)
+	if err != nil || locked == nil {
+		return false, err
+	}
+	item, ok := locked.Item.(duroxide.ActivityExecuteItem)
+	if !ok {
+		rt.log.Error("unexpected work item on the worker queue; abandoning it", "variant", locked.Item.Variant())
+		_ = rt.p.AbandonWorkItem(rt.ctx, locked.LockToken, time.Second, false)
+		return true, nil
+	}
+	if item.SessionID != nil {
+		release := rt.sessions.add(*item.SessionID)
+		defer release()
+		if rt.sessions.distinct() > rt.opts.MaxSessionsPerRuntime {
+			// Another slot took a new session between our capacity check
+			// and this fetch: give the item back without counting it.
+			_ = rt.p.AbandonWorkItem(rt.ctx, locked.LockToken, 100*time.Millisecond, true)
+			return true, nil
+		}
+	}
+	w := &activityWork{item: item, token: locked.LockToken, attempt: locked.AttemptCount, workerID: workerID}
+	if w.attempt > rt.opts.MaxAttempts {
+		rt.poisonActivity(w)
+		return true, nil
+	}
+	fn, ok := rt.reg.resolveActivity(item.Name)
+	if !ok {
+		delay := rt.opts.UnregisteredBackoff.Delay(w.attempt)
+		rt.log.Warn("activity not registered, abandoning with backoff", "instance_id", item.Instance,
+			"activity_name", item.Name, "attempt", w.attempt, "max_attempts", rt.opts.MaxAttempts, "backoff", delay)
+		_ = rt.p.AbandonWorkItem(rt.ctx, w.token, delay, false)
+		return true, nil
+	}
+	rt.runActivity(w, fn)
+	return true, nil
+}
+
+// activityWork is one fetched activity.
+type activityWork struct {
+	item     duroxide.ActivityExecuteItem
+	token    string
+	attempt  uint32
+	workerID string
+}
+
+// poisonActivity fails an activity that exceeded MaxAttempts.
+func (rt *Runtime) poisonActivity(w *activityWork) {
+	raw, _ := duroxide.MarshalWorkItem(w.item)
+	rt.log.Warn("activity exceeded max attempts, marking as poison", "instance_id", w.item.Instance,
+		"activity_name", w.item.Name, "attempt", w.attempt)
+	rt.ackActivity(w, duroxide.ActivityFailedItem{
+		Instance: w.item.Instance, ExecutionID: w.item.ExecutionID, ID: w.item.ID,
+		Details: duroxide.PoisonError{
+			AttemptCount: w.attempt, MaxAttempts: rt.opts.MaxAttempts, Message: string(raw),
+			MessageType: duroxide.PoisonMessageType{Kind: duroxide.PoisonActivity, Instance: w.item.Instance,
+				ExecutionID: w.item.ExecutionID, ActivityName: w.item.Name, ActivityID: w.item.ID},
+		},
+	})
+}
+
+// activityResult is what an activity function returned.
+type activityResult struct {
+	out string
+	err error
+}
+
+// runActivity runs fn while renewing the item's lock. A failed renewal
+// means the item was deleted (its orchestration no longer wants it) or the
+// lock was lost: the activity's context is cancelled, it gets the grace
+// period to return, and the item is acked with no completion.
+func (rt *Runtime) runActivity(w *activityWork, fn ActivityFunc) {
+	actx, cancel := context.WithCancel(rt.ctx)
+	defer cancel()
+	done := make(chan activityResult, 1)
+	rt.wg.Add(1)
+	go func() {
+		defer rt.wg.Done()
+		done <- callActivity(fn, rt.activityContext(actx, w), w.item.Input)
+	}()
+	lost := make(chan struct{})
+	stopRenew := rt.renewLoop(w.token, lost)
+	select {
+	case r := <-done:
+		stopRenew()
+		rt.ackActivity(w, rt.completion(w, r))
+	case <-lost:
+		cancel()
+		grace := time.NewTimer(rt.opts.ActivityCancellationGracePeriod)
+		defer grace.Stop()
+		select {
+		case <-done:
+		case <-grace.C:
+			rt.log.Warn("activity did not finish within the grace period; discarding its result",
+				"instance_id", w.item.Instance, "activity_name", w.item.Name, "activity_id", w.item.ID)
+		}
+		if err := rt.p.AckWorkItem(rt.ctx, w.token, nil); err != nil {
+			rt.log.Debug("ack of a cancelled activity failed", "instance_id", w.item.Instance, "error", err)
+		}
+	}
+}
+
+// callActivity runs fn, turning a panic into an error.
+func callActivity(fn ActivityFunc, ctx ActivityContext, input string) (r activityResult) {
+	defer func() {
+		if p := recover(); p != nil {
+			r = activityResult{err: fmt.Errorf("activity panicked: %v", p)}
+		}
+	}()
+	out, err := fn(ctx, input)
+	return activityResult{out: out, err: err}
+}
+
+// renewLoop renews token every renewal interval until stopped; when a
+// renewal fails it closes lost and stops.
+func (rt *Runtime) renewLoop(token string, lost chan struct{}) (stop func()) {
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(renewalInterval(rt.opts.WorkerLockTimeout, rt.opts.WorkerLockRenewalBuffer))
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				if err := rt.p.RenewWorkItemLock(rt.ctx, token, rt.opts.WorkerLockTimeout); err != nil {
+					close(lost)
+					return
+				}
+			}
+		}
+	}()
+	return func() { close(quit); wg.Wait() }
+}
+
+// completion is the work item that reports r to the orchestration.
+func (rt *Runtime) completion(w *activityWork, r activityResult) duroxide.WorkItem {
+	if r.err == nil {
+		return duroxide.ActivityCompletedItem{Instance: w.item.Instance, ExecutionID: w.item.ExecutionID, ID: w.item.ID, Result: r.out}
+	}
+	return duroxide.ActivityFailedItem{Instance: w.item.Instance, ExecutionID: w.item.ExecutionID, ID: w.item.ID,
+		Details: duroxide.ApplicationError{Kind: duroxide.AppErrorKind{Type: duroxide.AppActivityFailed}, Message: r.err.Error()}}
+}
+
+// ackActivity acks w with completion; a failed ack abandons the item so it
+// is retried.
+func (rt *Runtime) ackActivity(w *activityWork, completion duroxide.WorkItem) {
+	if err := rt.p.AckWorkItem(rt.ctx, w.token, completion); err != nil {
+		rt.log.Warn("activity ack failed, abandoning the work item", "instance_id", w.item.Instance,
+			"activity_id", w.item.ID, "error", err)
+		_ = rt.p.AbandonWorkItem(rt.ctx, w.token, 100*time.Millisecond, false)
+		return
+	}
+	wake(rt.p, duroxide.OrchestratorQueue)
+}
+
+// activityContext builds the context an activity sees. The orchestration's
+// name and version are read lazily: reading them costs a history read that
+// most activities never need.
+func (rt *Runtime) activityContext(ctx context.Context, w *activityWork) ActivityContext {
+	info := &activityInfo{
+		instance: w.item.Instance, executionID: w.item.ExecutionID, activityName: w.item.Name,
+		activityID: w.item.ID, workerID: w.workerID, sessionID: w.item.SessionID, tag: w.item.Tag,
+		client: rt.client, logger: rt.log,
+	}
+	info.describe = sync.OnceValues(func() (string, string) { return rt.describe(ctx, w.item.Instance) })
+	return ActivityContext{Context: ctx, info: info}
+}
+
+// describe returns the name and version of instance's latest
+// OrchestrationStarted ("unknown" when it cannot be read).
+func (rt *Runtime) describe(ctx context.Context, instance string) (string, string) {
+	hist, err := rt.p.Read(ctx, instance)
+	if err == nil {
+		for i := len(hist) - 1; i >= 0; i-- {
+			if s, ok := hist[i].Kind.(duroxide.OrchestrationStarted); ok {
+				return s.Name, s.Version
+			}
+		}
+	}
+	return "unknown", "unknown"
+}
+
+// sessionTracker counts the activities in flight per session, so a
+// runtime holds at most MaxSessionsPerRuntime sessions.
+type sessionTracker struct {
+	mu sync.Mutex
+	m  map[string]int
+}
+
+func (s *sessionTracker) distinct() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.m)
+}
+
+// add counts one activity of session; release undoes it.
+func (s *sessionTracker) add(session string) (release func()) {
+	s.mu.Lock()
+	if s.m == nil {
+		s.m = map[string]int{}
+	}
+	s.m[session]++
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.m[session]--; s.m[session] <= 0 {
+			delete(s.m, session)
+		}
+	}
+}
+
+// sessionManager renews this runtime's sessions and deletes orphaned ones
+// until the runtime stops.
+func (rt *Runtime) sessionManager(owners []string) {
+	defer rt.wg.Done()
+	renew := time.NewTicker(renewalInterval(rt.opts.SessionLockTimeout, rt.opts.SessionLockRenewalBuffer))
+	defer renew.Stop()
+	cleanup := time.NewTicker(rt.opts.SessionCleanupInterval)
+	defer cleanup.Stop()
+	for {
+		select {
+		case <-rt.stop:
+			return
+		case <-renew.C:
+			if _, err := rt.p.RenewSessionLock(rt.ctx, owners, rt.opts.SessionLockTimeout, rt.opts.SessionIdleTimeout); err != nil && !errors.Is(err, context.Canceled) {
+				rt.log.Warn("session lock renewal failed", "error", err)
+			}
+		case <-cleanup.C:
+			if _, err := rt.p.CleanupOrphanedSessions(rt.ctx, rt.opts.SessionIdleTimeout); err != nil && !errors.Is(err, context.Canceled) {
+				rt.log.Warn("session cleanup failed", "error", err)
+			}
+		}
+	}
+}

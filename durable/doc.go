@@ -1,0 +1,63 @@
+// Package durable runs durable orchestrations written in Go on any
+// duroxide.Provider: the orchestration context, futures and combinators,
+// the typed codec and the replay engine, plus the registry, runtime,
+// client and activity context. Histories it writes are the ones Rust
+// duroxide 0.1.29 writes for the same code, so Go and Rust nodes can share
+// a store.
+//
+// # Writing orchestrations
+//
+// An orchestration is a function
+//
+//	func(ctx *durable.OrchestrationContext, input In) (Out, error)
+//
+// that is re-run from the start every time something it waits for happens.
+// On each run the runtime replays the recorded history into it: a call such
+// as ctx.ScheduleActivity is matched with the event recorded the first time,
+// and its future resolves with the recorded result instead of running the
+// activity again. This only works if the code makes the same calls, in the
+// same order, on every run, so orchestration code must be deterministic:
+//
+//   - No time.Now, time.Since or time.Sleep. Use ctx.UtcNow (recorded in
+//     history) and ctx.ScheduleTimer (a durable timer).
+//   - No math/rand or crypto/rand, no uuid.New. Use ctx.NewGUID.
+//   - No go statements, channels, select statements, sync primitives or
+//     blocking I/O. Use durable.Go for concurrent blocks, ctx.Select to race
+//     futures, durable.Join or ctx.WaitAll to wait for several. The runtime
+//     runs orchestration code as coroutines, one at a time, and only it
+//     decides who runs next; a goroutine of your own or a blocking
+//     channel operation escapes that order (and may deadlock the turn).
+//   - No dependence on map iteration order when it decides what to
+//     schedule: sort the keys first (ctx.GetKVAllKeys is already sorted).
+//   - No reading of mutable global state, environment variables, files or
+//     the network; do that in activities and pass the results in.
+//   - Do not use the context after the orchestration returns, or from a
+//     goroutine it started.
+//
+// Side effects that must happen once, such as logging, belong behind
+// !ctx.IsReplaying(); ctx.Logger() and ctx.TraceInfo and friends do that for
+// you. Changing the order of durable calls in code that has running
+// instances is a nondeterminism error ("nondeterministic: schedule
+// mismatch ..."): version the orchestration instead.
+//
+// Futures. Every durable call returns a *Future. Await blocks until it
+// resolves. A future that is pending when it is dropped is cancelled, as in
+// Rust: call Cancel explicitly, lose a ctx.Select, or simply return while
+// it is pending. A cancelled activity is withdrawn from its worker, a
+// cancelled sub-orchestration is cancelled, and history records a
+// "dropped_future" breadcrumb. A future belongs to the code that created
+// it, or that last waited on it; do not hand pending futures out of a
+// durable.Go block that then returns.
+//
+// Coroutines. durable.Go(ctx, fn) starts fn as a deterministic block. It
+// does not start at once: it runs when the creating code next waits, and
+// blocks run in creation order, one at a time, each until it waits or
+// returns. When the orchestration function returns, every block still
+// pending is stopped. ctx.ContinueAsNew never returns. A panic anywhere
+// fails the orchestration with "orchestration panicked: <message>".
+//
+// Errors. An activity or sub-orchestration failure resolves its future
+// with a *TaskFailedError whose message is what Rust code would see. A
+// non-nil error returned by the orchestration fails it with err.Error() as
+// the message.
+package durable

@@ -1,0 +1,227 @@
+// Package durabletest is a reusable end-to-end suite for the durable
+// runtime: duroxide's 35 end-to-end samples (tests/e2e_samples.rs at
+// 0.1.29), each running real Go orchestrations and activities on a
+// Runtime and a Client over the provider under test, and asserting what
+// the Rust sample asserts.
+//
+// Run it from a test of the provider's package:
+//
+//	func TestE2E(t *testing.T) {
+//		t.Run("memprovider", func(t *testing.T) {
+//			durabletest.Run(t, durabletest.FactoryFunc(func(*testing.T) duroxide.Provider { return memprovider.New() }))
+//		})
+//	}
+//
+// Subtests are named e2e_samples/<Rust test name>.
+package durabletest
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/duroxide-go/cdb/durable"
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// Factory supplies an empty store per sample.
+type Factory interface {
+	// NewProvider returns a provider over a fresh, empty store; the
+	// factory cleans it up (t.Cleanup).
+	NewProvider(t *testing.T) duroxide.Provider
+}
+
+// FactoryFunc adapts a function to Factory.
+type FactoryFunc func(t *testing.T) duroxide.Provider
+
+// NewProvider calls f.
+func (f FactoryFunc) NewProvider(t *testing.T) duroxide.Provider { return f(t) }
+
+// sample is one ported Rust test.
+type sample struct {
+	name string
+	run  func(e *env)
+}
+
+// Run runs every sample as a subtest of t.Run("e2e_samples"). Samples run
+// in parallel with each other, each on its own provider.
+func Run(t *testing.T, f Factory) {
+	t.Run("e2e_samples", func(t *testing.T) {
+		for _, s := range samples() {
+			t.Run(s.name, func(t *testing.T) {
+				t.Parallel()
+				s.run(&env{t: t, p: f.NewProvider(t), ctx: context.Background()})
+			})
+		}
+	})
+}
+
+// Names lists the samples' names (the Rust test names), in file order.
+func Names() []string {
+	var out []string
+	for _, s := range samples() {
+		out = append(out, s.name)
+	}
+	return out
+}
+
+// Generous bounds: the machine running the suite may be loaded. Rust waits
+// 5 s; nothing here depends on these being tight.
+const (
+	waitTimeout     = 90 * time.Second
+	shutdownTimeout = 60 * time.Second
+)
+
+// testOptions keeps the dispatchers' idle polling short so work enqueued
+// outside the process's wake-ups (there is none in these samples, but a
+// provider may delay visibility) is picked up quickly.
+func testOptions(o *durable.Options) *durable.Options {
+	r := durable.Options{}
+	if o != nil {
+		r = *o
+	}
+	if r.MinPollInterval == 0 {
+		r.MinPollInterval = 10 * time.Millisecond
+	}
+	if r.MaxIdlePollInterval == 0 {
+		r.MaxIdlePollInterval = 200 * time.Millisecond
+	}
+	if r.Logger == nil {
+		r.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	return &r
+}
+
+// env is one sample's world: a provider, its client and the runtimes.
+type env struct {
+	t   *testing.T
+	p   duroxide.Provider
+	ctx context.Context
+	c   *durable.Client
+}
+
+func (e *env) client() *durable.Client {
+	if e.c == nil {
+		e.c = durable.NewClient(e.p)
+	}
+	return e.c
+}
+
+// start starts a runtime over the env's provider, shut down at cleanup.
+func (e *env) start(reg *durable.Registry, o *durable.Options) *durable.Runtime {
+	e.t.Helper()
+	rt, err := durable.Start(e.ctx, e.p, reg, testOptions(o))
+	require.NoError(e.t, err)
+	e.t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		defer cancel()
+		require.NoError(e.t, rt.Shutdown(ctx))
+	})
+	return rt
+}
+
+func (e *env) startOrch(instance, name string, input any) {
+	e.t.Helper()
+	require.NoError(e.t, e.client().StartOrchestration(e.ctx, instance, name, input))
+}
+
+// wait waits for instance to finish.
+func (e *env) wait(instance string) *durable.OrchestrationStatus {
+	e.t.Helper()
+	st, err := e.client().WaitForOrchestration(e.ctx, instance, waitTimeout)
+	require.NoError(e.t, err, "waiting for %s", instance)
+	return st
+}
+
+// completed waits for instance and returns its output; a failure fails
+// the test with the failure's message.
+func (e *env) completed(instance string) string {
+	e.t.Helper()
+	st := e.wait(instance)
+	require.Equal(e.t, durable.StateCompleted, st.State, "orchestration %s failed: %s", instance, st.FailureMessage())
+	return st.Output
+}
+
+// failed waits for instance and returns its failure message.
+func (e *env) failed(instance string) string {
+	e.t.Helper()
+	st := e.wait(instance)
+	require.Equal(e.t, durable.StateFailed, st.State, "expected %s to fail, got output %q", instance, st.Output)
+	return st.FailureMessage()
+}
+
+// waitHistory polls instance's history until pred holds.
+func (e *env) waitHistory(instance string, pred func([]duroxide.Event) bool) bool {
+	deadline := time.Now().Add(waitTimeout)
+	for time.Now().Before(deadline) {
+		if h, err := e.p.Read(e.ctx, instance); err == nil && pred(h) {
+			return true
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return false
+}
+
+// waitSubscription waits until instance subscribed to name.
+func (e *env) waitSubscription(instance, name string) bool {
+	return e.waitHistory(instance, func(h []duroxide.Event) bool {
+		for _, ev := range h {
+			switch k := ev.Kind.(type) {
+			case duroxide.ExternalSubscribed:
+				if k.Name == name {
+					return true
+				}
+			case duroxide.ExternalSubscribedPersistent:
+				if k.Name == name {
+					return true
+				}
+			}
+		}
+		return false
+	})
+}
+
+func (e *env) admin() duroxide.ProviderAdmin {
+	e.t.Helper()
+	a := e.p.Admin()
+	require.NotNil(e.t, a, "ProviderAdmin required")
+	return a
+}
+
+// must fails the test on a registration error.
+func must(t *testing.T, err error) {
+	t.Helper()
+	require.NoError(t, err)
+}
+
+// act registers a string activity.
+func act(t *testing.T, r *durable.Registry, name string, fn func(durable.ActivityContext, string) (string, error)) {
+	t.Helper()
+	must(t, r.AddActivity(name, fn))
+}
+
+// orch registers a string orchestration as 1.0.0.
+func orch(t *testing.T, r *durable.Registry, name string, fn durable.OrchestrationFunc) {
+	t.Helper()
+	must(t, r.AddOrchestration(name, fn))
+}
+
+// sleepCtx sleeps d unless ctx ends first (an activity's cancellation).
+func sleepCtx(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+func reverse(s string) string {
+	r := []rune(s)
+	for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
+		r[i], r[j] = r[j], r[i]
+	}
+	return string(r)
+}

@@ -1,0 +1,193 @@
+package durable
+
+import (
+	"fmt"
+
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// apply replays one history event into the context (Rust's
+// apply_history_event).
+func (r *run) apply(ev duroxide.Event) *turnAbort {
+	ctx := r.ctx
+	switch k := ev.Kind.(type) {
+	case duroxide.OrchestrationStarted:
+		if k.InitialCustomStatus != nil {
+			s := *k.InitialCustomStatus
+			ctx.customStatus = &s
+		}
+	case duroxide.CustomStatusUpdated:
+		return r.popMetadata(ev.Kind, "custom status mismatch")
+	case duroxide.KeyValueSet:
+		return r.popMetadata(ev.Kind, "kv set mismatch")
+	case duroxide.KeyValueCleared:
+		return r.popMetadata(ev.Kind, "kv clear mismatch")
+	case duroxide.KeyValuesCleared:
+		return r.popMetadata(ev.Kind, "kv clear_all mismatch")
+
+	case duroxide.ActivityScheduled:
+		_, abort := r.matchSchedule(ev, kindActivity)
+		return abort
+	case duroxide.TimerCreated:
+		_, abort := r.matchSchedule(ev, kindTimer)
+		return abort
+	case duroxide.ExternalSubscribed:
+		if _, abort := r.matchSchedule(ev, kindExternalWait); abort != nil {
+			return abort
+		}
+		ctx.bindExternalSubscription(ev.EventID, k.Name)
+	case duroxide.ExternalSubscribedPersistent:
+		if _, abort := r.matchSchedule(ev, kindQueueDequeue); abort != nil {
+			return abort
+		}
+		ctx.bindQueueSubscription(ev.EventID, k.Name)
+		r.mustPoll = true
+	case duroxide.SubOrchestrationScheduled:
+		token, abort := r.matchSchedule(ev, kindSubOrchestration)
+		if abort != nil {
+			return abort
+		}
+		ctx.bindSubOrchestrationInstance(token, k.Instance)
+	case duroxide.OrchestrationChained:
+		if len(r.emitted) == 0 {
+			return nondeterminism("history OrchestrationChained but no emitted action")
+		}
+		em := r.emitted[0]
+		r.emitted = r.emitted[1:]
+		if !actionMatchesEvent(em.act, ev.Kind) {
+			return nondeterminism(fmt.Sprintf("schedule mismatch: action=%s vs event=%s", debugAction(em.act), debugEventKind(ev.Kind)))
+		}
+		ctx.bindToken(em.token, ev.EventID)
+
+	case duroxide.ActivityCompleted:
+		return r.complete(ev, true, completion{kind: activityOK, value: k.Result})
+	case duroxide.ActivityFailed:
+		return r.complete(ev, false, completion{kind: activityErr, value: displayMessage(k.Details)})
+	case duroxide.TimerFired:
+		return r.complete(ev, false, completion{kind: timerFired})
+	case duroxide.SubOrchestrationCompleted:
+		return r.complete(ev, false, completion{kind: subOrchOK, value: k.Result})
+	case duroxide.SubOrchestrationFailed:
+		return r.complete(ev, false, completion{kind: subOrchErr, value: displayMessage(k.Details)})
+
+	case duroxide.ExternalSubscribedCancelled:
+		if ev.SourceEventID != nil {
+			ctx.markExternalSubscriptionCancelled(*ev.SourceEventID)
+		}
+	case duroxide.ExternalSubscribedPersistentCancelled:
+		if ev.SourceEventID != nil {
+			ctx.markQueueSubscriptionCancelled(*ev.SourceEventID)
+		}
+	case duroxide.ExternalEvent:
+		if ctx.hasPendingSubscriptionSlot(k.Name) {
+			ctx.deliverExternalEvent(k.Name, k.Data)
+			r.mustPoll = true
+		} else {
+			r.e.log().Warn("skipping ExternalEvent delivery: no pending subscription slot (event remains in history for audit)",
+				"instance", r.e.instance, "event_name", k.Name)
+		}
+	case duroxide.ExternalEventPersistent:
+		ctx.deliverQueueMessage(k.Name, k.Data)
+		r.mustPoll = true
+	}
+	// ActivityCancelRequested, SubOrchestrationCancelRequested,
+	// OrchestrationCancelRequested and terminal events change nothing here.
+	return nil
+}
+
+// popMetadata consumes the custom-status or KV action the code emitted for
+// a metadata event; none left is fine (a carried-over initial status).
+func (r *run) popMetadata(kind duroxide.EventKind, what string) *turnAbort {
+	if len(r.emitted) == 0 {
+		return nil
+	}
+	em := r.emitted[0]
+	r.emitted = r.emitted[1:]
+	if !actionMatchesEvent(em.act, kind) {
+		return nondeterminism(fmt.Sprintf("%s: action=%s vs event=%s", what, debugAction(em.act), debugEventKind(kind)))
+	}
+	return nil
+}
+
+// matchSchedule pops the oldest emitted action, checks it against the
+// schedule event and binds its future to the event id.
+func (r *run) matchSchedule(ev duroxide.Event, kind scheduleKind) (uint64, *turnAbort) {
+	if len(r.emitted) == 0 {
+		return 0, nondeterminism("history schedule but no emitted action")
+	}
+	em := r.emitted[0]
+	r.emitted = r.emitted[1:]
+	if !actionMatchesEvent(em.act, ev.Kind) {
+		return 0, nondeterminism(fmt.Sprintf("schedule mismatch: action=%s vs event=%s", debugAction(em.act), debugEventKind(ev.Kind)))
+	}
+	r.ctx.bindToken(em.token, ev.EventID)
+	r.open[ev.EventID] = true
+	r.kinds[ev.EventID] = kind
+	return em.token, nil
+}
+
+// complete delivers a completion to its open schedule. Only an activity
+// completion checks the schedule's kind (as in Rust).
+func (r *run) complete(ev duroxide.Event, checkActivity bool, c completion) *turnAbort {
+	if ev.SourceEventID == nil {
+		return nil
+	}
+	id := *ev.SourceEventID
+	if !r.open[id] {
+		return nondeterminism("completion without open schedule")
+	}
+	if checkActivity && r.kinds[id] != kindActivity {
+		return nondeterminism("completion kind mismatch: expected activity")
+	}
+	r.ctx.deliverResult(id, c)
+	delete(r.open, id)
+	r.mustPoll = true
+	return nil
+}
+
+// actionMatchesEvent is Rust's action_matches_event_kind: activities by
+// name, input, session and tag; timers by position; waits by name;
+// children by name and input; detached starts by name, instance and
+// input; custom status by kind; KV by key and value (not timestamp).
+func actionMatchesEvent(a action, kind duroxide.EventKind) bool {
+	switch v := a.(type) {
+	case actionCallActivity:
+		k, ok := kind.(duroxide.ActivityScheduled)
+		return ok && v.Name == k.Name && v.Input == k.Input && eqOpt(v.SessionID, k.SessionID) && eqOpt(v.Tag, k.Tag)
+	case actionCreateTimer:
+		_, ok := kind.(duroxide.TimerCreated)
+		return ok
+	case actionWaitExternal:
+		k, ok := kind.(duroxide.ExternalSubscribed)
+		return ok && v.Name == k.Name
+	case actionDequeueEvent:
+		k, ok := kind.(duroxide.ExternalSubscribedPersistent)
+		return ok && v.Name == k.Name
+	case actionStartSubOrchestration:
+		k, ok := kind.(duroxide.SubOrchestrationScheduled)
+		return ok && v.Name == k.Name && v.Input == k.Input
+	case actionStartOrchestrationDetached:
+		k, ok := kind.(duroxide.OrchestrationChained)
+		return ok && v.Name == k.Name && v.Instance == k.Instance && v.Input == k.Input
+	case actionUpdateCustomStatus:
+		_, ok := kind.(duroxide.CustomStatusUpdated)
+		return ok
+	case actionSetKeyValue:
+		k, ok := kind.(duroxide.KeyValueSet)
+		return ok && v.Key == k.Key && v.Value == k.Value
+	case actionClearKeyValue:
+		k, ok := kind.(duroxide.KeyValueCleared)
+		return ok && v.Key == k.Key
+	case actionClearKeyValues:
+		_, ok := kind.(duroxide.KeyValuesCleared)
+		return ok
+	}
+	return false
+}
+
+func eqOpt(a, b *string) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return *a == *b
+}

@@ -1,0 +1,284 @@
+package durable
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// maxQuiescenceIterations bounds the re-polls after the history walk.
+const maxQuiescenceIterations = 100
+
+// quiescenceMessage is Rust's text, including the run of spaces its source
+// line continuation left in the literal.
+var quiescenceMessage = "quiescence loop exceeded 100 iterations —" + strings.Repeat(" ", 22) +
+	"orchestration is emitting unbounded persistent event subscriptions"
+
+// run is the state of one executeOrchestration call.
+type run struct {
+	e       *replayEngine
+	ctx     *OrchestrationContext
+	emitted []emittedAction // actions not yet matched to history
+
+	open  map[uint64]bool
+	kinds map[uint64]scheduleKind
+
+	mustPoll bool
+	done     bool // the orchestration function returned
+	output   string
+	outErr   error
+}
+
+// turnAbort carries a result that ends the turn early.
+type turnAbort struct{ res TurnResult }
+
+func failed(d duroxide.ErrorDetails) *turnAbort {
+	return &turnAbort{TurnResult{Kind: TurnFailed, Details: d}}
+}
+
+func nondeterminism(msg string) *turnAbort { return failed(nondeterminismError(msg)) }
+
+// executeOrchestration is stage 2: replay baseline+delta through the
+// orchestration, then record what the code did beyond history.
+func (e *replayEngine) executeOrchestration(handler OrchestrationFunc, input, name, version, workerID string) TurnResult {
+	if e.abortError != nil {
+		return TurnResult{Kind: TurnFailed, Details: e.abortError}
+	}
+	working := e.finalHistory()
+	for _, ev := range working {
+		switch ev.Kind.(type) {
+		case duroxide.OrchestrationCompleted, duroxide.OrchestrationFailed, duroxide.OrchestrationContinuedAsNew:
+			return TurnResult{Kind: TurnContinue}
+		}
+	}
+	if len(working) == 0 {
+		return failed(nondeterminismError("corrupted history: empty")).res
+	}
+	started, ok := working[0].Kind.(duroxide.OrchestrationStarted)
+	if !ok {
+		return failed(nondeterminismError("corrupted history: first event must be OrchestrationStarted")).res
+	}
+	_ = workerID // Rust keeps it for API compatibility only
+
+	r := &run{
+		e:        e,
+		ctx:      newOrchestrationContext(e.instance, e.executionID, name, version, e.now, e.logger),
+		open:     map[uint64]bool{},
+		kinds:    map[uint64]scheduleKind{},
+		mustPoll: true,
+	}
+	defer r.ctx.sched.stopAll()
+	for k, v := range e.kvSnapshot {
+		r.ctx.kv[k] = v.Value
+		r.ctx.kvUpdatedAt[k] = v.LastUpdatedAtMs
+	}
+	r.ctx.sched.main = r.ctx.sched.spawn(func() {
+		out, err := handler(r.ctx, input)
+		r.output, r.outErr, r.done = out, err, true
+		// Everything the function still held is dropped with it.
+		r.ctx.dropAllPending()
+	})
+	if e.persistedHistoryLen == 0 {
+		r.ctx.isReplaying = false
+	}
+	if started.InitialCustomStatus != nil {
+		s := *started.InitialCustomStatus
+		r.ctx.customStatus = &s
+	}
+	if abort := r.execute(working); abort != nil {
+		return abort.res
+	}
+	return r.finalize()
+}
+
+func (r *run) execute(working []duroxide.Event) *turnAbort {
+	for i, ev := range working {
+		if i >= r.e.persistedHistoryLen {
+			r.ctx.isReplaying = false
+		}
+		if r.mustPoll {
+			if abort := r.poll(); abort != nil {
+				return abort
+			}
+			if r.done {
+				break
+			}
+			r.mustPoll = false
+		}
+		if abort := r.apply(ev); abort != nil {
+			return abort
+		}
+	}
+	r.ctx.isReplaying = false
+	if r.mustPoll && !r.done {
+		if abort := r.poll(); abort != nil {
+			return abort
+		}
+	}
+	for _, id := range r.ctx.cancelledScheduleIDs(kindQueueDequeue) {
+		r.ctx.markQueueSubscriptionCancelled(id)
+	}
+	r.convertEmitted(r.emitted)
+	r.emitted = nil
+	return r.quiesce()
+}
+
+// poll runs the orchestration's coroutines until all are blocked (one Rust
+// poll) and collects the actions they emitted.
+func (r *run) poll() *turnAbort {
+	r.ctx.sched.poll()
+	r.emitted = append(r.emitted, r.ctx.drainEmitted()...)
+	if msg := r.ctx.sched.panicMsg; msg != nil {
+		return failed(duroxide.ApplicationError{
+			Kind:    duroxide.AppErrorKind{Type: duroxide.AppPanicked},
+			Message: *msg,
+		})
+	}
+	return nil
+}
+
+// quiesce re-polls while new actions keep appearing (a subscription bound
+// this turn may resolve at once from an event already delivered).
+func (r *run) quiesce() *turnAbort {
+	iter := 0
+	for !r.done && len(r.e.actions) > 0 && iter < maxQuiescenceIterations {
+		iter++
+		before := len(r.e.actions)
+		if abort := r.poll(); abort != nil {
+			return abort
+		}
+		r.convertEmitted(r.emitted)
+		r.emitted = nil
+		if len(r.e.actions) == before {
+			break
+		}
+	}
+	if iter >= maxQuiescenceIterations {
+		return failed(duroxide.InfrastructureError{Operation: "quiescence_loop", Message: quiescenceMessage})
+	}
+	return nil
+}
+
+// finalize picks the outcome: cancel > continue-as-new > output.
+func (r *run) finalize() TurnResult {
+	e := r.e
+	if c, ok := e.cancelEvent(); ok {
+		return TurnResult{Kind: TurnCancelled, Reason: c.Reason}
+	}
+	for _, a := range e.actions {
+		if can, ok := a.(actionContinueAsNew); ok {
+			return TurnResult{Kind: TurnContinueAsNew, Input: can.Input, Version: can.Version}
+		}
+	}
+	if abort := r.collectCancelled(); abort != nil {
+		return abort.res
+	}
+	if !r.done {
+		return TurnResult{Kind: TurnContinue}
+	}
+	if r.outErr != nil {
+		return TurnResult{Kind: TurnFailed, Details: duroxide.ApplicationError{
+			Kind:    duroxide.AppErrorKind{Type: duroxide.AppOrchestrationFailed},
+			Message: r.outErr.Error(),
+		}}
+	}
+	return TurnResult{Kind: TurnCompleted, Output: r.output}
+}
+
+// convertEmitted gives each new action the next event id, binds its future
+// to that id, and records its history event (ContinueAsNew uses an id but
+// records no event, as in Rust).
+func (r *run) convertEmitted(list []emittedAction) {
+	e, ctx := r.e, r.ctx
+	for _, em := range list {
+		id := e.nextEventID
+		e.nextEventID++
+		ctx.bindToken(em.token, id)
+		a := withEventID(em.act, id)
+		switch v := a.(type) {
+		case actionStartSubOrchestration:
+			ctx.bindSubOrchestrationInstance(em.token, v.Instance)
+		case actionWaitExternal:
+			ctx.bindExternalSubscription(id, v.Name)
+		case actionDequeueEvent:
+			ctx.bindQueueSubscription(id, v.Name)
+		}
+		if kind := actionEventKind(a); kind != nil {
+			e.delta = append(e.delta, e.newEvent(id, nil, kind))
+		}
+		e.actions = append(e.actions, a)
+	}
+}
+
+// withEventID is Rust's update_action_event_id: it sets the scheduling
+// event id and turns a pending child id into "sub::{id}".
+func withEventID(a action, id uint64) action {
+	switch v := a.(type) {
+	case actionCallActivity:
+		v.SchedulingEventID = id
+		return v
+	case actionCreateTimer:
+		v.SchedulingEventID = id
+		return v
+	case actionWaitExternal:
+		v.SchedulingEventID = id
+		return v
+	case actionDequeueEvent:
+		v.SchedulingEventID = id
+		return v
+	case actionStartSubOrchestration:
+		v.SchedulingEventID = id
+		if strings.HasPrefix(v.Instance, subOrchPendingPrefix) {
+			v.Instance = subOrchAutoPrefix + strconv.FormatUint(id, 10)
+		}
+		return v
+	case actionStartOrchestrationDetached:
+		v.SchedulingEventID = id
+		return v
+	}
+	return a
+}
+
+// actionEventKind is Rust's action_to_event (nil for ContinueAsNew).
+func actionEventKind(a action) duroxide.EventKind {
+	switch v := a.(type) {
+	case actionCallActivity:
+		return duroxide.ActivityScheduled{Name: v.Name, Input: v.Input, SessionID: v.SessionID, Tag: v.Tag}
+	case actionCreateTimer:
+		return duroxide.TimerCreated{FireAtMs: v.FireAtMs}
+	case actionWaitExternal:
+		return duroxide.ExternalSubscribed{Name: v.Name}
+	case actionDequeueEvent:
+		return duroxide.ExternalSubscribedPersistent{Name: v.Name}
+	case actionStartSubOrchestration:
+		return duroxide.SubOrchestrationScheduled{Name: v.Name, Instance: v.Instance, Input: v.Input}
+	case actionStartOrchestrationDetached:
+		return duroxide.OrchestrationChained{Name: v.Name, Instance: v.Instance, Input: v.Input}
+	case actionUpdateCustomStatus:
+		return duroxide.CustomStatusUpdated{Status: v.Status}
+	case actionSetKeyValue:
+		return duroxide.KeyValueSet{Key: v.Key, Value: v.Value, LastUpdatedAtMs: v.LastUpdatedAtMs}
+	case actionClearKeyValue:
+		return duroxide.KeyValueCleared{Key: v.Key}
+	case actionClearKeyValues:
+		return duroxide.KeyValuesCleared{}
+	}
+	return nil
+}
+
+// formatIDSet renders a set of ids like Rust's HashSet Debug ({1, 2}),
+// sorted.
+func formatIDSet(ids map[uint64]bool) string {
+	list := make([]uint64, 0, len(ids))
+	for id := range ids {
+		list = append(list, id)
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i] < list[j] })
+	parts := make([]string, len(list))
+	for i, id := range list {
+		parts[i] = strconv.FormatUint(id, 10)
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}

@@ -1,0 +1,186 @@
+package durable
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// BackoffKind selects a BackoffStrategy's formula.
+type BackoffKind int
+
+// The backoff formulas. The zero value is Rust's default: exponential from
+// 100 ms, doubling, capped at 30 s.
+const (
+	BackoffDefault BackoffKind = iota
+	BackoffNone
+	BackoffFixed
+	BackoffLinear
+	BackoffExponential
+)
+
+// BackoffStrategy is the delay between retry attempts (Rust's
+// BackoffStrategy). Build one with NoBackoff, FixedBackoff, LinearBackoff
+// or ExponentialBackoff; the zero value is the default exponential backoff.
+type BackoffStrategy struct {
+	Kind       BackoffKind
+	Delay      time.Duration // BackoffFixed
+	Base       time.Duration // BackoffLinear, BackoffExponential
+	Multiplier float64       // BackoffExponential
+	Max        time.Duration // BackoffLinear, BackoffExponential
+}
+
+// NoBackoff retries at once.
+func NoBackoff() BackoffStrategy { return BackoffStrategy{Kind: BackoffNone} }
+
+// FixedBackoff waits d before each retry.
+func FixedBackoff(d time.Duration) BackoffStrategy {
+	return BackoffStrategy{Kind: BackoffFixed, Delay: d}
+}
+
+// LinearBackoff waits base·attempt, at most max.
+func LinearBackoff(base, max time.Duration) BackoffStrategy {
+	return BackoffStrategy{Kind: BackoffLinear, Base: base, Max: max}
+}
+
+// ExponentialBackoff waits base·multiplier^(attempt−1), at most max.
+func ExponentialBackoff(base time.Duration, multiplier float64, max time.Duration) BackoffStrategy {
+	return BackoffStrategy{Kind: BackoffExponential, Base: base, Multiplier: multiplier, Max: max}
+}
+
+// DelayForAttempt is the wait after failed attempt number attempt (1-based).
+func (b BackoffStrategy) DelayForAttempt(attempt uint32) time.Duration {
+	switch b.Kind {
+	case BackoffNone:
+		return 0
+	case BackoffFixed:
+		return b.Delay
+	case BackoffLinear:
+		d := satMul(b.Base, uint64(attempt))
+		return min(d, b.Max)
+	case BackoffExponential:
+		return expDelay(b.Base, b.Multiplier, b.Max, attempt)
+	}
+	return expDelay(100*time.Millisecond, 2, 30*time.Second, attempt)
+}
+
+func expDelay(base time.Duration, mult float64, max time.Duration, attempt uint32) time.Duration {
+	exp := 0
+	if attempt > 0 {
+		exp = int(attempt - 1)
+	}
+	f := float64(base.Nanoseconds()) * math.Pow(mult, float64(exp))
+	if f >= float64(math.MaxInt64) || math.IsInf(f, 0) {
+		return max
+	}
+	if f < 0 || math.IsNaN(f) {
+		f = 0
+	}
+	return min(time.Duration(f), max)
+}
+
+func satMul(d time.Duration, n uint64) time.Duration {
+	if d <= 0 || n == 0 {
+		return 0
+	}
+	if uint64(d) > uint64(math.MaxInt64)/n {
+		return time.Duration(math.MaxInt64)
+	}
+	return d * time.Duration(n)
+}
+
+// RetryPolicy retries a failed activity (Rust's RetryPolicy). The zero value
+// is Rust's default: 3 attempts, default backoff, no per-attempt timeout.
+type RetryPolicy struct {
+	// MaxAttempts counts the first attempt; 0 means 3.
+	MaxAttempts uint32
+	// Backoff is the delay between attempts, as a durable timer.
+	Backoff BackoffStrategy
+	// Timeout, when positive, races each attempt against a durable timer;
+	// a timed-out attempt fails the call at once and is not retried.
+	Timeout time.Duration
+}
+
+// NewRetryPolicy returns the default policy with maxAttempts attempts.
+func NewRetryPolicy(maxAttempts uint32) RetryPolicy { return RetryPolicy{MaxAttempts: maxAttempts} }
+
+// WithTimeout sets the per-attempt timeout.
+func (p RetryPolicy) WithTimeout(d time.Duration) RetryPolicy { p.Timeout = d; return p }
+
+// WithBackoff sets the backoff strategy.
+func (p RetryPolicy) WithBackoff(b BackoffStrategy) RetryPolicy { p.Backoff = b; return p }
+
+// DelayForAttempt is the backoff after failed attempt number attempt.
+func (p RetryPolicy) DelayForAttempt(attempt uint32) time.Duration {
+	return p.Backoff.DelayForAttempt(attempt)
+}
+
+func (p RetryPolicy) attempts() uint32 {
+	if p.MaxAttempts == 0 {
+		return 3
+	}
+	return p.MaxAttempts
+}
+
+// timeoutMessage is the error text of a timed-out attempt (Rust's).
+const timeoutMessage = "timeout: activity timed out"
+
+// ScheduleActivityWithRetry runs the activity and retries it on failure per
+// policy, waiting between attempts on durable timers. It returns the first
+// success, or the last failure once the attempts are used up; a per-attempt
+// timeout fails at once with "timeout: activity timed out".
+func (c *OrchestrationContext) ScheduleActivityWithRetry(name, input string, policy RetryPolicy) (string, error) {
+	return c.retryLoop(name, input, policy, nil)
+}
+
+// ScheduleActivityWithRetryOnSession is ScheduleActivityWithRetry with
+// every attempt routed to sessionID.
+func (c *OrchestrationContext) ScheduleActivityWithRetryOnSession(name, input string, policy RetryPolicy, sessionID string) (string, error) {
+	return c.retryLoop(name, input, policy, &sessionID)
+}
+
+func (c *OrchestrationContext) retryLoop(name, input string, policy RetryPolicy, session *string) (string, error) {
+	max := policy.attempts()
+	var lastErr error = &TaskFailedError{}
+	for attempt := uint32(1); attempt <= max; attempt++ {
+		res, err, timedOut := c.retryAttempt(name, input, policy.Timeout, session)
+		if timedOut {
+			return "", err
+		}
+		if err == nil {
+			return res, nil
+		}
+		lastErr = err
+		if attempt < max {
+			if session != nil {
+				c.TraceWarn(fmt.Sprintf("Activity '%s' (session=%s) attempt %d/%d failed: %s. Retrying...", name, *session, attempt, max, err))
+			} else {
+				c.TraceWarn(fmt.Sprintf("Activity '%s' attempt %d/%d failed: %s. Retrying...", name, attempt, max, err))
+			}
+			if d := policy.DelayForAttempt(attempt); d > 0 {
+				c.ScheduleTimer(d).Await()
+			}
+		}
+	}
+	return "", lastErr
+}
+
+// retryAttempt runs one attempt, raced against the timeout when set. As in
+// Rust, the timer is created inside a block that the race polls after the
+// activity, so the activity is scheduled first.
+func (c *OrchestrationContext) retryAttempt(name, input string, timeout time.Duration, session *string) (string, error, bool) {
+	if timeout <= 0 {
+		res, err := c.scheduleActivity(name, input, session).Await()
+		return res, err, false
+	}
+	deadline := Go(c, func(ctx *OrchestrationContext) (struct{}, error) {
+		ctx.ScheduleTimer(timeout).Await()
+		return struct{}{}, nil
+	})
+	act := c.scheduleActivity(name, input, session)
+	if c.Select(act, deadline) == 1 {
+		return "", &TaskFailedError{Message: timeoutMessage}, true
+	}
+	res, err := act.Await()
+	return res, err, false
+}

@@ -1,0 +1,278 @@
+package durable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// Runtime runs the orchestrations and activities of a Registry against a
+// Provider: OrchestrationConcurrency orchestration slots, WorkerConcurrency
+// activity slots and a session manager, until Shutdown.
+type Runtime struct {
+	p      duroxide.Provider
+	reg    *Registry
+	opts   Options
+	log    *slog.Logger
+	id     string
+	client *Client
+	filter *duroxide.DispatcherCapabilityFilter
+	// supported is the range of pinned duroxide versions this runtime
+	// replays (the filter's first range).
+	supported duroxide.SemverRange
+
+	// ctx is passed to every provider call; it is cancelled only when a
+	// graceful shutdown runs out of time.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// fetchCtx bounds fetches only: Shutdown cancels it at once, so a
+	// long-polling provider does not hold Shutdown for its poll timeout.
+	fetchCtx    context.Context
+	fetchCancel context.CancelFunc
+	// stop is closed by Shutdown: slots finish what they hold and exit.
+	stop    chan struct{}
+	stopped atomic.Bool
+	wg      sync.WaitGroup
+
+	orchWake, workWake *signal
+	orchGate, workGate idleGate
+	unregister         func()
+	// timers are the pending wake-ups at timers' fire times.
+	timerMu  sync.Mutex
+	timers   map[*time.Timer]struct{}
+	sessions sessionTracker
+
+	// execIDs remembers each instance's current execution as this runtime
+	// last saw it, the source of a child's parent_execution_id in
+	// SubOrchCompleted/SubOrchFailed (duroxide's current_execution_ids).
+	execMu  sync.Mutex
+	execIDs map[string]uint64
+
+	shutdownOnce sync.Once
+	shutdownErr  error
+}
+
+// Start validates opts (nil = defaults) and starts the dispatchers. ctx
+// only bounds start-up; the runtime runs until Shutdown.
+func Start(ctx context.Context, p duroxide.Provider, reg *Registry, opts *Options) (*Runtime, error) {
+	if p == nil {
+		return nil, &InputError{Op: "start runtime", Reason: "nil provider"}
+	}
+	if reg == nil {
+		return nil, &InputError{Op: "start runtime", Reason: "nil registry"}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	o := opts.withDefaults()
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	rt := &Runtime{
+		p: p, reg: reg, opts: o, client: NewClient(p),
+		id:       fmt.Sprintf("%04x", rand.N(uint32(1<<16))),
+		stop:     make(chan struct{}),
+		orchWake: newSignal(), workWake: newSignal(),
+		execIDs: map[string]uint64{}, timers: map[*time.Timer]struct{}{},
+	}
+	rt.supported = duroxide.SemverRange{Min: duroxide.SemVer{}, Max: duroxide.MustParseSemVer(DuroxideVersion)}
+	if o.SupportedReplayVersions != nil {
+		rt.supported = *o.SupportedReplayVersions
+	}
+	rt.filter = &duroxide.DispatcherCapabilityFilter{SupportedDuroxideVersions: []duroxide.SemverRange{rt.supported}}
+	rt.log = o.Logger.With("runtime_id", rt.id)
+	rt.ctx, rt.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	rt.fetchCtx, rt.fetchCancel = context.WithCancel(rt.ctx)
+	rt.unregister = registerWaker(p, &queueWaker{orch: rt.orchWake, work: rt.workWake})
+	rt.log.Debug("duroxide runtime starting", "duroxide_version", DuroxideVersion, "provider", p.Name(), "provider_version", p.Version())
+	rt.startSlots()
+	return rt, nil
+}
+
+func (rt *Runtime) startSlots() {
+	for i := range rt.opts.OrchestrationConcurrency {
+		rt.wg.Add(1)
+		go rt.orchestrationLoop(fmt.Sprintf("orch-%d-%s", i, rt.id))
+	}
+	suffix := rt.id
+	if rt.opts.WorkerNodeID != "" {
+		suffix = rt.opts.WorkerNodeID
+	}
+	var owners []string
+	for i := range rt.opts.WorkerConcurrency {
+		workerID := fmt.Sprintf("work-%d-%s", i, suffix)
+		owner := workerID
+		if rt.opts.WorkerNodeID != "" {
+			owner = rt.opts.WorkerNodeID
+		}
+		if len(owners) == 0 || owners[len(owners)-1] != owner {
+			owners = append(owners, owner)
+		}
+		rt.wg.Add(1)
+		go rt.workerLoop(workerID, owner)
+	}
+	rt.wg.Add(1)
+	go rt.sessionManager(owners)
+}
+
+// Client returns a Client over the runtime's provider.
+func (rt *Runtime) Client() *Client { return rt.client }
+
+// Shutdown stops fetching, waits for the turns and activities in flight to
+// finish and be committed, and returns. If ctx ends first, in-flight
+// provider calls and activity contexts are cancelled and ctx's error is
+// returned; activity code that ignores its context may then still be
+// running. Calling Shutdown again returns the first call's result.
+func (rt *Runtime) Shutdown(ctx context.Context) error {
+	rt.shutdownOnce.Do(func() {
+		rt.stopped.Store(true)
+		close(rt.stop)
+		rt.fetchCancel()
+		rt.unregister()
+		rt.stopTimers()
+		done := make(chan struct{})
+		go func() { rt.wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			rt.cancel()
+			// Provider calls return promptly once cancelled; give the
+			// slots a moment to observe it so nothing outlives Shutdown
+			// except activity code that ignores its context.
+			select {
+			case <-done:
+			case <-time.After(time.Second):
+			}
+			rt.shutdownErr = ctx.Err()
+		}
+		rt.cancel()
+	})
+	return rt.shutdownErr
+}
+
+func (rt *Runtime) stopping() bool { return rt.stopped.Load() }
+
+// Idle polling. While a queue has no work, one slot per queue (the
+// poller) keeps fetching, waiting MinPollInterval after an empty fetch and
+// doubling up to MaxIdlePollInterval; the queue's other slots sleep until
+// woken. The poller wakes them when it finds work (there may be more),
+// and local enqueues and timers wake everyone. So an idle runtime costs a
+// short-polling store two fetches per MaxIdlePollInterval, however many
+// slots it has.
+
+// idleGate elects a queue's poller.
+type idleGate struct {
+	mu     sync.Mutex
+	poller bool
+}
+
+// idleState is one slot's view: whether it is the poller and its backoff.
+type idleState struct {
+	gate     *idleGate
+	wake     *signal
+	poller   bool
+	min, max time.Duration
+	cur      time.Duration
+}
+
+func (rt *Runtime) newIdle(gate *idleGate, wake *signal) *idleState {
+	return &idleState{gate: gate, wake: wake, min: rt.opts.MinPollInterval, max: rt.opts.MaxIdlePollInterval}
+}
+
+// found records a fetch that returned work. A poller steps down and wakes
+// the sleeping slots, since a burst of work may have begun.
+func (s *idleState) found() {
+	s.cur = 0
+	if !s.poller {
+		return
+	}
+	s.poller = false
+	s.gate.mu.Lock()
+	s.gate.poller = false
+	s.gate.mu.Unlock()
+	s.wake.fire()
+}
+
+// empty records an empty fetch and returns how long to wait for a wake-up
+// (0: until woken, for slots that are not the poller).
+func (s *idleState) empty() time.Duration {
+	if !s.poller {
+		s.gate.mu.Lock()
+		if !s.gate.poller {
+			s.gate.poller, s.poller = true, true
+		}
+		s.gate.mu.Unlock()
+	}
+	if !s.poller {
+		return 0
+	}
+	if s.cur == 0 {
+		s.cur = s.min
+	} else {
+		s.cur = min(s.cur*2, s.max)
+	}
+	return s.cur
+}
+
+// idleWait sleeps for d (0: indefinitely), or until woken (local work) or
+// stopped.
+func (rt *Runtime) idleWait(woken <-chan struct{}, d time.Duration) {
+	var timeout <-chan time.Time
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case <-woken:
+	case <-timeout:
+	case <-rt.stop:
+	}
+}
+
+// fetchErrorPause sleeps after a failed fetch as duroxide does: retryable
+// errors back off 100 ms·2^n up to 3 s, others wait 100 ms. It returns the
+// new count of consecutive retryable errors.
+func (rt *Runtime) fetchErrorPause(err error, retryable int, what string) int {
+	if errors.Is(err, context.Canceled) && rt.stopping() {
+		return retryable
+	}
+	d := 100 * time.Millisecond
+	if duroxide.IsRetryable(err) {
+		retryable++
+		d = min(100*time.Millisecond<<min(retryable, 6), 3*time.Second)
+		rt.log.Warn("error fetching "+what+" (retryable)", "attempt", retryable, "backoff", d, "error", err)
+	} else {
+		retryable = 0
+		rt.log.Warn("error fetching "+what+" (permanent)", "error", err)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-rt.stop:
+	}
+	return retryable
+}
+
+// executionID records (with current) or looks up instance's current
+// execution as this runtime last saw it; unknown instances are at 1.
+func (rt *Runtime) executionID(instance string, current uint64) uint64 {
+	rt.execMu.Lock()
+	defer rt.execMu.Unlock()
+	if current != 0 {
+		rt.execIDs[instance] = current
+		return current
+	}
+	if id, ok := rt.execIDs[instance]; ok {
+		return id
+	}
+	return initialExecutionID
+}

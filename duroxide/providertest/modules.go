@@ -1,0 +1,28 @@
+package providertest
+
+// modules is the suite: each module of duroxide's provider validation
+// tests (src/provider_validation/*.rs) with its behaviours in Rust source
+// order. One ordered table, not init-time registration, so the order of
+// modules and tests is visible in one place and does not depend on file
+// initialisation order.
+var modules = []module{
+	{"atomicity", atomicityTests},
+	{"bulk_deletion", bulkDeletionTests},
+	{"cancellation", cancellationTests},
+	{"capability_filtering", capabilityFilteringTests},
+	{"custom_status", customStatusTests},
+	{"deletion", deletionTests},
+	{"error_handling", errorHandlingTests},
+	{"instance_creation", instanceCreationTests},
+	{"instance_locking", instanceLockingTests},
+	{"kv_store", kvStoreTests},
+	{"lock_expiration", lockExpirationTests},
+	{"long_polling", longPollingTests},
+	{"management", managementTests},
+	{"multi_execution", multiExecutionTests},
+	{"poison_message", poisonMessageTests},
+	{"prune", pruneTests},
+	{"queue_semantics", queueSemanticsTests},
+	{"sessions", sessionsTests},
+	{"tag_filtering", tagFilteringTests},
+}

@@ -1,0 +1,42 @@
+package providertest
+
+import (
+	"slices"
+	"testing"
+)
+
+// The suite is the 221 behaviours of duroxide 0.1.29 in 19 modules, each
+// named once, with a reason for every behaviour that can be left out.
+func TestModulesTable(t *testing.T) {
+	if len(modules) != 19 {
+		t.Fatalf("%d modules, want 19", len(modules))
+	}
+	if !slices.IsSorted(Modules()) {
+		t.Errorf("modules are not in sorted order: %v", Modules())
+	}
+	total := 0
+	seen := map[string]bool{}
+	for _, m := range modules {
+		if seen[m.name] {
+			t.Errorf("module %q listed twice", m.name)
+		}
+		seen[m.name] = true
+		names := map[string]bool{}
+		for _, tc := range m.tests {
+			total++
+			if tc.Name == "" || tc.Func == nil {
+				t.Errorf("module %q has a test without a name or func", m.name)
+			}
+			if names[tc.Name] {
+				t.Errorf("test %s/%s listed twice", m.name, tc.Name)
+			}
+			names[tc.Name] = true
+			if tc.Applies != nil && tc.LeftOut == "" {
+				t.Errorf("test %s/%s can be left out without a reason", m.name, tc.Name)
+			}
+		}
+	}
+	if total != 221 {
+		t.Errorf("%d behaviours, want 221", total)
+	}
+}
