@@ -383,12 +383,18 @@ func (s *store) queryPages(ctx context.Context, text string, params queryParams,
 		call.PartitionKey = *o.Partition
 	}
 	qo := &azcosmos.QueryOptions{QueryParameters: params, PageSizeHint: o.PageSize, ContinuationToken: token}
+	qo.SessionToken = s.tokens.get(call.PartitionKey) // "" = cross-partition; see sessiontokens.go
 	pager := s.c.NewQueryItemsPager(text, key, qo)
 	for pager.More() && (o.MaxPages <= 0 || pages < o.MaxPages) {
 		var resp azcosmos.QueryItemsResponse
 		err := s.do(ctx, call, func(ctx context.Context) (result, error) {
 			var err error
 			resp, err = pager.NextPage(ctx)
+			var tok string
+			if resp.RawResponse != nil {
+				tok = resp.RawResponse.Header.Get("x-ms-session-token")
+			}
+			s.observe(call.PartitionKey, &tok, err)
 			n := 0
 			for _, it := range resp.Items {
 				n += len(it)
