@@ -78,13 +78,13 @@ func (p *Provider) deliver(ctx context.Context, in *outboxDoc) bool {
 // and deleted; redelivering it after the target consumed the message would
 // run the work twice. A write always reaches the primary: the attempt is
 // recorded with If-Match on the ETag the sweep saw, and 404 (gone) or 412
-// (changed since) means another process dealt with it.
+// (changed since) means another process dealt with it. The write stamps
+// lastAttemptAt; a failed delivery is then counted by recordAttempt.
 func (p *Provider) claimIntent(ctx context.Context, in *outboxDoc) bool {
 	if in.ETag == "" {
 		return true
 	}
 	var ops azcosmos.PatchOperations
-	ops.AppendIncrement("/attemptCount", 1)
 	ops.AppendSet("/lastAttemptAt", ms(p.opts.Now()))
 	etag := azcore.ETag(in.ETag)
 	_, _, err := p.st.patch(ctx, in.InstanceID, in.ID, ops, &etag, false)
