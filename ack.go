@@ -285,6 +285,14 @@ func validateCommitOwner(op, instance string, c duroxide.OrchestrationCommit) er
 
 // validateCommit rejects bad input before anything is written.
 func validateCommit(op string, c duroxide.OrchestrationCommit) error {
+	if err := validateExecutionID(op, c.ExecutionID); err != nil {
+		return err
+	}
+	if v := c.Metadata.PinnedDuroxideVersion; v != nil {
+		if err := validateVersion(op, "pinned version", *v); err != nil {
+			return err
+		}
+	}
 	for _, w := range c.WorkerItems {
 		if w == nil || w.Queue() != duroxide.WorkerQueue {
 			return duroxide.Permanent(op, "worker_items may contain only ActivityExecute, got %s", variantOf(w))
@@ -505,7 +513,7 @@ func (p *Provider) nextInstanceDoc(lk *orchLock, c duroxide.OrchestrationCommit,
 	}
 	if v := md.PinnedDuroxideVersion; v != nil {
 		doc.PinnedDuroxideVersion = &semverDoc{Major: v.Major, Minor: v.Minor, Patch: v.Patch}
-		doc.PinnedVersionPacked = ptr(v.Packed())
+		doc.PinnedVersionPacked = nil // no longer written: see numbers.go
 	}
 	var status *duroxide.CustomStatusUpdated
 	for i := range c.HistoryDelta {

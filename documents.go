@@ -193,6 +193,7 @@ type outboxDoc struct {
 	CreatedAt        int64  `json:"createdAt"`
 	AttemptCount     int    `json:"attemptCount"`
 	LastAttemptAt    *int64 `json:"lastAttemptAt"`
+	ETag             string `json:"_etag,omitempty"`
 }
 
 var lastOrder atomic.Int64

@@ -274,7 +274,8 @@ func (b *busyCache) clear(instance string) {
 // refused by one filter may suit another.
 func filterKey(instance string, f *duroxide.DispatcherCapabilityFilter) string {
 	r := f.SupportedDuroxideVersions[0]
-	return fmt.Sprintf("%d-%d|%s", r.Min.Packed(), r.Max.Packed(), instance)
+	// Components, not Packed(): packing is not injective (numbers.go).
+	return fmt.Sprintf("%d.%d.%d-%d.%d.%d|%s", r.Min.Major, r.Min.Minor, r.Min.Patch, r.Max.Major, r.Max.Minor, r.Max.Patch, instance)
 }
 
 // undecodableBackoff is how long an undecodable work item stays invisible
@@ -291,6 +292,16 @@ func (p *Provider) FetchOrchestrationItem(ctx context.Context, lockTimeout, _ ti
 	if filter != nil && len(filter.SupportedDuroxideVersions) == 0 {
 		return nil, nil // Phase 1: an empty list supports nothing
 	}
+	if filter != nil {
+		r := filter.SupportedDuroxideVersions[0]
+		if err := validateVersion(op, "filter bound", r.Min); err != nil {
+			return nil, err
+		}
+		if err := validateVersion(op, "filter bound", r.Max); err != nil {
+			return nil, err
+		}
+	}
+	p.orchLocks.prune(func(l *orchLock) bool { return p.opts.Now().After(l.lockedUntil.Add(time.Minute)) })
 	p.orchLocks.prune(func(l *orchLock) bool {
 		if !l.mu.TryLock() { // in use: not stale (see FetchWorkItem)
 			return false
@@ -503,9 +514,9 @@ func (p *Provider) lockBatch(ctx context.Context, c candidate, token string, now
 			p.busy.mark(c.instance, now.Add(busyRetry)) // created by another dispatcher just now
 			return nil, false, nil
 		case ok:
-			// A message that vanished (404) was consumed by a turn that
-			// ended after our discovery; the next fetch sees the current
-			// state.
+			// A message that vanished (404, or 412 where its received
+			// marker now holds the id) was consumed by a turn that ended
+			// after our discovery; the next fetch sees the current state.
 			return nil, false, nil
 		default:
 			return nil, false, err
@@ -524,8 +535,8 @@ func lockCondition(now time.Time, filter *duroxide.DispatcherCapabilityFilter) s
 	cond := "FROM c WHERE (NOT IS_DEFINED(c.lockedUntil) OR IS_NULL(c.lockedUntil) OR c.lockedUntil <= " + n + ") AND NOT IS_DEFINED(c.deleted)"
 	if filter != nil {
 		r := filter.SupportedDuroxideVersions[0]
-		cond += fmt.Sprintf(" AND (NOT IS_DEFINED(c.pinnedVersionPacked) OR IS_NULL(c.pinnedVersionPacked) OR (c.pinnedVersionPacked >= %d AND c.pinnedVersionPacked <= %d))",
-			r.Min.Packed(), r.Max.Packed())
+		cond += " AND (NOT IS_DEFINED(c.pinnedDuroxideVersion) OR IS_NULL(c.pinnedDuroxideVersion) OR (" +
+			versionAtLeast(r.Min) + " AND " + versionAtMost(r.Max) + "))" // numbers.go
 	}
 	return cond
 }
@@ -536,6 +547,12 @@ func (p *Provider) addMessageLocks(b *batch, ids []string, token string, until t
 			break // the rest wait for the next turn
 		}
 		var ops azcosmos.PatchOperations
+		// A message consumed after discovery leaves an orch_received
+		// marker under the same id (it stops redelivery); without the
+		// condition the lock would patch the marker and hand the turn a
+		// "message" with no work item. A 412 here means the message is
+		// gone, as a 404 does.
+		ops.SetCondition("FROM c WHERE c.type = '" + docOrchQueue + "'")
 		ops.AppendSet("/lockToken", token)
 		ops.AppendSet("/lockedUntil", ms(until))
 		ops.AppendIncrement("/attemptCount", 1)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/duroxide-go/cdb/duroxide"
@@ -70,6 +71,33 @@ func (p *Provider) deliver(ctx context.Context, in *outboxDoc) bool {
 	return false
 }
 
+// claimIntent confirms at the primary that a swept intent is still
+// pending, before it is delivered. The sweep is a cross-partition query
+// without this partition's session token (sessiontokens.go), so on a real
+// account a lagging replica can still show an intent the acker delivered
+// and deleted; redelivering it after the target consumed the message would
+// run the work twice. A write always reaches the primary: the attempt is
+// recorded with If-Match on the ETag the sweep saw, and 404 (gone) or 412
+// (changed since) means another process dealt with it. The write stamps
+// lastAttemptAt; a failed delivery is then counted by recordAttempt.
+func (p *Provider) claimIntent(ctx context.Context, in *outboxDoc) bool {
+	if in.ETag == "" {
+		return true
+	}
+	var ops azcosmos.PatchOperations
+	ops.AppendSet("/lastAttemptAt", ms(p.opts.Now()))
+	etag := azcore.ETag(in.ETag)
+	_, _, err := p.st.patch(ctx, in.InstanceID, in.ID, ops, &etag, false)
+	switch {
+	case err == nil:
+		return true
+	case isNotFound(err) || isPrecondition(err):
+		return false
+	}
+	p.opts.Logger.Warn("outbox: claiming an intent failed; will retry", "intent", in.ID, "error", err)
+	return false
+}
+
 // cancelElsewhere deletes cancelled activities of other instances (the
 // runtime only cancels its own, but the contract does not forbid it).
 func (p *Provider) cancelElsewhere(ctx context.Context, ids []duroxide.ScheduledActivityIdentifier) {
@@ -107,6 +135,9 @@ func (p *Provider) reconcileOnce(ctx context.Context, full bool) (delivered int,
 	p.outboxBacklog.Store(int64(len(intents)))
 	for i := range intents {
 		in := &intents[i]
+		if !p.claimIntent(ctx, in) {
+			continue
+		}
 		if !p.deliver(ctx, in) {
 			p.recordAttempt(ctx, in)
 			continue

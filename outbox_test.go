@@ -55,7 +55,10 @@ func requireOneChildStart(t *testing.T, h *harness, parent, child string) {
 	msgs := h.docsWhere("orch_queue", child)
 	require.Len(t, msgs, 1, "messages at the child")
 	require.NotEmpty(t, msgs[0]["outboxKey"], "an outbox delivery carries its idempotency key")
-	item := mustFetchOrch(t, h.p, child)
+	// The delivery may have been made by another process: h.p's discovery
+	// sees it once its replica has (lagging replicas).
+	item, odd := fetchEventually(t, h.p, child)
+	require.Zero(t, odd)
 	require.Equal(t, []duroxide.WorkItem{hChildStart(parent, child, 2)}, item.Messages)
 	md := hRunning("HChild")
 	md.ParentInstanceID = hptr(parent)
@@ -63,6 +66,23 @@ func requireOneChildStart(t *testing.T, h *harness, parent, child string) {
 		ExecutionID: 1, HistoryDelta: []duroxide.Event{hStarted(child, "HChild")}, Metadata: md,
 	}))
 	require.Empty(t, h.docsWhere("orch_queue", child), "the child's start was delivered more than once")
+}
+
+// reconcileFirst runs p's reconciler until it delivers something and
+// returns how many intents that pass delivered. p is another process than
+// the acker: its sweep carries no session token for the acker's writes, so
+// on a lagging replica it may miss a fresh intent at first, which only
+// delays the delivery to a later sweep.
+func reconcileFirst(t *testing.T, p *cdb.Provider) int {
+	t.Helper()
+	var n int
+	eventually(t, time.Minute, func() bool {
+		var err error
+		n, err = p.ReconcileOutbox(context.Background())
+		require.NoError(t, err)
+		return n > 0
+	}, "the reconciler never delivered")
+	return n
 }
 
 // requireIntents requires n pending intents in parent's partition, all
@@ -128,9 +148,7 @@ func TestOutboxDeliveryFailsThenReconciles(t *testing.T) {
 	requireIntents(t, h, "f-parent", "f-child", 1)
 
 	rec := h.open(cdb.Options{Now: skewedClock(time.Minute)})
-	n, err = rec.ReconcileOutbox(ctx)
-	require.NoError(t, err)
-	require.Equal(t, 1, n)
+	require.Equal(t, 1, reconcileFirst(t, rec))
 	require.Empty(t, h.docsWhere("outbox_intent", ""))
 	n, err = rec.ReconcileOutbox(ctx)
 	require.NoError(t, err)
@@ -170,9 +188,7 @@ func TestOutboxDoubleDelivery(t *testing.T) {
 		require.Len(t, h.docsWhere("orch_queue", "dd-child"), 1, "the delivery was applied")
 		requireIntents(t, h, "dd-parent", "dd-child", 1)
 
-		n, err := h.open(cdb.Options{Now: skewedClock(time.Minute)}).ReconcileOutbox(ctx)
-		require.NoError(t, err)
-		require.Equal(t, 1, n, "a 409 on redelivery is delivered")
+		require.Equal(t, 1, reconcileFirst(t, h.open(cdb.Options{Now: skewedClock(time.Minute)})), "a 409 on redelivery is delivered")
 		require.Empty(t, h.docsWhere("outbox_intent", ""))
 		requireOneChildStart(t, h, "dd-parent", "dd-child")
 	})
@@ -199,9 +215,7 @@ func TestOutboxDoubleDelivery(t *testing.T) {
 		childHist, err := h.p.Read(ctx, "dc-child")
 		require.NoError(t, err)
 
-		n, err := h.open(cdb.Options{Now: skewedClock(time.Minute)}).ReconcileOutbox(ctx)
-		require.NoError(t, err)
-		require.Equal(t, 1, n)
+		require.Equal(t, 1, reconcileFirst(t, h.open(cdb.Options{Now: skewedClock(time.Minute)})))
 		require.Empty(t, h.docsWhere("outbox_intent", ""))
 		require.Empty(t, h.docsWhere("orch_queue", "dc-child"), "redelivery after consumption created a new message")
 		require.Len(t, h.docsWhere("orch_received", "dc-child"), 1)
@@ -313,5 +327,59 @@ func TestOutboxReconcilerStopsOnClose(t *testing.T) {
 		require.NoError(t, err)
 	case <-time.After(10 * time.Second):
 		t.Fatal("Close waited for a blocked reconcile")
+	}
+}
+
+// TestStaleDiscoveryDoesNotLockAReceivedMarker: a message delivered through
+// the outbox leaves, once consumed, a received marker under the same id. A
+// fetch that discovered the message before it was consumed must not lock
+// the marker in its place: it would hand the runtime a message with no work
+// item ("cannot be decoded: EOF"), and the turn would be abandoned.
+func TestStaleDiscoveryDoesNotLockAReceivedMarker(t *testing.T) {
+	ctx := context.Background()
+	paused, release := make(chan struct{}), make(chan struct{})
+	var once atomic.Bool
+	hooks := &cdb.Hooks{Before: func(_ context.Context, c cdb.Call) error {
+		if c.Op == cdb.OpBatch && c.PartitionKey == "sd-child" && once.CompareAndSwap(false, true) {
+			close(paused)
+			<-release
+		}
+		return nil
+	}}
+	h := newHarness(t, cdb.Options{OutboxMinAge: time.Nanosecond})
+	createHInstance(t, h.p, "sd-parent")
+	createHInstance(t, h.p, "sd-child")
+	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, duroxide.ExternalRaisedItem{Instance: "sd-parent", Name: "go"}, 0))
+	item := mustFetchOrch(t, h.p, "sd-parent")
+	require.NoError(t, h.p.AckOrchestrationItem(ctx, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1, Metadata: hRunning("HOrch"),
+		HistoryDelta:      []duroxide.Event{hEvent("sd-parent", 1, 2, duroxide.ExternalEvent{Name: "go"})},
+		OrchestratorItems: []duroxide.WorkItem{duroxide.ExternalRaisedItem{Instance: "sd-child", Name: "hello", Data: "1"}}}))
+
+	stale := h.open(cdb.Options{Hooks: hooks})
+	type result struct {
+		item *duroxide.OrchestrationItem
+		err  error
+	}
+	got := make(chan result, 1)
+	go func() {
+		it, err := stale.FetchOrchestrationItem(ctx, hLock, 0, nil)
+		got <- result{it, err}
+	}()
+	<-paused // the stale fetch has discovered the message and waits before locking it
+
+	child := mustFetchOrch(t, h.p, "sd-child")
+	require.Len(t, child.Messages, 1)
+	require.NoError(t, h.p.AckOrchestrationItem(ctx, child.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1, Metadata: hRunning("HOrch"),
+		HistoryDelta: []duroxide.Event{hEvent("sd-child", 1, 2, duroxide.ExternalEvent{Name: "hello", Data: "1"})}}))
+	require.Len(t, h.docsWhere("orch_received", "sd-child"), 1, "the consumed message left its marker")
+
+	close(release)
+	r := <-got
+	require.NoError(t, r.err, "the stale fetch locked the received marker as if it were the message")
+	if r.item != nil {
+		require.NotEqual(t, "sd-child", r.item.Instance, "the child has no message left")
+	}
+	for _, m := range h.docsWhere("orch_received", "sd-child") {
+		require.Nil(t, m["lockToken"], "the marker was patched with a lock")
 	}
 }

@@ -2,6 +2,7 @@ package cdb
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -48,9 +49,27 @@ type Provider struct {
 
 // New connects to Cosmos DB as cfg says, bootstraps the database and
 // container unless cfg.SkipBootstrap, and starts the outbox reconciler.
+//
+// Unless cfg.SkipBootstrap, New first reads the account (account.go): it
+// fails fast, within ctx, on an unreachable endpoint, and refuses an
+// account whose default consistency cannot give read-your-writes. Every
+// error is a *duroxide.ProviderError classified like the provider's other
+// errors: configuration errors (ErrConfig) and refusals are permanent, a
+// refused connection or a timeout is retryable (duroxide.IsRetryable).
 func New(ctx context.Context, cfg Config) (*Provider, error) {
+	p, err := newFromConfig(ctx, cfg)
+	if err != nil {
+		return nil, startupError(err)
+	}
+	return p, nil
+}
+
+func newFromConfig(ctx context.Context, cfg Config) (*Provider, error) {
 	cfg, err := cfg.resolve()
 	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	client, err := cfg.newClient()
@@ -69,13 +88,38 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 		return nil, err
 	}
 	if !cfg.SkipBootstrap {
-		if err := bootstrap(ctx, p.st, client, cfg.Database, cfg.Container, cfg.Throughput); err != nil {
+		err := checkAccount(ctx, p.st, cfg)
+		if err == nil {
+			err = bootstrap(ctx, p.st, client, cfg.Database, cfg.Container, cfg.Throughput)
+		}
+		if err != nil {
 			client.Close()
 			return nil, err
 		}
 	}
 	p.start()
 	return p, nil
+}
+
+// startupError classifies an error of New: permanent for configuration
+// errors and anything the service refused, retryable for what a retry can
+// fix (transport failures, timeouts, throttling), as CosmosError decides.
+func startupError(err error) error {
+	const op = "new"
+	var pe *duroxide.ProviderError
+	if errors.As(err, &pe) {
+		return err
+	}
+	var c interface{ Retryable() bool }
+	switch {
+	case errors.Is(err, ErrConfig):
+		return &duroxide.ProviderError{Operation: op, Message: err.Error(), Retryable: false, Err: err}
+	case errors.As(err, &c):
+		return &duroxide.ProviderError{Operation: op, Message: err.Error(), Retryable: c.Retryable(), Err: err}
+	case errors.Is(err, context.DeadlineExceeded):
+		return &duroxide.ProviderError{Operation: op, Message: err.Error(), Retryable: true, Err: err}
+	}
+	return &duroxide.ProviderError{Operation: op, Message: err.Error(), Retryable: false, Err: err}
 }
 
 // NewWithContainer wraps a container client the caller already has (and

@@ -69,8 +69,8 @@ func (rt *Runtime) compatible(item *duroxide.OrchestrationItem) bool {
 		if err != nil || rt.supported.Contains(v) {
 			return true
 		}
-		rt.log.Warn("execution pinned at an incompatible duroxide version, abandoning", "instance_id", item.Instance,
-			"pinned_version", v.String(), "supported_min", rt.supported.Min.String(), "supported_max", rt.supported.Max.String())
+		rt.log.Warn("Execution pinned at incompatible version, abandoning (runtime-side check)", "instance_id", item.Instance,
+			"pinned_version", v.String(), "supported_range", rt.supportedRange(), "attempt_count", item.AttemptCount)
 		_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, time.Second, false)
 		return false
 	}

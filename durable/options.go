@@ -134,6 +134,11 @@ const (
 	sessionManagerShutdownCheckTime = 5 * time.Second
 )
 
+// WithDefaults returns the options a Runtime started with o uses: a copy
+// of o with every zero field set to its default (Rust's
+// RuntimeOptions::default() for a nil or zero Options).
+func (o *Options) WithDefaults() Options { return o.withDefaults() }
+
 // withDefaults returns a copy of o with every zero field defaulted.
 func (o *Options) withDefaults() Options {
 	var r Options

@@ -101,7 +101,16 @@ func Start(ctx context.Context, p duroxide.Provider, reg *Registry, opts *Option
 	return rt, nil
 }
 
+// supportedRange renders the replayable duroxide versions as Rust logs
+// them (">=min, <=max").
+func (rt *Runtime) supportedRange() string {
+	return ">=" + rt.supported.Min.String() + ", <=" + rt.supported.Max.String()
+}
+
 func (rt *Runtime) startSlots() {
+	if rt.opts.OrchestrationConcurrency > 0 {
+		rt.log.Info("Orchestration dispatcher capability filter configured", "supported_range", rt.supportedRange())
+	}
 	for i := range rt.opts.OrchestrationConcurrency {
 		rt.wg.Add(1)
 		go rt.orchestrationLoop(fmt.Sprintf("orch-%d-%s", i, rt.id))
