@@ -55,7 +55,19 @@ type sample struct {
 // (modules.go lists them). Tests run in parallel with each other, each on
 // its own provider.
 func Run(t *testing.T, f Factory) {
-	for _, m := range modules() {
+	RunModules(t, f, Modules()...)
+}
+
+// RunModules runs the named modules only (an unknown name fails t), so a
+// slow or remote backend can run, say, the e2e samples while a fast one
+// runs everything.
+func RunModules(t *testing.T, f Factory, names ...string) {
+	for _, name := range names {
+		m, ok := findModule(name)
+		if !ok {
+			t.Errorf("durabletest: unknown module %q (known: %v)", name, Modules())
+			continue
+		}
 		t.Run(m.name, func(t *testing.T) {
 			for _, s := range m.tests() {
 				t.Run(s.name, func(t *testing.T) {
@@ -65,6 +77,24 @@ func Run(t *testing.T, f Factory) {
 			}
 		})
 	}
+}
+
+// Modules lists the modules' names (the Rust test files' stems) in order.
+func Modules() []string {
+	var out []string
+	for _, m := range modules() {
+		out = append(out, m.name)
+	}
+	return out
+}
+
+func findModule(name string) (module, bool) {
+	for _, m := range modules() {
+		if m.name == name {
+			return m, true
+		}
+	}
+	return module{}, false
 }
 
 // Names lists the samples' names (the Rust test names), in file order.
