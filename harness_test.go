@@ -66,10 +66,14 @@ func newHarness(t *testing.T, o cdb.Options) *harness {
 	return h
 }
 
-// newHarnessNoLag is newHarness on a server without lagging replicas.
-// Only the Cosmos lease tests use it: they fail on lagging replicas (lease
-// documents of other processes read stale; see the lagging branch report),
-// which is an open finding, not a property of the tests.
+// newHarnessNoLag is newHarness on a server without lagging replicas. Two
+// groups of tests use it, each an open finding rather than a property of
+// the tests: the Cosmos lease tests (lease documents of other processes
+// are read stale, so convergence takes longer there; ETag-conditional
+// claims keep it safe), and tests that hand one process's lock token or
+// session owner to another process (that process has no session token for
+// the partition, so its first read may miss the item; the runtime only
+// ever renews its own locks and sessions).
 func newHarnessNoLag(t *testing.T, o cdb.Options) *harness {
 	t.Helper()
 	srv := cosmostest.NewTestServer(t, nil)

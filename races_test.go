@@ -47,7 +47,7 @@ func num(v any) int64 {
 // the renewal's query and its write. The session is still the owner's, so
 // it must be renewed.
 func TestSessionRenewalSurvivesOwnersAck(t *testing.T) {
-	h := newHarness(t, cdb.Options{})
+	h := newHarnessNoLag(t, cdb.Options{}) // the renewer is another process (see newHarnessNoLag)
 	ctx := context.Background()
 	const inst, owner = "sr-1", "worker-A"
 	sid := "s1"
@@ -86,7 +86,7 @@ func TestSessionRenewalSurvivesOwnersAck(t *testing.T) {
 // TestWorkItemAckAfterRenewalElsewhere: another process renews the work
 // item's lock (new ETag); the holder's ack must still succeed.
 func TestWorkItemAckAfterRenewalElsewhere(t *testing.T) {
-	h := newHarness(t, cdb.Options{})
+	h := newHarnessNoLag(t, cdb.Options{}) // the renewer is another process (see newHarnessNoLag)
 	ctx := context.Background()
 	require.NoError(t, h.p.EnqueueForWorker(ctx, hActivity("wr-1", 1, nil)))
 	w := mustFetchWork(t, h.p, nil)
