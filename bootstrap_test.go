@@ -464,6 +464,12 @@ func TestBootstrapConfigErrors(t *testing.T) {
 	require.Empty(t, srv.Counts())
 	_, err := cdb.NewWithContainer(ctx, nil, nil)
 	require.ErrorIs(t, err, cdb.ErrConfig)
+	cc, err := srv.Client().NewContainer(hDatabase, hContainer)
+	require.NoError(t, err)
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err = cdb.NewWithContainer(done, cc, nil)
+	require.ErrorIs(t, err, context.Canceled, "NewWithContainer honours its context")
 
 	// A connection string in any order connects.
 	p := bsNew(t, cdb.Config{ConnectionString: "AccountKey=" + srv.Key() + ";Extra=1;AccountEndpoint=" + srv.Endpoint(),

@@ -129,6 +129,11 @@ func NewWithContainer(ctx context.Context, container *azcosmos.ContainerClient, 
 	if container == nil {
 		return nil, configError("container client is nil")
 	}
+	// It sends no request, but a caller whose deadline has already passed
+	// gets that error rather than a provider whose loops it cannot stop.
+	if err := ctx.Err(); err != nil {
+		return nil, duroxide.Wrap("new_with_container", err)
+	}
 	var o Options
 	if opts != nil {
 		o = *opts
