@@ -127,21 +127,29 @@ type Options struct {
 	ScanPages int
 }
 
+// Defaults of Options, applied to zero fields.
+const (
+	DefaultOutboxInterval    = 5 * time.Second
+	DefaultOutboxMinAge      = 2 * time.Second
+	DefaultDiscoveryPageSize = 50
+	DefaultScanPages         = 10
+)
+
 func (o Options) withDefaults() Options {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
 	if o.OutboxInterval == 0 {
-		o.OutboxInterval = 5 * time.Second
+		o.OutboxInterval = DefaultOutboxInterval
 	}
 	if o.OutboxMinAge == 0 {
-		o.OutboxMinAge = 2 * time.Second
+		o.OutboxMinAge = DefaultOutboxMinAge
 	}
 	if o.DiscoveryPageSize <= 0 {
-		o.DiscoveryPageSize = 50
+		o.DiscoveryPageSize = DefaultDiscoveryPageSize
 	}
 	if o.ScanPages <= 0 {
-		o.ScanPages = 10
+		o.ScanPages = DefaultScanPages
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
