@@ -369,6 +369,9 @@ func (d *Duroxide) Close() {
 
 // RunDuroxide runs one duroxide-go measurement and returns its Result.
 func RunDuroxide(ctx context.Context, opts DuroxideOptions, cfg Config) (Result, error) {
+	if opts.Workload == "" {
+		opts.Workload = WorkloadFanout
+	}
 	d, err := NewDuroxide(ctx, opts)
 	if err != nil {
 		return Result{}, err
