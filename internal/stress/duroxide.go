@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/cosmostest"
@@ -55,12 +58,16 @@ type DuroxideOptions struct {
 	MinPollInterval time.Duration
 }
 
-// Duroxide is the duroxide-go target: a runtime over one provider and a
-// client over another instance of the same store, so that the runtime's
-// request counts exclude the harness's polls.
+// Duroxide is the duroxide-go target. Instances are started through the
+// runtime's provider, as a service starting its own work would (a start
+// through another provider instance is noticed only by the dispatchers'
+// idle polling); status polls go through a second provider instance over
+// the same store, so that the request counts exclude the harness's polls
+// but include the start.
 type Duroxide struct {
 	opts    DuroxideOptions
 	rt      *durable.Runtime
+	starter *durable.Client
 	client  *durable.Client
 	rtProv  *cdb.Provider // Cosmos backends only
 	closers []func()
@@ -106,6 +113,7 @@ func NewDuroxide(ctx context.Context, opts DuroxideOptions) (*Duroxide, error) {
 		return nil, err
 	}
 	d.rt = rt
+	d.starter = durable.NewClient(runtimeProv)
 	d.client = durable.NewClient(clientProv)
 	d.input = d.makeInput()
 	if d.rtProv != nil {
@@ -141,12 +149,14 @@ func (d *Duroxide) providers(ctx context.Context) (runtimeProv, clientProv durox
 }
 
 func (d *Duroxide) cosmosProviders(ctx context.Context, cfg cdb.Config) (duroxide.Provider, duroxide.Provider, error) {
+	cfg.ClientOptions = pooledClientOptions(cfg.ClientOptions)
 	rp, err := cdb.New(ctx, cfg)
 	if err != nil {
 		return nil, nil, err
 	}
 	d.closers = append(d.closers, func() { _ = rp.Close() })
 	cfg.SkipBootstrap = true
+	cfg.ClientOptions = pooledClientOptions(cfg.ClientOptions)
 	cp, err := cdb.New(ctx, cfg)
 	if err != nil {
 		return nil, nil, err
@@ -154,6 +164,23 @@ func (d *Duroxide) cosmosProviders(ctx context.Context, cfg cdb.Config) (duroxid
 	d.closers = append(d.closers, func() { _ = cp.Close() })
 	d.rtProv = rp
 	return rp, cp, nil
+}
+
+// pooledClientOptions gives a provider its own HTTP connection pool, large
+// enough to keep a connection per concurrent request: the SDK's shared
+// default keeps 10 idle connections per host, and with the harness's status
+// polls beyond that every request would open a new connection.
+func pooledClientOptions(in *azcosmos.ClientOptions) *azcosmos.ClientOptions {
+	var o azcosmos.ClientOptions
+	if in != nil {
+		o = *in
+	}
+	if o.Transport == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 512, 256
+		o.Transport = &http.Client{Transport: tr}
+	}
+	return &o
 }
 
 // register adds the workload's orchestrations and activities.
@@ -318,16 +345,27 @@ func (d *Duroxide) orchestration() string {
 
 // Start implements Target.
 func (d *Duroxide) Start(ctx context.Context, id string) error {
-	return d.client.StartOrchestration(ctx, id, d.orchestration(), d.input)
+	return d.starter.StartOrchestration(ctx, id, d.orchestration(), d.input)
 }
 
-// Status implements Target.
+// Status implements Target with Client.GetInstanceInfo: one point read
+// of the instance document on Cosmos, where GetOrchestrationStatus reads
+// the instance, its history and its custom status.
 func (d *Duroxide) Status(ctx context.Context, id string) (done, failed bool, err error) {
-	st, err := d.client.GetOrchestrationStatus(ctx, id)
+	info, err := d.client.GetInstanceInfo(ctx, id)
+	if errors.Is(err, duroxide.ErrInstanceNotFound) {
+		return false, false, nil // its first turn has not run yet
+	}
 	if err != nil {
 		return false, false, err
 	}
-	return st.IsTerminal(), st.State == durable.StateFailed, nil
+	switch info.Status {
+	case "Completed":
+		return true, false, nil
+	case "Failed":
+		return true, true, nil
+	}
+	return false, false, nil
 }
 
 // Wait implements Target with Client.WaitForOrchestration.
@@ -353,6 +391,18 @@ func (d *Duroxide) Cost(completed int) (requests, ru float64, ok bool) {
 		charge += s.RequestCharge - d.before[op].RequestCharge
 	}
 	return float64(n) / float64(completed), charge / float64(completed), true
+}
+
+// opsPerOrch breaks the runtime's requests per completed instance down by
+// kind of request.
+func (d *Duroxide) opsPerOrch(completed int) map[string]float64 {
+	out := map[string]float64{}
+	for op, s := range d.rtProv.RequestStats() {
+		if n := s.Requests - d.before[op].Requests; n > 0 {
+			out[string(op)] = float64(n) / float64(completed)
+		}
+	}
+	return out
 }
 
 // Close stops the runtime and releases the backend.
@@ -388,6 +438,7 @@ func RunDuroxide(ctx context.Context, opts DuroxideOptions, cfg Config) (Result,
 	r.Fill(m, cfg)
 	if req, ru, ok := d.Cost(m.Completed); ok {
 		r.RequestsPerOrch, r.RUPerOrch = &req, &ru
+		r.OpsPerOrch = d.opsPerOrch(m.Completed)
 	}
 	return r, nil
 }

@@ -41,8 +41,10 @@ type Result struct {
 	// (not the harness client's starts and status polls); Cosmos only.
 	RequestsPerOrch *float64 `json:"requests_per_orch,omitempty"`
 	RUPerOrch       *float64 `json:"ru_per_orch,omitempty"`
-	LoadAvg         string   `json:"load_avg"`
-	FirstError      string   `json:"first_error,omitempty"`
+	// OpsPerOrch splits RequestsPerOrch by kind of request.
+	OpsPerOrch map[string]float64 `json:"ops_per_orch,omitempty"`
+	LoadAvg    string             `json:"load_avg"`
+	FirstError string             `json:"first_error,omitempty"`
 }
 
 // Fill copies m into r and derives the rates and percentiles.
