@@ -505,9 +505,9 @@ func (p *Provider) lockBatch(ctx context.Context, c candidate, token string, now
 			p.busy.mark(c.instance, now.Add(busyRetry)) // created by another dispatcher just now
 			return nil, false, nil
 		case ok:
-			// A message that vanished (404) was consumed by a turn that
-			// ended after our discovery; the next fetch sees the current
-			// state.
+			// A message that vanished (404, or 412 where its received
+			// marker now holds the id) was consumed by a turn that ended
+			// after our discovery; the next fetch sees the current state.
 			return nil, false, nil
 		default:
 			return nil, false, err
@@ -538,6 +538,12 @@ func (p *Provider) addMessageLocks(b *batch, ids []string, token string, until t
 			break // the rest wait for the next turn
 		}
 		var ops azcosmos.PatchOperations
+		// A message consumed after discovery leaves an orch_received
+		// marker under the same id (it stops redelivery); without the
+		// condition the lock would patch the marker and hand the turn a
+		// "message" with no work item. A 412 here means the message is
+		// gone, as a 404 does.
+		ops.SetCondition("FROM c WHERE c.type = '" + docOrchQueue + "'")
 		ops.AppendSet("/lockToken", token)
 		ops.AppendSet("/lockedUntil", ms(until))
 		ops.AppendIncrement("/attemptCount", 1)

@@ -315,3 +315,57 @@ func TestOutboxReconcilerStopsOnClose(t *testing.T) {
 		t.Fatal("Close waited for a blocked reconcile")
 	}
 }
+
+// TestStaleDiscoveryDoesNotLockAReceivedMarker: a message delivered through
+// the outbox leaves, once consumed, a received marker under the same id. A
+// fetch that discovered the message before it was consumed must not lock
+// the marker in its place: it would hand the runtime a message with no work
+// item ("cannot be decoded: EOF"), and the turn would be abandoned.
+func TestStaleDiscoveryDoesNotLockAReceivedMarker(t *testing.T) {
+	ctx := context.Background()
+	paused, release := make(chan struct{}), make(chan struct{})
+	var once atomic.Bool
+	hooks := &cdb.Hooks{Before: func(_ context.Context, c cdb.Call) error {
+		if c.Op == cdb.OpBatch && c.PartitionKey == "sd-child" && once.CompareAndSwap(false, true) {
+			close(paused)
+			<-release
+		}
+		return nil
+	}}
+	h := newHarness(t, cdb.Options{OutboxMinAge: time.Nanosecond})
+	createHInstance(t, h.p, "sd-parent")
+	createHInstance(t, h.p, "sd-child")
+	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, duroxide.ExternalRaisedItem{Instance: "sd-parent", Name: "go"}, 0))
+	item := mustFetchOrch(t, h.p, "sd-parent")
+	require.NoError(t, h.p.AckOrchestrationItem(ctx, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1, Metadata: hRunning("HOrch"),
+		HistoryDelta:      []duroxide.Event{hEvent("sd-parent", 1, 2, duroxide.ExternalEvent{Name: "go"})},
+		OrchestratorItems: []duroxide.WorkItem{duroxide.ExternalRaisedItem{Instance: "sd-child", Name: "hello", Data: "1"}}}))
+
+	stale := h.open(cdb.Options{Hooks: hooks})
+	type result struct {
+		item *duroxide.OrchestrationItem
+		err  error
+	}
+	got := make(chan result, 1)
+	go func() {
+		it, err := stale.FetchOrchestrationItem(ctx, hLock, 0, nil)
+		got <- result{it, err}
+	}()
+	<-paused // the stale fetch has discovered the message and waits before locking it
+
+	child := mustFetchOrch(t, h.p, "sd-child")
+	require.Len(t, child.Messages, 1)
+	require.NoError(t, h.p.AckOrchestrationItem(ctx, child.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1, Metadata: hRunning("HOrch"),
+		HistoryDelta: []duroxide.Event{hEvent("sd-child", 1, 2, duroxide.ExternalEvent{Name: "hello", Data: "1"})}}))
+	require.Len(t, h.docsWhere("orch_received", "sd-child"), 1, "the consumed message left its marker")
+
+	close(release)
+	r := <-got
+	require.NoError(t, r.err, "the stale fetch locked the received marker as if it were the message")
+	if r.item != nil {
+		require.NotEqual(t, "sd-child", r.item.Instance, "the child has no message left")
+	}
+	for _, m := range h.docsWhere("orch_received", "sd-child") {
+		require.Nil(t, m["lockToken"], "the marker was patched with a lock")
+	}
+}

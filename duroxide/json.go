@@ -4,11 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/duroxide-go/cdb/internal/wirejson"
 )
 
 // This file holds the public entry points and error types of the JSON wire
 // format. The encoders live in json_encode.go and json_event.go,
-// json_workitem.go, json_details.go; the strict JSON reader in json_scan.go.
+// json_workitem.go, json_details.go; the strict JSON reader is
+// internal/wirejson, and json_fields.go maps its keys to struct fields.
 //
 // Encoding rules (byte-compatible with Rust serde_json's compact output):
 //   - keys in Rust declaration order, no whitespace;
@@ -97,9 +100,13 @@ func (e *DecodeError) Error() string {
 	return s + " at offset " + strconv.Itoa(e.Offset) + ": " + e.Msg
 }
 
-// prefixField prepends name to the field path of a decoding error.
+// prefixField prepends name to the field path of a decoding error. A
+// scanner error becomes a *DecodeError so that it can carry the path;
+// decoder.typed fills in its Type.
 func prefixField(err error, name string) error {
 	switch e := err.(type) {
+	case *wirejson.Error:
+		return &DecodeError{Field: name, Offset: e.Offset, Msg: e.Msg}
 	case *DecodeError:
 		e.Field = joinPath(name, e.Field)
 	case *UnknownVariantError:
@@ -118,12 +125,13 @@ func joinPath(a, b string) string {
 // UnmarshalEvent decodes one Event from its JSON wire form.
 func UnmarshalEvent(data []byte) (Event, error) {
 	var e Event
-	d := decoder{data: data, what: "Event", flat: true, maxDepth: flatMaxDepth}
-	if err := d.event(&e); err != nil {
-		return Event{}, err
+	d := newDecoder(data, "Event", wirejson.Options{Buffered: true, MaxDepth: flatMaxDepth})
+	err := d.event(&e)
+	if err == nil {
+		err = d.Finish()
 	}
-	if err := d.finish(); err != nil {
-		return Event{}, err
+	if err != nil {
+		return Event{}, d.typed(err)
 	}
 	return e, nil
 }
@@ -165,13 +173,13 @@ func MarshalWorkItem(w WorkItem) ([]byte, error) {
 // UnmarshalWorkItem decodes any WorkItem variant. The result holds a value
 // (not a pointer) of one of the *Item types.
 func UnmarshalWorkItem(data []byte) (WorkItem, error) {
-	d := decoder{data: data, what: "WorkItem"}
+	d := newDecoder(data, "WorkItem", wirejson.Options{})
 	w, err := d.workItem()
-	if err != nil {
-		return nil, err
+	if err == nil {
+		err = d.Finish()
 	}
-	if err := d.finish(); err != nil {
-		return nil, err
+	if err != nil {
+		return nil, d.typed(err)
 	}
 	return w, nil
 }
@@ -186,13 +194,13 @@ func MarshalErrorDetails(d ErrorDetails) ([]byte, error) {
 // a value (not a pointer) of InfrastructureError, ConfigurationError,
 // ApplicationError or PoisonError.
 func UnmarshalErrorDetails(data []byte) (ErrorDetails, error) {
-	d := decoder{data: data, what: "ErrorDetails"}
+	d := newDecoder(data, "ErrorDetails", wirejson.Options{})
 	v, err := d.errorDetails()
-	if err != nil {
-		return nil, err
+	if err == nil {
+		err = d.Finish()
 	}
-	if err := d.finish(); err != nil {
-		return nil, err
+	if err != nil {
+		return nil, d.typed(err)
 	}
 	return v, nil
 }

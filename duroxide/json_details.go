@@ -1,5 +1,7 @@
 package duroxide
 
+import "github.com/duroxide-go/cdb/internal/wirejson"
+
 // appendErrorDetails appends the externally tagged wire form of v.
 func appendErrorDetails(b []byte, v ErrorDetails) ([]byte, error) {
 	var err error
@@ -115,11 +117,12 @@ var (
 	}
 )
 
-// errorDetails decodes an externally tagged ErrorDetails at d.pos.
+// errorDetails decodes an externally tagged ErrorDetails at the current
+// position.
 func (d *decoder) errorDetails() (ErrorDetails, error) {
 	const enum = "ErrorDetails"
-	pos := d.peekPos()
-	name, unit, err := d.enumStart(enum)
+	pos := d.PeekPos()
+	name, unit, err := d.EnumStart(enum)
 	if err != nil {
 		return nil, err
 	}
@@ -128,13 +131,13 @@ func (d *decoder) errorDetails() (ErrorDetails, error) {
 		return nil, &UnknownVariantError{Enum: enum, Variant: name}
 	}
 	if unit {
-		return nil, d.errAt(pos, "invalid type: unit variant, expected %s", l.name)
+		return nil, d.Errorf(pos, "invalid type: unit variant, expected %s", l.name)
 	}
 	var f fields
 	if err := d.collectStruct(&f, l); err != nil {
 		return nil, prefixField(err, name)
 	}
-	end := d.pos
+	end := d.Pos()
 	var v ErrorDetails
 	switch name {
 	case "Infrastructure":
@@ -185,8 +188,8 @@ func (d *decoder) errorDetails() (ErrorDetails, error) {
 	if f.err != nil {
 		return nil, prefixField(f.err, name)
 	}
-	d.pos = end
-	if err := d.enumEnd(enum); err != nil {
+	d.SetPos(end)
+	if err := d.EnumEnd(enum); err != nil {
 		return nil, err
 	}
 	return v, nil
@@ -195,7 +198,7 @@ func (d *decoder) errorDetails() (ErrorDetails, error) {
 // configErrorKind decodes ConfigErrorKind ("Nondeterminism").
 func (d *decoder) configErrorKind() (ConfigErrorKind, error) {
 	const enum = "ConfigErrorKind"
-	name, unit, err := d.enumStart(enum)
+	name, unit, err := d.EnumStart(enum)
 	if err != nil {
 		return "", err
 	}
@@ -203,10 +206,10 @@ func (d *decoder) configErrorKind() (ConfigErrorKind, error) {
 		return "", &UnknownVariantError{Enum: enum, Variant: name}
 	}
 	if !unit {
-		if err := d.unitValue(); err != nil {
+		if err := d.UnitValue(); err != nil {
 			return "", prefixField(err, name)
 		}
-		if err := d.enumEnd(enum); err != nil {
+		if err := d.EnumEnd(enum); err != nil {
 			return "", err
 		}
 	}
@@ -217,37 +220,37 @@ func (d *decoder) configErrorKind() (ConfigErrorKind, error) {
 // {"Cancelled":{"reason":...}}.
 func (d *decoder) appErrorKind() (AppErrorKind, error) {
 	const enum = "AppErrorKind"
-	pos := d.peekPos()
-	name, unit, err := d.enumStart(enum)
+	pos := d.PeekPos()
+	name, unit, err := d.EnumStart(enum)
 	if err != nil {
 		return AppErrorKind{}, err
 	}
 	switch t := AppErrorType(name); t {
 	case AppActivityFailed, AppOrchestrationFailed, AppPanicked:
 		if !unit {
-			if err := d.unitValue(); err != nil {
+			if err := d.UnitValue(); err != nil {
 				return AppErrorKind{}, prefixField(err, name)
 			}
-			if err := d.enumEnd(enum); err != nil {
+			if err := d.EnumEnd(enum); err != nil {
 				return AppErrorKind{}, err
 			}
 		}
 		return AppErrorKind{Type: t}, nil
 	case AppCancelled:
 		if unit {
-			return AppErrorKind{}, d.errAt(pos, "invalid type: unit variant, expected struct variant AppErrorKind::Cancelled")
+			return AppErrorKind{}, d.Errorf(pos, "invalid type: unit variant, expected struct variant AppErrorKind::Cancelled")
 		}
 		var f fields
 		if err := d.collectStruct(&f, &cancelledLayout); err != nil {
 			return AppErrorKind{}, prefixField(err, name)
 		}
-		end := d.pos
+		end := d.Pos()
 		reason := f.str(fReason)
 		if f.err != nil {
 			return AppErrorKind{}, prefixField(f.err, name)
 		}
-		d.pos = end
-		if err := d.enumEnd(enum); err != nil {
+		d.SetPos(end)
+		if err := d.EnumEnd(enum); err != nil {
 			return AppErrorKind{}, err
 		}
 		return AppErrorKind{Type: AppCancelled, Reason: reason}, nil
@@ -258,8 +261,8 @@ func (d *decoder) appErrorKind() (AppErrorKind, error) {
 // poisonMessageType decodes PoisonMessageType.
 func (d *decoder) poisonMessageType() (PoisonMessageType, error) {
 	const enum = "PoisonMessageType"
-	pos := d.peekPos()
-	name, unit, err := d.enumStart(enum)
+	pos := d.PeekPos()
+	name, unit, err := d.EnumStart(enum)
 	if err != nil {
 		return PoisonMessageType{}, err
 	}
@@ -269,13 +272,13 @@ func (d *decoder) poisonMessageType() (PoisonMessageType, error) {
 		return PoisonMessageType{}, &UnknownVariantError{Enum: enum, Variant: name}
 	}
 	if unit {
-		return PoisonMessageType{}, d.errAt(pos, "invalid type: unit variant, expected %s", l.name)
+		return PoisonMessageType{}, d.Errorf(pos, "invalid type: unit variant, expected %s", l.name)
 	}
 	var f fields
 	if err := d.collectStruct(&f, l); err != nil {
 		return PoisonMessageType{}, prefixField(err, name)
 	}
-	end := d.pos
+	end := d.Pos()
 	m := PoisonMessageType{Kind: kind, Instance: f.str(fInstance), ExecutionID: f.u64(fExecutionID)}
 	switch kind {
 	case PoisonActivity:
@@ -287,8 +290,8 @@ func (d *decoder) poisonMessageType() (PoisonMessageType, error) {
 	if f.err != nil {
 		return PoisonMessageType{}, prefixField(f.err, name)
 	}
-	d.pos = end
-	if err := d.enumEnd(enum); err != nil {
+	d.SetPos(end)
+	if err := d.EnumEnd(enum); err != nil {
 		return PoisonMessageType{}, err
 	}
 	return m, nil
@@ -337,13 +340,13 @@ func (k AppErrorKind) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON decodes the serde form of AppErrorKind.
 func (k *AppErrorKind) UnmarshalJSON(data []byte) error {
-	d := decoder{data: data, what: "AppErrorKind"}
+	d := newDecoder(data, "AppErrorKind", wirejson.Options{})
 	v, err := d.appErrorKind()
 	if err == nil {
-		err = d.finish()
+		err = d.Finish()
 	}
 	if err != nil {
-		return err
+		return d.typed(err)
 	}
 	*k = v
 	return nil
@@ -357,13 +360,13 @@ func (m PoisonMessageType) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON decodes the serde form of PoisonMessageType.
 func (m *PoisonMessageType) UnmarshalJSON(data []byte) error {
-	d := decoder{data: data, what: "PoisonMessageType"}
+	d := newDecoder(data, "PoisonMessageType", wirejson.Options{})
 	v, err := d.poisonMessageType()
 	if err == nil {
-		err = d.finish()
+		err = d.Finish()
 	}
 	if err != nil {
-		return err
+		return d.typed(err)
 	}
 	*m = v
 	return nil

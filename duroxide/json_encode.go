@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/duroxide-go/cdb/internal/wirejson"
 )
 
 const hexDigits = "0123456789abcdef"
@@ -155,13 +157,13 @@ func (c CarryForwardEvent) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON decodes the two-element array [name,data].
 func (c *CarryForwardEvent) UnmarshalJSON(data []byte) error {
-	d := decoder{data: data, what: "CarryForwardEvent"}
+	d := newDecoder(data, "CarryForwardEvent", wirejson.Options{})
 	v, err := d.carryForwardEvent()
-	if err != nil {
-		return err
+	if err == nil {
+		err = d.Finish()
 	}
-	if err := d.finish(); err != nil {
-		return err
+	if err != nil {
+		return d.typed(err)
 	}
 	*c = v
 	return nil

@@ -149,13 +149,13 @@ func appendDetailsField(b []byte, d ErrorDetails) ([]byte, error) {
 	return b, nil
 }
 
-// event decodes an Event object at d.pos.
+// event decodes an Event object at the current position.
 func (d *decoder) event(e *Event) error {
 	var f fields
 	if err := d.collect(&f, "struct Event"); err != nil {
 		return err
 	}
-	end := d.pos
+	end := d.Pos()
 	e.EventID = f.u64(fEventID)
 	e.SourceEventID = f.optU64(fSourceEventID)
 	e.InstanceID = f.str(fInstanceID)
@@ -240,6 +240,6 @@ func (d *decoder) event(e *Event) error {
 		e.Kind = nil
 		return f.err
 	}
-	d.pos = end
+	d.SetPos(end)
 	return nil
 }

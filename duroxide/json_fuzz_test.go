@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+
+	"github.com/duroxide-go/cdb/internal/wirejson"
 )
 
 // addFixtureSeeds adds every line of the given testdata files to f.
@@ -87,14 +89,14 @@ func FuzzString(f *testing.F) {
 		if err := json.Unmarshal(enc, &viaStd); err != nil || viaStd != want {
 			t.Fatalf("%q: encoding/json reads %s as %q, want %q (%v)", s, enc, viaStd, want, err)
 		}
-		d := decoder{data: enc, what: "string"}
-		got, err := d.readString()
-		if err != nil || got != want || d.finish() != nil {
+		d := newDecoder(enc, "string", wirejson.Options{})
+		got, err := d.ReadString()
+		if err != nil || got != want || d.Finish() != nil {
 			t.Fatalf("%q: readString(%s) = %q, %v; want %q", s, enc, got, err, want)
 		}
 		// Our decoder also reads encoding/json's (HTML-escaped) form.
-		d = decoder{data: std, what: "string"}
-		if got, err := d.readString(); err != nil || got != want {
+		d = newDecoder(std, "string", wirejson.Options{})
+		if got, err := d.ReadString(); err != nil || got != want {
 			t.Fatalf("%q: readString(%s) = %q, %v", s, std, got, err)
 		}
 	})

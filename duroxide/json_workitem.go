@@ -124,11 +124,11 @@ var workItemLayouts = map[string]*layout{
 	"QueueMessage": {name: "struct variant WorkItem::QueueMessage", order: []field{fInstance, fName, fData}},
 }
 
-// workItem decodes an externally tagged WorkItem at d.pos.
+// workItem decodes an externally tagged WorkItem at the current position.
 func (d *decoder) workItem() (WorkItem, error) {
 	const enum = "WorkItem"
-	pos := d.peekPos()
-	name, unit, err := d.enumStart(enum)
+	pos := d.PeekPos()
+	name, unit, err := d.EnumStart(enum)
 	if err != nil {
 		return nil, err
 	}
@@ -137,13 +137,13 @@ func (d *decoder) workItem() (WorkItem, error) {
 		return nil, &UnknownVariantError{Enum: enum, Variant: name}
 	}
 	if unit {
-		return nil, d.errAt(pos, "invalid type: unit variant, expected %s", l.name)
+		return nil, d.Errorf(pos, "invalid type: unit variant, expected %s", l.name)
 	}
 	var f fields
 	if err := d.collectStruct(&f, l); err != nil {
 		return nil, prefixField(err, name)
 	}
-	end := d.pos
+	end := d.Pos()
 	var w WorkItem
 	switch name {
 	case "StartOrchestration":
@@ -224,8 +224,8 @@ func (d *decoder) workItem() (WorkItem, error) {
 	if f.err != nil {
 		return nil, prefixField(f.err, name)
 	}
-	d.pos = end
-	if err := d.enumEnd(enum); err != nil {
+	d.SetPos(end)
+	if err := d.EnumEnd(enum); err != nil {
 		return nil, err
 	}
 	return w, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -553,6 +554,9 @@ func explicitDropSubOrchestrationCancelled(e *env) {
 	e.waitStatusCancelled("inst-drop-suborg::" + e.childInstanceOf("inst-drop-suborg"))
 }
 
+// dropFutureReason is the CancelInstance reason for a dropped child future.
+const dropFutureReason = "parent dropped sub-orchestration future"
+
 // recordedCancel is one CancelInstance seen by recordingProvider.
 type recordedCancel struct {
 	instance, reason string
@@ -567,6 +571,9 @@ type recordingProvider struct {
 	mu         sync.Mutex
 	cancels    []recordedCancel
 	allowChild atomic.Bool
+	// seenBoth is set when a held-back fetch of the child saw both cancels
+	// (with an outbox provider they reach the child's queue after the ack).
+	seenBoth   atomic.Bool
 	childBatch [][]string
 }
 
@@ -590,17 +597,20 @@ func (p *recordingProvider) FetchOrchestrationItem(ctx context.Context, lockTime
 	if err != nil || it == nil || it.Instance != "combo-child" {
 		return it, err
 	}
-	if !p.allowChild.Load() {
-		if err := p.Provider.AbandonOrchestrationItem(ctx, it.LockToken, 25*time.Millisecond, true); err != nil {
-			return nil, err
-		}
-		return nil, nil
-	}
 	var reasons []string
 	for _, m := range it.Messages {
 		if c, ok := m.(duroxide.CancelInstanceItem); ok {
 			reasons = append(reasons, c.Reason)
 		}
+	}
+	if !p.allowChild.Load() {
+		if slices.Contains(reasons, "user_cancel") && slices.Contains(reasons, dropFutureReason) {
+			p.seenBoth.Store(true)
+		}
+		if err := p.Provider.AbandonOrchestrationItem(ctx, it.LockToken, 25*time.Millisecond, true); err != nil {
+			return nil, err
+		}
+		return nil, nil
 	}
 	p.mu.Lock()
 	p.childBatch = append(p.childBatch, reasons)
@@ -641,10 +651,12 @@ func userCancelAndDroppedFutureBothEnqueue(e *env) {
 	e.start(r, subOptions())
 	e.startOrch("inst-combo-cancel", "ComboParent", "")
 	e.cancel("combo-child", "user_cancel")
-	const dropReason = "parent dropped sub-orchestration future"
+	const dropReason = dropFutureReason
 	e.waitFor("both CancelInstance enqueues", func() bool {
 		return rec.has("user_cancel", false) && rec.has(dropReason, true)
 	})
+	// Both must also have reached the child's queue before it may run.
+	e.waitFlag("both cancels queued for the child", &rec.seenBoth)
 	rec.allowChild.Store(true)
 	require.Equal(e.t, "parent_done", e.completed("inst-combo-cancel"))
 	e.waitStatusCancelled("combo-child")

@@ -61,26 +61,31 @@ func codeSwapTriggersNondeterminism(e *env) {
 		orch(e.t, r, name, fn)
 		return r
 	}
+	// A short worker lock: A1 never returns, so it must learn quickly that
+	// its orchestration ended (in either runtime) for shutdown to be prompt.
+	opts := lockOpts(time.Second, nil)
 	stop := e.startManual(reg("SwapTest", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		v, err := ctx.ScheduleActivity("A1", "foo").Await()
 		if err != nil {
 			panic(err)
 		}
 		return v, nil
-	}), nil)
+	}), opts)
 	e.startOrch("inst-swap", "SwapTest", "")
 	h := e.waitHist("inst-swap", "A1 scheduled", func(h []duroxide.Event) bool {
 		return hasKind(h, func(k duroxide.ActivityScheduled) bool { return k.Name == "A1" })
 	})
 	ev, _, _ := findKind[duroxide.ActivityScheduled](h)
 	stop()
-	e.start(reg("SwapTest", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+	// Rust drops this runtime at the end (shutdown grace, then abort): the
+	// abandoned A1 may be picked up again here and never return.
+	e.t.Cleanup(e.startManual(reg("SwapTest", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		v, err := ctx.ScheduleActivity("B1", "bar").Await()
 		if err != nil {
 			panic(err)
 		}
 		return v, nil
-	}), nil)
+	}), opts))
 	require.NoError(e.t, e.p.EnqueueForOrchestrator(e.ctx, duroxide.ActivityCompletedItem{
 		Instance: "inst-swap", ExecutionID: 1, ID: ev.EventID, Result: okResult("poke"),
 	}, 0))
