@@ -159,11 +159,11 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 			return rerr
 		}
 		if done {
-			plan, _ := p.planTurn(op, lk, commit)
+			plan, _ := p.planTurn(op, lk, commit, traceParent(ctx))
 			return p.finishAck(ctx, lk, plan, true)
 		}
 	}
-	plan, err := p.planTurn(op, lk, commit)
+	plan, err := p.planTurn(op, lk, commit, traceParent(ctx))
 	if err != nil {
 		return err
 	}
@@ -188,7 +188,7 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 			if retry {
 				// Re-plan from the document as it is now: the turn's
 				// replace must not write back what changed meanwhile.
-				if plan, err = p.planTurn(op, lk, commit); err != nil {
+				if plan, err = p.planTurn(op, lk, commit, traceParent(ctx)); err != nil {
 					return err
 				}
 				continue
@@ -218,7 +218,7 @@ func (p *Provider) finishAck(ctx context.Context, lk *orchLock, plan *turnPlan, 
 	if earlier {
 		if doc, _, rerr := p.readInstance(ctx, lk.instance); rerr == nil && doc != nil && doc.PendingTurn != nil {
 			if ferr := p.rollForward(ctx, lk.instance, doc.PendingTurn); ferr != nil {
-				p.opts.Logger.Warn("rolling a large turn forward; it will be finished later", "instance", lk.instance, "error", ferr)
+				p.opts.Logger.Warn("rolling a large turn forward; it will be finished later", "instance_id", lk.instance, "error", ferr)
 			}
 		}
 	}
@@ -285,6 +285,14 @@ func validateCommitOwner(op, instance string, c duroxide.OrchestrationCommit) er
 
 // validateCommit rejects bad input before anything is written.
 func validateCommit(op string, c duroxide.OrchestrationCommit) error {
+	if err := validateExecutionID(op, c.ExecutionID); err != nil {
+		return err
+	}
+	if v := c.Metadata.PinnedDuroxideVersion; v != nil {
+		if err := validateVersion(op, "pinned version", *v); err != nil {
+			return err
+		}
+	}
 	for _, w := range c.WorkerItems {
 		if w == nil || w.Queue() != duroxide.WorkerQueue {
 			return duroxide.Permanent(op, "worker_items may contain only ActivityExecute, got %s", variantOf(w))
@@ -345,7 +353,7 @@ type turnPlan struct {
 	staleMarkers   []string // expired orch_received markers (addMarkerCleanup)
 }
 
-func (p *Provider) planTurn(op string, lk *orchLock, c duroxide.OrchestrationCommit) (*turnPlan, error) {
+func (p *Provider) planTurn(op string, lk *orchLock, c duroxide.OrchestrationCommit, tp string) (*turnPlan, error) {
 	now := p.opts.Now()
 	plan := &turnPlan{instance: lk.instance, token: lk.token, lock: lk, staleMarkers: lk.staleMarkers}
 	doc := p.nextInstanceDoc(lk, c, now)
@@ -395,6 +403,7 @@ func (p *Provider) planTurn(op string, lk *orchLock, c duroxide.OrchestrationCom
 		if err != nil {
 			return nil, duroxide.Permanent(op, "%v", err)
 		}
+		d.TraceParent = tp
 		if cancelled[id] {
 			delete(cancelled, id)
 			continue
@@ -426,7 +435,7 @@ func (p *Provider) planTurn(op string, lk *orchLock, c duroxide.OrchestrationCom
 			visible = time.UnixMilli(int64(t.FireAtMs))
 		}
 		q := &queueDoc{InstanceID: target, Type: docOrchQueue, WorkItem: string(data), DispatchSlot: DispatchSlot(target),
-			VisibleAt: ms(visible), EnqueuedAt: ms(now), EnqueueOrder: nextOrder(now)}
+			VisibleAt: ms(visible), EnqueuedAt: ms(now), EnqueueOrder: nextOrder(now), TraceParent: tp}
 		if target == lk.instance {
 			q.ID = docID(user(lk.instance), fixed("orch"), fixed(tokenID), num(uint64(i)))
 			if err := add(docOrchQueue, batchOp{kind: bCreate, id: q.ID, doc: mustJSON(q)}); err != nil {
@@ -504,7 +513,7 @@ func (p *Provider) nextInstanceDoc(lk *orchLock, c duroxide.OrchestrationCommit,
 	}
 	if v := md.PinnedDuroxideVersion; v != nil {
 		doc.PinnedDuroxideVersion = &semverDoc{Major: v.Major, Minor: v.Minor, Patch: v.Patch}
-		doc.PinnedVersionPacked = ptr(v.Packed())
+		doc.PinnedVersionPacked = nil // no longer written: see numbers.go
 	}
 	var status *duroxide.CustomStatusUpdated
 	for i := range c.HistoryDelta {
@@ -754,7 +763,8 @@ func (p *Provider) AckWorkItem(ctx context.Context, lockToken string, completion
 			return duroxide.Permanent(op, "completion cannot be encoded: %v", err)
 		}
 		q := &queueDoc{ID: doneID, InstanceID: completion.InstanceID(), Type: docOrchQueue, WorkItem: string(data),
-			DispatchSlot: DispatchSlot(completion.InstanceID()), VisibleAt: ms(now), EnqueuedAt: ms(now), EnqueueOrder: nextOrder(now)}
+			DispatchSlot: DispatchSlot(completion.InstanceID()), VisibleAt: ms(now), EnqueuedAt: ms(now), EnqueueOrder: nextOrder(now),
+			TraceParent: traceParent(ctx)}
 		if q.InstanceID != lk.instance {
 			// The intent's ids derive from the lock token, so a retried
 			// ack writes the same intent.

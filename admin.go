@@ -397,7 +397,7 @@ func (p *Provider) untombstone(ctx context.Context, docs []deletion) {
 		ops.AppendRemove("/deleted")
 		etag := d.etag
 		if _, _, err := p.st.patch(ctx, d.doc.InstanceID, d.doc.ID, ops, &etag, false); err != nil {
-			p.opts.Logger.Warn("undoing a deletion tombstone", "instance", d.doc.InstanceID, "error", err)
+			p.opts.Logger.Warn("undoing a deletion tombstone", "instance_id", d.doc.InstanceID, "error", err)
 		}
 		d.doc.Deleted = nil
 	}
@@ -520,11 +520,40 @@ func (p *Provider) finishDeletions(ctx context.Context, full bool) error {
 	}
 	var errs []error
 	for i := range docs {
+		if !p.confirmTombstone(ctx, &docs[i]) {
+			continue
+		}
 		if _, err := p.sweep(ctx, &docs[i]); err != nil {
 			errs = append(errs, fmt.Errorf("instance %q: %w", docs[i].InstanceID, err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// confirmTombstone checks at the primary that a tombstone found by the
+// cross-partition sweep is current before its instance's documents are
+// deleted by id: a lagging replica can still show the tombstone of an
+// instance whose deletion finished and whose id was reused since, and
+// sweeping then would delete the new instance's documents. The check is a
+// write conditional on the ETag the sweep saw (writes always reach the
+// primary); its session token also makes the sweep's own partition query
+// see every document written before.
+func (p *Provider) confirmTombstone(ctx context.Context, d *instanceDoc) bool {
+	if d.ETag == "" {
+		return true
+	}
+	var ops azcosmos.PatchOperations
+	ops.AppendSet("/deleted", *d.Deleted)
+	etag := azcore.ETag(d.ETag)
+	_, newEtag, err := p.st.patch(ctx, d.InstanceID, d.ID, ops, &etag, false)
+	switch {
+	case err == nil:
+		d.ETag = string(newEtag)
+		return true
+	case !isNotFound(err) && !isPrecondition(err):
+		p.opts.Logger.Warn("confirming a deletion tombstone failed; will retry", "instance", d.InstanceID, "error", err)
+	}
+	return false
 }
 
 // DeleteInstanceBulk implements duroxide.ProviderAdmin: terminal roots

@@ -220,8 +220,9 @@ func TestBadInputUnknownEventType(t *testing.T) {
 	eventData := `{"event_id":2,"source_event_id":null,"instance_id":"future-1","execution_id":1,"timestamp_ms":1760000000000,"duroxide_version":"9.0.0","type":"FutureEvent","payload":"from the future"}`
 	doc, _ := json.Marshal(map[string]any{"id": inst + ":history:1:2", "instanceId": inst, "type": "history",
 		"executionId": 1, "eventId": 2, "eventData": eventData})
-	_, err = c.CreateItem(ctx, azcosmos.NewPartitionKeyString(inst), doc, nil)
+	r, err := c.CreateItem(ctx, azcosmos.NewPartitionKeyString(inst), doc, nil)
 	require.NoError(t, err)
+	cdb.ObserveSessionToken(p, inst, *r.SessionToken) // the edit reaches p's reads
 
 	_, err = p.Read(ctx, inst)
 	require.Error(t, err, "Read must not skip an undecodable event")

@@ -139,6 +139,7 @@ func (s *store) execute(ctx context.Context, b *batch, wantBodies bool) (*batchR
 	err := s.do(ctx, Call{Op: OpBatch, PartitionKey: b.partition, Operations: len(b.ops)}, func(ctx context.Context) (result, error) {
 		var err error
 		resp, err = s.c.ExecuteTransactionalBatch(ctx, tb, &azcosmos.TransactionalBatchOptions{EnableContentResponseOnWrite: wantBodies})
+		s.observe(b.partition, &resp.SessionToken, err)
 		n := 0
 		for _, r := range resp.OperationResults {
 			n += len(r.ResourceBody)

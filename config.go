@@ -6,13 +6,18 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Default names of the database and container.
@@ -49,9 +54,22 @@ type Config struct {
 	Container string
 
 	// SkipBootstrap skips creating or checking the database and container,
-	// for deployments that provision them with ARM/Bicep/Terraform and want
-	// no startup request at all.
+	// and the account check, for deployments that provision them with
+	// ARM/Bicep/Terraform and want no startup request at all. The
+	// account's consistency level is then not checked: it must be Session,
+	// Bounded Staleness or Strong (see AcceptWeakConsistency).
 	SkipBootstrap bool
+	// AcceptWeakConsistency lets New start on an account whose default
+	// consistency is Consistent Prefix or Eventual, which New otherwise
+	// refuses (ErrWeakConsistency). At those levels the service ignores
+	// session tokens, so a read may miss the provider's own latest write:
+	// a fetch can load a history without the previous turn (the runtime
+	// then replays a stale history and commits on top of it: duplicated
+	// activities, lost events, diverging histories, none caught by an
+	// ETag), a KV read can return an older value, and a status read can go
+	// backwards. Only for accounts whose replicas cannot lag (a single
+	// region under no load is not such a guarantee) or tests.
+	AcceptWeakConsistency bool
 	// Throughput, if positive, is the manual RU/s given to a container the
 	// bootstrap creates. Zero leaves the account default (e.g. serverless).
 	Throughput int32
@@ -76,6 +94,14 @@ type Options struct {
 	Logger *slog.Logger
 	// Hooks inject faults at the Cosmos boundary; for tests.
 	Hooks *Hooks
+	// TracerProvider traces Cosmos requests (through azcore's tracing,
+	// when New builds the client and ClientOptions sets no
+	// TracingProvider). Nil: OpenTelemetry's global provider, a no-op
+	// unless the service installed an SDK.
+	TracerProvider trace.TracerProvider
+	// MeterProvider receives the Cosmos cost metrics (nil: the global
+	// provider). docs/operations.md lists them.
+	MeterProvider metric.MeterProvider
 	// Now is the clock (default time.Now); for tests.
 	Now func() time.Time
 
@@ -204,9 +230,10 @@ func (cfg Config) resolve() (Config, error) {
 		cfg.Endpoint, cfg.Key = cs.Endpoint, cs.Key
 		cfg.InsecureSkipVerify = cfg.InsecureSkipVerify || cs.DisableServerCertificateValidation
 	}
+	if err := checkEndpoint(cfg.Endpoint); err != nil {
+		return cfg, err
+	}
 	switch {
-	case cfg.Endpoint == "":
-		return cfg, configError("Endpoint is required")
 	case cfg.Key != "" && cfg.Credential != nil:
 		return cfg, configError("set only one of Key and Credential")
 	case cfg.Key == "" && cfg.Credential == nil:
@@ -219,6 +246,20 @@ func (cfg Config) resolve() (Config, error) {
 		cfg.Container = DefaultContainer
 	}
 	return cfg, nil
+}
+
+// checkEndpoint refuses what cannot be an account URL up front: azcosmos
+// would accept "myacct.documents.azure.com:443" and fail every request
+// later with an unsupported-protocol transport error that looks transient.
+func checkEndpoint(endpoint string) error {
+	if endpoint == "" {
+		return configError("Endpoint is required")
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return configError("Endpoint %q is not an account URL: it needs a scheme and a host, e.g. https://myacct.documents.azure.com:443/", endpoint)
+	}
+	return nil
 }
 
 func sameEndpoint(a, b string) bool {
@@ -235,6 +276,13 @@ func (cfg Config) newClient() (*azcosmos.Client, error) {
 	if cfg.InsecureSkipVerify && opts.Transport == nil {
 		// Only for the emulator's self-signed certificate; see Config.
 		opts.Transport = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec
+	}
+	if !opts.TracingProvider.NewTracer(instrumentationName, "").Enabled() { // the caller set none
+		tp := cfg.TracerProvider
+		if tp == nil {
+			tp = otel.GetTracerProvider()
+		}
+		opts.TracingProvider = NewTracingProvider(tp)
 	}
 	if cfg.Key != "" {
 		cred, err := azcosmos.NewKeyCredential(cfg.Key)

@@ -2,15 +2,19 @@ package cdb
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 )
 
@@ -36,9 +40,10 @@ const (
 	OpReadContainer   Op = "read_container"
 	OpCreateDatabase  Op = "create_database"
 	OpCreateContainer Op = "create_container"
+	OpReadAccount     Op = "read_account" // the startup account check (account.go)
 )
 
-var allOps = []Op{OpRead, OpCreate, OpUpsert, OpReplace, OpDelete, OpPatch, OpQuery, OpBatch, OpReadContainer, OpCreateDatabase, OpCreateContainer}
+var allOps = []Op{OpRead, OpCreate, OpUpsert, OpReplace, OpDelete, OpPatch, OpQuery, OpBatch, OpReadContainer, OpCreateDatabase, OpCreateContainer, OpReadAccount}
 
 // Call describes one Cosmos request, as seen by Hooks.
 type Call struct {
@@ -105,6 +110,7 @@ func (s RequestStats) Total() int64 {
 type opCounter struct {
 	requests, failures, bytes atomic.Int64
 	chargeMilli               atomic.Int64
+	throttles, retries        atomic.Int64 // telemetry.go
 }
 
 // store is the thin layer over one Cosmos container.
@@ -114,10 +120,12 @@ type store struct {
 	hooks   *Hooks
 	counts  map[Op]*opCounter
 	sleepFn func(ctx context.Context, d time.Duration) error
+	// tokens carries session tokens per partition (sessiontokens.go).
+	tokens *sessionTokens
 }
 
 func newStore(c *azcosmos.ContainerClient, retry RetryOptions, hooks *Hooks) *store {
-	s := &store{c: c, retry: retry.withDefaults(), hooks: hooks, counts: map[Op]*opCounter{}, sleepFn: sleepCtx}
+	s := &store{c: c, retry: retry.withDefaults(), hooks: hooks, counts: map[Op]*opCounter{}, sleepFn: sleepCtx, tokens: newSessionTokens()}
 	for _, op := range allOps {
 		s.counts[op] = &opCounter{}
 	}
@@ -140,6 +148,8 @@ func (s *store) resetStats() {
 		c.failures.Store(0)
 		c.bytes.Store(0)
 		c.chargeMilli.Store(0)
+		c.throttles.Store(0)
+		c.retries.Store(0)
 	}
 }
 
@@ -159,7 +169,11 @@ func (s *store) do(ctx context.Context, call Call, f func(ctx context.Context) (
 			return nil
 		}
 		var ce *CosmosError
-		if !errors.As(err, &ce) || ce.StatusCode != http.StatusTooManyRequests || attempt >= s.retry.MaxThrottleRetries {
+		if !errors.As(err, &ce) || ce.StatusCode != http.StatusTooManyRequests {
+			return err
+		}
+		s.counts[call.Op].throttles.Add(1)
+		if attempt >= s.retry.MaxThrottleRetries {
 			return err
 		}
 		d := ce.RetryAfter
@@ -173,6 +187,7 @@ func (s *store) do(ctx context.Context, call Call, f func(ctx context.Context) (
 		if serr := s.sleepFn(ctx, d); serr != nil {
 			return err
 		}
+		s.counts[call.Op].retries.Add(1)
 	}
 }
 
@@ -197,6 +212,18 @@ func (s *store) once(ctx context.Context, call Call, f func(ctx context.Context)
 		return classify(call, err)
 	}
 	return nil
+}
+
+// observe records the session token of a response on partition (from the
+// response, or from the error's raw response when the request failed).
+func (s *store) observe(partition string, token *string, err error) {
+	if err != nil {
+		s.tokens.observeErr(partition, err)
+		return
+	}
+	if token != nil {
+		s.tokens.observe(partition, *token)
+	}
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
@@ -225,7 +252,10 @@ func (s *store) read(ctx context.Context, partition, id string) ([]byte, azcore.
 	var body []byte
 	var etag azcore.ETag
 	err := s.do(ctx, Call{Op: OpRead, PartitionKey: partition, ID: id}, func(ctx context.Context) (result, error) {
-		r, err := s.c.ReadItem(ctx, pk(partition), id, itemOptions(nil, false))
+		o := itemOptions(nil, false)
+		o.SessionToken = s.tokens.get(partition)
+		r, err := s.c.ReadItem(ctx, pk(partition), id, o)
+		s.observe(partition, r.SessionToken, err)
 		body, etag = r.Value, r.ETag
 		return result{bytes: len(r.Value), charge: r.RequestCharge}, err
 	})
@@ -236,6 +266,7 @@ func (s *store) create(ctx context.Context, partition string, doc []byte) (azcor
 	var etag azcore.ETag
 	err := s.do(ctx, Call{Op: OpCreate, PartitionKey: partition}, func(ctx context.Context) (result, error) {
 		r, err := s.c.CreateItem(ctx, pk(partition), doc, itemOptions(nil, false))
+		s.observe(partition, r.SessionToken, err)
 		etag = r.ETag
 		return result{charge: r.RequestCharge}, err
 	})
@@ -246,6 +277,7 @@ func (s *store) upsert(ctx context.Context, partition string, doc []byte, ifMatc
 	var etag azcore.ETag
 	err := s.do(ctx, Call{Op: OpUpsert, PartitionKey: partition}, func(ctx context.Context) (result, error) {
 		r, err := s.c.UpsertItem(ctx, pk(partition), doc, itemOptions(ifMatch, false))
+		s.observe(partition, r.SessionToken, err)
 		etag = r.ETag
 		return result{charge: r.RequestCharge}, err
 	})
@@ -256,6 +288,7 @@ func (s *store) replace(ctx context.Context, partition, id string, doc []byte, i
 	var etag azcore.ETag
 	err := s.do(ctx, Call{Op: OpReplace, PartitionKey: partition, ID: id}, func(ctx context.Context) (result, error) {
 		r, err := s.c.ReplaceItem(ctx, pk(partition), id, doc, itemOptions(ifMatch, false))
+		s.observe(partition, r.SessionToken, err)
 		etag = r.ETag
 		return result{charge: r.RequestCharge}, err
 	})
@@ -265,6 +298,7 @@ func (s *store) replace(ctx context.Context, partition, id string, doc []byte, i
 func (s *store) delete(ctx context.Context, partition, id string, ifMatch *azcore.ETag) error {
 	return s.do(ctx, Call{Op: OpDelete, PartitionKey: partition, ID: id}, func(ctx context.Context) (result, error) {
 		r, err := s.c.DeleteItem(ctx, pk(partition), id, itemOptions(ifMatch, false))
+		s.observe(partition, r.SessionToken, err)
 		return result{charge: r.RequestCharge}, err
 	})
 }
@@ -275,6 +309,7 @@ func (s *store) patch(ctx context.Context, partition, id string, ops azcosmos.Pa
 	var etag azcore.ETag
 	err := s.do(ctx, Call{Op: OpPatch, PartitionKey: partition, ID: id}, func(ctx context.Context) (result, error) {
 		r, err := s.c.PatchItem(ctx, pk(partition), id, ops, itemOptions(ifMatch, wantBody))
+		s.observe(partition, r.SessionToken, err)
 		body, etag = r.Value, r.ETag
 		return result{bytes: len(r.Value), charge: r.RequestCharge}, err
 	})
@@ -309,6 +344,7 @@ func (s *store) query(ctx context.Context, text string, params queryParams, o qu
 		call.PartitionKey = *o.Partition
 	}
 	qo := &azcosmos.QueryOptions{QueryParameters: params, PageSizeHint: o.PageSize}
+	qo.SessionToken = s.tokens.get(call.PartitionKey) // "" = cross-partition; see sessiontokens.go
 	pager := s.c.NewQueryItemsPager(text, key, qo)
 	for pages := 0; pager.More(); pages++ {
 		if o.MaxPages > 0 && pages >= o.MaxPages {
@@ -318,6 +354,11 @@ func (s *store) query(ctx context.Context, text string, params queryParams, o qu
 		err := s.do(ctx, call, func(ctx context.Context) (result, error) {
 			var err error
 			page, err = pager.NextPage(ctx)
+			var tok string
+			if page.RawResponse != nil {
+				tok = page.RawResponse.Header.Get("x-ms-session-token")
+			}
+			s.observe(call.PartitionKey, &tok, err)
 			n := 0
 			for _, it := range page.Items {
 				n += len(it)
@@ -350,12 +391,18 @@ func (s *store) queryPages(ctx context.Context, text string, params queryParams,
 		call.PartitionKey = *o.Partition
 	}
 	qo := &azcosmos.QueryOptions{QueryParameters: params, PageSizeHint: o.PageSize, ContinuationToken: token}
+	qo.SessionToken = s.tokens.get(call.PartitionKey) // "" = cross-partition; see sessiontokens.go
 	pager := s.c.NewQueryItemsPager(text, key, qo)
 	for pager.More() && (o.MaxPages <= 0 || pages < o.MaxPages) {
 		var resp azcosmos.QueryItemsResponse
 		err := s.do(ctx, call, func(ctx context.Context) (result, error) {
 			var err error
 			resp, err = pager.NextPage(ctx)
+			var tok string
+			if resp.RawResponse != nil {
+				tok = resp.RawResponse.Header.Get("x-ms-session-token")
+			}
+			s.observe(call.PartitionKey, &tok, err)
 			n := 0
 			for _, it := range resp.Items {
 				n += len(it)
@@ -442,11 +489,15 @@ func classify(call Call, err error) error {
 	var re *azcore.ResponseError
 	if errors.As(err, &re) {
 		out.StatusCode = re.StatusCode
-		out.Message = serviceMessage(re.Error())
+		var msgActivity string
+		out.Message, msgActivity = serviceMessage(re.RawResponse)
+		out.ActivityID = msgActivity
 		if re.RawResponse != nil {
 			h := re.RawResponse.Header
 			out.SubStatus, _ = strconv.Atoi(h.Get("x-ms-substatus"))
-			out.ActivityID = h.Get("x-ms-activity-id")
+			if id := h.Get("x-ms-activity-id"); id != "" {
+				out.ActivityID = id
+			}
 			if ms, perr := strconv.ParseFloat(h.Get("x-ms-retry-after-ms"), 64); perr == nil {
 				out.RetryAfter = time.Duration(ms * float64(time.Millisecond))
 			}
@@ -467,31 +518,54 @@ func isNotFound(err error) bool     { return statusOf(err) == http.StatusNotFoun
 func isConflict(err error) bool     { return statusOf(err) == http.StatusConflict }
 func isPrecondition(err error) bool { return statusOf(err) == http.StatusPreconditionFailed }
 
-// serviceMessage extracts Cosmos's "message" from an azcore error text
-// (which embeds the response body), bounded so logs stay readable.
-func serviceMessage(text string) string {
-	i := strings.Index(text, `"message"`)
-	if i < 0 {
-		return ""
+// maxMessageBytes bounds the service message kept on an error, so logs
+// stay readable; the ActivityId is kept even when the rest is cut.
+const maxMessageBytes = 1024
+
+// serviceMessage decodes the service's {"code","message"} error body as
+// JSON (escapes such as \r\n and \" become what they stand for), folds
+// its line breaks into "; " so one error stays one log line, and bounds it
+// on a UTF-8 boundary. It returns the ActivityId the message names, which
+// the gateway repeats there, for responses whose header lacks it.
+func serviceMessage(resp *http.Response) (msg, activityID string) {
+	if resp == nil {
+		return "", ""
 	}
-	rest := text[i+len(`"message"`):]
-	j := strings.IndexByte(rest, '"')
-	if j < 0 {
-		return ""
+	body, err := runtime.Payload(resp)
+	if err != nil || len(body) == 0 {
+		return "", ""
 	}
-	rest = rest[j+1:]
-	var b strings.Builder
-	for k := 0; k < len(rest) && b.Len() < 300; k++ {
-		c := rest[k]
-		if c == '\\' && k+1 < len(rest) {
-			k++
-			b.WriteByte(rest[k])
-			continue
+	var e struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(body, &e) != nil || e.Message == "" {
+		return "", ""
+	}
+	return tidyMessage(e.Message)
+}
+
+func tidyMessage(m string) (msg, activityID string) {
+	lines := strings.FieldsFunc(m, func(r rune) bool { return r == '\r' || r == '\n' })
+	for i := range lines {
+		lines[i] = strings.TrimSpace(lines[i])
+	}
+	m = strings.Join(slices.DeleteFunc(lines, func(s string) bool { return s == "" }), "; ")
+	if i := strings.Index(m, "ActivityId: "); i >= 0 {
+		rest := m[i+len("ActivityId: "):]
+		if j := strings.IndexAny(rest, ",; "); j >= 0 {
+			rest = rest[:j]
 		}
-		if c == '"' {
-			break
-		}
-		b.WriteByte(c)
+		activityID = rest
 	}
-	return b.String()
+	if len(m) > maxMessageBytes {
+		cut := maxMessageBytes
+		for cut > 0 && !utf8.RuneStart(m[cut]) {
+			cut--
+		}
+		m = m[:cut] + "…"
+		if activityID != "" && !strings.Contains(m, activityID) {
+			m += " (ActivityId: " + activityID + ")"
+		}
+	}
+	return m, activityID
 }

@@ -157,7 +157,11 @@ type queueDoc struct {
 	// OutboxKey is set on messages delivered through the outbox.
 	OutboxKey string  `json:"outboxKey,omitempty"`
 	Staged    *string `json:"staged,omitempty"`
-	ETag      string  `json:"_etag,omitempty"`
+	// TraceParent is the W3C trace context of the span that enqueued the
+	// message (telemetry.go). Provider-side only: the work item JSON is
+	// untouched and readers that do not know the field ignore it.
+	TraceParent string `json:"traceparent,omitempty"`
+	ETag        string `json:"_etag,omitempty"`
 }
 
 func (q *queueDoc) order() int64 {
@@ -189,6 +193,7 @@ type outboxDoc struct {
 	CreatedAt        int64  `json:"createdAt"`
 	AttemptCount     int    `json:"attemptCount"`
 	LastAttemptAt    *int64 `json:"lastAttemptAt"`
+	ETag             string `json:"_etag,omitempty"`
 }
 
 var lastOrder atomic.Int64

@@ -2,6 +2,7 @@ package cdb
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
@@ -491,5 +493,38 @@ func TestErrorsHooks(t *testing.T) {
 			}
 		}
 		require.Equal(t, 1, n, "history duplicated")
+	})
+}
+
+// TestErrorsServiceMessageDecoded: the service's message is decoded as
+// JSON (escapes become characters, line breaks fold into "; "), bounded on
+// a UTF-8 boundary, and keeps the ActivityId even when cut, which is also
+// taken from the message when the header lacks it.
+func TestErrorsServiceMessageDecoded(t *testing.T) {
+	long := strings.Repeat("é", 700) // 1400 bytes
+	for _, c := range []struct {
+		name, message, want, activity string
+	}{
+		{"401", "The input authorization token can't serve the request.\r\n\r\nServer used the following payload to sign: 'get\n\n\nmon, 23 nov 2026 09:40:00 gmt\n\n'\r\nActivityId: 7d1c, Microsoft.Azure.Documents.Common/2.14.0",
+			"The input authorization token can't serve the request.; Server used the following payload to sign: 'get; mon, 23 nov 2026 09:40:00 gmt; '; ActivityId: 7d1c, Microsoft.Azure.Documents.Common/2.14.0", "7d1c"},
+		{"quotes", `Message: {"Errors":["Resource Not Found"]}` + "\r\nActivityId: a-1, x", `Message: {"Errors":["Resource Not Found"]}; ActivityId: a-1, x`, "a-1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			body, _ := json.Marshal(map[string]string{"code": "X", "message": c.message})
+			resp := &http.Response{StatusCode: 401, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(string(body))),
+				Request: &http.Request{Method: http.MethodGet, URL: &url.URL{Scheme: "https", Host: "a", Path: "/"}}}
+			err := classify(Call{Op: OpRead}, runtime.NewResponseError(resp))
+			var ce *CosmosError
+			require.ErrorAs(t, err, &ce)
+			require.Equal(t, c.want, ce.Message)
+			require.Equal(t, c.activity, ce.ActivityID)
+		})
+	}
+	t.Run("long", func(t *testing.T) {
+		msg, id := tidyMessage(long + "\r\nActivityId: b-2, tail")
+		require.Equal(t, "b-2", id)
+		require.True(t, utf8.ValidString(msg))
+		require.LessOrEqual(t, len(msg), maxMessageBytes+64)
+		require.Contains(t, msg, "ActivityId: b-2")
 	})
 }

@@ -274,7 +274,8 @@ func (b *busyCache) clear(instance string) {
 // refused by one filter may suit another.
 func filterKey(instance string, f *duroxide.DispatcherCapabilityFilter) string {
 	r := f.SupportedDuroxideVersions[0]
-	return fmt.Sprintf("%d-%d|%s", r.Min.Packed(), r.Max.Packed(), instance)
+	// Components, not Packed(): packing is not injective (numbers.go).
+	return fmt.Sprintf("%d.%d.%d-%d.%d.%d|%s", r.Min.Major, r.Min.Minor, r.Min.Patch, r.Max.Major, r.Max.Minor, r.Max.Patch, instance)
 }
 
 // undecodableBackoff is how long an undecodable work item stays invisible
@@ -291,6 +292,16 @@ func (p *Provider) FetchOrchestrationItem(ctx context.Context, lockTimeout, _ ti
 	if filter != nil && len(filter.SupportedDuroxideVersions) == 0 {
 		return nil, nil // Phase 1: an empty list supports nothing
 	}
+	if filter != nil {
+		r := filter.SupportedDuroxideVersions[0]
+		if err := validateVersion(op, "filter bound", r.Min); err != nil {
+			return nil, err
+		}
+		if err := validateVersion(op, "filter bound", r.Max); err != nil {
+			return nil, err
+		}
+	}
+	p.orchLocks.prune(func(l *orchLock) bool { return p.opts.Now().After(l.lockedUntil.Add(time.Minute)) })
 	p.orchLocks.prune(func(l *orchLock) bool {
 		if !l.mu.TryLock() { // in use: not stale (see FetchWorkItem)
 			return false
@@ -381,6 +392,9 @@ func (p *Provider) tryLockOrchestration(ctx context.Context, c candidate, lockTi
 		}
 		item.Messages = append(item.Messages, wi)
 		item.AttemptCount = max(item.AttemptCount, m.AttemptCount)
+		if item.TraceParent == "" {
+			item.TraceParent = m.TraceParent
+		}
 	}
 	if !lk.doc.exists() {
 		start := startOf(item.Messages)
@@ -526,8 +540,8 @@ func lockCondition(now time.Time, filter *duroxide.DispatcherCapabilityFilter) s
 	cond := "FROM c WHERE (NOT IS_DEFINED(c.lockedUntil) OR IS_NULL(c.lockedUntil) OR c.lockedUntil <= " + n + ") AND NOT IS_DEFINED(c.deleted)"
 	if filter != nil {
 		r := filter.SupportedDuroxideVersions[0]
-		cond += fmt.Sprintf(" AND (NOT IS_DEFINED(c.pinnedVersionPacked) OR IS_NULL(c.pinnedVersionPacked) OR (c.pinnedVersionPacked >= %d AND c.pinnedVersionPacked <= %d))",
-			r.Min.Packed(), r.Max.Packed())
+		cond += " AND (NOT IS_DEFINED(c.pinnedDuroxideVersion) OR IS_NULL(c.pinnedDuroxideVersion) OR (" +
+			versionAtLeast(r.Min) + " AND " + versionAtMost(r.Max) + "))" // numbers.go
 	}
 	return cond
 }
@@ -702,7 +716,7 @@ func (p *Provider) releaseQuietly(ctx context.Context, lk *orchLock) {
 		b.patch(m.ID, unlockMessageOps(m.AttemptCount, ms(p.opts.Now())), nil)
 	}
 	if _, err := p.st.execute(ctx, b, false); err != nil {
-		p.opts.Logger.Warn("releasing a lock after a failed fetch", "instance", lk.instance, "error", err)
+		p.opts.Logger.Warn("releasing a lock after a failed fetch", "instance_id", lk.instance, "error", err)
 	}
 	p.busy.clear(lk.instance)
 }
@@ -866,7 +880,7 @@ func (p *Provider) tryLockWorkItem(ctx context.Context, c candidate, lockTimeout
 		// A work item this build cannot decode (e.g. written by a newer
 		// writer) is never deleted: it is put back, invisible for a while
 		// so it does not block the queue, and reported.
-		p.opts.Logger.Error("work item cannot be decoded; left in the queue", "instance", c.instance, "item", id, "error", err)
+		p.opts.Logger.Error("work item cannot be decoded; left in the queue", "instance_id", c.instance, "item", id, "error", err)
 		etag := newEtag
 		if _, _, perr := p.st.patch(ctx, c.instance, id, unlockMessageOps(doc.AttemptCount, ms(now.Add(undecodableBackoff))), &etag, false); perr != nil {
 			p.opts.Logger.Warn("releasing an undecodable work item", "item", id, "error", perr)
@@ -875,5 +889,5 @@ func (p *Provider) tryLockWorkItem(ctx context.Context, c candidate, lockTimeout
 	}
 	doc.ETag = string(newEtag)
 	p.workLocks.put(token, &workLock{instance: c.instance, itemID: id, token: token, etag: newEtag, lockedUntil: until, doc: doc})
-	return &duroxide.LockedWorkItem{Item: wi, LockToken: token, AttemptCount: doc.AttemptCount}, nil
+	return &duroxide.LockedWorkItem{Item: wi, LockToken: token, AttemptCount: doc.AttemptCount, TraceParent: doc.TraceParent}, nil
 }

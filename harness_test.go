@@ -15,6 +15,7 @@ import (
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/cosmostest"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testbackend"
 )
 
 // This file is the shared harness of the provider's fault-injection,
@@ -34,8 +35,13 @@ const (
 // first provider.
 type harness struct {
 	t   *testing.T
-	srv *cosmostest.Server
+	srv *cosmostest.Server // nil on a backend other than cosmostest
 	p   *cdb.Provider
+
+	// Where the container is; on other backends, how to reach it.
+	endpoint, key, db, coll string
+	clientOpts              *azcosmos.ClientOptions
+	sdk                     *azcosmos.ContainerClient // nil with srv
 }
 
 // hClientOptions turns the SDK's own retries off, so a fault injected
@@ -50,8 +56,44 @@ func hClientOptions() *azcosmos.ClientOptions {
 // the container). The outbox reconciler is off unless o asks for it.
 func newHarness(t *testing.T, o cdb.Options) *harness {
 	t.Helper()
-	h := &harness{t: t, srv: cosmostest.NewTestServer(t, nil)}
+	// The fault tests run on lagging replicas (the cosmostest-lagging
+	// backend's settings): a read without a covering session token may miss
+	// recent writes, as on a real account; reads that draw an up-to-date
+	// replica behave exactly like plain cosmostest.
+	srv := cosmostest.NewTestServer(t, &cosmostest.Options{Lag: testbackend.LagOptions()})
+	h := &harness{t: t, srv: srv, endpoint: srv.Endpoint(), key: srv.Key(), db: hDatabase, coll: hContainer, clientOpts: hClientOptions()}
 	h.p = h.open(o)
+	return h
+}
+
+// newHarnessNoLag is newHarness on a server without lagging replicas.
+// Only the Cosmos lease tests use it: they fail on lagging replicas (lease
+// documents of other processes read stale; see the lagging branch report),
+// which is an open finding, not a property of the tests.
+func newHarnessNoLag(t *testing.T, o cdb.Options) *harness {
+	t.Helper()
+	srv := cosmostest.NewTestServer(t, nil)
+	h := &harness{t: t, srv: srv, endpoint: srv.Endpoint(), key: srv.Key(), db: hDatabase, coll: hContainer, clientOpts: hClientOptions()}
+	h.p = h.open(o)
+	return h
+}
+
+// newHarnessOn is newHarness on any backend: a cosmostest backend's own
+// server, or a fresh database on another backend (deleted when t ends),
+// whose documents are then read through the SDK.
+func newHarnessOn(t *testing.T, b testbackend.Backend, o cdb.Options) *harness {
+	t.Helper()
+	if b.Server != nil {
+		h := &harness{t: t, srv: b.Server, endpoint: b.Endpoint, key: b.Key, db: testbackend.NewDatabaseName(t), coll: hContainer, clientOpts: hClientOptions()}
+		h.p = h.open(o)
+		return h
+	}
+	db := b.NewDatabase(t)
+	h := &harness{t: t, endpoint: b.Endpoint, key: b.Key, db: db.ID(), coll: hContainer, clientOpts: b.ClientOptions()}
+	h.p = h.open(o)
+	c, err := b.Client.NewContainer(h.db, h.coll)
+	require.NoError(t, err)
+	h.sdk = c
 	return h
 }
 
@@ -60,8 +102,8 @@ func (h *harness) config(o cdb.Options) cdb.Config {
 	if o.OutboxInterval == 0 {
 		o.OutboxInterval = -1
 	}
-	return cdb.Config{Endpoint: h.srv.Endpoint(), Key: h.srv.Key(), Database: hDatabase, Container: hContainer,
-		ClientOptions: hClientOptions(), Options: o}
+	return cdb.Config{Endpoint: h.endpoint, Key: h.key, Database: h.db, Container: h.coll,
+		ClientOptions: h.clientOpts, Options: o}
 }
 
 // open creates another provider on the same container: another process.
@@ -76,9 +118,33 @@ func (h *harness) open(o cdb.Options) *cdb.Provider {
 // docs returns every stored document.
 func (h *harness) docs() []map[string]any {
 	h.t.Helper()
-	d, err := h.srv.Documents(hDatabase, hContainer)
-	require.NoError(h.t, err)
-	return d
+	if h.srv != nil {
+		d, err := h.srv.Documents(h.db, h.coll)
+		require.NoError(h.t, err)
+		return d
+	}
+	// Through the SDK: a cross-partition read of everything, with the
+	// provider's merged session token (sessiontokens.go) so that a real
+	// account's replicas show what it wrote.
+	var out []map[string]any
+	pager := h.sdk.NewQueryItemsPager("SELECT * FROM c", azcosmos.NewPartitionKey(), &azcosmos.QueryOptions{SessionToken: sessionTokenPtr(cdb.SessionTokenFor(h.p, ""))})
+	for pager.More() {
+		page, err := pager.NextPage(context.Background())
+		require.NoError(h.t, err)
+		for _, raw := range page.Items {
+			var d map[string]any
+			require.NoError(h.t, json.Unmarshal(raw, &d))
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func sessionTokenPtr(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // docsWhere returns the stored documents of type typ ("" = any) in the

@@ -75,6 +75,9 @@ func (p *Provider) ReadWithExecution(ctx context.Context, instance string, execu
 	if err := validateInstanceID(op, instance); err != nil {
 		return nil, err
 	}
+	if err := validateExecutionID(op, executionID); err != nil {
+		return nil, err
+	}
 	return p.readExecution(ctx, op, instance, executionID)
 }
 

@@ -2,16 +2,23 @@ package cdb_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 	"github.com/stretchr/testify/require"
 
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testbackend"
 )
 
 // Instance ids, KV keys and session ids come from users and may contain
@@ -45,6 +52,7 @@ var hostileIDs = []struct{ name, id string }{
 	{"json-lookalike", `{"id":"x","instanceId":"y"}`},
 	{"whitespace-controls", "ctl\t\n\r\b\f."},
 	{"spaces", "  spaced  id  "},
+	{"trailing-space", "ends with a space "},
 	{"unicode-bmp", "ünïcødé-日本語-Ω"},
 	{"long-1000-a", hostileLong("/#?\\ 日a")},
 	{"long-1000-b", hostileLong("/#?\\ 日b")},
@@ -199,7 +207,12 @@ func finishHostile(t *testing.T, h *harness, ht hostileTurn) {
 // container, then lists and deletes them: every value round-trips exactly
 // and deleting one instance never touches another.
 func TestHostileIDsRoundTrip(t *testing.T) {
-	h := newHarness(t, cdb.Options{})
+	testbackend.ForEachProvider(t, func(t *testing.T, b testbackend.Backend) {
+		testHostileIDsRoundTrip(t, newHarnessOn(t, b, cdb.Options{}))
+	})
+}
+
+func testHostileIDsRoundTrip(t *testing.T, h *harness) {
 	ctx := context.Background()
 	var turns []hostileTurn
 	for _, c := range hostileIDs {
@@ -277,7 +290,12 @@ var invalidIDs = []struct{ name, id string }{
 // permanent error on every path that takes one, and that nothing is
 // written: not even part of a turn, whose lock stays held.
 func TestHostileInvalidIDsRejected(t *testing.T) {
-	h := newHarness(t, cdb.Options{})
+	testbackend.ForEachProvider(t, func(t *testing.T, b testbackend.Backend) {
+		testHostileInvalidIDsRejected(t, newHarnessOn(t, b, cdb.Options{}))
+	})
+}
+
+func testHostileInvalidIDsRejected(t *testing.T, h *harness) {
 	ctx := context.Background()
 	p := h.p
 	for _, c := range invalidIDs {
@@ -332,4 +350,65 @@ func TestHostileInvalidIDsRejected(t *testing.T) {
 	require.NoError(t, p.AckOrchestrationItem(ctx, item.LockToken, duroxide.OrchestrationCommit{
 		ExecutionID: 1, HistoryDelta: []duroxide.Event{hEvent("good-parent", 1, 2, duroxide.ExternalEvent{Name: "go", Data: "1"})}, Metadata: hRunning("HOrch"),
 	}))
+}
+
+// TestDocumentIDKindsRoundTrip pushes every kind of document id the
+// provider writes (cdb.DocIDKinds: instance, history, queue items, done
+// markers, KV and KV deltas, sessions, outbox and intents, journals; leases
+// are in memory and have none), built from hostile instance ids, KV keys
+// and session ids, through create, read, replace, patch, delete and a
+// transactional batch on every backend. The gateway accepts some ids it can
+// then not serve by id ('/', '#', a trailing space: 404 or 401 after a
+// successful create), so only a full round trip per operation shows that no
+// escaped id falls into that trap.
+func TestDocumentIDKindsRoundTrip(t *testing.T) {
+	testbackend.ForEachProvider(t, func(t *testing.T, b testbackend.Backend) {
+		c := b.NewContainer(t, azcosmos.ContainerProperties{PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{cdb.PartitionKeyPath}}})
+		ctx := context.Background()
+		for _, hc := range hostileIDs {
+			inst := hc.id
+			pk := azcosmos.NewPartitionKeyString(inst)
+			for _, user := range []string{"k ", inst + " ", inst + hostileSuffix, "/#?\\ "} {
+				for kind, id := range cdb.DocIDKinds(inst, user) {
+					doc := func(n int) []byte {
+						b, _ := json.Marshal(map[string]any{"id": id, "instanceId": inst, "n": n})
+						return b
+					}
+					what := fmt.Sprintf("%s/%s id %q", hc.name, kind, id)
+					cr, err := c.CreateItem(ctx, pk, doc(1), nil)
+					if isConflictErr(err) {
+						continue // the same id from another user string (kinds without one)
+					}
+					require.NoError(t, err, "create %s", what)
+					// The write's session token: read-your-writes on a
+					// lagging replica too.
+					_, err = c.ReadItem(ctx, pk, id, &azcosmos.ItemOptions{SessionToken: cr.SessionToken})
+					require.NoError(t, err, "read %s", what)
+					_, err = c.ReplaceItem(ctx, pk, id, doc(2), nil)
+					require.NoError(t, err, "replace %s", what)
+					var ops azcosmos.PatchOperations
+					ops.AppendSet("/n", 3)
+					_, err = c.PatchItem(ctx, pk, id, ops, nil)
+					require.NoError(t, err, "patch %s", what)
+					_, err = c.DeleteItem(ctx, pk, id, nil)
+					require.NoError(t, err, "delete %s", what)
+
+					bt := c.NewTransactionalBatch(pk)
+					bt.CreateItem(doc(4), nil)
+					bt.ReadItem(id, nil)
+					bt.ReplaceItem(id, doc(5), nil)
+					bt.PatchItem(id, ops, nil)
+					bt.DeleteItem(id, nil)
+					resp, err := c.ExecuteTransactionalBatch(ctx, bt, nil)
+					require.NoError(t, err, "batch %s", what)
+					require.True(t, resp.Success, "batch %s: %+v", what, resp.OperationResults)
+				}
+			}
+		}
+	})
+}
+
+func isConflictErr(err error) bool {
+	var re *azcore.ResponseError
+	return errors.As(err, &re) && re.StatusCode == http.StatusConflict
 }

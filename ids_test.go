@@ -11,7 +11,7 @@ import (
 var hostileStrings = []string{
 	"order-1", "a/b/c", `back\slash`, "what?", "hash#tag", `quote"d`, "tilde~7E", "~", "~h", "%2F",
 	"new\nline", "tab\t", "nul\x00byte", "del\x7f", "日本語", "emoji 🎉", "spaces  and.dots", "::", "a:instance",
-	strings.Repeat("x", 300), strings.Repeat("/", 200), "",
+	strings.Repeat("x", 300), strings.Repeat("/", 200), "", "trailing ", " ", "two  ", "~20", "a ~20",
 }
 
 func TestEscapeIDPartRoundTripsHostileStrings(t *testing.T) {
@@ -23,6 +23,7 @@ func TestEscapeIDPartRoundTripsHostileStrings(t *testing.T) {
 		for i := 0; i < len(esc); i++ {
 			require.False(t, esc[i] < 0x20 || esc[i] == 0x7f, "control byte in %q", esc)
 		}
+		require.False(t, strings.HasSuffix(esc, " "), "%q escapes to %q, which ends in a space", s, esc)
 		back, ok := unescapeIDPart(esc)
 		require.True(t, ok, "%q", s)
 		require.Equal(t, s, back)
@@ -39,8 +40,17 @@ func TestEscapeIDPartLeavesOrdinaryIDsAlone(t *testing.T) {
 	require.Equal(t, "i:kv:a~2Fb", kvDocID("i", "a/b"))
 }
 
+// TestDocIDsNeverEndInASpace: the gateway accepts an id ending in a space
+// and then answers 401 to every point operation on it, so a KV key, session
+// id or instance id ending in one must not end a document id.
+func TestDocIDsNeverEndInASpace(t *testing.T) {
+	for _, id := range []string{kvDocID("i", "k "), kvDeltaDocID("i", "k "), instanceDocID("i "), sessionDocID("i", "s ")} {
+		require.False(t, strings.HasSuffix(id, " "), "%q", id)
+	}
+}
+
 func TestUnescapeRejectsMalformed(t *testing.T) {
-	for _, s := range []string{"~", "~4", "~ZZ", "~41"} { // ~41 = 'A', never escaped
+	for _, s := range []string{"~", "~4", "~ZZ", "~41", "~20x"} { // ~41 = 'A', never escaped; a space only at the end
 		_, ok := unescapeIDPart(s)
 		require.False(t, ok, s)
 	}

@@ -139,7 +139,7 @@ func (p *Provider) commitLargeTurn(ctx context.Context, plan *turnPlan) error {
 	// Phase 3: roll forward. The turn is committed whatever happens now;
 	// a failure is finished later by the next fetch or the reconciler.
 	if err := p.rollForward(ctx, plan.instance, doc.PendingTurn); err != nil {
-		p.opts.Logger.Warn("rolling a large turn forward; it will be finished later", "instance", plan.instance, "error", err)
+		p.opts.Logger.Warn("rolling a large turn forward; it will be finished later", "instance_id", plan.instance, "error", err)
 	}
 	return nil
 }

@@ -175,7 +175,7 @@ func converge(t *testing.T, h *harness, procs ...*leaseProc) int {
 }
 
 func TestCosmosLeasesConvergeOneThreeTwo(t *testing.T) {
-	h := newHarness(t, cdb.Options{})
+	h := newHarnessNoLag(t, cdb.Options{})
 	clock := newLeaseClock()
 	a := openLeaseProc(t, h, clock, "proc-a")
 	converge(t, h, a)
@@ -202,7 +202,7 @@ func TestCosmosLeasesConvergeOneThreeTwo(t *testing.T) {
 // them in one group while a lone activity process holds all of them in
 // another.
 func TestCosmosLeasesGroups(t *testing.T) {
-	h := newHarness(t, cdb.Options{})
+	h := newHarnessNoLag(t, cdb.Options{})
 	clock := newLeaseClock()
 	ctx := context.Background()
 	open := func(id, group string) *cdb.CosmosLeases {
@@ -230,7 +230,7 @@ func TestCosmosLeasesGroups(t *testing.T) {
 }
 
 func TestCosmosLeasesFairness(t *testing.T) {
-	h := newHarness(t, cdb.Options{})
+	h := newHarnessNoLag(t, cdb.Options{})
 	clock := newLeaseClock()
 	var procs []*leaseProc
 	for _, id := range []string{"w3", "w1", "w5", "w2", "w4"} { // joining out of order
@@ -247,7 +247,7 @@ func TestCosmosLeasesFairness(t *testing.T) {
 }
 
 func TestCosmosLeasesDeadOwnerTakenOver(t *testing.T) {
-	h := newHarness(t, cdb.Options{})
+	h := newHarnessNoLag(t, cdb.Options{})
 	clock := newLeaseClock()
 	ctx := context.Background()
 	a := openLeaseProc(t, h, clock, "proc-a")
@@ -282,7 +282,7 @@ func TestCosmosLeasesDeadOwnerTakenOver(t *testing.T) {
 }
 
 func TestCosmosLeasesStableIdentityKeepsSlotsAcrossRestart(t *testing.T) {
-	h := newHarness(t, cdb.Options{})
+	h := newHarnessNoLag(t, cdb.Options{})
 	clock := newLeaseClock()
 	a := openLeaseProc(t, h, clock, "proc-a")
 	b := openLeaseProc(t, h, clock, "proc-b")
@@ -297,7 +297,7 @@ func TestCosmosLeasesStableIdentityKeepsSlotsAcrossRestart(t *testing.T) {
 }
 
 func TestCosmosLeasesFetchOnlyOwnedSlots(t *testing.T) {
-	h := newHarness(t, cdb.Options{})
+	h := newHarnessNoLag(t, cdb.Options{})
 	clock := newLeaseClock()
 	ctx := context.Background()
 	a := openLeaseProc(t, h, clock, "proc-a")
@@ -422,7 +422,7 @@ func BenchmarkCosmosLeasesCost(b *testing.B) {
 // With the real clock and the background renewal only: two processes
 // share the slots, and when one dies the other takes them all over.
 func TestCosmosLeasesBackgroundRenewal(t *testing.T) {
-	h := newHarness(t, cdb.Options{})
+	h := newHarnessNoLag(t, cdb.Options{})
 	open := func(id string) *leaseProc {
 		l, err := cdb.NewCosmosLeases(cdb.LeaseOptions{ProcessID: id, LeaseDuration: 2 * time.Second, RenewInterval: 200 * time.Millisecond})
 		require.NoError(t, err)
@@ -488,7 +488,7 @@ func ExampleNewCosmosLeases() {
 // error, or not applied — do not break the assignment: later renewals read
 // the truth and the documents still converge to fair shares.
 func TestCosmosLeasesAmbiguousWrites(t *testing.T) {
-	h := newHarness(t, cdb.Options{})
+	h := newHarnessNoLag(t, cdb.Options{})
 	clock := newLeaseClock()
 	// Faults hit lease writes during the first rounds only: a fault pattern
 	// that never ends can starve one process forever (every one of its
@@ -550,7 +550,7 @@ func TestCosmosLeasesAmbiguousWrites(t *testing.T) {
 }
 
 func TestCosmosLeasesPartitionIsReserved(t *testing.T) {
-	h := newHarness(t, cdb.Options{})
+	h := newHarnessNoLag(t, cdb.Options{})
 	err := h.p.EnqueueForOrchestrator(context.Background(), hStart(cdb.LeasePartition), 0)
 	requirePermanentErr(t, err)
 	require.ErrorContains(t, err, "reserved")

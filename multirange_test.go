@@ -26,7 +26,8 @@ import (
 // ranges.
 func newRangedHarness(t *testing.T, o cdb.Options, ranges int) *harness {
 	t.Helper()
-	h := &harness{t: t, srv: cosmostest.NewTestServer(t, &cosmostest.Options{PartitionKeyRanges: ranges})}
+	srv := cosmostest.NewTestServer(t, &cosmostest.Options{PartitionKeyRanges: ranges})
+	h := &harness{t: t, srv: srv, endpoint: srv.Endpoint(), key: srv.Key(), db: hDatabase, coll: hContainer, clientOpts: hClientOptions()}
 	h.p = h.open(o)
 	return h
 }

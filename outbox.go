@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/duroxide-go/cdb/duroxide"
@@ -55,7 +56,7 @@ func (p *Provider) deliverIntents(ctx context.Context, source string, intents []
 	}
 	if b.len() > 0 {
 		if _, err := p.st.executeTolerant(ctx, b, false); err != nil {
-			p.opts.Logger.Warn("deleting delivered outbox intents; the reconciler will finish", "instance", source, "error", err)
+			p.opts.Logger.Warn("deleting delivered outbox intents; the reconciler will finish", "instance_id", source, "error", err)
 		}
 	}
 }
@@ -66,7 +67,34 @@ func (p *Provider) deliver(ctx context.Context, in *outboxDoc) bool {
 	if err == nil || isConflict(err) {
 		return true
 	}
-	p.opts.Logger.Warn("outbox delivery failed; will retry", "intent", in.ID, "target", in.TargetInstanceID, "error", err)
+	p.opts.Logger.Warn("outbox delivery failed; will retry", "intent", in.ID, "target_instance_id", in.TargetInstanceID, "error", err)
+	return false
+}
+
+// claimIntent confirms at the primary that a swept intent is still
+// pending, before it is delivered. The sweep is a cross-partition query
+// without this partition's session token (sessiontokens.go), so on a real
+// account a lagging replica can still show an intent the acker delivered
+// and deleted; redelivering it after the target consumed the message would
+// run the work twice. A write always reaches the primary: the attempt is
+// recorded with If-Match on the ETag the sweep saw, and 404 (gone) or 412
+// (changed since) means another process dealt with it. The write stamps
+// lastAttemptAt; a failed delivery is then counted by recordAttempt.
+func (p *Provider) claimIntent(ctx context.Context, in *outboxDoc) bool {
+	if in.ETag == "" {
+		return true
+	}
+	var ops azcosmos.PatchOperations
+	ops.AppendSet("/lastAttemptAt", ms(p.opts.Now()))
+	etag := azcore.ETag(in.ETag)
+	_, _, err := p.st.patch(ctx, in.InstanceID, in.ID, ops, &etag, false)
+	switch {
+	case err == nil:
+		return true
+	case isNotFound(err) || isPrecondition(err):
+		return false
+	}
+	p.opts.Logger.Warn("outbox: claiming an intent failed; will retry", "intent", in.ID, "error", err)
 	return false
 }
 
@@ -76,7 +104,7 @@ func (p *Provider) cancelElsewhere(ctx context.Context, ids []duroxide.Scheduled
 	for _, a := range ids {
 		err := p.st.delete(ctx, a.Instance, workerItemID(a.Instance, a.ExecutionID, a.ActivityID), nil)
 		if err != nil && !isNotFound(err) {
-			p.opts.Logger.Warn("cancelling an activity of another instance", "instance", a.Instance, "error", err)
+			p.opts.Logger.Warn("cancelling an activity of another instance", "instance_id", a.Instance, "error", err)
 		}
 	}
 }
@@ -104,8 +132,12 @@ func (p *Provider) reconcileOnce(ctx context.Context, full bool) (delivered int,
 	if err != nil {
 		return 0, err
 	}
+	p.outboxBacklog.Store(int64(len(intents)))
 	for i := range intents {
 		in := &intents[i]
+		if !p.claimIntent(ctx, in) {
+			continue
+		}
 		if !p.deliver(ctx, in) {
 			p.recordAttempt(ctx, in)
 			continue

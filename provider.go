@@ -2,8 +2,10 @@ package cdb
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
@@ -40,13 +42,35 @@ type Provider struct {
 	closeOnce sync.Once
 	stop      chan struct{}
 	wg        sync.WaitGroup
+	// unobserve unregisters the metrics (telemetry.go); outboxBacklog is
+	// the last reconciler round's count of undelivered intents.
+	unobserve     func()
+	outboxBacklog atomic.Int64
 }
 
 // New connects to Cosmos DB as cfg says, bootstraps the database and
 // container unless cfg.SkipBootstrap, and starts the outbox reconciler.
+//
+// Unless cfg.SkipBootstrap, New first reads the account (account.go): it
+// fails fast, within ctx, on an unreachable endpoint, and refuses an
+// account whose default consistency cannot give read-your-writes. Every
+// error is a *duroxide.ProviderError classified like the provider's other
+// errors: configuration errors (ErrConfig) and refusals are permanent, a
+// refused connection or a timeout is retryable (duroxide.IsRetryable).
 func New(ctx context.Context, cfg Config) (*Provider, error) {
+	p, err := newFromConfig(ctx, cfg)
+	if err != nil {
+		return nil, startupError(err)
+	}
+	return p, nil
+}
+
+func newFromConfig(ctx context.Context, cfg Config) (*Provider, error) {
 	cfg, err := cfg.resolve()
 	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	client, err := cfg.newClient()
@@ -65,13 +89,38 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 		return nil, err
 	}
 	if !cfg.SkipBootstrap {
-		if err := bootstrap(ctx, p.st, client, cfg.Database, cfg.Container, cfg.Throughput); err != nil {
+		err := checkAccount(ctx, p.st, cfg)
+		if err == nil {
+			err = bootstrap(ctx, p.st, client, cfg.Database, cfg.Container, cfg.Throughput)
+		}
+		if err != nil {
 			client.Close()
 			return nil, err
 		}
 	}
 	p.start()
 	return p, nil
+}
+
+// startupError classifies an error of New: permanent for configuration
+// errors and anything the service refused, retryable for what a retry can
+// fix (transport failures, timeouts, throttling), as CosmosError decides.
+func startupError(err error) error {
+	const op = "new"
+	var pe *duroxide.ProviderError
+	if errors.As(err, &pe) {
+		return err
+	}
+	var c interface{ Retryable() bool }
+	switch {
+	case errors.Is(err, ErrConfig):
+		return &duroxide.ProviderError{Operation: op, Message: err.Error(), Retryable: false, Err: err}
+	case errors.As(err, &c):
+		return &duroxide.ProviderError{Operation: op, Message: err.Error(), Retryable: c.Retryable(), Err: err}
+	case errors.Is(err, context.DeadlineExceeded):
+		return &duroxide.ProviderError{Operation: op, Message: err.Error(), Retryable: true, Err: err}
+	}
+	return &duroxide.ProviderError{Operation: op, Message: err.Error(), Retryable: false, Err: err}
 }
 
 // NewWithContainer wraps a container client the caller already has (and
@@ -95,8 +144,10 @@ func NewWithContainer(ctx context.Context, container *azcosmos.ContainerClient, 
 
 func newProvider(container *azcosmos.ContainerClient, o Options) *Provider {
 	o = o.withDefaults()
-	return &Provider{st: newStore(container, o.Retry, o.Hooks), opts: o, stop: make(chan struct{}),
+	p := &Provider{st: newStore(container, o.Retry, o.Hooks), opts: o, stop: make(chan struct{}),
 		discovery: map[string]*discoveryState{docOrchQueue: {}, docWorkerQueue: {}}}
+	p.unobserve = p.registerMetrics(o.MeterProvider)
+	return p
 }
 
 // bindLeases attaches Cosmos-backed leases to this provider.
@@ -128,6 +179,7 @@ func (p *Provider) Close() error {
 	p.closeOnce.Do(func() {
 		close(p.stop)
 		p.wg.Wait()
+		p.unobserve()
 		if p.client != nil {
 			p.client.Close()
 		}

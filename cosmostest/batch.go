@@ -103,6 +103,7 @@ func (s *Server) batch(req *request) (*response, *apiError) {
 		total += res.RequestCharge
 		results = append(results, res)
 	}
+	s.recordWrite(c, pk, savedLSN, undo...)
 	resp := newResponse(http.StatusOK, marshalJSON(results))
 	for _, r := range results {
 		if len(r.ResourceBody) > 0 {

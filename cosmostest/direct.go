@@ -45,6 +45,7 @@ func (s *Server) UpdateDocuments(db, coll string, fn func(doc map[string]any) (k
 	}
 	docs := c.live(c.all)
 	now := s.Now().Unix()
+	c.forgetLag()
 	for _, d := range docs {
 		body := deepCopy(d.body).(map[string]any)
 		if !fn(body) {

@@ -75,14 +75,18 @@ server, against @vercel/cosmosdb-server and against a real account.
 
 # Deliberate differences
 
-  - Item ids containing '/', '\', '?' or '#' are refused with 400. The service
-    documents these characters as invalid but accepts some of them at create
-    time, leaving items that cannot be read or deleted by id. Item ids may be
-    up to 1,023 bytes; database and container ids up to 255 characters.
+  - Item ids follow the gateway's rules as the .NET SDK's id-encoding tests
+    record them: '\' is refused at create (400); '/', '#' and a trailing
+    space are accepted at create and then fail every point operation by id
+    (404 for '/', 401 for the others) while queries and batches still see
+    them; '?' works. Item ids may be up to 1,023 bytes; database and
+    container ids up to 255 characters.
   - Every read sees the latest write (strong consistency) whatever the
-    account ([Options].ConsistencyLevel) or request consistency level; a
-    request may still not ask for a level stronger than the account's.
-    Session tokens are issued but never required.
+    account ([Options].ConsistencyLevel) or request consistency level,
+    unless [Options].Lag turns on lagging replicas (lag.go): then a read or
+    query without a session token covering a partition's latest writes may
+    be served from an older version of the partition, as on the service.
+    A request may not ask for a level stronger than the account's.
   - Authentication checks (x-ms-date skew, token expiry) use the wall clock,
     because the SDK stamps requests with it; everything else (_ts) uses the
     server clock ([Server.SetClock]).

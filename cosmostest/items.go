@@ -141,8 +141,10 @@ func (s *Server) createItem(req *request) (*response, *apiError) {
 	if e := c.checkUnique(pk, id, body); e != nil {
 		return nil, e
 	}
+	before := c.lsn
 	d := c.newDocument(st, id, pk, body, prev, s.Now().Unix())
 	c.put(d)
+	s.recordWrite(c, pk, before, undoEntry{pk: pk, id: id, prev: prev})
 	return itemResponse(req, c, status, d, !prefersMinimal(req.r), writeCharge(len(d.raw))), nil
 }
 
@@ -158,15 +160,23 @@ func (s *Server) readItem(req *request) (*response, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	d := c.get(pk, req.segs[5])
+	if e := urlItemIDError(req.segs[5]); e != nil {
+		return nil, e
+	}
+	d, lsn := s.laggedGet(c, pk, req.segs[5], sessionFloor(req.r))
 	if d == nil {
-		return nil, errNotFound()
+		e := errNotFound()
+		e.Headers = map[string]string{"x-ms-session-token": readSessionToken(c, lsn)}
+		return nil, e
 	}
+	var resp *response
 	if inm := req.r.Header.Get("If-None-Match"); inm != "" && (inm == "*" || inm == d.etag) {
-		resp := itemResponse(req, c, http.StatusNotModified, d, false, 1)
-		return resp, nil
+		resp = itemResponse(req, c, http.StatusNotModified, d, false, 1)
+	} else {
+		resp = itemResponse(req, c, http.StatusOK, d, true, readCharge(len(d.raw)))
 	}
-	return itemResponse(req, c, http.StatusOK, d, true, readCharge(len(d.raw))), nil
+	resp.header.Set("x-ms-session-token", readSessionToken(c, lsn))
+	return resp, nil
 }
 
 func (s *Server) replaceItem(req *request) (*response, *apiError) {
@@ -185,6 +195,9 @@ func (s *Server) replaceItem(req *request) (*response, *apiError) {
 	if e != nil {
 		return nil, e
 	}
+	if e := urlItemIDError(req.segs[5]); e != nil {
+		return nil, e
+	}
 	if id != req.segs[5] {
 		return nil, errBadRequest("The id '%s' of the document in the request body does not match the id '%s' in the request URI.", id, req.segs[5])
 	}
@@ -198,8 +211,10 @@ func (s *Server) replaceItem(req *request) (*response, *apiError) {
 	if e := c.checkUnique(pk, id, body); e != nil {
 		return nil, e
 	}
+	before := c.lsn
 	d := c.newDocument(st, id, pk, body, prev, s.Now().Unix())
 	c.put(d)
+	s.recordWrite(c, pk, before, undoEntry{pk: pk, id: id, prev: prev})
 	return itemResponse(req, c, http.StatusOK, d, !prefersMinimal(req.r), writeCharge(len(d.raw))), nil
 }
 
@@ -215,6 +230,9 @@ func (s *Server) deleteItem(req *request) (*response, *apiError) {
 	if e != nil {
 		return nil, e
 	}
+	if e := urlItemIDError(req.segs[5]); e != nil {
+		return nil, e
+	}
 	prev := c.get(pk, req.segs[5])
 	if prev == nil {
 		return nil, errNotFound()
@@ -222,8 +240,10 @@ func (s *Server) deleteItem(req *request) (*response, *apiError) {
 	if !ifMatch(req.r.Header.Get("If-Match"), prev) {
 		return nil, errPrecondition()
 	}
+	before := c.lsn
 	c.remove(pk, prev.id)
 	c.lsn++
+	s.recordWrite(c, pk, before, undoEntry{pk: pk, id: prev.id, prev: prev})
 	resp := newResponse(http.StatusNoContent, nil)
 	resp.header.Set("x-ms-session-token", sessionToken(c))
 	resp.header.Set("lsn", strconv.FormatInt(c.lsn, 10))

@@ -395,9 +395,14 @@ func (s *Server) patchItem(req *request) (*response, *apiError) {
 	if e != nil {
 		return nil, e
 	}
+	if e := urlItemIDError(req.segs[5]); e != nil {
+		return nil, e
+	}
+	prev, before := c.get(pk, req.segs[5]), c.lsn
 	d, e := s.patchDocument(c, pk, req.segs[5], req.r.Header.Get("If-Match"), spec)
 	if e != nil {
 		return nil, e
 	}
+	s.recordWrite(c, pk, before, undoEntry{pk: pk, id: d.id, prev: prev})
 	return itemResponse(req, c, http.StatusOK, d, !prefersMinimal(req.r), writeCharge(len(d.raw))+float64(len(spec.ops))*0.2), nil
 }

@@ -241,6 +241,7 @@ func (s *Server) queryItems(req *request) (*response, *apiError) {
 	opts := query.Options{Index: indexPolicy(c.body)}
 	var docs []*document
 	scope := ""
+	inScope := func(*document) bool { return true }
 	pkHeader := req.r.Header.Get("x-ms-documentdb-partitionkey")
 	rangeID := req.r.Header.Get("x-ms-documentdb-partitionkeyrangeid")
 	switch {
@@ -252,6 +253,7 @@ func (s *Server) queryItems(req *request) (*response, *apiError) {
 		}
 		scope = "pk:" + pkKey(vals)
 		docs = c.live(c.prefixDocs(vals))
+		inScope = func(d *document) bool { return pkKey(c.docPK(d.body)[:len(vals)]) == pkKey(vals) }
 	case rangeID != "":
 		if rangeID != "0" {
 			st.mu.RUnlock()
@@ -263,6 +265,8 @@ func (s *Server) queryItems(req *request) (*response, *apiError) {
 		if vals, ok := q.PartitionKeyFilter(c.pk.paths, params); ok && len(vals) == len(c.pk.paths) {
 			scope = "pk:" + pkKey(normalizePK(vals))
 			docs = c.live(c.partitionDocs(pkKey(normalizePK(vals))))
+			key := pkKey(normalizePK(vals))
+			inScope = func(d *document) bool { return d.pk == key }
 		} else {
 			if !headerTrue(req.r, "x-ms-documentdb-query-enablecrosspartition") {
 				st.mu.RUnlock()
@@ -273,7 +277,8 @@ func (s *Server) queryItems(req *request) (*response, *apiError) {
 			docs = c.live(c.all)
 		}
 	}
-	lsn := c.lsn
+	docs, lagLSN := s.laggedDocs(c, docs, sessionFloor(req.r), inScope)
+	token := readSessionToken(c, lagLSN)
 	collRID := c.rid
 	st.mu.RUnlock()
 
@@ -284,12 +289,12 @@ func (s *Server) queryItems(req *request) (*response, *apiError) {
 	if scope == "cross" {
 		ranges = st.ranges
 	}
-	page, token, scanned, e := runRangedPage(q, params, opts, docs, req.r.Header.Get("x-ms-continuation"), size, queryHash(q.Text(), params, scope), ranges)
+	page, cont, scanned, e := runRangedPage(q, params, opts, docs, req.r.Header.Get("x-ms-continuation"), size, queryHash(q.Text(), params, scope), ranges)
 	if e != nil {
 		return nil, e
 	}
-	resp := queryResponse("Documents", collRID, page, token)
-	resp.header.Set("x-ms-session-token", "0:-1#"+strconv.FormatInt(lsn, 10))
+	resp := queryResponse("Documents", collRID, page, cont)
+	resp.header.Set("x-ms-session-token", token)
 	resp.charge = 2.3 + 0.05*float64(scanned) + float64(len(resp.body))/1024*0.3
 	return resp, nil
 }

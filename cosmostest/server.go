@@ -44,6 +44,12 @@ type Options struct {
 	// as on the service). It changes nothing else: the server always reads
 	// the latest write. Defaults to "Session", the service's default.
 	ConsistencyLevel string
+	// Lag, if set, turns on the lagging-replica mode (lag.go): a read or
+	// query without a session token covering a logical partition's latest
+	// writes may be served from an older version of that partition, as a
+	// lagging replica of the service would serve it. Writes and their ETag
+	// checks always see the latest version.
+	Lag *LagOptions
 	// PartitionKeyRanges is how many physical partitions (partition key
 	// ranges) every container has; cross-partition queries are served one
 	// range per page, with empty pages for empty ranges, as the gateway
@@ -78,6 +84,8 @@ type Server struct {
 	clientMu sync.Mutex
 	client   *azcosmos.Client
 	closed   bool
+
+	lag *lagState // nil unless Options.Lag
 
 	closeOnce sync.Once
 	done      chan struct{} // closed by Close; ends fault delays
@@ -132,6 +140,7 @@ func NewServer(opts *Options) (*Server, error) {
 		endpoint: "http://" + ln.Addr().String() + "/",
 		stats:    map[Op]*Stats{},
 		done:     make(chan struct{}),
+		lag:      newLagState(o.Lag),
 	}
 	s.st = newStore(func() int64 { return s.Now().Unix() })
 	s.st.ranges = o.PartitionKeyRanges

@@ -71,6 +71,9 @@ type container struct {
 	docSeq     uint64
 	lsn        int64
 	offer      map[string]any
+	// lag holds, per logical partition, the recent write requests a
+	// lagging replica may not have applied yet (lag.go).
+	lag map[string][]lagEntry
 }
 
 type partition struct {
@@ -495,13 +498,31 @@ func validateID(id string) *apiError {
 	return nil
 }
 
-// validateItemID checks an item id. The service documents '/', '\', '?' and
-// '#' as invalid in ids but accepts some of them at create time, leaving
-// items that cannot be read or deleted by id; this server refuses them.
+// validateItemID checks an item id at create time, as the gateway does
+// (the .NET SDK's id-encoding tests against the service, CosmosItemIdEncodingTests):
+// '\' is refused with 400, but '/', '#' and a trailing space are ACCEPTED,
+// leaving an item that can then not be read, replaced, patched or deleted
+// by id (see urlItemIDError); '?' works everywhere.
 func validateItemID(id string) *apiError {
-	bad := id == "" || len(id) > maxItemIDBytes || strings.ContainsAny(id, `/\?#`)
+	bad := id == "" || len(id) > maxItemIDBytes || strings.ContainsRune(id, '\\')
 	if bad {
 		return errBadRequest("The input name '%s' is invalid. Ensure to provide a unique non-empty string less than '%d' characters.", id, maxItemIDBytes+1)
+	}
+	return nil
+}
+
+// urlItemIDError is what the gateway answers to a point operation whose
+// URL carries id: 404 when the id contains '/' (the decoded path has one
+// segment too many), 401 when it contains '#' or ends with a space (the
+// signature the gateway recomputes from the mangled path no longer
+// matches), as the .NET SDK's id-encoding tests record. Queries and
+// transactional batches carry ids in the body and are not affected.
+func urlItemIDError(id string) *apiError {
+	switch {
+	case strings.ContainsRune(id, '/'):
+		return errNotFound()
+	case strings.ContainsRune(id, '#'), strings.HasSuffix(id, " "):
+		return newError(http.StatusUnauthorized, "The input authorization token can't serve the request. The wrong key is being used or the expected payload is not built as per the protocol.")
 	}
 	return nil
 }

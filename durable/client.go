@@ -14,11 +14,13 @@ import (
 // Provider. It needs no Runtime: any process sharing the store may use it.
 // A Client is safe for concurrent use.
 type Client struct {
-	p duroxide.Provider
+	p   duroxide.Provider
+	tel *telemetry
 }
 
-// NewClient returns a Client over p.
-func NewClient(p duroxide.Provider) *Client { return &Client{p: p} }
+// NewClient returns a Client over p, traced through OpenTelemetry's
+// global TracerProvider.
+func NewClient(p duroxide.Provider) *Client { return NewClientWithOptions(p, nil) }
 
 // Client errors.
 var (
@@ -68,9 +70,12 @@ func (c *Client) start(ctx context.Context, instance, orchestration string, vers
 	if err != nil {
 		return &InputError{Op: "start orchestration", Reason: "encode input: " + err.Error()}
 	}
-	return c.enqueue(ctx, duroxide.StartOrchestrationItem{
+	ctx, end := c.tel.clientSpan(ctx, "start_orchestration", instance, attrOrchestation.String(orchestration))
+	err = c.enqueue(ctx, duroxide.StartOrchestrationItem{
 		Instance: instance, Orchestration: orchestration, Input: raw, Version: version, ExecutionID: initialExecutionID,
 	})
+	end(err)
+	return err
 }
 
 // RaiseEvent delivers an external event to instance's WaitForEvent(name).
@@ -80,7 +85,10 @@ func (c *Client) RaiseEvent(ctx context.Context, instance, name string, data any
 	if err != nil {
 		return &InputError{Op: "raise event", Reason: "encode data: " + err.Error()}
 	}
-	return c.enqueue(ctx, duroxide.ExternalRaisedItem{Instance: instance, Name: name, Data: raw})
+	ctx, end := c.tel.clientSpan(ctx, "raise_event", instance)
+	err = c.enqueue(ctx, duroxide.ExternalRaisedItem{Instance: instance, Name: name, Data: raw})
+	end(err)
+	return err
 }
 
 // EnqueueEvent appends data to instance's persistent queue name, read in
@@ -90,13 +98,19 @@ func (c *Client) EnqueueEvent(ctx context.Context, instance, queue string, data 
 	if err != nil {
 		return &InputError{Op: "enqueue event", Reason: "encode data: " + err.Error()}
 	}
-	return c.enqueue(ctx, duroxide.QueueMessageItem{Instance: instance, Name: queue, Data: raw})
+	ctx, end := c.tel.clientSpan(ctx, "enqueue_event", instance)
+	err = c.enqueue(ctx, duroxide.QueueMessageItem{Instance: instance, Name: queue, Data: raw})
+	end(err)
+	return err
 }
 
 // CancelInstance asks instance to stop; it fails with "canceled: reason"
 // and cancels its children.
 func (c *Client) CancelInstance(ctx context.Context, instance, reason string) error {
-	return c.enqueue(ctx, duroxide.CancelInstanceItem{Instance: instance, Reason: reason})
+	ctx, end := c.tel.clientSpan(ctx, "cancel_instance", instance)
+	err := c.enqueue(ctx, duroxide.CancelInstanceItem{Instance: instance, Reason: reason})
+	end(err)
+	return err
 }
 
 func (c *Client) enqueue(ctx context.Context, item duroxide.WorkItem) error {
@@ -222,6 +236,13 @@ func (c *Client) GetOrchestrationStatus(ctx context.Context, instance string) (*
 // fails, timeout passes (ErrTimeout) or ctx ends. Polls start 5 ms apart
 // and back off to 100 ms, as Rust's client does.
 func (c *Client) WaitForOrchestration(ctx context.Context, instance string, timeout time.Duration) (*OrchestrationStatus, error) {
+	ctx, end := c.tel.clientSpan(ctx, "wait_for_orchestration", instance)
+	st, err := c.waitForOrchestration(ctx, instance, timeout)
+	end(err)
+	return st, err
+}
+
+func (c *Client) waitForOrchestration(ctx context.Context, instance string, timeout time.Duration) (*OrchestrationStatus, error) {
 	var out *OrchestrationStatus
 	err := c.poll(ctx, timeout, func() (bool, error) {
 		st, err := c.GetOrchestrationStatus(ctx, instance)

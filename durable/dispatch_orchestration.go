@@ -21,6 +21,7 @@ func (rt *Runtime) orchestrationLoop(workerID string) {
 	retryable := 0
 	for !rt.stopping() {
 		woken := rt.orchWake.wait() // taken before the fetch, so no wake-up is missed
+		fetched := time.Now()
 		item, err := rt.p.FetchOrchestrationItem(rt.fetchCtx, rt.opts.OrchestratorLockTimeout, rt.opts.LongPollTimeout, rt.filter)
 		if err != nil {
 			retryable = rt.fetchErrorPause(err, retryable, "orchestration item")
@@ -36,7 +37,9 @@ func (rt *Runtime) orchestrationLoop(workerID string) {
 			continue
 		}
 		stop := rt.renewOrchestrationLock(item.LockToken)
+		endSpan := rt.tel.startTurn(rt.ctx, item, fetched)
 		rt.processSafely(item, workerID)
+		endSpan()
 		stop()
 	}
 }
@@ -66,8 +69,8 @@ func (rt *Runtime) compatible(item *duroxide.OrchestrationItem) bool {
 		if err != nil || rt.supported.Contains(v) {
 			return true
 		}
-		rt.log.Warn("execution pinned at an incompatible duroxide version, abandoning", "instance_id", item.Instance,
-			"pinned_version", v.String(), "supported_min", rt.supported.Min.String(), "supported_max", rt.supported.Max.String())
+		rt.log.Warn("Execution pinned at incompatible version, abandoning (runtime-side check)", "instance_id", item.Instance,
+			"pinned_version", v.String(), "supported_range", rt.supportedRange(), "attempt_count", item.AttemptCount)
 		_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, time.Second, false)
 		return false
 	}
@@ -88,7 +91,9 @@ func (rt *Runtime) renewOrchestrationLock(token string) (stop func()) {
 			case <-quit:
 				return
 			case <-t.C:
-				if err := rt.p.RenewOrchestrationItemLock(rt.ctx, token, rt.opts.OrchestratorLockTimeout); err != nil {
+				err := rt.p.RenewOrchestrationItemLock(rt.tel.context(token, rt.ctx), token, rt.opts.OrchestratorLockTimeout)
+				rt.tel.renewal(queueOrchestrator, err)
+				if err != nil {
 					return // acked, abandoned or lost: nothing more to keep alive
 				}
 			}
@@ -163,6 +168,7 @@ func (rt *Runtime) ack(item *duroxide.OrchestrationItem, c *commit) {
 		WorkerItems: c.worker, OrchestratorItems: c.orch, Metadata: c.metadata, CancelledActivities: c.cancelled}
 	err := rt.ackWithRetry(item.LockToken, oc)
 	if err == nil {
+		rt.tel.committed(item.LockToken, &oc)
 		rt.afterCommit(item.Instance, c)
 		return
 	}
@@ -183,7 +189,7 @@ func (rt *Runtime) ack(item *duroxide.OrchestrationItem, c *commit) {
 
 func (rt *Runtime) ackWithRetry(token string, oc duroxide.OrchestrationCommit) error {
 	for attempt := 0; ; attempt++ {
-		err := rt.p.AckOrchestrationItem(rt.ctx, token, oc)
+		err := rt.p.AckOrchestrationItem(rt.tel.context(token, rt.ctx), token, oc)
 		if err == nil || !duroxide.IsRetryable(err) || attempt >= 5 {
 			return err
 		}
@@ -227,6 +233,7 @@ func (rt *Runtime) afterCommit(instance string, c *commit) {
 // poisonOrchestration fails an instance whose messages exceeded
 // MaxAttempts (duroxide's fail_orchestration_as_poison).
 func (rt *Runtime) poisonOrchestration(item *duroxide.OrchestrationItem) {
+	rt.tel.poisoned(item.LockToken, queueOrchestrator)
 	rt.log.Warn("orchestration message exceeded max attempts, marking as poison", "instance_id", item.Instance,
 		"attempt", item.AttemptCount, "max_attempts", rt.opts.MaxAttempts)
 	if item.HistoryError != nil {

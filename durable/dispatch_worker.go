@@ -62,6 +62,7 @@ func (rt *Runtime) processNextWorkItem(workerID, sessionOwner string) (found boo
 			return true, nil
 		}
 	}
+	defer rt.tel.startActivity(rt.ctx, locked, item)()
 	w := &activityWork{item: item, token: locked.LockToken, attempt: locked.AttemptCount, workerID: workerID}
 	if w.attempt > rt.opts.MaxAttempts {
 		rt.poisonActivity(w)
@@ -89,6 +90,7 @@ type activityWork struct {
 
 // poisonActivity fails an activity that exceeded MaxAttempts.
 func (rt *Runtime) poisonActivity(w *activityWork) {
+	rt.tel.poisoned(w.token, queueWorker)
 	raw, _ := duroxide.MarshalWorkItem(w.item)
 	rt.log.Warn("activity exceeded max attempts, marking as poison", "instance_id", w.item.Instance,
 		"activity_name", w.item.Name, "attempt", w.attempt)
@@ -113,7 +115,7 @@ type activityResult struct {
 // lock was lost: the activity's context is cancelled, it gets the grace
 // period to return, and the item is acked with no completion.
 func (rt *Runtime) runActivity(w *activityWork, fn ActivityFunc) {
-	actx, cancel := context.WithCancel(rt.ctx)
+	actx, cancel := context.WithCancel(rt.tel.context(w.token, rt.ctx))
 	defer cancel()
 	done := make(chan activityResult, 1)
 	rt.wg.Add(1)
@@ -137,7 +139,8 @@ func (rt *Runtime) runActivity(w *activityWork, fn ActivityFunc) {
 			rt.log.Warn("activity did not finish within the grace period; discarding its result",
 				"instance_id", w.item.Instance, "activity_name", w.item.Name, "activity_id", w.item.ID)
 		}
-		if err := rt.p.AckWorkItem(rt.ctx, w.token, nil); err != nil {
+		rt.tel.acked(w.token, nil)
+		if err := rt.p.AckWorkItem(rt.tel.context(w.token, rt.ctx), w.token, nil); err != nil {
 			rt.log.Debug("ack of a cancelled activity failed", "instance_id", w.item.Instance, "error", err)
 		}
 	}
@@ -169,7 +172,9 @@ func (rt *Runtime) renewLoop(token string, lost chan struct{}) (stop func()) {
 			case <-quit:
 				return
 			case <-t.C:
-				if err := rt.p.RenewWorkItemLock(rt.ctx, token, rt.opts.WorkerLockTimeout); err != nil {
+				err := rt.p.RenewWorkItemLock(rt.tel.context(token, rt.ctx), token, rt.opts.WorkerLockTimeout)
+				rt.tel.renewal(queueWorker, err)
+				if err != nil {
 					close(lost)
 					return
 				}
@@ -191,7 +196,8 @@ func (rt *Runtime) completion(w *activityWork, r activityResult) duroxide.WorkIt
 // ackActivity acks w with completion; a failed ack abandons the item so it
 // is retried.
 func (rt *Runtime) ackActivity(w *activityWork, completion duroxide.WorkItem) {
-	if err := rt.p.AckWorkItem(rt.ctx, w.token, completion); err != nil {
+	rt.tel.acked(w.token, completion)
+	if err := rt.p.AckWorkItem(rt.tel.context(w.token, rt.ctx), w.token, completion); err != nil {
 		rt.log.Warn("activity ack failed, abandoning the work item", "instance_id", w.item.Instance,
 			"activity_id", w.item.ID, "error", err)
 		_ = rt.p.AbandonWorkItem(rt.ctx, w.token, 100*time.Millisecond, false)

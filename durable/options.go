@@ -5,6 +5,9 @@ import (
 	"math"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/duroxide-go/cdb/duroxide"
 )
 
@@ -74,6 +77,19 @@ type Options struct {
 	WorkerTagFilter duroxide.TagFilter
 	// Logger receives the runtime's logs (default slog.Default()).
 	Logger *slog.Logger
+	// TracerProvider traces turns, activities and the runtime's client
+	// calls (default: OpenTelemetry's global provider, a no-op unless the
+	// service installed an SDK).
+	TracerProvider trace.TracerProvider
+	// MeterProvider receives the runtime's metrics (default: the global
+	// provider). docs/operations.md lists them.
+	MeterProvider metric.MeterProvider
+	// QueueDepthMetrics exports duroxide.queue.depth, read through the
+	// provider's admin GetQueueDepths at every metric collection. Off by
+	// default: on Cosmos DB that is a cross-partition query whose cost
+	// grows with the queues, paid by every runtime at every collection;
+	// turn it on in one runtime per store.
+	QueueDepthMetrics bool
 }
 
 // NoSlots, as OrchestrationConcurrency or WorkerConcurrency, runs no
@@ -117,6 +133,11 @@ const (
 	defaultMaxSessionsPerRuntime    = 10
 	sessionManagerShutdownCheckTime = 5 * time.Second
 )
+
+// WithDefaults returns the options a Runtime started with o uses: a copy
+// of o with every zero field set to its default (Rust's
+// RuntimeOptions::default() for a nil or zero Options).
+func (o *Options) WithDefaults() Options { return o.withDefaults() }
 
 // withDefaults returns a copy of o with every zero field defaulted.
 func (o *Options) withDefaults() Options {

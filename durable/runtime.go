@@ -17,13 +17,16 @@ import (
 // Provider: OrchestrationConcurrency orchestration slots, WorkerConcurrency
 // activity slots and a session manager, until Shutdown.
 type Runtime struct {
-	p      duroxide.Provider
-	reg    *Registry
-	opts   Options
-	log    *slog.Logger
-	id     string
-	client *Client
-	filter *duroxide.DispatcherCapabilityFilter
+	p    duroxide.Provider
+	reg  *Registry
+	opts Options
+	log  *slog.Logger
+	tel  *telemetry
+	// unobserve unregisters the observable gauges.
+	unobserve func()
+	id        string
+	client    *Client
+	filter    *duroxide.DispatcherCapabilityFilter
 	// supported is the range of pinned duroxide versions this runtime
 	// replays (the filter's first range).
 	supported duroxide.SemverRange
@@ -76,7 +79,7 @@ func Start(ctx context.Context, p duroxide.Provider, reg *Registry, opts *Option
 		return nil, err
 	}
 	rt := &Runtime{
-		p: p, reg: reg, opts: o, client: NewClient(p),
+		p: p, reg: reg, opts: o, tel: newTelemetry(o.TracerProvider, o.MeterProvider),
 		id:       fmt.Sprintf("%04x", rand.N(uint32(1<<16))),
 		stop:     make(chan struct{}),
 		orchWake: newSignal(), workWake: newSignal(),
@@ -87,6 +90,8 @@ func Start(ctx context.Context, p duroxide.Provider, reg *Registry, opts *Option
 		rt.supported = *o.SupportedReplayVersions
 	}
 	rt.filter = &duroxide.DispatcherCapabilityFilter{SupportedDuroxideVersions: []duroxide.SemverRange{rt.supported}}
+	rt.client = &Client{p: p, tel: rt.tel}
+	rt.unobserve = rt.tel.observeRuntime(o.MeterProvider, rt)
 	rt.log = o.Logger.With("runtime_id", rt.id)
 	rt.ctx, rt.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	rt.fetchCtx, rt.fetchCancel = context.WithCancel(rt.ctx)
@@ -96,7 +101,16 @@ func Start(ctx context.Context, p duroxide.Provider, reg *Registry, opts *Option
 	return rt, nil
 }
 
+// supportedRange renders the replayable duroxide versions as Rust logs
+// them (">=min, <=max").
+func (rt *Runtime) supportedRange() string {
+	return ">=" + rt.supported.Min.String() + ", <=" + rt.supported.Max.String()
+}
+
 func (rt *Runtime) startSlots() {
+	if rt.opts.OrchestrationConcurrency > 0 {
+		rt.log.Info("Orchestration dispatcher capability filter configured", "supported_range", rt.supportedRange())
+	}
 	for i := range rt.opts.OrchestrationConcurrency {
 		rt.wg.Add(1)
 		go rt.orchestrationLoop(fmt.Sprintf("orch-%d-%s", i, rt.id))
@@ -136,6 +150,7 @@ func (rt *Runtime) Shutdown(ctx context.Context) error {
 		close(rt.stop)
 		rt.fetchCancel()
 		rt.unregister()
+		rt.unobserve()
 		rt.stopTimers()
 		done := make(chan struct{})
 		go func() { rt.wg.Wait(); close(done) }()

@@ -106,6 +106,10 @@ type OrchestrationItem struct {
 	LockToken string
 	// AttemptCount is the maximum attempt count across Messages.
 	AttemptCount uint32
+	// TraceParent is the W3C traceparent stored with the batch's first
+	// traced message ("" when none was traced or the provider does not
+	// store trace context); the runtime parents the turn's span on it.
+	TraceParent string
 }
 
 // LockedWorkItem is a worker item with its lock.
@@ -113,6 +117,9 @@ type LockedWorkItem struct {
 	Item         WorkItem
 	LockToken    string
 	AttemptCount uint32
+	// TraceParent is the W3C traceparent stored with the item ("" when
+	// none); the runtime parents the activity's span on it.
+	TraceParent string
 }
 
 // OrchestrationCommit is everything one orchestration turn commits.

@@ -15,6 +15,8 @@
 //
 // Subtests are named <Rust file stem>/<Rust test name>, e.g.
 // e2e_samples/sample_hello_world_fs or cancellation_tests/<name>.
+//
+// FaultyProvider (faulty.go) wraps any provider to inject faults.
 package durabletest
 
 import (
@@ -58,7 +60,7 @@ func Run(t *testing.T, f Factory) {
 			for _, s := range m.tests() {
 				t.Run(s.name, func(t *testing.T) {
 					t.Parallel()
-					s.run(&env{t: t, p: f.NewProvider(t), ctx: context.Background()})
+					s.run(&env{t: t, p: f.NewProvider(t), ctx: context.Background(), f: f})
 				})
 			}
 		})
@@ -107,6 +109,8 @@ type env struct {
 	p   duroxide.Provider
 	ctx context.Context
 	c   *durable.Client
+	// f makes further, independent stores (a "fresh database").
+	f Factory
 }
 
 func (e *env) client() *durable.Client {

@@ -25,5 +25,15 @@ func modules() []module {
 		{"futures_tests", futuresTests},
 		{"kv_store_tests", kvStoreTests},
 		{"schedule_with_retry_tests", scheduleWithRetryTests},
+		{"session_e2e_tests", sessionE2ETests},
+		{"versioning_tests", versioningTests},
+		{"capability_filtering_tests", capabilityFilteringTests},
+		{"poison_message_tests", poisonMessageTests},
+		{"lock_timeout_tests", lockTimeoutTests},
+		{"unregistered_backoff_tests", unregisteredBackoffTests},
+		{"reliability_tests", reliabilityTests},
+		{"recovery_tests", recoveryTests},
+		{"races_tests", racesTests},
+		{"concurrency_tests", concurrencyTests},
 	}
 }

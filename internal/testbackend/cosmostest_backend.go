@@ -1,17 +1,40 @@
 package testbackend
 
 import (
+	"os"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/duroxide-go/cdb/cosmostest"
 )
 
+// EnvLagSeed overrides the seed of the cosmostest-lagging backend's
+// replica choice, to repeat or vary a run.
+const EnvLagSeed = "CDB_LAG_SEED"
+
+// LagOptions are the lagging-replica settings of the cosmostest-lagging
+// backend: a read without a covering session token may miss up to three of
+// a partition's latest writes made in the last two seconds.
+func LagOptions() *cosmostest.LagOptions {
+	seed := int64(1)
+	if v, err := strconv.ParseInt(os.Getenv(EnvLagSeed), 10, 64); err == nil && v != 0 {
+		seed = v
+	}
+	return &cosmostest.LagOptions{Versions: 3, Window: 2 * time.Second, Seed: seed}
+}
+
 func init() {
 	// cosmostest always runs, and runs first: with one partition key range,
-	// then with several.
-	factories = append([]factory{{NameCosmostest, cosmostestBackend}, {NameCosmostestRanges, cosmostestRangesBackend}}, factories...)
+	// then with several; its lagging mode follows, for the tests that opt
+	// in (AllProviders).
+	factories = append([]factory{
+		{name: NameCosmostest, make: cosmostestBackend},
+		{name: NameCosmostestRanges, make: cosmostestRangesBackend},
+		{name: NameCosmostestLagging, make: cosmostestLaggingBackend, optIn: true},
+	}, factories...)
 }
 
 // CosmostestRanges is how many partition key ranges (physical partitions)
@@ -20,18 +43,24 @@ const CosmostestRanges = 8
 
 // cosmostestBackend starts an in-process cosmostest server for t.
 func cosmostestBackend(t testing.TB) (Backend, bool) {
-	return newCosmostest(t, NameCosmostest, 1), true
+	return newCosmostest(t, NameCosmostest, 1, nil), true
 }
 
 // cosmostestRangesBackend starts an in-process cosmostest server whose
 // containers have CosmostestRanges physical partitions, so cross-partition
 // queries come back one range per page, with empty pages.
 func cosmostestRangesBackend(t testing.TB) (Backend, bool) {
-	return newCosmostest(t, NameCosmostestRanges, CosmostestRanges), true
+	return newCosmostest(t, NameCosmostestRanges, CosmostestRanges, nil), true
 }
 
-func newCosmostest(t testing.TB, name string, ranges int) Backend {
-	s := cosmostest.NewTestServer(t, &cosmostest.Options{Auth: cosmostest.AuthKey, PartitionKeyRanges: ranges})
+// cosmostestLaggingBackend starts an in-process cosmostest server with
+// lagging replicas (LagOptions).
+func cosmostestLaggingBackend(t testing.TB) (Backend, bool) {
+	return newCosmostest(t, NameCosmostestLagging, 1, LagOptions()), true
+}
+
+func newCosmostest(t testing.TB, name string, ranges int, lag *cosmostest.LagOptions) Backend {
+	s := cosmostest.NewTestServer(t, &cosmostest.Options{Auth: cosmostest.AuthKey, PartitionKeyRanges: ranges, Lag: lag})
 	gaps := map[string]string{}
 	if ranges == 1 {
 		gaps[GapPartitionKeyRanges] = onePartition
@@ -41,6 +70,7 @@ func newCosmostest(t testing.TB, name string, ranges int) Backend {
 		Endpoint: s.Endpoint(),
 		Key:      s.Key(),
 		Gaps:     gaps,
+		Server:   s,
 		newClient: func(key string, opts *azcosmos.ClientOptions) (*azcosmos.Client, error) {
 			if key == s.Key() {
 				return s.NewClient(opts)

@@ -9,6 +9,8 @@
 //   - "cosmostest": the project's in-process fake, always present.
 //   - "cosmostest-8ranges": the same with 8 physical partitions, so
 //     cross-partition queries come back one partition key range per page.
+//   - "cosmostest-lagging": the same fake with lagging replicas, in
+//     [AllProviders] and [ForEachProvider] only.
 //   - "vercel": @vercel/cosmosdb-server behind the project's shim
 //     (cosmostest/testdata/cosmos-shim), when CDB_VERCEL_ENDPOINT is set.
 //   - "cosmos": a real account or the official emulator, when COSMOS_ENDPOINT
@@ -40,6 +42,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/duroxide-go/cdb/cosmostest"
 )
 
 // Backend names.
@@ -48,8 +52,16 @@ const (
 	// NameCosmostestRanges is cosmostest with CosmostestRanges partition
 	// key ranges (physical partitions).
 	NameCosmostestRanges = "cosmostest-8ranges"
-	NameVercel           = "vercel"
-	NameCosmos           = "cosmos"
+	// NameCosmostestLagging is cosmostest in its lagging-replica mode
+	// (cosmostest.LagOptions): reads without a covering session token may
+	// miss recent writes, as on a real account. Only [AllProviders] and
+	// [ForEachProvider] include it, for tests of code that must give
+	// read-your-writes through session tokens (the provider's validation
+	// suite, the runtime's end-to-end samples); raw SDK conformance tests
+	// read without tokens and would rightly see stale data there.
+	NameCosmostestLagging = "cosmostest-lagging"
+	NameVercel            = "vercel"
+	NameCosmos            = "cosmos"
 )
 
 // Environment variables read by [All].
@@ -74,7 +86,7 @@ const cleanupTimeout = time.Minute
 
 // Backend is one Cosmos DB implementation under test.
 type Backend struct {
-	// Name is NameCosmostest, NameVercel or NameCosmos.
+	// Name is NameCosmostest, NameCosmostestLagging, NameVercel or NameCosmos.
 	Name string
 	// Client talks to the backend with master-key auth. Its retry policy
 	// never hides a 5xx, and retries 429 only on the real service, where
@@ -89,6 +101,9 @@ type Backend struct {
 	// emulator) rather than a fake. Tests use it only where Cosmos DB is
 	// documented to be laxer than the fakes deliberately are.
 	Real bool
+	// Server is the in-process server of the cosmostest backends, nil for
+	// the others.
+	Server *cosmostest.Server
 
 	newClient func(key string, opts *azcosmos.ClientOptions) (*azcosmos.Client, error)
 }
@@ -98,9 +113,21 @@ type Backend struct {
 // ends; other backends are only connected to.
 func All(t testing.TB) []Backend {
 	t.Helper()
+	return all(t, false)
+}
+
+// AllProviders is [All] plus the cosmostest-lagging backend, for tests of
+// code built on Cosmos DB that must be correct on a lagging replica.
+func AllProviders(t testing.TB) []Backend {
+	t.Helper()
+	return all(t, true)
+}
+
+func all(t testing.TB, withOptIn bool) []Backend {
+	t.Helper()
 	var out []Backend
 	for _, f := range factories {
-		if !selected(f.name) {
+		if !selected(f.name) || (f.optIn && !withOptIn) {
 			continue
 		}
 		b, ok := f.make(t)
@@ -118,6 +145,15 @@ func All(t testing.TB) []Backend {
 func ForEach(t *testing.T, f func(t *testing.T, b Backend)) {
 	t.Helper()
 	for _, b := range All(t) {
+		t.Run(b.Name, func(t *testing.T) { f(t, b) })
+	}
+}
+
+// ForEachProvider runs f as a subtest named after each backend returned by
+// [AllProviders]: [ForEach] plus cosmostest-lagging.
+func ForEachProvider(t *testing.T, f func(t *testing.T, b Backend)) {
+	t.Helper()
+	for _, b := range AllProviders(t) {
 		t.Run(b.Name, func(t *testing.T) { f(t, b) })
 	}
 }
@@ -240,13 +276,15 @@ func (b Backend) deleteDatabase(t testing.TB, db *azcosmos.DatabaseClient) {
 type factory struct {
 	name string
 	make func(t testing.TB) (b Backend, ok bool)
+	// optIn backends are only in AllProviders.
+	optIn bool
 }
 
 // factories lists the backends in the order tests run them. The cosmostest
 // entry is added by cosmostest_backend.go.
 var factories = []factory{
-	{NameVercel, vercelBackend},
-	{NameCosmos, cosmosBackend},
+	{name: NameVercel, make: vercelBackend},
+	{name: NameCosmos, make: cosmosBackend},
 }
 
 func selected(name string) bool {

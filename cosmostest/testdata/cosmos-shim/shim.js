@@ -222,13 +222,18 @@ function samePartition(a, b) {
   return a.every((v, i) => (v === undefined ? b[i] === undefined : b[i] !== undefined && deepEqual(v, b[i])));
 }
 
-/** Rejects ids the real service rejects. Cosmos is laxer with '/', '\', '?', '#' (see README). */
+/**
+ * Rejects ids the real service rejects at create time: '\\' (400). Ids with
+ * '/', '#' or a trailing space are accepted, as the gateway accepts them,
+ * and then fail every point operation by id (urlIdError); '?' works.
+ * Source: the .NET SDK's id-encoding tests against the service.
+ */
 function validateId(id) {
   if (typeof id !== "string" || id === "") {
     throw badRequest("The input content is invalid because the required properties - 'id; ' - are missing");
   }
-  if (/[/\\?#]/.test(id)) {
-    throw badRequest(`The input name '${id}' is invalid. Ensure to provide a unique non-empty string without '/', '\\', '?' or '#'.`);
+  if (id.includes("\\")) {
+    throw badRequest(`The input name '${id}' is invalid. Ensure to provide a unique non-empty string without '\\'.`);
   }
   if (Buffer.byteLength(id, "utf8") > MAX_ID_BYTES) {
     throw badRequest(`The input name is invalid. Ensure to provide a unique non-empty string less than '${MAX_ID_BYTES + 1}' characters.`);
@@ -244,6 +249,29 @@ function validateDocument(collectionData, doc, pk) {
   if (pk.present && pkPaths(collectionData).length > 0 && !samePartition(documentPartition(collectionData, doc), pk.values)) {
     throw badRequest(MSG_PK_MISMATCH, SUBSTATUS_PK_MISMATCH);
   }
+}
+
+/**
+ * The gateway's answer to a point operation whose URL carries this id: 404
+ * for '/' (one path segment too many), 401 for '#' or a trailing space (the
+ * signature of the mangled path no longer matches). Batches and queries
+ * carry ids in the body and are not affected.
+ */
+function urlIdError(id) {
+  if (id.includes("/")) return new HttpError(404, "NotFound", MSG_NOT_FOUND);
+  if (id.includes("#") || id.endsWith(" ")) {
+    return new HttpError(
+      401,
+      "Unauthorized",
+      "The input authorization token can't serve the request. The wrong key is being used or the expected payload is not built as per the protocol."
+    );
+  }
+  return undefined;
+}
+
+function checkUrlId(id) {
+  const e = urlIdError(id);
+  if (e) throw e;
 }
 
 function requirePartitionHeader(collectionData, pk) {
@@ -787,24 +815,28 @@ function createOrUpsert(account, req, res, { dbId, collId }) {
 
 const handlers = {
   read(account, req, res, { dbId, collId, docId }) {
+    checkUrlId(docId);
     const collection = collectionOrThrow(account, dbId, collId);
     const r = readDocument(collection, partitionHeader(req), docId);
     setSessionToken(res, collection, false);
     return { statusCode: 200, body: r.body, etag: r.body._etag };
   },
   replace(account, req, res, { dbId, collId, docId }) {
+    checkUrlId(docId);
     const collection = collectionOrThrow(account, dbId, collId);
     const r = replaceDocument(collection, partitionHeader(req), docId, req.shimJSON(), headerValue(req, "if-match"));
     setSessionToken(res, collection, true);
     return writeResult(req, r);
   },
   delete(account, req, res, { dbId, collId, docId }) {
+    checkUrlId(docId);
     const collection = collectionOrThrow(account, dbId, collId);
     deleteDocument(collection, partitionHeader(req), docId, headerValue(req, "if-match"));
     setSessionToken(res, collection, true);
     return { statusCode: 204 };
   },
   patch(account, req, res, { dbId, collId, docId }) {
+    checkUrlId(docId);
     const collection = collectionOrThrow(account, dbId, collId);
     const r = patchDocument(collection, partitionHeader(req), docId, req.shimJSON(), headerValue(req, "if-match"));
     setSessionToken(res, collection, true);
