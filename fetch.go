@@ -317,7 +317,12 @@ func (p *Provider) FetchOrchestrationItem(ctx context.Context, lockTimeout, _ ti
 		return nil, duroxide.Wrap(op, err)
 	}
 	for _, c := range cands {
+		key := "o\x00" + c.instance
+		if !p.claims.take(key) {
+			continue // a sibling slot is locking it
+		}
 		item, err := p.tryLockOrchestration(ctx, c, lockTimeout, filter)
+		p.claims.drop(key)
 		if err != nil {
 			return nil, duroxide.Wrap(op, err)
 		}
@@ -799,7 +804,12 @@ func (p *Provider) FetchWorkItem(ctx context.Context, lockTimeout, _ time.Durati
 				continue
 			}
 		}
+		key := "w\x00" + c.instance + "\x00" + c.ids[0]
+		if !p.claims.take(key) {
+			continue // a sibling slot is locking it
+		}
 		item, err := p.tryLockWorkItem(ctx, c, lockTimeout)
+		p.claims.drop(key)
 		if err != nil {
 			return nil, duroxide.Wrap(op, err)
 		}

@@ -37,6 +37,7 @@ type Provider struct {
 	// held by another owner, until that lock ends: the owner's fetches skip
 	// its items without a read.
 	foreignSessions busyCache
+	claims          claimSet // candidates a fetch of this process is locking (claims.go)
 
 	closeOnce sync.Once
 	stop      chan struct{}
