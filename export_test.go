@@ -45,5 +45,8 @@ func DocIDKinds(instance, s string) map[string]string {
 		"outbox":    docID(fixed("outbox"), user(instance), fixed(turn), num(1)),
 		"outboxKey": docID(user(instance), num(1), fixed(turn), num(1)),
 		"intent":    docID(fixed("intent"), user(instance), num(1), fixed(turn), num(1)),
+		// Lease documents: the user's lease group and process id.
+		"lease_slot":   slotLeaseID(s, 255),
+		"lease_member": memberID(s, s),
 	}
 }
