@@ -51,9 +51,13 @@ func TestChaosShortRun(t *testing.T) {
 	// kills and faults happened while instances ran.
 	require.GreaterOrEqual(t, rep.Kills, 1)
 	require.GreaterOrEqual(t, len(rep.Faults), 5, "fault kinds injected: %v", rep.Faults)
-	// Every activity ran at least once: 4 (fanout) + 1 (timer) + 1 (sub's
-	// child) + 3 (can) + 1 (kv) + 2 (session) per 7 instances, event none.
-	require.GreaterOrEqual(t, rep.ActivityExecutions, 35)
+	// Every activity ran at least once. 20 instances round-robin over the
+	// 7 kinds give 3 of each but the session kind (2); per instance:
+	// fan-out 4, timer 1, sub's child 1, event 0, continue-as-new 3, KV 1,
+	// session 2, so 3*(4+1+1+0+3+1) + 2*2 = 34 executions without any
+	// re-execution (the earlier bound of 35 held only when a kill made an
+	// activity run twice).
+	require.GreaterOrEqual(t, rep.ActivityExecutions, 34)
 	require.Greater(t, rep.EventsChecked, 0)
 	require.Greater(t, rep.InstancesChecked, 20, "sub-orchestration children are checked too")
 }
