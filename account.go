@@ -111,7 +111,9 @@ func readAccount(ctx context.Context, cfg Config) ([]byte, error) {
 		return nil, err
 	}
 	req.Header.Set("Authorization", auth)
-	resp, err := accountTransport(cfg).Do(req)
+	transport, release := accountTransport(cfg)
+	defer release()
+	resp, err := transport.Do(req)
 	if err != nil {
 		return nil, err
 	}
@@ -157,14 +159,18 @@ func accountAuth(ctx context.Context, cfg Config, date string) (string, error) {
 }
 
 // accountTransport is the caller's transport when ClientOptions set one
-// (tests, proxies), else a client like azcosmos' own.
-func accountTransport(cfg Config) policy.Transporter {
+// (tests, proxies), else a client like azcosmos' own. release closes the
+// connections of a transport made here: it serves one request, and its
+// idle keep-alive connection would otherwise hold a socket for the idle
+// timeout after every New (a process opening many providers ran out of
+// file descriptors).
+func accountTransport(cfg Config) (transport policy.Transporter, release func()) {
 	if cfg.ClientOptions != nil && cfg.ClientOptions.Transport != nil {
-		return cfg.ClientOptions.Transport
+		return cfg.ClientOptions.Transport, func() {}
 	}
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	if cfg.InsecureSkipVerify {
 		t.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // emulator only, see Config
 	}
-	return &http.Client{Transport: t}
+	return &http.Client{Transport: t}, t.CloseIdleConnections
 }
