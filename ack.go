@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/duroxide-go/cdb/duroxide"
+
+	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
 // An orchestration turn commits as one transactional batch in the
@@ -42,7 +43,7 @@ func (p *Provider) orchLockFor(ctx context.Context, op, token string) (*orchLock
 	}
 	lk := &orchLock{instance: inst, token: token, doc: *doc, etag: etag, lockedUntil: time.UnixMilli(deref(doc.LockedUntil))}
 	q := "SELECT * FROM c WHERE (c.type = 'orch_queue' AND c.lockToken = @token) OR c.type = 'kv' OR (c.type = 'kv_delta')"
-	_, err = p.st.query(ctx, q, queryParams{}.add("@token", token), queryOptions{Partition: &inst, PageSize: -1}, func(raw []byte) bool {
+	_, err = p.st.Query(ctx, q, cosmos.QueryParams{}.Add("@token", token), cosmos.QueryOptions{Partition: &inst, PageSize: -1}, func(raw []byte) bool {
 		var head struct {
 			Type string `json:"type"`
 		}
@@ -84,8 +85,8 @@ func (p *Provider) readInstance(ctx context.Context, inst string) (*instanceDoc,
 
 // readInstanceRaw reads the instance document including a tombstoned one.
 func (p *Provider) readInstanceRaw(ctx context.Context, inst string) (*instanceDoc, azcore.ETag, error) {
-	body, etag, err := p.st.read(ctx, inst, instanceDocID(inst))
-	if isNotFound(err) {
+	body, etag, err := p.st.Read(ctx, inst, instanceDocID(inst))
+	if errors.Is(err, cosmos.ErrNotFound) {
 		return nil, "", nil
 	}
 	if err != nil {
@@ -173,7 +174,7 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 			break
 		}
 		var be *BatchError
-		if errors.As(err, &be) && be.Index == 0 && be.StatusCode == http.StatusPreconditionFailed && attempt < 3 {
+		if errors.As(err, &be) && be.Index == 0 && errors.Is(be, cosmos.ErrPreconditionFailed) && attempt < 3 {
 			// The instance document changed since we locked it. Either our
 			// own earlier attempt committed (a retried ack), another
 			// process renewed our lock or changed the document (a prune),
@@ -194,7 +195,7 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 				continue
 			}
 		}
-		if errors.As(err, &be) && be.StatusCode == http.StatusConflict && be.Index != 0 && attempt == 0 {
+		if errors.As(err, &be) && errors.Is(be, cosmos.ErrConflict) && be.Index != 0 && attempt == 0 {
 			// Possibly leftovers of a large turn that never committed
 			// (after a crash) holding the ids this turn writes; removed
 			// only behind the lock proof.
@@ -256,11 +257,11 @@ func (p *Provider) ackError(op string, plan *turnPlan, err error) error {
 	var be *BatchError
 	if errors.As(err, &be) {
 		switch {
-		case be.Index == 0 && (be.StatusCode == http.StatusPreconditionFailed || be.StatusCode == http.StatusNotFound):
+		case be.Index == 0 && (errors.Is(be, cosmos.ErrPreconditionFailed) || errors.Is(be, cosmos.ErrNotFound)):
 			return errLockExpired(op)
-		case be.StatusCode == http.StatusConflict && be.Index > 0 && be.Index < len(plan.kinds) && plan.kinds[be.Index] == docHistory:
+		case errors.Is(be, cosmos.ErrConflict) && be.Index > 0 && be.Index < len(plan.kinds) && plan.kinds[be.Index] == docHistory:
 			return duroxide.Kinded(duroxide.ErrDuplicateEvent, op, "duplicate history event: %s already exists", be.ID)
-		case be.StatusCode == http.StatusRequestEntityTooLarge || be.StatusCode == http.StatusBadRequest:
+		case errors.Is(be, cosmos.ErrTooLarge) || errors.Is(be, cosmos.ErrBadRequest):
 			return &duroxide.ProviderError{Operation: op, Message: "the turn was refused by Cosmos DB: " + be.Error(), Err: err}
 		}
 		return &duroxide.ProviderError{Operation: op, Message: be.Error(), Retryable: false, Err: err}
@@ -345,9 +346,9 @@ type turnPlan struct {
 	instance       string
 	token          string
 	lock           *orchLock
-	commit         batchOp   // replace of the instance document (If-Match)
-	ops            []batchOp // the rest of the turn, in order
-	kinds          []string  // document type per operation of the batch (commit first), for errors
+	commit         cosmos.BatchOp   // replace of the instance document (If-Match)
+	ops            []cosmos.BatchOp // the rest of the turn, in order
+	kinds          []string         // document type per operation of the batch (commit first), for errors
 	intents        []outboxDoc
 	foreignCancels []duroxide.ScheduledActivityIdentifier
 	staleMarkers   []string // expired orch_received markers (addMarkerCleanup)
@@ -358,14 +359,14 @@ func (p *Provider) planTurn(op string, lk *orchLock, c duroxide.OrchestrationCom
 	plan := &turnPlan{instance: lk.instance, token: lk.token, lock: lk, staleMarkers: lk.staleMarkers}
 	doc := p.nextInstanceDoc(lk, c, now)
 	docJSON := mustJSON(doc)
-	if len(docJSON) > maxDocBytes {
-		return nil, duroxide.Permanent(op, "the instance document would be %d bytes (output or custom status too large); Cosmos DB allows %d", len(docJSON), maxDocBytes)
+	if len(docJSON) > cosmos.MaxDocBytes {
+		return nil, duroxide.Permanent(op, "the instance document would be %d bytes (output or custom status too large); Cosmos DB allows %d", len(docJSON), cosmos.MaxDocBytes)
 	}
-	plan.commit = batchOp{kind: bReplace, id: doc.ID, doc: docJSON, ifMatch: &lk.etag}
+	plan.commit = cosmos.BatchOp{Kind: cosmos.BatchReplace, ID: doc.ID, Doc: docJSON, IfMatch: &lk.etag}
 	plan.kinds = append(plan.kinds, docInstance)
-	add := func(kind string, o batchOp) error {
-		if len(o.doc) > maxDocBytes {
-			return duroxide.Permanent(op, "a %s document would be %d bytes; Cosmos DB allows %d per document", kind, len(o.doc), maxDocBytes)
+	add := func(kind string, o cosmos.BatchOp) error {
+		if len(o.Doc) > cosmos.MaxDocBytes {
+			return duroxide.Permanent(op, "a %s document would be %d bytes; Cosmos DB allows %d per document", kind, len(o.Doc), cosmos.MaxDocBytes)
 		}
 		plan.ops = append(plan.ops, o)
 		plan.kinds = append(plan.kinds, kind)
@@ -381,7 +382,7 @@ func (p *Provider) planTurn(op string, lk *orchLock, c duroxide.OrchestrationCom
 		}
 		h := historyDoc{ID: historyDocID(lk.instance, c.ExecutionID, e.EventID), InstanceID: lk.instance, Type: docHistory,
 			ExecutionID: c.ExecutionID, EventID: e.EventID, EventData: string(data)}
-		if err := add(docHistory, batchOp{kind: bCreate, id: h.ID, doc: mustJSON(h)}); err != nil {
+		if err := add(docHistory, cosmos.BatchOp{Kind: cosmos.BatchCreate, ID: h.ID, Doc: mustJSON(h)}); err != nil {
 			return nil, err
 		}
 	}
@@ -412,12 +413,12 @@ func (p *Provider) planTurn(op string, lk *orchLock, c duroxide.OrchestrationCom
 			plan.intents = append(plan.intents, p.intent(lk, c.ExecutionID, len(plan.intents), d, now))
 			continue
 		}
-		if err := add(docWorkerQueue, batchOp{kind: bCreate, id: id, doc: mustJSON(d)}); err != nil {
+		if err := add(docWorkerQueue, cosmos.BatchOp{Kind: cosmos.BatchCreate, ID: id, Doc: mustJSON(d)}); err != nil {
 			return nil, err
 		}
 	}
 	for id := range cancelled {
-		plan.ops = append(plan.ops, batchOp{kind: bDelete, id: id, tolerate: []int{http.StatusNotFound}})
+		plan.ops = append(plan.ops, cosmos.BatchOp{Kind: cosmos.BatchDelete, ID: id, Tolerate: []error{cosmos.ErrNotFound}})
 		plan.kinds = append(plan.kinds, docWorkerQueue)
 	}
 
@@ -438,7 +439,7 @@ func (p *Provider) planTurn(op string, lk *orchLock, c duroxide.OrchestrationCom
 			VisibleAt: ms(visible), EnqueuedAt: ms(now), EnqueueOrder: nextOrder(now), TraceParent: tp}
 		if target == lk.instance {
 			q.ID = docID(user(lk.instance), fixed("orch"), fixed(tokenID), num(uint64(i)))
-			if err := add(docOrchQueue, batchOp{kind: bCreate, id: q.ID, doc: mustJSON(q)}); err != nil {
+			if err := add(docOrchQueue, cosmos.BatchOp{Kind: cosmos.BatchCreate, ID: q.ID, Doc: mustJSON(q)}); err != nil {
 				return nil, err
 			}
 			continue
@@ -446,7 +447,7 @@ func (p *Provider) planTurn(op string, lk *orchLock, c duroxide.OrchestrationCom
 		plan.intents = append(plan.intents, p.intent(lk, c.ExecutionID, len(plan.intents), q, now))
 	}
 	for _, in := range plan.intents {
-		if err := add(docOutbox, batchOp{kind: bCreate, id: in.ID, doc: mustJSON(in)}); err != nil {
+		if err := add(docOutbox, cosmos.BatchOp{Kind: cosmos.BatchCreate, ID: in.ID, Doc: mustJSON(in)}); err != nil {
 			return nil, err
 		}
 	}
@@ -461,9 +462,9 @@ func (p *Provider) planTurn(op string, lk *orchLock, c duroxide.OrchestrationCom
 			// Keep a marker so a late re-delivery of the same intent
 			// collides (409) instead of enqueueing the message twice.
 			marker := map[string]any{"id": m.ID, "instanceId": lk.instance, "type": docReceived, "outboxKey": m.OutboxKey, "createdAt": ms(now)}
-			plan.ops = append(plan.ops, batchOp{kind: bReplace, id: m.ID, doc: mustJSON(marker)})
+			plan.ops = append(plan.ops, cosmos.BatchOp{Kind: cosmos.BatchReplace, ID: m.ID, Doc: mustJSON(marker)})
 		} else {
-			plan.ops = append(plan.ops, batchOp{kind: bDelete, id: m.ID})
+			plan.ops = append(plan.ops, cosmos.BatchOp{Kind: cosmos.BatchDelete, ID: m.ID})
 		}
 		plan.kinds = append(plan.kinds, docOrchQueue)
 	}
@@ -555,16 +556,16 @@ func isTerminal(status string) bool {
 // commitTurn writes the plan. A turn that fits one batch (the normal case)
 // is one request.
 func (p *Provider) commitTurn(ctx context.Context, plan *turnPlan) error {
-	b := newBatch(plan.instance)
-	b.add(plan.commit)
+	b := cosmos.NewBatch(plan.instance)
+	b.Add(plan.commit)
 	for _, o := range plan.ops {
-		b.add(o)
+		b.Add(o)
 	}
-	if !b.fits() {
+	if !b.Fits() {
 		return p.commitLargeTurn(ctx, plan)
 	}
 	p.addMarkerCleanup(b, plan)
-	_, err := p.st.executeTolerant(ctx, b, false)
+	_, err := p.st.ExecuteTolerant(ctx, b, false)
 	return err
 }
 
@@ -585,12 +586,12 @@ const receivedRetention = time.Hour
 
 // addMarkerCleanup removes the instance's expired markers in the turn's
 // batch, as far as the batch has room (the rest go in later turns).
-func (p *Provider) addMarkerCleanup(b *batch, plan *turnPlan) {
+func (p *Provider) addMarkerCleanup(b *cosmos.Batch, plan *turnPlan) {
 	for _, id := range plan.staleMarkers {
-		if b.len() >= maxBatchOps || b.bytes+len(id)+64 > maxBatchBytes {
+		if b.Len() >= cosmos.MaxBatchOps || b.Bytes+len(id)+64 > cosmos.MaxBatchBytes {
 			return
 		}
-		b.delete(id, nil, http.StatusNotFound)
+		b.Delete(id, nil, cosmos.ErrNotFound)
 	}
 }
 
@@ -619,16 +620,16 @@ func (p *Provider) AbandonOrchestrationItem(ctx context.Context, lockToken strin
 	}
 	defer unlock()
 	visible := ms(p.opts.Now().Add(max(delay, 0)))
-	b := newBatch(lk.instance)
-	b.patch(instanceDocID(lk.instance), releaseOps(), &lk.etag)
+	b := cosmos.NewBatch(lk.instance)
+	b.Patch(instanceDocID(lk.instance), releaseOps(), &lk.etag)
 	for _, m := range lk.messages {
 		n := m.AttemptCount
 		if ignoreAttempt && n > 0 {
 			n--
 		}
-		b.patch(m.ID, unlockMessageOps(n, visible), nil)
+		b.Patch(m.ID, unlockMessageOps(n, visible), nil)
 	}
-	if _, err := p.st.executeTolerant(ctx, b, false); err != nil {
+	if _, err := p.st.ExecuteTolerant(ctx, b, false); err != nil {
 		var be *BatchError
 		if errors.As(err, &be) && be.Index == 0 {
 			return errLockExpired(op)
@@ -656,19 +657,19 @@ func (p *Provider) RenewOrchestrationItemLock(ctx context.Context, lockToken str
 	var ops azcosmos.PatchOperations
 	ops.AppendSet("/lockedUntil", ms(until))
 	for attempt := 0; ; attempt++ {
-		b := newBatch(lk.instance)
-		b.patch(instanceDocID(lk.instance), ops, &lk.etag)
+		b := cosmos.NewBatch(lk.instance)
+		b.Patch(instanceDocID(lk.instance), ops, &lk.etag)
 		for _, m := range lk.messages {
-			if b.len() >= maxBatchOps {
+			if b.Len() >= cosmos.MaxBatchOps {
 				break
 			}
 			// Consumed meanwhile can only mean by us (we hold the lock):
 			// nothing to extend.
-			b.add(batchOp{kind: bPatch, id: m.ID, patch: ops, tolerate: []int{http.StatusNotFound}})
+			b.Add(cosmos.BatchOp{Kind: cosmos.BatchPatch, ID: m.ID, Patch: ops, Tolerate: []error{cosmos.ErrNotFound}})
 		}
-		res, err := p.st.executeTolerant(ctx, b, false)
+		res, err := p.st.ExecuteTolerant(ctx, b, false)
 		if err == nil {
-			lk.etag, lk.lockedUntil = res.etags[0], until
+			lk.etag, lk.lockedUntil = res.ETags[0], until
 			p.busy.mark(lk.instance, until)
 			return nil
 		}
@@ -676,7 +677,7 @@ func (p *Provider) RenewOrchestrationItemLock(ctx context.Context, lockToken str
 		if !errors.As(err, &be) || be.Index != 0 {
 			return duroxide.Wrap(op, err)
 		}
-		if be.StatusCode == http.StatusPreconditionFailed && attempt == 0 {
+		if errors.Is(be, cosmos.ErrPreconditionFailed) && attempt == 0 {
 			if _, retry, rerr := p.recheckLock(ctx, op, lk, false); rerr != nil || !retry {
 				if rerr != nil {
 					return rerr
@@ -699,8 +700,8 @@ func (p *Provider) workLockFor(ctx context.Context, op, token string) (*workLock
 	if err != nil {
 		return nil, err
 	}
-	body, etag, err := p.st.read(ctx, inst, id)
-	if isNotFound(err) {
+	body, etag, err := p.st.Read(ctx, inst, id)
+	if errors.Is(err, cosmos.ErrNotFound) {
 		return nil, duroxide.Kinded(duroxide.ErrLockLost, op, "Invalid lock token: the work item no longer exists (acked, cancelled or deleted)")
 	}
 	if err != nil {
@@ -746,14 +747,14 @@ func (p *Provider) AckWorkItem(ctx context.Context, lockToken string, completion
 		return err
 	}
 	now := p.opts.Now()
-	b := newBatch(lk.instance)
+	b := cosmos.NewBatch(lk.instance)
 	if lk.doc.OutboxKey != "" {
 		// Delivered through the outbox: keep a marker so a late
 		// re-delivery of the same intent cannot enqueue it again.
 		marker := map[string]any{"id": lk.itemID, "instanceId": lk.instance, "type": docReceived, "outboxKey": lk.doc.OutboxKey, "createdAt": ms(now)}
-		b.replace(lk.itemID, mustJSON(marker), &lk.etag)
+		b.Replace(lk.itemID, mustJSON(marker), &lk.etag)
 	} else {
-		b.delete(lk.itemID, &lk.etag)
+		b.Delete(lk.itemID, &lk.etag)
 	}
 	doneID := completionDocID(lk.instance, lk.itemID)
 	var intents []outboxDoc
@@ -770,19 +771,19 @@ func (p *Provider) AckWorkItem(ctx context.Context, lockToken string, completion
 			// ack writes the same intent.
 			in := p.intent(&orchLock{instance: lk.instance, token: lk.token}, deref(lk.doc.ExecutionID), 0, q, now)
 			intents = append(intents, in)
-			b.create(mustJSON(in))
+			b.Create(mustJSON(in))
 		} else {
-			b.create(mustJSON(q))
+			b.Create(mustJSON(q))
 		}
-		if doc := b.ops[len(b.ops)-1].doc; len(doc) > maxDocBytes {
-			return duroxide.Permanent(op, "the completion would be %d bytes; Cosmos DB allows %d per document", len(doc), maxDocBytes)
+		if doc := b.Ops[len(b.Ops)-1].Doc; len(doc) > cosmos.MaxDocBytes {
+			return duroxide.Permanent(op, "the completion would be %d bytes; Cosmos DB allows %d per document", len(doc), cosmos.MaxDocBytes)
 		}
 	}
 	p.touchSessionOps(b, lk, now)
 	for attempt := 0; ; attempt++ {
-		_, err := p.st.executeTolerant(ctx, b, false)
+		_, err := p.st.ExecuteTolerant(ctx, b, false)
 		var be *BatchError
-		if err != nil && attempt == 0 && errors.As(err, &be) && be.Index == 0 && be.StatusCode == http.StatusPreconditionFailed {
+		if err != nil && attempt == 0 && errors.As(err, &be) && be.Index == 0 && errors.Is(be, cosmos.ErrPreconditionFailed) {
 			// The item changed since this process last saw it: another
 			// process renewed the lock (a new ETag), or the lock is gone.
 			// Still ours and live: commit with the current ETag (the
@@ -812,7 +813,7 @@ func (p *Provider) AckWorkItem(ctx context.Context, lockToken string, completion
 // reports whether it is still locked with lk's token and not expired; if
 // so lk takes its current ETag and expiry. The caller holds lk.mu.
 func (p *Provider) refreshWorkLock(ctx context.Context, lk *workLock) bool {
-	body, etag, err := p.st.read(ctx, lk.instance, lk.itemID)
+	body, etag, err := p.st.Read(ctx, lk.instance, lk.itemID)
 	if err != nil {
 		return false
 	}
@@ -829,7 +830,7 @@ func (p *Provider) refreshWorkLock(ctx context.Context, lk *workLock) bool {
 }
 
 func (p *Provider) exists(ctx context.Context, partition, id string) bool {
-	_, _, err := p.st.read(ctx, partition, id)
+	_, _, err := p.st.Read(ctx, partition, id)
 	return err == nil
 }
 
@@ -846,9 +847,9 @@ func (p *Provider) AbandonWorkItem(ctx context.Context, lockToken string, delay 
 	if ignoreAttempt && n > 0 {
 		n--
 	}
-	_, _, err = p.st.patch(ctx, lk.instance, lk.itemID, unlockMessageOps(n, ms(p.opts.Now().Add(max(delay, 0)))), &lk.etag, false)
+	_, _, err = p.st.Patch(ctx, lk.instance, lk.itemID, unlockMessageOps(n, ms(p.opts.Now().Add(max(delay, 0)))), &lk.etag, false)
 	p.workLocks.drop(lockToken)
-	if isPrecondition(err) || isNotFound(err) {
+	if errors.Is(err, cosmos.ErrPreconditionFailed) || errors.Is(err, cosmos.ErrNotFound) {
 		return errLockExpired(op)
 	}
 	return duroxide.Wrap(op, err)
@@ -870,12 +871,12 @@ func (p *Provider) RenewWorkItemLock(ctx context.Context, lockToken string, exte
 	until := now.Add(extendFor)
 	var ops azcosmos.PatchOperations
 	ops.AppendSet("/lockedUntil", ms(until))
-	_, etag, err := p.st.patch(ctx, lk.instance, lk.itemID, ops, &lk.etag, false)
-	if isPrecondition(err) && p.refreshWorkLock(ctx, lk) {
+	_, etag, err := p.st.Patch(ctx, lk.instance, lk.itemID, ops, &lk.etag, false)
+	if errors.Is(err, cosmos.ErrPreconditionFailed) && p.refreshWorkLock(ctx, lk) {
 		// Renewed by another process meanwhile, still ours.
-		_, etag, err = p.st.patch(ctx, lk.instance, lk.itemID, ops, &lk.etag, false)
+		_, etag, err = p.st.Patch(ctx, lk.instance, lk.itemID, ops, &lk.etag, false)
 	}
-	if isPrecondition(err) || isNotFound(err) {
+	if errors.Is(err, cosmos.ErrPreconditionFailed) || errors.Is(err, cosmos.ErrNotFound) {
 		p.workLocks.drop(lockToken)
 		return duroxide.Kinded(duroxide.ErrLockLost, op, "Invalid lock token: the work item was acked, cancelled or its lock expired")
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"sort"
 	"strings"
 
@@ -13,6 +12,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/duroxide-go/cdb/duroxide"
+
+	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
 // Admin: discovery, metrics, deletion and pruning.
@@ -45,9 +46,9 @@ type instanceRow struct {
 
 const liveInstances = "c.type = 'instance' AND NOT IS_DEFINED(c.provisional) AND NOT IS_DEFINED(c.deleted)"
 
-func (p *Provider) scanInstances(ctx context.Context, fields, where string, params queryParams, each func(r instanceRow)) error {
+func (p *Provider) scanInstances(ctx context.Context, fields, where string, params cosmos.QueryParams, each func(r instanceRow)) error {
 	q := "SELECT " + fields + " FROM c WHERE " + liveInstances + where
-	_, err := p.st.query(ctx, q, params, queryOptions{PageSize: 1000}, func(raw []byte) bool {
+	_, err := p.st.Query(ctx, q, params, cosmos.QueryOptions{PageSize: 1000}, func(raw []byte) bool {
 		var r instanceRow
 		if json.Unmarshal(raw, &r) == nil {
 			each(r)
@@ -57,7 +58,7 @@ func (p *Provider) scanInstances(ctx context.Context, fields, where string, para
 	return err
 }
 
-func (p *Provider) listIDs(ctx context.Context, op, where string, params queryParams) ([]string, error) {
+func (p *Provider) listIDs(ctx context.Context, op, where string, params cosmos.QueryParams) ([]string, error) {
 	var ids []string
 	err := p.scanInstances(ctx, "c.instanceId", where, params, func(r instanceRow) { ids = append(ids, r.InstanceID) })
 	if err != nil {
@@ -74,13 +75,13 @@ func (p *Provider) ListInstances(ctx context.Context) ([]string, error) {
 
 // ListInstancesByStatus implements duroxide.ProviderAdmin.
 func (p *Provider) ListInstancesByStatus(ctx context.Context, status string) ([]string, error) {
-	return p.listIDs(ctx, "list_instances_by_status", " AND c.status = @status", queryParams{}.add("@status", status))
+	return p.listIDs(ctx, "list_instances_by_status", " AND c.status = @status", cosmos.QueryParams{}.Add("@status", status))
 }
 
 // ListChildren implements duroxide.ProviderAdmin; empty for an unknown
 // instance.
 func (p *Provider) ListChildren(ctx context.Context, instance string) ([]string, error) {
-	return p.listIDs(ctx, "list_children", " AND c.parentInstanceId = @parent", queryParams{}.add("@parent", instance))
+	return p.listIDs(ctx, "list_children", " AND c.parentInstanceId = @parent", cosmos.QueryParams{}.Add("@parent", instance))
 }
 
 // mustInstance reads a live instance or fails with a permanent error.
@@ -159,7 +160,7 @@ func (p *Provider) ListExecutions(ctx context.Context, instance string) ([]uint6
 
 func (p *Provider) historyExecutions(ctx context.Context, instance string) ([]uint64, error) {
 	var execs []uint64
-	_, err := p.st.query(ctx, "SELECT DISTINCT VALUE c.executionId FROM c WHERE c.type = 'history'", nil, queryOptions{Partition: &instance}, func(raw []byte) bool {
+	_, err := p.st.Query(ctx, "SELECT DISTINCT VALUE c.executionId FROM c WHERE c.type = 'history'", nil, cosmos.QueryOptions{Partition: &instance}, func(raw []byte) bool {
 		var n uint64
 		if json.Unmarshal(raw, &n) == nil {
 			execs = append(execs, n)
@@ -254,7 +255,7 @@ func (p *Provider) GetSystemMetrics(ctx context.Context) (*duroxide.SystemMetric
 func (p *Provider) GetQueueDepths(ctx context.Context) (*duroxide.QueueDepths, error) {
 	d := &duroxide.QueueDepths{}
 	q := "SELECT VALUE c.type FROM c WHERE (c.type = 'orch_queue' OR c.type = 'worker_queue') AND " + lockFree + " AND " + notStaged
-	_, err := p.st.query(ctx, q, queryParams{}.add("@now", ms(p.opts.Now())), queryOptions{PageSize: 1000}, func(raw []byte) bool {
+	_, err := p.st.Query(ctx, q, cosmos.QueryParams{}.Add("@now", ms(p.opts.Now())), cosmos.QueryOptions{PageSize: 1000}, func(raw []byte) bool {
 		switch strings.Trim(string(raw), `"`) {
 		case docOrchQueue:
 			d.OrchestratorQueue++
@@ -298,7 +299,7 @@ func (p *Provider) DeleteInstancesAtomic(ctx context.Context, ids []string, forc
 			return nil, err
 		}
 		res, err := p.deleteValidated(ctx, op, docs)
-		if isPrecondition(err) && attempt < 3 {
+		if errors.Is(err, cosmos.ErrPreconditionFailed) && attempt < 3 {
 			continue // an instance changed under us: validate again
 		}
 		if err != nil {
@@ -339,7 +340,7 @@ func (p *Provider) validateDeletion(ctx context.Context, op string, ids []string
 	if len(ids) > 0 {
 		// Orphan check: a child of a deleted instance must be deleted too.
 		var orphans []string
-		err := p.scanInstances(ctx, "c.instanceId, c.parentInstanceId", " AND ARRAY_CONTAINS(@ids, c.parentInstanceId)", queryParams{}.add("@ids", ids), func(r instanceRow) {
+		err := p.scanInstances(ctx, "c.instanceId, c.parentInstanceId", " AND ARRAY_CONTAINS(@ids, c.parentInstanceId)", cosmos.QueryParams{}.Add("@ids", ids), func(r instanceRow) {
 			if !inSet[r.InstanceID] {
 				orphans = append(orphans, r.InstanceID)
 			}
@@ -373,8 +374,8 @@ func (p *Provider) tombstone(ctx context.Context, docs []deletion) ([]*instanceD
 		etag := d.etag
 		newEtag := azcore.ETag("")
 		var err error
-		if _, newEtag, err = p.st.patch(ctx, d.doc.InstanceID, d.doc.ID, ops, &etag, false); err != nil {
-			if isNotFound(err) {
+		if _, newEtag, err = p.st.Patch(ctx, d.doc.InstanceID, d.doc.ID, ops, &etag, false); err != nil {
+			if errors.Is(err, cosmos.ErrNotFound) {
 				continue
 			}
 			p.untombstone(ctx, written)
@@ -396,7 +397,7 @@ func (p *Provider) untombstone(ctx context.Context, docs []deletion) {
 		var ops azcosmos.PatchOperations
 		ops.AppendRemove("/deleted")
 		etag := d.etag
-		if _, _, err := p.st.patch(ctx, d.doc.InstanceID, d.doc.ID, ops, &etag, false); err != nil {
+		if _, _, err := p.st.Patch(ctx, d.doc.InstanceID, d.doc.ID, ops, &etag, false); err != nil {
 			p.opts.Logger.Warn("undoing a deletion tombstone", "instance_id", d.doc.InstanceID, "error", err)
 		}
 		d.doc.Deleted = nil
@@ -425,7 +426,7 @@ func (p *Provider) sweep(ctx context.Context, doc *instanceDoc) (duroxide.Delete
 	}
 	var rows []row
 	execs := map[uint64]bool{}
-	_, err := p.st.query(ctx, "SELECT c.id, c.type, c.executionId, c.enqueuedAt, c.workItem FROM c", nil, queryOptions{Partition: &inst, PageSize: 1000}, func(raw []byte) bool {
+	_, err := p.st.Query(ctx, "SELECT c.id, c.type, c.executionId, c.enqueuedAt, c.workItem FROM c", nil, cosmos.QueryOptions{Partition: &inst, PageSize: 1000}, func(raw []byte) bool {
 		var r row
 		if json.Unmarshal(raw, &r) == nil && r.ID != doc.ID {
 			if (r.Type == docOrchQueue || r.Type == docWorkerQueue) && r.EnqueuedAt > *doc.Deleted && !isCompletion(r.WorkItem) {
@@ -438,22 +439,22 @@ func (p *Provider) sweep(ctx context.Context, doc *instanceDoc) (duroxide.Delete
 	if err != nil {
 		return res, err
 	}
-	b := newBatch(inst)
+	b := cosmos.NewBatch(inst)
 	flush := func() error {
-		if b.len() == 0 {
+		if b.Len() == 0 {
 			return nil
 		}
-		_, err := p.st.executeTolerant(ctx, b, false)
-		b = newBatch(inst)
+		_, err := p.st.ExecuteTolerant(ctx, b, false)
+		b = cosmos.NewBatch(inst)
 		return err
 	}
 	add := func(id string) error {
-		if b.len() >= maxBatchOps {
+		if b.Len() >= cosmos.MaxBatchOps {
 			if err := flush(); err != nil {
 				return err
 			}
 		}
-		b.delete(id, nil, http.StatusNotFound)
+		b.Delete(id, nil, cosmos.ErrNotFound)
 		return nil
 	}
 	var completions []string
@@ -504,12 +505,12 @@ func isCompletion(workItem string) bool {
 }
 
 // finishDeletions completes deletions a crash interrupted; run by the
-// reconciler, a bounded step per round unless full (paging.go). One
+// reconciler, a bounded step per round unless full (internal/cosmos/scan.go). One
 // failing instance does not stop the others.
 func (p *Provider) finishDeletions(ctx context.Context, full bool) error {
 	q := "SELECT * FROM c WHERE c.type = 'instance' AND IS_DEFINED(c.deleted)"
 	var docs []instanceDoc
-	err := p.reconcileScan(ctx, "deletions", full, scanRequest{text: q, fresh: noParams, pageSize: 100}, func(raw []byte) {
+	err := p.reconcileScan(ctx, "deletions", full, cosmos.ScanRequest{Text: q, Fresh: noParams, PageSize: 100}, func(raw []byte) {
 		var d instanceDoc
 		if json.Unmarshal(raw, &d) == nil {
 			docs = append(docs, d)
@@ -545,12 +546,12 @@ func (p *Provider) confirmTombstone(ctx context.Context, d *instanceDoc) bool {
 	var ops azcosmos.PatchOperations
 	ops.AppendSet("/deleted", *d.Deleted)
 	etag := azcore.ETag(d.ETag)
-	_, newEtag, err := p.st.patch(ctx, d.InstanceID, d.ID, ops, &etag, false)
+	_, newEtag, err := p.st.Patch(ctx, d.InstanceID, d.ID, ops, &etag, false)
 	switch {
 	case err == nil:
 		d.ETag = string(newEtag)
 		return true
-	case !isNotFound(err) && !isPrecondition(err):
+	case !errors.Is(err, cosmos.ErrNotFound) && !errors.Is(err, cosmos.ErrPreconditionFailed):
 		p.opts.Logger.Warn("confirming a deletion tombstone failed; will retry", "instance", d.InstanceID, "error", err)
 	}
 	return false
@@ -601,7 +602,7 @@ func (p *Provider) DeleteInstanceBulk(ctx context.Context, filter duroxide.Insta
 			docs = append(docs, deletion{doc: r.doc(), etag: azcore.ETag(r.ETag)})
 		}
 		n, err := p.deleteValidated(ctx, op, docs)
-		if isPrecondition(err) {
+		if errors.Is(err, cosmos.ErrPreconditionFailed) {
 			// Changed since the scan: validate this tree again, without
 			// force; a tree that is no longer deletable is skipped.
 			n, err = p.deleteTreeCarefully(ctx, op, tree)
@@ -646,7 +647,7 @@ func (p *Provider) deleteTreeCarefully(ctx context.Context, op string, tree []in
 			}
 		}
 		res, err := p.deleteValidated(ctx, op, docs)
-		if isPrecondition(err) && attempt < 3 {
+		if errors.Is(err, cosmos.ErrPreconditionFailed) && attempt < 3 {
 			continue
 		}
 		return res, err
@@ -680,17 +681,17 @@ func (p *Provider) deleteValidated(ctx context.Context, op string, docs []deleti
 // filterInstances returns the instances an InstanceFilter selects (before
 // its limit), oldest completion first.
 func (p *Provider) filterInstances(ctx context.Context, op string, f duroxide.InstanceFilter) ([]instanceRow, error) {
-	where, params := "", queryParams{}
+	where, params := "", cosmos.QueryParams{}
 	if f.InstanceIDs != nil {
 		if len(f.InstanceIDs) == 0 {
 			return nil, nil
 		}
 		where += " AND ARRAY_CONTAINS(@ids, c.instanceId)"
-		params = params.add("@ids", f.InstanceIDs)
+		params = params.Add("@ids", f.InstanceIDs)
 	}
 	if f.CompletedBefore != nil {
 		where += " AND c.completedAt < @before"
-		params = params.add("@before", *f.CompletedBefore)
+		params = params.Add("@before", *f.CompletedBefore)
 	}
 	var rows []instanceRow
 	err := p.scanInstances(ctx, rowFields, where, params, func(r instanceRow) { rows = append(rows, r) })
@@ -756,8 +757,8 @@ func (p *Provider) PruneExecutions(ctx context.Context, instance string, options
 
 func (p *Provider) deleteExecution(ctx context.Context, instance string, exec uint64) (uint64, error) {
 	var ids []string
-	_, err := p.st.query(ctx, "SELECT VALUE c.id FROM c WHERE c.type = 'history' AND c.executionId = @exec", queryParams{}.add("@exec", exec),
-		queryOptions{Partition: &instance, PageSize: 1000}, func(raw []byte) bool {
+	_, err := p.st.Query(ctx, "SELECT VALUE c.id FROM c WHERE c.type = 'history' AND c.executionId = @exec", cosmos.QueryParams{}.Add("@exec", exec),
+		cosmos.QueryOptions{Partition: &instance, PageSize: 1000}, func(raw []byte) bool {
 			var id string
 			if json.Unmarshal(raw, &id) == nil {
 				ids = append(ids, id)
@@ -767,12 +768,12 @@ func (p *Provider) deleteExecution(ctx context.Context, instance string, exec ui
 	if err != nil {
 		return 0, err
 	}
-	for start := 0; start < len(ids); start += maxBatchOps {
-		b := newBatch(instance)
-		for _, id := range ids[start:min(start+maxBatchOps, len(ids))] {
-			b.delete(id, nil, http.StatusNotFound)
+	for start := 0; start < len(ids); start += cosmos.MaxBatchOps {
+		b := cosmos.NewBatch(instance)
+		for _, id := range ids[start:min(start+cosmos.MaxBatchOps, len(ids))] {
+			b.Delete(id, nil, cosmos.ErrNotFound)
 		}
-		if _, err := p.st.executeTolerant(ctx, b, false); err != nil {
+		if _, err := p.st.ExecuteTolerant(ctx, b, false); err != nil {
 			return 0, err
 		}
 	}
@@ -804,8 +805,8 @@ func (p *Provider) dropExecutionSummaries(ctx context.Context, instance string, 
 		ops.AppendSet("/executions", kept)
 		ops.AppendSet("/executionCount", doc.ExecutionCount)
 		ops.AppendSet("/eventCount", doc.EventCount)
-		_, _, err = p.st.patch(ctx, instance, doc.ID, ops, &etag, false)
-		if !isPrecondition(err) {
+		_, _, err = p.st.Patch(ctx, instance, doc.ID, ops, &etag, false)
+		if !errors.Is(err, cosmos.ErrPreconditionFailed) {
 			return err
 		}
 	}

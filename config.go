@@ -18,6 +18,8 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
 // Default names of the database and container.
@@ -154,7 +156,7 @@ func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	o.Retry = o.Retry.withDefaults()
+	o.Retry = cosmos.RetryDefaults(o.Retry)
 	return o
 }
 

@@ -3,8 +3,8 @@ package cdb
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"net/http"
 	"sort"
 	"strconv"
 
@@ -16,6 +16,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/duroxide-go/cdb/duroxide"
+
+	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
 // Fetching is discovery, then a lock, then a load:
@@ -114,7 +116,7 @@ type discoveryState struct {
 }
 
 // slotsClause restricts discovery to slots (nil: all).
-func slotsClause(slots []uint8, params queryParams) (string, queryParams) {
+func slotsClause(slots []uint8, params cosmos.QueryParams) (string, cosmos.QueryParams) {
 	if slots == nil {
 		return "", params
 	}
@@ -122,7 +124,7 @@ func slotsClause(slots []uint8, params queryParams) (string, queryParams) {
 	for i, s := range slots {
 		ints[i] = int(s)
 	}
-	return " AND ARRAY_CONTAINS(@slots, c.dispatchSlot)", params.add("@slots", ints)
+	return " AND ARRAY_CONTAINS(@slots, c.dispatchSlot)", params.Add("@slots", ints)
 }
 
 // nextWindow returns the next rotating window of slots (nil: all slots).
@@ -146,7 +148,7 @@ func (st *discoveryState) nextWindow(slots []uint8) []uint8 {
 // item (worker), oldest first. Under a backlog it first polls the next slot
 // window; only if that yields nothing usable does it poll all slots, so a
 // fetch never comes back empty while visible work exists.
-func (p *Provider) discover(ctx context.Context, docType, extra string, params queryParams, perInstance bool, skip func(candidate) bool) ([]candidate, error) {
+func (p *Provider) discover(ctx context.Context, docType, extra string, params cosmos.QueryParams, perInstance bool, skip func(candidate) bool) ([]candidate, error) {
 	slots, err := p.dispatcherSlots(ctx)
 	if err != nil || (slots != nil && len(slots) == 0) {
 		return nil, err // no slots: nothing to poll (e.g. more processes than slots)
@@ -167,27 +169,27 @@ func (p *Provider) discover(ctx context.Context, docType, extra string, params q
 
 // discoverIn reads one page's worth of visible, unlocked entries of docType
 // in slots; full reports that the page was full (a backlog).
-func (p *Provider) discoverIn(ctx context.Context, slots []uint8, docType, extra string, params queryParams, perInstance bool, skip func(candidate) bool) (out []candidate, full bool, err error) {
+func (p *Provider) discoverIn(ctx context.Context, slots []uint8, docType, extra string, params cosmos.QueryParams, perInstance bool, skip func(candidate) bool) (out []candidate, full bool, err error) {
 	clause, params := slotsClause(slots, params)
 	q := "SELECT c.id, c.instanceId, c.enqueuedAt, c.enqueueOrder, c._etag, c.sessionId, STARTSWITH(c.workItem, @start) AS isStart FROM c WHERE c.type = @type AND c.visibleAt <= @now AND " +
 		lockFree + " AND " + notStaged + clause + extra
-	params = params.add("@type", docType).add("@start", `{"StartOrchestration"`)
+	params = params.Add("@type", docType).Add("@start", `{"StartOrchestration"`)
 	var rows []discoveryRow
 	partial := map[string]bool{} // instances seen in a full page
 	// The scan resumes where the previous fetch with the same query
-	// stopped (paging.go) and reads pages until it has one page's worth of
+	// stopped (internal/cosmos/scan.go) and reads pages until it has one page's worth of
 	// rows to choose the oldest from, or its page budget is spent: pages
 	// come one physical partition at a time and may be empty, and resuming
 	// moves through the partitions in turn.
-	cur := p.scans.get("discover\x00" + q + "\x00" + string(mustJSON(params)))
-	_, err = p.scan(ctx, cur, scanRequest{
-		text: q,
-		fresh: func() queryParams {
+	cur := p.scans.Get("discover\x00" + q + "\x00" + string(mustJSON(params)))
+	_, err = p.st.Scan(ctx, cur, cosmos.ScanRequest{
+		Text: q,
+		Fresh: func() cosmos.QueryParams {
 			return append(params[:len(params):len(params)], azcosmos.QueryParameter{Name: "@now", Value: ms(p.opts.Now())})
 		},
-		pageSize: int32(p.opts.DiscoveryPageSize),
-		maxPages: p.opts.ScanPages,
-		enough:   func() bool { return len(rows) >= p.opts.DiscoveryPageSize },
+		PageSize: int32(p.opts.DiscoveryPageSize),
+		MaxPages: p.opts.ScanPages,
+		Enough:   func() bool { return len(rows) >= p.opts.DiscoveryPageSize },
 	}, func(items [][]byte) {
 		for _, item := range items {
 			var r discoveryRow
@@ -355,17 +357,17 @@ func (p *Provider) tryLockOrchestration(ctx context.Context, c candidate, lockTi
 	if err != nil || res == nil {
 		return nil, err
 	}
-	lk := &orchLock{instance: c.instance, token: token, etag: res.etags[0], lockedUntil: until}
-	if err := json.Unmarshal(res.bodies[0], &lk.doc); err != nil {
+	lk := &orchLock{instance: c.instance, token: token, etag: res.ETags[0], lockedUntil: until}
+	if err := json.Unmarshal(res.Bodies[0], &lk.doc); err != nil {
 		return nil, fmt.Errorf("decode instance document: %w", err)
 	}
-	lk.doc.ETag = string(res.etags[0])
-	for i := 1; i < len(res.bodies); i++ {
+	lk.doc.ETag = string(res.ETags[0])
+	for i := 1; i < len(res.Bodies); i++ {
 		var m queueDoc
-		if err := json.Unmarshal(res.bodies[i], &m); err != nil {
+		if err := json.Unmarshal(res.Bodies[i], &m); err != nil {
 			return nil, fmt.Errorf("decode queue message: %w", err)
 		}
-		m.ETag = string(res.etags[i])
+		m.ETag = string(res.ETags[i])
 		lk.messages = append(lk.messages, &m)
 	}
 	sort.SliceStable(lk.messages, func(i, j int) bool { return lk.messages[i].order() < lk.messages[j].order() })
@@ -425,7 +427,7 @@ func (p *Provider) tryLockOrchestration(ctx context.Context, c candidate, lockTi
 func (p *Provider) readyMessages(ctx context.Context, inst string, now time.Time) ([]string, error) {
 	q := "SELECT c.id, c.enqueuedAt, c.enqueueOrder FROM c WHERE c.type = 'orch_queue' AND c.visibleAt <= @now AND " + lockFree + " AND " + notStaged
 	var rows []discoveryRow
-	_, err := p.st.query(ctx, q, queryParams{}.add("@now", ms(now)), queryOptions{Partition: &inst, PageSize: -1}, func(raw []byte) bool {
+	_, err := p.st.Query(ctx, q, cosmos.QueryParams{}.Add("@now", ms(now)), cosmos.QueryOptions{Partition: &inst, PageSize: -1}, func(raw []byte) bool {
 		var r discoveryRow
 		if json.Unmarshal(raw, &r) == nil {
 			rows = append(rows, r)
@@ -478,35 +480,35 @@ func (p *Provider) finishTurnUnderLock(ctx context.Context, lk *orchLock) error 
 // instance could not be locked (busy, incompatible, or its messages
 // changed under us). created reports that the instance document was
 // created by this batch (a provisional one).
-func (p *Provider) lockBatch(ctx context.Context, c candidate, token string, now, until time.Time, filter *duroxide.DispatcherCapabilityFilter) (res *batchResult, created bool, err error) {
+func (p *Provider) lockBatch(ctx context.Context, c candidate, token string, now, until time.Time, filter *duroxide.DispatcherCapabilityFilter) (res *cosmos.BatchResult, created bool, err error) {
 	// A start usually means a new instance: try creating the (provisional)
 	// instance document first, which saves the failed patch; otherwise
 	// patch the existing one. Each falls back to the other.
 	create := c.start
 	for try := 0; try < 2; try++ {
-		b := newBatch(c.instance)
+		b := cosmos.NewBatch(c.instance)
 		if create {
 			doc := instanceDoc{ID: instanceDocID(c.instance), InstanceID: c.instance, Type: docInstance, Status: duroxide.StatusRunning,
 				LockToken: &token, LockedUntil: ptr(ms(until)), CreatedAt: ms(now), UpdatedAt: ms(now), Provisional: true}
-			b.create(mustJSON(doc))
+			b.Create(mustJSON(doc))
 		} else {
 			var ops azcosmos.PatchOperations
 			ops.SetCondition(lockCondition(now, filter))
 			ops.AppendSet("/lockToken", token)
 			ops.AppendSet("/lockedUntil", ms(until))
-			b.patch(instanceDocID(c.instance), ops, nil)
+			b.Patch(instanceDocID(c.instance), ops, nil)
 		}
 		p.addMessageLocks(b, c.ids, token, until)
-		res, err = p.st.execute(ctx, b, true)
+		res, err = p.st.Execute(ctx, b, true)
 		be, ok := err.(*BatchError)
 		switch {
 		case err == nil:
 			return res, create, nil
-		case ok && be.Index == 0 && create && be.StatusCode == http.StatusConflict,
-			ok && be.Index == 0 && !create && be.StatusCode == http.StatusNotFound:
+		case ok && be.Index == 0 && create && errors.Is(be, cosmos.ErrConflict),
+			ok && be.Index == 0 && !create && errors.Is(be, cosmos.ErrNotFound):
 			create = !create // guessed wrong: the other way
 			continue
-		case ok && be.Index == 0 && be.StatusCode == http.StatusPreconditionFailed:
+		case ok && be.Index == 0 && errors.Is(be, cosmos.ErrPreconditionFailed):
 			// Locked, or pinned to a version outside the filter. We
 			// cannot tell which without a read, and neither is worth one.
 			if filter != nil {
@@ -515,7 +517,7 @@ func (p *Provider) lockBatch(ctx context.Context, c candidate, token string, now
 				p.busy.mark(c.instance, now.Add(busyRetry))
 			}
 			return nil, false, nil
-		case ok && be.Index == 0 && be.StatusCode == http.StatusConflict:
+		case ok && be.Index == 0 && errors.Is(be, cosmos.ErrConflict):
 			p.busy.mark(c.instance, now.Add(busyRetry)) // created by another dispatcher just now
 			return nil, false, nil
 		case ok:
@@ -546,9 +548,9 @@ func lockCondition(now time.Time, filter *duroxide.DispatcherCapabilityFilter) s
 	return cond
 }
 
-func (p *Provider) addMessageLocks(b *batch, ids []string, token string, until time.Time) {
+func (p *Provider) addMessageLocks(b *cosmos.Batch, ids []string, token string, until time.Time) {
 	for _, id := range ids {
-		if b.len() >= maxBatchOps {
+		if b.Len() >= cosmos.MaxBatchOps {
 			break // the rest wait for the next turn
 		}
 		var ops azcosmos.PatchOperations
@@ -561,7 +563,7 @@ func (p *Provider) addMessageLocks(b *batch, ids []string, token string, until t
 		ops.AppendSet("/lockToken", token)
 		ops.AppendSet("/lockedUntil", ms(until))
 		ops.AppendIncrement("/attemptCount", 1)
-		b.patch(id, ops, nil)
+		b.Patch(id, ops, nil)
 	}
 }
 
@@ -576,11 +578,11 @@ func (p *Provider) loadTurnState(ctx context.Context, lk *orchLock, item *duroxi
 	q := "SELECT * FROM c WHERE (c.type = 'history' AND c.executionId = @exec) OR c.type = 'kv' OR c.type = 'kv_delta'" +
 		" OR c.type = 'turn_journal' OR (IS_DEFINED(c.staged) AND NOT IS_NULL(c.staged))" +
 		" OR (c.type = 'orch_received' AND c.createdAt < @markersBefore)"
-	params := queryParams{}.add("@exec", lk.doc.CurrentExecutionID).add("@markersBefore", ms(p.opts.Now().Add(-receivedRetention)))
+	params := cosmos.QueryParams{}.Add("@exec", lk.doc.CurrentExecutionID).Add("@markersBefore", ms(p.opts.Now().Add(-receivedRetention)))
 	var hist []historyDoc
 	var garbage []string
 	var kvErr error
-	_, err := p.st.query(ctx, q, params, queryOptions{Partition: &lk.instance, PageSize: -1}, func(raw []byte) bool {
+	_, err := p.st.Query(ctx, q, params, cosmos.QueryOptions{Partition: &lk.instance, PageSize: -1}, func(raw []byte) bool {
 		var head struct {
 			ID     string  `json:"id"`
 			Type   string  `json:"type"`
@@ -644,12 +646,12 @@ func (p *Provider) loadTurnState(ctx context.Context, lk *orchLock, item *duroxi
 // deleteAll deletes ids from one partition in as few batches as possible;
 // already-deleted documents are fine.
 func (p *Provider) deleteAll(ctx context.Context, partition string, ids []string) error {
-	for start := 0; start < len(ids); start += maxBatchOps {
-		b := newBatch(partition)
-		for _, id := range ids[start:min(start+maxBatchOps, len(ids))] {
-			b.delete(id, nil, http.StatusNotFound)
+	for start := 0; start < len(ids); start += cosmos.MaxBatchOps {
+		b := cosmos.NewBatch(partition)
+		for _, id := range ids[start:min(start+cosmos.MaxBatchOps, len(ids))] {
+			b.Delete(id, nil, cosmos.ErrNotFound)
 		}
-		if _, err := p.st.executeTolerant(ctx, b, false); err != nil {
+		if _, err := p.st.ExecuteTolerant(ctx, b, false); err != nil {
 			return err
 		}
 	}
@@ -684,25 +686,25 @@ func (p *Provider) releaseOrphan(ctx context.Context, lk *orchLock, created bool
 			allQueue = false
 		}
 	}
-	b := newBatch(lk.instance)
+	b := cosmos.NewBatch(lk.instance)
 	if allQueue {
 		for _, m := range lk.messages {
-			b.delete(m.ID, nil, http.StatusNotFound)
+			b.Delete(m.ID, nil, cosmos.ErrNotFound)
 		}
 	} else {
 		for _, m := range lk.messages {
-			b.patch(m.ID, unlockMessageOps(m.AttemptCount-1, ms(p.opts.Now())), nil)
+			b.Patch(m.ID, unlockMessageOps(m.AttemptCount-1, ms(p.opts.Now())), nil)
 		}
 	}
 	if created {
 		// Nobody else can have touched the provisional document: we
 		// hold its lock.
 		e := lk.etag
-		b.delete(instanceDocID(lk.instance), &e, http.StatusNotFound, http.StatusPreconditionFailed)
+		b.Delete(instanceDocID(lk.instance), &e, cosmos.ErrNotFound, cosmos.ErrPreconditionFailed)
 	} else {
-		b.patch(instanceDocID(lk.instance), releaseOps(), &lk.etag)
+		b.Patch(instanceDocID(lk.instance), releaseOps(), &lk.etag)
 	}
-	_, err := p.st.executeTolerant(ctx, b, false)
+	_, err := p.st.ExecuteTolerant(ctx, b, false)
 	p.busy.clear(lk.instance)
 	return err
 }
@@ -710,12 +712,12 @@ func (p *Provider) releaseOrphan(ctx context.Context, lk *orchLock, created bool
 // releaseQuietly gives a lock back after a failure, best effort: if it
 // fails, the lock simply expires.
 func (p *Provider) releaseQuietly(ctx context.Context, lk *orchLock) {
-	b := newBatch(lk.instance)
-	b.patch(instanceDocID(lk.instance), releaseOps(), &lk.etag)
+	b := cosmos.NewBatch(lk.instance)
+	b.Patch(instanceDocID(lk.instance), releaseOps(), &lk.etag)
 	for _, m := range lk.messages {
-		b.patch(m.ID, unlockMessageOps(m.AttemptCount, ms(p.opts.Now())), nil)
+		b.Patch(m.ID, unlockMessageOps(m.AttemptCount, ms(p.opts.Now())), nil)
 	}
-	if _, err := p.st.execute(ctx, b, false); err != nil {
+	if _, err := p.st.Execute(ctx, b, false); err != nil {
 		p.opts.Logger.Warn("releasing a lock after a failed fetch", "instance_id", lk.instance, "error", err)
 	}
 	p.busy.clear(lk.instance)
@@ -822,7 +824,7 @@ func (p *Provider) FetchWorkItem(ctx context.Context, lockTimeout, _ time.Durati
 
 // tagClause turns a TagFilter into a query predicate; ok is false for a
 // filter that matches nothing.
-func tagClause(f duroxide.TagFilter) (clause string, params queryParams, ok bool) {
+func tagClause(f duroxide.TagFilter) (clause string, params cosmos.QueryParams, ok bool) {
 	const untagged = "NOT IS_DEFINED(c.tag) OR IS_NULL(c.tag)"
 	switch f.Mode {
 	case duroxide.TagNone:
@@ -832,9 +834,9 @@ func tagClause(f duroxide.TagFilter) (clause string, params queryParams, ok bool
 	case duroxide.TagDefaultOnly:
 		return " AND (" + untagged + ")", nil, true
 	case duroxide.TagTags:
-		return " AND ARRAY_CONTAINS(@tags, c.tag)", queryParams{}.add("@tags", f.TagList()), true
+		return " AND ARRAY_CONTAINS(@tags, c.tag)", cosmos.QueryParams{}.Add("@tags", f.TagList()), true
 	case duroxide.TagDefaultAnd:
-		return " AND (" + untagged + " OR ARRAY_CONTAINS(@tags, c.tag))", queryParams{}.add("@tags", f.TagList()), true
+		return " AND (" + untagged + " OR ARRAY_CONTAINS(@tags, c.tag))", cosmos.QueryParams{}.Add("@tags", f.TagList()), true
 	}
 	return "", nil, false
 }
@@ -864,8 +866,8 @@ func (p *Provider) tryLockWorkItem(ctx context.Context, c candidate, lockTimeout
 	ops.AppendSet("/lockedUntil", ms(until))
 	ops.AppendIncrement("/attemptCount", 1)
 	etag := azcore.ETag(c.etag)
-	body, newEtag, err := p.st.patch(ctx, c.instance, id, ops, &etag, true)
-	if isPrecondition(err) || isNotFound(err) {
+	body, newEtag, err := p.st.Patch(ctx, c.instance, id, ops, &etag, true)
+	if errors.Is(err, cosmos.ErrPreconditionFailed) || errors.Is(err, cosmos.ErrNotFound) {
 		return nil, nil // another worker got it first
 	}
 	if err != nil {
@@ -882,7 +884,7 @@ func (p *Provider) tryLockWorkItem(ctx context.Context, c candidate, lockTimeout
 		// so it does not block the queue, and reported.
 		p.opts.Logger.Error("work item cannot be decoded; left in the queue", "instance_id", c.instance, "item", id, "error", err)
 		etag := newEtag
-		if _, _, perr := p.st.patch(ctx, c.instance, id, unlockMessageOps(doc.AttemptCount, ms(now.Add(undecodableBackoff))), &etag, false); perr != nil {
+		if _, _, perr := p.st.Patch(ctx, c.instance, id, unlockMessageOps(doc.AttemptCount, ms(now.Add(undecodableBackoff))), &etag, false); perr != nil {
 			p.opts.Logger.Warn("releasing an undecodable work item", "item", id, "error", perr)
 		}
 		return nil, nil

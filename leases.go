@@ -15,6 +15,8 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/google/uuid"
+
+	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
 // Cosmos-backed dispatch-slot leases, shared by every process on a
@@ -288,9 +290,9 @@ func (l *CosmosLeases) readLeases(ctx context.Context) (*leaseSnapshot, error) {
 	// A projection: the documents' other fields are not needed, and the
 	// bytes returned are most of a query's charge.
 	q := "SELECT c.type, c.slot, c.owner, c.processId, c.expiresAt, c._etag FROM c WHERE (c.type = @slot OR c.type = @member) AND c.leaseGroup = @group"
-	params := queryParams{}.add("@slot", docSlotLease).add("@member", docLeaseMember).add("@group", l.opts.Group)
+	params := cosmos.QueryParams{}.Add("@slot", docSlotLease).Add("@member", docLeaseMember).Add("@group", l.opts.Group)
 	var bad error
-	_, err := l.p.st.query(ctx, q, params, queryOptions{Partition: &part, PageSize: 1000}, func(item []byte) bool {
+	_, err := l.p.st.Query(ctx, q, params, cosmos.QueryOptions{Partition: &part, PageSize: 1000}, func(item []byte) bool {
 		var head struct {
 			Type string `json:"type"`
 		}
@@ -367,17 +369,17 @@ func (l *CosmosLeases) heartbeat(ctx context.Context, snap *leaseSnapshot, now i
 	for attempt := 0; ; attempt++ {
 		var etag azcore.ETag
 		if cur == nil {
-			etag, err = l.p.st.create(ctx, LeasePartition, body)
+			etag, err = l.p.st.Create(ctx, LeasePartition, body)
 		} else {
 			e := azcore.ETag(cur.ETag)
-			etag, err = l.p.st.replace(ctx, LeasePartition, doc.ID, body, &e)
+			etag, err = l.p.st.Replace(ctx, LeasePartition, doc.ID, body, &e)
 		}
 		if err == nil {
 			doc.ETag = string(etag)
 			snap.members[me] = &doc
 			return nil
 		}
-		if attempt > 0 || !(isPrecondition(err) || isConflict(err) || isNotFound(err)) {
+		if attempt > 0 || !(errors.Is(err, cosmos.ErrPreconditionFailed) || errors.Is(err, cosmos.ErrConflict) || errors.Is(err, cosmos.ErrNotFound)) {
 			return err
 		}
 		cur, err = l.readMember(ctx, me)
@@ -389,8 +391,8 @@ func (l *CosmosLeases) heartbeat(ctx context.Context, snap *leaseSnapshot, now i
 
 // readMember point-reads a member document (nil if absent).
 func (l *CosmosLeases) readMember(ctx context.Context, process string) (*memberDoc, error) {
-	raw, etag, err := l.p.st.read(ctx, LeasePartition, memberID(l.opts.Group, process))
-	if isNotFound(err) {
+	raw, etag, err := l.p.st.Read(ctx, LeasePartition, memberID(l.opts.Group, process))
+	if errors.Is(err, cosmos.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
@@ -509,16 +511,16 @@ func (l *CosmosLeases) claim(ctx context.Context, snap *leaseSnapshot, s int, no
 	var etag azcore.ETag
 	if cur := snap.slots[s]; cur != nil {
 		e := azcore.ETag(cur.ETag)
-		etag, err = l.p.st.replace(ctx, LeasePartition, doc.ID, body, &e)
+		etag, err = l.p.st.Replace(ctx, LeasePartition, doc.ID, body, &e)
 	} else {
-		etag, err = l.p.st.create(ctx, LeasePartition, body)
+		etag, err = l.p.st.Create(ctx, LeasePartition, body)
 	}
 	switch {
 	case err == nil:
 		doc.ETag = string(etag)
 		snap.slots[s] = &doc
 		return true, nil
-	case isPrecondition(err) || isConflict(err) || isNotFound(err):
+	case errors.Is(err, cosmos.ErrPreconditionFailed) || errors.Is(err, cosmos.ErrConflict) || errors.Is(err, cosmos.ErrNotFound):
 		return false, nil
 	default:
 		// Unknown outcome (timeout, dropped connection): the next renewal
@@ -542,7 +544,7 @@ func (l *CosmosLeases) collectMembers(ctx context.Context, snap *leaseSnapshot, 
 			continue
 		}
 		e := azcore.ETag(m.ETag)
-		if err := l.p.st.delete(ctx, LeasePartition, m.ID, &e); err == nil || isNotFound(err) {
+		if err := l.p.st.Delete(ctx, LeasePartition, m.ID, &e); err == nil || errors.Is(err, cosmos.ErrNotFound) {
 			delete(snap.members, id)
 		}
 	}
@@ -620,7 +622,7 @@ func (l *CosmosLeases) release() {
 	if err != nil {
 		return
 	}
-	if _, err := l.p.st.replace(ctx, LeasePartition, cur.ID, body, &e); err != nil {
+	if _, err := l.p.st.Replace(ctx, LeasePartition, cur.ID, body, &e); err != nil {
 		l.p.opts.Logger.Warn("giving up dispatch slots failed; they move after the lease expires", "process", me, "error", err)
 		return
 	}

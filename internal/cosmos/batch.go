@@ -1,7 +1,8 @@
-package cdb
+package cosmos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -9,74 +10,94 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 )
 
-// Service limits of one transactional batch. maxBatchBytes keeps headroom
+// Service limits of one transactional batch. MaxBatchBytes keeps headroom
 // below the 2 MiB request limit for the batch envelope and per-operation
 // framing that azcosmos adds around each document.
 const (
-	maxBatchOps   = 100
-	maxBatchBytes = 2*1024*1024 - 64*1024
-	// maxDocBytes is the largest single document we write; Cosmos refuses
+	// MaxBatchOps is the most operations one batch may hold.
+	MaxBatchOps = 100
+	// MaxBatchBytes is the most payload bytes one batch may carry.
+	MaxBatchBytes = 2*1024*1024 - 64*1024
+	// MaxDocBytes is the largest single document we write; Cosmos refuses
 	// documents over 2 MiB.
-	maxDocBytes = 2 * 1024 * 1024
+	MaxDocBytes = 2 * 1024 * 1024
 )
 
-type batchKind int
+// BatchKind is the kind of one batch operation.
+type BatchKind int
 
+// The batch operation kinds.
 const (
-	bCreate batchKind = iota
-	bUpsert
-	bReplace
-	bDelete
-	bPatch
-	bRead
+	BatchCreate BatchKind = iota
+	BatchUpsert
+	BatchReplace
+	BatchDelete
+	BatchPatch
+	BatchRead
 )
 
-type batchOp struct {
-	kind    batchKind
-	id      string
-	doc     []byte
-	patch   azcosmos.PatchOperations
-	ifMatch *azcore.ETag
-	// tolerate lists statuses that mean "already done" for this operation
-	// (e.g. 404 on deleting a cancelled activity). They cannot be tolerated
-	// inside the atomic batch itself; executeTolerant removes such an
-	// operation and retries the rest.
-	tolerate []int
+// BatchOp is one operation of a Batch.
+type BatchOp struct {
+	Kind    BatchKind
+	ID      string
+	Doc     []byte
+	Patch   azcosmos.PatchOperations
+	IfMatch *azcore.ETag
+	// Tolerate lists conditions that mean "already done" for this
+	// operation (e.g. ErrNotFound on deleting a cancelled activity). They
+	// cannot be tolerated inside the atomic batch itself; ExecuteTolerant
+	// removes such an operation and retries the rest.
+	Tolerate []error
 }
 
-// batch is a list of operations on one partition, committed atomically.
-type batch struct {
-	partition string
-	ops       []batchOp
-	bytes     int
+// Batch is a list of operations on one partition, committed atomically.
+type Batch struct {
+	Partition string
+	Ops       []BatchOp
+	// Bytes estimates the request size (documents, ids and framing).
+	Bytes int
 }
 
-func newBatch(partition string) *batch { return &batch{partition: partition} }
+// NewBatch starts an empty batch on partition.
+func NewBatch(partition string) *Batch { return &Batch{Partition: partition} }
 
-func (b *batch) add(op batchOp) {
-	b.ops = append(b.ops, op)
-	b.bytes += len(op.doc) + len(op.id) + 64
+// Add appends op.
+func (b *Batch) Add(op BatchOp) {
+	b.Ops = append(b.Ops, op)
+	b.Bytes += len(op.Doc) + len(op.ID) + 64
 }
 
-func (b *batch) create(doc []byte) { b.add(batchOp{kind: bCreate, doc: doc}) }
-func (b *batch) upsert(doc []byte, ifMatch *azcore.ETag) {
-	b.add(batchOp{kind: bUpsert, doc: doc, ifMatch: ifMatch})
-}
-func (b *batch) replace(id string, doc []byte, ifMatch *azcore.ETag) {
-	b.add(batchOp{kind: bReplace, id: id, doc: doc, ifMatch: ifMatch})
-}
-func (b *batch) delete(id string, ifMatch *azcore.ETag, tolerate ...int) {
-	b.add(batchOp{kind: bDelete, id: id, ifMatch: ifMatch, tolerate: tolerate})
-}
-func (b *batch) patch(id string, ops azcosmos.PatchOperations, ifMatch *azcore.ETag) {
-	b.add(batchOp{kind: bPatch, id: id, patch: ops, ifMatch: ifMatch})
-}
-func (b *batch) read(id string) { b.add(batchOp{kind: bRead, id: id}) }
+// Create appends a create of doc.
+func (b *Batch) Create(doc []byte) { b.Add(BatchOp{Kind: BatchCreate, Doc: doc}) }
 
-func (b *batch) len() int { return len(b.ops) }
+// Upsert appends an upsert of doc.
+func (b *Batch) Upsert(doc []byte, ifMatch *azcore.ETag) {
+	b.Add(BatchOp{Kind: BatchUpsert, Doc: doc, IfMatch: ifMatch})
+}
 
-// fits reports whether the batch is within the service limits.
-func (b *batch) fits() bool { return len(b.ops) <= maxBatchOps && b.bytes <= maxBatchBytes }
+// Replace appends a replace of id by doc.
+func (b *Batch) Replace(id string, doc []byte, ifMatch *azcore.ETag) {
+	b.Add(BatchOp{Kind: BatchReplace, ID: id, Doc: doc, IfMatch: ifMatch})
+}
+
+// Delete appends a delete of id, tolerating the given conditions.
+func (b *Batch) Delete(id string, ifMatch *azcore.ETag, tolerate ...error) {
+	b.Add(BatchOp{Kind: BatchDelete, ID: id, IfMatch: ifMatch, Tolerate: tolerate})
+}
+
+// Patch appends a patch of id.
+func (b *Batch) Patch(id string, ops azcosmos.PatchOperations, ifMatch *azcore.ETag) {
+	b.Add(BatchOp{Kind: BatchPatch, ID: id, Patch: ops, IfMatch: ifMatch})
+}
+
+// Read appends a read of id.
+func (b *Batch) Read(id string) { b.Add(BatchOp{Kind: BatchRead, ID: id}) }
+
+// Len is the number of operations.
+func (b *Batch) Len() int { return len(b.Ops) }
+
+// Fits reports whether the batch is within the service limits.
+func (b *Batch) Fits() bool { return len(b.Ops) <= MaxBatchOps && b.Bytes <= MaxBatchBytes }
 
 // BatchError is a transactional batch the service rolled back (HTTP 207).
 // Index is the operation that failed with StatusCode; every other
@@ -98,53 +119,58 @@ func (e *BatchError) Retryable() bool {
 	return false
 }
 
+// Is reports whether target is the Condition of the failing operation's
+// status, so that errors.Is(err, ErrConflict) holds for a batch whose
+// operation met an existing document.
+func (e *BatchError) Is(target error) bool { return matches(target, e.StatusCode) }
+
 func (e *BatchError) Error() string {
 	return fmt.Sprintf("cosmos batch on partition %q rolled back: operation %d (%s) failed with status %d", e.Partition, e.Index, e.ID, e.StatusCode)
 }
 
-// batchResult holds the per-operation results of a committed batch.
-type batchResult struct {
-	etags  []azcore.ETag
-	bodies [][]byte
+// BatchResult holds the per-operation results of a committed batch.
+type BatchResult struct {
+	ETags  []azcore.ETag
+	Bodies [][]byte
 }
 
-// execute commits b atomically. A rolled-back batch returns *BatchError;
-// a request that failed as a whole returns *CosmosError.
-func (s *store) execute(ctx context.Context, b *batch, wantBodies bool) (*batchResult, error) {
-	if len(b.ops) == 0 {
-		return &batchResult{}, nil
+// Execute commits b atomically. A rolled-back batch returns *BatchError;
+// a request that failed as a whole returns *Error.
+func (s *Store) Execute(ctx context.Context, b *Batch, wantBodies bool) (*BatchResult, error) {
+	if len(b.Ops) == 0 {
+		return &BatchResult{}, nil
 	}
-	if !b.fits() {
-		return nil, fmt.Errorf("cdb: internal error: batch of %d operations / %d bytes exceeds the service limits", len(b.ops), b.bytes)
+	if !b.Fits() {
+		return nil, fmt.Errorf("cdb: internal error: batch of %d operations / %d bytes exceeds the service limits", len(b.Ops), b.Bytes)
 	}
-	tb := s.c.NewTransactionalBatch(pk(b.partition))
-	for _, op := range b.ops {
-		o := &azcosmos.TransactionalBatchItemOptions{IfMatchETag: op.ifMatch}
-		switch op.kind {
-		case bCreate:
-			tb.CreateItem(op.doc, o)
-		case bUpsert:
-			tb.UpsertItem(op.doc, o)
-		case bReplace:
-			tb.ReplaceItem(op.id, op.doc, o)
-		case bDelete:
-			tb.DeleteItem(op.id, o)
-		case bPatch:
-			tb.PatchItem(op.id, op.patch, o)
-		case bRead:
-			tb.ReadItem(op.id, o)
+	tb := s.c.NewTransactionalBatch(pk(b.Partition))
+	for _, op := range b.Ops {
+		o := &azcosmos.TransactionalBatchItemOptions{IfMatchETag: op.IfMatch}
+		switch op.Kind {
+		case BatchCreate:
+			tb.CreateItem(op.Doc, o)
+		case BatchUpsert:
+			tb.UpsertItem(op.Doc, o)
+		case BatchReplace:
+			tb.ReplaceItem(op.ID, op.Doc, o)
+		case BatchDelete:
+			tb.DeleteItem(op.ID, o)
+		case BatchPatch:
+			tb.PatchItem(op.ID, op.Patch, o)
+		case BatchRead:
+			tb.ReadItem(op.ID, o)
 		}
 	}
 	var resp azcosmos.TransactionalBatchResponse
-	err := s.do(ctx, Call{Op: OpBatch, PartitionKey: b.partition, Operations: len(b.ops)}, func(ctx context.Context) (result, error) {
+	err := s.Do(ctx, Call{Op: OpBatch, PartitionKey: b.Partition, Operations: len(b.Ops)}, func(ctx context.Context) (Result, error) {
 		var err error
 		resp, err = s.c.ExecuteTransactionalBatch(ctx, tb, &azcosmos.TransactionalBatchOptions{EnableContentResponseOnWrite: wantBodies})
-		s.observe(b.partition, &resp.SessionToken, err)
+		s.observe(b.Partition, &resp.SessionToken, err)
 		n := 0
 		for _, r := range resp.OperationResults {
 			n += len(r.ResourceBody)
 		}
-		return result{bytes: n, charge: resp.RequestCharge}, err
+		return Result{Bytes: n, Charge: resp.RequestCharge}, err
 	})
 	if err != nil {
 		return nil, err
@@ -152,20 +178,20 @@ func (s *store) execute(ctx context.Context, b *batch, wantBodies bool) (*batchR
 	if !resp.Success {
 		return nil, batchFailure(b, resp)
 	}
-	out := &batchResult{etags: make([]azcore.ETag, len(resp.OperationResults)), bodies: make([][]byte, len(resp.OperationResults))}
+	out := &BatchResult{ETags: make([]azcore.ETag, len(resp.OperationResults)), Bodies: make([][]byte, len(resp.OperationResults))}
 	for i, r := range resp.OperationResults {
-		out.etags[i], out.bodies[i] = r.ETag, r.ResourceBody
+		out.ETags[i], out.Bodies[i] = r.ETag, r.ResourceBody
 	}
 	return out, nil
 }
 
-func batchFailure(b *batch, resp azcosmos.TransactionalBatchResponse) *BatchError {
-	e := &BatchError{Partition: b.partition, Index: -1}
+func batchFailure(b *Batch, resp azcosmos.TransactionalBatchResponse) *BatchError {
+	e := &BatchError{Partition: b.Partition, Index: -1}
 	for i, r := range resp.OperationResults {
 		if r.StatusCode != http.StatusFailedDependency {
 			e.Index, e.StatusCode = i, int(r.StatusCode)
-			if i < len(b.ops) {
-				e.ID = b.ops[i].id
+			if i < len(b.Ops) {
+				e.ID = b.Ops[i].ID
 			}
 			break
 		}
@@ -173,29 +199,29 @@ func batchFailure(b *batch, resp azcosmos.TransactionalBatchResponse) *BatchErro
 	return e
 }
 
-// executeTolerant commits b, dropping operations whose failure status is
-// in their tolerate list (e.g. deleting an already-deleted document) and
+// ExecuteTolerant commits b, dropping operations whose failure is in
+// their Tolerate list (e.g. deleting an already-deleted document) and
 // retrying the remainder, so "already done" never fails the whole batch.
-func (s *store) executeTolerant(ctx context.Context, b *batch, wantBodies bool) (*batchResult, error) {
+func (s *Store) ExecuteTolerant(ctx context.Context, b *Batch, wantBodies bool) (*BatchResult, error) {
 	for {
-		res, err := s.execute(ctx, b, wantBodies)
+		res, err := s.Execute(ctx, b, wantBodies)
 		be, ok := err.(*BatchError)
-		if !ok || be.Index < 0 || be.Index >= len(b.ops) || !tolerated(b.ops[be.Index], be.StatusCode) {
+		if !ok || be.Index < 0 || be.Index >= len(b.Ops) || !tolerated(b.Ops[be.Index], be) {
 			return res, err
 		}
-		nb := newBatch(b.partition)
-		for i, op := range b.ops {
+		nb := NewBatch(b.Partition)
+		for i, op := range b.Ops {
 			if i != be.Index {
-				nb.add(op)
+				nb.Add(op)
 			}
 		}
 		b = nb
 	}
 }
 
-func tolerated(op batchOp, status int) bool {
-	for _, s := range op.tolerate {
-		if s == status {
+func tolerated(op BatchOp, be *BatchError) bool {
+	for _, c := range op.Tolerate {
+		if errors.Is(be, c) {
 			return true
 		}
 	}

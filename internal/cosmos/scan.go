@@ -1,4 +1,4 @@
-package cdb
+package cosmos
 
 import (
 	"context"
@@ -16,18 +16,18 @@ import (
 // stopped, so the next call resumes there and every range is reached in
 // turn whatever their number.
 
-// scanCursor remembers where a paged scan stopped. A continuation token is
+// Cursor remembers where a paged scan stopped. A continuation token is
 // only valid for the query that produced it, parameters included, so the
 // cursor keeps the parameters the scan started with and the next call
 // resumes with them; a new scan starts with fresh parameters.
-type scanCursor struct {
+type Cursor struct {
 	mu     sync.Mutex
 	text   string
-	params queryParams
+	params QueryParams
 	token  *string
 }
 
-func (c *scanCursor) load(text string) (queryParams, *string) {
+func (c *Cursor) load(text string) (QueryParams, *string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.text != text || c.token == nil {
@@ -36,105 +36,85 @@ func (c *scanCursor) load(text string) (queryParams, *string) {
 	return c.params, c.token
 }
 
-func (c *scanCursor) store(text string, params queryParams, token *string) {
+func (c *Cursor) store(text string, params QueryParams, token *string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.text, c.params, c.token = text, params, token
 }
 
-// scanRequest is one bounded step of a scan.
-type scanRequest struct {
-	text string
-	// fresh returns the parameters of a new scan (clock-dependent values
+// ScanRequest is one bounded step of a scan.
+type ScanRequest struct {
+	Text string
+	// Fresh returns the parameters of a new scan (clock-dependent values
 	// are taken when the scan starts).
-	fresh    func() queryParams
-	pageSize int32
-	// maxPages bounds the pages one call reads; 0 reads to the end.
-	maxPages int
-	// enough reports that the call has read what it needs; checked after
+	Fresh    func() QueryParams
+	PageSize int32
+	// MaxPages bounds the pages one call reads; 0 reads to the end.
+	MaxPages int
+	// Enough reports that the call has read what it needs; checked after
 	// every page.
-	enough func() bool
+	Enough func() bool
 }
 
-// scan runs one step of the scan r from where cur stopped, handing every
-// item to each. When the scan ends within the step and the step resumed an
+// Scan runs one step of the scan r from where cur stopped, handing every
+// page to page. When the scan ends within the step and the step resumed an
 // older scan, it starts a new one with the pages left, so a call never
 // reports "nothing" merely because it resumed near the end.
 //
 // ended reports that the scan reached the end of the query in this call
-// (so everything it matched was handed to each, as of when it started).
-func (p *Provider) scan(ctx context.Context, cur *scanCursor, r scanRequest, page func(items [][]byte)) (ended bool, err error) {
-	params, token := cur.load(r.text)
+// (so everything it matched was handed to page, as of when it started).
+func (s *Store) Scan(ctx context.Context, cur *Cursor, r ScanRequest, page func(items [][]byte)) (ended bool, err error) {
+	params, token := cur.load(r.Text)
 	fresh := token == nil
 	if fresh {
-		params = r.fresh()
+		params = r.Fresh()
 	}
-	enough := func() bool { return r.enough != nil && r.enough() }
-	budget := r.maxPages
+	enough := func() bool { return r.Enough != nil && r.Enough() }
+	budget := r.MaxPages
 	for {
-		next, pages, err := p.st.queryPages(ctx, r.text, params, queryOptions{PageSize: r.pageSize, MaxPages: budget}, token, func(items [][]byte) bool {
+		next, pages, err := s.QueryPages(ctx, r.Text, params, QueryOptions{PageSize: r.PageSize, MaxPages: budget}, token, func(items [][]byte) bool {
 			page(items)
 			return !enough()
 		})
 		if err != nil {
 			// A continuation the service no longer accepts must not wedge
 			// the scan: the next call starts over.
-			cur.store(r.text, nil, nil)
+			cur.store(r.Text, nil, nil)
 			return false, err
 		}
 		if next != nil || fresh || enough() {
-			cur.store(r.text, params, next)
+			cur.store(r.Text, params, next)
 			return next == nil && fresh, nil
 		}
 		if budget > 0 {
 			budget -= pages
 			if budget <= 0 {
-				cur.store(r.text, nil, nil)
+				cur.store(r.Text, nil, nil)
 				return false, nil
 			}
 		}
-		params, token, fresh = r.fresh(), nil, true
+		params, token, fresh = r.Fresh(), nil, true
 	}
 }
 
-// reconcileScan runs one scan of a reconciler round: a bounded step of the
-// named background scan, or with full the whole query from the start (for
-// ReconcileOutbox, which promises everything pending).
-func (p *Provider) reconcileScan(ctx context.Context, name string, full bool, r scanRequest, each func(raw []byte)) error {
-	cur := p.scans.get(name)
-	r.maxPages = p.opts.ScanPages
-	if full {
-		cur, r.maxPages = &scanCursor{}, 0
-	}
-	_, err := p.scan(ctx, cur, r, func(items [][]byte) {
-		for _, it := range items {
-			each(it)
-		}
-	})
-	return err
-}
-
-// noParams is the parameter list of a scan whose query has none.
-func noParams() queryParams { return nil }
-
-// scanCursors holds one cursor per distinct query (discovery polls
+// Cursors holds one cursor per distinct query (discovery polls
 // different slot windows and tag filters).
-type scanCursors struct {
+type Cursors struct {
 	mu sync.Mutex
-	m  map[string]*scanCursor
+	m  map[string]*Cursor
 }
 
-// get returns the cursor for key, creating it; the map is bounded (a lost
+// Get returns the cursor for key, creating it; the map is bounded (a lost
 // cursor only means a scan starts over).
-func (s *scanCursors) get(key string) *scanCursor {
+func (s *Cursors) Get(key string) *Cursor {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.m == nil || len(s.m) > 256 {
-		s.m = map[string]*scanCursor{}
+		s.m = map[string]*Cursor{}
 	}
 	c := s.m[key]
 	if c == nil {
-		c = &scanCursor{}
+		c = &Cursor{}
 		s.m[key] = c
 	}
 	return c

@@ -1,26 +1,18 @@
-package cdb
+package cosmos
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"net/http"
-	"slices"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 )
 
 // This file is the only place that calls azcosmos for data-plane work.
-// Every request passes through store.do, which counts it, runs the test
-// hooks, applies our throttling budget and turns failures into *CosmosError
+// Every request passes through Store.Do, which counts it, runs the test
+// hooks, applies our throttling budget and turns failures into *Error
 // values, so error mapping, retries, request accounting and fault injection
 // each live in exactly one place.
 
@@ -40,7 +32,7 @@ const (
 	OpReadContainer   Op = "read_container"
 	OpCreateDatabase  Op = "create_database"
 	OpCreateContainer Op = "create_container"
-	OpReadAccount     Op = "read_account" // the startup account check (account.go)
+	OpReadAccount     Op = "read_account" // the startup account check (the root package's account.go)
 )
 
 var allOps = []Op{OpRead, OpCreate, OpUpsert, OpReplace, OpDelete, OpPatch, OpQuery, OpBatch, OpReadContainer, OpCreateDatabase, OpCreateContainer, OpReadAccount}
@@ -77,7 +69,8 @@ type RetryOptions struct {
 	MaxThrottleWait time.Duration
 }
 
-func (r RetryOptions) withDefaults() RetryOptions {
+// RetryDefaults fills the zero fields of r with the defaults.
+func RetryDefaults(r RetryOptions) RetryOptions {
 	if r.MaxThrottleRetries == 0 {
 		r.MaxThrottleRetries = 9
 	}
@@ -110,29 +103,33 @@ func (s RequestStats) Total() int64 {
 type opCounter struct {
 	requests, failures, bytes atomic.Int64
 	chargeMilli               atomic.Int64
-	throttles, retries        atomic.Int64 // telemetry.go
+	throttles, retries        atomic.Int64 // see Counters
 }
 
-// store is the thin layer over one Cosmos container.
-type store struct {
-	c       *azcosmos.ContainerClient
-	retry   RetryOptions
-	hooks   *Hooks
-	counts  map[Op]*opCounter
-	sleepFn func(ctx context.Context, d time.Duration) error
+// Store is the thin layer over one Cosmos container.
+type Store struct {
+	c      *azcosmos.ContainerClient
+	retry  RetryOptions
+	hooks  *Hooks
+	counts map[Op]*opCounter
+	// Sleep waits between throttling retries; tests replace it to observe
+	// the waits without spending them.
+	Sleep func(ctx context.Context, d time.Duration) error
 	// tokens carries session tokens per partition (sessiontokens.go).
 	tokens *sessionTokens
 }
 
-func newStore(c *azcosmos.ContainerClient, retry RetryOptions, hooks *Hooks) *store {
-	s := &store{c: c, retry: retry.withDefaults(), hooks: hooks, counts: map[Op]*opCounter{}, sleepFn: sleepCtx, tokens: newSessionTokens()}
+// NewStore wraps c. hooks may be nil.
+func NewStore(c *azcosmos.ContainerClient, retry RetryOptions, hooks *Hooks) *Store {
+	s := &Store{c: c, retry: RetryDefaults(retry), hooks: hooks, counts: map[Op]*opCounter{}, Sleep: sleepCtx, tokens: newSessionTokens()}
 	for _, op := range allOps {
 		s.counts[op] = &opCounter{}
 	}
 	return s
 }
 
-func (s *store) stats() RequestStats {
+// Stats snapshots the request counters of the kinds sent at least once.
+func (s *Store) Stats() RequestStats {
 	out := RequestStats{}
 	for op, c := range s.counts {
 		if n := c.requests.Load(); n > 0 {
@@ -142,7 +139,28 @@ func (s *store) stats() RequestStats {
 	return out
 }
 
-func (s *store) resetStats() {
+// OpCounters is one kind's counters including the throttling ones, which
+// RequestStats does not carry (telemetry exports them).
+type OpCounters struct {
+	OpStats
+	Throttles int64 // requests answered 429 after the SDK's retries
+	Retries   int64 // throttled requests sent again by Do
+}
+
+// Counters snapshots every kind's counters, sent or not.
+func (s *Store) Counters() map[Op]OpCounters {
+	out := make(map[Op]OpCounters, len(s.counts))
+	for op, c := range s.counts {
+		out[op] = OpCounters{
+			OpStats:   OpStats{Requests: c.requests.Load(), Failures: c.failures.Load(), BytesRead: c.bytes.Load(), RequestCharge: float64(c.chargeMilli.Load()) / 1000},
+			Throttles: c.throttles.Load(), Retries: c.retries.Load(),
+		}
+	}
+	return out
+}
+
+// ResetStats zeroes every counter.
+func (s *Store) ResetStats() {
 	for _, c := range s.counts {
 		c.requests.Store(0)
 		c.failures.Store(0)
@@ -153,23 +171,24 @@ func (s *store) resetStats() {
 	}
 }
 
-// result is what a single request reports back to do for accounting.
-type result struct {
-	bytes  int
-	charge float32
+// Result is what a single request reports back to Do for accounting.
+type Result struct {
+	Bytes  int
+	Charge float32
 }
 
-// do runs one request with hooks, accounting, throttling retries and error
-// classification.
-func (s *store) do(ctx context.Context, call Call, f func(ctx context.Context) (result, error)) error {
+// Do runs one request with hooks, accounting, throttling retries and error
+// classification. The point operations below use it; callers outside this
+// package use it only for requests the SDK cannot send (the account read).
+func (s *Store) Do(ctx context.Context, call Call, f func(ctx context.Context) (Result, error)) error {
 	var waited time.Duration
 	for attempt := 0; ; attempt++ {
 		err := s.once(ctx, call, f)
 		if err == nil {
 			return nil
 		}
-		var ce *CosmosError
-		if !errors.As(err, &ce) || ce.StatusCode != http.StatusTooManyRequests {
+		var ce *Error
+		if !errors.As(err, &ce) || !errors.Is(ce, ErrThrottled) {
 			return err
 		}
 		s.counts[call.Op].throttles.Add(1)
@@ -184,39 +203,39 @@ func (s *store) do(ctx context.Context, call Call, f func(ctx context.Context) (
 			return err
 		}
 		waited += d
-		if serr := s.sleepFn(ctx, d); serr != nil {
+		if serr := s.Sleep(ctx, d); serr != nil {
 			return err
 		}
 		s.counts[call.Op].retries.Add(1)
 	}
 }
 
-func (s *store) once(ctx context.Context, call Call, f func(ctx context.Context) (result, error)) error {
+func (s *Store) once(ctx context.Context, call Call, f func(ctx context.Context) (Result, error)) error {
 	c := s.counts[call.Op]
 	if s.hooks != nil && s.hooks.Before != nil {
 		if err := s.hooks.Before(ctx, call); err != nil {
 			c.requests.Add(1)
 			c.failures.Add(1)
-			return classify(call, err)
+			return Classify(call, err)
 		}
 	}
 	r, err := f(ctx)
 	c.requests.Add(1)
-	c.bytes.Add(int64(r.bytes))
-	c.chargeMilli.Add(int64(r.charge * 1000))
+	c.bytes.Add(int64(r.Bytes))
+	c.chargeMilli.Add(int64(r.Charge * 1000))
 	if s.hooks != nil && s.hooks.After != nil {
 		err = s.hooks.After(ctx, call, err)
 	}
 	if err != nil {
 		c.failures.Add(1)
-		return classify(call, err)
+		return Classify(call, err)
 	}
 	return nil
 }
 
 // observe records the session token of a response on partition (from the
 // response, or from the error's raw response when the request failed).
-func (s *store) observe(partition string, token *string, err error) {
+func (s *Store) observe(partition string, token *string, err error) {
 	if err != nil {
 		s.tokens.observeErr(partition, err)
 		return
@@ -246,97 +265,102 @@ func itemOptions(ifMatch *azcore.ETag, wantBody bool) *azcosmos.ItemOptions {
 
 func pk(instance string) azcosmos.PartitionKey { return azcosmos.NewPartitionKeyString(instance) }
 
-// read fetches one document. A missing document is a *CosmosError with
-// StatusCode 404 (see isNotFound).
-func (s *store) read(ctx context.Context, partition, id string) ([]byte, azcore.ETag, error) {
+// Read fetches one document. A missing document is an *Error matching
+// ErrNotFound.
+func (s *Store) Read(ctx context.Context, partition, id string) ([]byte, azcore.ETag, error) {
 	var body []byte
 	var etag azcore.ETag
-	err := s.do(ctx, Call{Op: OpRead, PartitionKey: partition, ID: id}, func(ctx context.Context) (result, error) {
+	err := s.Do(ctx, Call{Op: OpRead, PartitionKey: partition, ID: id}, func(ctx context.Context) (Result, error) {
 		o := itemOptions(nil, false)
 		o.SessionToken = s.tokens.get(partition)
 		r, err := s.c.ReadItem(ctx, pk(partition), id, o)
 		s.observe(partition, r.SessionToken, err)
 		body, etag = r.Value, r.ETag
-		return result{bytes: len(r.Value), charge: r.RequestCharge}, err
+		return Result{Bytes: len(r.Value), Charge: r.RequestCharge}, err
 	})
 	return body, etag, err
 }
 
-func (s *store) create(ctx context.Context, partition string, doc []byte) (azcore.ETag, error) {
+// Create writes a new document; ErrConflict when its id exists.
+func (s *Store) Create(ctx context.Context, partition string, doc []byte) (azcore.ETag, error) {
 	var etag azcore.ETag
-	err := s.do(ctx, Call{Op: OpCreate, PartitionKey: partition}, func(ctx context.Context) (result, error) {
+	err := s.Do(ctx, Call{Op: OpCreate, PartitionKey: partition}, func(ctx context.Context) (Result, error) {
 		r, err := s.c.CreateItem(ctx, pk(partition), doc, itemOptions(nil, false))
 		s.observe(partition, r.SessionToken, err)
 		etag = r.ETag
-		return result{charge: r.RequestCharge}, err
+		return Result{Charge: r.RequestCharge}, err
 	})
 	return etag, err
 }
 
-func (s *store) upsert(ctx context.Context, partition string, doc []byte, ifMatch *azcore.ETag) (azcore.ETag, error) {
+// Upsert writes doc whether or not it exists (If-Match when ifMatch is set).
+func (s *Store) Upsert(ctx context.Context, partition string, doc []byte, ifMatch *azcore.ETag) (azcore.ETag, error) {
 	var etag azcore.ETag
-	err := s.do(ctx, Call{Op: OpUpsert, PartitionKey: partition}, func(ctx context.Context) (result, error) {
+	err := s.Do(ctx, Call{Op: OpUpsert, PartitionKey: partition}, func(ctx context.Context) (Result, error) {
 		r, err := s.c.UpsertItem(ctx, pk(partition), doc, itemOptions(ifMatch, false))
 		s.observe(partition, r.SessionToken, err)
 		etag = r.ETag
-		return result{charge: r.RequestCharge}, err
+		return Result{Charge: r.RequestCharge}, err
 	})
 	return etag, err
 }
 
-func (s *store) replace(ctx context.Context, partition, id string, doc []byte, ifMatch *azcore.ETag) (azcore.ETag, error) {
+// Replace overwrites an existing document (If-Match when ifMatch is set).
+func (s *Store) Replace(ctx context.Context, partition, id string, doc []byte, ifMatch *azcore.ETag) (azcore.ETag, error) {
 	var etag azcore.ETag
-	err := s.do(ctx, Call{Op: OpReplace, PartitionKey: partition, ID: id}, func(ctx context.Context) (result, error) {
+	err := s.Do(ctx, Call{Op: OpReplace, PartitionKey: partition, ID: id}, func(ctx context.Context) (Result, error) {
 		r, err := s.c.ReplaceItem(ctx, pk(partition), id, doc, itemOptions(ifMatch, false))
 		s.observe(partition, r.SessionToken, err)
 		etag = r.ETag
-		return result{charge: r.RequestCharge}, err
+		return Result{Charge: r.RequestCharge}, err
 	})
 	return etag, err
 }
 
-func (s *store) delete(ctx context.Context, partition, id string, ifMatch *azcore.ETag) error {
-	return s.do(ctx, Call{Op: OpDelete, PartitionKey: partition, ID: id}, func(ctx context.Context) (result, error) {
+// Delete removes a document (If-Match when ifMatch is set).
+func (s *Store) Delete(ctx context.Context, partition, id string, ifMatch *azcore.ETag) error {
+	return s.Do(ctx, Call{Op: OpDelete, PartitionKey: partition, ID: id}, func(ctx context.Context) (Result, error) {
 		r, err := s.c.DeleteItem(ctx, pk(partition), id, itemOptions(ifMatch, false))
 		s.observe(partition, r.SessionToken, err)
-		return result{charge: r.RequestCharge}, err
+		return Result{Charge: r.RequestCharge}, err
 	})
 }
 
-// patch applies ops; with wantBody the patched document is returned.
-func (s *store) patch(ctx context.Context, partition, id string, ops azcosmos.PatchOperations, ifMatch *azcore.ETag, wantBody bool) ([]byte, azcore.ETag, error) {
+// Patch applies ops; with wantBody the patched document is returned.
+func (s *Store) Patch(ctx context.Context, partition, id string, ops azcosmos.PatchOperations, ifMatch *azcore.ETag, wantBody bool) ([]byte, azcore.ETag, error) {
 	var body []byte
 	var etag azcore.ETag
-	err := s.do(ctx, Call{Op: OpPatch, PartitionKey: partition, ID: id}, func(ctx context.Context) (result, error) {
+	err := s.Do(ctx, Call{Op: OpPatch, PartitionKey: partition, ID: id}, func(ctx context.Context) (Result, error) {
 		r, err := s.c.PatchItem(ctx, pk(partition), id, ops, itemOptions(ifMatch, wantBody))
 		s.observe(partition, r.SessionToken, err)
 		body, etag = r.Value, r.ETag
-		return result{bytes: len(r.Value), charge: r.RequestCharge}, err
+		return Result{Bytes: len(r.Value), Charge: r.RequestCharge}, err
 	})
 	return body, etag, err
 }
 
-// queryParams is a convenience for building parameter lists.
-type queryParams []azcosmos.QueryParameter
+// QueryParams is a convenience for building parameter lists.
+type QueryParams []azcosmos.QueryParameter
 
-func (q queryParams) add(name string, v any) queryParams {
+// Add appends the parameter name (with its '@') bound to v.
+func (q QueryParams) Add(name string, v any) QueryParams {
 	return append(q, azcosmos.QueryParameter{Name: name, Value: v})
 }
 
-// queryOptions bounds a query. PageSize 0 means the service default.
+// QueryOptions bounds a query. PageSize 0 means the service default.
 // MaxPages 0 means all pages. A nil Partition means cross-partition: only
 // plain filters and projections are allowed there (the gateway refuses
 // ORDER BY, TOP, aggregates and DISTINCT across partitions).
-type queryOptions struct {
+type QueryOptions struct {
 	Partition *string
 	PageSize  int32
 	MaxPages  int
 }
 
-// query runs a parameterised query and calls each for every item until it
+// Query runs a parameterised query and calls each for every item until it
 // returns false or the pages run out. It returns whether more results were
 // left unread.
-func (s *store) query(ctx context.Context, text string, params queryParams, o queryOptions, each func(item []byte) bool) (more bool, err error) {
+func (s *Store) Query(ctx context.Context, text string, params QueryParams, o QueryOptions, each func(item []byte) bool) (more bool, err error) {
 	key := azcosmos.NewPartitionKey()
 	call := Call{Op: OpQuery}
 	if o.Partition != nil {
@@ -351,7 +375,7 @@ func (s *store) query(ctx context.Context, text string, params queryParams, o qu
 			return true, nil
 		}
 		var page azcosmos.QueryItemsResponse
-		err := s.do(ctx, call, func(ctx context.Context) (result, error) {
+		err := s.Do(ctx, call, func(ctx context.Context) (Result, error) {
 			var err error
 			page, err = pager.NextPage(ctx)
 			var tok string
@@ -363,7 +387,7 @@ func (s *store) query(ctx context.Context, text string, params queryParams, o qu
 			for _, it := range page.Items {
 				n += len(it)
 			}
-			return result{bytes: n, charge: page.RequestCharge}, err
+			return Result{Bytes: n, Charge: page.RequestCharge}, err
 		})
 		if err != nil {
 			return false, err
@@ -377,13 +401,13 @@ func (s *store) query(ctx context.Context, text string, params queryParams, o qu
 	return false, nil
 }
 
-// queryPages runs a parameterised query from a continuation token (nil:
+// QueryPages runs a parameterised query from a continuation token (nil:
 // from the start), reading at most maxPages pages (0: no limit) while page
 // returns true. It returns the continuation after the last page read (nil
 // when the query ended) and how many pages it read. Pages may be short or
 // empty while a continuation remains: a cross-partition query is served one
 // partition key range per page.
-func (s *store) queryPages(ctx context.Context, text string, params queryParams, o queryOptions, token *string, page func(items [][]byte) bool) (next *string, pages int, err error) {
+func (s *Store) QueryPages(ctx context.Context, text string, params QueryParams, o QueryOptions, token *string, page func(items [][]byte) bool) (next *string, pages int, err error) {
 	key := azcosmos.NewPartitionKey()
 	call := Call{Op: OpQuery}
 	if o.Partition != nil {
@@ -395,7 +419,7 @@ func (s *store) queryPages(ctx context.Context, text string, params queryParams,
 	pager := s.c.NewQueryItemsPager(text, key, qo)
 	for pager.More() && (o.MaxPages <= 0 || pages < o.MaxPages) {
 		var resp azcosmos.QueryItemsResponse
-		err := s.do(ctx, call, func(ctx context.Context) (result, error) {
+		err := s.Do(ctx, call, func(ctx context.Context) (Result, error) {
 			var err error
 			resp, err = pager.NextPage(ctx)
 			var tok string
@@ -407,7 +431,7 @@ func (s *store) queryPages(ctx context.Context, text string, params queryParams,
 			for _, it := range resp.Items {
 				n += len(it)
 			}
-			return result{bytes: n, charge: resp.RequestCharge}, err
+			return Result{Bytes: n, Charge: resp.RequestCharge}, err
 		})
 		if err != nil {
 			return nil, pages, err
@@ -419,153 +443,4 @@ func (s *store) queryPages(ctx context.Context, text string, params queryParams,
 		}
 	}
 	return next, pages, nil
-}
-
-// CosmosError is a failed Cosmos request. StatusCode and SubStatus are the
-// service's; StatusCode is 0 for transport failures and canceled contexts.
-type CosmosError struct {
-	Call       Call
-	StatusCode int
-	SubStatus  int
-	RetryAfter time.Duration
-	ActivityID string
-	// Message is the service's explanation, when it sent one.
-	Message string
-	Err     error
-}
-
-func (e *CosmosError) Error() string {
-	if e.StatusCode == 0 {
-		return fmt.Sprintf("cosmos %s: %v", e.Call.Op, e.Err)
-	}
-	msg := fmt.Sprintf("cosmos %s: status %d", e.Call.Op, e.StatusCode)
-	if e.SubStatus != 0 {
-		msg += fmt.Sprintf(" (substatus %d)", e.SubStatus)
-	}
-	if e.Message != "" {
-		msg += ": " + e.Message
-	}
-	if e.ActivityID != "" {
-		msg += " (activity " + e.ActivityID + ")"
-	}
-	return msg
-}
-
-func (e *CosmosError) Unwrap() error { return e.Err }
-
-// Retryable reports whether repeating the request can succeed. See the
-// README's error table for the reasoning behind each status.
-func (e *CosmosError) Retryable() bool {
-	switch e.StatusCode {
-	case 0:
-		// Transport failure or canceled context. Cancellation is not worth
-		// retrying; everything else (reset, timeout, DNS) is transient.
-		return !errors.Is(e.Err, context.Canceled)
-	case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusGone,
-		449, // RetryWith: concurrent update in the service
-		http.StatusInternalServerError, http.StatusBadGateway,
-		http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-		return true
-	case http.StatusPreconditionFailed:
-		// An ETag race: re-reading and trying again can succeed. Callers
-		// for which 412 means "your lock is gone" map it to permanent.
-		return true
-	case http.StatusForbidden:
-		return e.SubStatus == 3 || e.SubStatus == 1008 // write forbidden / account not found during failover
-	}
-	return false
-}
-
-// classify turns an error from azcosmos (or a hook) into *CosmosError.
-func classify(call Call, err error) error {
-	var ce *CosmosError
-	if errors.As(err, &ce) {
-		if ce.Call.Op == "" {
-			ce.Call = call
-		}
-		return ce
-	}
-	out := &CosmosError{Call: call, Err: err}
-	var re *azcore.ResponseError
-	if errors.As(err, &re) {
-		out.StatusCode = re.StatusCode
-		var msgActivity string
-		out.Message, msgActivity = serviceMessage(re.RawResponse)
-		out.ActivityID = msgActivity
-		if re.RawResponse != nil {
-			h := re.RawResponse.Header
-			out.SubStatus, _ = strconv.Atoi(h.Get("x-ms-substatus"))
-			if id := h.Get("x-ms-activity-id"); id != "" {
-				out.ActivityID = id
-			}
-			if ms, perr := strconv.ParseFloat(h.Get("x-ms-retry-after-ms"), 64); perr == nil {
-				out.RetryAfter = time.Duration(ms * float64(time.Millisecond))
-			}
-		}
-	}
-	return out
-}
-
-func statusOf(err error) int {
-	var ce *CosmosError
-	if errors.As(err, &ce) {
-		return ce.StatusCode
-	}
-	return 0
-}
-
-func isNotFound(err error) bool     { return statusOf(err) == http.StatusNotFound }
-func isConflict(err error) bool     { return statusOf(err) == http.StatusConflict }
-func isPrecondition(err error) bool { return statusOf(err) == http.StatusPreconditionFailed }
-
-// maxMessageBytes bounds the service message kept on an error, so logs
-// stay readable; the ActivityId is kept even when the rest is cut.
-const maxMessageBytes = 1024
-
-// serviceMessage decodes the service's {"code","message"} error body as
-// JSON (escapes such as \r\n and \" become what they stand for), folds
-// its line breaks into "; " so one error stays one log line, and bounds it
-// on a UTF-8 boundary. It returns the ActivityId the message names, which
-// the gateway repeats there, for responses whose header lacks it.
-func serviceMessage(resp *http.Response) (msg, activityID string) {
-	if resp == nil {
-		return "", ""
-	}
-	body, err := runtime.Payload(resp)
-	if err != nil || len(body) == 0 {
-		return "", ""
-	}
-	var e struct {
-		Message string `json:"message"`
-	}
-	if json.Unmarshal(body, &e) != nil || e.Message == "" {
-		return "", ""
-	}
-	return tidyMessage(e.Message)
-}
-
-func tidyMessage(m string) (msg, activityID string) {
-	lines := strings.FieldsFunc(m, func(r rune) bool { return r == '\r' || r == '\n' })
-	for i := range lines {
-		lines[i] = strings.TrimSpace(lines[i])
-	}
-	m = strings.Join(slices.DeleteFunc(lines, func(s string) bool { return s == "" }), "; ")
-	if i := strings.Index(m, "ActivityId: "); i >= 0 {
-		rest := m[i+len("ActivityId: "):]
-		if j := strings.IndexAny(rest, ",; "); j >= 0 {
-			rest = rest[:j]
-		}
-		activityID = rest
-	}
-	if len(m) > maxMessageBytes {
-		cut := maxMessageBytes
-		for cut > 0 && !utf8.RuneStart(m[cut]) {
-			cut--
-		}
-		m = m[:cut] + "…"
-		if activityID != "" && !strings.Contains(m, activityID) {
-			m += " (ActivityId: " + activityID + ")"
-		}
-	}
-	return m, activityID
 }

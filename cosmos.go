@@ -1,0 +1,55 @@
+package cdb
+
+import "github.com/duroxide-go/cdb/internal/cosmos"
+
+// The Cosmos layer lives in internal/cosmos: every request the provider
+// sends passes through its Store, which counts, hooks, throttle-retries
+// and classifies it. The names users see (request kinds and statistics,
+// fault-injection hooks, retry bounds, errors) are re-exported here so
+// they stay part of this package's API.
+
+// Op names a kind of Cosmos request, for counting and fault injection.
+type Op = cosmos.Op
+
+// The request kinds the provider issues.
+const (
+	OpRead            = cosmos.OpRead
+	OpCreate          = cosmos.OpCreate
+	OpUpsert          = cosmos.OpUpsert
+	OpReplace         = cosmos.OpReplace
+	OpDelete          = cosmos.OpDelete
+	OpPatch           = cosmos.OpPatch
+	OpQuery           = cosmos.OpQuery // one page of a query
+	OpBatch           = cosmos.OpBatch
+	OpReadContainer   = cosmos.OpReadContainer
+	OpCreateDatabase  = cosmos.OpCreateDatabase
+	OpCreateContainer = cosmos.OpCreateContainer
+	OpReadAccount     = cosmos.OpReadAccount // the startup account check (account.go)
+)
+
+// Call describes one Cosmos request, as seen by Hooks.
+type Call = cosmos.Call
+
+// Hooks let tests inject faults at the Cosmos boundary: Before can fail a
+// request before it is sent, After can replace its result (a response lost
+// after the write was applied). Hooks must be safe for concurrent use.
+type Hooks = cosmos.Hooks
+
+// RetryOptions bounds our own throttling (429) retries, which run above
+// the SDK's.
+type RetryOptions = cosmos.RetryOptions
+
+// OpStats accumulates the cost of one kind of request.
+type OpStats = cosmos.OpStats
+
+// RequestStats is a snapshot of the requests a Provider sent, by kind.
+type RequestStats = cosmos.RequestStats
+
+// CosmosError is a failed Cosmos request. StatusCode and SubStatus are the
+// service's; StatusCode is 0 for transport failures and canceled contexts.
+type CosmosError = cosmos.Error
+
+// BatchError is a transactional batch the service rolled back (HTTP 207).
+// Index is the operation that failed with StatusCode; every other
+// operation reported 424 Failed Dependency.
+type BatchError = cosmos.BatchError
