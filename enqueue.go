@@ -8,7 +8,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/duroxide-go/cdb/duroxide"
-
 	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 

@@ -7,16 +7,11 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/duroxide-go/cdb/duroxide"
-
 	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
@@ -38,240 +33,6 @@ import (
 //  3. An orchestration's current-execution history and KV documents are
 //     loaded with one single-partition query.
 
-// candidate is one instance (or work item) found by discovery.
-type candidate struct {
-	instance string
-	ids      []string // orchestrator: message ids, oldest first
-	etag     string   // worker: the item's ETag
-	order    int64
-	session  *string
-	start    bool // a StartOrchestration is among the messages
-	// partial: discovery stopped before the end of its query, so the
-	// instance may have ready messages it did not see.
-	partial bool
-}
-
-// discoveryRow is the projection discovery reads.
-type discoveryRow struct {
-	ID           string  `json:"id"`
-	InstanceID   string  `json:"instanceId"`
-	EnqueuedAt   int64   `json:"enqueuedAt"`
-	EnqueueOrder int64   `json:"enqueueOrder"`
-	ETag         string  `json:"_etag"`
-	SessionID    *string `json:"sessionId"`
-	// IsStart is computed by the query: the message starts an
-	// orchestration, so its instance document most likely does not exist
-	// yet and the lock should try to create it first.
-	IsStart bool `json:"isStart"`
-}
-
-func (r *discoveryRow) order() int64 {
-	if r.EnqueueOrder != 0 {
-		return r.EnqueueOrder
-	}
-	return r.EnqueuedAt * 1000
-}
-
-// lockFree is the predicate for "not locked at @now": the Rust crate writes
-// lockedUntil as null, older documents may not have it at all.
-const lockFree = "(NOT IS_DEFINED(c.lockedUntil) OR IS_NULL(c.lockedUntil) OR c.lockedUntil <= @now)"
-
-// notStaged excludes documents of a large turn that is not rolled forward
-// yet (large.go).
-const notStaged = "(NOT IS_DEFINED(c.staged) OR IS_NULL(c.staged))"
-
-// dispatcherSlots returns the slots the fetching dispatcher may poll: its
-// lease, or nil for all of them. CosmosLeases belong to the process, so
-// they apply to fetches without WithDispatcher too.
-func (p *Provider) dispatcherSlots(ctx context.Context) ([]uint8, error) {
-	if p.opts.Leases == nil {
-		return nil, nil
-	}
-	id, ok := dispatcherFrom(ctx)
-	if _, processWide := p.opts.Leases.(*CosmosLeases); !ok && !processWide {
-		return nil, nil
-	}
-	slots, err := p.opts.Leases.AcquireSlots(ctx, id)
-	if err != nil {
-		return nil, duroxide.Wrap("acquire_slots", err)
-	}
-	return slots, nil
-}
-
-// backlogWindows is how many windows the slots are cut into while there is
-// a backlog (see discoveryState).
-const backlogWindows = 4
-
-// discoveryState keeps discovery fair under a backlog. A cross-partition
-// query without ORDER BY is served one physical partition after another,
-// so with a standing backlog its first page would always come from the
-// same partition and the others would starve. While the last discovery
-// page came back full, discovery therefore polls a rotating window of the
-// dispatch slots (hashes of instance ids, spread over all physical
-// partitions), so every instance is reached in turn. When the queue is
-// short, one query over all slots is cheaper and sees everything.
-type discoveryState struct {
-	backlog atomic.Bool
-	window  atomic.Uint32
-}
-
-// slotsClause restricts discovery to slots (nil: all).
-func slotsClause(slots []uint8, params cosmos.QueryParams) (string, cosmos.QueryParams) {
-	if slots == nil {
-		return "", params
-	}
-	ints := make([]int, len(slots))
-	for i, s := range slots {
-		ints[i] = int(s)
-	}
-	return " AND ARRAY_CONTAINS(@slots, c.dispatchSlot)", params.Add("@slots", ints)
-}
-
-// nextWindow returns the next rotating window of slots (nil: all slots).
-func (st *discoveryState) nextWindow(slots []uint8) []uint8 {
-	if slots == nil {
-		slots = make([]uint8, NumSlots)
-		for i := range slots {
-			slots[i] = uint8(i)
-		}
-	}
-	n := min(backlogWindows, len(slots))
-	w := int(st.window.Add(1)) % n
-	var window []uint8
-	for i := w; i < len(slots); i += n {
-		window = append(window, slots[i])
-	}
-	return window
-}
-
-// discover returns candidates grouped by instance (orchestrator) or one per
-// item (worker), oldest first. Under a backlog it first polls the next slot
-// window; only if that yields nothing usable does it poll all slots, so a
-// fetch never comes back empty while visible work exists.
-func (p *Provider) discover(ctx context.Context, docType, extra string, params cosmos.QueryParams, perInstance bool, skip func(candidate) bool) ([]candidate, error) {
-	slots, err := p.dispatcherSlots(ctx)
-	if err != nil || (slots != nil && len(slots) == 0) {
-		return nil, err // no slots: nothing to poll (e.g. more processes than slots)
-	}
-	st := p.discovery[docType]
-	if st.backlog.Load() {
-		out, _, err := p.discoverIn(ctx, st.nextWindow(slots), docType, extra, params, perInstance, skip)
-		if err != nil || len(out) > 0 {
-			return out, err // still in backlog mode: the next fetch takes the next window
-		}
-	}
-	out, full, err := p.discoverIn(ctx, slots, docType, extra, params, perInstance, skip)
-	if err == nil {
-		st.backlog.Store(full)
-	}
-	return out, err
-}
-
-// discoverIn reads one page's worth of visible, unlocked entries of docType
-// in slots; full reports that the page was full (a backlog).
-func (p *Provider) discoverIn(ctx context.Context, slots []uint8, docType, extra string, params cosmos.QueryParams, perInstance bool, skip func(candidate) bool) (out []candidate, full bool, err error) {
-	clause, params := slotsClause(slots, params)
-	q := "SELECT c.id, c.instanceId, c.enqueuedAt, c.enqueueOrder, c._etag, c.sessionId, STARTSWITH(c.workItem, @start) AS isStart FROM c WHERE c.type = @type AND c.visibleAt <= @now AND " +
-		lockFree + " AND " + notStaged + clause + extra
-	params = params.Add("@type", docType).Add("@start", `{"StartOrchestration"`)
-	var rows []discoveryRow
-	partial := map[string]bool{} // instances seen in a full page
-	// The scan resumes where the previous fetch with the same query
-	// stopped (internal/cosmos/scan.go) and reads pages until it has one page's worth of
-	// rows to choose the oldest from, or its page budget is spent: pages
-	// come one physical partition at a time and may be empty, and resuming
-	// moves through the partitions in turn.
-	cur := p.scans.Get("discover\x00" + q + "\x00" + string(mustJSON(params)))
-	_, err = p.st.Scan(ctx, cur, cosmos.ScanRequest{
-		Text: q,
-		Fresh: func() cosmos.QueryParams {
-			return append(params[:len(params):len(params)], azcosmos.QueryParameter{Name: "@now", Value: ms(p.opts.Now())})
-		},
-		PageSize: int32(p.opts.DiscoveryPageSize),
-		MaxPages: p.opts.ScanPages,
-		Enough:   func() bool { return len(rows) >= p.opts.DiscoveryPageSize },
-	}, func(items [][]byte) {
-		for _, item := range items {
-			var r discoveryRow
-			if json.Unmarshal(item, &r) != nil || r.InstanceID == "" {
-				continue
-			}
-			rows = append(rows, r)
-			// A full page may have cut an instance's messages short.
-			if len(items) >= p.opts.DiscoveryPageSize {
-				partial[r.InstanceID] = true
-			}
-		}
-	})
-	if err != nil {
-		return nil, false, err
-	}
-	sort.SliceStable(rows, func(i, j int) bool {
-		if rows[i].order() != rows[j].order() {
-			return rows[i].order() < rows[j].order()
-		}
-		return rows[i].ID < rows[j].ID
-	})
-	byInstance := map[string]int{}
-	for _, r := range rows {
-		if perInstance {
-			if i, ok := byInstance[r.InstanceID]; ok {
-				out[i].ids = append(out[i].ids, r.ID)
-				out[i].start = out[i].start || r.IsStart
-				continue
-			}
-			byInstance[r.InstanceID] = len(out)
-		}
-		out = append(out, candidate{instance: r.InstanceID, ids: []string{r.ID}, etag: r.ETag, order: r.order(), session: r.SessionID, start: r.IsStart, partial: partial[r.InstanceID]})
-	}
-	if skip != nil {
-		kept := out[:0]
-		for _, c := range out {
-			if !skip(c) {
-				kept = append(kept, c)
-			}
-		}
-		out = kept
-	}
-	return out, len(rows) >= p.opts.DiscoveryPageSize, nil
-}
-
-// busyCache remembers instances this process found locked, so discovery
-// does not spend a request on them again until their lock may be gone.
-type busyCache struct {
-	mu sync.Mutex
-	m  map[string]time.Time
-}
-
-func (b *busyCache) isBusy(instance string, now time.Time) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	until, ok := b.m[instance]
-	if ok && !now.Before(until) {
-		delete(b.m, instance)
-		return false
-	}
-	return ok
-}
-
-func (b *busyCache) mark(instance string, until time.Time) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.m == nil {
-		b.m = map[string]time.Time{}
-	}
-	if len(b.m) > 10000 {
-		b.m = map[string]time.Time{} // bounded; it is only an optimisation
-	}
-	b.m[instance] = until
-}
-
-func (b *busyCache) clear(instance string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	delete(b.m, instance)
-}
-
 // filterKey names an instance under one capability filter: an instance
 // refused by one filter may suit another.
 func filterKey(instance string, f *duroxide.DispatcherCapabilityFilter) string {
@@ -279,10 +40,6 @@ func filterKey(instance string, f *duroxide.DispatcherCapabilityFilter) string {
 	// Components, not Packed(): packing is not injective (numbers.go).
 	return fmt.Sprintf("%d.%d.%d-%d.%d.%d|%s", r.Min.Major, r.Min.Minor, r.Min.Patch, r.Max.Major, r.Max.Minor, r.Max.Patch, instance)
 }
-
-// undecodableBackoff is how long an undecodable work item stays invisible
-// after each attempt.
-const undecodableBackoff = time.Minute
 
 // busyRetry is how long an instance found locked by someone else is
 // skipped; short, because we cannot see when that lock ends.
@@ -658,23 +415,6 @@ func (p *Provider) deleteAll(ctx context.Context, partition string, ids []string
 	return nil
 }
 
-// decodeHistory orders history documents by event id and decodes them.
-// Any undecodable event fails the whole history: callers turn that into
-// history_error (fetch) or an error (read); nothing is dropped.
-func decodeHistory(docs []historyDoc) ([]duroxide.Event, error) {
-	sort.SliceStable(docs, func(i, j int) bool { return docs[i].EventID < docs[j].EventID })
-	events := make([]duroxide.Event, 0, len(docs))
-	for _, d := range docs {
-		ev, err := duroxide.UnmarshalEvent([]byte(d.EventData))
-		if err != nil {
-			return nil, fmt.Errorf("history event %d of execution %d cannot be decoded: %w", d.EventID, d.ExecutionID, err)
-		}
-		events = append(events, ev)
-	}
-	sort.SliceStable(events, func(i, j int) bool { return events[i].EventID < events[j].EventID })
-	return events, nil
-}
-
 // releaseOrphan applies the orphan rule to an instance that does not
 // exist and whose batch cannot create it: queue messages (events for an
 // instance that never started) are deleted; anything else is unlocked
@@ -723,22 +463,6 @@ func (p *Provider) releaseQuietly(ctx context.Context, lk *orchLock) {
 	p.busy.clear(lk.instance)
 }
 
-func releaseOps() azcosmos.PatchOperations {
-	var ops azcosmos.PatchOperations
-	ops.AppendSet("/lockToken", jsonNull)
-	ops.AppendSet("/lockedUntil", jsonNull)
-	return ops
-}
-
-func unlockMessageOps(attempts uint32, visibleAt int64) azcosmos.PatchOperations {
-	var ops azcosmos.PatchOperations
-	ops.AppendSet("/lockToken", jsonNull)
-	ops.AppendSet("/lockedUntil", jsonNull)
-	ops.AppendSet("/visibleAt", visibleAt)
-	ops.AppendSet("/attemptCount", attempts)
-	return ops
-}
-
 // startOf returns the first StartOrchestration or ContinueAsNew item.
 func startOf(items []duroxide.WorkItem) duroxide.WorkItem {
 	for _, it := range items {
@@ -770,126 +494,4 @@ func nameVersionOf(item duroxide.WorkItem) (name, version string, exec uint64) {
 		return name, "unknown", exec
 	}
 	return name, *v, exec
-}
-
-// FetchWorkItem implements duroxide.Provider.
-func (p *Provider) FetchWorkItem(ctx context.Context, lockTimeout, _ time.Duration, session *duroxide.SessionFetchConfig, tags duroxide.TagFilter) (*duroxide.LockedWorkItem, error) {
-	const op = "fetch_work_item"
-	extra, params, ok := tagClause(tags)
-	if !ok {
-		return nil, nil
-	}
-	if session == nil {
-		extra += " AND (NOT IS_DEFINED(c.sessionId) OR IS_NULL(c.sessionId))"
-	}
-	p.workLocks.prune(func(l *workLock) bool {
-		// A lock in use (being acked or renewed) is not stale; TryLock
-		// also keeps the lock order (lk.mu is never taken under the map's
-		// mutex otherwise).
-		if !l.mu.TryLock() {
-			return false
-		}
-		defer l.mu.Unlock()
-		return p.opts.Now().After(l.lockedUntil.Add(time.Minute))
-	})
-	cands, err := p.discover(ctx, docWorkerQueue, extra, params, false, nil)
-	if err != nil {
-		return nil, duroxide.Wrap(op, err)
-	}
-	for _, c := range cands {
-		if c.session != nil {
-			ok, err := p.claimSession(ctx, c.instance, *c.session, session)
-			if err != nil {
-				return nil, duroxide.Wrap(op, err)
-			}
-			if !ok {
-				continue
-			}
-		}
-		key := "w\x00" + c.instance + "\x00" + c.ids[0]
-		if !p.claims.take(key) {
-			continue // a sibling slot is locking it
-		}
-		item, err := p.tryLockWorkItem(ctx, c, lockTimeout)
-		p.claims.drop(key)
-		if err != nil {
-			return nil, duroxide.Wrap(op, err)
-		}
-		if item != nil {
-			return item, nil
-		}
-	}
-	return nil, nil
-}
-
-// tagClause turns a TagFilter into a query predicate; ok is false for a
-// filter that matches nothing.
-func tagClause(f duroxide.TagFilter) (clause string, params cosmos.QueryParams, ok bool) {
-	const untagged = "NOT IS_DEFINED(c.tag) OR IS_NULL(c.tag)"
-	switch f.Mode {
-	case duroxide.TagNone:
-		return "", nil, false
-	case duroxide.TagAny:
-		return "", nil, true
-	case duroxide.TagDefaultOnly:
-		return " AND (" + untagged + ")", nil, true
-	case duroxide.TagTags:
-		return " AND ARRAY_CONTAINS(@tags, c.tag)", cosmos.QueryParams{}.Add("@tags", f.TagList()), true
-	case duroxide.TagDefaultAnd:
-		return " AND (" + untagged + " OR ARRAY_CONTAINS(@tags, c.tag))", cosmos.QueryParams{}.Add("@tags", f.TagList()), true
-	}
-	return "", nil, false
-}
-
-// workLock is what this process remembers about a work item lock.
-type workLock struct {
-	instance string
-	itemID   string
-	token    string
-	doc      queueDoc
-
-	// mu serialises ack, abandon and renewal of this lock in this process
-	// and guards etag and lockedUntil: a renewal changes the item's ETag,
-	// which the ack must then use.
-	mu          sync.Mutex
-	etag        azcore.ETag
-	lockedUntil time.Time
-}
-
-func (p *Provider) tryLockWorkItem(ctx context.Context, c candidate, lockTimeout time.Duration) (*duroxide.LockedWorkItem, error) {
-	now := p.opts.Now()
-	until := now.Add(lockTimeout)
-	id := c.ids[0]
-	token := newWorkToken(c.instance, id)
-	var ops azcosmos.PatchOperations
-	ops.AppendSet("/lockToken", token)
-	ops.AppendSet("/lockedUntil", ms(until))
-	ops.AppendIncrement("/attemptCount", 1)
-	etag := azcore.ETag(c.etag)
-	body, newEtag, err := p.st.Patch(ctx, c.instance, id, ops, &etag, true)
-	if errors.Is(err, cosmos.ErrPreconditionFailed) || errors.Is(err, cosmos.ErrNotFound) {
-		return nil, nil // another worker got it first
-	}
-	if err != nil {
-		return nil, err
-	}
-	var doc queueDoc
-	if err := json.Unmarshal(body, &doc); err != nil {
-		return nil, fmt.Errorf("decode work item document: %w", err)
-	}
-	wi, err := duroxide.UnmarshalWorkItem([]byte(doc.WorkItem))
-	if err != nil {
-		// A work item this build cannot decode (e.g. written by a newer
-		// writer) is never deleted: it is put back, invisible for a while
-		// so it does not block the queue, and reported.
-		p.opts.Logger.Error("work item cannot be decoded; left in the queue", "instance_id", c.instance, "item", id, "error", err)
-		etag := newEtag
-		if _, _, perr := p.st.Patch(ctx, c.instance, id, unlockMessageOps(doc.AttemptCount, ms(now.Add(undecodableBackoff))), &etag, false); perr != nil {
-			p.opts.Logger.Warn("releasing an undecodable work item", "item", id, "error", perr)
-		}
-		return nil, nil
-	}
-	doc.ETag = string(newEtag)
-	p.workLocks.put(token, &workLock{instance: c.instance, itemID: id, token: token, etag: newEtag, lockedUntil: until, doc: doc})
-	return &duroxide.LockedWorkItem{Item: wi, LockToken: token, AttemptCount: doc.AttemptCount, TraceParent: doc.TraceParent}, nil
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 
 	"github.com/duroxide-go/cdb/duroxide"
-
 	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
@@ -270,4 +269,34 @@ func (p *Provider) AppendWithExecution(ctx context.Context, instance string, exe
 		b.Add(cosmos.BatchOp{Kind: cosmos.BatchCreate, ID: h.ID, Doc: doc})
 	}
 	return flush()
+}
+
+// decodeHistory orders history documents by event id and decodes them.
+// Any undecodable event fails the whole history: callers turn that into
+// history_error (fetch) or an error (read); nothing is dropped.
+func decodeHistory(docs []historyDoc) ([]duroxide.Event, error) {
+	sort.SliceStable(docs, func(i, j int) bool { return docs[i].EventID < docs[j].EventID })
+	events := make([]duroxide.Event, 0, len(docs))
+	for _, d := range docs {
+		ev, err := duroxide.UnmarshalEvent([]byte(d.EventData))
+		if err != nil {
+			return nil, fmt.Errorf("history event %d of execution %d cannot be decoded: %w", d.EventID, d.ExecutionID, err)
+		}
+		events = append(events, ev)
+	}
+	sort.SliceStable(events, func(i, j int) bool { return events[i].EventID < events[j].EventID })
+	return events, nil
+}
+
+func (p *Provider) historyExecutions(ctx context.Context, instance string) ([]uint64, error) {
+	var execs []uint64
+	_, err := p.st.Query(ctx, "SELECT DISTINCT VALUE c.executionId FROM c WHERE c.type = 'history'", nil, cosmos.QueryOptions{Partition: &instance}, func(raw []byte) bool {
+		var n uint64
+		if json.Unmarshal(raw, &n) == nil {
+			execs = append(execs, n)
+		}
+		return true
+	})
+	sort.Slice(execs, func(i, j int) bool { return execs[i] < execs[j] })
+	return execs, err
 }

@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/duroxide-go/cdb/duroxide"
-
 	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
@@ -44,13 +42,6 @@ const docJournal = "turn_journal"
 // envelope under the 2 MiB document limit.
 const maxJournalBytes = 1536 * 1024
 
-// pendingTurn is recorded on the instance document between commit and
-// roll-forward.
-type pendingTurn struct {
-	Turn    string `json:"turn"`
-	Journal int    `json:"journal"`
-}
-
 // journalDoc holds part of a committed turn's remaining work.
 type journalDoc struct {
 	ID         string         `json:"id"`
@@ -73,8 +64,6 @@ type journalWrite struct {
 func journalDocID(inst, turn string, seq int) string {
 	return docID(user(inst), fixed("journal"), fixed(turn), num(uint64(seq)))
 }
-
-func turnOf(token string) string { return token[strings.LastIndexByte(token, '.')+1:] }
 
 // withStaged adds "staged": turn to a JSON object.
 func withStaged(doc []byte, turn string) []byte {

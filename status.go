@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 
 	"github.com/duroxide-go/cdb/duroxide"
-
 	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
