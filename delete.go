@@ -15,6 +15,10 @@ import (
 	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
+// Deleting instances: validate, tombstone, then sweep the partitions. The
+// tombstone is what makes a deletion atomic for readers, and what lets the
+// reconciler finish a sweep a crash interrupted.
+
 // DeleteInstance implements duroxide.ProviderAdmin: it refuses a
 // sub-orchestration and deletes a root with all its descendants.
 func (p *Provider) DeleteInstance(ctx context.Context, instance string, force bool) (*duroxide.DeleteInstanceResult, error) {

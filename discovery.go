@@ -14,6 +14,11 @@ import (
 	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
+// Discovery: which queue entries a fetch tries to lock. Both fetch paths
+// (orchestrations and work items) use it, so it lives apart from either:
+// the slot windows, the paged cross-partition scan, and the busy caches
+// that remember instances and sessions not worth a request for a while.
+
 // candidate is one instance (or work item) found by discovery.
 type candidate struct {
 	instance string

@@ -14,6 +14,10 @@ import (
 	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
+// Fetching a work item: discovery (discovery.go), then one If-Match patch
+// that locks the item; session-bound items are first claimed through
+// their session (session.go).
+
 // FetchWorkItem implements duroxide.Provider.
 func (p *Provider) FetchWorkItem(ctx context.Context, lockTimeout, _ time.Duration, session *duroxide.SessionFetchConfig, tags duroxide.TagFilter) (*duroxide.LockedWorkItem, error) {
 	const op = "fetch_work_item"

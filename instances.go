@@ -12,6 +12,10 @@ import (
 	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
+// Reading instance documents: single reads that hide tombstoned
+// instances, and the projected cross-partition scans that admin listings,
+// bulk deletion and bulk pruning share.
+
 // readInstance reads the instance document; nil (no error) if absent or
 // being deleted.
 func (p *Provider) readInstance(ctx context.Context, inst string) (*instanceDoc, azcore.ETag, error) {

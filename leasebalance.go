@@ -13,6 +13,10 @@ import (
 	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
+// Lease documents and the balancing algorithm behind CosmosLeases: read
+// every slot lease and member heartbeat, compute fair shares over the live
+// members, and claim or give up slots with ETag-conditioned writes.
+
 // slotLeaseDoc is the lease document of one slot.
 type slotLeaseDoc struct {
 	ID         string `json:"id"`

@@ -14,6 +14,11 @@ import (
 	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
+// Held locks: finding the lock a token names (in memory, or rebuilt from
+// the documents for a lock taken by another process), checking it is
+// still live, and the patches that release a lock or a message. Fetch,
+// ack, renew and abandon all need them, so none of those files owns them.
+
 // orchLockFor returns the lock for token: from memory, or — for a lock
 // fetched by another process — rebuilt from the instance document and a
 // query for the messages tagged with it.

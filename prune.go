@@ -11,6 +11,10 @@ import (
 	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
+// Pruning old executions: their history documents and execution
+// summaries are removed, per instance or for every instance a filter
+// selects; the current execution is never pruned.
+
 // PruneExecutions implements duroxide.ProviderAdmin: old executions'
 // history is removed; the current execution is never pruned (running or
 // not), and KV, being instance-scoped, is untouched.

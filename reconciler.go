@@ -8,6 +8,10 @@ import (
 	"github.com/duroxide-go/cdb/duroxide"
 )
 
+// The background reconciler: one loop that finishes what a crash can leave
+// half-done (large turns' roll-forward, deletions' sweeps) and delivers
+// outbox intents that were not delivered right after their commit.
+
 // ReconcileOutbox does now what the background reconciler does
 // periodically, over the whole container: it finishes large turns whose
 // roll-forward was interrupted, finishes interrupted deletions, and

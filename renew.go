@@ -11,6 +11,11 @@ import (
 	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
+// Lock lifetime: renewing and abandoning orchestration and work-item
+// locks. Every write is conditioned on the ETag the lock holds (a batch led
+// by the instance document for an orchestration, a patch for a work item),
+// so a lost lock is detected as in the ack.
+
 // AbandonOrchestrationItem implements duroxide.Provider.
 func (p *Provider) AbandonOrchestrationItem(ctx context.Context, lockToken string, delay time.Duration, ignoreAttempt bool) error {
 	const op = "abandon_orchestration_item"

@@ -9,6 +9,12 @@ import (
 	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
+// The turn plan: validating a commit and turning it into the documents of
+// one turn (history, queue entries, outbox intents, the next instance
+// document). Kept apart from ack.go so that the plan, which is pure
+// computation, is separate from the requests that commit it (ack.go,
+// large.go).
+
 // validateCommitOwner refuses history events of another instance or
 // execution: written under this instance's partition they would be filed
 // as a phantom execution (ListExecutions reporting an execution that never
@@ -97,31 +103,52 @@ func (p *Provider) planTurn(op string, lk *orchLock, c duroxide.OrchestrationCom
 	}
 	plan.commit = cosmos.BatchOp{Kind: cosmos.BatchReplace, ID: doc.ID, Doc: docJSON, IfMatch: &lk.etag}
 	plan.kinds = append(plan.kinds, docInstance)
-	add := func(kind string, o cosmos.BatchOp) error {
-		if len(o.Doc) > cosmos.MaxDocBytes {
-			return duroxide.Permanent(op, "a %s document would be %d bytes; Cosmos DB allows %d per document", kind, len(o.Doc), cosmos.MaxDocBytes)
-		}
-		plan.ops = append(plan.ops, o)
-		plan.kinds = append(plan.kinds, kind)
-		return nil
+	// The order of the operations is the order of the batch; ackError
+	// maps a failing index back to its kind.
+	if err := plan.addHistory(op, lk, c); err != nil {
+		return nil, err
 	}
+	if err := p.planActivities(op, plan, lk, c, tp, now); err != nil {
+		return nil, err
+	}
+	if err := p.planOrchestratorItems(op, plan, lk, c, tp, now); err != nil {
+		return nil, err
+	}
+	plan.addConsumed(lk, c, now)
+	return plan, nil
+}
 
-	// History.
+// add appends o, refusing a document Cosmos would refuse, with a message
+// that names the kind of document.
+func (plan *turnPlan) add(op, kind string, o cosmos.BatchOp) error {
+	if len(o.Doc) > cosmos.MaxDocBytes {
+		return duroxide.Permanent(op, "a %s document would be %d bytes; Cosmos DB allows %d per document", kind, len(o.Doc), cosmos.MaxDocBytes)
+	}
+	plan.ops = append(plan.ops, o)
+	plan.kinds = append(plan.kinds, kind)
+	return nil
+}
+
+// addHistory creates the turn's history events.
+func (plan *turnPlan) addHistory(op string, lk *orchLock, c duroxide.OrchestrationCommit) error {
 	for i := range c.HistoryDelta {
 		e := &c.HistoryDelta[i]
 		data, err := json.Marshal(e)
 		if err != nil {
-			return nil, duroxide.Permanent(op, "history event %d cannot be encoded: %v", e.EventID, err)
+			return duroxide.Permanent(op, "history event %d cannot be encoded: %v", e.EventID, err)
 		}
 		h := historyDoc{ID: historyDocID(lk.instance, c.ExecutionID, e.EventID), InstanceID: lk.instance, Type: docHistory,
 			ExecutionID: c.ExecutionID, EventID: e.EventID, EventData: string(data)}
-		if err := add(docHistory, cosmos.BatchOp{Kind: cosmos.BatchCreate, ID: h.ID, Doc: mustJSON(h)}); err != nil {
-			return nil, err
+		if err := plan.add(op, docHistory, cosmos.BatchOp{Kind: cosmos.BatchCreate, ID: h.ID, Doc: mustJSON(h)}); err != nil {
+			return err
 		}
 	}
+	return nil
+}
 
-	// Worker items, then cancellations: an activity in both lists ends up
-	// absent, so it is simply not created.
+// planActivities adds worker items, then cancellations: an activity in
+// both lists ends up absent, so it is simply not created.
+func (p *Provider) planActivities(op string, plan *turnPlan, lk *orchLock, c duroxide.OrchestrationCommit, tp string, now time.Time) error {
 	cancelled := map[string]bool{}
 	for _, a := range c.CancelledActivities {
 		if a.Instance == lk.instance {
@@ -135,7 +162,7 @@ func (p *Provider) planTurn(op string, lk *orchLock, c duroxide.OrchestrationCom
 		id := workerItemID(a.Instance, a.ExecutionID, a.ID)
 		d, err := p.workerDoc(id, a, now)
 		if err != nil {
-			return nil, duroxide.Permanent(op, "%v", err)
+			return duroxide.Permanent(op, "%v", err)
 		}
 		d.TraceParent = tp
 		if cancelled[id] {
@@ -146,22 +173,25 @@ func (p *Provider) planTurn(op string, lk *orchLock, c duroxide.OrchestrationCom
 			plan.intents = append(plan.intents, p.intent(lk, c.ExecutionID, len(plan.intents), d, now))
 			continue
 		}
-		if err := add(docWorkerQueue, cosmos.BatchOp{Kind: cosmos.BatchCreate, ID: id, Doc: mustJSON(d)}); err != nil {
-			return nil, err
+		if err := plan.add(op, docWorkerQueue, cosmos.BatchOp{Kind: cosmos.BatchCreate, ID: id, Doc: mustJSON(d)}); err != nil {
+			return err
 		}
 	}
 	for id := range cancelled {
 		plan.ops = append(plan.ops, cosmos.BatchOp{Kind: cosmos.BatchDelete, ID: id, Tolerate: []error{cosmos.ErrNotFound}})
 		plan.kinds = append(plan.kinds, docWorkerQueue)
 	}
+	return nil
+}
 
-	// Orchestrator items: to this instance directly, to others via the
-	// outbox.
+// planOrchestratorItems adds orchestrator items: to this instance
+// directly, to others via the outbox (with the activities' intents).
+func (p *Provider) planOrchestratorItems(op string, plan *turnPlan, lk *orchLock, c duroxide.OrchestrationCommit, tp string, now time.Time) error {
 	tokenID := turnOf(lk.token)
 	for i, w := range c.OrchestratorItems {
 		data, err := duroxide.MarshalWorkItem(w)
 		if err != nil {
-			return nil, duroxide.Permanent(op, "orchestrator item cannot be encoded: %v", err)
+			return duroxide.Permanent(op, "orchestrator item cannot be encoded: %v", err)
 		}
 		target := w.InstanceID()
 		visible := now
@@ -172,20 +202,23 @@ func (p *Provider) planTurn(op string, lk *orchLock, c duroxide.OrchestrationCom
 			VisibleAt: ms(visible), EnqueuedAt: ms(now), EnqueueOrder: nextOrder(now), TraceParent: tp}
 		if target == lk.instance {
 			q.ID = docID(user(lk.instance), fixed("orch"), fixed(tokenID), num(uint64(i)))
-			if err := add(docOrchQueue, cosmos.BatchOp{Kind: cosmos.BatchCreate, ID: q.ID, Doc: mustJSON(q)}); err != nil {
-				return nil, err
+			if err := plan.add(op, docOrchQueue, cosmos.BatchOp{Kind: cosmos.BatchCreate, ID: q.ID, Doc: mustJSON(q)}); err != nil {
+				return err
 			}
 			continue
 		}
 		plan.intents = append(plan.intents, p.intent(lk, c.ExecutionID, len(plan.intents), q, now))
 	}
 	for _, in := range plan.intents {
-		if err := add(docOutbox, cosmos.BatchOp{Kind: cosmos.BatchCreate, ID: in.ID, Doc: mustJSON(in)}); err != nil {
-			return nil, err
+		if err := plan.add(op, docOutbox, cosmos.BatchOp{Kind: cosmos.BatchCreate, ID: in.ID, Doc: mustJSON(in)}); err != nil {
+			return err
 		}
 	}
+	return nil
+}
 
-	// KV and the consumed messages.
+// addConsumed writes KV and removes the consumed messages.
+func (plan *turnPlan) addConsumed(lk *orchLock, c duroxide.OrchestrationCommit, now time.Time) {
 	for _, o := range kvOps(lk, c) {
 		plan.ops = append(plan.ops, o)
 		plan.kinds = append(plan.kinds, docKV)
@@ -201,7 +234,6 @@ func (p *Provider) planTurn(op string, lk *orchLock, c duroxide.OrchestrationCom
 		}
 		plan.kinds = append(plan.kinds, docOrchQueue)
 	}
-	return plan, nil
 }
 
 // nextInstanceDoc applies the turn's metadata to the locked instance

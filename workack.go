@@ -8,6 +8,10 @@ import (
 	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
+// Acknowledging a work item: one batch in the instance's partition that
+// deletes the item and enqueues its completion, so a completion is never
+// lost or delivered twice.
+
 // AckWorkItem implements duroxide.Provider: one batch deletes the item
 // (If-Match: still ours) and enqueues the completion in the same
 // partition. A completion for another instance (unusual: the runtime
