@@ -124,6 +124,7 @@ func (e *BatchError) Retryable() bool {
 // operation met an existing document.
 func (e *BatchError) Is(target error) bool { return matches(target, e.StatusCode) }
 
+// Error names the partition and the failing operation.
 func (e *BatchError) Error() string {
 	return fmt.Sprintf("cosmos batch on partition %q rolled back: operation %d (%s) failed with status %d", e.Partition, e.Index, e.ID, e.StatusCode)
 }

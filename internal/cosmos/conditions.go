@@ -18,6 +18,7 @@ type Condition struct {
 	name   string
 }
 
+// Error names the condition and its status.
 func (c *Condition) Error() string { return fmt.Sprintf("cosmos: %s (%d)", c.name, c.status) }
 
 // Status is the HTTP status the condition stands for.

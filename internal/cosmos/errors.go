@@ -29,6 +29,7 @@ type Error struct {
 	Err     error
 }
 
+// Error describes the request, the status and the service message.
 func (e *Error) Error() string {
 	if e.StatusCode == 0 {
 		return fmt.Sprintf("cosmos %s: %v", e.Call.Op, e.Err)
