@@ -299,8 +299,8 @@ func lockCondition(now time.Time, filter *duroxide.DispatcherCapabilityFilter) s
 	cond := "FROM c WHERE (NOT IS_DEFINED(c.lockedUntil) OR IS_NULL(c.lockedUntil) OR c.lockedUntil <= " + n + ") AND NOT IS_DEFINED(c.deleted)"
 	if filter != nil {
 		r := filter.SupportedDuroxideVersions[0]
-		cond += " AND (NOT IS_DEFINED(c.pinnedDuroxideVersion) OR IS_NULL(c.pinnedDuroxideVersion) OR (" +
-			versionAtLeast(r.Min) + " AND " + versionAtMost(r.Max) + "))" // numbers.go
+		cond += " AND (NOT IS_DEFINED(c.pinnedDuroxideVersion) OR IS_NULL(c.pinnedDuroxideVersion) OR " +
+			versionAtLeast(r.Min) + " AND " + versionAtMost(r.Max) + ")" // numbers.go
 	}
 	return cond
 }
