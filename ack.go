@@ -207,6 +207,7 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 		}
 		return p.ackError(op, plan, err)
 	}
+	p.rememberTurn(plan, commit) // turncache.go
 	return p.finishAck(ctx, lk, plan, false)
 }
 
@@ -351,6 +352,7 @@ type turnPlan struct {
 	intents        []outboxDoc
 	foreignCancels []duroxide.ScheduledActivityIdentifier
 	staleMarkers   []string // expired orch_received markers (addMarkerCleanup)
+	large          bool     // committed as a large turn (large.go), not one batch
 }
 
 func (p *Provider) planTurn(op string, lk *orchLock, c duroxide.OrchestrationCommit, tp string) (*turnPlan, error) {
@@ -561,6 +563,7 @@ func (p *Provider) commitTurn(ctx context.Context, plan *turnPlan) error {
 		b.add(o)
 	}
 	if !b.fits() {
+		plan.large = true
 		return p.commitLargeTurn(ctx, plan)
 	}
 	p.addMarkerCleanup(b, plan)

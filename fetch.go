@@ -403,9 +403,12 @@ func (p *Provider) tryLockOrchestration(ctx context.Context, c candidate, lockTi
 		}
 		item.OrchestrationName, item.Version, item.ExecutionID = nameVersionOf(start)
 		lk.doc.OrchestrationName, lk.doc.OrchestrationVersion = item.OrchestrationName, item.Version
+		if created {
+			p.noteCreated(lk, item.ExecutionID) // turncache.go
+		}
 	} else {
 		item.OrchestrationName, item.Version, item.ExecutionID = lk.doc.OrchestrationName, lk.doc.OrchestrationVersion, lk.doc.CurrentExecutionID
-		if err := p.loadTurnState(ctx, lk, item); err != nil {
+		if err := p.loadTurnStateCached(ctx, lk, item); err != nil { // turncache.go
 			// Err means no lock is held: give it back before failing.
 			p.releaseQuietly(ctx, lk)
 			return nil, err
@@ -628,6 +631,7 @@ func (p *Provider) loadTurnState(ctx context.Context, lk *orchLock, item *duroxi
 		}
 	}
 	events, herr := decodeHistory(hist)
+	p.noteLoaded(lk, hist, item, herr == nil && kvErr == nil) // turncache.go
 	switch {
 	case herr != nil:
 		msg := herr.Error()
