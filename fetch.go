@@ -403,9 +403,6 @@ func (p *Provider) tryLockOrchestration(ctx context.Context, c candidate, lockTi
 		}
 		item.OrchestrationName, item.Version, item.ExecutionID = nameVersionOf(start)
 		lk.doc.OrchestrationName, lk.doc.OrchestrationVersion = item.OrchestrationName, item.Version
-		if created {
-			p.noteCreated(lk, item.ExecutionID) // turncache.go
-		}
 	} else {
 		item.OrchestrationName, item.Version, item.ExecutionID = lk.doc.OrchestrationName, lk.doc.OrchestrationVersion, lk.doc.CurrentExecutionID
 		if err := p.loadTurnStateCached(ctx, lk, item); err != nil { // turncache.go

@@ -35,20 +35,25 @@ import (
 //
 // History and KV change only by committed turns (small or large: both
 // set lastAckToken), by deletion (a new document), by pruning (older
-// executions only) and by AppendWithExecution, which bypasses the
-// instance document: it drops this process's entry (an append from
-// another process to an instance whose turns run here is not seen until
-// the entry is replaced — AppendWithExecution is a test and
-// fault-injection hook). Anything else falls back to the query, so a miss
-// costs what every turn cost before.
+// executions only) and by writes that bypass the instance document:
+// AppendWithExecution (a test and fault-injection hook, which drops this
+// process's entry) and an operator editing documents by hand. The cache
+// cannot see the latter, so it trusts a state only for turnCacheMaxAge
+// after the load query it descends from, and every chain of cached
+// states starts with a query: the first turn of a new instance loads
+// nothing (there is nothing to load), and its commit is not cached, so
+// the instance's second turn queries and sees anything written beside
+// it. An edit made behind the provider's back is therefore seen by the
+// next fetch in another process, after a restart, or within
+// turnCacheMaxAge. Anything else falls back to the query, so a miss costs
+// what every turn cost before.
 //
 // Staged leftovers of a large turn that never committed (another
 // process crashed mid-staging) are not seen by a cached load; the query
 // removed them before the retried turn wrote the same ids, and without
 // it the commit's 409 on such an id triggers the same clean-up
 // (cleanStale in ack.go). Received-message markers past their retention
-// are found only by the query, so an entry is trusted for at most
-// receivedRetention after the query it descends from.
+// are likewise found only by the query, within turnCacheMaxAge of it.
 //
 // Why not read the history by id inside the lock batch (a batch may
 // contain reads, and event ids are deterministic)? The ids to read must be
@@ -65,6 +70,13 @@ import (
 
 // DefaultTurnCacheBytes is the default of Options.TurnCacheBytes.
 const DefaultTurnCacheBytes = 32 << 20
+
+// turnCacheMaxAge bounds how long after a load query its descendants are
+// trusted: the delay before a fetch in this process notices documents
+// edited behind the provider's back, and before it finds expired
+// received markers (it must not exceed receivedRetention). One query per
+// busy instance per minute costs nothing worth counting.
+const turnCacheMaxAge = time.Minute
 
 // turnState is one instance's current-execution history and KV documents
 // as the next turn's fetch must load them.
@@ -183,7 +195,7 @@ func (st *turnState) current(doc *instanceDoc, now time.Time) bool {
 	if ex := doc.execution(st.exec); ex != nil && ex.EventCount != len(st.history) {
 		return false
 	}
-	return now.Sub(st.loadedAt) < receivedRetention
+	return now.Sub(st.loadedAt) < turnCacheMaxAge
 }
 
 // loadTurnStateCached loads the locked instance's history and KV state
@@ -234,16 +246,6 @@ func (p *Provider) noteLoaded(lk *orchLock, hist []historyDoc, item *duroxide.Or
 		st.kv[k] = v
 	}
 	lk.base = st
-}
-
-// noteCreated records the empty state of an instance whose document the
-// lock batch created: nothing of the instance existed before it, so
-// there is nothing to load.
-func (p *Provider) noteCreated(lk *orchLock, exec uint64) {
-	if !p.turns.enabled() {
-		return
-	}
-	lk.base = &turnState{instance: lk.instance, exec: exec, kv: map[string]duroxide.KVEntry{}, loadedAt: p.opts.Now()}
 }
 
 // rememberTurn stores the state after plan's commit — the lock's base
