@@ -34,7 +34,9 @@ import (
 //     messages need no second read. A work item is locked with one
 //     If-Match patch.
 //  3. An orchestration's current-execution history and KV documents are
-//     loaded with one single-partition query.
+//     loaded with one single-partition query, or taken from the turn
+//     cache when this process committed the previous turn and the locked
+//     instance document shows nothing changed since (turncache.go).
 
 // candidate is one instance (or work item) found by discovery.
 type candidate struct {
