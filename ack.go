@@ -542,6 +542,7 @@ func (p *Provider) nextInstanceDoc(lk *orchLock, c duroxide.OrchestrationCommit,
 	doc.sumExecutions()
 	doc.LockToken, doc.LockedUntil = nil, nil
 	doc.LastAckToken = lk.token
+	noteReceived(&doc, lk, now) // turncache.go
 	doc.UpdatedAt = ms(now)
 	return doc
 }

@@ -53,7 +53,14 @@ import (
 // removed them before the retried turn wrote the same ids, and without
 // it the commit's 409 on such an id triggers the same clean-up
 // (cleanStale in ack.go). Received-message markers past their retention
-// are likewise found only by the query, within turnCacheMaxAge of it.
+// are likewise found only by the query: a turn that leaves markers
+// records on the instance document when the last of them expires
+// (receivedUntil), and until a query has run after that moment the cache
+// defers to the query, so an expired marker is removed by the next turn
+// as before. (An instance that received a message from another instance
+// is therefore served by the query for the marker retention, an hour.
+// Markers left by writers that do not record receivedUntil are found
+// within turnCacheMaxAge.)
 //
 // Why not read the history by id inside the lock batch (a batch may
 // contain reads, and event ids are deterministic)? The ids to read must be
@@ -73,9 +80,8 @@ const DefaultTurnCacheBytes = 32 << 20
 
 // turnCacheMaxAge bounds how long after a load query its descendants are
 // trusted: the delay before a fetch in this process notices documents
-// edited behind the provider's back, and before it finds expired
-// received markers (it must not exceed receivedRetention). One query per
-// busy instance per minute costs nothing worth counting.
+// edited behind the provider's back. One query per busy instance per
+// minute costs nothing worth counting.
 const turnCacheMaxAge = time.Minute
 
 // turnState is one instance's current-execution history and KV documents
@@ -195,7 +201,27 @@ func (st *turnState) current(doc *instanceDoc, now time.Time) bool {
 	if ex := doc.execution(st.exec); ex != nil && ex.EventCount != len(st.history) {
 		return false
 	}
+	if doc.ReceivedUntil != nil && st.loadedAt.UnixMilli() <= *doc.ReceivedUntil {
+		// Markers may have expired since the query: only a query made after
+		// the last of them expired has seen (and let the turn remove) them.
+		return false
+	}
 	return now.Sub(st.loadedAt) < turnCacheMaxAge
+}
+
+// noteReceived records on the instance document how long the markers
+// this turn leaves (one per consumed cross-instance message) live.
+func noteReceived(doc *instanceDoc, lk *orchLock, now time.Time) {
+	for _, m := range lk.messages {
+		if m.OutboxKey == "" {
+			continue
+		}
+		until := ms(now.Add(receivedRetention))
+		if doc.ReceivedUntil == nil || *doc.ReceivedUntil < until {
+			doc.ReceivedUntil = &until
+		}
+		return
+	}
 }
 
 // loadTurnStateCached loads the locked instance's history and KV state

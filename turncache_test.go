@@ -385,3 +385,36 @@ func TestTurnCacheSeesOutOfBandEditsWithinMaxAge(t *testing.T) {
 	item = fetch()
 	require.NotNil(t, item.HistoryError, "a minute after the query the fetch queries again and sees the edit")
 }
+
+// TestTurnCacheDefersToExpiringMarkers: an instance that consumed a
+// message from another instance holds a received marker for an hour;
+// until a load query has run after it expired, the fetch queries (the
+// query finds expired markers and the turn removes them), and then the
+// cache serves the instance again.
+func TestTurnCacheDefersToExpiringMarkers(t *testing.T) {
+	var skew atomic.Int64
+	// No lagging replicas: the test counts requests, and a lagging
+	// discovery could miss the message it just enqueued.
+	h := newHarnessNoLag(t, cdb.Options{Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
+	ctx := context.Background()
+	item, commit := startParentWithChild(t, h.p, "mk-parent", "mk-child")
+	require.NoError(t, h.p.AckOrchestrationItem(ctx, item.LockToken, commit))
+	requireOneChildStart(t, h, "mk-parent", "mk-child") // the child's first turn leaves a marker
+	require.Len(t, h.docsWhere("orch_received", "mk-child"), 1)
+	turn := func() int64 {
+		t.Helper()
+		require.NoError(t, h.p.EnqueueForOrchestrator(ctx, duroxide.ExternalRaisedItem{Instance: "mk-child", Name: "e", Data: "1"}, 0))
+		before := h.p.RequestStats()
+		it := mustFetchOrch(t, h.p, "mk-child")
+		n := h.p.RequestStats().Total() - before.Total()
+		require.NoError(t, h.p.AckOrchestrationItem(ctx, it.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1, Metadata: hRunning("HChild")}))
+		return n
+	}
+	require.Equal(t, int64(3), turn(), "second turn: the query")
+	require.Equal(t, int64(3), turn(), "the marker lives: the query again")
+	require.Len(t, h.docsWhere("orch_received", "mk-child"), 1, "a fresh marker is kept")
+	skew.Store(int64(61 * time.Minute))
+	require.Equal(t, int64(3), turn(), "the marker expired: the query finds it")
+	require.Empty(t, h.docsWhere("orch_received", "mk-child"), "the expired marker is removed by that turn")
+	require.Equal(t, int64(2), turn(), "then the cache serves the instance again")
+}
