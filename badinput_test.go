@@ -1,7 +1,6 @@
 package cdb_test
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -27,7 +26,7 @@ var big = strings.Repeat("x", 2100*1024)
 func lockedTurn(t *testing.T, p *cdb.Provider, instance string) (*duroxide.OrchestrationItem, duroxide.Event) {
 	t.Helper()
 	createHInstance(t, p, instance)
-	require.NoError(t, p.EnqueueForOrchestrator(context.Background(), duroxide.ExternalRaisedItem{Instance: instance, Name: "go", Data: "1"}, 0))
+	require.NoError(t, p.EnqueueForOrchestrator(t.Context(), duroxide.ExternalRaisedItem{Instance: instance, Name: "go", Data: "1"}, 0))
 	item := mustFetchOrch(t, p, instance)
 	return item, hEvent(instance, 1, 2, duroxide.ExternalEvent{Name: "go", Data: "1"})
 }
@@ -38,7 +37,7 @@ func lockedTurn(t *testing.T, p *cdb.Provider, instance string) (*duroxide.Orche
 func requireRefusedAck(t *testing.T, h *harness, p, other *cdb.Provider, item *duroxide.OrchestrationItem, commit duroxide.OrchestrationCommit) {
 	t.Helper()
 	before := h.snapshot()
-	requirePermanentErr(t, p.AckOrchestrationItem(context.Background(), item.LockToken, commit))
+	requirePermanentErr(t, p.AckOrchestrationItem(t.Context(), item.LockToken, commit))
 	h.requireUnchanged(before, "a refused ack wrote something")
 	requireNoOrch(t, other, "another process fetched a locked instance after a refused ack")
 	requireNoOrch(t, p, "the acking process fetched its own locked instance after a refused ack")
@@ -49,7 +48,7 @@ func requireRefusedAck(t *testing.T, h *harness, p, other *cdb.Provider, item *d
 // is a permanent error and writes nothing.
 func TestBadInputWrongQueueEnqueue(t *testing.T) {
 	h := newHarness(t, cdb.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	p := h.p
 	createHInstance(t, p, "q-1")
 	before := h.snapshot()
@@ -78,7 +77,7 @@ func TestBadInputWrongQueueEnqueue(t *testing.T) {
 // lock kept; the same lock then acks good input.
 func TestBadInputWrongQueueAck(t *testing.T) {
 	h := newHarness(t, cdb.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	p := h.p
 	other := h.open(cdb.Options{})
 	item, ev := lockedTurn(t, p, "wq-1")
@@ -134,7 +133,7 @@ func TestBadInputWrongQueueAck(t *testing.T) {
 // exceed 2 MB is refused permanently and nothing is written.
 func TestBadInputOversizedEnqueue(t *testing.T) {
 	h := newHarness(t, cdb.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	p := h.p
 	before := h.snapshot()
 	start := hStart("big-1")
@@ -152,7 +151,7 @@ func TestBadInputOversizedEnqueue(t *testing.T) {
 // nothing is written and the lock is kept; the same lock then acks.
 func TestBadInputOversizedAck(t *testing.T) {
 	h := newHarness(t, cdb.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	p := h.p
 	other := h.open(cdb.Options{})
 	item, ev := lockedTurn(t, p, "big-ack")
@@ -207,7 +206,7 @@ func TestBadInputOversizedAck(t *testing.T) {
 // error), so the runtime can fail or abandon it.
 func TestBadInputUnknownEventType(t *testing.T) {
 	h := newHarness(t, cdb.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	p := h.p
 	const inst = "future-1"
 	createHInstance(t, p, inst)
@@ -268,14 +267,14 @@ func TestBadInputForeignEventsAck(t *testing.T) {
 	for name, foreign := range cases {
 		t.Run(name, func(t *testing.T) {
 			commit := duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID, HistoryDelta: []duroxide.Event{foreign}}
-			err := p.AckOrchestrationItem(context.Background(), item.LockToken, commit)
+			err := p.AckOrchestrationItem(t.Context(), item.LockToken, commit)
 			require.ErrorIs(t, err, duroxide.ErrInvalidInput)
 			requireRefusedAck(t, h, p, other, item, commit)
 		})
 	}
-	require.NoError(t, p.AckOrchestrationItem(context.Background(), item.LockToken,
+	require.NoError(t, p.AckOrchestrationItem(t.Context(), item.LockToken,
 		duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID, HistoryDelta: []duroxide.Event{ev}}), "the lock survives refused acks")
-	execs, err := p.Admin().ListExecutions(context.Background(), "own-1")
+	execs, err := p.Admin().ListExecutions(t.Context(), "own-1")
 	require.NoError(t, err)
 	require.Equal(t, []uint64{1}, execs)
 }

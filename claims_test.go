@@ -19,7 +19,7 @@ import (
 // request for the same item and losing the race (a wasted round trip per
 // lost race, which made throughput fall as slots were added).
 func TestConcurrentFetchesDoNotRaceForOneCandidate(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	var (
 		patches   atomic.Int32
 		first     sync.Once

@@ -1,7 +1,6 @@
 package cdb_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -21,7 +20,7 @@ import (
 // the backlog within a few fetches.
 func TestDiscoveryIsFairUnderBacklog(t *testing.T) {
 	srv := cosmostest.NewTestServer(t, nil)
-	ctx := context.Background()
+	ctx := t.Context()
 	p := newFaultyProvider(t, srv, "fair", nil)
 	const busy, perBusy = 10, 10
 	for i := 0; i < busy; i++ {

@@ -1,7 +1,6 @@
 package cdb_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -82,7 +81,7 @@ func hostileKeys(id string) []string {
 // child start via the outbox, then checks Read and GetKVValue.
 func runHostileFirstTurn(t *testing.T, h *harness, id string) hostileTurn {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	p := h.p
 	ht := hostileTurn{id: id, child: id + "/child#1?", session: "s/" + id + hostileSuffix, keys: hostileKeys(id)}
 
@@ -133,7 +132,7 @@ func runHostileFirstTurn(t *testing.T, h *harness, id string) hostileTurn {
 // turn and the parent's completing turn.
 func finishHostile(t *testing.T, h *harness, ht hostileTurn) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	p := h.p
 	id := ht.id
 
@@ -213,7 +212,7 @@ func TestHostileIDsRoundTrip(t *testing.T) {
 }
 
 func testHostileIDsRoundTrip(t *testing.T, h *harness) {
-	ctx := context.Background()
+	ctx := t.Context()
 	var turns []hostileTurn
 	for _, c := range hostileIDs {
 		require.True(t, utf8.ValidString(c.id))
@@ -296,7 +295,7 @@ func TestHostileInvalidIDsRejected(t *testing.T) {
 }
 
 func testHostileInvalidIDsRejected(t *testing.T, h *harness) {
-	ctx := context.Background()
+	ctx := t.Context()
 	p := h.p
 	for _, c := range invalidIDs {
 		t.Run(c.name, func(t *testing.T) {
@@ -364,7 +363,7 @@ func testHostileInvalidIDsRejected(t *testing.T, h *harness) {
 func TestDocumentIDKindsRoundTrip(t *testing.T) {
 	testbackend.ForEachProvider(t, func(t *testing.T, b testbackend.Backend) {
 		c := b.NewContainer(t, azcosmos.ContainerProperties{PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{cdb.PartitionKeyPath}}})
-		ctx := context.Background()
+		ctx := t.Context()
 		for _, hc := range hostileIDs {
 			inst := hc.id
 			pk := azcosmos.NewPartitionKeyString(inst)

@@ -1,7 +1,6 @@
 package cdb_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -41,7 +40,7 @@ func (e *raceEnv) actor(g *gate) *cdb.Provider {
 	if g != nil {
 		hooks = g.hooks()
 	}
-	p, err := cdb.New(context.Background(), cdb.Config{Endpoint: e.srv.Endpoint(), Key: e.srv.Key(), Database: "db", Container: e.container,
+	p, err := cdb.New(e.t.Context(), cdb.Config{Endpoint: e.srv.Endpoint(), Key: e.srv.Key(), Database: "db", Container: e.container,
 		ClientOptions: &azcosmos.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}},
 		Options:       cdb.Options{Hooks: hooks, Now: e.clock.now, OutboxInterval: -1}})
 	require.NoError(e.t, err)
@@ -95,7 +94,7 @@ func ackBigTurnLeavingItPending(t *testing.T, e *raceEnv, inst string, commit du
 		}
 		return nil
 	})
-	require.NoError(t, p.AckOrchestrationItem(context.Background(), it.LockToken, commit))
+	require.NoError(t, p.AckOrchestrationItem(t.Context(), it.LockToken, commit))
 	g.setFail(nil)
 }
 
@@ -106,7 +105,7 @@ func ackBigTurnLeavingItPending(t *testing.T, e *raceEnv, inst string, commit du
 // deleted B's staged documents, and B's commit lost 100 events.
 func TestExpiredStagerCannotDeleteTheNewHoldersTurn(t *testing.T) {
 	e := newRaceEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	gA, gB := newGate(t), newGate(t)
 	pA, pB := e.actor(gA), e.actor(gB)
 	itA := prepare(t, pA, "big")
@@ -141,7 +140,7 @@ func TestExpiredStagerCannotDeleteTheNewHoldersTurn(t *testing.T) {
 // resumes. On 6c3fdcd it wrote the key back to the old turn's value.
 func TestStaleRollForwardCannotOverwriteANewerTurn(t *testing.T) {
 	e := newRaceEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	ackBigTurnLeavingItPending(t, e, "big", bigTurn("big"))
 
 	gR := newGate(t)
@@ -183,7 +182,7 @@ func TestStaleRollForwardCannotOverwriteANewerTurn(t *testing.T) {
 // and they leaked into the next instance with the same id.
 func TestRollForwardAfterDeletionResurrectsNothing(t *testing.T) {
 	e := newRaceEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	ackBigTurnLeavingItPending(t, e, "big", completedBigTurn("big"))
 
 	gR := newGate(t)
@@ -214,7 +213,7 @@ func TestRollForwardAfterDeletionResurrectsNothing(t *testing.T) {
 // tombstone) and the next instance with that id received it.
 func TestWorkerAckDuringDeletionLeavesNoOrphan(t *testing.T) {
 	e := newRaceEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	p := e.actor(nil)
 	require.NoError(t, p.EnqueueForOrchestrator(ctx, duroxide.StartOrchestrationItem{Instance: "del", Orchestration: "Big", Input: "{}", Version: str("1.0.0"), ExecutionID: 1}, 0))
 	it, err := p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
@@ -251,7 +250,7 @@ func TestWorkerAckDuringDeletionLeavesNoOrphan(t *testing.T) {
 // completeTree creates root (Completed) with a child in the given status.
 func completeTree(t *testing.T, p *cdb.Provider, root, child string, childStatus *string) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	require.NoError(t, p.EnqueueForOrchestrator(ctx, hStart(root), 0))
 	it := mustFetchOrch(t, p, root)
 	require.NoError(t, p.AckOrchestrationItem(ctx, it.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1,
@@ -272,7 +271,7 @@ func completeTree(t *testing.T, p *cdb.Provider, root, child string, childStatus
 // checked only the root and deleted the running child.
 func TestDeleteInstanceBulkNeverDeletesARunningChild(t *testing.T) {
 	e := newRaceEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	p := e.actor(nil)
 	completeTree(t, p, "root", "child", nil)
 
@@ -291,7 +290,7 @@ func TestDeleteInstanceBulkNeverDeletesARunningChild(t *testing.T) {
 // new execution and runs again); the fallback must not force.
 func TestDeleteInstanceBulkFallbackNeverForces(t *testing.T) {
 	e := newRaceEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	p := e.actor(nil)
 	completeTree(t, p, "root", "child", str(duroxide.StatusCompleted))
 
@@ -329,7 +328,7 @@ func TestReadersNeverSeeHalfALargeTurn(t *testing.T) {
 	}
 	t.Run("Read", func(t *testing.T) {
 		e := newRaceEnv(t)
-		ctx := context.Background()
+		ctx := t.Context()
 		gA, gR := newGate(t), newGate(t)
 		pA, pR := e.actor(gA), e.actor(gR)
 		it := prepare(t, pA, "big")
@@ -348,7 +347,7 @@ func TestReadersNeverSeeHalfALargeTurn(t *testing.T) {
 	})
 	t.Run("ReadWithExecution", func(t *testing.T) {
 		e := newRaceEnv(t)
-		ctx := context.Background()
+		ctx := t.Context()
 		gA, gR := newGate(t), newGate(t)
 		pA, pR := e.actor(gA), e.actor(gR)
 		it := prepare(t, pA, "big")
@@ -367,7 +366,7 @@ func TestReadersNeverSeeHalfALargeTurn(t *testing.T) {
 	})
 	t.Run("KV", func(t *testing.T) {
 		e := newRaceEnv(t)
-		ctx := context.Background()
+		ctx := t.Context()
 		gA := newGate(t)
 		pA, pR := e.actor(gA), e.actor(nil)
 		it := prepare(t, pA, "big")
@@ -405,7 +404,7 @@ func TestReadersNeverSeeHalfALargeTurn(t *testing.T) {
 // exactly once.
 func TestRetriedLargeAckAfterLostCommitResponse(t *testing.T) {
 	e := newRaceEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	g := newGate(t)
 	p := e.actor(g)
 	it := prepare(t, p, "big")
@@ -435,7 +434,7 @@ func TestRetriedLargeAckAfterLostCommitResponse(t *testing.T) {
 // plan's and reported a generic batch failure.
 func TestLargeAckDuplicateEventNamesTheEvent(t *testing.T) {
 	e := newRaceEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	p := e.actor(nil)
 	it := prepare(t, p, "big")
 	require.NoError(t, p.AppendWithExecution(ctx, "big", 1, []duroxide.Event{{EventID: 2, InstanceID: "big", ExecutionID: 1, DuroxideVersion: "0.1.29",
@@ -454,7 +453,7 @@ func TestLargeAckDuplicateEventNamesTheEvent(t *testing.T) {
 // pruned execution came back.
 func TestAckRetryAfterConcurrentPruneKeepsThePrune(t *testing.T) {
 	e := newRaceEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	p := e.actor(nil)
 	require.NoError(t, p.EnqueueForOrchestrator(ctx, hStart("pr"), 0))
 	it := mustFetchOrch(t, p, "pr")

@@ -49,7 +49,7 @@ func (c *crossQueries) hooks() *cdb.Hooks {
 // partition lies.
 func TestMultiRangeDiscoveryFindsEveryInstance(t *testing.T) {
 	h := newRangedHarness(t, cdb.Options{}, 8)
-	ctx := context.Background()
+	ctx := t.Context()
 	want := map[string]bool{}
 	for i := range 24 {
 		inst := fmt.Sprintf("mr-%02d", i)
@@ -77,7 +77,7 @@ func TestMultiRangeDiscoveryBoundedPerCall(t *testing.T) {
 	const ranges, pages = 8, 3
 	var q crossQueries
 	h := newRangedHarness(t, cdb.Options{ScanPages: pages, Hooks: q.hooks()}, ranges)
-	ctx := context.Background()
+	ctx := t.Context()
 	for i := range 6 {
 		inst := fmt.Sprintf("bp-%d", i)
 		require.NoError(t, h.p.EnqueueForOrchestrator(ctx, hStart(inst), 0))
@@ -109,7 +109,7 @@ func TestMultiRangeDiscoveryBoundedPerCall(t *testing.T) {
 func TestMultiRangeOutboxReachesEveryPartition(t *testing.T) {
 	// The acking provider reads every partition in one fetch.
 	h := newRangedHarness(t, cdb.Options{ScanPages: 16}, 16)
-	ctx := context.Background()
+	ctx := t.Context()
 	const n = 20
 	h.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Status: http.StatusServiceUnavailable,
 		Match: func(r *http.Request) bool {
@@ -137,7 +137,7 @@ func TestMultiRangeOutboxReachesEveryPartition(t *testing.T) {
 // more partitions than ScanPages every intent is still delivered.
 func TestMultiRangeBackgroundReconciler(t *testing.T) {
 	h := newRangedHarness(t, cdb.Options{ScanPages: 16}, 16)
-	ctx := context.Background()
+	ctx := t.Context()
 	const n = 12
 	h.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Status: http.StatusServiceUnavailable,
 		Match: func(r *http.Request) bool {
@@ -166,7 +166,7 @@ func TestReconcilerRoundContinuesAfterError(t *testing.T) {
 		return nil
 	}}
 	h := newHarness(t, cdb.Options{Hooks: hooks})
-	ctx := context.Background()
+	ctx := t.Context()
 	insts := []string{"re-a", "re-b", "re-c"}
 	for _, inst := range insts {
 		require.NoError(t, h.p.EnqueueForOrchestrator(ctx, hStart(inst), 0))

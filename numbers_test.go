@@ -1,7 +1,6 @@
 package cdb_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,7 +16,7 @@ const exact53 = uint64(1) << 53
 
 func pinned(t *testing.T, h *harness, inst string, v duroxide.SemVer) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, hStart(inst), 0))
 	item := mustFetchOrch(t, h.p, inst)
 	md := hRunning("HOrch")
@@ -29,7 +28,7 @@ func pinned(t *testing.T, h *harness, inst string, v duroxide.SemVer) {
 }
 
 func fetchWith(t *testing.T, p *cdb.Provider, lo, hi duroxide.SemVer) (*duroxide.OrchestrationItem, error) {
-	return p.FetchOrchestrationItem(context.Background(), hLock, 0,
+	return p.FetchOrchestrationItem(t.Context(), hLock, 0,
 		&duroxide.DispatcherCapabilityFilter{SupportedDuroxideVersions: []duroxide.SemverRange{{Min: lo, Max: hi}}})
 }
 
@@ -47,7 +46,7 @@ func TestNumbersPinnedVersionsCompareExactly(t *testing.T) {
 	item, err = fetchWith(t, h.p, v, v)
 	require.NoError(t, err)
 	require.NotNil(t, item)
-	require.NoError(t, h.p.AbandonOrchestrationItem(context.Background(), item.LockToken, hLock, true))
+	require.NoError(t, h.p.AbandonOrchestrationItem(t.Context(), item.LockToken, hLock, true))
 
 	big := duroxide.SemVer{Major: exact53, Minor: exact53, Patch: exact53 - 1}
 	pinned(t, h, "huge", big)
@@ -65,7 +64,7 @@ func TestNumbersPinnedVersionsCompareExactly(t *testing.T) {
 // written, instead of being compared approximately.
 func TestNumbersAboveTwoToThe53Refused(t *testing.T) {
 	h := newHarness(t, cdb.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, hStart("x"), 0))
 	item := mustFetchOrch(t, h.p, "x")
 	before := h.snapshot()

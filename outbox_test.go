@@ -34,7 +34,7 @@ func skewedClock(d time.Duration) func() time.Time {
 // returning the lock and the commit that starts child.
 func startParentWithChild(t *testing.T, p *cdb.Provider, parent, child string) (*duroxide.OrchestrationItem, duroxide.OrchestrationCommit) {
 	t.Helper()
-	require.NoError(t, p.EnqueueForOrchestrator(context.Background(), hStart(parent), 0))
+	require.NoError(t, p.EnqueueForOrchestrator(t.Context(), hStart(parent), 0))
 	item := mustFetchOrch(t, p, parent)
 	return item, duroxide.OrchestrationCommit{
 		ExecutionID: 1,
@@ -62,7 +62,7 @@ func requireOneChildStart(t *testing.T, h *harness, parent, child string) {
 	require.Equal(t, []duroxide.WorkItem{hChildStart(parent, child, 2)}, item.Messages)
 	md := hRunning("HChild")
 	md.ParentInstanceID = hptr(parent)
-	require.NoError(t, h.p.AckOrchestrationItem(context.Background(), item.LockToken, duroxide.OrchestrationCommit{
+	require.NoError(t, h.p.AckOrchestrationItem(t.Context(), item.LockToken, duroxide.OrchestrationCommit{
 		ExecutionID: 1, HistoryDelta: []duroxide.Event{hStarted(child, "HChild")}, Metadata: md,
 	}))
 	require.Empty(t, h.docsWhere("orch_queue", child), "the child's start was delivered more than once")
@@ -78,7 +78,7 @@ func reconcileFirst(t *testing.T, p *cdb.Provider) int {
 	var n int
 	eventually(t, time.Minute, func() bool {
 		var err error
-		n, err = p.ReconcileOutbox(context.Background())
+		n, err = p.ReconcileOutbox(t.Context())
 		require.NoError(t, err)
 		return n > 0
 	}, "the reconciler never delivered")
@@ -104,7 +104,7 @@ func requireIntents(t *testing.T, h *harness, parent, target string, n int) {
 // several other instances in one turn are all delivered.
 func TestOutboxDeliveredRightAfterAck(t *testing.T) {
 	h := newHarness(t, cdb.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	item, commit := startParentWithChild(t, h.p, "ob-parent", "ob-child")
 	commit.OrchestratorItems = append(commit.OrchestratorItems,
 		duroxide.ExternalRaisedItem{Instance: "ob-other", Name: "ping", Data: "1"},
@@ -130,7 +130,7 @@ func TestOutboxDeliveredRightAfterAck(t *testing.T) {
 // one message at the child.
 func TestOutboxDeliveryFailsThenReconciles(t *testing.T) {
 	h := newHarness(t, cdb.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	item, commit := startParentWithChild(t, h.p, "f-parent", "f-child")
 	h.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Match: pkMatch("f-child"), Status: http.StatusServiceUnavailable, Times: 1})
 	require.NoError(t, h.p.AckOrchestrationItem(ctx, item.LockToken, commit), "a failed delivery must not fail the committed turn")
@@ -160,7 +160,7 @@ func TestOutboxDeliveryFailsThenReconciles(t *testing.T) {
 // background reconciler of a provider with a short interval and age.
 func TestOutboxBackgroundReconciler(t *testing.T) {
 	h := newHarness(t, cdb.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	item, commit := startParentWithChild(t, h.p, "bg-parent", "bg-child")
 	h.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Match: pkMatch("bg-child"), Status: http.StatusServiceUnavailable, Times: 1})
 	require.NoError(t, h.p.AckOrchestrationItem(ctx, item.LockToken, commit))
@@ -178,7 +178,7 @@ func TestOutboxBackgroundReconciler(t *testing.T) {
 // child consumed the message collides with the received marker and creates
 // nothing.
 func TestOutboxDoubleDelivery(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 
 	t.Run("delivery response lost", func(t *testing.T) {
 		h := newHarness(t, cdb.Options{})
@@ -251,7 +251,7 @@ func TestOutboxCrashBetweenCommitAndDelivery(t *testing.T) {
 		},
 	}
 	h := newHarness(t, cdb.Options{Hooks: hooks})
-	ctx := context.Background()
+	ctx := t.Context()
 	item, commit := startParentWithChild(t, h.p, "cr-parent", "cr-child")
 	armed.Store(true)
 	_ = h.p.AckOrchestrationItem(ctx, item.LockToken, commit) // the process is gone; nobody sees the result
@@ -336,7 +336,7 @@ func TestOutboxReconcilerStopsOnClose(t *testing.T) {
 // the marker in its place: it would hand the runtime a message with no work
 // item ("cannot be decoded: EOF"), and the turn would be abandoned.
 func TestStaleDiscoveryDoesNotLockAReceivedMarker(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	paused, release := make(chan struct{}), make(chan struct{})
 	var once atomic.Bool
 	hooks := &cdb.Hooks{Before: func(_ context.Context, c cdb.Call) error {

@@ -31,7 +31,7 @@ func hCompleted(instance string, id uint64) duroxide.ActivityCompletedItem {
 
 func mustFetchWork(t *testing.T, p *cdb.Provider, session *duroxide.SessionFetchConfig) *duroxide.LockedWorkItem {
 	t.Helper()
-	w, err := p.FetchWorkItem(context.Background(), hLock, 0, session, duroxide.AnyTag())
+	w, err := p.FetchWorkItem(t.Context(), hLock, 0, session, duroxide.AnyTag())
 	require.NoError(t, err)
 	require.NotNil(t, w, "expected a work item")
 	return w
@@ -48,7 +48,7 @@ func num(v any) int64 {
 // it must be renewed.
 func TestSessionRenewalSurvivesOwnersAck(t *testing.T) {
 	h := newHarnessNoLag(t, cdb.Options{}) // the renewer is another process (see newHarnessNoLag)
-	ctx := context.Background()
+	ctx := t.Context()
 	const inst, owner = "sr-1", "worker-A"
 	sid := "s1"
 	require.NoError(t, h.p.EnqueueForWorker(ctx, hActivity(inst, 1, &sid)))
@@ -59,7 +59,7 @@ func TestSessionRenewalSurvivesOwnersAck(t *testing.T) {
 	renewer := h.open(cdb.Options{Hooks: &cdb.Hooks{Before: func(_ context.Context, c cdb.Call) error {
 		if c.Op == cdb.OpPatch && strings.Contains(c.ID, ":session:") && armed.CompareAndSwap(true, false) {
 			// The owner works on the session meanwhile.
-			require.NoError(t, h.p.RenewWorkItemLock(context.Background(), w.LockToken, time.Minute))
+			require.NoError(t, h.p.RenewWorkItemLock(t.Context(), w.LockToken, time.Minute))
 		}
 		return nil
 	}}})
@@ -87,7 +87,7 @@ func TestSessionRenewalSurvivesOwnersAck(t *testing.T) {
 // item's lock (new ETag); the holder's ack must still succeed.
 func TestWorkItemAckAfterRenewalElsewhere(t *testing.T) {
 	h := newHarnessNoLag(t, cdb.Options{}) // the renewer is another process (see newHarnessNoLag)
-	ctx := context.Background()
+	ctx := t.Context()
 	require.NoError(t, h.p.EnqueueForWorker(ctx, hActivity("wr-1", 1, nil)))
 	w := mustFetchWork(t, h.p, nil)
 	require.NoError(t, h.open(cdb.Options{}).RenewWorkItemLock(ctx, w.LockToken, time.Minute))
@@ -101,7 +101,7 @@ func TestWorkItemAckAfterRenewalElsewhere(t *testing.T) {
 // written under synchronisation (go test -race flags it otherwise).
 func TestWorkItemRenewRacesAck(t *testing.T) {
 	h := newHarness(t, cdb.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	const rounds = 30
 	var failed []string
 	for i := range rounds {
@@ -145,7 +145,7 @@ func TestWorkItemRenewRacesAck(t *testing.T) {
 // see them as unlocked.
 func TestRenewOrchestrationLockExtendsMessages(t *testing.T) {
 	h := newHarness(t, cdb.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	const inst = "ro-1"
 	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, hStart(inst), 0))
 	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, duroxide.ExternalRaisedItem{Instance: inst, Name: "e", Data: "1"}, 0))
@@ -170,7 +170,7 @@ func TestRenewOrchestrationLockExtendsMessages(t *testing.T) {
 // fetch still locks and returns every ready message of the instance.
 func TestFetchLocksAllReadyMessages(t *testing.T) {
 	h := newHarness(t, cdb.Options{DiscoveryPageSize: 2})
-	ctx := context.Background()
+	ctx := t.Context()
 	const inst = "am-1"
 	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, hStart(inst), 0))
 	for i := range 4 {
@@ -189,7 +189,7 @@ func TestFetchLocksAllReadyMessages(t *testing.T) {
 // on the intent.
 func TestOutboxAttemptCount(t *testing.T) {
 	h := newHarness(t, cdb.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	item, commit := startParentWithChild(t, h.p, "oa-parent", "oa-child")
 	h.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Match: pkMatch("oa-child"), Status: http.StatusServiceUnavailable, Times: 3})
 	require.NoError(t, h.p.AckOrchestrationItem(ctx, item.LockToken, commit))
@@ -222,7 +222,7 @@ func TestOutboxAttemptCount(t *testing.T) {
 // later turn once it is past its retention.
 func TestReceivedMarkersExpire(t *testing.T) {
 	h := newHarness(t, cdb.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	item, commit := startParentWithChild(t, h.p, "rm-parent", "rm-child")
 	require.NoError(t, h.p.AckOrchestrationItem(ctx, item.LockToken, commit))
 	requireOneChildStart(t, h, "rm-parent", "rm-child")
@@ -252,7 +252,7 @@ func TestReceivedMarkersExpire(t *testing.T) {
 // patch condition, where it could make the condition true for any turn.
 func TestPendingTurnIDNotSpliced(t *testing.T) {
 	h := newHarness(t, cdb.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	createHInstance(t, h.p, "pt-1")
 	evil := "x' OR '1' = '1"
 	require.NoError(t, h.srv.UpdateDocuments(hDatabase, hContainer, func(d map[string]any) bool {

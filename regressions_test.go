@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"context"
 	"github.com/duroxide-go/cdb/cosmostest"
 	"testing"
 
@@ -39,7 +38,7 @@ var sdkHostileIDs = []struct{ name, id string }{
 // so they are refused up front with a permanent error and nothing written.
 func TestSDKUnsafeInstanceIDsRejected(t *testing.T) {
 	h := newHarness(t, cdb.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	for _, c := range sdkHostileIDs {
 		t.Run(c.name, func(t *testing.T) {
 			before := h.snapshot()
@@ -57,7 +56,7 @@ func TestSDKUnsafeInstanceIDsRejected(t *testing.T) {
 // nothing is written and the lock is kept.
 func TestInvalidKeysAndSessionsRejected(t *testing.T) {
 	h := newHarness(t, cdb.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	p := h.p
 	other := h.open(cdb.Options{})
 	bad := "bad\xff\xfekey"
@@ -107,7 +106,7 @@ func TestInvalidKeysAndSessionsRejected(t *testing.T) {
 // permanently before anything is written, and the item stays locked.
 func TestInvalidCompletionTargetRejected(t *testing.T) {
 	h := newHarness(t, cdb.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	p := h.p
 	other := h.open(cdb.Options{})
 	for _, c := range invalidIDs {
@@ -135,7 +134,7 @@ func TestInvalidCompletionTargetRejected(t *testing.T) {
 // and 413 are permanent, 408, 410, 429, 449, 500 and 503 retryable.
 func TestProviderErrorFollowsClassification(t *testing.T) {
 	h := newHarness(t, cdb.Options{Retry: cdb.RetryOptions{MaxThrottleRetries: -1}})
-	ctx := context.Background()
+	ctx := t.Context()
 	cases := []struct {
 		status, sub int
 		retryable   bool
@@ -164,7 +163,7 @@ func TestProviderErrorFollowsClassification(t *testing.T) {
 // messages a received marker prevents this; worker items get none).
 func TestOutboxActivityNotRedeliveredAfterConsumption(t *testing.T) {
 	h := newHarness(t, cdb.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	createHInstance(t, h.p, "fa-parent")
 	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, duroxide.ExternalRaisedItem{Instance: "fa-parent", Name: "go"}, 0))
 	item := mustFetchOrch(t, h.p, "fa-parent")
@@ -195,7 +194,7 @@ func TestOutboxActivityNotRedeliveredAfterConsumption(t *testing.T) {
 // and enqueue are atomic.
 func TestForeignCompletionSurvivesFailedDelivery(t *testing.T) {
 	h := newHarness(t, cdb.Options{OutboxMinAge: time.Nanosecond})
-	ctx := context.Background()
+	ctx := t.Context()
 	require.NoError(t, h.p.EnqueueForWorker(ctx, duroxide.ActivityExecuteItem{Instance: "fc-worker", ExecutionID: 1, ID: 2, Name: "A"}))
 	w, err := h.p.FetchWorkItem(ctx, hLock, 0, nil, duroxide.DefaultOnly())
 	require.NoError(t, err)

@@ -98,7 +98,7 @@ func TestFaultDelayAndMatch(t *testing.T) {
 		t.Fatalf("delayed read took %v", d)
 	}
 	// The delay respects the client going away.
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
 	_, err := f.ct.ReadItem(ctx, pkOf("i1"), "b", nil)
 	if !errors.Is(err, context.DeadlineExceeded) {
@@ -167,7 +167,7 @@ func TestCloseCutsDelays(t *testing.T) {
 	go func() {
 		// The SDK retries a read whose connection broke, against a server
 		// that is gone by then: bound it.
-		ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+		ctx, cancel := context.WithTimeout(t.Context(), 1500*time.Millisecond)
 		defer cancel()
 		_, err := f.ct.ReadItem(ctx, pkOf("i1"), "a", nil)
 		errc <- err

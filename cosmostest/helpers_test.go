@@ -87,7 +87,7 @@ func (f *fixture) setup(t testing.TB, c *azcosmos.Client) (*azcosmos.DatabaseCli
 }
 
 func testCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx
 }
