@@ -383,3 +383,62 @@ func TestStaleDiscoveryDoesNotLockAReceivedMarker(t *testing.T) {
 		require.Nil(t, m["lockToken"], "the marker was patched with a lock")
 	}
 }
+
+// TestOutboxActivityNotRedeliveredAfterConsumption: an activity for another
+// instance goes through the outbox like any cross-partition item. When its
+// intent survives delivery (the intent delete failed) and the activity is
+// executed and acked before the reconciler redelivers the intent, the
+// redelivery must not enqueue the activity a second time (for orchestrator
+// messages a received marker prevents this; worker items get none).
+func TestOutboxActivityNotRedeliveredAfterConsumption(t *testing.T) {
+	h := newHarness(t, cdb.Options{})
+	ctx := t.Context()
+	createHInstance(t, h.p, "fa-parent")
+	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, duroxide.ExternalRaisedItem{Instance: "fa-parent", Name: "go"}, 0))
+	item := mustFetchOrch(t, h.p, "fa-parent")
+	var batches atomic.Int32
+	h.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpBatch, Drop: cosmostest.DropBeforeApply, Times: 1,
+		Match: func(r *http.Request) bool { return pkMatch("fa-parent")(r) && batches.Add(1) == 2 }})
+	act := duroxide.ActivityExecuteItem{Instance: "fa-other", ExecutionID: 1, ID: 7, Name: "A", Input: "once"}
+	require.NoError(t, h.p.AckOrchestrationItem(ctx, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1, Metadata: hRunning("HOrch"),
+		HistoryDelta: []duroxide.Event{hEvent("fa-parent", 1, 2, duroxide.ExternalEvent{Name: "go"})},
+		WorkerItems:  []duroxide.WorkItem{act}}))
+	require.Len(t, h.docsWhere("outbox_intent", "fa-parent"), 1)
+	require.Len(t, h.docsWhere("worker_queue", "fa-other"), 1)
+
+	w, err := h.p.FetchWorkItem(ctx, hLock, 0, nil, duroxide.DefaultOnly())
+	require.NoError(t, err)
+	require.NotNil(t, w)
+	require.NoError(t, h.p.AckWorkItem(ctx, w.LockToken, duroxide.ActivityCompletedItem{Instance: "fa-other", ExecutionID: 1, ID: 7, Result: "r"}))
+
+	require.Equal(t, 1, reconcileFirst(t, h.open(cdb.Options{Now: skewedClock(time.Minute)})))
+	require.Empty(t, h.docsWhere("worker_queue", "fa-other"), "the executed activity was enqueued again by a redelivered intent")
+}
+
+// TestForeignCompletionSurvivesFailedDelivery: AckWorkItem with a
+// completion for another instance deletes the work item and writes the
+// completion's outbox intent in one batch (the contract says delete and
+// enqueue are atomic), so a failed delivery to the other partition loses
+// nothing: a retryable ack error is followed by a retry that succeeds (it
+// once failed with an invalid lock token, the item already gone), and the
+// reconciler delivers the completion exactly once.
+func TestForeignCompletionSurvivesFailedDelivery(t *testing.T) {
+	h := newHarness(t, cdb.Options{OutboxMinAge: time.Nanosecond})
+	ctx := t.Context()
+	require.NoError(t, h.p.EnqueueForWorker(ctx, duroxide.ActivityExecuteItem{Instance: "fc-worker", ExecutionID: 1, ID: 2, Name: "A"}))
+	w, err := h.p.FetchWorkItem(ctx, hLock, 0, nil, duroxide.DefaultOnly())
+	require.NoError(t, err)
+	require.NotNil(t, w)
+	done := duroxide.ActivityCompletedItem{Instance: "fc-orch", ExecutionID: 1, ID: 2, Result: "r"}
+	h.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Match: pkMatch("fc-orch"), Status: http.StatusServiceUnavailable, Times: 1})
+	err = h.p.AckWorkItem(ctx, w.LockToken, done)
+	if err != nil {
+		require.True(t, duroxide.IsRetryable(err), "%v", err)
+		require.NoError(t, h.p.AckWorkItem(ctx, w.LockToken, done), "retrying a retryable ack must succeed")
+	}
+	// The failed delivery is left to the reconciler, never lost.
+	_, err = h.p.ReconcileOutbox(ctx)
+	require.NoError(t, err)
+	require.Len(t, h.docsWhere("orch_queue", "fc-orch"), 1, "the completion was lost")
+	require.Empty(t, h.docsWhere("orch_queue", "fc-worker"))
+}
