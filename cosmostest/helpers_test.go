@@ -43,6 +43,11 @@ func noRetryOptions() *azcosmos.ClientOptions {
 	return &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}}
 }
 
+// newFixture starts a server of the test's own, so tests that use it call
+// t.Parallel. These stay serial: the fault-delay tests and
+// TestCloseCutsDelays (they time delays on the wall clock) and
+// TestLagWindowBoundsStaleness (its staleness window is 100 ms of wall
+// time); TestConformance runs its cases in parallel itself.
 func newFixture(t testing.TB, opts *Options) *fixture {
 	t.Helper()
 	s := NewTestServer(t, opts)
