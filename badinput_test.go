@@ -47,6 +47,7 @@ func requireRefusedAck(t *testing.T, h *harness, p, other *cdb.Provider, item *d
 // orchestrator, an orchestrator item enqueued for a worker, or a nil item,
 // is a permanent error and writes nothing.
 func TestBadInputWrongQueueEnqueue(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{})
 	ctx := t.Context()
 	p := h.p
@@ -76,6 +77,7 @@ func TestBadInputWrongQueueEnqueue(t *testing.T) {
 // ActivityExecute, is refused permanently with nothing written and the
 // lock kept; the same lock then acks good input.
 func TestBadInputWrongQueueAck(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{})
 	ctx := t.Context()
 	p := h.p
@@ -132,6 +134,7 @@ func TestBadInputWrongQueueAck(t *testing.T) {
 // TestBadInputOversizedEnqueue: an enqueued item whose document would
 // exceed 2 MB is refused permanently and nothing is written.
 func TestBadInputOversizedEnqueue(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{})
 	ctx := t.Context()
 	p := h.p
@@ -150,6 +153,7 @@ func TestBadInputOversizedEnqueue(t *testing.T) {
 // output on the instance document, a KV value) is refused permanently,
 // nothing is written and the lock is kept; the same lock then acks.
 func TestBadInputOversizedAck(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{})
 	ctx := t.Context()
 	p := h.p
@@ -205,6 +209,7 @@ func TestBadInputOversizedAck(t *testing.T) {
 // and fetch returns the instance locked with HistoryError set (not an
 // error), so the runtime can fail or abandon it.
 func TestBadInputUnknownEventType(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{})
 	ctx := t.Context()
 	p := h.p
@@ -256,6 +261,7 @@ func TestBadInputUnknownEventType(t *testing.T) {
 // and nothing is written (before the check, an event of execution 5 in a
 // one-execution instance made ListExecutions report [1 5]).
 func TestBadInputForeignEventsAck(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{})
 	p := h.p
 	other := h.open(cdb.Options{})

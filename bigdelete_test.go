@@ -40,6 +40,7 @@ func completeWithKeys(t *testing.T, p *cdb.Provider, inst string, n int) {
 // as one large turn: every key is gone, the history and status moved, and
 // nothing is left staged.
 func TestClearAllOverManyKeysIsAtomic(t *testing.T) {
+	t.Parallel()
 	srv := cosmostest.NewTestServer(t, nil)
 	ctx := t.Context()
 	p := newFaultyProvider(t, srv, "kv", nil)
@@ -78,6 +79,7 @@ func TestClearAllOverManyKeysIsAtomic(t *testing.T) {
 // instance is already gone for every reader, and the reconciler finishes
 // the sweep.
 func TestDeleteLargeInstanceNeverLooksHalfAlive(t *testing.T) {
+	t.Parallel()
 	srv := cosmostest.NewTestServer(t, nil)
 	ctx := t.Context()
 	var armed atomic.Bool

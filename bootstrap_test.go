@@ -99,6 +99,7 @@ func bsSmokeTurn(t *testing.T, p *cdb.Provider, inst string) {
 // indexing policy (read back and compared, composite indexes included) and
 // the requested throughput.
 func TestBootstrapCreatesContainer(t *testing.T) {
+	t.Parallel()
 	srv := cosmostest.NewTestServer(t, nil)
 	cfg := bsKeyConfig(srv, cdb.Options{})
 	cfg.Throughput = 600
@@ -143,6 +144,7 @@ func TestBootstrapCreatesContainer(t *testing.T) {
 // with another process (the read says 404 but the database and container
 // exist by the time we create them), the 409s mean "exists".
 func TestBootstrapIdempotent(t *testing.T) {
+	t.Parallel()
 	srv := cosmostest.NewTestServer(t, nil)
 	p1 := bsNew(t, bsKeyConfig(srv, cdb.Options{}))
 	bsSmokeTurn(t, p1, "idem-1")
@@ -184,6 +186,7 @@ func TestBootstrapIdempotent(t *testing.T) {
 // TestBootstrapSkip: SkipBootstrap sends no control-plane request (and no
 // request at all) from New.
 func TestBootstrapSkip(t *testing.T) {
+	t.Parallel()
 	srv := cosmostest.NewTestServer(t, nil)
 	bsNew(t, bsKeyConfig(srv, cdb.Options{})) // provision
 	srv.ResetCounts()
@@ -209,6 +212,7 @@ func TestBootstrapSkip(t *testing.T) {
 // another path is a configuration error (wrapping ErrConfig) and nothing is
 // created or changed.
 func TestBootstrapWrongPartitionKey(t *testing.T) {
+	t.Parallel()
 	srv := cosmostest.NewTestServer(t, nil)
 	ctx := t.Context()
 	client := srv.Client()
@@ -234,6 +238,7 @@ func TestBootstrapWrongPartitionKey(t *testing.T) {
 // exactly one metadata read and no control-plane write, and the provider
 // works with tokens.
 func TestBootstrapEntraIDExistingContainer(t *testing.T) {
+	t.Parallel()
 	srv := cosmostest.NewTestServer(t, &cosmostest.Options{Auth: cosmostest.AuthKeyOrToken})
 	require.NoError(t, bsNew(t, bsKeyConfig(srv, cdb.Options{})).Close())
 	srv.ResetCounts()
@@ -249,6 +254,7 @@ func TestBootstrapEntraIDExistingContainer(t *testing.T) {
 // error wrapping ErrBootstrap that says so and names the remedies, never a
 // bare 403.
 func TestBootstrapEntraIDMissingContainer(t *testing.T) {
+	t.Parallel()
 	t.Run("nothing provisioned", func(t *testing.T) {
 		srv := cosmostest.NewTestServer(t, &cosmostest.Options{Auth: cosmostest.AuthToken})
 		_, err := cdb.New(t.Context(), bsTokenConfig(srv, srv.TokenCredential()))
@@ -285,6 +291,7 @@ func requireEntraRemedies(t *testing.T, err error) {
 // role gets 403/5301 on the container read; the error explains the role
 // assignment to make.
 func TestBootstrapEntraIDNoRoleAssignment(t *testing.T) {
+	t.Parallel()
 	srv := cosmostest.NewTestServer(t, &cosmostest.Options{Auth: cosmostest.AuthKeyOrToken})
 	require.NoError(t, bsNew(t, bsKeyConfig(srv, cdb.Options{})).Close())
 	srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpReadContainer, Status: http.StatusForbidden, SubStatus: 5301})
@@ -310,6 +317,7 @@ func TestBootstrapEntraIDNoRoleAssignment(t *testing.T) {
 // x-ms-retry-after-ms within Options.Retry and New then succeeds; beyond
 // the budget New fails with ErrBootstrap.
 func TestBootstrapThrottled(t *testing.T) {
+	t.Parallel()
 	srv := cosmostest.NewTestServer(t, nil)
 	require.NoError(t, bsNew(t, bsKeyConfig(srv, cdb.Options{})).Close())
 	retry := cdb.RetryOptions{MaxThrottleRetries: 4}
@@ -342,6 +350,7 @@ func TestBootstrapThrottled(t *testing.T) {
 // TestBootstrapKeysNeverInErrors: no error from New, whatever fails,
 // contains the account key (or a malformed one).
 func TestBootstrapKeysNeverInErrors(t *testing.T) {
+	t.Parallel()
 	srv := cosmostest.NewTestServer(t, nil)
 	ctx := t.Context()
 	key := srv.Key()
@@ -419,6 +428,7 @@ func (r *scopeRecorder) recorded() [][]string {
 // "<audience>/.default"; without it azcosmos asks for the account
 // endpoint's scope.
 func TestBootstrapAudience(t *testing.T) {
+	t.Parallel()
 	srv := cosmostest.NewTestServer(t, &cosmostest.Options{Auth: cosmostest.AuthKeyOrToken})
 	require.NoError(t, bsNew(t, bsKeyConfig(srv, cdb.Options{})).Close())
 
@@ -447,6 +457,7 @@ func TestBootstrapAudience(t *testing.T) {
 // TestBootstrapConfigErrors: invalid configurations fail with ErrConfig
 // before any request.
 func TestBootstrapConfigErrors(t *testing.T) {
+	t.Parallel()
 	srv := cosmostest.NewTestServer(t, nil)
 	ctx := t.Context()
 	for name, cfg := range map[string]cdb.Config{

@@ -19,6 +19,7 @@ import (
 // request for the same item and losing the race (a wasted round trip per
 // lost race, which made throughput fall as slots were added).
 func TestConcurrentFetchesDoNotRaceForOneCandidate(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	var (
 		patches   atomic.Int32

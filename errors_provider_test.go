@@ -20,6 +20,7 @@ import (
 // *CosmosError it wraps (CosmosError.Retryable): 400, 401, 403/5300, 404
 // and 413 are permanent, 408, 410, 429, 449, 500 and 503 retryable.
 func TestProviderErrorFollowsClassification(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{Retry: cdb.RetryOptions{MaxThrottleRetries: -1}})
 	ctx := t.Context()
 	cases := []struct {

@@ -97,6 +97,7 @@ func etDocs(t *testing.T, srv *cosmostest.Server) int {
 // substatus, the call it belongs to, the service message, and whether
 // repeating the request can succeed.
 func TestErrorsClassificationTable(t *testing.T) {
+	t.Parallel()
 	srv, s := etStore(t, RetryOptions{MaxThrottleRetries: -1}, nil)
 	cases := []struct {
 		name      string
@@ -201,6 +202,7 @@ func TestErrorsClassificationTable(t *testing.T) {
 // server would take minutes to reach the store; the classification is
 // checked on the error azcore builds from such a response instead.
 func TestErrorsClassificationFailoverSubstatuses(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		sub       int
 		retryable bool
@@ -224,6 +226,7 @@ func TestErrorsClassificationFailoverSubstatuses(t *testing.T) {
 // TestErrorsRetryAfterParsed: the throttling delay the service asks for is
 // carried on the error.
 func TestErrorsRetryAfterParsed(t *testing.T) {
+	t.Parallel()
 	srv, s := etStore(t, RetryOptions{MaxThrottleRetries: -1}, nil)
 	srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpReadItem, Status: http.StatusTooManyRequests, SubStatus: 3200,
 		Headers: map[string]string{"x-ms-retry-after-ms": "123.5"}, Times: 1})
@@ -243,6 +246,7 @@ func TestErrorsRetryAfterParsed(t *testing.T) {
 // id of the operation that failed; nothing of the batch is applied. A
 // batch that fails as a whole is a *CosmosError instead.
 func TestErrorsBatchFailureIsBatchError(t *testing.T) {
+	t.Parallel()
 	srv, s := etStore(t, RetryOptions{MaxThrottleRetries: -1}, nil)
 	ctx := t.Context()
 	const inst = "batch-1"
@@ -409,6 +413,7 @@ func TestErrorsThrottleBudget(t *testing.T) {
 // Hooks.After replacing a result simulates a response lost after the
 // write was applied, and the provider's idempotent paths recover from it.
 func TestErrorsHooks(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	errBoom := errors.New("injected: connection reset")
 	t.Run("before prevents the request", func(t *testing.T) {
@@ -501,6 +506,7 @@ func TestErrorsHooks(t *testing.T) {
 // a UTF-8 boundary, and keeps the ActivityId even when cut, which is also
 // taken from the message when the header lacks it.
 func TestErrorsServiceMessageDecoded(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("é", 700) // 1400 bytes
 	for _, c := range []struct {
 		name, message, want, activity string

@@ -26,6 +26,7 @@ import (
 // the budget is spent. CDB_EXPLORE_SEED replays random schedules from a
 // seed; the default run uses seed 1.
 func TestExplorer(t *testing.T) {
+	t.Parallel()
 	srv := cosmostest.NewTestServer(t, nil)
 	e := &explorer{tb: t, srv: srv}
 	bound, limit, randomRuns := 1, 25, 2

@@ -19,6 +19,7 @@ import (
 // exactly that situation. Discovery must still reach the instance behind
 // the backlog within a few fetches.
 func TestDiscoveryIsFairUnderBacklog(t *testing.T) {
+	t.Parallel()
 	srv := cosmostest.NewTestServer(t, nil)
 	ctx := t.Context()
 	p := newFaultyProvider(t, srv, "fair", nil)

@@ -21,6 +21,18 @@ import (
 // bootstrap, bad-input and hostile-id tests: one in-process cosmostest
 // server per test, providers built with cdb.New on it, and direct access to
 // the stored documents to check what was (not) written.
+//
+// Parallelism: a test that owns its server (a harness, a race env, its own
+// cosmostest server or backend database) and asserts no timing calls
+// t.Parallel. These stay serial, so nothing else competes for the CPU
+// while they run: the lease tests (lease renewal and expiry run on wall
+// time), tests of background reconcilers and retry delays (their waits and
+// Retry-After checks are timed), the lagging-replica test (its staleness
+// window is wall time), the two-process contention test, the request-budget
+// tests (their counts settle within a wall-clock bound), the startup
+// deadline and refused-connection tests, the large-turn crash test (it
+// waits for a lock to expire) and tests that set environment variables.
+// Pure unit tests without a server stay serial too: they take microseconds.
 
 const (
 	hDatabase  = "hdb"

@@ -206,7 +206,9 @@ func finishHostile(t *testing.T, h *harness, ht hostileTurn) {
 // container, then lists and deletes them: every value round-trips exactly
 // and deleting one instance never touches another.
 func TestHostileIDsRoundTrip(t *testing.T) {
+	t.Parallel()
 	testbackend.ForEachProvider(t, func(t *testing.T, b testbackend.Backend) {
+		t.Parallel() // each backend has its own server or database
 		testHostileIDsRoundTrip(t, newHarnessOn(t, b, cdb.Options{}))
 	})
 }
@@ -289,7 +291,9 @@ var invalidIDs = []struct{ name, id string }{
 // permanent error on every path that takes one, and that nothing is
 // written: not even part of a turn, whose lock stays held.
 func TestHostileInvalidIDsRejected(t *testing.T) {
+	t.Parallel()
 	testbackend.ForEachProvider(t, func(t *testing.T, b testbackend.Backend) {
+		t.Parallel() // each backend has its own server or database
 		testHostileInvalidIDsRejected(t, newHarnessOn(t, b, cdb.Options{}))
 	})
 }
@@ -361,7 +365,9 @@ func testHostileInvalidIDsRejected(t *testing.T, h *harness) {
 // successful create), so only a full round trip per operation shows that no
 // escaped id falls into that trap.
 func TestDocumentIDKindsRoundTrip(t *testing.T) {
+	t.Parallel()
 	testbackend.ForEachProvider(t, func(t *testing.T, b testbackend.Backend) {
+		t.Parallel() // each backend has its own server or database
 		c := b.NewContainer(t, azcosmos.ContainerProperties{PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{cdb.PartitionKeyPath}}})
 		ctx := t.Context()
 		for _, hc := range hostileIDs {
@@ -430,6 +436,7 @@ var sdkHostileIDs = []struct{ name, id string }{
 // azcosmos v1.5.0's partition key header (it writes Go escapes, not JSON),
 // so they are refused up front with a permanent error and nothing written.
 func TestSDKUnsafeInstanceIDsRejected(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{})
 	ctx := t.Context()
 	for _, c := range sdkHostileIDs {
@@ -448,6 +455,7 @@ func TestSDKUnsafeInstanceIDsRejected(t *testing.T) {
 // U+FFFD, so it would not round-trip); the turn is refused permanently,
 // nothing is written and the lock is kept.
 func TestInvalidKeysAndSessionsRejected(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{})
 	ctx := t.Context()
 	p := h.p
@@ -498,6 +506,7 @@ func TestInvalidKeysAndSessionsRejected(t *testing.T) {
 // completion addressed to an instance id that cannot be stored is refused
 // permanently before anything is written, and the item stays locked.
 func TestInvalidCompletionTargetRejected(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{})
 	ctx := t.Context()
 	p := h.p

@@ -185,6 +185,7 @@ func checkBigTurn(t *testing.T, srv *cosmostest.Server, p *cdb.Provider, contain
 // the reconciler — leaves the turn complete exactly once, and nothing of
 // it is visible before its commit.
 func TestLargeTurnSurvivesAFaultAtEveryCall(t *testing.T) {
+	t.Parallel()
 	srv := cosmostest.NewTestServer(t, nil)
 	ctx := t.Context()
 
@@ -205,6 +206,7 @@ func TestLargeTurnSurvivesAFaultAtEveryCall(t *testing.T) {
 				name = fmt.Sprintf("after/call-%02d", n)
 			}
 			t.Run(name, func(t *testing.T) {
+				t.Parallel() // its own container and fault hooks
 				container := fmt.Sprintf("c%v%d", after, n)
 				f := &faultAt{}
 				p := newFaultyProvider(t, srv, container, f.hooks())

@@ -104,6 +104,7 @@ func ackBigTurnLeavingItPending(t *testing.T, e *raceEnv, inst string, commit du
 // On 6c3fdcd A's next stage batch met B's document (409), its cleanup
 // deleted B's staged documents, and B's commit lost 100 events.
 func TestExpiredStagerCannotDeleteTheNewHoldersTurn(t *testing.T) {
+	t.Parallel()
 	e := newRaceEnv(t)
 	ctx := t.Context()
 	gA, gB := newGate(t), newGate(t)
@@ -139,6 +140,7 @@ func TestExpiredStagerCannotDeleteTheNewHoldersTurn(t *testing.T) {
 // fetch rolls the turn forward and a new turn sets a key; the reconciler
 // resumes. On 6c3fdcd it wrote the key back to the old turn's value.
 func TestStaleRollForwardCannotOverwriteANewerTurn(t *testing.T) {
+	t.Parallel()
 	e := newRaceEnv(t)
 	ctx := t.Context()
 	ackBigTurnLeavingItPending(t, e, "big", bigTurn("big"))
@@ -181,6 +183,7 @@ func TestStaleRollForwardCannotOverwriteANewerTurn(t *testing.T) {
 // roll-forward wrote 105 KV documents back into the deleted instance,
 // and they leaked into the next instance with the same id.
 func TestRollForwardAfterDeletionResurrectsNothing(t *testing.T) {
+	t.Parallel()
 	e := newRaceEnv(t)
 	ctx := t.Context()
 	ackBigTurnLeavingItPending(t, e, "big", completedBigTurn("big"))
@@ -212,6 +215,7 @@ func TestRollForwardAfterDeletionResurrectsNothing(t *testing.T) {
 // 6c3fdcd the completion survived the sweep (enqueued after the
 // tombstone) and the next instance with that id received it.
 func TestWorkerAckDuringDeletionLeavesNoOrphan(t *testing.T) {
+	t.Parallel()
 	e := newRaceEnv(t)
 	ctx := t.Context()
 	p := e.actor(nil)
@@ -270,6 +274,7 @@ func completeTree(t *testing.T, p *cdb.Provider, root, child string, childStatus
 // completed root with a running child. On 6c3fdcd the bulk deletion
 // checked only the root and deleted the running child.
 func TestDeleteInstanceBulkNeverDeletesARunningChild(t *testing.T) {
+	t.Parallel()
 	e := newRaceEnv(t)
 	ctx := t.Context()
 	p := e.actor(nil)
@@ -289,6 +294,7 @@ func TestDeleteInstanceBulkNeverDeletesARunningChild(t *testing.T) {
 // changes between the bulk scan and the tombstones (the child starts a
 // new execution and runs again); the fallback must not force.
 func TestDeleteInstanceBulkFallbackNeverForces(t *testing.T) {
+	t.Parallel()
 	e := newRaceEnv(t)
 	ctx := t.Context()
 	p := e.actor(nil)
@@ -323,6 +329,7 @@ func TestDeleteInstanceBulkFallbackNeverForces(t *testing.T) {
 // after the roll-forward ended) a part too, and KV reads part of the
 // turn's keys.
 func TestReadersNeverSeeHalfALargeTurn(t *testing.T) {
+	t.Parallel()
 	whole := func(t *testing.T, n int, what string) {
 		require.Truef(t, n == 1 || n == 1+bigEvents+bigKeys, "%s saw %d events: part of a turn", what, n)
 	}
@@ -403,6 +410,7 @@ func TestReadersNeverSeeHalfALargeTurn(t *testing.T) {
 // failed permanently ("duplicate history event") for a turn committed
 // exactly once.
 func TestRetriedLargeAckAfterLostCommitResponse(t *testing.T) {
+	t.Parallel()
 	e := newRaceEnv(t)
 	ctx := t.Context()
 	g := newGate(t)
@@ -433,6 +441,7 @@ func TestRetriedLargeAckAfterLostCommitResponse(t *testing.T) {
 // 6c3fdcd the error took the stage batch's operation index for the
 // plan's and reported a generic batch failure.
 func TestLargeAckDuplicateEventNamesTheEvent(t *testing.T) {
+	t.Parallel()
 	e := newRaceEnv(t)
 	ctx := t.Context()
 	p := e.actor(nil)
@@ -452,6 +461,7 @@ func TestLargeAckDuplicateEventNamesTheEvent(t *testing.T) {
 // current instance document. On 6c3fdcd it resent the stale one and the
 // pruned execution came back.
 func TestAckRetryAfterConcurrentPruneKeepsThePrune(t *testing.T) {
+	t.Parallel()
 	e := newRaceEnv(t)
 	ctx := t.Context()
 	p := e.actor(nil)

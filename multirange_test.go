@@ -48,6 +48,7 @@ func (c *crossQueries) hooks() *cdb.Hooks {
 // every instance's work is fetched, one fetch after another, wherever its
 // partition lies.
 func TestMultiRangeDiscoveryFindsEveryInstance(t *testing.T) {
+	t.Parallel()
 	h := newRangedHarness(t, cdb.Options{}, 8)
 	ctx := t.Context()
 	want := map[string]bool{}
@@ -74,6 +75,7 @@ func TestMultiRangeDiscoveryFindsEveryInstance(t *testing.T) {
 // ScanPages, one fetch reads at most ScanPages pages and the next resumes
 // where it stopped, so work in any partition is found within a few calls.
 func TestMultiRangeDiscoveryBoundedPerCall(t *testing.T) {
+	t.Parallel()
 	const ranges, pages = 8, 3
 	var q crossQueries
 	h := newRangedHarness(t, cdb.Options{ScanPages: pages, Hooks: q.hooks()}, ranges)
@@ -107,6 +109,7 @@ func TestMultiRangeDiscoveryBoundedPerCall(t *testing.T) {
 // background reconciler, whose rounds read a bounded number of pages and
 // resume where the last round stopped.
 func TestMultiRangeOutboxReachesEveryPartition(t *testing.T) {
+	t.Parallel()
 	// The acking provider reads every partition in one fetch.
 	h := newRangedHarness(t, cdb.Options{ScanPages: 16}, 16)
 	ctx := t.Context()
@@ -158,6 +161,7 @@ func TestMultiRangeBackgroundReconciler(t *testing.T) {
 // TestReconcilerRoundContinuesAfterError: an interrupted deletion that
 // keeps failing does not keep the reconciler from finishing the others.
 func TestReconcilerRoundContinuesAfterError(t *testing.T) {
+	t.Parallel()
 	var blocked sync.Map // partitions whose batches fail
 	hooks := &cdb.Hooks{Before: func(_ context.Context, c cdb.Call) error {
 		if _, ok := blocked.Load(c.PartitionKey); ok && c.Op == cdb.OpBatch {

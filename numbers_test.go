@@ -37,6 +37,7 @@ func fetchWith(t *testing.T, p *cdb.Provider, lo, hi duroxide.SemVer) (*duroxide
 // major*1e6+minor*1e3+patch made them equal), and components up to 2^53
 // compare exactly.
 func TestNumbersPinnedVersionsCompareExactly(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{})
 	v := duroxide.SemVer{Major: 1, Minor: 1000, Patch: 0}
 	pinned(t, h, "minor-1000", v)
@@ -63,6 +64,7 @@ func TestNumbersPinnedVersionsCompareExactly(t *testing.T) {
 // filter bound above 2^53 is refused with a permanent error, nothing
 // written, instead of being compared approximately.
 func TestNumbersAboveTwoToThe53Refused(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{})
 	ctx := t.Context()
 	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, hStart("x"), 0))

@@ -103,6 +103,7 @@ func requireIntents(t *testing.T, h *harness, parent, target string, n int) {
 // no intent is left, and the reconciler finds nothing to do. Items for
 // several other instances in one turn are all delivered.
 func TestOutboxDeliveredRightAfterAck(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{})
 	ctx := t.Context()
 	item, commit := startParentWithChild(t, h.p, "ob-parent", "ob-child")
@@ -129,6 +130,7 @@ func TestOutboxDeliveredRightAfterAck(t *testing.T) {
 // ReconcileOutbox delivers it once its age passes OutboxMinAge: exactly
 // one message at the child.
 func TestOutboxDeliveryFailsThenReconciles(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{})
 	ctx := t.Context()
 	item, commit := startParentWithChild(t, h.p, "f-parent", "f-child")
@@ -178,6 +180,7 @@ func TestOutboxBackgroundReconciler(t *testing.T) {
 // child consumed the message collides with the received marker and creates
 // nothing.
 func TestOutboxDoubleDelivery(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 
 	t.Run("delivery response lost", func(t *testing.T) {
@@ -336,6 +339,7 @@ func TestOutboxReconcilerStopsOnClose(t *testing.T) {
 // the marker in its place: it would hand the runtime a message with no work
 // item ("cannot be decoded: EOF"), and the turn would be abandoned.
 func TestStaleDiscoveryDoesNotLockAReceivedMarker(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	paused, release := make(chan struct{}), make(chan struct{})
 	var once atomic.Bool
@@ -391,6 +395,7 @@ func TestStaleDiscoveryDoesNotLockAReceivedMarker(t *testing.T) {
 // redelivery must not enqueue the activity a second time (for orchestrator
 // messages a received marker prevents this; worker items get none).
 func TestOutboxActivityNotRedeliveredAfterConsumption(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{})
 	ctx := t.Context()
 	createHInstance(t, h.p, "fa-parent")
@@ -423,6 +428,7 @@ func TestOutboxActivityNotRedeliveredAfterConsumption(t *testing.T) {
 // once failed with an invalid lock token, the item already gone), and the
 // reconciler delivers the completion exactly once.
 func TestForeignCompletionSurvivesFailedDelivery(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{OutboxMinAge: time.Nanosecond})
 	ctx := t.Context()
 	require.NoError(t, h.p.EnqueueForWorker(ctx, duroxide.ActivityExecuteItem{Instance: "fc-worker", ExecutionID: 1, ID: 2, Name: "A"}))

@@ -47,6 +47,7 @@ func num(v any) int64 {
 // the renewal's query and its write. The session is still the owner's, so
 // it must be renewed.
 func TestSessionRenewalSurvivesOwnersAck(t *testing.T) {
+	t.Parallel()
 	h := newHarnessNoLag(t, cdb.Options{}) // the renewer is another process (see newHarnessNoLag)
 	ctx := t.Context()
 	const inst, owner = "sr-1", "worker-A"
@@ -86,6 +87,7 @@ func TestSessionRenewalSurvivesOwnersAck(t *testing.T) {
 // TestWorkItemAckAfterRenewalElsewhere: another process renews the work
 // item's lock (new ETag); the holder's ack must still succeed.
 func TestWorkItemAckAfterRenewalElsewhere(t *testing.T) {
+	t.Parallel()
 	h := newHarnessNoLag(t, cdb.Options{}) // the renewer is another process (see newHarnessNoLag)
 	ctx := t.Context()
 	require.NoError(t, h.p.EnqueueForWorker(ctx, hActivity("wr-1", 1, nil)))
@@ -100,6 +102,7 @@ func TestWorkItemAckAfterRenewalElsewhere(t *testing.T) {
 // ack must succeed every time, and the lock's ETag must be read and
 // written under synchronisation (go test -race flags it otherwise).
 func TestWorkItemRenewRacesAck(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{})
 	ctx := t.Context()
 	const rounds = 30
@@ -144,6 +147,7 @@ func TestWorkItemRenewRacesAck(t *testing.T) {
 // lock extends the locks of its messages too, so other dispatchers do not
 // see them as unlocked.
 func TestRenewOrchestrationLockExtendsMessages(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{})
 	ctx := t.Context()
 	const inst = "ro-1"
@@ -169,6 +173,7 @@ func TestRenewOrchestrationLockExtendsMessages(t *testing.T) {
 // TestFetchLocksAllReadyMessages: when discovery's page is cut short, the
 // fetch still locks and returns every ready message of the instance.
 func TestFetchLocksAllReadyMessages(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{DiscoveryPageSize: 2})
 	ctx := t.Context()
 	const inst = "am-1"
@@ -188,6 +193,7 @@ func TestFetchLocksAllReadyMessages(t *testing.T) {
 // TestOutboxAttemptCount: a failed delivery by the reconciler is counted
 // on the intent.
 func TestOutboxAttemptCount(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{})
 	ctx := t.Context()
 	item, commit := startParentWithChild(t, h.p, "oa-parent", "oa-child")
@@ -221,6 +227,7 @@ func TestOutboxAttemptCount(t *testing.T) {
 // target is kept while a late re-delivery is possible and removed by a
 // later turn once it is past its retention.
 func TestReceivedMarkersExpire(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{})
 	ctx := t.Context()
 	item, commit := startParentWithChild(t, h.p, "rm-parent", "rm-child")
@@ -251,6 +258,7 @@ func TestReceivedMarkersExpire(t *testing.T) {
 // (a corrupt or hand-edited document) is refused, not spliced into the
 // patch condition, where it could make the condition true for any turn.
 func TestPendingTurnIDNotSpliced(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{})
 	ctx := t.Context()
 	createHInstance(t, h.p, "pt-1")

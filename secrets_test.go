@@ -32,6 +32,7 @@ import (
 // appear in no log record (provider and runtime, debug level), no error
 // string and no span (names, attributes, events, statuses).
 func TestSecretsNeverReachLogsErrorsOrSpans(t *testing.T) {
+	t.Parallel()
 	srv := cosmostest.NewTestServer(t, &cosmostest.Options{Auth: cosmostest.AuthKeyOrToken})
 	key := srv.Key()
 	wrongKey := "c2VjcmV0LXdyb25nLWtleS10aGF0LW11c3Qtbm90LWxlYWstYW55d2hlcmUh"

@@ -85,6 +85,7 @@ func TestStartupHonoursContextDeadline(t *testing.T) {
 
 // TestStartupExpiredContext: a context that is already done sends nothing.
 func TestStartupExpiredContext(t *testing.T) {
+	t.Parallel()
 	srv := cosmostest.NewTestServer(t, nil)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
@@ -98,6 +99,7 @@ func TestStartupExpiredContext(t *testing.T) {
 // permanent, and its message is the service's, decoded (no "rn" left of
 // the \r\n, no backslashes), with the ActivityId.
 func TestStartupWrongKeyIsPermanentWithTheServiceMessage(t *testing.T) {
+	t.Parallel()
 	srv := cosmostest.NewTestServer(t, nil)
 	wrong := "dGhpcyBpcyBub3QgdGhlIGtleSB0aGlzIGlzIG5vdCB0aGUga2V5IDAxMjM0NTY3ODk="
 	_, err := cdb.New(t.Context(), startupConfig(srv.Endpoint(), wrong))

@@ -112,6 +112,7 @@ func (f *factory) MaxAttemptCount(t *testing.T, p duroxide.Provider, inst string
 }
 
 func TestValidation(t *testing.T) {
+	t.Parallel()
 	testbackend.ForEachProvider(t, func(t *testing.T, b testbackend.Backend) {
 		providertest.Run(t, newFactory(t, b))
 	})
