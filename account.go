@@ -16,6 +16,8 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+
+	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
 // The account check at startup.
@@ -30,7 +32,7 @@ import (
 // level decides whether the provider can be correct at all:
 //
 //   - Session (the default): read-your-writes through session tokens, which
-//     the provider carries per partition (sessiontokens.go).
+//     the provider carries per partition (internal/cosmos/sessiontokens.go).
 //   - Strong and Bounded Staleness: reads always see committed writes
 //     (within the bound for Bounded Staleness, which the service keeps
 //     above the session guarantee in the write region). They cost more: a
@@ -61,14 +63,14 @@ type accountProps struct {
 }
 
 // checkAccount reads the account and enforces the consistency rules above.
-func checkAccount(ctx context.Context, s *store, cfg Config) error {
+func checkAccount(ctx context.Context, s *cosmos.Store, cfg Config) error {
 	var props accountProps
-	err := s.do(ctx, Call{Op: OpReadAccount}, func(ctx context.Context) (result, error) {
+	err := s.Do(ctx, Call{Op: OpReadAccount}, func(ctx context.Context) (cosmos.Result, error) {
 		body, err := readAccount(ctx, cfg)
 		if err == nil {
 			err = json.Unmarshal(body, &props)
 		}
-		return result{bytes: len(body)}, err
+		return cosmos.Result{Bytes: len(body)}, err
 	})
 	if err != nil {
 		return fmt.Errorf("cdb: reading the account at %s: %w", cfg.Endpoint, err)

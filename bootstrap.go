@@ -6,9 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
 // indexingPolicyJSON is the container's indexing policy; the README
@@ -38,27 +39,18 @@ var ErrBootstrap = errors.New("cdb: container bootstrap failed")
 // container first, so a provisioned container costs one metadata read and
 // no control-plane write, which is also what Entra ID principals are
 // allowed to do. Creation treats 409 as "someone else created it".
-func bootstrap(ctx context.Context, s *store, client *azcosmos.Client, database, container string, throughput int32) error {
-	err := s.do(ctx, Call{Op: OpReadContainer}, func(ctx context.Context) (result, error) {
-		r, err := s.c.Read(ctx, nil)
-		if err == nil {
-			err = checkPartitionKey(r.ContainerProperties, container)
-		}
-		return result{charge: r.RequestCharge}, err
-	})
+func bootstrap(ctx context.Context, s *cosmos.Store, client *azcosmos.Client, database, container string, throughput int32) error {
+	err := s.ReadContainer(ctx, func(p *azcosmos.ContainerProperties) error { return checkPartitionKey(p, container) })
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, ErrConfig):
 		return err
-	case !isNotFound(err):
+	case !errors.Is(err, cosmos.ErrNotFound):
 		return bootstrapError(err, database, container)
 	}
-	err = s.do(ctx, Call{Op: OpCreateDatabase}, func(ctx context.Context) (result, error) {
-		r, err := client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: database}, nil)
-		return result{charge: r.RequestCharge}, err
-	})
-	if err != nil && !isConflict(err) {
+	err = s.CreateDatabase(ctx, client, database)
+	if err != nil && !errors.Is(err, cosmos.ErrConflict) {
 		return bootstrapError(err, database, container)
 	}
 	db, err := client.NewDatabase(database)
@@ -76,11 +68,8 @@ func bootstrap(ctx context.Context, s *store, client *azcosmos.Client, database,
 		tp := azcosmos.NewManualThroughputProperties(throughput)
 		opts = &azcosmos.CreateContainerOptions{ThroughputProperties: &tp}
 	}
-	err = s.do(ctx, Call{Op: OpCreateContainer}, func(ctx context.Context) (result, error) {
-		r, err := db.CreateContainer(ctx, props, opts)
-		return result{charge: r.RequestCharge}, err
-	})
-	if err != nil && !isConflict(err) {
+	err = s.CreateContainer(ctx, db, props, opts)
+	if err != nil && !errors.Is(err, cosmos.ErrConflict) {
 		return bootstrapError(err, database, container)
 	}
 	return nil
@@ -103,7 +92,7 @@ func checkPartitionKey(p *azcosmos.ContainerProperties, container string) error 
 // bare 403 would leave them guessing.
 func bootstrapError(err error, database, container string) error {
 	var ce *CosmosError
-	if !errors.As(err, &ce) || ce.StatusCode != http.StatusForbidden {
+	if !errors.As(err, &ce) || !errors.Is(ce, cosmos.ErrForbidden) {
 		return fmt.Errorf("%w: database %q, container %q: %w", ErrBootstrap, database, container, err)
 	}
 	switch ce.SubStatus {

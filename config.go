@@ -12,12 +12,13 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
 // Default names of the database and container.
@@ -154,7 +155,7 @@ func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	o.Retry = o.Retry.withDefaults()
+	o.Retry = cosmos.RetryDefaults(o.Retry)
 	return o
 }
 

@@ -228,3 +228,25 @@ func mustJSON(v any) []byte {
 // jsonNull writes an explicit null in a patch: azcosmos drops a nil value
 // (omitempty), which the service refuses ("required property 'value'").
 var jsonNull = json.RawMessage("null")
+
+func variantOf(w duroxide.WorkItem) string {
+	if w == nil {
+		return "nil"
+	}
+	return w.Variant()
+}
+
+// receivedRetention is how long an orch_received marker is kept. A marker
+// stops a late re-delivery of an outbox intent from enqueueing its message
+// again; re-delivery is only attempted by a process that read the intent
+// before its deletion — the acking process right after its commit, or a
+// reconciler round (bounded by 4 × OutboxInterval) — which is far shorter
+// than this. Older markers are removed by the instance's next turn.
+const receivedRetention = time.Hour
+
+// pendingTurn is recorded on the instance document between commit and
+// roll-forward.
+type pendingTurn struct {
+	Turn    string `json:"turn"`
+	Journal int    `json:"journal"`
+}

@@ -2,11 +2,13 @@ package cdb
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
 // EnqueueForOrchestrator implements duroxide.Provider. The message is
@@ -59,11 +61,11 @@ func (p *Provider) enqueue(ctx context.Context, op string, item duroxide.WorkIte
 		}
 	}
 	doc := mustJSON(q)
-	if len(doc) > maxDocBytes {
-		return duroxide.Permanent(op, "the work item would be a %d-byte document; Cosmos DB allows %d", len(doc), maxDocBytes)
+	if len(doc) > cosmos.MaxDocBytes {
+		return duroxide.Permanent(op, "the work item would be a %d-byte document; Cosmos DB allows %d", len(doc), cosmos.MaxDocBytes)
 	}
-	_, err = p.st.create(ctx, inst, doc)
-	if isConflict(err) {
+	_, err = p.st.Create(ctx, inst, doc)
+	if errors.Is(err, cosmos.ErrConflict) {
 		return nil // our own earlier attempt landed
 	}
 	return duroxide.Wrap(op, err)

@@ -23,6 +23,8 @@ import (
 
 	"github.com/duroxide-go/cdb/cosmostest"
 	"github.com/duroxide-go/cdb/duroxide"
+
+	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
 // Error mapping at the one layer that talks to Cosmos (store.do): every
@@ -46,7 +48,7 @@ func etClientOptions() *azcosmos.ClientOptions {
 
 // etStore starts a server with a bootstrapped container and returns a
 // store over it.
-func etStore(t *testing.T, retry RetryOptions, hooks *Hooks) (*cosmostest.Server, *store) {
+func etStore(t *testing.T, retry RetryOptions, hooks *Hooks) (*cosmostest.Server, *cosmos.Store) {
 	t.Helper()
 	srv := cosmostest.NewTestServer(t, nil)
 	client, err := srv.NewClient(etClientOptions())
@@ -62,7 +64,7 @@ func etStore(t *testing.T, retry RetryOptions, hooks *Hooks) (*cosmostest.Server
 	require.NoError(t, err)
 	c, err := client.NewContainer(etDatabase, etContainer)
 	require.NoError(t, err)
-	return srv, newStore(c, retry, hooks)
+	return srv, cosmos.NewStore(c, retry, hooks)
 }
 
 // etProvider starts a server and a provider on it (bootstrapped).
@@ -130,7 +132,7 @@ func TestErrorsClassificationTable(t *testing.T) {
 			remove := srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Status: c.status, SubStatus: c.sub, Times: 1})
 			defer remove()
 			before := etCount(srv, cosmostest.OpCreateItem)
-			_, err := s.create(ctx, inst, etDoc(inst, "d"))
+			_, err := s.Create(ctx, inst, etDoc(inst, "d"))
 			require.Error(t, err)
 			require.Equal(t, 1, etCount(srv, cosmostest.OpCreateItem)-before, "the store must not retry %d itself", c.status)
 			var ce *CosmosError
@@ -150,7 +152,7 @@ func TestErrorsClassificationTable(t *testing.T) {
 	t.Run("transport error", func(t *testing.T) {
 		remove := srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Drop: cosmostest.DropBeforeApply, Times: 1})
 		defer remove()
-		_, err := s.create(ctx, "cls-transport", etDoc("cls-transport", "d"))
+		_, err := s.Create(ctx, "cls-transport", etDoc("cls-transport", "d"))
 		var ce *CosmosError
 		require.ErrorAs(t, err, &ce)
 		require.Zero(t, ce.StatusCode)
@@ -159,14 +161,14 @@ func TestErrorsClassificationTable(t *testing.T) {
 	t.Run("transport error after apply", func(t *testing.T) {
 		remove := srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Drop: cosmostest.DropAfterApply, Times: 1})
 		defer remove()
-		_, err := s.create(ctx, "cls-transport2", etDoc("cls-transport2", "d"))
+		_, err := s.Create(ctx, "cls-transport2", etDoc("cls-transport2", "d"))
 		var ce *CosmosError
 		require.ErrorAs(t, err, &ce)
 		require.Zero(t, ce.StatusCode)
 		require.True(t, ce.Retryable())
 		// The write happened: the retry the classification invites is a 409.
-		_, err = s.create(ctx, "cls-transport2", etDoc("cls-transport2", "d"))
-		require.True(t, isConflict(err), "%v", err)
+		_, err = s.Create(ctx, "cls-transport2", etDoc("cls-transport2", "d"))
+		require.True(t, errors.Is(err, cosmos.ErrConflict), "%v", err)
 	})
 	t.Run("context canceled in flight", func(t *testing.T) {
 		cctx, cancel := context.WithCancel(ctx)
@@ -176,7 +178,7 @@ func TestErrorsClassificationTable(t *testing.T) {
 		remove := srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Delay: time.Minute, Times: 1,
 			Match: func(*http.Request) bool { cancel(); return true }})
 		defer remove()
-		_, err := s.create(cctx, "cls-cancel", etDoc("cls-cancel", "d"))
+		_, err := s.Create(cctx, "cls-cancel", etDoc("cls-cancel", "d"))
 		var ce *CosmosError
 		require.ErrorAs(t, err, &ce)
 		require.Zero(t, ce.StatusCode)
@@ -186,7 +188,7 @@ func TestErrorsClassificationTable(t *testing.T) {
 	t.Run("context canceled before sending", func(t *testing.T) {
 		cctx, cancel := context.WithCancel(ctx)
 		cancel()
-		_, err := s.create(cctx, "cls-cancel2", etDoc("cls-cancel2", "d"))
+		_, err := s.Create(cctx, "cls-cancel2", etDoc("cls-cancel2", "d"))
 		var ce *CosmosError
 		require.ErrorAs(t, err, &ce)
 		require.ErrorIs(t, err, context.Canceled)
@@ -212,7 +214,7 @@ func TestErrorsClassificationFailoverSubstatuses(t *testing.T) {
 			Request: &http.Request{Method: http.MethodPost, URL: &url.URL{Scheme: "https", Host: "acct.documents.azure.com", Path: "/dbs/d/colls/c/docs"}}}
 		resp.Header.Set("x-ms-substatus", strconv.Itoa(c.sub))
 		resp.Header.Set("x-ms-activity-id", "a1")
-		err := classify(Call{Op: OpCreate, PartitionKey: "p"}, runtime.NewResponseError(resp))
+		err := cosmos.Classify(Call{Op: OpCreate, PartitionKey: "p"}, runtime.NewResponseError(resp))
 		var ce *CosmosError
 		require.ErrorAs(t, err, &ce)
 		require.Equal(t, http.StatusForbidden, ce.StatusCode)
@@ -230,7 +232,7 @@ func TestErrorsRetryAfterParsed(t *testing.T) {
 	srv, s := etStore(t, RetryOptions{MaxThrottleRetries: -1}, nil)
 	srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpReadItem, Status: http.StatusTooManyRequests, SubStatus: 3200,
 		Headers: map[string]string{"x-ms-retry-after-ms": "123.5"}, Times: 1})
-	_, _, err := s.read(t.Context(), "ra", "x")
+	_, _, err := s.Read(t.Context(), "ra", "x")
 	var ce *CosmosError
 	require.ErrorAs(t, err, &ce)
 	require.Equal(t, http.StatusTooManyRequests, ce.StatusCode)
@@ -250,42 +252,42 @@ func TestErrorsBatchFailureIsBatchError(t *testing.T) {
 	srv, s := etStore(t, RetryOptions{MaxThrottleRetries: -1}, nil)
 	ctx := t.Context()
 	const inst = "batch-1"
-	etag, err := s.create(ctx, inst, etDoc(inst, "exists"))
+	etag, err := s.Create(ctx, inst, etDoc(inst, "exists"))
 	require.NoError(t, err)
 
 	cases := []struct {
 		name   string
-		build  func(b *batch)
+		build  func(b *cosmos.Batch)
 		index  int
 		status int
 		id     string
 	}{
-		{"duplicate create", func(b *batch) {
-			b.create(etDoc(inst, "new-1"))
-			b.add(batchOp{kind: bCreate, id: "exists", doc: etDoc(inst, "exists")})
-			b.create(etDoc(inst, "new-2"))
+		{"duplicate create", func(b *cosmos.Batch) {
+			b.Create(etDoc(inst, "new-1"))
+			b.Add(cosmos.BatchOp{Kind: cosmos.BatchCreate, ID: "exists", Doc: etDoc(inst, "exists")})
+			b.Create(etDoc(inst, "new-2"))
 		}, 1, http.StatusConflict, "exists"},
-		{"replace of a missing document", func(b *batch) {
-			b.create(etDoc(inst, "new-1"))
-			b.upsert(etDoc(inst, "new-2"), nil)
-			b.replace("missing", etDoc(inst, "missing"), nil)
+		{"replace of a missing document", func(b *cosmos.Batch) {
+			b.Create(etDoc(inst, "new-1"))
+			b.Upsert(etDoc(inst, "new-2"), nil)
+			b.Replace("missing", etDoc(inst, "missing"), nil)
 		}, 2, http.StatusNotFound, "missing"},
-		{"stale etag", func(b *batch) {
+		{"stale etag", func(b *cosmos.Batch) {
 			stale := azcore.ETag(`"stale"`)
-			b.replace("exists", etDoc(inst, "exists"), &stale)
-			b.create(etDoc(inst, "new-1"))
+			b.Replace("exists", etDoc(inst, "exists"), &stale)
+			b.Create(etDoc(inst, "new-1"))
 		}, 0, http.StatusPreconditionFailed, "exists"},
-		{"delete of a missing document", func(b *batch) {
-			b.delete("exists", &etag)
-			b.delete("gone", nil)
+		{"delete of a missing document", func(b *cosmos.Batch) {
+			b.Delete("exists", &etag)
+			b.Delete("gone", nil)
 		}, 1, http.StatusNotFound, "gone"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			before := etDocs(t, srv)
-			b := newBatch(inst)
+			b := cosmos.NewBatch(inst)
 			c.build(b)
-			_, err := s.execute(ctx, b, false)
+			_, err := s.Execute(ctx, b, false)
 			var be *BatchError
 			require.ErrorAs(t, err, &be, "%v", err)
 			require.Equal(t, inst, be.Partition)
@@ -300,19 +302,19 @@ func TestErrorsBatchFailureIsBatchError(t *testing.T) {
 	}
 
 	t.Run("tolerated failure is dropped and the rest commits", func(t *testing.T) {
-		b := newBatch(inst)
-		b.delete("gone", nil, http.StatusNotFound)
-		b.create(etDoc(inst, "tolerant-1"))
-		_, err := s.executeTolerant(ctx, b, false)
+		b := cosmos.NewBatch(inst)
+		b.Delete("gone", nil, cosmos.ErrNotFound)
+		b.Create(etDoc(inst, "tolerant-1"))
+		_, err := s.ExecuteTolerant(ctx, b, false)
 		require.NoError(t, err)
-		_, _, err = s.read(ctx, inst, "tolerant-1")
+		_, _, err = s.Read(ctx, inst, "tolerant-1")
 		require.NoError(t, err)
 	})
 	t.Run("whole-request failure is a CosmosError", func(t *testing.T) {
 		srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpBatch, Status: http.StatusServiceUnavailable, Times: 1})
-		b := newBatch(inst)
-		b.create(etDoc(inst, "new-3"))
-		_, err := s.execute(ctx, b, false)
+		b := cosmos.NewBatch(inst)
+		b.Create(etDoc(inst, "new-3"))
+		_, err := s.Execute(ctx, b, false)
 		var ce *CosmosError
 		require.ErrorAs(t, err, &ce)
 		require.Equal(t, OpBatch, ce.Call.Op)
@@ -343,10 +345,10 @@ func TestErrorsThrottleBudget(t *testing.T) {
 		srv, s := etStore(t, RetryOptions{MaxThrottleRetries: 3, MaxThrottleWait: 5 * time.Second}, nil)
 		srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Status: http.StatusTooManyRequests,
 			Headers: map[string]string{"x-ms-retry-after-ms": "5"}, Times: 3})
-		_, err := s.create(ctx, "t-1", etDoc("t-1", "d"))
+		_, err := s.Create(ctx, "t-1", etDoc("t-1", "d"))
 		require.NoError(t, err)
 		require.Equal(t, 4, etCount(srv, cosmostest.OpCreateItem))
-		st := s.stats()[OpCreate]
+		st := s.Stats()[OpCreate]
 		require.Equal(t, int64(4), st.Requests)
 		require.Equal(t, int64(3), st.Failures)
 	})
@@ -372,8 +374,8 @@ func TestErrorsThrottleBudget(t *testing.T) {
 		srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Status: http.StatusTooManyRequests,
 			Headers: map[string]string{"x-ms-retry-after-ms": "20"}})
 		start := time.Now()
-		_, err := s.create(ctx, "t-2", etDoc("t-2", "d"))
-		require.Equal(t, http.StatusTooManyRequests, statusOf(err))
+		_, err := s.Create(ctx, "t-2", etDoc("t-2", "d"))
+		require.Equal(t, http.StatusTooManyRequests, cosmos.StatusOf(err))
 		// Waits of 20 and 20 ms fit in 50 ms, a third would not.
 		require.Equal(t, 3, etCount(srv, cosmostest.OpCreateItem))
 		require.GreaterOrEqual(t, time.Since(start), 40*time.Millisecond, "retry-after was not honoured")
@@ -381,15 +383,15 @@ func TestErrorsThrottleBudget(t *testing.T) {
 	t.Run("negative disables", func(t *testing.T) {
 		srv, s := etStore(t, RetryOptions{MaxThrottleRetries: -1}, nil)
 		srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Status: http.StatusTooManyRequests})
-		_, err := s.create(ctx, "t-3", etDoc("t-3", "d"))
-		require.Equal(t, http.StatusTooManyRequests, statusOf(err))
+		_, err := s.Create(ctx, "t-3", etDoc("t-3", "d"))
+		require.Equal(t, http.StatusTooManyRequests, cosmos.StatusOf(err))
 		require.Equal(t, 1, etCount(srv, cosmostest.OpCreateItem))
 	})
 	t.Run("other statuses are not retried", func(t *testing.T) {
 		srv, s := etStore(t, RetryOptions{MaxThrottleRetries: 5}, nil)
 		srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Status: http.StatusServiceUnavailable})
-		_, err := s.create(ctx, "t-4", etDoc("t-4", "d"))
-		require.Equal(t, http.StatusServiceUnavailable, statusOf(err))
+		_, err := s.Create(ctx, "t-4", etDoc("t-4", "d"))
+		require.Equal(t, http.StatusServiceUnavailable, cosmos.StatusOf(err))
 		require.Equal(t, 1, etCount(srv, cosmostest.OpCreateItem), "a 503 on a write has an unknown outcome; callers retry")
 	})
 	t.Run("cancel stops the wait", func(t *testing.T) {
@@ -397,13 +399,14 @@ func TestErrorsThrottleBudget(t *testing.T) {
 		srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Status: http.StatusTooManyRequests,
 			Headers: map[string]string{"x-ms-retry-after-ms": "60000"}})
 		cctx, cancel := context.WithCancel(ctx)
-		s.sleepFn = func(ctx context.Context, d time.Duration) error {
+		sleep := s.Sleep
+		s.Sleep = func(ctx context.Context, d time.Duration) error {
 			require.Equal(t, time.Minute, d)
 			cancel()
-			return sleepCtx(ctx, d)
+			return sleep(ctx, d)
 		}
-		_, err := s.create(cctx, "t-5", etDoc("t-5", "d"))
-		require.Equal(t, http.StatusTooManyRequests, statusOf(err))
+		_, err := s.Create(cctx, "t-5", etDoc("t-5", "d"))
+		require.Equal(t, http.StatusTooManyRequests, cosmos.StatusOf(err))
 		require.Equal(t, 1, etCount(srv, cosmostest.OpCreateItem))
 	})
 }
@@ -519,7 +522,7 @@ func TestErrorsServiceMessageDecoded(t *testing.T) {
 			body, _ := json.Marshal(map[string]string{"code": "X", "message": c.message})
 			resp := &http.Response{StatusCode: 401, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(string(body))),
 				Request: &http.Request{Method: http.MethodGet, URL: &url.URL{Scheme: "https", Host: "a", Path: "/"}}}
-			err := classify(Call{Op: OpRead}, runtime.NewResponseError(resp))
+			err := cosmos.Classify(Call{Op: OpRead}, runtime.NewResponseError(resp))
 			var ce *CosmosError
 			require.ErrorAs(t, err, &ce)
 			require.Equal(t, c.want, ce.Message)
@@ -527,10 +530,15 @@ func TestErrorsServiceMessageDecoded(t *testing.T) {
 		})
 	}
 	t.Run("long", func(t *testing.T) {
-		msg, id := tidyMessage(long + "\r\nActivityId: b-2, tail")
+		body, _ := json.Marshal(map[string]string{"code": "X", "message": long + "\r\nActivityId: b-2, tail"})
+		resp := &http.Response{StatusCode: 401, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(string(body))),
+			Request: &http.Request{Method: http.MethodGet, URL: &url.URL{Scheme: "https", Host: "a", Path: "/"}}}
+		var ce *CosmosError
+		require.ErrorAs(t, cosmos.Classify(Call{Op: OpRead}, runtime.NewResponseError(resp)), &ce)
+		msg, id := ce.Message, ce.ActivityID
 		require.Equal(t, "b-2", id)
 		require.True(t, utf8.ValidString(msg))
-		require.LessOrEqual(t, len(msg), maxMessageBytes+64)
+		require.LessOrEqual(t, len(msg), cosmos.MaxMessageBytes+64)
 		require.Contains(t, msg, "ActivityId: b-2")
 	})
 }

@@ -4,16 +4,14 @@ package cdb
 // before it carried them: tests use it to show that the cosmostest-lagging
 // backend catches a missing token.
 func DisableSessionTokens(p *Provider) {
-	p.st.tokens.mu.Lock()
-	defer p.st.tokens.mu.Unlock()
-	p.st.tokens.disabled = true
+	p.st.DisableSessionTokens()
 }
 
 // SessionTokenFor returns the session token p would send on a read of
 // instance's partition ("" if none), so white-box helpers that read through
 // the SDK get read-your-writes on a lagging replica too.
 func SessionTokenFor(p *Provider, instance string) string {
-	if t := p.st.tokens.get(instance); t != nil {
+	if t := p.st.SessionToken(instance); t != nil {
 		return *t
 	}
 	return ""
@@ -23,7 +21,7 @@ func SessionTokenFor(p *Provider, instance string) string {
 // back (a test's direct edit), as if p had made it: p's later reads of the
 // partition then see that write even on a lagging replica.
 func ObserveSessionToken(p *Provider, instance, token string) {
-	p.st.tokens.observe(instance, token)
+	p.st.ObserveSessionToken(instance, token)
 }
 
 // DocIDKinds returns every kind of document id the provider writes for

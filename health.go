@@ -3,9 +3,9 @@ package cdb
 import (
 	"context"
 	"errors"
-	"net/http"
 
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
 // healthProbeID names a document the provider never writes: escaped ids
@@ -25,12 +25,12 @@ const subStatusOwnerResourceNotFound = 1003
 // credential), so a readiness probe can call it on every check.
 func (p *Provider) Ping(ctx context.Context) error {
 	const op = "ping"
-	_, _, err := p.st.read(ctx, healthProbeID, healthProbeID)
+	_, _, err := p.st.Read(ctx, healthProbeID, healthProbeID)
 	var ce *CosmosError
 	switch {
 	case err == nil:
 		return nil
-	case errors.As(err, &ce) && ce.StatusCode == http.StatusNotFound && ce.SubStatus != subStatusOwnerResourceNotFound:
+	case errors.As(err, &ce) && errors.Is(ce, cosmos.ErrNotFound) && ce.SubStatus != subStatusOwnerResourceNotFound:
 		return nil
 	}
 	return duroxide.Wrap(op, err)

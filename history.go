@@ -3,13 +3,14 @@ package cdb
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"net/http"
 	"sort"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
 // Read implements duroxide.Provider: the current execution's history. An
@@ -211,13 +212,13 @@ func decodeKept(op, instance string, docs []historyDoc, keep map[string]bool) ([
 // eventId is only a double in Cosmos.
 func (p *Provider) queryHistory(ctx context.Context, instance string, exec *uint64) ([]historyDoc, error) {
 	q := "SELECT * FROM c WHERE c.type = 'history'"
-	var params queryParams
+	var params cosmos.QueryParams
 	if exec != nil {
 		q += " AND c.executionId = @exec"
-		params = params.add("@exec", *exec)
+		params = params.Add("@exec", *exec)
 	}
 	var docs []historyDoc
-	_, err := p.st.query(ctx, q, params, queryOptions{Partition: &instance, PageSize: -1}, func(raw []byte) bool {
+	_, err := p.st.Query(ctx, q, params, cosmos.QueryOptions{Partition: &instance, PageSize: -1}, func(raw []byte) bool {
 		var h historyDoc
 		if err := json.Unmarshal(raw, &h); err != nil {
 			h = historyDoc{EventData: string(raw)} // surfaces as a decode error
@@ -237,14 +238,14 @@ func (p *Provider) AppendWithExecution(ctx context.Context, instance string, exe
 	if err := validateInstanceID(op, instance); err != nil {
 		return err
 	}
-	b := newBatch(instance)
+	b := cosmos.NewBatch(instance)
 	flush := func() error {
-		if b.len() == 0 {
+		if b.Len() == 0 {
 			return nil
 		}
-		_, err := p.st.execute(ctx, b, false)
-		b = newBatch(instance)
-		if be, ok := err.(*BatchError); ok && be.StatusCode == http.StatusConflict {
+		_, err := p.st.Execute(ctx, b, false)
+		b = cosmos.NewBatch(instance)
+		if be, ok := err.(*BatchError); ok && errors.Is(be, cosmos.ErrConflict) {
 			return duroxide.Kinded(duroxide.ErrDuplicateEvent, op, "duplicate history event: %s already exists", be.ID)
 		}
 		return duroxide.Wrap(op, err)
@@ -257,15 +258,45 @@ func (p *Provider) AppendWithExecution(ctx context.Context, instance string, exe
 		h := historyDoc{ID: historyDocID(instance, executionID, events[i].EventID), InstanceID: instance, Type: docHistory,
 			ExecutionID: executionID, EventID: events[i].EventID, EventData: string(data)}
 		doc := mustJSON(h)
-		if len(doc) > maxDocBytes {
-			return duroxide.Permanent(op, "event %d would be %d bytes; Cosmos DB allows %d per document", events[i].EventID, len(doc), maxDocBytes)
+		if len(doc) > cosmos.MaxDocBytes {
+			return duroxide.Permanent(op, "event %d would be %d bytes; Cosmos DB allows %d per document", events[i].EventID, len(doc), cosmos.MaxDocBytes)
 		}
-		if b.len()+1 > maxBatchOps || b.bytes+len(doc)+64 > maxBatchBytes {
+		if b.Len()+1 > cosmos.MaxBatchOps || b.Bytes+len(doc)+64 > cosmos.MaxBatchBytes {
 			if err := flush(); err != nil {
 				return err
 			}
 		}
-		b.add(batchOp{kind: bCreate, id: h.ID, doc: doc})
+		b.Add(cosmos.BatchOp{Kind: cosmos.BatchCreate, ID: h.ID, Doc: doc})
 	}
 	return flush()
+}
+
+// decodeHistory orders history documents by event id and decodes them.
+// Any undecodable event fails the whole history: callers turn that into
+// history_error (fetch) or an error (read); nothing is dropped.
+func decodeHistory(docs []historyDoc) ([]duroxide.Event, error) {
+	sort.SliceStable(docs, func(i, j int) bool { return docs[i].EventID < docs[j].EventID })
+	events := make([]duroxide.Event, 0, len(docs))
+	for _, d := range docs {
+		ev, err := duroxide.UnmarshalEvent([]byte(d.EventData))
+		if err != nil {
+			return nil, fmt.Errorf("history event %d of execution %d cannot be decoded: %w", d.EventID, d.ExecutionID, err)
+		}
+		events = append(events, ev)
+	}
+	sort.SliceStable(events, func(i, j int) bool { return events[i].EventID < events[j].EventID })
+	return events, nil
+}
+
+func (p *Provider) historyExecutions(ctx context.Context, instance string) ([]uint64, error) {
+	var execs []uint64
+	_, err := p.st.Query(ctx, "SELECT DISTINCT VALUE c.executionId FROM c WHERE c.type = 'history'", nil, cosmos.QueryOptions{Partition: &instance}, func(raw []byte) bool {
+		var n uint64
+		if json.Unmarshal(raw, &n) == nil {
+			execs = append(execs, n)
+		}
+		return true
+	})
+	sort.Slice(execs, func(i, j int) bool { return execs[i] < execs[j] })
+	return execs, err
 }

@@ -233,3 +233,16 @@ func pendingTurnCondition(turn string) (string, error) {
 	}
 	return "FROM c WHERE c.pendingTurn.turn = '" + turn + "'", nil
 }
+
+// completionDocID is the id of the completion an ack of work item itemID
+// enqueues in the item's own partition: deterministic, so a retried ack
+// cannot enqueue it twice and a deletion can remove it with the item.
+func completionDocID(inst, itemID string) string {
+	return docID(user(inst), fixed("done"), fixed(itemID))
+}
+
+// workerItemID is deterministic so cancellation can delete by id and a
+// retried ack cannot enqueue an activity twice.
+func workerItemID(inst string, exec, activity uint64) string {
+	return docID(user(inst), fixed("worker"), num(exec), num(activity))
+}

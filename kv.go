@@ -3,10 +3,10 @@ package cdb
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"sort"
 
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
 // kvDoc is a "kv" document (the instance's KV store as of its last
@@ -36,7 +36,7 @@ type kvState struct {
 // Completed, Failed or ContinuedAsNew — the status alone triggers it — the
 // delta, including this turn's changes, is merged into the kv documents
 // and the delta documents are removed.
-func kvOps(lk *orchLock, c duroxide.OrchestrationCommit) []batchOp {
+func kvOps(lk *orchLock, c duroxide.OrchestrationCommit) []cosmos.BatchOp {
 	inStore := map[string]bool{}
 	for _, k := range lk.kvKeys {
 		inStore[k] = true
@@ -72,7 +72,7 @@ func kvOps(lk *orchLock, c duroxide.OrchestrationCommit) []batchOp {
 		}
 	}
 	merge := c.Metadata.Status != nil && isTerminal(*c.Metadata.Status)
-	var ops []batchOp
+	var ops []cosmos.BatchOp
 	if !merge {
 		for _, k := range order {
 			st := changes[k]
@@ -80,7 +80,7 @@ func kvOps(lk *orchLock, c duroxide.OrchestrationCommit) []batchOp {
 				// Nothing to hide in the store: drop any delta instead of
 				// writing a tombstone.
 				if _, ok := inDelta[k]; ok {
-					ops = append(ops, batchOp{kind: bDelete, id: kvDeltaDocID(lk.instance, k), tolerate: []int{http.StatusNotFound}})
+					ops = append(ops, cosmos.BatchOp{Kind: cosmos.BatchDelete, ID: kvDeltaDocID(lk.instance, k), Tolerate: []error{cosmos.ErrNotFound}})
 				}
 				continue
 			}
@@ -89,7 +89,7 @@ func kvOps(lk *orchLock, c duroxide.OrchestrationCommit) []batchOp {
 			if st.value != nil {
 				d.Value = *st.value
 			}
-			ops = append(ops, batchOp{kind: bUpsert, doc: mustJSON(d)})
+			ops = append(ops, cosmos.BatchOp{Kind: cosmos.BatchUpsert, Doc: mustJSON(d)})
 		}
 		return ops
 	}
@@ -104,7 +104,7 @@ func kvOps(lk *orchLock, c duroxide.OrchestrationCommit) []batchOp {
 		}
 		final[d.Key] = st
 		keys = append(keys, d.Key)
-		ops = append(ops, batchOp{kind: bDelete, id: kvDeltaDocID(lk.instance, d.Key), tolerate: []int{http.StatusNotFound}})
+		ops = append(ops, cosmos.BatchOp{Kind: cosmos.BatchDelete, ID: kvDeltaDocID(lk.instance, d.Key), Tolerate: []error{cosmos.ErrNotFound}})
 	}
 	for _, k := range order {
 		if _, ok := final[k]; !ok {
@@ -116,13 +116,13 @@ func kvOps(lk *orchLock, c duroxide.OrchestrationCommit) []batchOp {
 		st := final[k]
 		if st.value == nil {
 			if inStore[k] {
-				ops = append(ops, batchOp{kind: bDelete, id: kvDocID(lk.instance, k), tolerate: []int{http.StatusNotFound}})
+				ops = append(ops, cosmos.BatchOp{Kind: cosmos.BatchDelete, ID: kvDocID(lk.instance, k), Tolerate: []error{cosmos.ErrNotFound}})
 			}
 			continue
 		}
 		d := kvDoc{ID: kvDocID(lk.instance, k), InstanceID: lk.instance, Type: docKV, Key: k, Value: *st.value,
 			LastUpdatedAtMs: st.ts, ExecutionID: c.ExecutionID}
-		ops = append(ops, batchOp{kind: bUpsert, doc: mustJSON(d)})
+		ops = append(ops, cosmos.BatchOp{Kind: cosmos.BatchUpsert, Doc: mustJSON(d)})
 	}
 	return ops
 }
@@ -186,15 +186,15 @@ func (p *Provider) readKV(ctx context.Context, instance string, key *string) (st
 	var pending *pendingTurn
 	var journals []journalDoc
 	q := `SELECT c.id, c.type, c.key, c["value"], c.tombstone, c.lastUpdatedAtMs, c.deleted, c.pendingTurn, c.turn, c.seq, c.writes, c.deletes FROM c WHERE `
-	var params queryParams
+	var params cosmos.QueryParams
 	if key != nil {
 		q += `((c.type = 'kv' OR c.type = 'kv_delta') AND c.key = @key)`
-		params = params.add("@key", *key)
+		params = params.Add("@key", *key)
 	} else {
 		q += `(c.type = 'kv' OR c.type = 'kv_delta')`
 	}
 	q += ` OR c.type = 'instance' OR c.type = 'turn_journal'`
-	_, err = p.st.query(ctx, q, params, queryOptions{Partition: &instance, PageSize: -1}, func(raw []byte) bool {
+	_, err = p.st.Query(ctx, q, params, cosmos.QueryOptions{Partition: &instance, PageSize: -1}, func(raw []byte) bool {
 		var d kvRow
 		if json.Unmarshal(raw, &d) != nil {
 			return true

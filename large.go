@@ -5,12 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
 // Turns bigger than one transactional batch (100 operations / 2 MB), e.g.
@@ -43,13 +42,6 @@ const docJournal = "turn_journal"
 // envelope under the 2 MiB document limit.
 const maxJournalBytes = 1536 * 1024
 
-// pendingTurn is recorded on the instance document between commit and
-// roll-forward.
-type pendingTurn struct {
-	Turn    string `json:"turn"`
-	Journal int    `json:"journal"`
-}
-
 // journalDoc holds part of a committed turn's remaining work.
 type journalDoc struct {
 	ID         string         `json:"id"`
@@ -73,8 +65,6 @@ func journalDocID(inst, turn string, seq int) string {
 	return docID(user(inst), fixed("journal"), fixed(turn), num(uint64(seq)))
 }
 
-func turnOf(token string) string { return token[strings.LastIndexByte(token, '.')+1:] }
-
 // withStaged adds "staged": turn to a JSON object.
 func withStaged(doc []byte, turn string) []byte {
 	out := make([]byte, 0, len(doc)+len(turn)+16)
@@ -91,15 +81,15 @@ func withStaged(doc []byte, turn string) []byte {
 func (p *Provider) commitLargeTurn(ctx context.Context, plan *turnPlan) error {
 	lk := plan.lock
 	turn := turnOf(plan.token)
-	var staged []batchOp
+	var staged []cosmos.BatchOp
 	var stagedIdx []int // plan index (commit = 0) of each staged op
 	var unstage []string
-	var rest []batchOp
+	var rest []cosmos.BatchOp
 	for i, o := range plan.ops {
-		if o.kind == bCreate {
-			staged = append(staged, batchOp{kind: bCreate, id: o.id, doc: withStaged(o.doc, turn)})
+		if o.Kind == cosmos.BatchCreate {
+			staged = append(staged, cosmos.BatchOp{Kind: cosmos.BatchCreate, ID: o.ID, Doc: withStaged(o.Doc, turn)})
 			stagedIdx = append(stagedIdx, i+1)
-			unstage = append(unstage, o.id)
+			unstage = append(unstage, o.ID)
 			continue
 		}
 		rest = append(rest, o)
@@ -117,23 +107,23 @@ func (p *Provider) commitLargeTurn(ctx context.Context, plan *turnPlan) error {
 		start += len(chunk)
 	}
 	for i := range journals {
-		b := newBatch(plan.instance)
-		b.add(batchOp{kind: bUpsert, id: journals[i].ID, doc: mustJSON(journals[i])})
+		b := cosmos.NewBatch(plan.instance)
+		b.Add(cosmos.BatchOp{Kind: cosmos.BatchUpsert, ID: journals[i].ID, Doc: mustJSON(journals[i])})
 		if _, err := p.executeProved(ctx, lk, b); err != nil {
 			return renumber(err, nil)
 		}
 	}
 	// Phase 2: commit.
 	var doc instanceDoc
-	if err := json.Unmarshal(plan.commit.doc, &doc); err != nil {
+	if err := json.Unmarshal(plan.commit.Doc, &doc); err != nil {
 		return err
 	}
 	doc.PendingTurn = &pendingTurn{Turn: turn, Journal: len(journals)}
 	commit := plan.commit
-	commit.doc = mustJSON(doc)
-	b := newBatch(plan.instance)
-	b.add(commit)
-	if _, err := p.st.execute(ctx, b, false); err != nil {
+	commit.Doc = mustJSON(doc)
+	b := cosmos.NewBatch(plan.instance)
+	b.Add(commit)
+	if _, err := p.st.Execute(ctx, b, false); err != nil {
 		return err
 	}
 	// Phase 3: roll forward. The turn is committed whatever happens now;
@@ -151,25 +141,25 @@ func (p *Provider) commitLargeTurn(ctx context.Context, plan *turnPlan) error {
 // batch fails at operation 0 and writes nothing; otherwise the new ETag
 // becomes the lock's (executeProved), so the commit's own condition
 // still holds.
-func lockProof(lk *orchLock) batchOp {
+func lockProof(lk *orchLock) cosmos.BatchOp {
 	var ops azcosmos.PatchOperations
 	ops.AppendSet("/lockToken", lk.token)
-	return batchOp{kind: bPatch, id: instanceDocID(lk.instance), patch: ops, ifMatch: &lk.etag}
+	return cosmos.BatchOp{Kind: cosmos.BatchPatch, ID: instanceDocID(lk.instance), Patch: ops, IfMatch: &lk.etag}
 }
 
 // executeProved runs b behind the lock proof. A *BatchError keeps the
 // batch's numbering: index 0 is the proof (the lock is gone).
-func (p *Provider) executeProved(ctx context.Context, lk *orchLock, b *batch) (*batchResult, error) {
-	pb := newBatch(b.partition)
-	pb.add(lockProof(lk))
-	for _, o := range b.ops {
-		pb.add(o)
+func (p *Provider) executeProved(ctx context.Context, lk *orchLock, b *cosmos.Batch) (*cosmos.BatchResult, error) {
+	pb := cosmos.NewBatch(b.Partition)
+	pb.Add(lockProof(lk))
+	for _, o := range b.Ops {
+		pb.Add(o)
 	}
-	res, err := p.st.executeTolerant(ctx, pb, false)
+	res, err := p.st.ExecuteTolerant(ctx, pb, false)
 	if err != nil {
 		return nil, err
 	}
-	lk.etag = res.etags[0]
+	lk.etag = res.ETags[0]
 	lk.doc.ETag = string(lk.etag)
 	return res, nil
 }
@@ -199,18 +189,18 @@ func renumber(err error, planIdx []int) error {
 // atomic), unless the existing document is not ours: then it is garbage
 // of a turn that never committed (removed once, under the lock) or a
 // genuine duplicate.
-func (p *Provider) stage(ctx context.Context, lk *orchLock, turn string, ops []batchOp, planIdx []int) error {
-	b := newBatch(lk.instance)
+func (p *Provider) stage(ctx context.Context, lk *orchLock, turn string, ops []cosmos.BatchOp, planIdx []int) error {
+	b := cosmos.NewBatch(lk.instance)
 	for _, o := range ops {
-		b.add(o)
+		b.Add(o)
 	}
 	for cleaned := false; ; cleaned = true {
 		_, err := p.executeProved(ctx, lk, b)
 		var be *BatchError
-		if !errors.As(err, &be) || be.StatusCode != http.StatusConflict || be.Index == 0 {
+		if !errors.As(err, &be) || !errors.Is(be, cosmos.ErrConflict) || be.Index == 0 {
 			return renumber(err, planIdx)
 		}
-		body, _, rerr := p.st.read(ctx, lk.instance, be.ID)
+		body, _, rerr := p.st.Read(ctx, lk.instance, be.ID)
 		if rerr != nil {
 			return renumber(err, planIdx)
 		}
@@ -249,7 +239,7 @@ func (p *Provider) cleanStale(ctx context.Context, lk *orchLock, keep string) (i
 	}
 	var ids []string
 	q := "SELECT c.id, c.staged, c.turn, c.type FROM c WHERE (IS_DEFINED(c.staged) AND NOT IS_NULL(c.staged)) OR c.type = 'turn_journal'"
-	_, err = p.st.query(ctx, q, nil, queryOptions{Partition: &inst, PageSize: 1000}, func(raw []byte) bool {
+	_, err = p.st.Query(ctx, q, nil, cosmos.QueryOptions{Partition: &inst, PageSize: 1000}, func(raw []byte) bool {
 		var r struct {
 			ID     string `json:"id"`
 			Staged string `json:"staged"`
@@ -277,11 +267,11 @@ func (p *Provider) cleanStale(ctx context.Context, lk *orchLock, keep string) (i
 // deleteProved deletes ids from the locked instance's partition, every
 // batch behind the lock proof; already-deleted documents are fine.
 func (p *Provider) deleteProved(ctx context.Context, lk *orchLock, ids []string) error {
-	const per = maxBatchOps - 1
+	const per = cosmos.MaxBatchOps - 1
 	for start := 0; start < len(ids); start += per {
-		b := newBatch(lk.instance)
+		b := cosmos.NewBatch(lk.instance)
 		for _, id := range ids[start:min(start+per, len(ids))] {
-			b.delete(id, nil, http.StatusNotFound)
+			b.Delete(id, nil, cosmos.ErrNotFound)
 		}
 		if _, err := p.executeProved(ctx, lk, b); err != nil {
 			return renumber(err, nil)
@@ -293,24 +283,24 @@ func (p *Provider) deleteProved(ctx context.Context, lk *orchLock, ids []string)
 // chunkOps splits ops into batches within the service limits, leaving
 // room for reserve leading operations of at most reservedBytes each
 // (the lock proof or the roll-forward condition).
-func chunkOps(ops []batchOp, reserve int) [][]batchOp {
+func chunkOps(ops []cosmos.BatchOp, reserve int) [][]cosmos.BatchOp {
 	const reservedBytes = 512
-	fresh := func() *batch {
-		b := newBatch("")
+	fresh := func() *cosmos.Batch {
+		b := cosmos.NewBatch("")
 		for range reserve {
-			b.add(batchOp{doc: make([]byte, reservedBytes)})
+			b.Add(cosmos.BatchOp{Doc: make([]byte, reservedBytes)})
 		}
 		return b
 	}
-	var out [][]batchOp
+	var out [][]cosmos.BatchOp
 	b := fresh()
-	var cur []batchOp
+	var cur []cosmos.BatchOp
 	for _, o := range ops {
-		b.add(o)
-		if !b.fits() && len(cur) > 0 {
+		b.Add(o)
+		if !b.Fits() && len(cur) > 0 {
 			out = append(out, cur)
 			b = fresh()
-			b.add(o)
+			b.Add(o)
 			cur = nil
 		}
 		cur = append(cur, o)
@@ -321,7 +311,7 @@ func chunkOps(ops []batchOp, reserve int) [][]batchOp {
 	return out
 }
 
-func buildJournal(inst, turn string, unstage []string, rest []batchOp) ([]journalDoc, error) {
+func buildJournal(inst, turn string, unstage []string, rest []cosmos.BatchOp) ([]journalDoc, error) {
 	var out []journalDoc
 	cur := journalDoc{InstanceID: inst, Type: docJournal, Turn: turn}
 	size := 0
@@ -343,23 +333,23 @@ func buildJournal(inst, turn string, unstage []string, rest []batchOp) ([]journa
 		cur.Unstage = append(cur.Unstage, id)
 	}
 	for _, o := range rest {
-		w := journalWrite{ID: o.id, Tolerate: o.tolerate}
-		switch o.kind {
-		case bDelete:
-			grow(len(o.id) + 16)
+		w := journalWrite{ID: o.ID, Tolerate: cosmos.StatusCodes(o.Tolerate)}
+		switch o.Kind {
+		case cosmos.BatchDelete:
+			grow(len(o.ID) + 16)
 			cur.Deletes = append(cur.Deletes, w)
 			continue
-		case bReplace:
+		case cosmos.BatchReplace:
 			w.Replace = true
-		case bUpsert:
+		case cosmos.BatchUpsert:
 		default:
-			return nil, fmt.Errorf("cdb: internal error: cannot journal operation kind %d", o.kind)
+			return nil, fmt.Errorf("cdb: internal error: cannot journal operation kind %d", o.Kind)
 		}
-		if len(o.doc) > maxJournalBytes {
-			return nil, duroxide.Permanent("ack_orchestration_item", "a %d-byte document cannot be part of a turn larger than one batch", len(o.doc))
+		if len(o.Doc) > maxJournalBytes {
+			return nil, duroxide.Permanent("ack_orchestration_item", "a %d-byte document cannot be part of a turn larger than one batch", len(o.Doc))
 		}
-		w.Doc = o.doc
-		grow(len(o.doc) + len(o.id) + 32)
+		w.Doc = o.Doc
+		grow(len(o.Doc) + len(o.ID) + 32)
 		cur.Writes = append(cur.Writes, w)
 	}
 	flush()
@@ -385,11 +375,11 @@ var errTurnNotPending = errors.New("cdb: the turn is no longer pending")
 // newer turn nor resurrect a deleted instance: its batch fails at
 // operation 0 and writes nothing. cond is pendingTurnCondition's (which
 // validated the turn id spliced into it).
-func pendingCondition(inst string, pt *pendingTurn, cond string) batchOp {
+func pendingCondition(inst string, pt *pendingTurn, cond string) cosmos.BatchOp {
 	var ops azcosmos.PatchOperations
 	ops.SetCondition(cond + " AND NOT IS_DEFINED(c.deleted)")
 	ops.AppendSet("/pendingTurn/turn", pt.Turn)
-	return batchOp{kind: bPatch, id: instanceDocID(inst), patch: ops}
+	return cosmos.BatchOp{Kind: cosmos.BatchPatch, ID: instanceDocID(inst), Patch: ops}
 }
 
 // rollForwardIDs is rollForward, also reporting the ids of the documents
@@ -401,8 +391,8 @@ func (p *Provider) rollForwardIDs(ctx context.Context, inst string, pt *pendingT
 		return gone, err
 	}
 	for seq := 0; seq < pt.Journal; seq++ {
-		body, _, err := p.st.read(ctx, inst, journalDocID(inst, pt.Turn, seq))
-		if isNotFound(err) {
+		body, _, err := p.st.Read(ctx, inst, journalDocID(inst, pt.Turn, seq))
+		if errors.Is(err, cosmos.ErrNotFound) {
 			continue // applied and deleted by an earlier roll-forward
 		}
 		if err != nil {
@@ -432,41 +422,41 @@ func (p *Provider) rollForwardIDs(ctx context.Context, inst string, pt *pendingT
 	var ops azcosmos.PatchOperations
 	ops.SetCondition(cond)
 	ops.AppendSet("/pendingTurn", jsonNull)
-	_, _, err = p.st.patch(ctx, inst, instanceDocID(inst), ops, nil, false)
-	if err != nil && !isPrecondition(err) && !isNotFound(err) {
+	_, _, err = p.st.Patch(ctx, inst, instanceDocID(inst), ops, nil, false)
+	if err != nil && !errors.Is(err, cosmos.ErrPreconditionFailed) && !errors.Is(err, cosmos.ErrNotFound) {
 		return gone, err
 	}
 	return gone, nil
 }
 
 // applyJournal writes j in batches, each led by guard (pendingCondition).
-func (p *Provider) applyJournal(ctx context.Context, inst string, guard batchOp, j *journalDoc) error {
-	var ops []batchOp
+func (p *Provider) applyJournal(ctx context.Context, inst string, guard cosmos.BatchOp, j *journalDoc) error {
+	var ops []cosmos.BatchOp
 	for _, id := range j.Unstage {
 		var po azcosmos.PatchOperations
 		po.AppendSet("/staged", jsonNull)
-		ops = append(ops, batchOp{kind: bPatch, id: id, patch: po, tolerate: []int{http.StatusNotFound}})
+		ops = append(ops, cosmos.BatchOp{Kind: cosmos.BatchPatch, ID: id, Patch: po, Tolerate: []error{cosmos.ErrNotFound}})
 	}
 	for _, w := range j.Writes {
 		if w.Replace {
-			ops = append(ops, batchOp{kind: bReplace, id: w.ID, doc: w.Doc, tolerate: []int{http.StatusNotFound}})
+			ops = append(ops, cosmos.BatchOp{Kind: cosmos.BatchReplace, ID: w.ID, Doc: w.Doc, Tolerate: []error{cosmos.ErrNotFound}})
 		} else {
-			ops = append(ops, batchOp{kind: bUpsert, id: w.ID, doc: w.Doc})
+			ops = append(ops, cosmos.BatchOp{Kind: cosmos.BatchUpsert, ID: w.ID, Doc: w.Doc})
 		}
 	}
 	for _, d := range j.Deletes {
-		ops = append(ops, batchOp{kind: bDelete, id: d.ID, tolerate: append([]int{http.StatusNotFound}, d.Tolerate...)})
+		ops = append(ops, cosmos.BatchOp{Kind: cosmos.BatchDelete, ID: d.ID, Tolerate: append([]error{cosmos.ErrNotFound}, cosmos.Conditions(d.Tolerate)...)})
 	}
-	ops = append(ops, batchOp{kind: bDelete, id: j.ID, tolerate: []int{http.StatusNotFound}})
+	ops = append(ops, cosmos.BatchOp{Kind: cosmos.BatchDelete, ID: j.ID, Tolerate: []error{cosmos.ErrNotFound}})
 	for _, chunk := range chunkOps(ops, 1) {
-		b := newBatch(inst)
-		b.add(guard)
+		b := cosmos.NewBatch(inst)
+		b.Add(guard)
 		for _, o := range chunk {
-			b.add(o)
+			b.Add(o)
 		}
-		if _, err := p.st.executeTolerant(ctx, b, false); err != nil {
+		if _, err := p.st.ExecuteTolerant(ctx, b, false); err != nil {
 			var be *BatchError
-			if errors.As(err, &be) && be.Index == 0 && (be.StatusCode == http.StatusPreconditionFailed || be.StatusCode == http.StatusNotFound) {
+			if errors.As(err, &be) && be.Index == 0 && (errors.Is(be, cosmos.ErrPreconditionFailed) || errors.Is(be, cosmos.ErrNotFound)) {
 				return errTurnNotPending
 			}
 			return err
@@ -483,7 +473,7 @@ func visible(staged *string, pt *pendingTurn) bool {
 
 // finishPendingTurns rolls forward large turns whose acking process died
 // after the commit; run by the reconciler, a bounded step per round unless
-// full (paging.go). One failing instance does not stop the others.
+// full (internal/cosmos/scan.go). One failing instance does not stop the others.
 func (p *Provider) finishPendingTurns(ctx context.Context, full bool) error {
 	q := "SELECT c.instanceId, c.pendingTurn FROM c WHERE c.type = 'instance' AND IS_DEFINED(c.pendingTurn) AND NOT IS_NULL(c.pendingTurn)"
 	type row struct {
@@ -491,7 +481,7 @@ func (p *Provider) finishPendingTurns(ctx context.Context, full bool) error {
 		PendingTurn *pendingTurn `json:"pendingTurn"`
 	}
 	var rows []row
-	err := p.reconcileScan(ctx, "pending_turns", full, scanRequest{text: q, fresh: noParams, pageSize: 100}, func(raw []byte) {
+	err := p.reconcileScan(ctx, "pending_turns", full, cosmos.ScanRequest{Text: q, Fresh: noParams, PageSize: 100}, func(raw []byte) {
 		var r row
 		if json.Unmarshal(raw, &r) == nil && r.PendingTurn != nil {
 			rows = append(rows, r)

@@ -65,7 +65,7 @@ func TestCosmosLeasesConflictOneWinner(t *testing.T) {
 	// Slots 0–9 lose their documents (the create race), the rest keep them
 	// (the replace race).
 	for s := range 10 {
-		require.NoError(t, l1.p.st.delete(ctx, LeasePartition, slotLeaseID(DefaultLeaseGroup, s), nil))
+		require.NoError(t, l1.p.st.Delete(ctx, LeasePartition, slotLeaseID(DefaultLeaseGroup, s), nil))
 	}
 	slots := make([]int, 20)
 	for i := range slots {

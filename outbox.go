@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
 // The transactional outbox. A turn can only write its own partition
@@ -48,14 +48,14 @@ func (p *Provider) deliverIntents(ctx context.Context, source string, intents []
 	if len(intents) == 0 {
 		return
 	}
-	b := newBatch(source)
+	b := cosmos.NewBatch(source)
 	for i := range intents {
 		if p.deliver(ctx, &intents[i]) {
-			b.delete(intents[i].ID, nil, http.StatusNotFound)
+			b.Delete(intents[i].ID, nil, cosmos.ErrNotFound)
 		}
 	}
-	if b.len() > 0 {
-		if _, err := p.st.executeTolerant(ctx, b, false); err != nil {
+	if b.Len() > 0 {
+		if _, err := p.st.ExecuteTolerant(ctx, b, false); err != nil {
 			p.opts.Logger.Warn("deleting delivered outbox intents; the reconciler will finish", "instance_id", source, "error", err)
 		}
 	}
@@ -63,8 +63,8 @@ func (p *Provider) deliverIntents(ctx context.Context, source string, intents []
 
 // deliver creates the intent's target document; true when it exists now.
 func (p *Provider) deliver(ctx context.Context, in *outboxDoc) bool {
-	_, err := p.st.create(ctx, in.TargetInstanceID, []byte(in.Payload))
-	if err == nil || isConflict(err) {
+	_, err := p.st.Create(ctx, in.TargetInstanceID, []byte(in.Payload))
+	if err == nil || errors.Is(err, cosmos.ErrConflict) {
 		return true
 	}
 	p.opts.Logger.Warn("outbox delivery failed; will retry", "intent", in.ID, "target_instance_id", in.TargetInstanceID, "error", err)
@@ -73,7 +73,7 @@ func (p *Provider) deliver(ctx context.Context, in *outboxDoc) bool {
 
 // claimIntent confirms at the primary that a swept intent is still
 // pending, before it is delivered. The sweep is a cross-partition query
-// without this partition's session token (sessiontokens.go), so on a real
+// without this partition's session token (internal/cosmos/sessiontokens.go), so on a real
 // account a lagging replica can still show an intent the acker delivered
 // and deleted; redelivering it after the target consumed the message would
 // run the work twice. A write always reaches the primary: the attempt is
@@ -87,11 +87,11 @@ func (p *Provider) claimIntent(ctx context.Context, in *outboxDoc) bool {
 	var ops azcosmos.PatchOperations
 	ops.AppendSet("/lastAttemptAt", ms(p.opts.Now()))
 	etag := azcore.ETag(in.ETag)
-	_, _, err := p.st.patch(ctx, in.InstanceID, in.ID, ops, &etag, false)
+	_, _, err := p.st.Patch(ctx, in.InstanceID, in.ID, ops, &etag, false)
 	switch {
 	case err == nil:
 		return true
-	case isNotFound(err) || isPrecondition(err):
+	case errors.Is(err, cosmos.ErrNotFound) || errors.Is(err, cosmos.ErrPreconditionFailed):
 		return false
 	}
 	p.opts.Logger.Warn("outbox: claiming an intent failed; will retry", "intent", in.ID, "error", err)
@@ -102,8 +102,8 @@ func (p *Provider) claimIntent(ctx context.Context, in *outboxDoc) bool {
 // runtime only cancels its own, but the contract does not forbid it).
 func (p *Provider) cancelElsewhere(ctx context.Context, ids []duroxide.ScheduledActivityIdentifier) {
 	for _, a := range ids {
-		err := p.st.delete(ctx, a.Instance, workerItemID(a.Instance, a.ExecutionID, a.ActivityID), nil)
-		if err != nil && !isNotFound(err) {
+		err := p.st.Delete(ctx, a.Instance, workerItemID(a.Instance, a.ExecutionID, a.ActivityID), nil)
+		if err != nil && !errors.Is(err, cosmos.ErrNotFound) {
 			p.opts.Logger.Warn("cancelling an activity of another instance", "instance_id", a.Instance, "error", err)
 		}
 	}
@@ -112,17 +112,19 @@ func (p *Provider) cancelElsewhere(ctx context.Context, ids []duroxide.Scheduled
 // reconcileOnce delivers pending intents older than OutboxMinAge. It is a
 // filter-only cross-partition query (the gateway serves those), paged: a
 // background round reads a bounded number of pages and the next round
-// resumes where it stopped (paging.go), so intents in every physical
+// resumes where it stopped (internal/cosmos/scan.go), so intents in every physical
 // partition are reached; with full it reads to the end. Its cost is one
 // request per physical partition when there is nothing to do. A failed
 // delivery does not end the round: the other intents are still delivered.
 func (p *Provider) reconcileOnce(ctx context.Context, full bool) (delivered int, err error) {
 	q := "SELECT * FROM c WHERE c.type = 'outbox_intent' AND c.createdAt <= @cutoff AND " + notStaged
 	var intents []outboxDoc
-	err = p.reconcileScan(ctx, "outbox", full, scanRequest{
-		text:     q,
-		fresh:    func() queryParams { return queryParams{}.add("@cutoff", ms(p.opts.Now().Add(-p.opts.OutboxMinAge))) },
-		pageSize: 100,
+	err = p.reconcileScan(ctx, "outbox", full, cosmos.ScanRequest{
+		Text: q,
+		Fresh: func() cosmos.QueryParams {
+			return cosmos.QueryParams{}.Add("@cutoff", ms(p.opts.Now().Add(-p.opts.OutboxMinAge)))
+		},
+		PageSize: 100,
 	}, func(raw []byte) {
 		var in outboxDoc
 		if json.Unmarshal(raw, &in) == nil {
@@ -142,7 +144,7 @@ func (p *Provider) reconcileOnce(ctx context.Context, full bool) (delivered int,
 			p.recordAttempt(ctx, in)
 			continue
 		}
-		if err := p.st.delete(ctx, in.InstanceID, in.ID, nil); err != nil && !isNotFound(err) {
+		if err := p.st.Delete(ctx, in.InstanceID, in.ID, nil); err != nil && !errors.Is(err, cosmos.ErrNotFound) {
 			p.opts.Logger.Warn("deleting a delivered outbox intent", "intent", in.ID, "error", err)
 			continue
 		}
@@ -158,52 +160,7 @@ func (p *Provider) recordAttempt(ctx context.Context, in *outboxDoc) {
 	var ops azcosmos.PatchOperations
 	ops.AppendIncrement("/attemptCount", 1)
 	ops.AppendSet("/lastAttemptAt", ms(p.opts.Now()))
-	if _, _, err := p.st.patch(ctx, in.InstanceID, in.ID, ops, nil, false); err != nil && !isNotFound(err) {
+	if _, _, err := p.st.Patch(ctx, in.InstanceID, in.ID, ops, nil, false); err != nil && !errors.Is(err, cosmos.ErrNotFound) {
 		p.opts.Logger.Warn("recording an outbox delivery attempt", "intent", in.ID, "error", err)
-	}
-}
-
-// ReconcileOutbox does now what the background reconciler does
-// periodically, over the whole container: it finishes large turns whose
-// roll-forward was interrupted, finishes interrupted deletions, and
-// delivers every pending outbox intent older than Options.OutboxMinAge.
-// It reports how many intents it delivered. A failure of one step does
-// not skip the others; the errors are joined.
-func (p *Provider) ReconcileOutbox(ctx context.Context) (int, error) {
-	err1 := p.finishPendingTurns(ctx, true)
-	err2 := p.finishDeletions(ctx, true)
-	n, err3 := p.reconcileOnce(ctx, true)
-	return n, duroxide.Wrap("reconcile_outbox", errors.Join(err1, err2, err3))
-}
-
-// runReconciler is the background loop started by New; Close stops it.
-func (p *Provider) runReconciler() {
-	defer p.wg.Done()
-	t := time.NewTicker(p.opts.OutboxInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-p.stop:
-			return
-		case <-t.C:
-			ctx, cancel := context.WithTimeout(context.Background(), p.opts.OutboxInterval*4)
-			go func() {
-				select {
-				case <-p.stop:
-					cancel()
-				case <-ctx.Done():
-				}
-			}()
-			if _, err := p.reconcileOnce(ctx, false); err != nil && ctx.Err() == nil {
-				p.opts.Logger.Warn("outbox reconciler", "error", err)
-			}
-			if err := p.finishPendingTurns(ctx, false); err != nil && ctx.Err() == nil {
-				p.opts.Logger.Warn("rolling large turns forward", "error", err)
-			}
-			if err := p.finishDeletions(ctx, false); err != nil && ctx.Err() == nil {
-				p.opts.Logger.Warn("finishing interrupted deletions", "error", err)
-			}
-			cancel()
-		}
 	}
 }

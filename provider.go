@@ -10,6 +10,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
 // ProviderName is what Provider.Name reports.
@@ -22,12 +23,12 @@ const Version = "0.1.0"
 // duroxide.ProviderAdmin. It is safe for concurrent use. Create it with New
 // or NewWithContainer and release it with Close.
 type Provider struct {
-	st     *store
+	st     *cosmos.Store
 	client *azcosmos.Client // nil when wrapping a caller's container
 	opts   Options
 
 	discovery    map[string]*discoveryState // per queue type
-	scans        scanCursors                // where paged scans stopped (paging.go)
+	scans        cosmos.Cursors             // where paged scans stopped (internal/cosmos/scan.go)
 	orchLocks    locks[*orchLock]
 	workLocks    locks[*workLock]
 	busy         busyCache // instances found locked
@@ -149,7 +150,7 @@ func NewWithContainer(ctx context.Context, container *azcosmos.ContainerClient, 
 
 func newProvider(container *azcosmos.ContainerClient, o Options) *Provider {
 	o = o.withDefaults()
-	p := &Provider{st: newStore(container, o.Retry, o.Hooks), opts: o, stop: make(chan struct{}),
+	p := &Provider{st: cosmos.NewStore(container, o.Retry, o.Hooks), opts: o, stop: make(chan struct{}),
 		discovery: map[string]*discoveryState{docOrchQueue: {}, docWorkerQueue: {}}}
 	p.unobserve = p.registerMetrics(o.MeterProvider)
 	return p
@@ -201,9 +202,9 @@ func (p *Provider) Version() string { return Version }
 // RequestStats returns the Cosmos requests this provider has sent, by
 // kind, with bytes read and request units: the basis of the cost tables in
 // the README.
-func (p *Provider) RequestStats() RequestStats { return p.st.stats() }
+func (p *Provider) RequestStats() RequestStats { return p.st.Stats() }
 
 // ResetRequestStats zeroes the request counters.
-func (p *Provider) ResetRequestStats() { p.st.resetStats() }
+func (p *Provider) ResetRequestStats() { p.st.ResetStats() }
 
 var _ duroxide.Provider = (*Provider)(nil)

@@ -3,13 +3,14 @@ package cdb
 import (
 	"context"
 	"encoding/json"
-	"net/http"
+	"errors"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
 // Session affinity. A session document in the instance's partition
@@ -52,16 +53,16 @@ func (p *Provider) claimSession(ctx context.Context, inst, sid string, cfg *duro
 		LockedUntil: ms(now.Add(cfg.LockTimeout)), LastActivity: ms(now), CreatedAt: ms(now)}
 	// Try to create the session first: a session item seen for the first
 	// time usually has no session document yet. A 409 means it exists.
-	_, err := p.st.create(ctx, inst, mustJSON(fresh))
+	_, err := p.st.Create(ctx, inst, mustJSON(fresh))
 	if err == nil {
 		p.sessions.mark(key, time.UnixMilli(fresh.LockedUntil))
 		return true, nil
 	}
-	if !isConflict(err) {
+	if !errors.Is(err, cosmos.ErrConflict) {
 		return false, err
 	}
-	body, etag, err := p.st.read(ctx, inst, id)
-	if isNotFound(err) {
+	body, etag, err := p.st.Read(ctx, inst, id)
+	if errors.Is(err, cosmos.ErrNotFound) {
 		return false, nil // cleaned up in between; the next fetch retries
 	}
 	if err != nil {
@@ -83,8 +84,8 @@ func (p *Provider) claimSession(ctx context.Context, inst, sid string, cfg *duro
 		return true, nil // ours, and still locked: nothing to write
 	}
 	fresh.CreatedAt = cur.CreatedAt
-	_, err = p.st.replace(ctx, inst, id, mustJSON(fresh), &etag)
-	if isPrecondition(err) || isNotFound(err) {
+	_, err = p.st.Replace(ctx, inst, id, mustJSON(fresh), &etag)
+	if errors.Is(err, cosmos.ErrPreconditionFailed) || errors.Is(err, cosmos.ErrNotFound) {
 		return false, nil
 	}
 	if err == nil {
@@ -95,13 +96,13 @@ func (p *Provider) claimSession(ctx context.Context, inst, sid string, cfg *duro
 
 // touchSessionOps adds the advisory lastActivity bump of an ack to its
 // batch; a missing session document is tolerated.
-func (p *Provider) touchSessionOps(b *batch, lk *workLock, now time.Time) {
+func (p *Provider) touchSessionOps(b *cosmos.Batch, lk *workLock, now time.Time) {
 	if lk.doc.SessionID == nil {
 		return
 	}
 	var ops azcosmos.PatchOperations
 	ops.AppendSet("/lastActivity", ms(now))
-	b.add(batchOp{kind: bPatch, id: sessionDocID(lk.instance, *lk.doc.SessionID), patch: ops, tolerate: []int{http.StatusNotFound}})
+	b.Add(cosmos.BatchOp{Kind: cosmos.BatchPatch, ID: sessionDocID(lk.instance, *lk.doc.SessionID), Patch: ops, Tolerate: []error{cosmos.ErrNotFound}})
 }
 
 // touchSession bumps lastActivity after a renewal, best effort: it is
@@ -112,7 +113,7 @@ func (p *Provider) touchSession(ctx context.Context, lk *workLock, now time.Time
 	}
 	var ops azcosmos.PatchOperations
 	ops.AppendSet("/lastActivity", ms(now))
-	if _, _, err := p.st.patch(ctx, lk.instance, sessionDocID(lk.instance, *lk.doc.SessionID), ops, nil, false); err != nil && !isNotFound(err) {
+	if _, _, err := p.st.Patch(ctx, lk.instance, sessionDocID(lk.instance, *lk.doc.SessionID), ops, nil, false); err != nil && !errors.Is(err, cosmos.ErrNotFound) {
 		p.opts.Logger.Debug("touching a session", "error", err)
 	}
 }
@@ -132,9 +133,9 @@ func (p *Provider) RenewSessionLock(ctx context.Context, ownerIDs []string, exte
 	}
 	now := p.opts.Now()
 	q := "SELECT c.id, c.instanceId, c.ownerId, c.lockedUntil, c.lastActivity, c._etag FROM c WHERE c.type = 'session' AND ARRAY_CONTAINS(@owners, c.ownerId) AND c.lockedUntil > @now AND c.lastActivity > @idle"
-	params := queryParams{}.add("@owners", ownerIDs).add("@now", ms(now)).add("@idle", ms(now.Add(-idleTimeout)))
+	params := cosmos.QueryParams{}.Add("@owners", ownerIDs).Add("@now", ms(now)).Add("@idle", ms(now.Add(-idleTimeout)))
 	var sessions []sessionDoc
-	if _, err := p.st.query(ctx, q, params, queryOptions{PageSize: 100}, func(raw []byte) bool {
+	if _, err := p.st.Query(ctx, q, params, cosmos.QueryOptions{PageSize: 100}, func(raw []byte) bool {
 		var s sessionDoc
 		if json.Unmarshal(raw, &s) == nil {
 			sessions = append(sessions, s)
@@ -175,19 +176,19 @@ func (p *Provider) renewSession(ctx context.Context, s *sessionDoc, until int64,
 	ops.AppendSet("/lockedUntil", until)
 	for try := 0; ; try++ {
 		etag := azcore.ETag(s.ETag)
-		_, _, err := p.st.patch(ctx, s.InstanceID, s.ID, ops, &etag, false)
+		_, _, err := p.st.Patch(ctx, s.InstanceID, s.ID, ops, &etag, false)
 		switch {
 		case err == nil:
 			return true, nil
-		case isNotFound(err):
+		case errors.Is(err, cosmos.ErrNotFound):
 			return false, nil
-		case !isPrecondition(err):
+		case !errors.Is(err, cosmos.ErrPreconditionFailed):
 			return false, err
 		case try+1 >= sessionRenewTries:
 			return false, nil
 		}
-		body, etagNow, err := p.st.read(ctx, s.InstanceID, s.ID)
-		if isNotFound(err) {
+		body, etagNow, err := p.st.Read(ctx, s.InstanceID, s.ID)
+		if errors.Is(err, cosmos.ErrNotFound) {
 			return false, nil
 		}
 		if err != nil {
@@ -213,7 +214,7 @@ func (p *Provider) CleanupOrphanedSessions(ctx context.Context, _ time.Duration)
 	now := p.opts.Now()
 	q := "SELECT c.id, c.instanceId, c.sessionId, c._etag FROM c WHERE c.type = 'session' AND c.lockedUntil <= @now"
 	var sessions []sessionDoc
-	if _, err := p.st.query(ctx, q, queryParams{}.add("@now", ms(now)), queryOptions{PageSize: 100}, func(raw []byte) bool {
+	if _, err := p.st.Query(ctx, q, cosmos.QueryParams{}.Add("@now", ms(now)), cosmos.QueryOptions{PageSize: 100}, func(raw []byte) bool {
 		var s sessionDoc
 		if json.Unmarshal(raw, &s) == nil {
 			sessions = append(sessions, s)
@@ -226,8 +227,8 @@ func (p *Provider) CleanupOrphanedSessions(ctx context.Context, _ time.Duration)
 	for _, s := range sessions {
 		pending := false
 		inst := s.InstanceID
-		_, err := p.st.query(ctx, "SELECT VALUE COUNT(1) FROM c WHERE c.type = 'worker_queue' AND c.sessionId = @sid",
-			queryParams{}.add("@sid", s.SessionID), queryOptions{Partition: &inst}, func(raw []byte) bool {
+		_, err := p.st.Query(ctx, "SELECT VALUE COUNT(1) FROM c WHERE c.type = 'worker_queue' AND c.sessionId = @sid",
+			cosmos.QueryParams{}.Add("@sid", s.SessionID), cosmos.QueryOptions{Partition: &inst}, func(raw []byte) bool {
 				var count int
 				_ = json.Unmarshal(raw, &count)
 				pending = count > 0
@@ -240,11 +241,11 @@ func (p *Provider) CleanupOrphanedSessions(ctx context.Context, _ time.Duration)
 			continue
 		}
 		etag := azcore.ETag(s.ETag)
-		err = p.st.delete(ctx, inst, s.ID, &etag)
+		err = p.st.Delete(ctx, inst, s.ID, &etag)
 		switch {
 		case err == nil:
 			n++
-		case isPrecondition(err) || isNotFound(err):
+		case errors.Is(err, cosmos.ErrPreconditionFailed) || errors.Is(err, cosmos.ErrNotFound):
 		default:
 			return n, duroxide.Wrap(op, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
 // GetCustomStatus implements duroxide.Provider: one point read.
@@ -43,7 +44,7 @@ func (p *Provider) GetInstanceStats(ctx context.Context, instance string) (*duro
 	exec := doc.CurrentExecutionID
 	q := "SELECT * FROM c WHERE (c.type = 'history' AND c.executionId = @exec) OR c.type = 'kv' OR c.type = 'kv_delta'"
 	store, delta := map[string]kvDoc{}, map[string]kvDoc{}
-	_, err = p.st.query(ctx, q, queryParams{}.add("@exec", exec), queryOptions{Partition: &instance, PageSize: -1}, func(raw []byte) bool {
+	_, err = p.st.Query(ctx, q, cosmos.QueryParams{}.Add("@exec", exec), cosmos.QueryOptions{Partition: &instance, PageSize: -1}, func(raw []byte) bool {
 		var head struct {
 			Type      string  `json:"type"`
 			EventID   uint64  `json:"eventId"`

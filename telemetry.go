@@ -130,17 +130,16 @@ func (p *Provider) registerMetrics(mp metric.MeterProvider) (unregister func()) 
 	backlog, _ := m.Int64ObservableGauge("cdb.outbox.backlog", metric.WithUnit("{intent}"),
 		metric.WithDescription("Undelivered outbox intents the last reconciler round found."))
 	reg, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
-		for op, c := range p.st.counts {
-			n := c.requests.Load()
-			if n == 0 {
+		for op, c := range p.st.Counters() {
+			if c.Requests == 0 {
 				continue
 			}
 			a := metric.WithAttributes(attrOp.String(string(op)))
-			o.ObserveInt64(requests, n, a)
-			o.ObserveInt64(failures, c.failures.Load(), a)
-			o.ObserveFloat64(charge, float64(c.chargeMilli.Load())/1000, a)
-			o.ObserveInt64(throttles, c.throttles.Load(), a)
-			o.ObserveInt64(retries, c.retries.Load(), a)
+			o.ObserveInt64(requests, c.Requests, a)
+			o.ObserveInt64(failures, c.Failures, a)
+			o.ObserveFloat64(charge, c.RequestCharge, a)
+			o.ObserveInt64(throttles, c.Throttles, a)
+			o.ObserveInt64(retries, c.Retries, a)
 		}
 		if p.opts.OutboxInterval > 0 {
 			o.ObserveInt64(backlog, p.outboxBacklog.Load())

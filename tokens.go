@@ -140,3 +140,5 @@ func (l *locks[T]) prune(expired func(T) bool) {
 		}
 	}
 }
+
+func turnOf(token string) string { return token[strings.LastIndexByte(token, '.')+1:] }

@@ -1,4 +1,4 @@
-package cdb
+package cosmos
 
 import (
 	"errors"
@@ -63,7 +63,7 @@ type sessionTokens struct {
 	mu       sync.Mutex
 	byPK     map[string]sessionEntry
 	all      string // merge of every token seen, for cross-partition queries
-	disabled bool   // tests only: see DisableSessionTokens in export_test.go
+	disabled bool   // tests only: see Store.DisableSessionTokens
 	now      func() time.Time
 }
 
@@ -183,4 +183,22 @@ func parseSessionEntry(s string) (rng string, lsn int64, ok bool) {
 	}
 	n, err := strconv.ParseInt(fields[1], 10, 64)
 	return rng, n, err == nil
+}
+
+// SessionToken returns the token the store would send on a read of
+// partition, or nil; tests that read through the SDK directly use it to
+// get read-your-writes too.
+func (s *Store) SessionToken(partition string) *string { return s.tokens.get(partition) }
+
+// ObserveSessionToken records token as if a response on partition had
+// carried it (a write made behind the store's back by a test).
+func (s *Store) ObserveSessionToken(partition, token string) { s.tokens.observe(partition, token) }
+
+// DisableSessionTokens makes the store send no session tokens, as it did
+// before it carried them; tests use it to show that a lagging replica
+// catches a missing token.
+func (s *Store) DisableSessionTokens() {
+	s.tokens.mu.Lock()
+	defer s.tokens.mu.Unlock()
+	s.tokens.disabled = true
 }

@@ -1,0 +1,416 @@
+package cdb
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/cosmos"
+)
+
+// Deleting instances: validate, tombstone, then sweep the partitions. The
+// tombstone is what makes a deletion atomic for readers, and what lets the
+// reconciler finish a sweep a crash interrupted.
+
+// DeleteInstance implements duroxide.ProviderAdmin: it refuses a
+// sub-orchestration and deletes a root with all its descendants.
+func (p *Provider) DeleteInstance(ctx context.Context, instance string, force bool) (*duroxide.DeleteInstanceResult, error) {
+	return duroxide.DeleteInstance(ctx, p, instance, force)
+}
+
+// DeleteInstancesAtomic implements duroxide.ProviderAdmin. Cosmos cannot
+// transact across partitions, so "atomic" is built as validate, then
+// tombstone, then sweep: everything is checked before anything is
+// written (a running instance without force, or a child outside the list,
+// fails with nothing deleted); then every instance document gets a
+// tombstone (conditioned on the ETag that was validated, so a concurrent
+// change is re-validated, and any in-flight ack fails); only then are the
+// documents removed. Once tombstoned, an instance is gone for every
+// reader, and a sweep interrupted by a crash is finished by the
+// reconciler or the next delete.
+func (p *Provider) DeleteInstancesAtomic(ctx context.Context, ids []string, force bool) (*duroxide.DeleteInstanceResult, error) {
+	const op = "delete_instances_atomic"
+	for attempt := 0; ; attempt++ {
+		docs, err := p.validateDeletion(ctx, op, ids, force)
+		if err != nil {
+			return nil, err
+		}
+		res, err := p.deleteValidated(ctx, op, docs)
+		if errors.Is(err, cosmos.ErrPreconditionFailed) && attempt < 3 {
+			continue // an instance changed under us: validate again
+		}
+		if err != nil {
+			return nil, duroxide.Wrap(op, err)
+		}
+		return res, nil
+	}
+}
+
+type deletion struct {
+	doc  *instanceDoc
+	etag azcore.ETag
+}
+
+func (p *Provider) validateDeletion(ctx context.Context, op string, ids []string, force bool) ([]deletion, error) {
+	inSet := map[string]bool{}
+	var out []deletion
+	for _, id := range ids {
+		if err := validateInstanceID(op, id); err != nil {
+			return nil, err
+		}
+		if inSet[id] {
+			continue
+		}
+		inSet[id] = true
+		doc, etag, err := p.readInstanceRaw(ctx, id)
+		if err != nil {
+			return nil, duroxide.Wrap(op, err)
+		}
+		if doc == nil || doc.Provisional {
+			continue // nothing to delete
+		}
+		if doc.Deleted == nil && !force && doc.Status == duroxide.StatusRunning {
+			return nil, duroxide.Permanent(op, "instance %q is running; use force to delete it", id)
+		}
+		out = append(out, deletion{doc: doc, etag: etag})
+	}
+	if len(ids) > 0 {
+		// Orphan check: a child of a deleted instance must be deleted too.
+		var orphans []string
+		err := p.scanInstances(ctx, "c.instanceId, c.parentInstanceId", " AND ARRAY_CONTAINS(@ids, c.parentInstanceId)", cosmos.QueryParams{}.Add("@ids", ids), func(r instanceRow) {
+			if !inSet[r.InstanceID] {
+				orphans = append(orphans, r.InstanceID)
+			}
+		})
+		if err != nil {
+			return nil, duroxide.Wrap(op, err)
+		}
+		if len(orphans) > 0 {
+			sort.Strings(orphans)
+			return nil, duroxide.Permanent(op, "deleting these instances would orphan %v; include their descendants (or delete the root with DeleteInstance)", orphans)
+		}
+	}
+	return out, nil
+}
+
+// tombstone marks every instance deleted, each conditioned on the ETag
+// validation saw.
+func (p *Provider) tombstone(ctx context.Context, docs []deletion) ([]*instanceDoc, error) {
+	now := ms(p.opts.Now())
+	var out []*instanceDoc
+	var written []deletion
+	for _, d := range docs {
+		if d.doc.Deleted != nil {
+			out = append(out, d.doc) // an earlier deletion was interrupted
+			continue
+		}
+		var ops azcosmos.PatchOperations
+		ops.AppendSet("/deleted", now)
+		ops.AppendSet("/lockToken", jsonNull)
+		ops.AppendSet("/lockedUntil", jsonNull)
+		etag := d.etag
+		newEtag := azcore.ETag("")
+		var err error
+		if _, newEtag, err = p.st.Patch(ctx, d.doc.InstanceID, d.doc.ID, ops, &etag, false); err != nil {
+			if errors.Is(err, cosmos.ErrNotFound) {
+				continue
+			}
+			p.untombstone(ctx, written)
+			return nil, err
+		}
+		d.doc.Deleted = &now
+		out = append(out, d.doc)
+		written = append(written, deletion{doc: d.doc, etag: newEtag})
+	}
+	return out, nil
+}
+
+// untombstone undoes this call's tombstones when a later one failed
+// (an instance changed after validation), so a refused deletion deletes
+// nothing. Best effort: an instance whose undo fails stays tombstoned and
+// its deletion is completed by the reconciler — the safe direction.
+func (p *Provider) untombstone(ctx context.Context, docs []deletion) {
+	for _, d := range docs {
+		var ops azcosmos.PatchOperations
+		ops.AppendRemove("/deleted")
+		etag := d.etag
+		if _, _, err := p.st.Patch(ctx, d.doc.InstanceID, d.doc.ID, ops, &etag, false); err != nil {
+			p.opts.Logger.Warn("undoing a deletion tombstone", "instance_id", d.doc.InstanceID, "error", err)
+		}
+		d.doc.Deleted = nil
+	}
+}
+
+// sweep removes every document of a tombstoned instance, in as many
+// batches as needed, the instance document last. Queue messages enqueued
+// after the tombstone belong to a new instance with the same id and stay
+// — except activity completions: a worker may ack an activity of the
+// deleted instance after its tombstone (the ack does not read the
+// instance), and no activity of a new instance can exist before the
+// sweep ends (the tombstone keeps the id unlockable). A work item and the
+// completion its ack would create (deterministic id) is deleted once all
+// work items are gone, so an ack racing the sweep either landed before
+// (its completion goes too) or fails.
+func (p *Provider) sweep(ctx context.Context, doc *instanceDoc) (duroxide.DeleteInstanceResult, error) {
+	inst := doc.InstanceID
+	var res duroxide.DeleteInstanceResult
+	type row struct {
+		ID          string `json:"id"`
+		Type        string `json:"type"`
+		ExecutionID uint64 `json:"executionId"`
+		EnqueuedAt  int64  `json:"enqueuedAt"`
+		WorkItem    string `json:"workItem"`
+	}
+	var rows []row
+	execs := map[uint64]bool{}
+	_, err := p.st.Query(ctx, "SELECT c.id, c.type, c.executionId, c.enqueuedAt, c.workItem FROM c", nil, cosmos.QueryOptions{Partition: &inst, PageSize: 1000}, func(raw []byte) bool {
+		var r row
+		if json.Unmarshal(raw, &r) == nil && r.ID != doc.ID {
+			if (r.Type == docOrchQueue || r.Type == docWorkerQueue) && r.EnqueuedAt > *doc.Deleted && !isCompletion(r.WorkItem) {
+				return true
+			}
+			rows = append(rows, r)
+		}
+		return true
+	})
+	if err != nil {
+		return res, err
+	}
+	b := cosmos.NewBatch(inst)
+	flush := func() error {
+		if b.Len() == 0 {
+			return nil
+		}
+		_, err := p.st.ExecuteTolerant(ctx, b, false)
+		b = cosmos.NewBatch(inst)
+		return err
+	}
+	add := func(id string) error {
+		if b.Len() >= cosmos.MaxBatchOps {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		b.Delete(id, nil, cosmos.ErrNotFound)
+		return nil
+	}
+	var completions []string
+	for _, r := range rows {
+		switch r.Type {
+		case docHistory:
+			res.EventsDeleted++
+			execs[r.ExecutionID] = true
+		case docOrchQueue, docWorkerQueue:
+			res.QueueMessagesDeleted++
+		}
+		if r.Type == docWorkerQueue {
+			completions = append(completions, completionDocID(inst, r.ID))
+		}
+		if err := add(r.ID); err != nil {
+			return res, err
+		}
+	}
+	if len(completions) > 0 {
+		// An extra batch only when work items were outstanding.
+		if err := flush(); err != nil {
+			return res, err
+		}
+	}
+	// Every work item is gone now, so no ack can enqueue a completion any
+	// more; remove those acked since the query. The instance document goes
+	// last, in the final batch: until then the tombstone keeps the
+	// instance dead for readers and for the reconciler.
+	for _, id := range append(completions, doc.ID) {
+		if err := add(id); err != nil {
+			return res, err
+		}
+	}
+	if err := flush(); err != nil {
+		return res, err
+	}
+	execs[doc.CurrentExecutionID] = true
+	res.InstancesDeleted = 1
+	res.ExecutionsDeleted = uint64(len(execs))
+	p.busy.clear(inst)
+	return res, nil
+}
+
+// isCompletion reports whether a queue message's work item is an
+// activity's result.
+func isCompletion(workItem string) bool {
+	return strings.HasPrefix(workItem, `{"ActivityCompleted"`) || strings.HasPrefix(workItem, `{"ActivityFailed"`)
+}
+
+// finishDeletions completes deletions a crash interrupted; run by the
+// reconciler, a bounded step per round unless full (internal/cosmos/scan.go). One
+// failing instance does not stop the others.
+func (p *Provider) finishDeletions(ctx context.Context, full bool) error {
+	q := "SELECT * FROM c WHERE c.type = 'instance' AND IS_DEFINED(c.deleted)"
+	var docs []instanceDoc
+	err := p.reconcileScan(ctx, "deletions", full, cosmos.ScanRequest{Text: q, Fresh: noParams, PageSize: 100}, func(raw []byte) {
+		var d instanceDoc
+		if json.Unmarshal(raw, &d) == nil {
+			docs = append(docs, d)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for i := range docs {
+		if !p.confirmTombstone(ctx, &docs[i]) {
+			continue
+		}
+		if _, err := p.sweep(ctx, &docs[i]); err != nil {
+			errs = append(errs, fmt.Errorf("instance %q: %w", docs[i].InstanceID, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// confirmTombstone checks at the primary that a tombstone found by the
+// cross-partition sweep is current before its instance's documents are
+// deleted by id: a lagging replica can still show the tombstone of an
+// instance whose deletion finished and whose id was reused since, and
+// sweeping then would delete the new instance's documents. The check is a
+// write conditional on the ETag the sweep saw (writes always reach the
+// primary); its session token also makes the sweep's own partition query
+// see every document written before.
+func (p *Provider) confirmTombstone(ctx context.Context, d *instanceDoc) bool {
+	if d.ETag == "" {
+		return true
+	}
+	var ops azcosmos.PatchOperations
+	ops.AppendSet("/deleted", *d.Deleted)
+	etag := azcore.ETag(d.ETag)
+	_, newEtag, err := p.st.Patch(ctx, d.InstanceID, d.ID, ops, &etag, false)
+	switch {
+	case err == nil:
+		d.ETag = string(newEtag)
+		return true
+	case !errors.Is(err, cosmos.ErrNotFound) && !errors.Is(err, cosmos.ErrPreconditionFailed):
+		p.opts.Logger.Warn("confirming a deletion tombstone failed; will retry", "instance", d.InstanceID, "error", err)
+	}
+	return false
+}
+
+// DeleteInstanceBulk implements duroxide.ProviderAdmin: terminal roots
+// matching the filter are deleted with their descendants; running
+// instances are skipped; the limit applies last. The candidates and the
+// parent links of the whole container are read with two filter queries
+// (projections carrying status and ETag), so each deleted instance then
+// costs only its tombstone, the query for its documents and its batches.
+func (p *Provider) DeleteInstanceBulk(ctx context.Context, filter duroxide.InstanceFilter) (*duroxide.DeleteInstanceResult, error) {
+	const op = "delete_instance_bulk"
+	rows, err := p.filterInstances(ctx, op, filter)
+	if err != nil {
+		return nil, err
+	}
+	var roots []instanceRow
+	for _, r := range rows {
+		if r.ParentInstanceID == nil && isTerminal(r.Status) && r.Status != duroxide.StatusContinuedAsNew {
+			roots = append(roots, r)
+		}
+	}
+	if filter.Limit != nil && len(roots) > int(*filter.Limit) {
+		roots = roots[:*filter.Limit]
+	}
+	res := &duroxide.DeleteInstanceResult{}
+	if len(roots) == 0 {
+		return res, nil
+	}
+	children := map[string][]instanceRow{}
+	err = p.scanInstances(ctx, rowFields, " AND IS_DEFINED(c.parentInstanceId) AND NOT IS_NULL(c.parentInstanceId)", nil, func(r instanceRow) {
+		children[*r.ParentInstanceID] = append(children[*r.ParentInstanceID], r)
+	})
+	if err != nil {
+		return nil, duroxide.Wrap(op, err)
+	}
+	for _, root := range roots {
+		tree := []instanceRow{root}
+		for i := 0; i < len(tree); i++ {
+			tree = append(tree, children[tree[i].InstanceID]...)
+		}
+		if !allFinished(tree) {
+			continue // a running descendant: never deleted without force
+		}
+		var docs []deletion
+		for _, r := range tree {
+			docs = append(docs, deletion{doc: r.doc(), etag: azcore.ETag(r.ETag)})
+		}
+		n, err := p.deleteValidated(ctx, op, docs)
+		if errors.Is(err, cosmos.ErrPreconditionFailed) {
+			// Changed since the scan: validate this tree again, without
+			// force; a tree that is no longer deletable is skipped.
+			n, err = p.deleteTreeCarefully(ctx, op, tree)
+		}
+		if err != nil {
+			return res, err
+		}
+		res.Add(*n)
+	}
+	return res, nil
+}
+
+// allFinished reports whether every instance of a tree has ended
+// (ContinuedAsNew is about to run again).
+func allFinished(tree []instanceRow) bool {
+	for _, r := range tree {
+		if !isTerminal(r.Status) || r.Status == duroxide.StatusContinuedAsNew {
+			return false
+		}
+	}
+	return true
+}
+
+// deleteTreeCarefully re-reads a tree that changed under a bulk deletion
+// and deletes it only if it is still wholly finished.
+func (p *Provider) deleteTreeCarefully(ctx context.Context, op string, tree []instanceRow) (*duroxide.DeleteInstanceResult, error) {
+	ids := make([]string, len(tree))
+	for i, r := range tree {
+		ids[i] = r.InstanceID
+	}
+	for attempt := 0; ; attempt++ {
+		docs, err := p.validateDeletion(ctx, op, ids, false)
+		if err != nil {
+			if errors.Is(err, duroxide.ErrPermanent) {
+				return &duroxide.DeleteInstanceResult{}, nil // running now, or grew a child
+			}
+			return nil, err
+		}
+		for _, d := range docs {
+			if d.doc.Deleted == nil && (!isTerminal(d.doc.Status) || d.doc.Status == duroxide.StatusContinuedAsNew) {
+				return &duroxide.DeleteInstanceResult{}, nil
+			}
+		}
+		res, err := p.deleteValidated(ctx, op, docs)
+		if errors.Is(err, cosmos.ErrPreconditionFailed) && attempt < 3 {
+			continue
+		}
+		return res, err
+	}
+}
+
+// deleteValidated tombstones and sweeps instances already validated.
+func (p *Provider) deleteValidated(ctx context.Context, op string, docs []deletion) (*duroxide.DeleteInstanceResult, error) {
+	tombstoned, err := p.tombstone(ctx, docs)
+	if err != nil {
+		return nil, err
+	}
+	res := &duroxide.DeleteInstanceResult{}
+	for _, d := range tombstoned {
+		r, err := p.sweep(ctx, d)
+		if err != nil {
+			return nil, duroxide.Wrap(op, err)
+		}
+		res.Add(r)
+	}
+	return res, nil
+}

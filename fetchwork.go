@@ -1,0 +1,126 @@
+package cdb
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/cosmos"
+)
+
+// Fetching a work item: discovery (discovery.go), then one If-Match patch
+// that locks the item; session-bound items are first claimed through
+// their session (session.go).
+
+// FetchWorkItem implements duroxide.Provider.
+func (p *Provider) FetchWorkItem(ctx context.Context, lockTimeout, _ time.Duration, session *duroxide.SessionFetchConfig, tags duroxide.TagFilter) (*duroxide.LockedWorkItem, error) {
+	const op = "fetch_work_item"
+	extra, params, ok := tagClause(tags)
+	if !ok {
+		return nil, nil
+	}
+	if session == nil {
+		extra += " AND (NOT IS_DEFINED(c.sessionId) OR IS_NULL(c.sessionId))"
+	}
+	p.workLocks.prune(func(l *workLock) bool {
+		// A lock in use (being acked or renewed) is not stale; TryLock
+		// also keeps the lock order (lk.mu is never taken under the map's
+		// mutex otherwise).
+		if !l.mu.TryLock() {
+			return false
+		}
+		defer l.mu.Unlock()
+		return p.opts.Now().After(l.lockedUntil.Add(time.Minute))
+	})
+	cands, err := p.discover(ctx, docWorkerQueue, extra, params, false, nil)
+	if err != nil {
+		return nil, duroxide.Wrap(op, err)
+	}
+	for _, c := range cands {
+		if c.session != nil {
+			ok, err := p.claimSession(ctx, c.instance, *c.session, session)
+			if err != nil {
+				return nil, duroxide.Wrap(op, err)
+			}
+			if !ok {
+				continue
+			}
+		}
+		key := "w\x00" + c.instance + "\x00" + c.ids[0]
+		if !p.claims.take(key) {
+			continue // a sibling slot is locking it
+		}
+		item, err := p.tryLockWorkItem(ctx, c, lockTimeout)
+		p.claims.drop(key)
+		if err != nil {
+			return nil, duroxide.Wrap(op, err)
+		}
+		if item != nil {
+			return item, nil
+		}
+	}
+	return nil, nil
+}
+
+// tagClause turns a TagFilter into a query predicate; ok is false for a
+// filter that matches nothing.
+func tagClause(f duroxide.TagFilter) (clause string, params cosmos.QueryParams, ok bool) {
+	const untagged = "NOT IS_DEFINED(c.tag) OR IS_NULL(c.tag)"
+	switch f.Mode {
+	case duroxide.TagNone:
+		return "", nil, false
+	case duroxide.TagAny:
+		return "", nil, true
+	case duroxide.TagDefaultOnly:
+		return " AND (" + untagged + ")", nil, true
+	case duroxide.TagTags:
+		return " AND ARRAY_CONTAINS(@tags, c.tag)", cosmos.QueryParams{}.Add("@tags", f.TagList()), true
+	case duroxide.TagDefaultAnd:
+		return " AND (" + untagged + " OR ARRAY_CONTAINS(@tags, c.tag))", cosmos.QueryParams{}.Add("@tags", f.TagList()), true
+	}
+	return "", nil, false
+}
+
+func (p *Provider) tryLockWorkItem(ctx context.Context, c candidate, lockTimeout time.Duration) (*duroxide.LockedWorkItem, error) {
+	now := p.opts.Now()
+	until := now.Add(lockTimeout)
+	id := c.ids[0]
+	token := newWorkToken(c.instance, id)
+	var ops azcosmos.PatchOperations
+	ops.AppendSet("/lockToken", token)
+	ops.AppendSet("/lockedUntil", ms(until))
+	ops.AppendIncrement("/attemptCount", 1)
+	etag := azcore.ETag(c.etag)
+	body, newEtag, err := p.st.Patch(ctx, c.instance, id, ops, &etag, true)
+	if errors.Is(err, cosmos.ErrPreconditionFailed) || errors.Is(err, cosmos.ErrNotFound) {
+		return nil, nil // another worker got it first
+	}
+	if err != nil {
+		return nil, err
+	}
+	var doc queueDoc
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return nil, fmt.Errorf("decode work item document: %w", err)
+	}
+	wi, err := duroxide.UnmarshalWorkItem([]byte(doc.WorkItem))
+	if err != nil {
+		// A work item this build cannot decode (e.g. written by a newer
+		// writer) is never deleted: it is put back, invisible for a while
+		// so it does not block the queue, and reported.
+		p.opts.Logger.Error("work item cannot be decoded; left in the queue", "instance_id", c.instance, "item", id, "error", err)
+		etag := newEtag
+		if _, _, perr := p.st.Patch(ctx, c.instance, id, unlockMessageOps(doc.AttemptCount, ms(now.Add(undecodableBackoff))), &etag, false); perr != nil {
+			p.opts.Logger.Warn("releasing an undecodable work item", "item", id, "error", perr)
+		}
+		return nil, nil
+	}
+	doc.ETag = string(newEtag)
+	p.workLocks.put(token, &workLock{instance: c.instance, itemID: id, token: token, etag: newEtag, lockedUntil: until, doc: doc})
+	return &duroxide.LockedWorkItem{Item: wi, LockToken: token, AttemptCount: doc.AttemptCount, TraceParent: doc.TraceParent}, nil
+}

@@ -1,0 +1,186 @@
+package cdb
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/cosmos"
+)
+
+// Held locks: finding the lock a token names (in memory, or rebuilt from
+// the documents for a lock taken by another process), checking it is
+// still live, and the patches that release a lock or a message. Fetch,
+// ack, renew and abandon all need them, so none of those files owns them.
+
+// orchLockFor returns the lock for token: from memory, or — for a lock
+// fetched by another process — rebuilt from the instance document and a
+// query for the messages tagged with it.
+func (p *Provider) orchLockFor(ctx context.Context, op, token string) (*orchLock, error) {
+	if lk, ok := p.orchLocks.get(token); ok {
+		return lk, nil
+	}
+	inst, err := parseOrchToken(op, token)
+	if err != nil {
+		return nil, err
+	}
+	doc, etag, err := p.readInstance(ctx, inst)
+	if err != nil {
+		return nil, err
+	}
+	if doc == nil || doc.LockToken == nil || *doc.LockToken != token {
+		return nil, errInvalidToken(op)
+	}
+	lk := &orchLock{instance: inst, token: token, doc: *doc, etag: etag, lockedUntil: time.UnixMilli(deref(doc.LockedUntil))}
+	q := "SELECT * FROM c WHERE (c.type = 'orch_queue' AND c.lockToken = @token) OR c.type = 'kv' OR (c.type = 'kv_delta')"
+	_, err = p.st.Query(ctx, q, cosmos.QueryParams{}.Add("@token", token), cosmos.QueryOptions{Partition: &inst, PageSize: -1}, func(raw []byte) bool {
+		var head struct {
+			Type string `json:"type"`
+		}
+		_ = json.Unmarshal(raw, &head)
+		switch head.Type {
+		case docOrchQueue:
+			var m queueDoc
+			if json.Unmarshal(raw, &m) == nil {
+				lk.messages = append(lk.messages, &m)
+			}
+		case docKV, docKVDelta:
+			var d kvDoc
+			if json.Unmarshal(raw, &d) == nil {
+				if head.Type == docKV {
+					lk.kvKeys = append(lk.kvKeys, d.Key)
+				} else {
+					lk.deltaKeys = append(lk.deltaKeys, d.Key)
+					lk.delta = append(lk.delta, d)
+				}
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	return lk, nil
+}
+
+// holdOrchLock finds the lock for token and serialises its use in this
+// process; with live it also refuses an expired lock. Call unlock when
+// done.
+func (p *Provider) holdOrchLock(ctx context.Context, op, token string, live bool) (*orchLock, func(), error) {
+	lk, err := p.orchLockFor(ctx, op, token)
+	if err != nil {
+		return nil, nil, duroxide.Wrap(op, err)
+	}
+	lk.mu.Lock()
+	if lk.finished {
+		lk.mu.Unlock()
+		return nil, nil, errInvalidToken(op)
+	}
+	if live {
+		if err := p.checkLive(op, lk); err != nil {
+			lk.mu.Unlock()
+			return nil, nil, err
+		}
+	}
+	return lk, lk.mu.Unlock, nil
+}
+
+func (p *Provider) checkLive(op string, lk *orchLock) error {
+	if !p.opts.Now().Before(lk.lockedUntil) {
+		return errLockExpired(op)
+	}
+	return nil
+}
+
+// workLockFor returns the lock for a work item token, from memory or by
+// reading the item.
+func (p *Provider) workLockFor(ctx context.Context, op, token string) (*workLock, error) {
+	if lk, ok := p.workLocks.get(token); ok {
+		return lk, nil
+	}
+	inst, id, err := parseWorkToken(op, token)
+	if err != nil {
+		return nil, err
+	}
+	body, etag, err := p.st.Read(ctx, inst, id)
+	if errors.Is(err, cosmos.ErrNotFound) {
+		return nil, duroxide.Kinded(duroxide.ErrLockLost, op, "Invalid lock token: the work item no longer exists (acked, cancelled or deleted)")
+	}
+	if err != nil {
+		return nil, duroxide.Wrap(op, err)
+	}
+	var doc queueDoc
+	if err := json.Unmarshal(body, &doc); err != nil || doc.LockToken == nil || *doc.LockToken != token {
+		return nil, errInvalidToken(op)
+	}
+	doc.ETag = string(etag)
+	return &workLock{instance: inst, itemID: id, token: token, etag: etag, lockedUntil: time.UnixMilli(deref(doc.LockedUntil)), doc: doc}, nil
+}
+
+func (p *Provider) checkWorkLive(op string, lk *workLock) error {
+	if !p.opts.Now().Before(lk.lockedUntil) {
+		return errLockExpired(op)
+	}
+	return nil
+}
+
+// refreshWorkLock re-reads a locked work item after an ETag mismatch and
+// reports whether it is still locked with lk's token and not expired; if
+// so lk takes its current ETag and expiry. The caller holds lk.mu.
+func (p *Provider) refreshWorkLock(ctx context.Context, lk *workLock) bool {
+	body, etag, err := p.st.Read(ctx, lk.instance, lk.itemID)
+	if err != nil {
+		return false
+	}
+	var doc queueDoc
+	if json.Unmarshal(body, &doc) != nil || doc.LockToken == nil || *doc.LockToken != lk.token {
+		return false
+	}
+	until := time.UnixMilli(deref(doc.LockedUntil))
+	if !p.opts.Now().Before(until) {
+		return false
+	}
+	lk.etag, lk.lockedUntil = etag, until
+	return true
+}
+
+// undecodableBackoff is how long an undecodable work item stays invisible
+// after each attempt.
+const undecodableBackoff = time.Minute
+
+func releaseOps() azcosmos.PatchOperations {
+	var ops azcosmos.PatchOperations
+	ops.AppendSet("/lockToken", jsonNull)
+	ops.AppendSet("/lockedUntil", jsonNull)
+	return ops
+}
+
+func unlockMessageOps(attempts uint32, visibleAt int64) azcosmos.PatchOperations {
+	var ops azcosmos.PatchOperations
+	ops.AppendSet("/lockToken", jsonNull)
+	ops.AppendSet("/lockedUntil", jsonNull)
+	ops.AppendSet("/visibleAt", visibleAt)
+	ops.AppendSet("/attemptCount", attempts)
+	return ops
+}
+
+// workLock is what this process remembers about a work item lock.
+type workLock struct {
+	instance string
+	itemID   string
+	token    string
+	doc      queueDoc
+
+	// mu serialises ack, abandon and renewal of this lock in this process
+	// and guards etag and lockedUntil: a renewal changes the item's ETag,
+	// which the ack must then use.
+	mu          sync.Mutex
+	etag        azcore.ETag
+	lockedUntil time.Time
+}

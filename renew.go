@@ -1,0 +1,150 @@
+package cdb
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/cosmos"
+)
+
+// Lock lifetime: renewing and abandoning orchestration and work-item
+// locks. Every write is conditioned on the ETag the lock holds (a batch led
+// by the instance document for an orchestration, a patch for a work item),
+// so a lost lock is detected as in the ack.
+
+// AbandonOrchestrationItem implements duroxide.Provider.
+func (p *Provider) AbandonOrchestrationItem(ctx context.Context, lockToken string, delay time.Duration, ignoreAttempt bool) error {
+	const op = "abandon_orchestration_item"
+	lk, unlock, err := p.holdOrchLock(ctx, op, lockToken, false)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	visible := ms(p.opts.Now().Add(max(delay, 0)))
+	b := cosmos.NewBatch(lk.instance)
+	b.Patch(instanceDocID(lk.instance), releaseOps(), &lk.etag)
+	for _, m := range lk.messages {
+		n := m.AttemptCount
+		if ignoreAttempt && n > 0 {
+			n--
+		}
+		b.Patch(m.ID, unlockMessageOps(n, visible), nil)
+	}
+	if _, err := p.st.ExecuteTolerant(ctx, b, false); err != nil {
+		var be *BatchError
+		if errors.As(err, &be) && be.Index == 0 {
+			return errLockExpired(op)
+		}
+		return duroxide.Wrap(op, err)
+	}
+	lk.finished = true
+	p.orchLocks.drop(lockToken)
+	p.busy.clear(lk.instance)
+	return nil
+}
+
+// RenewOrchestrationItemLock implements duroxide.Provider: one batch
+// extends the instance's lock (If-Match: still ours) and the locks of the
+// messages it holds, as the seed does, so that other dispatchers do not
+// see those messages as unlocked and keep trying to lock them.
+func (p *Provider) RenewOrchestrationItemLock(ctx context.Context, lockToken string, extendFor time.Duration) error {
+	const op = "renew_orchestration_item_lock"
+	lk, unlock, err := p.holdOrchLock(ctx, op, lockToken, true)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	until := p.opts.Now().Add(extendFor)
+	var ops azcosmos.PatchOperations
+	ops.AppendSet("/lockedUntil", ms(until))
+	for attempt := 0; ; attempt++ {
+		b := cosmos.NewBatch(lk.instance)
+		b.Patch(instanceDocID(lk.instance), ops, &lk.etag)
+		for _, m := range lk.messages {
+			if b.Len() >= cosmos.MaxBatchOps {
+				break
+			}
+			// Consumed meanwhile can only mean by us (we hold the lock):
+			// nothing to extend.
+			b.Add(cosmos.BatchOp{Kind: cosmos.BatchPatch, ID: m.ID, Patch: ops, Tolerate: []error{cosmos.ErrNotFound}})
+		}
+		res, err := p.st.ExecuteTolerant(ctx, b, false)
+		if err == nil {
+			lk.etag, lk.lockedUntil = res.ETags[0], until
+			p.busy.mark(lk.instance, until)
+			return nil
+		}
+		var be *BatchError
+		if !errors.As(err, &be) || be.Index != 0 {
+			return duroxide.Wrap(op, err)
+		}
+		if errors.Is(be, cosmos.ErrPreconditionFailed) && attempt == 0 {
+			if _, retry, rerr := p.recheckLock(ctx, op, lk, false); rerr != nil || !retry {
+				if rerr != nil {
+					return rerr
+				}
+				return errLockExpired(op)
+			}
+			continue
+		}
+		return errLockExpired(op)
+	}
+}
+
+// AbandonWorkItem implements duroxide.Provider.
+func (p *Provider) AbandonWorkItem(ctx context.Context, lockToken string, delay time.Duration, ignoreAttempt bool) error {
+	const op = "abandon_work_item"
+	lk, err := p.workLockFor(ctx, op, lockToken)
+	if err != nil {
+		return err
+	}
+	lk.mu.Lock()
+	defer lk.mu.Unlock()
+	n := lk.doc.AttemptCount
+	if ignoreAttempt && n > 0 {
+		n--
+	}
+	_, _, err = p.st.Patch(ctx, lk.instance, lk.itemID, unlockMessageOps(n, ms(p.opts.Now().Add(max(delay, 0)))), &lk.etag, false)
+	p.workLocks.drop(lockToken)
+	if errors.Is(err, cosmos.ErrPreconditionFailed) || errors.Is(err, cosmos.ErrNotFound) {
+		return errLockExpired(op)
+	}
+	return duroxide.Wrap(op, err)
+}
+
+// RenewWorkItemLock implements duroxide.Provider.
+func (p *Provider) RenewWorkItemLock(ctx context.Context, lockToken string, extendFor time.Duration) error {
+	const op = "renew_work_item_lock"
+	lk, err := p.workLockFor(ctx, op, lockToken)
+	if err != nil {
+		return err
+	}
+	lk.mu.Lock()
+	defer lk.mu.Unlock()
+	if err := p.checkWorkLive(op, lk); err != nil {
+		return err
+	}
+	now := p.opts.Now()
+	until := now.Add(extendFor)
+	var ops azcosmos.PatchOperations
+	ops.AppendSet("/lockedUntil", ms(until))
+	_, etag, err := p.st.Patch(ctx, lk.instance, lk.itemID, ops, &lk.etag, false)
+	if errors.Is(err, cosmos.ErrPreconditionFailed) && p.refreshWorkLock(ctx, lk) {
+		// Renewed by another process meanwhile, still ours.
+		_, etag, err = p.st.Patch(ctx, lk.instance, lk.itemID, ops, &lk.etag, false)
+	}
+	if errors.Is(err, cosmos.ErrPreconditionFailed) || errors.Is(err, cosmos.ErrNotFound) {
+		p.workLocks.drop(lockToken)
+		return duroxide.Kinded(duroxide.ErrLockLost, op, "Invalid lock token: the work item was acked, cancelled or its lock expired")
+	}
+	if err != nil {
+		return duroxide.Wrap(op, err)
+	}
+	lk.etag, lk.lockedUntil = etag, until
+	p.touchSession(ctx, lk, now)
+	return nil
+}

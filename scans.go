@@ -1,0 +1,27 @@
+package cdb
+
+import (
+	"context"
+
+	"github.com/duroxide-go/cdb/internal/cosmos"
+)
+
+// reconcileScan runs one scan of a reconciler round: a bounded step of the
+// named background scan, or with full the whole query from the start (for
+// ReconcileOutbox, which promises everything pending).
+func (p *Provider) reconcileScan(ctx context.Context, name string, full bool, r cosmos.ScanRequest, each func(raw []byte)) error {
+	cur := p.scans.Get(name)
+	r.MaxPages = p.opts.ScanPages
+	if full {
+		cur, r.MaxPages = &cosmos.Cursor{}, 0
+	}
+	_, err := p.st.Scan(ctx, cur, r, func(items [][]byte) {
+		for _, it := range items {
+			each(it)
+		}
+	})
+	return err
+}
+
+// noParams is the parameter list of a scan whose query has none.
+func noParams() cosmos.QueryParams { return nil }
