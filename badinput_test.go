@@ -1,7 +1,6 @@
 package cdb_test
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -27,7 +26,7 @@ var big = strings.Repeat("x", 2100*1024)
 func lockedTurn(t *testing.T, p *cdb.Provider, instance string) (*duroxide.OrchestrationItem, duroxide.Event) {
 	t.Helper()
 	createHInstance(t, p, instance)
-	require.NoError(t, p.EnqueueForOrchestrator(context.Background(), duroxide.ExternalRaisedItem{Instance: instance, Name: "go", Data: "1"}, 0))
+	require.NoError(t, p.EnqueueForOrchestrator(t.Context(), duroxide.ExternalRaisedItem{Instance: instance, Name: "go", Data: "1"}, 0))
 	item := mustFetchOrch(t, p, instance)
 	return item, hEvent(instance, 1, 2, duroxide.ExternalEvent{Name: "go", Data: "1"})
 }
@@ -38,7 +37,7 @@ func lockedTurn(t *testing.T, p *cdb.Provider, instance string) (*duroxide.Orche
 func requireRefusedAck(t *testing.T, h *harness, p, other *cdb.Provider, item *duroxide.OrchestrationItem, commit duroxide.OrchestrationCommit) {
 	t.Helper()
 	before := h.snapshot()
-	requirePermanentErr(t, p.AckOrchestrationItem(context.Background(), item.LockToken, commit))
+	requirePermanentErr(t, p.AckOrchestrationItem(t.Context(), item.LockToken, commit))
 	h.requireUnchanged(before, "a refused ack wrote something")
 	requireNoOrch(t, other, "another process fetched a locked instance after a refused ack")
 	requireNoOrch(t, p, "the acking process fetched its own locked instance after a refused ack")
@@ -48,8 +47,9 @@ func requireRefusedAck(t *testing.T, h *harness, p, other *cdb.Provider, item *d
 // orchestrator, an orchestrator item enqueued for a worker, or a nil item,
 // is a permanent error and writes nothing.
 func TestBadInputWrongQueueEnqueue(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	p := h.p
 	createHInstance(t, p, "q-1")
 	before := h.snapshot()
@@ -77,8 +77,9 @@ func TestBadInputWrongQueueEnqueue(t *testing.T) {
 // ActivityExecute, is refused permanently with nothing written and the
 // lock kept; the same lock then acks good input.
 func TestBadInputWrongQueueAck(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	p := h.p
 	other := h.open(cdb.Options{})
 	item, ev := lockedTurn(t, p, "wq-1")
@@ -133,8 +134,9 @@ func TestBadInputWrongQueueAck(t *testing.T) {
 // TestBadInputOversizedEnqueue: an enqueued item whose document would
 // exceed 2 MB is refused permanently and nothing is written.
 func TestBadInputOversizedEnqueue(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	p := h.p
 	before := h.snapshot()
 	start := hStart("big-1")
@@ -151,8 +153,9 @@ func TestBadInputOversizedEnqueue(t *testing.T) {
 // output on the instance document, a KV value) is refused permanently,
 // nothing is written and the lock is kept; the same lock then acks.
 func TestBadInputOversizedAck(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	p := h.p
 	other := h.open(cdb.Options{})
 	item, ev := lockedTurn(t, p, "big-ack")
@@ -206,8 +209,9 @@ func TestBadInputOversizedAck(t *testing.T) {
 // and fetch returns the instance locked with HistoryError set (not an
 // error), so the runtime can fail or abandon it.
 func TestBadInputUnknownEventType(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	p := h.p
 	const inst = "future-1"
 	createHInstance(t, p, inst)
@@ -257,6 +261,7 @@ func TestBadInputUnknownEventType(t *testing.T) {
 // and nothing is written (before the check, an event of execution 5 in a
 // one-execution instance made ListExecutions report [1 5]).
 func TestBadInputForeignEventsAck(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{})
 	p := h.p
 	other := h.open(cdb.Options{})
@@ -268,14 +273,14 @@ func TestBadInputForeignEventsAck(t *testing.T) {
 	for name, foreign := range cases {
 		t.Run(name, func(t *testing.T) {
 			commit := duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID, HistoryDelta: []duroxide.Event{foreign}}
-			err := p.AckOrchestrationItem(context.Background(), item.LockToken, commit)
+			err := p.AckOrchestrationItem(t.Context(), item.LockToken, commit)
 			require.ErrorIs(t, err, duroxide.ErrInvalidInput)
 			requireRefusedAck(t, h, p, other, item, commit)
 		})
 	}
-	require.NoError(t, p.AckOrchestrationItem(context.Background(), item.LockToken,
+	require.NoError(t, p.AckOrchestrationItem(t.Context(), item.LockToken,
 		duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID, HistoryDelta: []duroxide.Event{ev}}), "the lock survives refused acks")
-	execs, err := p.Admin().ListExecutions(context.Background(), "own-1")
+	execs, err := p.Admin().ListExecutions(t.Context(), "own-1")
 	require.NoError(t, err)
 	require.Equal(t, []uint64{1}, execs)
 }

@@ -75,7 +75,7 @@ func newCostEnvRanges(tb testing.TB, opts cdb.Options, ranges int) *costEnv {
 	if opts.OutboxInterval == 0 {
 		opts.OutboxInterval = -1
 	}
-	ctx := context.Background()
+	ctx := tb.Context()
 	p, err := cdb.New(ctx, cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key(), Database: costDB, Container: coll,
 		ClientOptions: &azcosmos.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}},
 		Options:       opts})

@@ -17,7 +17,7 @@ import (
 // completeWithKeys creates an instance whose completed first execution
 // wrote n KV keys (merged into kv documents) and n history events.
 func completeWithKeys(t *testing.T, p *cdb.Provider, inst string, n int) {
-	ctx := context.Background()
+	ctx := t.Context()
 	require.NoError(t, p.EnqueueForOrchestrator(ctx, duroxide.StartOrchestrationItem{Instance: inst, Orchestration: "Big", Input: "{}", Version: str("1.0.0"), ExecutionID: 1}, 0))
 	it, err := p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
 	require.NoError(t, err)
@@ -40,8 +40,9 @@ func completeWithKeys(t *testing.T, p *cdb.Provider, inst string, n int) {
 // as one large turn: every key is gone, the history and status moved, and
 // nothing is left staged.
 func TestClearAllOverManyKeysIsAtomic(t *testing.T) {
+	t.Parallel()
 	srv := cosmostest.NewTestServer(t, nil)
-	ctx := context.Background()
+	ctx := t.Context()
 	p := newFaultyProvider(t, srv, "kv", nil)
 	const keys = 150
 	completeWithKeys(t, p, "many", keys)
@@ -78,8 +79,9 @@ func TestClearAllOverManyKeysIsAtomic(t *testing.T) {
 // instance is already gone for every reader, and the reconciler finishes
 // the sweep.
 func TestDeleteLargeInstanceNeverLooksHalfAlive(t *testing.T) {
+	t.Parallel()
 	srv := cosmostest.NewTestServer(t, nil)
-	ctx := context.Background()
+	ctx := t.Context()
 	var armed atomic.Bool
 	var batches atomic.Int32
 	hooks := &cdb.Hooks{Before: func(_ context.Context, c cdb.Call) error {

@@ -47,7 +47,7 @@ func bsTokenConfig(srv *cosmostest.Server, cred azcore.TokenCredential) cdb.Conf
 
 func bsNew(t *testing.T, cfg cdb.Config) *cdb.Provider {
 	t.Helper()
-	p, err := cdb.New(context.Background(), cfg)
+	p, err := cdb.New(t.Context(), cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })
 	return p
@@ -61,7 +61,7 @@ func bsContainer(t *testing.T, srv *cosmostest.Server) azcosmos.ContainerPropert
 	defer client.Close()
 	c, err := client.NewContainer(hDatabase, hContainer)
 	require.NoError(t, err)
-	r, err := c.Read(context.Background(), nil)
+	r, err := c.Read(t.Context(), nil)
 	require.NoError(t, err)
 	require.NotNil(t, r.ContainerProperties)
 	return *r.ContainerProperties
@@ -89,7 +89,7 @@ func bsControlPlane(srv *cosmostest.Server) map[cosmostest.Op]int {
 func bsSmokeTurn(t *testing.T, p *cdb.Provider, inst string) {
 	t.Helper()
 	createHInstance(t, p, inst)
-	hist, err := p.Read(context.Background(), inst)
+	hist, err := p.Read(t.Context(), inst)
 	require.NoError(t, err)
 	require.Len(t, hist, 1)
 }
@@ -99,6 +99,7 @@ func bsSmokeTurn(t *testing.T, p *cdb.Provider, inst string) {
 // indexing policy (read back and compared, composite indexes included) and
 // the requested throughput.
 func TestBootstrapCreatesContainer(t *testing.T) {
+	t.Parallel()
 	srv := cosmostest.NewTestServer(t, nil)
 	cfg := bsKeyConfig(srv, cdb.Options{})
 	cfg.Throughput = 600
@@ -129,7 +130,7 @@ func TestBootstrapCreatesContainer(t *testing.T) {
 	defer client.Close()
 	c, err := client.NewContainer(hDatabase, hContainer)
 	require.NoError(t, err)
-	tp, err := c.ReadThroughput(context.Background(), nil)
+	tp, err := c.ReadThroughput(t.Context(), nil)
 	require.NoError(t, err)
 	manual, ok := tp.ThroughputProperties.ManualThroughput()
 	require.True(t, ok)
@@ -143,6 +144,7 @@ func TestBootstrapCreatesContainer(t *testing.T) {
 // with another process (the read says 404 but the database and container
 // exist by the time we create them), the 409s mean "exists".
 func TestBootstrapIdempotent(t *testing.T) {
+	t.Parallel()
 	srv := cosmostest.NewTestServer(t, nil)
 	p1 := bsNew(t, bsKeyConfig(srv, cdb.Options{}))
 	bsSmokeTurn(t, p1, "idem-1")
@@ -169,14 +171,14 @@ func TestBootstrapIdempotent(t *testing.T) {
 	require.Equal(t, before.ETag, bsContainer(t, srv).ETag, "409 on create must leave the container as it was")
 
 	// Every provider works on the same container.
-	hist, err := p2.Read(context.Background(), "idem-1")
+	hist, err := p2.Read(t.Context(), "idem-1")
 	require.NoError(t, err)
 	require.Len(t, hist, 1)
 	bsSmokeTurn(t, p3, "idem-3")
 
 	// Database exists, container does not: only the container is created.
 	srv2 := cosmostest.NewTestServer(t, nil)
-	_, err = srv2.Client().CreateDatabase(context.Background(), azcosmos.DatabaseProperties{ID: hDatabase}, nil)
+	_, err = srv2.Client().CreateDatabase(t.Context(), azcosmos.DatabaseProperties{ID: hDatabase}, nil)
 	require.NoError(t, err)
 	bsSmokeTurn(t, bsNew(t, bsKeyConfig(srv2, cdb.Options{})), "idem-4")
 }
@@ -184,6 +186,7 @@ func TestBootstrapIdempotent(t *testing.T) {
 // TestBootstrapSkip: SkipBootstrap sends no control-plane request (and no
 // request at all) from New.
 func TestBootstrapSkip(t *testing.T) {
+	t.Parallel()
 	srv := cosmostest.NewTestServer(t, nil)
 	bsNew(t, bsKeyConfig(srv, cdb.Options{})) // provision
 	srv.ResetCounts()
@@ -201,7 +204,7 @@ func TestBootstrapSkip(t *testing.T) {
 	cfg.SkipBootstrap = true
 	p2 := bsNew(t, cfg)
 	require.Empty(t, empty.Counts())
-	require.Error(t, p2.EnqueueForOrchestrator(context.Background(), hStart("skip-2"), 0))
+	require.Error(t, p2.EnqueueForOrchestrator(t.Context(), hStart("skip-2"), 0))
 	require.Empty(t, bsControlPlane(empty))
 }
 
@@ -209,8 +212,9 @@ func TestBootstrapSkip(t *testing.T) {
 // another path is a configuration error (wrapping ErrConfig) and nothing is
 // created or changed.
 func TestBootstrapWrongPartitionKey(t *testing.T) {
+	t.Parallel()
 	srv := cosmostest.NewTestServer(t, nil)
-	ctx := context.Background()
+	ctx := t.Context()
 	client := srv.Client()
 	_, err := client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: hDatabase}, nil)
 	require.NoError(t, err)
@@ -234,6 +238,7 @@ func TestBootstrapWrongPartitionKey(t *testing.T) {
 // exactly one metadata read and no control-plane write, and the provider
 // works with tokens.
 func TestBootstrapEntraIDExistingContainer(t *testing.T) {
+	t.Parallel()
 	srv := cosmostest.NewTestServer(t, &cosmostest.Options{Auth: cosmostest.AuthKeyOrToken})
 	require.NoError(t, bsNew(t, bsKeyConfig(srv, cdb.Options{})).Close())
 	srv.ResetCounts()
@@ -249,9 +254,10 @@ func TestBootstrapEntraIDExistingContainer(t *testing.T) {
 // error wrapping ErrBootstrap that says so and names the remedies, never a
 // bare 403.
 func TestBootstrapEntraIDMissingContainer(t *testing.T) {
+	t.Parallel()
 	t.Run("nothing provisioned", func(t *testing.T) {
 		srv := cosmostest.NewTestServer(t, &cosmostest.Options{Auth: cosmostest.AuthToken})
-		_, err := cdb.New(context.Background(), bsTokenConfig(srv, srv.TokenCredential()))
+		_, err := cdb.New(t.Context(), bsTokenConfig(srv, srv.TokenCredential()))
 		requireEntraRemedies(t, err)
 		require.Zero(t, srv.Counts()[cosmostest.OpCreateContainer], "the container create was tried after the database create was refused")
 	})
@@ -260,9 +266,9 @@ func TestBootstrapEntraIDMissingContainer(t *testing.T) {
 		client, err := azcosmos.NewClientWithKey(srv.Endpoint(), bsKeyCred(t, srv), hClientOptions())
 		require.NoError(t, err)
 		defer client.Close()
-		_, err = client.CreateDatabase(context.Background(), azcosmos.DatabaseProperties{ID: hDatabase}, nil)
+		_, err = client.CreateDatabase(t.Context(), azcosmos.DatabaseProperties{ID: hDatabase}, nil)
 		require.NoError(t, err)
-		_, err = cdb.New(context.Background(), bsTokenConfig(srv, srv.TokenCredential()))
+		_, err = cdb.New(t.Context(), bsTokenConfig(srv, srv.TokenCredential()))
 		requireEntraRemedies(t, err)
 	})
 }
@@ -285,11 +291,12 @@ func requireEntraRemedies(t *testing.T, err error) {
 // role gets 403/5301 on the container read; the error explains the role
 // assignment to make.
 func TestBootstrapEntraIDNoRoleAssignment(t *testing.T) {
+	t.Parallel()
 	srv := cosmostest.NewTestServer(t, &cosmostest.Options{Auth: cosmostest.AuthKeyOrToken})
 	require.NoError(t, bsNew(t, bsKeyConfig(srv, cdb.Options{})).Close())
 	srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpReadContainer, Status: http.StatusForbidden, SubStatus: 5301})
 	srv.ResetCounts()
-	_, err := cdb.New(context.Background(), bsTokenConfig(srv, srv.TokenCredential()))
+	_, err := cdb.New(t.Context(), bsTokenConfig(srv, srv.TokenCredential()))
 	require.Error(t, err)
 	require.ErrorIs(t, err, cdb.ErrBootstrap)
 	for _, want := range []string{"5301", "role assignment", "Cosmos DB Built-in Data Contributor", "00000000-0000-0000-0000-000000000002"} {
@@ -300,7 +307,7 @@ func TestBootstrapEntraIDNoRoleAssignment(t *testing.T) {
 	// Any other 403 still names the container instead of being bare.
 	srv.ClearFaults()
 	srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpReadContainer, Status: http.StatusForbidden})
-	_, err = cdb.New(context.Background(), bsTokenConfig(srv, srv.TokenCredential()))
+	_, err = cdb.New(t.Context(), bsTokenConfig(srv, srv.TokenCredential()))
 	require.ErrorIs(t, err, cdb.ErrBootstrap)
 	require.Contains(t, err.Error(), hContainer)
 	require.Contains(t, err.Error(), "refused")
@@ -310,6 +317,7 @@ func TestBootstrapEntraIDNoRoleAssignment(t *testing.T) {
 // x-ms-retry-after-ms within Options.Retry and New then succeeds; beyond
 // the budget New fails with ErrBootstrap.
 func TestBootstrapThrottled(t *testing.T) {
+	t.Parallel()
 	srv := cosmostest.NewTestServer(t, nil)
 	require.NoError(t, bsNew(t, bsKeyConfig(srv, cdb.Options{})).Close())
 	retry := cdb.RetryOptions{MaxThrottleRetries: 4}
@@ -324,7 +332,7 @@ func TestBootstrapThrottled(t *testing.T) {
 	srv.ResetCounts()
 	srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpReadContainer, Status: http.StatusTooManyRequests,
 		Headers: map[string]string{"x-ms-retry-after-ms": "5"}})
-	_, err := cdb.New(context.Background(), bsKeyConfig(srv, cdb.Options{Retry: retry}))
+	_, err := cdb.New(t.Context(), bsKeyConfig(srv, cdb.Options{Retry: retry}))
 	require.ErrorIs(t, err, cdb.ErrBootstrap)
 	var ce *cdb.CosmosError
 	require.ErrorAs(t, err, &ce)
@@ -342,8 +350,9 @@ func TestBootstrapThrottled(t *testing.T) {
 // TestBootstrapKeysNeverInErrors: no error from New, whatever fails,
 // contains the account key (or a malformed one).
 func TestBootstrapKeysNeverInErrors(t *testing.T) {
+	t.Parallel()
 	srv := cosmostest.NewTestServer(t, nil)
-	ctx := context.Background()
+	ctx := t.Context()
 	key := srv.Key()
 	var errs []error
 	collect := func(cfg cdb.Config) {
@@ -419,6 +428,7 @@ func (r *scopeRecorder) recorded() [][]string {
 // "<audience>/.default"; without it azcosmos asks for the account
 // endpoint's scope.
 func TestBootstrapAudience(t *testing.T) {
+	t.Parallel()
 	srv := cosmostest.NewTestServer(t, &cosmostest.Options{Auth: cosmostest.AuthKeyOrToken})
 	require.NoError(t, bsNew(t, bsKeyConfig(srv, cdb.Options{})).Close())
 
@@ -447,8 +457,9 @@ func TestBootstrapAudience(t *testing.T) {
 // TestBootstrapConfigErrors: invalid configurations fail with ErrConfig
 // before any request.
 func TestBootstrapConfigErrors(t *testing.T) {
+	t.Parallel()
 	srv := cosmostest.NewTestServer(t, nil)
-	ctx := context.Background()
+	ctx := t.Context()
 	for name, cfg := range map[string]cdb.Config{
 		"no endpoint":          {Key: srv.Key()},
 		"no credential":        {Endpoint: srv.Endpoint()},

@@ -19,7 +19,8 @@ import (
 // request for the same item and losing the race (a wasted round trip per
 // lost race, which made throughput fall as slots were added).
 func TestConcurrentFetchesDoNotRaceForOneCandidate(t *testing.T) {
-	ctx := context.Background()
+	t.Parallel()
+	ctx := t.Context()
 	var (
 		patches   atomic.Int32
 		first     sync.Once

@@ -1,7 +1,6 @@
 package cdb_test
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -29,7 +28,7 @@ func TestContentionTwoProcesses(t *testing.T) {
 	)
 	h := newHarness(t, cdb.Options{})
 	procs := []*cdb.Provider{h.p, h.open(cdb.Options{})}
-	ctx := context.Background()
+	ctx := t.Context()
 
 	var ids []string
 	for i := range instances {

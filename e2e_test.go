@@ -17,6 +17,7 @@ import (
 // CDB_E2E_FULL=1 asks for the whole corpus there too (it multiplies the
 // suite's time by the number of backends).
 func TestE2E(t *testing.T) {
+	t.Parallel()
 	full := os.Getenv("CDB_E2E_FULL") == "1"
 	testbackend.ForEachProvider(t, func(t *testing.T, b testbackend.Backend) {
 		if b.Name == testbackend.NameCosmostest || full {

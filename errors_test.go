@@ -54,7 +54,7 @@ func etStore(t *testing.T, retry RetryOptions, hooks *Hooks) (*cosmostest.Server
 	client, err := srv.NewClient(etClientOptions())
 	require.NoError(t, err)
 	t.Cleanup(client.Close)
-	ctx := context.Background()
+	ctx := t.Context()
 	_, err = client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: etDatabase}, nil)
 	require.NoError(t, err)
 	db, err := client.NewDatabase(etDatabase)
@@ -74,7 +74,7 @@ func etProvider(t *testing.T, o Options) (*cosmostest.Server, *Provider) {
 	if o.OutboxInterval == 0 {
 		o.OutboxInterval = -1
 	}
-	p, err := New(context.Background(), Config{Endpoint: srv.Endpoint(), Key: srv.Key(), Database: etDatabase, Container: etContainer,
+	p, err := New(t.Context(), Config{Endpoint: srv.Endpoint(), Key: srv.Key(), Database: etDatabase, Container: etContainer,
 		ClientOptions: etClientOptions(), Options: o})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })
@@ -99,6 +99,7 @@ func etDocs(t *testing.T, srv *cosmostest.Server) int {
 // substatus, the call it belongs to, the service message, and whether
 // repeating the request can succeed.
 func TestErrorsClassificationTable(t *testing.T) {
+	t.Parallel()
 	srv, s := etStore(t, RetryOptions{MaxThrottleRetries: -1}, nil)
 	cases := []struct {
 		name      string
@@ -124,7 +125,7 @@ func TestErrorsClassificationTable(t *testing.T) {
 		{"404 not found", http.StatusNotFound, 0, false},
 		{"400 bad request", http.StatusBadRequest, 0, false},
 	}
-	ctx := context.Background()
+	ctx := t.Context()
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			inst := fmt.Sprintf("cls-%d", i)
@@ -203,6 +204,7 @@ func TestErrorsClassificationTable(t *testing.T) {
 // server would take minutes to reach the store; the classification is
 // checked on the error azcore builds from such a response instead.
 func TestErrorsClassificationFailoverSubstatuses(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		sub       int
 		retryable bool
@@ -226,10 +228,11 @@ func TestErrorsClassificationFailoverSubstatuses(t *testing.T) {
 // TestErrorsRetryAfterParsed: the throttling delay the service asks for is
 // carried on the error.
 func TestErrorsRetryAfterParsed(t *testing.T) {
+	t.Parallel()
 	srv, s := etStore(t, RetryOptions{MaxThrottleRetries: -1}, nil)
 	srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpReadItem, Status: http.StatusTooManyRequests, SubStatus: 3200,
 		Headers: map[string]string{"x-ms-retry-after-ms": "123.5"}, Times: 1})
-	_, _, err := s.Read(context.Background(), "ra", "x")
+	_, _, err := s.Read(t.Context(), "ra", "x")
 	var ce *CosmosError
 	require.ErrorAs(t, err, &ce)
 	require.Equal(t, http.StatusTooManyRequests, ce.StatusCode)
@@ -245,8 +248,9 @@ func TestErrorsRetryAfterParsed(t *testing.T) {
 // id of the operation that failed; nothing of the batch is applied. A
 // batch that fails as a whole is a *CosmosError instead.
 func TestErrorsBatchFailureIsBatchError(t *testing.T) {
+	t.Parallel()
 	srv, s := etStore(t, RetryOptions{MaxThrottleRetries: -1}, nil)
-	ctx := context.Background()
+	ctx := t.Context()
 	const inst = "batch-1"
 	etag, err := s.Create(ctx, inst, etDoc(inst, "exists"))
 	require.NoError(t, err)
@@ -321,7 +325,7 @@ func TestErrorsBatchFailureIsBatchError(t *testing.T) {
 	})
 	t.Run("through the provider a duplicate history event is permanent", func(t *testing.T) {
 		_, p := etProvider(t, Options{})
-		ctx := context.Background()
+		ctx := t.Context()
 		ev := duroxide.Event{EventID: 1, InstanceID: "dup", ExecutionID: 1, Kind: duroxide.OrchestrationStarted{Name: "O", Version: "1"}}
 		require.NoError(t, p.AppendWithExecution(ctx, "dup", 1, []duroxide.Event{ev}))
 		err := p.AppendWithExecution(ctx, "dup", 1, []duroxide.Event{ev})
@@ -336,7 +340,7 @@ func TestErrorsBatchFailureIsBatchError(t *testing.T) {
 // storm beyond the budget surfaces from the provider as a retryable
 // ProviderError carrying the 429.
 func TestErrorsThrottleBudget(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	t.Run("retried within the budget then succeeds", func(t *testing.T) {
 		srv, s := etStore(t, RetryOptions{MaxThrottleRetries: 3, MaxThrottleWait: 5 * time.Second}, nil)
 		srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Status: http.StatusTooManyRequests,
@@ -450,7 +454,8 @@ func TestErrorsThrottleBudget(t *testing.T) {
 // Hooks.After replacing a result simulates a response lost after the
 // write was applied, and the provider's idempotent paths recover from it.
 func TestErrorsHooks(t *testing.T) {
-	ctx := context.Background()
+	t.Parallel()
+	ctx := t.Context()
 	errBoom := errors.New("injected: connection reset")
 	t.Run("before prevents the request", func(t *testing.T) {
 		var fail atomic.Bool
@@ -542,6 +547,7 @@ func TestErrorsHooks(t *testing.T) {
 // a UTF-8 boundary, and keeps the ActivityId even when cut, which is also
 // taken from the message when the header lacks it.
 func TestErrorsServiceMessageDecoded(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("é", 700) // 1400 bytes
 	for _, c := range []struct {
 		name, message, want, activity string

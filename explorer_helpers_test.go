@@ -94,7 +94,7 @@ func (w *world) openProvider(hooks *cdb.Hooks) *cdb.Provider {
 }
 
 func (w *world) openProviderClock(hooks *cdb.Hooks, now func() time.Time) *cdb.Provider {
-	p, err := cdb.New(context.Background(), cdb.Config{Endpoint: w.srv.Endpoint(), Key: w.srv.Key(), Database: "db", Container: w.container,
+	p, err := cdb.New(w.tb.Context(), cdb.Config{Endpoint: w.srv.Endpoint(), Key: w.srv.Key(), Database: "db", Container: w.container,
 		ClientOptions: &azcosmos.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}},
 		Options:       cdb.Options{Hooks: hooks, Now: now, OutboxInterval: -1}})
 	if err != nil {
@@ -184,7 +184,7 @@ func runSchedule(tb testing.TB, srv *cosmostest.Server, sc scenario, n int, pref
 			_ = p.Close()
 		}
 	}()
-	ctx := context.Background()
+	ctx := tb.Context()
 	for i, a := range sc.actors {
 		st, a, p := states[i], a, provs[i]
 		st.armed.Store(true)

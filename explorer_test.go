@@ -26,6 +26,7 @@ import (
 // the budget is spent. CDB_EXPLORE_SEED replays random schedules from a
 // seed; the default run uses seed 1.
 func TestExplorer(t *testing.T) {
+	t.Parallel()
 	srv := cosmostest.NewTestServer(t, nil)
 	e := &explorer{tb: t, srv: srv}
 	bound, limit, randomRuns := 1, 25, 2
@@ -107,7 +108,7 @@ const xWhole = 1 + xEvents + xKeys
 
 // xPrepare starts inst (one committed turn) and enqueues an event.
 func xPrepare(w *world, inst string) {
-	ctx := context.Background()
+	ctx := w.tb.Context()
 	p := w.admin
 	wmust(w, p.EnqueueForOrchestrator(ctx, duroxide.StartOrchestrationItem{Instance: inst, Orchestration: "Big", Input: "{}", Version: str("1.0.0"), ExecutionID: 1}, 0))
 	it, err := p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
@@ -126,7 +127,7 @@ func wmust(w *world, err error) {
 // historyViolations checks that inst's committed history is one of the
 // allowed lengths and contiguous from 1.
 func historyViolations(w *world, inst string, allowed ...int) []string {
-	h, err := w.admin.Read(context.Background(), inst)
+	h, err := w.admin.Read(w.tb.Context(), inst)
 	if err != nil {
 		return []string{fmt.Sprintf("Read: %v", err)}
 	}
@@ -196,7 +197,7 @@ func largeTurnRace() scenario {
 			// The lock holder fetched in another process before the
 			// schedule; it acks with the token (its lock is rebuilt from
 			// the instance document).
-			it, err := w.admin.FetchOrchestrationItem(context.Background(), time.Minute, 0, nil)
+			it, err := w.admin.FetchOrchestrationItem(w.tb.Context(), time.Minute, 0, nil)
 			wmust(w, err)
 			w.vals.Store("token", it.LockToken)
 		},
@@ -229,7 +230,7 @@ func largeTurnRace() scenario {
 			if commits > 1 {
 				v = append(v, "two lock holders both committed the turn")
 			}
-			if _, err := w.admin.ReconcileOutbox(context.Background()); err != nil {
+			if _, err := w.admin.ReconcileOutbox(w.tb.Context()); err != nil {
 				v = append(v, fmt.Sprintf("reconciler: %v", err))
 			}
 			want := 1
@@ -249,7 +250,7 @@ func largeTurnRace() scenario {
 			if commits == 0 && queued != 1 {
 				v = append(v, fmt.Sprintf("no turn committed but %d queue messages remain (the event must stay)", queued))
 			}
-			kv, err := w.admin.GetKVAllValues(context.Background(), inst)
+			kv, err := w.admin.GetKVAllValues(w.tb.Context(), inst)
 			if err != nil || (commits == 1 && len(kv) != xKeys) || (commits == 0 && len(kv) != 0) {
 				v = append(v, fmt.Sprintf("KV has %d keys after %d commits (%v)", len(kv), commits, err))
 			}
@@ -273,7 +274,7 @@ func pendingTurnRace() scenario {
 			g := &gate{}
 			p := w.openProvider(g.hooks())
 			defer func() { _ = p.Close() }()
-			ctx := context.Background()
+			ctx := w.tb.Context()
 			it, err := p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
 			wmust(w, err)
 			g.setFail(func(c cdb.Call) error {
@@ -306,7 +307,7 @@ func pendingTurnRace() scenario {
 		},
 		check: func(w *world, results []error) []string {
 			var v []string
-			if _, err := w.admin.ReconcileOutbox(context.Background()); err != nil {
+			if _, err := w.admin.ReconcileOutbox(w.tb.Context()); err != nil {
 				v = append(v, fmt.Sprintf("reconciler: %v", err))
 			}
 			want, val := xWhole, "v"
@@ -314,7 +315,7 @@ func pendingTurnRace() scenario {
 				want, val = xWhole+1, "NEW"
 			}
 			v = append(v, historyViolations(w, inst, want)...)
-			got, _, err := w.admin.GetKVValue(context.Background(), inst, "k/000")
+			got, _, err := w.admin.GetKVValue(w.tb.Context(), inst, "k/000")
 			if err != nil || got != val {
 				v = append(v, fmt.Sprintf("k/000 = %q (%v), want %q: an older turn overwrote a newer one", got, err, val))
 			}
@@ -337,7 +338,7 @@ func completedTurnDeletionRace() scenario {
 			g := &gate{}
 			p := w.openProvider(g.hooks())
 			defer func() { _ = p.Close() }()
-			ctx := context.Background()
+			ctx := w.tb.Context()
 			it, err := p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
 			wmust(w, err)
 			g.setFail(func(c cdb.Call) error {
@@ -360,7 +361,7 @@ func completedTurnDeletionRace() scenario {
 		},
 		check: func(w *world, results []error) []string {
 			var v []string
-			ctx := context.Background()
+			ctx := w.tb.Context()
 			if results[1] != nil {
 				return []string{fmt.Sprintf("deleting a completed instance failed: %v", results[1])}
 			}
@@ -387,7 +388,7 @@ func deletionRace() scenario {
 	return scenario{
 		name: "deletion",
 		setup: func(w *world) {
-			ctx := context.Background()
+			ctx := w.tb.Context()
 			p := w.admin
 			wmust(w, p.EnqueueForOrchestrator(ctx, duroxide.StartOrchestrationItem{Instance: inst, Orchestration: "Big", Input: "{}", Version: str("1.0.0"), ExecutionID: 1}, 0))
 			it, err := p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
@@ -413,7 +414,7 @@ func deletionRace() scenario {
 		},
 		check: func(w *world, results []error) []string {
 			var v []string
-			ctx := context.Background()
+			ctx := w.tb.Context()
 			if results[0] != nil {
 				return []string{fmt.Sprintf("forced deletion failed: %v", results[0])}
 			}
@@ -458,7 +459,7 @@ func bulkDeletionRace() scenario {
 		name: "bulk-deletion",
 		setup: func(w *world) {
 			completeTreeW(w, "root", "child")
-			wmust(w, w.admin.EnqueueForOrchestrator(context.Background(), duroxide.ExternalRaisedItem{Instance: "child", Name: "again", Data: "1"}, 0))
+			wmust(w, w.admin.EnqueueForOrchestrator(w.tb.Context(), duroxide.ExternalRaisedItem{Instance: "child", Name: "again", Data: "1"}, 0))
 		},
 		actors: []actor{
 			{name: "bulk-deleter", run: func(ctx context.Context, w *world, p *cdb.Provider) error {
@@ -479,7 +480,7 @@ func bulkDeletionRace() scenario {
 		},
 		check: func(w *world, results []error) []string {
 			var v []string
-			ctx := context.Background()
+			ctx := w.tb.Context()
 			if results[0] != nil {
 				v = append(v, fmt.Sprintf("bulk deletion failed: %v", results[0]))
 			}
@@ -499,7 +500,7 @@ func bulkDeletionRace() scenario {
 
 // completeTreeW creates root (Completed) with a Completed child.
 func completeTreeW(w *world, root, child string) {
-	ctx := context.Background()
+	ctx := w.tb.Context()
 	p := w.admin
 	wmust(w, p.EnqueueForOrchestrator(ctx, hStart(root), 0))
 	it, err := p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
@@ -526,7 +527,7 @@ func sessionRace() scenario {
 	return scenario{
 		name: "session",
 		setup: func(w *world) {
-			ctx := context.Background()
+			ctx := w.tb.Context()
 			p := w.admin
 			wmust(w, p.EnqueueForOrchestrator(ctx, duroxide.StartOrchestrationItem{Instance: inst, Orchestration: "Big", Input: "{}", Version: str("1.0.0"), ExecutionID: 1}, 0))
 			it, err := p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)

@@ -1,7 +1,6 @@
 package cdb_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -20,8 +19,9 @@ import (
 // exactly that situation. Discovery must still reach the instance behind
 // the backlog within a few fetches.
 func TestDiscoveryIsFairUnderBacklog(t *testing.T) {
+	t.Parallel()
 	srv := cosmostest.NewTestServer(t, nil)
-	ctx := context.Background()
+	ctx := t.Context()
 	p := newFaultyProvider(t, srv, "fair", nil)
 	const busy, perBusy = 10, 10
 	for i := 0; i < busy; i++ {

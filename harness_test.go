@@ -1,7 +1,6 @@
 package cdb_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"sort"
@@ -22,6 +21,18 @@ import (
 // bootstrap, bad-input and hostile-id tests: one in-process cosmostest
 // server per test, providers built with cdb.New on it, and direct access to
 // the stored documents to check what was (not) written.
+//
+// Parallelism: a test that owns its server (a harness, a race env, its own
+// cosmostest server or backend database) and asserts no timing calls
+// t.Parallel. These stay serial, so nothing else competes for the CPU
+// while they run: the lease tests (lease renewal and expiry run on wall
+// time), tests of background reconcilers and retry delays (their waits and
+// Retry-After checks are timed), the lagging-replica test (its staleness
+// window is wall time), the two-process contention test, the request-budget
+// tests (their counts settle within a wall-clock bound), the startup
+// deadline and refused-connection tests, the large-turn crash test (it
+// waits for a lock to expire) and tests that set environment variables.
+// Pure unit tests without a server stay serial too: they take microseconds.
 
 const (
 	hDatabase  = "hdb"
@@ -113,7 +124,7 @@ func (h *harness) config(o cdb.Options) cdb.Config {
 // open creates another provider on the same container: another process.
 func (h *harness) open(o cdb.Options) *cdb.Provider {
 	h.t.Helper()
-	p, err := cdb.New(context.Background(), h.config(o))
+	p, err := cdb.New(h.t.Context(), h.config(o))
 	require.NoError(h.t, err)
 	h.t.Cleanup(func() { _ = p.Close() })
 	return p
@@ -133,7 +144,7 @@ func (h *harness) docs() []map[string]any {
 	var out []map[string]any
 	pager := h.sdk.NewQueryItemsPager("SELECT * FROM c", azcosmos.NewPartitionKey(), &azcosmos.QueryOptions{SessionToken: sessionTokenPtr(cdb.SessionTokenFor(h.p, ""))})
 	for pager.More() {
-		page, err := pager.NextPage(context.Background())
+		page, err := pager.NextPage(h.t.Context())
 		require.NoError(h.t, err)
 		for _, raw := range page.Items {
 			var d map[string]any
@@ -238,7 +249,7 @@ func hStatus(name, status, output string) duroxide.ExecutionMetadata {
 // instance.
 func mustFetchOrch(t *testing.T, p *cdb.Provider, instance string) *duroxide.OrchestrationItem {
 	t.Helper()
-	item, err := p.FetchOrchestrationItem(context.Background(), hLock, 0, nil)
+	item, err := p.FetchOrchestrationItem(t.Context(), hLock, 0, nil)
 	require.NoError(t, err)
 	require.NotNil(t, item, "expected an orchestration item for %q", instance)
 	require.Equal(t, instance, item.Instance)
@@ -248,7 +259,7 @@ func mustFetchOrch(t *testing.T, p *cdb.Provider, instance string) *duroxide.Orc
 // requireNoOrch requires that no orchestration item can be fetched.
 func requireNoOrch(t *testing.T, p *cdb.Provider, msgAndArgs ...any) {
 	t.Helper()
-	item, err := p.FetchOrchestrationItem(context.Background(), hLock, 0, nil)
+	item, err := p.FetchOrchestrationItem(t.Context(), hLock, 0, nil)
 	require.NoError(t, err)
 	if item != nil {
 		require.Failf(t, "expected no orchestration item", "got %q with %d messages; %v", item.Instance, len(item.Messages), msgAndArgs)
@@ -258,7 +269,7 @@ func requireNoOrch(t *testing.T, p *cdb.Provider, msgAndArgs ...any) {
 // createInstance starts instance with one turn (Running).
 func createHInstance(t *testing.T, p *cdb.Provider, instance string) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	require.NoError(t, p.EnqueueForOrchestrator(ctx, hStart(instance), 0))
 	item := mustFetchOrch(t, p, instance)
 	require.NoError(t, p.AckOrchestrationItem(ctx, item.LockToken, duroxide.OrchestrationCommit{

@@ -17,6 +17,7 @@ import (
 // error while the network fails, and a permanent one once the container is
 // gone, so a readiness probe can tell "wait" from "misconfigured".
 func TestPing(t *testing.T) {
+	t.Parallel()
 	var fail atomic.Bool
 	errReset := errors.New("injected: connection reset")
 	hooks := &cdb.Hooks{Before: func(_ context.Context, c cdb.Call) error {

@@ -1,7 +1,6 @@
 package cdb_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -82,7 +81,7 @@ func hostileKeys(id string) []string {
 // child start via the outbox, then checks Read and GetKVValue.
 func runHostileFirstTurn(t *testing.T, h *harness, id string) hostileTurn {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	p := h.p
 	ht := hostileTurn{id: id, child: id + "/child#1?", session: "s/" + id + hostileSuffix, keys: hostileKeys(id)}
 
@@ -133,7 +132,7 @@ func runHostileFirstTurn(t *testing.T, h *harness, id string) hostileTurn {
 // turn and the parent's completing turn.
 func finishHostile(t *testing.T, h *harness, ht hostileTurn) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	p := h.p
 	id := ht.id
 
@@ -207,13 +206,15 @@ func finishHostile(t *testing.T, h *harness, ht hostileTurn) {
 // container, then lists and deletes them: every value round-trips exactly
 // and deleting one instance never touches another.
 func TestHostileIDsRoundTrip(t *testing.T) {
+	t.Parallel()
 	testbackend.ForEachProvider(t, func(t *testing.T, b testbackend.Backend) {
+		t.Parallel() // each backend has its own server or database
 		testHostileIDsRoundTrip(t, newHarnessOn(t, b, cdb.Options{}))
 	})
 }
 
 func testHostileIDsRoundTrip(t *testing.T, h *harness) {
-	ctx := context.Background()
+	ctx := t.Context()
 	var turns []hostileTurn
 	for _, c := range hostileIDs {
 		require.True(t, utf8.ValidString(c.id))
@@ -290,13 +291,15 @@ var invalidIDs = []struct{ name, id string }{
 // permanent error on every path that takes one, and that nothing is
 // written: not even part of a turn, whose lock stays held.
 func TestHostileInvalidIDsRejected(t *testing.T) {
+	t.Parallel()
 	testbackend.ForEachProvider(t, func(t *testing.T, b testbackend.Backend) {
+		t.Parallel() // each backend has its own server or database
 		testHostileInvalidIDsRejected(t, newHarnessOn(t, b, cdb.Options{}))
 	})
 }
 
 func testHostileInvalidIDsRejected(t *testing.T, h *harness) {
-	ctx := context.Background()
+	ctx := t.Context()
 	p := h.p
 	for _, c := range invalidIDs {
 		t.Run(c.name, func(t *testing.T) {
@@ -362,9 +365,11 @@ func testHostileInvalidIDsRejected(t *testing.T, h *harness) {
 // successful create), so only a full round trip per operation shows that no
 // escaped id falls into that trap.
 func TestDocumentIDKindsRoundTrip(t *testing.T) {
+	t.Parallel()
 	testbackend.ForEachProvider(t, func(t *testing.T, b testbackend.Backend) {
+		t.Parallel() // each backend has its own server or database
 		c := b.NewContainer(t, azcosmos.ContainerProperties{PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{cdb.PartitionKeyPath}}})
-		ctx := context.Background()
+		ctx := t.Context()
 		for _, hc := range hostileIDs {
 			inst := hc.id
 			pk := azcosmos.NewPartitionKeyString(inst)
@@ -411,4 +416,116 @@ func TestDocumentIDKindsRoundTrip(t *testing.T) {
 func isConflictErr(err error) bool {
 	var re *azcore.ResponseError
 	return errors.As(err, &re) && re.StatusCode == http.StatusConflict
+}
+
+// sdkHostileIDs are instance ids azcosmos cannot put in the partition key
+// header as they are: it encodes the value with strconv.QuoteToASCII,
+// which writes Go escapes (\U0001f389, \x00, \a) that are not JSON.
+var sdkHostileIDs = []struct{ name, id string }{
+	{"emoji", "emoji-🎉🚀"},
+	{"nul", "nul\x00byte"},
+	{"control-01", "ctl\x01x"},
+	{"escape", "esc\x1b[0m"},
+	{"bell", "bell\a"},
+	{"del", "del\x7f"},
+	{"long-1000-emoji", hostileLong("/🎉")},
+}
+
+// TestSDKUnsafeInstanceIDsRejected: instance ids with characters outside
+// the Basic Multilingual Plane or control characters cannot be carried in
+// azcosmos v1.5.0's partition key header (it writes Go escapes, not JSON),
+// so they are refused up front with a permanent error and nothing written.
+func TestSDKUnsafeInstanceIDsRejected(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, cdb.Options{})
+	ctx := t.Context()
+	for _, c := range sdkHostileIDs {
+		t.Run(c.name, func(t *testing.T) {
+			before := h.snapshot()
+			err := h.p.EnqueueForOrchestrator(ctx, duroxide.StartOrchestrationItem{Instance: c.id, Orchestration: "O", Input: "{}", ExecutionID: 1}, 0)
+			require.Error(t, err)
+			require.False(t, duroxide.IsRetryable(err), "%v", err)
+			require.Equal(t, before, h.snapshot(), "nothing written")
+		})
+	}
+}
+
+// TestInvalidKeysAndSessionsRejected: a KV key or a session id that
+// is not valid UTF-8 cannot be stored (JSON would silently turn it into
+// U+FFFD, so it would not round-trip); the turn is refused permanently,
+// nothing is written and the lock is kept.
+func TestInvalidKeysAndSessionsRejected(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, cdb.Options{})
+	ctx := t.Context()
+	p := h.p
+	other := h.open(cdb.Options{})
+	bad := "bad\xff\xfekey"
+	cases := []struct {
+		name   string
+		commit func(inst string, ev duroxide.Event) duroxide.OrchestrationCommit
+	}{
+		{"kv_set", func(inst string, ev duroxide.Event) duroxide.OrchestrationCommit {
+			return duroxide.OrchestrationCommit{ExecutionID: 1, Metadata: hRunning("HOrch"), HistoryDelta: []duroxide.Event{ev,
+				hEvent(inst, 1, 3, duroxide.KeyValueSet{Key: bad, Value: "v", LastUpdatedAtMs: hNowMs()})}}
+		}},
+		{"kv_cleared", func(inst string, ev duroxide.Event) duroxide.OrchestrationCommit {
+			return duroxide.OrchestrationCommit{ExecutionID: 1, Metadata: hRunning("HOrch"), HistoryDelta: []duroxide.Event{ev,
+				hEvent(inst, 1, 3, duroxide.KeyValueCleared{Key: bad})}}
+		}},
+		{"activity_session", func(inst string, ev duroxide.Event) duroxide.OrchestrationCommit {
+			return duroxide.OrchestrationCommit{ExecutionID: 1, Metadata: hRunning("HOrch"), HistoryDelta: []duroxide.Event{ev,
+				hEvent(inst, 1, 3, duroxide.ActivityScheduled{Name: "A", SessionID: hptr(bad)})},
+				WorkerItems: []duroxide.WorkItem{duroxide.ActivityExecuteItem{Instance: inst, ExecutionID: 1, ID: 3, Name: "A", SessionID: hptr(bad)}}}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			inst := "kv-" + c.name
+			createHInstance(t, p, inst)
+			require.NoError(t, p.EnqueueForOrchestrator(ctx, duroxide.ExternalRaisedItem{Instance: inst, Name: "go", Data: "1"}, 0))
+			item := mustFetchOrch(t, p, inst)
+			ev := hEvent(inst, 1, 2, duroxide.ExternalEvent{Name: "go", Data: "1"})
+			before := h.snapshot()
+			requirePermanentErr(t, p.AckOrchestrationItem(ctx, item.LockToken, c.commit(inst, ev)))
+			h.requireUnchanged(before)
+			requireNoOrch(t, other, "the lock must still be held after a refused ack")
+			require.NoError(t, p.AckOrchestrationItem(ctx, item.LockToken, duroxide.OrchestrationCommit{
+				ExecutionID: 1, HistoryDelta: []duroxide.Event{ev}, Metadata: hRunning("HOrch"),
+			}))
+		})
+	}
+	t.Run("enqueue_session", func(t *testing.T) {
+		before := h.snapshot()
+		requirePermanentErr(t, p.EnqueueForWorker(ctx, duroxide.ActivityExecuteItem{Instance: "kv-enqueue", ExecutionID: 1, ID: 9, Name: "A", SessionID: hptr(bad)}))
+		h.requireUnchanged(before)
+	})
+}
+
+// TestInvalidCompletionTargetRejected: AckWorkItem with a
+// completion addressed to an instance id that cannot be stored is refused
+// permanently before anything is written, and the item stays locked.
+func TestInvalidCompletionTargetRejected(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, cdb.Options{})
+	ctx := t.Context()
+	p := h.p
+	other := h.open(cdb.Options{})
+	for _, c := range invalidIDs {
+		t.Run(c.name, func(t *testing.T) {
+			inst := "worker-" + c.name
+			require.NoError(t, p.EnqueueForWorker(ctx, duroxide.ActivityExecuteItem{Instance: inst, ExecutionID: 1, ID: 2, Name: "A"}))
+			w, err := p.FetchWorkItem(ctx, hLock, 0, nil, duroxide.DefaultOnly())
+			require.NoError(t, err)
+			require.NotNil(t, w)
+			before := h.snapshot()
+			err = p.AckWorkItem(ctx, w.LockToken, duroxide.ActivityCompletedItem{Instance: c.id, ExecutionID: 1, ID: 2, Result: "r"})
+			requirePermanentErr(t, err)
+			h.requireUnchanged(before)
+			w2, err := other.FetchWorkItem(ctx, hLock, 0, nil, duroxide.DefaultOnly())
+			require.NoError(t, err)
+			require.Nil(t, w2, "the work item must still be locked")
+			require.NoError(t, p.AckWorkItem(ctx, w.LockToken, duroxide.ActivityCompletedItem{Instance: inst, ExecutionID: 1, ID: 2, Result: "r"}))
+		})
+	}
 }

@@ -37,11 +37,11 @@ func BenchmarkIdleRuntime(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
 				e := newCostEnv(b, cdb.Options{OutboxInterval: c.outbox})
-				rt, err := durable.Start(context.Background(), e.p, durable.NewRegistry(), nil)
+				rt, err := durable.Start(b.Context(), e.p, durable.NewRegistry(), nil)
 				must(b, err)
 				time.Sleep(rampUp)
 				spent := e.measure(func() { time.Sleep(window) })
-				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				ctx, cancel := context.WithTimeout(b.Context(), time.Minute)
 				must(b, rt.Shutdown(ctx))
 				cancel()
 				b.ReportMetric(float64(spent.Requests)/window.Minutes(), "req/min")

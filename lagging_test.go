@@ -1,7 +1,6 @@
 package cdb_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -30,7 +29,7 @@ func runLaggedTurns(t *testing.T, withTokens bool) (stale int) {
 		cdb.DisableSessionTokens(a)
 		cdb.DisableSessionTokens(b)
 	}
-	ctx := context.Background()
+	ctx := t.Context()
 	for i := range lagTurns {
 		inst := fmt.Sprintf("lag-%d", i)
 		require.NoError(t, a.EnqueueForOrchestrator(ctx, hStart(inst), 0))
@@ -58,7 +57,7 @@ func runLaggedTurns(t *testing.T, withTokens bool) (stale int) {
 // a stale read showed as ready again) are counted as odd and parked again.
 func fetchEventually(t *testing.T, p *cdb.Provider, instance string) (item *duroxide.OrchestrationItem, odd int) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	eventually(t, time.Minute, func() bool {
 		var err error
 		item, err = p.FetchOrchestrationItem(ctx, hLock, 0, nil)

@@ -110,7 +110,7 @@ func bigTurn(inst string) duroxide.OrchestrationCommit {
 
 func newFaultyProvider(t *testing.T, srv *cosmostest.Server, container string, hooks *cdb.Hooks) *cdb.Provider {
 	t.Helper()
-	p, err := cdb.New(context.Background(), cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key(), Database: "db", Container: container,
+	p, err := cdb.New(t.Context(), cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key(), Database: "db", Container: container,
 		ClientOptions: &azcosmos.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}},
 		Options:       cdb.Options{Hooks: hooks, OutboxInterval: -1}})
 	require.NoError(t, err)
@@ -120,7 +120,7 @@ func newFaultyProvider(t *testing.T, srv *cosmostest.Server, container string, h
 
 // prepare creates the instance and leaves a locked item for the big turn.
 func prepare(t *testing.T, p *cdb.Provider, inst string) *duroxide.OrchestrationItem {
-	ctx := context.Background()
+	ctx := t.Context()
 	require.NoError(t, p.EnqueueForOrchestrator(ctx, duroxide.StartOrchestrationItem{Instance: inst, Orchestration: "Big", Input: "{}", Version: str("1.0.0"), ExecutionID: 1}, 0))
 	it, err := p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
 	require.NoError(t, err)
@@ -137,7 +137,7 @@ func prepare(t *testing.T, p *cdb.Provider, inst string) *duroxide.Orchestration
 // checkBigTurn asserts the turn is fully and exactly once visible.
 func checkBigTurn(t *testing.T, srv *cosmostest.Server, p *cdb.Provider, container, inst string) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	hist, err := p.Read(ctx, inst)
 	require.NoError(t, err)
 	require.Len(t, hist, 1+bigEvents+bigKeys)
@@ -185,8 +185,9 @@ func checkBigTurn(t *testing.T, srv *cosmostest.Server, p *cdb.Provider, contain
 // the reconciler — leaves the turn complete exactly once, and nothing of
 // it is visible before its commit.
 func TestLargeTurnSurvivesAFaultAtEveryCall(t *testing.T) {
+	t.Parallel()
 	srv := cosmostest.NewTestServer(t, nil)
-	ctx := context.Background()
+	ctx := t.Context()
 
 	// A clean run counts the calls of the ack.
 	f := &faultAt{}
@@ -205,6 +206,7 @@ func TestLargeTurnSurvivesAFaultAtEveryCall(t *testing.T) {
 				name = fmt.Sprintf("after/call-%02d", n)
 			}
 			t.Run(name, func(t *testing.T) {
+				t.Parallel() // its own container and fault hooks
 				container := fmt.Sprintf("c%v%d", after, n)
 				f := &faultAt{}
 				p := newFaultyProvider(t, srv, container, f.hooks())
@@ -235,7 +237,7 @@ func TestLargeTurnSurvivesAFaultAtEveryCall(t *testing.T) {
 // cleans up the leftovers and the re-run turn commits exactly once.
 func TestLargeTurnCrashBeforeCommitIsRetriedByTheNextLockHolder(t *testing.T) {
 	srv := cosmostest.NewTestServer(t, nil)
-	ctx := context.Background()
+	ctx := t.Context()
 	var dead atomic.Bool
 	var batches atomic.Int32
 	hooks := &cdb.Hooks{Before: func(_ context.Context, c cdb.Call) error {

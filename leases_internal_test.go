@@ -1,7 +1,6 @@
 package cdb
 
 import (
-	"context"
 	"sync"
 	"testing"
 	"time"
@@ -45,14 +44,14 @@ func TestLeaseOptionsValidation(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, l.ProcessID())
 	require.Equal(t, DefaultLeaseDuration/3, l.Options().RenewInterval)
-	require.Error(t, l.Refresh(context.Background()), "not attached to a provider")
+	require.Error(t, l.Refresh(t.Context()), "not attached to a provider")
 }
 
 // Two processes claiming the same slots at once, from the same snapshot:
 // every slot has exactly one winner, and its document names it.
 func TestCosmosLeasesConflictOneWinner(t *testing.T) {
 	srv := cosmostest.NewTestServer(t, nil)
-	ctx := context.Background()
+	ctx := t.Context()
 	open := func(id string) *CosmosLeases {
 		l, err := NewCosmosLeases(LeaseOptions{ProcessID: id, LeaseDuration: time.Hour})
 		require.NoError(t, err)

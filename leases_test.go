@@ -83,7 +83,7 @@ func groupOwners(t *testing.T, h *harness, group string) map[int]string {
 		&azcosmos.QueryOptions{QueryParameters: []azcosmos.QueryParameter{{Name: "@group", Value: group}}})
 	out := map[int]string{}
 	for pager.More() {
-		page, err := pager.NextPage(context.Background())
+		page, err := pager.NextPage(t.Context())
 		require.NoError(t, err)
 		for _, raw := range page.Items {
 			var d struct {
@@ -140,7 +140,7 @@ func fairByDocuments(t *testing.T, h *harness, procs []*leaseProc) (bool, map[st
 // number of rounds it took.
 func converge(t *testing.T, h *harness, procs ...*leaseProc) int {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	for round := 1; round <= 6; round++ {
 		for _, p := range procs {
 			require.NoError(t, p.l.Refresh(ctx), "refresh of %s", p.id)
@@ -204,7 +204,7 @@ func TestCosmosLeasesConvergeOneThreeTwo(t *testing.T) {
 func TestCosmosLeasesGroups(t *testing.T) {
 	h := newHarnessNoLag(t, cdb.Options{})
 	clock := newLeaseClock()
-	ctx := context.Background()
+	ctx := t.Context()
 	open := func(id, group string) *cdb.CosmosLeases {
 		l, err := cdb.NewCosmosLeases(cdb.LeaseOptions{ProcessID: id, Group: group, LeaseDuration: testLease})
 		require.NoError(t, err)
@@ -249,7 +249,7 @@ func TestCosmosLeasesFairness(t *testing.T) {
 func TestCosmosLeasesDeadOwnerTakenOver(t *testing.T) {
 	h := newHarnessNoLag(t, cdb.Options{})
 	clock := newLeaseClock()
-	ctx := context.Background()
+	ctx := t.Context()
 	a := openLeaseProc(t, h, clock, "proc-a")
 	b := openLeaseProc(t, h, clock, "proc-b")
 	converge(t, h, a, b)
@@ -299,7 +299,7 @@ func TestCosmosLeasesStableIdentityKeepsSlotsAcrossRestart(t *testing.T) {
 func TestCosmosLeasesFetchOnlyOwnedSlots(t *testing.T) {
 	h := newHarnessNoLag(t, cdb.Options{})
 	clock := newLeaseClock()
-	ctx := context.Background()
+	ctx := t.Context()
 	a := openLeaseProc(t, h, clock, "proc-a")
 	b := openLeaseProc(t, h, clock, "proc-b")
 	converge(t, h, a, b)
@@ -381,13 +381,13 @@ func BenchmarkCosmosLeasesCost(b *testing.B) {
 	for _, id := range []string{"p1", "p2", "p3"} {
 		l, err := cdb.NewCosmosLeases(cdb.LeaseOptions{ProcessID: id})
 		require.NoError(b, err)
-		p, err := cdb.New(context.Background(), cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key(), ClientOptions: hClientOptions(),
+		p, err := cdb.New(b.Context(), cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key(), ClientOptions: hClientOptions(),
 			Options: cdb.Options{Now: clock.Now, Leases: l, OutboxInterval: -1}})
 		require.NoError(b, err)
 		b.Cleanup(func() { _ = p.Close() })
 		procs = append(procs, &leaseProc{id: id, l: l, p: p})
 	}
-	ctx := context.Background()
+	ctx := b.Context()
 	for range 4 {
 		for _, p := range procs {
 			require.NoError(b, p.l.Refresh(ctx))
@@ -523,7 +523,7 @@ func TestCosmosLeasesAmbiguousWrites(t *testing.T) {
 		return &leaseProc{id: id, l: l, p: h.open(cdb.Options{Now: clock.Now, Leases: l, Hooks: hooks})}
 	}
 	procs := []*leaseProc{open("amb-a"), open("amb-b"), open("amb-c")}
-	ctx := context.Background()
+	ctx := t.Context()
 	faulty.Store(true)
 	var failures int
 	for range 10 {
@@ -551,7 +551,7 @@ func TestCosmosLeasesAmbiguousWrites(t *testing.T) {
 
 func TestCosmosLeasesPartitionIsReserved(t *testing.T) {
 	h := newHarnessNoLag(t, cdb.Options{})
-	err := h.p.EnqueueForOrchestrator(context.Background(), hStart(cdb.LeasePartition), 0)
+	err := h.p.EnqueueForOrchestrator(t.Context(), hStart(cdb.LeasePartition), 0)
 	requirePermanentErr(t, err)
 	require.ErrorContains(t, err, "reserved")
 }

@@ -1,7 +1,6 @@
 package cdb_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -41,7 +40,7 @@ func (e *raceEnv) actor(g *gate) *cdb.Provider {
 	if g != nil {
 		hooks = g.hooks()
 	}
-	p, err := cdb.New(context.Background(), cdb.Config{Endpoint: e.srv.Endpoint(), Key: e.srv.Key(), Database: "db", Container: e.container,
+	p, err := cdb.New(e.t.Context(), cdb.Config{Endpoint: e.srv.Endpoint(), Key: e.srv.Key(), Database: "db", Container: e.container,
 		ClientOptions: &azcosmos.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}},
 		Options:       cdb.Options{Hooks: hooks, Now: e.clock.now, OutboxInterval: -1}})
 	require.NoError(e.t, err)
@@ -95,7 +94,7 @@ func ackBigTurnLeavingItPending(t *testing.T, e *raceEnv, inst string, commit du
 		}
 		return nil
 	})
-	require.NoError(t, p.AckOrchestrationItem(context.Background(), it.LockToken, commit))
+	require.NoError(t, p.AckOrchestrationItem(t.Context(), it.LockToken, commit))
 	g.setFail(nil)
 }
 
@@ -105,8 +104,9 @@ func ackBigTurnLeavingItPending(t *testing.T, e *raceEnv, inst string, commit du
 // On 6c3fdcd A's next stage batch met B's document (409), its cleanup
 // deleted B's staged documents, and B's commit lost 100 events.
 func TestExpiredStagerCannotDeleteTheNewHoldersTurn(t *testing.T) {
+	t.Parallel()
 	e := newRaceEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	gA, gB := newGate(t), newGate(t)
 	pA, pB := e.actor(gA), e.actor(gB)
 	itA := prepare(t, pA, "big")
@@ -140,8 +140,9 @@ func TestExpiredStagerCannotDeleteTheNewHoldersTurn(t *testing.T) {
 // fetch rolls the turn forward and a new turn sets a key; the reconciler
 // resumes. On 6c3fdcd it wrote the key back to the old turn's value.
 func TestStaleRollForwardCannotOverwriteANewerTurn(t *testing.T) {
+	t.Parallel()
 	e := newRaceEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	ackBigTurnLeavingItPending(t, e, "big", bigTurn("big"))
 
 	gR := newGate(t)
@@ -182,8 +183,9 @@ func TestStaleRollForwardCannotOverwriteANewerTurn(t *testing.T) {
 // roll-forward wrote 105 KV documents back into the deleted instance,
 // and they leaked into the next instance with the same id.
 func TestRollForwardAfterDeletionResurrectsNothing(t *testing.T) {
+	t.Parallel()
 	e := newRaceEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	ackBigTurnLeavingItPending(t, e, "big", completedBigTurn("big"))
 
 	gR := newGate(t)
@@ -213,8 +215,9 @@ func TestRollForwardAfterDeletionResurrectsNothing(t *testing.T) {
 // 6c3fdcd the completion survived the sweep (enqueued after the
 // tombstone) and the next instance with that id received it.
 func TestWorkerAckDuringDeletionLeavesNoOrphan(t *testing.T) {
+	t.Parallel()
 	e := newRaceEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	p := e.actor(nil)
 	require.NoError(t, p.EnqueueForOrchestrator(ctx, duroxide.StartOrchestrationItem{Instance: "del", Orchestration: "Big", Input: "{}", Version: str("1.0.0"), ExecutionID: 1}, 0))
 	it, err := p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
@@ -251,7 +254,7 @@ func TestWorkerAckDuringDeletionLeavesNoOrphan(t *testing.T) {
 // completeTree creates root (Completed) with a child in the given status.
 func completeTree(t *testing.T, p *cdb.Provider, root, child string, childStatus *string) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	require.NoError(t, p.EnqueueForOrchestrator(ctx, hStart(root), 0))
 	it := mustFetchOrch(t, p, root)
 	require.NoError(t, p.AckOrchestrationItem(ctx, it.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1,
@@ -271,8 +274,9 @@ func completeTree(t *testing.T, p *cdb.Provider, root, child string, childStatus
 // completed root with a running child. On 6c3fdcd the bulk deletion
 // checked only the root and deleted the running child.
 func TestDeleteInstanceBulkNeverDeletesARunningChild(t *testing.T) {
+	t.Parallel()
 	e := newRaceEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	p := e.actor(nil)
 	completeTree(t, p, "root", "child", nil)
 
@@ -290,8 +294,9 @@ func TestDeleteInstanceBulkNeverDeletesARunningChild(t *testing.T) {
 // changes between the bulk scan and the tombstones (the child starts a
 // new execution and runs again); the fallback must not force.
 func TestDeleteInstanceBulkFallbackNeverForces(t *testing.T) {
+	t.Parallel()
 	e := newRaceEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	p := e.actor(nil)
 	completeTree(t, p, "root", "child", str(duroxide.StatusCompleted))
 
@@ -324,12 +329,13 @@ func TestDeleteInstanceBulkFallbackNeverForces(t *testing.T) {
 // after the roll-forward ended) a part too, and KV reads part of the
 // turn's keys.
 func TestReadersNeverSeeHalfALargeTurn(t *testing.T) {
+	t.Parallel()
 	whole := func(t *testing.T, n int, what string) {
 		require.Truef(t, n == 1 || n == 1+bigEvents+bigKeys, "%s saw %d events: part of a turn", what, n)
 	}
 	t.Run("Read", func(t *testing.T) {
 		e := newRaceEnv(t)
-		ctx := context.Background()
+		ctx := t.Context()
 		gA, gR := newGate(t), newGate(t)
 		pA, pR := e.actor(gA), e.actor(gR)
 		it := prepare(t, pA, "big")
@@ -348,7 +354,7 @@ func TestReadersNeverSeeHalfALargeTurn(t *testing.T) {
 	})
 	t.Run("ReadWithExecution", func(t *testing.T) {
 		e := newRaceEnv(t)
-		ctx := context.Background()
+		ctx := t.Context()
 		gA, gR := newGate(t), newGate(t)
 		pA, pR := e.actor(gA), e.actor(gR)
 		it := prepare(t, pA, "big")
@@ -367,7 +373,7 @@ func TestReadersNeverSeeHalfALargeTurn(t *testing.T) {
 	})
 	t.Run("KV", func(t *testing.T) {
 		e := newRaceEnv(t)
-		ctx := context.Background()
+		ctx := t.Context()
 		gA := newGate(t)
 		pA, pR := e.actor(gA), e.actor(nil)
 		it := prepare(t, pA, "big")
@@ -404,8 +410,9 @@ func TestReadersNeverSeeHalfALargeTurn(t *testing.T) {
 // failed permanently ("duplicate history event") for a turn committed
 // exactly once.
 func TestRetriedLargeAckAfterLostCommitResponse(t *testing.T) {
+	t.Parallel()
 	e := newRaceEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	g := newGate(t)
 	p := e.actor(g)
 	it := prepare(t, p, "big")
@@ -434,8 +441,9 @@ func TestRetriedLargeAckAfterLostCommitResponse(t *testing.T) {
 // 6c3fdcd the error took the stage batch's operation index for the
 // plan's and reported a generic batch failure.
 func TestLargeAckDuplicateEventNamesTheEvent(t *testing.T) {
+	t.Parallel()
 	e := newRaceEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	p := e.actor(nil)
 	it := prepare(t, p, "big")
 	require.NoError(t, p.AppendWithExecution(ctx, "big", 1, []duroxide.Event{{EventID: 2, InstanceID: "big", ExecutionID: 1, DuroxideVersion: "0.1.29",
@@ -453,8 +461,9 @@ func TestLargeAckDuplicateEventNamesTheEvent(t *testing.T) {
 // current instance document. On 6c3fdcd it resent the stale one and the
 // pruned execution came back.
 func TestAckRetryAfterConcurrentPruneKeepsThePrune(t *testing.T) {
+	t.Parallel()
 	e := newRaceEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	p := e.actor(nil)
 	require.NoError(t, p.EnqueueForOrchestrator(ctx, hStart("pr"), 0))
 	it := mustFetchOrch(t, p, "pr")

@@ -48,8 +48,9 @@ func (c *crossQueries) hooks() *cdb.Hooks {
 // every instance's work is fetched, one fetch after another, wherever its
 // partition lies.
 func TestMultiRangeDiscoveryFindsEveryInstance(t *testing.T) {
+	t.Parallel()
 	h := newRangedHarness(t, cdb.Options{}, 8)
-	ctx := context.Background()
+	ctx := t.Context()
 	want := map[string]bool{}
 	for i := range 24 {
 		inst := fmt.Sprintf("mr-%02d", i)
@@ -74,10 +75,11 @@ func TestMultiRangeDiscoveryFindsEveryInstance(t *testing.T) {
 // ScanPages, one fetch reads at most ScanPages pages and the next resumes
 // where it stopped, so work in any partition is found within a few calls.
 func TestMultiRangeDiscoveryBoundedPerCall(t *testing.T) {
+	t.Parallel()
 	const ranges, pages = 8, 3
 	var q crossQueries
 	h := newRangedHarness(t, cdb.Options{ScanPages: pages, Hooks: q.hooks()}, ranges)
-	ctx := context.Background()
+	ctx := t.Context()
 	for i := range 6 {
 		inst := fmt.Sprintf("bp-%d", i)
 		require.NoError(t, h.p.EnqueueForOrchestrator(ctx, hStart(inst), 0))
@@ -107,9 +109,10 @@ func TestMultiRangeDiscoveryBoundedPerCall(t *testing.T) {
 // background reconciler, whose rounds read a bounded number of pages and
 // resume where the last round stopped.
 func TestMultiRangeOutboxReachesEveryPartition(t *testing.T) {
+	t.Parallel()
 	// The acking provider reads every partition in one fetch.
 	h := newRangedHarness(t, cdb.Options{ScanPages: 16}, 16)
-	ctx := context.Background()
+	ctx := t.Context()
 	const n = 20
 	h.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Status: http.StatusServiceUnavailable,
 		Match: func(r *http.Request) bool {
@@ -137,7 +140,7 @@ func TestMultiRangeOutboxReachesEveryPartition(t *testing.T) {
 // more partitions than ScanPages every intent is still delivered.
 func TestMultiRangeBackgroundReconciler(t *testing.T) {
 	h := newRangedHarness(t, cdb.Options{ScanPages: 16}, 16)
-	ctx := context.Background()
+	ctx := t.Context()
 	const n = 12
 	h.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Status: http.StatusServiceUnavailable,
 		Match: func(r *http.Request) bool {
@@ -158,6 +161,7 @@ func TestMultiRangeBackgroundReconciler(t *testing.T) {
 // TestReconcilerRoundContinuesAfterError: an interrupted deletion that
 // keeps failing does not keep the reconciler from finishing the others.
 func TestReconcilerRoundContinuesAfterError(t *testing.T) {
+	t.Parallel()
 	var blocked sync.Map // partitions whose batches fail
 	hooks := &cdb.Hooks{Before: func(_ context.Context, c cdb.Call) error {
 		if _, ok := blocked.Load(c.PartitionKey); ok && c.Op == cdb.OpBatch {
@@ -166,7 +170,7 @@ func TestReconcilerRoundContinuesAfterError(t *testing.T) {
 		return nil
 	}}
 	h := newHarness(t, cdb.Options{Hooks: hooks})
-	ctx := context.Background()
+	ctx := t.Context()
 	insts := []string{"re-a", "re-b", "re-c"}
 	for _, inst := range insts {
 		require.NoError(t, h.p.EnqueueForOrchestrator(ctx, hStart(inst), 0))

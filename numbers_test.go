@@ -1,7 +1,6 @@
 package cdb_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,7 +16,7 @@ const exact53 = uint64(1) << 53
 
 func pinned(t *testing.T, h *harness, inst string, v duroxide.SemVer) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, hStart(inst), 0))
 	item := mustFetchOrch(t, h.p, inst)
 	md := hRunning("HOrch")
@@ -29,7 +28,7 @@ func pinned(t *testing.T, h *harness, inst string, v duroxide.SemVer) {
 }
 
 func fetchWith(t *testing.T, p *cdb.Provider, lo, hi duroxide.SemVer) (*duroxide.OrchestrationItem, error) {
-	return p.FetchOrchestrationItem(context.Background(), hLock, 0,
+	return p.FetchOrchestrationItem(t.Context(), hLock, 0,
 		&duroxide.DispatcherCapabilityFilter{SupportedDuroxideVersions: []duroxide.SemverRange{{Min: lo, Max: hi}}})
 }
 
@@ -38,6 +37,7 @@ func fetchWith(t *testing.T, p *cdb.Provider, lo, hi duroxide.SemVer) (*duroxide
 // major*1e6+minor*1e3+patch made them equal), and components up to 2^53
 // compare exactly.
 func TestNumbersPinnedVersionsCompareExactly(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{})
 	v := duroxide.SemVer{Major: 1, Minor: 1000, Patch: 0}
 	pinned(t, h, "minor-1000", v)
@@ -47,7 +47,7 @@ func TestNumbersPinnedVersionsCompareExactly(t *testing.T) {
 	item, err = fetchWith(t, h.p, v, v)
 	require.NoError(t, err)
 	require.NotNil(t, item)
-	require.NoError(t, h.p.AbandonOrchestrationItem(context.Background(), item.LockToken, hLock, true))
+	require.NoError(t, h.p.AbandonOrchestrationItem(t.Context(), item.LockToken, hLock, true))
 
 	big := duroxide.SemVer{Major: exact53, Minor: exact53, Patch: exact53 - 1}
 	pinned(t, h, "huge", big)
@@ -64,8 +64,9 @@ func TestNumbersPinnedVersionsCompareExactly(t *testing.T) {
 // filter bound above 2^53 is refused with a permanent error, nothing
 // written, instead of being compared approximately.
 func TestNumbersAboveTwoToThe53Refused(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, hStart("x"), 0))
 	item := mustFetchOrch(t, h.p, "x")
 	before := h.snapshot()

@@ -34,7 +34,7 @@ func skewedClock(d time.Duration) func() time.Time {
 // returning the lock and the commit that starts child.
 func startParentWithChild(t *testing.T, p *cdb.Provider, parent, child string) (*duroxide.OrchestrationItem, duroxide.OrchestrationCommit) {
 	t.Helper()
-	require.NoError(t, p.EnqueueForOrchestrator(context.Background(), hStart(parent), 0))
+	require.NoError(t, p.EnqueueForOrchestrator(t.Context(), hStart(parent), 0))
 	item := mustFetchOrch(t, p, parent)
 	return item, duroxide.OrchestrationCommit{
 		ExecutionID: 1,
@@ -62,7 +62,7 @@ func requireOneChildStart(t *testing.T, h *harness, parent, child string) {
 	require.Equal(t, []duroxide.WorkItem{hChildStart(parent, child, 2)}, item.Messages)
 	md := hRunning("HChild")
 	md.ParentInstanceID = hptr(parent)
-	require.NoError(t, h.p.AckOrchestrationItem(context.Background(), item.LockToken, duroxide.OrchestrationCommit{
+	require.NoError(t, h.p.AckOrchestrationItem(t.Context(), item.LockToken, duroxide.OrchestrationCommit{
 		ExecutionID: 1, HistoryDelta: []duroxide.Event{hStarted(child, "HChild")}, Metadata: md,
 	}))
 	require.Empty(t, h.docsWhere("orch_queue", child), "the child's start was delivered more than once")
@@ -78,7 +78,7 @@ func reconcileFirst(t *testing.T, p *cdb.Provider) int {
 	var n int
 	eventually(t, time.Minute, func() bool {
 		var err error
-		n, err = p.ReconcileOutbox(context.Background())
+		n, err = p.ReconcileOutbox(t.Context())
 		require.NoError(t, err)
 		return n > 0
 	}, "the reconciler never delivered")
@@ -103,8 +103,9 @@ func requireIntents(t *testing.T, h *harness, parent, target string, n int) {
 // no intent is left, and the reconciler finds nothing to do. Items for
 // several other instances in one turn are all delivered.
 func TestOutboxDeliveredRightAfterAck(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	item, commit := startParentWithChild(t, h.p, "ob-parent", "ob-child")
 	commit.OrchestratorItems = append(commit.OrchestratorItems,
 		duroxide.ExternalRaisedItem{Instance: "ob-other", Name: "ping", Data: "1"},
@@ -129,8 +130,9 @@ func TestOutboxDeliveredRightAfterAck(t *testing.T) {
 // ReconcileOutbox delivers it once its age passes OutboxMinAge: exactly
 // one message at the child.
 func TestOutboxDeliveryFailsThenReconciles(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	item, commit := startParentWithChild(t, h.p, "f-parent", "f-child")
 	h.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Match: pkMatch("f-child"), Status: http.StatusServiceUnavailable, Times: 1})
 	require.NoError(t, h.p.AckOrchestrationItem(ctx, item.LockToken, commit), "a failed delivery must not fail the committed turn")
@@ -160,7 +162,7 @@ func TestOutboxDeliveryFailsThenReconciles(t *testing.T) {
 // background reconciler of a provider with a short interval and age.
 func TestOutboxBackgroundReconciler(t *testing.T) {
 	h := newHarness(t, cdb.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	item, commit := startParentWithChild(t, h.p, "bg-parent", "bg-child")
 	h.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Match: pkMatch("bg-child"), Status: http.StatusServiceUnavailable, Times: 1})
 	require.NoError(t, h.p.AckOrchestrationItem(ctx, item.LockToken, commit))
@@ -178,7 +180,8 @@ func TestOutboxBackgroundReconciler(t *testing.T) {
 // child consumed the message collides with the received marker and creates
 // nothing.
 func TestOutboxDoubleDelivery(t *testing.T) {
-	ctx := context.Background()
+	t.Parallel()
+	ctx := t.Context()
 
 	t.Run("delivery response lost", func(t *testing.T) {
 		h := newHarness(t, cdb.Options{})
@@ -251,7 +254,7 @@ func TestOutboxCrashBetweenCommitAndDelivery(t *testing.T) {
 		},
 	}
 	h := newHarness(t, cdb.Options{Hooks: hooks})
-	ctx := context.Background()
+	ctx := t.Context()
 	item, commit := startParentWithChild(t, h.p, "cr-parent", "cr-child")
 	armed.Store(true)
 	_ = h.p.AckOrchestrationItem(ctx, item.LockToken, commit) // the process is gone; nobody sees the result
@@ -336,7 +339,8 @@ func TestOutboxReconcilerStopsOnClose(t *testing.T) {
 // the marker in its place: it would hand the runtime a message with no work
 // item ("cannot be decoded: EOF"), and the turn would be abandoned.
 func TestStaleDiscoveryDoesNotLockAReceivedMarker(t *testing.T) {
-	ctx := context.Background()
+	t.Parallel()
+	ctx := t.Context()
 	paused, release := make(chan struct{}), make(chan struct{})
 	var once atomic.Bool
 	hooks := &cdb.Hooks{Before: func(_ context.Context, c cdb.Call) error {
@@ -382,4 +386,65 @@ func TestStaleDiscoveryDoesNotLockAReceivedMarker(t *testing.T) {
 	for _, m := range h.docsWhere("orch_received", "sd-child") {
 		require.Nil(t, m["lockToken"], "the marker was patched with a lock")
 	}
+}
+
+// TestOutboxActivityNotRedeliveredAfterConsumption: an activity for another
+// instance goes through the outbox like any cross-partition item. When its
+// intent survives delivery (the intent delete failed) and the activity is
+// executed and acked before the reconciler redelivers the intent, the
+// redelivery must not enqueue the activity a second time (for orchestrator
+// messages a received marker prevents this; worker items get none).
+func TestOutboxActivityNotRedeliveredAfterConsumption(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, cdb.Options{})
+	ctx := t.Context()
+	createHInstance(t, h.p, "fa-parent")
+	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, duroxide.ExternalRaisedItem{Instance: "fa-parent", Name: "go"}, 0))
+	item := mustFetchOrch(t, h.p, "fa-parent")
+	var batches atomic.Int32
+	h.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpBatch, Drop: cosmostest.DropBeforeApply, Times: 1,
+		Match: func(r *http.Request) bool { return pkMatch("fa-parent")(r) && batches.Add(1) == 2 }})
+	act := duroxide.ActivityExecuteItem{Instance: "fa-other", ExecutionID: 1, ID: 7, Name: "A", Input: "once"}
+	require.NoError(t, h.p.AckOrchestrationItem(ctx, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1, Metadata: hRunning("HOrch"),
+		HistoryDelta: []duroxide.Event{hEvent("fa-parent", 1, 2, duroxide.ExternalEvent{Name: "go"})},
+		WorkerItems:  []duroxide.WorkItem{act}}))
+	require.Len(t, h.docsWhere("outbox_intent", "fa-parent"), 1)
+	require.Len(t, h.docsWhere("worker_queue", "fa-other"), 1)
+
+	w, err := h.p.FetchWorkItem(ctx, hLock, 0, nil, duroxide.DefaultOnly())
+	require.NoError(t, err)
+	require.NotNil(t, w)
+	require.NoError(t, h.p.AckWorkItem(ctx, w.LockToken, duroxide.ActivityCompletedItem{Instance: "fa-other", ExecutionID: 1, ID: 7, Result: "r"}))
+
+	require.Equal(t, 1, reconcileFirst(t, h.open(cdb.Options{Now: skewedClock(time.Minute)})))
+	require.Empty(t, h.docsWhere("worker_queue", "fa-other"), "the executed activity was enqueued again by a redelivered intent")
+}
+
+// TestForeignCompletionSurvivesFailedDelivery: AckWorkItem with a
+// completion for another instance deletes the work item and writes the
+// completion's outbox intent in one batch (the contract says delete and
+// enqueue are atomic), so a failed delivery to the other partition loses
+// nothing: a retryable ack error is followed by a retry that succeeds (it
+// once failed with an invalid lock token, the item already gone), and the
+// reconciler delivers the completion exactly once.
+func TestForeignCompletionSurvivesFailedDelivery(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, cdb.Options{OutboxMinAge: time.Nanosecond})
+	ctx := t.Context()
+	require.NoError(t, h.p.EnqueueForWorker(ctx, duroxide.ActivityExecuteItem{Instance: "fc-worker", ExecutionID: 1, ID: 2, Name: "A"}))
+	w, err := h.p.FetchWorkItem(ctx, hLock, 0, nil, duroxide.DefaultOnly())
+	require.NoError(t, err)
+	require.NotNil(t, w)
+	done := duroxide.ActivityCompletedItem{Instance: "fc-orch", ExecutionID: 1, ID: 2, Result: "r"}
+	h.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Match: pkMatch("fc-orch"), Status: http.StatusServiceUnavailable, Times: 1})
+	err = h.p.AckWorkItem(ctx, w.LockToken, done)
+	if err != nil {
+		require.True(t, duroxide.IsRetryable(err), "%v", err)
+		require.NoError(t, h.p.AckWorkItem(ctx, w.LockToken, done), "retrying a retryable ack must succeed")
+	}
+	// The failed delivery is left to the reconciler, never lost.
+	_, err = h.p.ReconcileOutbox(ctx)
+	require.NoError(t, err)
+	require.Len(t, h.docsWhere("orch_queue", "fc-orch"), 1, "the completion was lost")
+	require.Empty(t, h.docsWhere("orch_queue", "fc-worker"))
 }

@@ -31,7 +31,7 @@ func hCompleted(instance string, id uint64) duroxide.ActivityCompletedItem {
 
 func mustFetchWork(t *testing.T, p *cdb.Provider, session *duroxide.SessionFetchConfig) *duroxide.LockedWorkItem {
 	t.Helper()
-	w, err := p.FetchWorkItem(context.Background(), hLock, 0, session, duroxide.AnyTag())
+	w, err := p.FetchWorkItem(t.Context(), hLock, 0, session, duroxide.AnyTag())
 	require.NoError(t, err)
 	require.NotNil(t, w, "expected a work item")
 	return w
@@ -47,8 +47,9 @@ func num(v any) int64 {
 // the renewal's query and its write. The session is still the owner's, so
 // it must be renewed.
 func TestSessionRenewalSurvivesOwnersAck(t *testing.T) {
+	t.Parallel()
 	h := newHarnessNoLag(t, cdb.Options{}) // the renewer is another process (see newHarnessNoLag)
-	ctx := context.Background()
+	ctx := t.Context()
 	const inst, owner = "sr-1", "worker-A"
 	sid := "s1"
 	require.NoError(t, h.p.EnqueueForWorker(ctx, hActivity(inst, 1, &sid)))
@@ -59,7 +60,7 @@ func TestSessionRenewalSurvivesOwnersAck(t *testing.T) {
 	renewer := h.open(cdb.Options{Hooks: &cdb.Hooks{Before: func(_ context.Context, c cdb.Call) error {
 		if c.Op == cdb.OpPatch && strings.Contains(c.ID, ":session:") && armed.CompareAndSwap(true, false) {
 			// The owner works on the session meanwhile.
-			require.NoError(t, h.p.RenewWorkItemLock(context.Background(), w.LockToken, time.Minute))
+			require.NoError(t, h.p.RenewWorkItemLock(t.Context(), w.LockToken, time.Minute))
 		}
 		return nil
 	}}})
@@ -86,8 +87,9 @@ func TestSessionRenewalSurvivesOwnersAck(t *testing.T) {
 // TestWorkItemAckAfterRenewalElsewhere: another process renews the work
 // item's lock (new ETag); the holder's ack must still succeed.
 func TestWorkItemAckAfterRenewalElsewhere(t *testing.T) {
+	t.Parallel()
 	h := newHarnessNoLag(t, cdb.Options{}) // the renewer is another process (see newHarnessNoLag)
-	ctx := context.Background()
+	ctx := t.Context()
 	require.NoError(t, h.p.EnqueueForWorker(ctx, hActivity("wr-1", 1, nil)))
 	w := mustFetchWork(t, h.p, nil)
 	require.NoError(t, h.open(cdb.Options{}).RenewWorkItemLock(ctx, w.LockToken, time.Minute))
@@ -100,8 +102,9 @@ func TestWorkItemAckAfterRenewalElsewhere(t *testing.T) {
 // ack must succeed every time, and the lock's ETag must be read and
 // written under synchronisation (go test -race flags it otherwise).
 func TestWorkItemRenewRacesAck(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	const rounds = 30
 	var failed []string
 	for i := range rounds {
@@ -144,8 +147,9 @@ func TestWorkItemRenewRacesAck(t *testing.T) {
 // lock extends the locks of its messages too, so other dispatchers do not
 // see them as unlocked.
 func TestRenewOrchestrationLockExtendsMessages(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	const inst = "ro-1"
 	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, hStart(inst), 0))
 	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, duroxide.ExternalRaisedItem{Instance: inst, Name: "e", Data: "1"}, 0))
@@ -169,8 +173,9 @@ func TestRenewOrchestrationLockExtendsMessages(t *testing.T) {
 // TestFetchLocksAllReadyMessages: when discovery's page is cut short, the
 // fetch still locks and returns every ready message of the instance.
 func TestFetchLocksAllReadyMessages(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{DiscoveryPageSize: 2})
-	ctx := context.Background()
+	ctx := t.Context()
 	const inst = "am-1"
 	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, hStart(inst), 0))
 	for i := range 4 {
@@ -188,8 +193,9 @@ func TestFetchLocksAllReadyMessages(t *testing.T) {
 // TestOutboxAttemptCount: a failed delivery by the reconciler is counted
 // on the intent.
 func TestOutboxAttemptCount(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	item, commit := startParentWithChild(t, h.p, "oa-parent", "oa-child")
 	h.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Match: pkMatch("oa-child"), Status: http.StatusServiceUnavailable, Times: 3})
 	require.NoError(t, h.p.AckOrchestrationItem(ctx, item.LockToken, commit))
@@ -221,8 +227,9 @@ func TestOutboxAttemptCount(t *testing.T) {
 // target is kept while a late re-delivery is possible and removed by a
 // later turn once it is past its retention.
 func TestReceivedMarkersExpire(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	item, commit := startParentWithChild(t, h.p, "rm-parent", "rm-child")
 	require.NoError(t, h.p.AckOrchestrationItem(ctx, item.LockToken, commit))
 	requireOneChildStart(t, h, "rm-parent", "rm-child")
@@ -251,8 +258,9 @@ func TestReceivedMarkersExpire(t *testing.T) {
 // (a corrupt or hand-edited document) is refused, not spliced into the
 // patch condition, where it could make the condition true for any turn.
 func TestPendingTurnIDNotSpliced(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, cdb.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	createHInstance(t, h.p, "pt-1")
 	evil := "x' OR '1' = '1"
 	require.NoError(t, h.srv.UpdateDocuments(hDatabase, hContainer, func(d map[string]any) bool {

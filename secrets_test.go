@@ -32,6 +32,7 @@ import (
 // appear in no log record (provider and runtime, debug level), no error
 // string and no span (names, attributes, events, statuses).
 func TestSecretsNeverReachLogsErrorsOrSpans(t *testing.T) {
+	t.Parallel()
 	srv := cosmostest.NewTestServer(t, &cosmostest.Options{Auth: cosmostest.AuthKeyOrToken})
 	key := srv.Key()
 	wrongKey := "c2VjcmV0LXdyb25nLWtleS10aGF0LW11c3Qtbm90LWxlYWstYW55d2hlcmUh"
@@ -45,7 +46,7 @@ func TestSecretsNeverReachLogsErrorsOrSpans(t *testing.T) {
 	opts := cdb.Options{Logger: logger, TracerProvider: spans, OutboxInterval: -1}
 	var errs []error
 	collect := func(cfg cdb.Config) {
-		p, err := cdb.New(context.Background(), cfg)
+		p, err := cdb.New(t.Context(), cfg)
 		if err == nil {
 			_ = p.Close()
 			t.Fatalf("config %+v was accepted", cfg.Endpoint)
@@ -82,7 +83,7 @@ func TestSecretsNeverReachLogsErrorsOrSpans(t *testing.T) {
 	// A run with failing and throttled requests, logged at debug level.
 	c = base()
 	c.Key = key
-	p, err := cdb.New(context.Background(), c)
+	p, err := cdb.New(t.Context(), c)
 	require.NoError(t, err)
 	defer p.Close()
 	failing := srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpBatch, Status: http.StatusServiceUnavailable, Times: 3})
@@ -97,15 +98,15 @@ func TestSecretsNeverReachLogsErrorsOrSpans(t *testing.T) {
 		ctx.TraceInfo("orchestration running")
 		return durable.ScheduleActivity[string](ctx, "Fail", in).Await()
 	}))
-	rt, err := durable.Start(context.Background(), p, reg, &durable.Options{Logger: logger, TracerProvider: spans})
+	rt, err := durable.Start(t.Context(), p, reg, &durable.Options{Logger: logger, TracerProvider: spans})
 	require.NoError(t, err)
 	client := durable.NewClientWithOptions(p, &durable.ClientOptions{TracerProvider: spans})
-	require.NoError(t, client.StartOrchestration(context.Background(), "secrets-1", "Secrets", "x"))
-	st, err := client.WaitForOrchestration(context.Background(), "secrets-1", time.Minute)
+	require.NoError(t, client.StartOrchestration(t.Context(), "secrets-1", "Secrets", "x"))
+	st, err := client.WaitForOrchestration(t.Context(), "secrets-1", time.Minute)
 	require.NoError(t, err)
 	require.Equal(t, durable.StateFailed, st.State)
-	require.NoError(t, rt.Shutdown(context.Background()))
-	_, err = client.WaitForOrchestration(context.Background(), "missing", time.Millisecond)
+	require.NoError(t, rt.Shutdown(t.Context()))
+	_, err = client.WaitForOrchestration(t.Context(), "missing", time.Millisecond)
 	errs = append(errs, err)
 
 	require.NotEmpty(t, logs.String(), "the error paths were logged")

@@ -1,7 +1,6 @@
 package cdb
 
 import (
-	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -30,7 +29,7 @@ func TestDispatchSlotMatchesRust(t *testing.T) {
 }
 
 func TestMemoryLeasesPartitionSlots(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	m, err := NewMemoryLeases(3)
 	require.NoError(t, err)
 	seen := map[uint8]uint64{}

@@ -25,7 +25,7 @@ func startupConfig(endpoint, key string) cdb.Config {
 
 func TestStartupEndpointWithoutSchemeIsAConfigError(t *testing.T) {
 	for _, ep := range []string{"myacct.documents.azure.com:443", "myacct.documents.azure.com", "ftp://x/", "https://"} {
-		_, err := cdb.New(context.Background(), startupConfig(ep, testKey))
+		_, err := cdb.New(t.Context(), startupConfig(ep, testKey))
 		require.ErrorIs(t, err, cdb.ErrConfig, ep)
 		require.False(t, duroxide.IsRetryable(err), ep)
 		require.Contains(t, err.Error(), "scheme", ep)
@@ -41,7 +41,7 @@ func TestStartupRefusedConnectionIsRetryable(t *testing.T) {
 	require.NoError(t, err)
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close())
-	_, err = cdb.New(context.Background(), startupConfig("http://"+addr+"/", testKey))
+	_, err = cdb.New(t.Context(), startupConfig("http://"+addr+"/", testKey))
 	require.Error(t, err)
 	require.True(t, duroxide.IsRetryable(err), "%v", err)
 	var ce *cdb.CosmosError
@@ -76,7 +76,7 @@ func TestStartupHonoursContextDeadline(t *testing.T) {
 			_ = c.Close()
 		}
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 	defer cancel()
 	_, err = cdb.New(ctx, startupConfig("http://"+ln.Addr().String()+"/", testKey))
 	require.ErrorIs(t, err, context.DeadlineExceeded)
@@ -85,8 +85,9 @@ func TestStartupHonoursContextDeadline(t *testing.T) {
 
 // TestStartupExpiredContext: a context that is already done sends nothing.
 func TestStartupExpiredContext(t *testing.T) {
+	t.Parallel()
 	srv := cosmostest.NewTestServer(t, nil)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	_, err := cdb.New(ctx, startupConfig(srv.Endpoint(), srv.Key()))
 	require.ErrorIs(t, err, context.Canceled)
@@ -98,9 +99,10 @@ func TestStartupExpiredContext(t *testing.T) {
 // permanent, and its message is the service's, decoded (no "rn" left of
 // the \r\n, no backslashes), with the ActivityId.
 func TestStartupWrongKeyIsPermanentWithTheServiceMessage(t *testing.T) {
+	t.Parallel()
 	srv := cosmostest.NewTestServer(t, nil)
 	wrong := "dGhpcyBpcyBub3QgdGhlIGtleSB0aGlzIGlzIG5vdCB0aGUga2V5IDAxMjM0NTY3ODk="
-	_, err := cdb.New(context.Background(), startupConfig(srv.Endpoint(), wrong))
+	_, err := cdb.New(t.Context(), startupConfig(srv.Endpoint(), wrong))
 	require.Error(t, err)
 	require.False(t, duroxide.IsRetryable(err), "%v", err)
 	var ce *cdb.CosmosError
@@ -123,7 +125,7 @@ func TestStartupConsistency(t *testing.T) {
 	}{{"Session", true}, {"BoundedStaleness", true}, {"Strong", true}, {"ConsistentPrefix", false}, {"Eventual", false}} {
 		t.Run(c.level, func(t *testing.T) {
 			srv := cosmostest.NewTestServer(t, &cosmostest.Options{ConsistencyLevel: c.level})
-			p, err := cdb.New(context.Background(), startupConfig(srv.Endpoint(), srv.Key()))
+			p, err := cdb.New(t.Context(), startupConfig(srv.Endpoint(), srv.Key()))
 			if c.ok {
 				require.NoError(t, err)
 				require.NoError(t, p.Close())
@@ -138,7 +140,7 @@ func TestStartupConsistency(t *testing.T) {
 
 			cfg := startupConfig(srv.Endpoint(), srv.Key())
 			cfg.AcceptWeakConsistency = true
-			p, err = cdb.New(context.Background(), cfg)
+			p, err = cdb.New(t.Context(), cfg)
 			require.NoError(t, err)
 			require.NoError(t, p.Close())
 		})
@@ -153,7 +155,7 @@ func TestStartupErrorsAreProviderErrors(t *testing.T) {
 		startupConfig("nohost", testKey),
 		{Endpoint: "https://x/", Key: "not base64!"},
 	} {
-		_, err := cdb.New(context.Background(), cfg)
+		_, err := cdb.New(t.Context(), cfg)
 		var pe *duroxide.ProviderError
 		require.True(t, errors.As(err, &pe), "%v", err)
 		require.True(t, strings.HasPrefix(err.Error(), "new: "), "%v", err)

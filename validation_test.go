@@ -29,7 +29,7 @@ type instance struct {
 
 func newFactory(t *testing.T, b testbackend.Backend) *factory {
 	db := testbackend.NewDatabaseName(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	_, err := b.Client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: db}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() {
@@ -49,7 +49,7 @@ func (f *factory) newCosmosProvider(t *testing.T, opts cdb.Options) *instance {
 	if opts.OutboxMinAge == 0 {
 		opts.OutboxMinAge = 50 * time.Millisecond
 	}
-	p, err := cdb.New(context.Background(), cdb.Config{Endpoint: f.b.Endpoint, Key: f.b.Key, Database: f.db, Container: name,
+	p, err := cdb.New(t.Context(), cdb.Config{Endpoint: f.b.Endpoint, Key: f.b.Key, Database: f.db, Container: name,
 		ClientOptions: f.b.ClientOptions(), Options: opts})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })
@@ -69,7 +69,7 @@ func (f *factory) ShortPollThreshold() time.Duration { return 500 * time.Millise
 // decoder accepts, through the SDK, like an operator's bad edit would.
 func (f *factory) CorruptInstanceHistory(t *testing.T, p duroxide.Provider, inst string) {
 	c := p.(*instance).container
-	ctx := context.Background()
+	ctx := t.Context()
 	tok := cdb.SessionTokenFor(p.(*instance).Provider, inst)
 	pager := c.NewQueryItemsPager("SELECT * FROM c WHERE c.type = 'history'", azcosmos.NewPartitionKeyString(inst), &azcosmos.QueryOptions{SessionToken: &tok})
 	n := 0
@@ -100,7 +100,7 @@ func (f *factory) MaxAttemptCount(t *testing.T, p duroxide.Provider, inst string
 	pager := c.NewQueryItemsPager("SELECT VALUE c.attemptCount FROM c WHERE c.type = 'orch_queue'", azcosmos.NewPartitionKeyString(inst), &azcosmos.QueryOptions{SessionToken: &tok})
 	var m uint32
 	for pager.More() {
-		page, err := pager.NextPage(context.Background())
+		page, err := pager.NextPage(t.Context())
 		require.NoError(t, err)
 		for _, raw := range page.Items {
 			var n uint32
@@ -112,6 +112,7 @@ func (f *factory) MaxAttemptCount(t *testing.T, p duroxide.Provider, inst string
 }
 
 func TestValidation(t *testing.T) {
+	t.Parallel()
 	testbackend.ForEachProvider(t, func(t *testing.T, b testbackend.Backend) {
 		providertest.Run(t, newFactory(t, b))
 	})

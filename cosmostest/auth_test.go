@@ -15,6 +15,7 @@ import (
 )
 
 func TestAuthWrongKey(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	other := base64.StdEncoding.EncodeToString([]byte("some other key of sufficient length!"))
 	cred, err := azcosmos.NewKeyCredential(other)
@@ -32,6 +33,7 @@ func TestAuthWrongKey(t *testing.T) {
 }
 
 func TestAuthRawRequests(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	f.create(t, "a", "i1")
 	hdr := map[string]string{"x-ms-documentdb-partitionkey": `["i1"]`}
@@ -67,6 +69,7 @@ func TestAuthRawRequests(t *testing.T) {
 }
 
 func TestAuthTokenMode(t *testing.T) {
+	t.Parallel()
 	s := NewTestServer(t, &Options{Auth: AuthToken})
 	ctx := testCtx(t)
 
@@ -90,6 +93,7 @@ func TestAuthTokenMode(t *testing.T) {
 }
 
 func TestAuthKeyOrToken(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, &Options{Auth: AuthKeyOrToken})
 	ctx := testCtx(t)
 	tc, err := azcosmos.NewClient(f.s.Endpoint(), f.s.TokenCredential(), noRetryOptions())
@@ -131,6 +135,7 @@ func (s staticToken) GetToken(context.Context, policy.TokenRequestOptions) (azco
 }
 
 func TestAuthTokenRejected(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, &Options{Auth: AuthKeyOrToken})
 	now := time.Now()
 	enc := base64.RawURLEncoding
@@ -167,6 +172,7 @@ func TestAuthTokenRejected(t *testing.T) {
 }
 
 func TestAuthKeyModeRejectsTokens(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	c, _ := azcosmos.NewClient(f.s.Endpoint(), f.s.TokenCredential(), noRetryOptions())
 	defer c.Close()
@@ -176,6 +182,7 @@ func TestAuthKeyModeRejectsTokens(t *testing.T) {
 }
 
 func TestCustomKey(t *testing.T) {
+	t.Parallel()
 	key := base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"))
 	f := newFixture(t, &Options{Key: key})
 	if f.s.Key() != key {

@@ -12,6 +12,7 @@ import (
 )
 
 func TestBatchSuccess(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	ctx := testCtx(t)
 	cr := f.create(t, "r", "i1", "n", 1)
@@ -65,6 +66,7 @@ func TestBatchSuccess(t *testing.T) {
 }
 
 func TestBatchFailureRollsBack(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	ctx := testCtx(t)
 	f.create(t, "dup", "i1", "n", 1)
@@ -129,6 +131,7 @@ func TestBatchFailureRollsBack(t *testing.T) {
 }
 
 func TestBatchLimits(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	ctx := testCtx(t)
 
@@ -165,6 +168,7 @@ func TestBatchLimits(t *testing.T) {
 }
 
 func TestBatchRawRequests(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	hdr := func(pk string) map[string]string {
 		h := map[string]string{"x-ms-cosmos-is-batch-request": "True", "x-ms-cosmos-batch-atomic": "True", "x-ms-cosmos-batch-ordered": "True"}

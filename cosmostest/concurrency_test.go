@@ -13,6 +13,7 @@ import (
 const racers = 50
 
 func TestConcurrentConditionalReplace(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	for round := 0; round < 5; round++ {
 		id := fmt.Sprint("r", round)
@@ -43,6 +44,7 @@ func TestConcurrentConditionalReplace(t *testing.T) {
 }
 
 func TestConcurrentPatchIncrement(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	f.create(t, "counter", "i1", "n", 0)
 	var wg sync.WaitGroup
@@ -67,6 +69,7 @@ func TestConcurrentPatchIncrement(t *testing.T) {
 // Readers never observe part of a batch: every batch creates two documents
 // in one partition, so a partition always holds an even number of them.
 func TestConcurrentBatchAtomicity(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	const batches = 40
 	var wg sync.WaitGroup

@@ -8,6 +8,7 @@ import (
 
 // A fault with a probability affects some matching requests, not all.
 func TestFaultSpecProbability(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	fault, err := FaultSpec{Op: OpCreateItem, Status: http.StatusServiceUnavailable, Probability: 0.5}.Fault()
 	if err != nil {
@@ -31,6 +32,7 @@ func TestFaultSpecProbability(t *testing.T) {
 
 // WritesOnly leaves reads and queries alone.
 func TestFaultSpecWritesOnly(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	f.create(t, "a", "i1")
 	fault, err := FaultSpec{WritesOnly: true, Status: http.StatusRequestTimeout}.Fault()

@@ -13,6 +13,7 @@ import (
 )
 
 func TestFaultStatus(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	ctx := testCtx(t)
 	f.s.InjectFault(Fault{Op: OpCreateItem, Status: http.StatusServiceUnavailable, SubStatus: 21008, Times: 1})
@@ -29,6 +30,7 @@ func TestFaultStatus(t *testing.T) {
 }
 
 func TestFaultThrottleRetried(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	f.create(t, "a", "i1")
 	// The SDK's default client retries 429s, honouring x-ms-retry-after-ms.
@@ -44,6 +46,7 @@ func TestFaultThrottleRetried(t *testing.T) {
 }
 
 func TestFaultDropBeforeApply(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	remove := f.s.InjectFault(Fault{Op: OpCreateItem, Drop: DropBeforeApply})
 	_, err := f.ct.CreateItem(testCtx(t), pkOf("i1"), item("a", "i1"), nil)
@@ -58,6 +61,7 @@ func TestFaultDropBeforeApply(t *testing.T) {
 }
 
 func TestFaultDropAfterApply(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	f.s.InjectFault(Fault{Op: OpBatch, Drop: DropAfterApply, Times: 1})
 	b := f.ct.NewTransactionalBatch(pkOf("i1"))
@@ -98,7 +102,7 @@ func TestFaultDelayAndMatch(t *testing.T) {
 		t.Fatalf("delayed read took %v", d)
 	}
 	// The delay respects the client going away.
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
 	_, err := f.ct.ReadItem(ctx, pkOf("i1"), "b", nil)
 	if !errors.Is(err, context.DeadlineExceeded) {
@@ -113,6 +117,7 @@ func TestFaultDelayAndMatch(t *testing.T) {
 }
 
 func TestFaultAllOpsAndOrder(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	// An empty Op matches everything; the first matching fault wins.
 	r1 := f.s.InjectFault(Fault{Status: http.StatusRequestTimeout})
@@ -129,6 +134,7 @@ func TestFaultAllOpsAndOrder(t *testing.T) {
 }
 
 func TestFaultDefaultRetryAfter(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	f.s.InjectFault(Fault{Op: OpReadItem, Status: http.StatusTooManyRequests})
 	_, err := f.ct.ReadItem(testCtx(t), pkOf("i"), "x", nil)
@@ -167,7 +173,7 @@ func TestCloseCutsDelays(t *testing.T) {
 	go func() {
 		// The SDK retries a read whose connection broke, against a server
 		// that is gone by then: bound it.
-		ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+		ctx, cancel := context.WithTimeout(t.Context(), 1500*time.Millisecond)
 		defer cancel()
 		_, err := f.ct.ReadItem(ctx, pkOf("i1"), "a", nil)
 		errc <- err

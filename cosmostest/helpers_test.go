@@ -43,6 +43,11 @@ func noRetryOptions() *azcosmos.ClientOptions {
 	return &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}}
 }
 
+// newFixture starts a server of the test's own, so tests that use it call
+// t.Parallel. These stay serial: the fault-delay tests and
+// TestCloseCutsDelays (they time delays on the wall clock) and
+// TestLagWindowBoundsStaleness (its staleness window is 100 ms of wall
+// time); TestConformance runs its cases in parallel itself.
 func newFixture(t testing.TB, opts *Options) *fixture {
 	t.Helper()
 	s := NewTestServer(t, opts)
@@ -87,7 +92,7 @@ func (f *fixture) setup(t testing.TB, c *azcosmos.Client) (*azcosmos.DatabaseCli
 }
 
 func testCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx
 }

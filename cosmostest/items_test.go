@@ -10,6 +10,7 @@ import (
 )
 
 func TestItemRoundTrip(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	ctx := testCtx(t)
 

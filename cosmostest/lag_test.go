@@ -58,6 +58,7 @@ func writeVersions(t *testing.T, f *fixture, p, id string, n int) ([]azcore.ETag
 }
 
 func TestLagReadWithoutTokenMayBeStaleButBounded(t *testing.T) {
+	t.Parallel()
 	f := newLagFixture(t, time.Hour)
 	writeVersions(t, f, "p", "a", 5)
 	seen := map[int]int{}
@@ -79,6 +80,7 @@ func TestLagReadWithoutTokenMayBeStaleButBounded(t *testing.T) {
 }
 
 func TestLagReadWithTokenSeesTheWrite(t *testing.T) {
+	t.Parallel()
 	f := newLagFixture(t, time.Hour)
 	_, tokens := writeVersions(t, f, "p", "a", 5)
 	for range lagReads {
@@ -101,6 +103,7 @@ func TestLagReadWithTokenSeesTheWrite(t *testing.T) {
 }
 
 func TestLagStaleReadReturnsItsOwnProgress(t *testing.T) {
+	t.Parallel()
 	f := newLagFixture(t, time.Hour)
 	writeVersions(t, f, "p", "a", 3)
 	for range lagReads {
@@ -121,6 +124,7 @@ func TestLagStaleReadReturnsItsOwnProgress(t *testing.T) {
 }
 
 func TestLagWritesAndETagsSeeTheLatest(t *testing.T) {
+	t.Parallel()
 	f := newLagFixture(t, time.Hour)
 	etags, _ := writeVersions(t, f, "p", "a", 3)
 	for range 20 {
@@ -139,6 +143,7 @@ func TestLagWritesAndETagsSeeTheLatest(t *testing.T) {
 }
 
 func TestLagDeleteMayBeUnseenWithoutToken(t *testing.T) {
+	t.Parallel()
 	f := newLagFixture(t, time.Hour)
 	writeVersions(t, f, "p", "a", 0)
 	r, err := f.ct.DeleteItem(testCtx(t), pkOf("p"), "a", nil)
@@ -179,6 +184,7 @@ func queryIDs(t *testing.T, f *fixture, p string, token *string) map[string]bool
 }
 
 func TestLagQueriesAndBatchesAreAtomic(t *testing.T) {
+	t.Parallel()
 	f := newLagFixture(t, time.Hour)
 	// "a" is followed by Versions writes, so every replica has it.
 	writeVersions(t, f, "p", "a", 0)
@@ -229,6 +235,7 @@ func TestLagWindowBoundsStaleness(t *testing.T) {
 }
 
 func TestLagOffReadsAlwaysLatest(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	writeVersions(t, f, "p", "a", 3)
 	for range lagReads {

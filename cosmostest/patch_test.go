@@ -11,6 +11,7 @@ import (
 )
 
 func TestPatchOperations(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	ctx := testCtx(t)
 	f.create(t, "a", "i1", "n", 1, "s", "x", "arr", []any{1, 2, 3}, "obj", map[string]any{"k": "v"}, "f", 1.5)
@@ -49,6 +50,7 @@ func TestPatchOperations(t *testing.T) {
 }
 
 func TestPatchErrors(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	ctx := testCtx(t)
 	cr := f.create(t, "a", "i1", "n", 1, "s", "x", "arr", []any{1})
@@ -120,6 +122,7 @@ func TestPatchErrors(t *testing.T) {
 }
 
 func TestPatchResultTooLarge(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	f.create(t, "a", "i1", "blob", strings.Repeat("a", 1500*1024))
 	var p azcosmos.PatchOperations
@@ -129,6 +132,7 @@ func TestPatchResultTooLarge(t *testing.T) {
 }
 
 func TestPatchRawSyntax(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	f.create(t, "a", "i1")
 	hdr := map[string]string{"x-ms-documentdb-partitionkey": `["i1"]`}

@@ -35,6 +35,7 @@ func allPages(t testing.TB, ct *azcosmos.ContainerClient, q string, pk azcosmos.
 }
 
 func TestQueryScopes(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	for i := 0; i < 5; i++ {
 		f.create(t, fmt.Sprint("a", i), "i1", "kind", "k", "seq", i)
@@ -99,6 +100,7 @@ func TestQueryScopes(t *testing.T) {
 }
 
 func TestQueryPaging(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	for i := 0; i < 20; i++ {
 		f.create(t, fmt.Sprintf("d%02d", i), fmt.Sprint("i", i%3), "seq", i)
@@ -162,6 +164,7 @@ func TestQueryPaging(t *testing.T) {
 // Documents written between pages of a streaming query are neither
 // duplicated nor cause existing ones to be skipped.
 func TestQueryPagingWithConcurrentInserts(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	for i := 0; i < 10; i++ {
 		f.create(t, fmt.Sprintf("d%02d", i), fmt.Sprint("i", i%2))
@@ -201,6 +204,7 @@ func TestQueryPagingWithConcurrentInserts(t *testing.T) {
 // Iterating an array (FROM t IN c.tags) yields several results per
 // document; a page boundary inside a document resumes where it stopped.
 func TestQueryPagingInsideDocument(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	f.create(t, "a", "i1", "tags", []any{"t1", "t2", "t3", "t4", "t5"})
 	f.create(t, "b", "i2", "tags", []any{"u1", "u2"})
@@ -219,6 +223,7 @@ func TestQueryPagingInsideDocument(t *testing.T) {
 }
 
 func TestQueryResponseShape(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	f.create(t, "a", "i1")
 	body := []byte(`{"query":"SELECT * FROM c WHERE c.id = @id","parameters":[{"name":"@id","value":"a"}]}`)
@@ -241,6 +246,7 @@ func TestQueryResponseShape(t *testing.T) {
 }
 
 func TestQueryResourcesAndReadMany(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	ctx := testCtx(t)
 	pager := f.c.NewQueryDatabasesPager("SELECT * FROM c", nil)

@@ -15,6 +15,7 @@ import (
 // page holds results of one range only, there is one page per range (empty
 // ones included) when pages are large, and every item comes back once.
 func TestPartitionKeyRangesPaging(t *testing.T) {
+	t.Parallel()
 	const ranges = 8
 	f := newFixture(t, &Options{PartitionKeyRanges: ranges})
 	want := map[string]bool{}

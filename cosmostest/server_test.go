@@ -15,6 +15,7 @@ import (
 )
 
 func TestAccount(t *testing.T) {
+	t.Parallel()
 	s := NewTestServer(t, nil)
 	if !strings.HasPrefix(s.Endpoint(), "http://127.0.0.1:") || !strings.HasSuffix(s.Endpoint(), "/") {
 		t.Fatalf("endpoint %q", s.Endpoint())
@@ -45,6 +46,7 @@ func TestAccount(t *testing.T) {
 }
 
 func TestDatabasesAndContainers(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	ctx := testCtx(t)
 	_, err := f.c.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: testDB}, nil)
@@ -120,6 +122,7 @@ func TestDatabasesAndContainers(t *testing.T) {
 }
 
 func TestIDsAndSizes(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	ctx := testCtx(t)
 	for _, id := range []string{`a\b`, "", strings.Repeat("x", 1024)} {
@@ -157,6 +160,7 @@ func TestIDsAndSizes(t *testing.T) {
 }
 
 func TestPartitionKeyHeader(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	ctx := testCtx(t)
 	_, err := f.ct.CreateItem(ctx, pkOf("i2"), item("a", "i1"), nil)
@@ -197,6 +201,7 @@ func TestPartitionKeyHeader(t *testing.T) {
 }
 
 func TestHierarchicalPartitionKey(t *testing.T) {
+	t.Parallel()
 	s := NewTestServer(t, nil)
 	c, _ := s.NewClient(noRetryOptions())
 	defer c.Close()
@@ -222,6 +227,7 @@ func TestHierarchicalPartitionKey(t *testing.T) {
 }
 
 func TestUniqueKeys(t *testing.T) {
+	t.Parallel()
 	s := NewTestServer(t, nil)
 	c, _ := s.NewClient(noRetryOptions())
 	defer c.Close()
@@ -245,6 +251,7 @@ func TestUniqueKeys(t *testing.T) {
 }
 
 func TestIfNoneMatch(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	r := f.create(t, "a", "i1")
 	req := signedRequest(t, f.s, http.MethodGet, docsPath+"/a", nil, map[string]string{"x-ms-documentdb-partitionkey": `["i1"]`, "If-None-Match": string(r.ETag)})
@@ -258,6 +265,7 @@ func TestIfNoneMatch(t *testing.T) {
 }
 
 func TestUnsupportedRequest(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	f.s.ResetCounts()
 	req := signedRequest(t, f.s, http.MethodGet, "/dbs/db/colls/items/sprocs", nil, nil)
@@ -271,6 +279,7 @@ func TestUnsupportedRequest(t *testing.T) {
 }
 
 func TestCountsAndStats(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	f.s.ResetCounts()
 	for i := 0; i < 3; i++ {
@@ -301,6 +310,7 @@ func TestCountsAndStats(t *testing.T) {
 }
 
 func TestClock(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	f.s.SetClock(func() time.Time { return at })
@@ -318,6 +328,7 @@ func TestClock(t *testing.T) {
 }
 
 func TestDirectAccess(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	f.create(t, "a", "i1", "n", 1)
 	f.create(t, "b", "i1", "n", 2)
@@ -354,6 +365,7 @@ func TestDirectAccess(t *testing.T) {
 }
 
 func TestLogf(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var lines []string
 	s := NewTestServer(t, &Options{Logf: func(format string, args ...any) {
@@ -371,6 +383,7 @@ func TestLogf(t *testing.T) {
 }
 
 func TestErrorBody(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	_, err := f.ct.ReadItem(testCtx(t), pkOf("i1"), "missing", nil)
 	var re *azcore.ResponseError
@@ -387,6 +400,7 @@ func TestErrorBody(t *testing.T) {
 }
 
 func TestConsistencyLevel(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	f.create(t, "a", "i1")
 	for level, want := range map[azcosmos.ConsistencyLevel]int{
@@ -409,6 +423,7 @@ func TestConsistencyLevel(t *testing.T) {
 }
 
 func TestTimeToLive(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	ctx := testCtx(t)
 	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -455,6 +470,7 @@ func TestTimeToLive(t *testing.T) {
 // azcosmos writes partition key strings with strconv.QuoteToASCII, which
 // escapes characters outside the BMP as \U0001f642: not JSON, so refused.
 func TestPartitionKeyOutsideBMP(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	_, err := f.ct.CreateItem(testCtx(t), pkOf("ü"), item("a", "ü"), nil)
 	wantOK(t, err, "partition key in the BMP")

@@ -58,7 +58,7 @@ func htOptions(o Options) *Options {
 // cleanup.
 func htStart(t *testing.T, p duroxide.Provider, reg *Registry, o Options) *Runtime {
 	t.Helper()
-	rt, err := Start(context.Background(), p, reg, htOptions(o))
+	rt, err := Start(t.Context(), p, reg, htOptions(o))
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), htWait)
@@ -70,7 +70,7 @@ func htStart(t *testing.T, p duroxide.Provider, reg *Registry, o Options) *Runti
 
 func htWaitDone(t *testing.T, c *Client, instance string) *OrchestrationStatus {
 	t.Helper()
-	st, err := c.WaitForOrchestration(context.Background(), instance, htWait)
+	st, err := c.WaitForOrchestration(t.Context(), instance, htWait)
 	require.NoError(t, err)
 	return st
 }

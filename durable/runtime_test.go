@@ -34,7 +34,7 @@ func TestShutdownWaitsForInflightActivityAndLeaksNothing(t *testing.T) {
 	require.NoError(t, c.StartOrchestration(t.Context(), "i", "O", ""))
 	<-started
 	done := make(chan error, 1)
-	go func() { done <- rt.Shutdown(context.Background()) }()
+	go func() { done <- rt.Shutdown(t.Context()) }()
 	select {
 	case err := <-done:
 		t.Fatalf("Shutdown returned (%v) while an activity was running", err)
@@ -52,7 +52,7 @@ func TestShutdownWaitsForInflightActivityAndLeaksNothing(t *testing.T) {
 	st := htWaitDone(t, c, "i")
 	require.Equal(t, StateCompleted, st.State, st.FailureMessage())
 	require.Equal(t, "finished", st.Output)
-	require.NoError(t, rt.Shutdown(context.Background()), "Shutdown is idempotent")
+	require.NoError(t, rt.Shutdown(t.Context()), "Shutdown is idempotent")
 }
 
 // A Shutdown whose context ends cancels the activities' contexts and
@@ -75,7 +75,7 @@ func TestShutdownBoundedByContextCancelsActivities(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, NewClient(p).StartOrchestration(t.Context(), "i", "O", ""))
 	<-started
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
 	defer cancel()
 	require.ErrorIs(t, rt.Shutdown(ctx), context.DeadlineExceeded)
 	<-sawCancel
@@ -447,7 +447,7 @@ func TestShutdownInterruptsLongPolls(t *testing.T) {
 	rt, err := Start(t.Context(), p, NewRegistry(), htOptions(Options{}))
 	require.NoError(t, err)
 	time.Sleep(20 * time.Millisecond) // let the slots enter their polls
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	require.NoError(t, rt.Shutdown(ctx))
 }

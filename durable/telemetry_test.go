@@ -49,7 +49,7 @@ func TestReplaySafeLogsAppearOnce(t *testing.T) {
 	}))
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	rt := htStart(t, htMem(), reg, Options{Logger: logger})
-	require.NoError(t, rt.Client().StartOrchestration(context.Background(), "chatty-1", "Chatty", "x"))
+	require.NoError(t, rt.Client().StartOrchestration(t.Context(), "chatty-1", "Chatty", "x"))
 	st := htWaitDone(t, rt.Client(), "chatty-1")
 	require.Equal(t, StateCompleted, st.State)
 	require.Equal(t, "x!!", st.Output)
@@ -74,7 +74,7 @@ func TestSpansCarryOutcomesAndFailureKinds(t *testing.T) {
 	}))
 	rt := htStart(t, htMem(), reg, Options{TracerProvider: tp})
 	c := rt.Client()
-	require.NoError(t, c.StartOrchestration(context.Background(), "fails-1", "Fails", "x"))
+	require.NoError(t, c.StartOrchestration(t.Context(), "fails-1", "Fails", "x"))
 	st := htWaitDone(t, c, "fails-1")
 	require.Equal(t, StateFailed, st.State)
 	htEventually(t, func() bool { return len(tp.named("orchestration Fails")) == 2 }, "both turns ended")
@@ -111,17 +111,17 @@ func TestSpansCarryOutcomesAndFailureKinds(t *testing.T) {
 // TraceParent and withTraceParent round-trip a span context; junk is
 // ignored.
 func TestTraceParentRoundTrip(t *testing.T) {
-	assert.Empty(t, TraceParent(context.Background()))
+	assert.Empty(t, TraceParent(t.Context()))
 	tp := &recTracerProvider{}
-	ctx, span := tp.Tracer("t").Start(context.Background(), "s")
+	ctx, span := tp.Tracer("t").Start(t.Context(), "s")
 	defer span.End()
 	tpStr := TraceParent(ctx)
 	require.Regexp(t, "^00-[0-9a-f]{32}-[0-9a-f]{16}-01$", tpStr)
-	back := trace.SpanContextFromContext(withTraceParent(context.Background(), tpStr))
+	back := trace.SpanContextFromContext(withTraceParent(t.Context(), tpStr))
 	assert.Equal(t, span.SpanContext().TraceID(), back.TraceID())
 	assert.Equal(t, span.SpanContext().SpanID(), back.SpanID())
 	assert.True(t, back.IsRemote())
-	assert.False(t, trace.SpanContextFromContext(withTraceParent(context.Background(), "garbage")).IsValid())
+	assert.False(t, trace.SpanContextFromContext(withTraceParent(t.Context(), "garbage")).IsValid())
 }
 
 // BenchmarkTelemetryOff measures what the telemetry hooks cost with no
@@ -135,18 +135,18 @@ func BenchmarkTelemetryOff(b *testing.B) {
 	_ = RegisterOrchestration(reg, "One", func(ctx *OrchestrationContext, in string) (string, error) {
 		return ScheduleActivity[string](ctx, "Echo", in).Await()
 	})
-	rt, err := Start(context.Background(), htMem(), reg, htOptions(Options{}))
+	rt, err := Start(b.Context(), htMem(), reg, htOptions(Options{}))
 	require.NoError(b, err)
-	defer func() { _ = rt.Shutdown(context.Background()) }()
+	defer func() { _ = rt.Shutdown(b.Context()) }()
 	c := rt.Client()
 	b.ResetTimer()
 	began := time.Now()
 	for i := range b.N {
 		id := "bench-" + string(rune('a'+i%26)) + "-" + time.Now().Format("150405.000000000")
-		if err := c.StartOrchestration(context.Background(), id, "One", "x"); err != nil {
+		if err := c.StartOrchestration(b.Context(), id, "One", "x"); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := c.WaitForOrchestration(context.Background(), id, time.Minute); err != nil {
+		if _, err := c.WaitForOrchestration(b.Context(), id, time.Minute); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -162,12 +162,12 @@ func BenchmarkTelemetryOff(b *testing.B) {
 	hooksBegan := time.Now()
 	for range rounds {
 		for range 2 { // two turns
-			end := tel.startTurn(context.Background(), item, time.Now())
-			_ = tel.context("t", context.Background())
+			end := tel.startTurn(b.Context(), item, time.Now())
+			_ = tel.context("t", b.Context())
 			tel.committed("t", oc)
 			end()
 		}
-		end := tel.startActivity(context.Background(), locked, act)
+		end := tel.startActivity(b.Context(), locked, act)
 		tel.acked("w", duroxide.ActivityCompletedItem{})
 		end()
 	}

@@ -37,7 +37,7 @@ func TestChaosShortRun(t *testing.T) {
 	require.NoError(t, err)
 	cfg.workerCommand = []string{exe}
 	var out, progress bytes.Buffer
-	ok, err := run(context.Background(), cfg, &out, &progress)
+	ok, err := run(t.Context(), cfg, &out, &progress)
 	t.Log(progress.String())
 	require.NoError(t, err)
 	var rep Report

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"math"
 	"strings"
@@ -18,7 +17,7 @@ func TestSmokeJSON(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			var out, errOut bytes.Buffer
 			args := []string{"-backend", backend, "-duration", "1s", "-inflight", "4", "-fanout", "3", "-activity-delay", "1ms", "-json"}
-			if err := run(context.Background(), args, &out, &errOut); err != nil {
+			if err := run(t.Context(), args, &out, &errOut); err != nil {
 				t.Fatalf("run: %v\nstderr:\n%s", err, errOut.String())
 			}
 			lines := nonEmptyLines(out.String())
@@ -68,7 +67,7 @@ func TestBadFlags(t *testing.T) {
 		{"-backend", "nope", "-duration", "1ms"},
 	} {
 		var out, errOut bytes.Buffer
-		if err := run(context.Background(), append(args, "-quiet"), &out, &errOut); err == nil {
+		if err := run(t.Context(), append(args, "-quiet"), &out, &errOut); err == nil {
 			t.Errorf("%v: no error", args)
 		}
 	}

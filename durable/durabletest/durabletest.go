@@ -72,7 +72,7 @@ func RunModules(t *testing.T, f Factory, names ...string) {
 			for _, s := range m.tests() {
 				t.Run(s.name, func(t *testing.T) {
 					t.Parallel()
-					s.run(&env{t: t, p: f.NewProvider(t), ctx: context.Background(), f: f})
+					s.run(&env{t: t, p: f.NewProvider(t), ctx: t.Context(), f: f})
 				})
 			}
 		})

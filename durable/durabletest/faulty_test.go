@@ -1,7 +1,6 @@
 package durabletest_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -146,7 +145,7 @@ func TestFaultyProviderFailNext(t *testing.T) {
 func TestFaultyProviderBypassesCapabilityFilter(t *testing.T) {
 	inner := memprovider.New()
 	fp := durabletest.NewFaultyProvider(inner)
-	ctx := context.Background()
+	ctx := t.Context()
 	require.NoError(t, fp.EnqueueForOrchestrator(ctx, startItem("a"), 0))
 	item := fetchOrch(t, fp, nil)
 	pinned := duroxide.SemVer{Major: 99}

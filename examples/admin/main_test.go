@@ -21,7 +21,7 @@ func clearAccountEnv(t *testing.T) {
 func runAdmin(t *testing.T, o options) (string, error) {
 	t.Helper()
 	clearAccountEnv(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	var out bytes.Buffer
 	err := run(ctx, &out, o)
@@ -101,7 +101,7 @@ func TestAdminUnknownInstance(t *testing.T) {
 func TestAdminOnConfiguredAccountTouchesOnlyItsOwnInstances(t *testing.T) {
 	clearAccountEnv(t)
 	srv := cosmostest.NewTestServer(t, nil)
-	ctx := context.Background()
+	ctx := t.Context()
 
 	// Someone else's completed instance, made before the example runs.
 	other, err := cdb.New(ctx, cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key()})

@@ -25,7 +25,7 @@ func newServer(t *testing.T) *cosmostest.Server {
 
 func provision(t *testing.T, s *cosmostest.Server, db, container string) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	if _, err := s.Client().CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: db}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func provision(t *testing.T, s *cosmostest.Server, db, container string) {
 }
 
 func ctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), time.Minute)
+	c, cancel := context.WithTimeout(t.Context(), time.Minute)
 	t.Cleanup(cancel)
 	return c
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -29,7 +28,7 @@ import (
 // stored with the queue document in Cosmos, which is what makes a trace
 // survive restarts and moves between workers.
 func TestSpanTreeOfOneOrchestration(t *testing.T) {
-	out, err := workload(context.Background(), setupTelemetry())
+	out, err := workload(t.Context(), setupTelemetry())
 	require.NoError(t, err)
 	require.Equal(t, "book reserved charged dispatched", out.output)
 
@@ -100,7 +99,7 @@ func TestSpanTreeOfOneOrchestration(t *testing.T) {
 
 // The counters move as docs/operations.md says.
 func TestMetricsMoveAsDocumented(t *testing.T) {
-	out, err := workload(context.Background(), setupTelemetry())
+	out, err := workload(t.Context(), setupTelemetry())
 	require.NoError(t, err)
 	m := out.metrics
 
@@ -135,7 +134,7 @@ func TestMetricsMoveAsDocumented(t *testing.T) {
 // The example prints the tree and the metrics.
 func TestRunPrintsTreeAndMetrics(t *testing.T) {
 	var buf bytes.Buffer
-	require.NoError(t, run(context.Background(), &buf))
+	require.NoError(t, run(t.Context(), &buf))
 	s := buf.String()
 	assert.Contains(t, s, "client start_orchestration")
 	assert.Contains(t, s, "    orchestration Order")
@@ -223,7 +222,7 @@ func histCount(rm metricdata.ResourceMetrics, name string) uint64 {
 // process, as far as the store knows) later run it, and its first turn is
 // still the child of the client's span.
 func TestTraceSurvivesRestart(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	tel := setupTelemetry()
 	srv, err := cosmostest.NewServer(nil)
 	require.NoError(t, err)
@@ -267,7 +266,7 @@ func TestTraceSurvivesRestart(t *testing.T) {
 // Poison and failure counters: an activity no runtime registers is
 // abandoned until it exceeds MaxAttempts, then failed as poison.
 func TestPoisonIsCounted(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	tel := setupTelemetry()
 	srv, err := cosmostest.NewServer(nil)
 	require.NoError(t, err)

@@ -21,7 +21,7 @@ func clearAccountEnv(t *testing.T) {
 
 func TestQuickstartOnCosmostest(t *testing.T) {
 	clearAccountEnv(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	var out bytes.Buffer
 	if err := run(ctx, &out); err != nil {
@@ -50,7 +50,7 @@ func TestQuickstartBadConfigurationFails(t *testing.T) {
 	clearAccountEnv(t)
 	t.Setenv("COSMOS_CONNECTION_STRING", "AccountEndpoint=https://example.documents.azure.com:443/;")
 	var out bytes.Buffer
-	err := run(context.Background(), &out)
+	err := run(t.Context(), &out)
 	if !errors.Is(err, cdb.ErrConfig) || !strings.Contains(err.Error(), "AccountKey") {
 		t.Fatalf("run = %v, want a configuration error about the missing AccountKey", err)
 	}
@@ -67,7 +67,7 @@ func TestQuickstartOnConfiguredAccount(t *testing.T) {
 	t.Setenv("COSMOS_CONTAINER", "quickstart")
 	for i := range 2 {
 		var out bytes.Buffer
-		if err := run(context.Background(), &out); err != nil {
+		if err := run(t.Context(), &out); err != nil {
 			t.Fatalf("run %d: %v\n%s", i, err, out.String())
 		}
 		if !strings.Contains(out.String(), srv.Endpoint()+", auth: key") || !strings.Contains(out.String(), "container duroxide/quickstart ready") {

@@ -21,7 +21,7 @@ func clearAccountEnv(t *testing.T) {
 
 func TestWalkthroughOnCosmostest(t *testing.T) {
 	clearAccountEnv(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	var out bytes.Buffer
 	if err := run(ctx, &out); err != nil {
@@ -54,7 +54,7 @@ func TestWalkthroughBadConfigurationFails(t *testing.T) {
 	clearAccountEnv(t)
 	t.Setenv("COSMOS_CONNECTION_STRING", "AccountEndpoint=https://example.documents.azure.com:443/;")
 	var out bytes.Buffer
-	err := run(context.Background(), &out)
+	err := run(t.Context(), &out)
 	if !errors.Is(err, cdb.ErrConfig) || !strings.Contains(err.Error(), "AccountKey") {
 		t.Fatalf("run = %v, want a configuration error about the missing AccountKey", err)
 	}
@@ -71,7 +71,7 @@ func TestWalkthroughOnConfiguredAccount(t *testing.T) {
 	t.Setenv("COSMOS_CONTAINER", "walkthrough")
 	for i := range 2 {
 		var out bytes.Buffer
-		if err := run(context.Background(), &out); err != nil {
+		if err := run(t.Context(), &out); err != nil {
 			t.Fatalf("run %d: %v\n%s", i, err, out.String())
 		}
 		if !strings.Contains(out.String(), srv.Endpoint()+", auth: key") || !strings.Contains(out.String(), "container duroxide/walkthrough ready") {

@@ -1,7 +1,6 @@
 package testbackend
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"regexp"
@@ -106,7 +105,7 @@ func TestBackends(t *testing.T) {
 		if db == nil {
 			t.FailNow()
 		}
-		_, err := db.Read(context.Background(), nil)
+		_, err := db.Read(t.Context(), nil)
 		var re *azcore.ResponseError
 		if !errors.As(err, &re) || re.StatusCode != http.StatusNotFound {
 			t.Fatalf("database %s after its test ended: err %v, want 404", db.ID(), err)

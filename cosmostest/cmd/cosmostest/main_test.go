@@ -32,7 +32,7 @@ type started struct {
 // start runs the command in-process on free ports and reads its banner.
 func start(t *testing.T, args ...string) *started {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
@@ -111,7 +111,7 @@ func TestServeAndControl(t *testing.T) {
 	client, err := azcosmos.NewClientWithKey(endpoint, cred, &azcosmos.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}})
 	require.NoError(t, err)
 	defer client.Close()
-	ctx := context.Background()
+	ctx := t.Context()
 	_, err = client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "db"}, nil)
 	require.NoError(t, err)
 	db, err := client.NewDatabase("db")
@@ -234,9 +234,9 @@ func TestServeAndControl(t *testing.T) {
 }
 
 func TestBadFlags(t *testing.T) {
-	err := run(context.Background(), []string{"-addr", "127.0.0.1:0", "-control", "127.0.0.1:0", "-key", "not base64!"}, io.Discard, io.Discard)
+	err := run(t.Context(), []string{"-addr", "127.0.0.1:0", "-control", "127.0.0.1:0", "-key", "not base64!"}, io.Discard, io.Discard)
 	require.ErrorContains(t, err, "base64")
-	err = run(context.Background(), []string{"stray"}, io.Discard, io.Discard)
+	err = run(t.Context(), []string{"stray"}, io.Discard, io.Discard)
 	require.ErrorContains(t, err, "unexpected arguments")
 }
 

@@ -15,7 +15,7 @@ import (
 func newProvider(t *testing.T) (context.Context, *cdb.Provider) {
 	t.Helper()
 	srv := cosmostest.NewTestServer(t, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	t.Cleanup(cancel)
 	p, err := cdb.New(ctx, cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key()})
 	if err != nil {
