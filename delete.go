@@ -103,7 +103,7 @@ func (p *Provider) validateDeletion(ctx context.Context, op string, ids []string
 // tombstone marks every instance deleted, each conditioned on the ETag
 // validation saw.
 func (p *Provider) tombstone(ctx context.Context, docs []deletion) ([]*instanceDoc, error) {
-	now := ms(p.opts.Now())
+	now := ms(p.now())
 	var out []*instanceDoc
 	var written []deletion
 	for _, d := range docs {
@@ -254,7 +254,7 @@ func isCompletion(workItem string) bool {
 func (p *Provider) finishDeletions(ctx context.Context, full bool) error {
 	q := "SELECT * FROM c WHERE c.type = 'instance' AND IS_DEFINED(c.deleted)"
 	var docs []instanceDoc
-	err := p.reconcileScan(ctx, "deletions", full, cosmos.ScanRequest{Text: q, Fresh: noParams, PageSize: 100}, func(raw []byte) {
+	err := p.maintenanceScan(ctx, "deletions", full, cosmos.ScanRequest{Text: q, Fresh: noParams, PageSize: 100}, func(raw []byte) {
 		var d instanceDoc
 		if json.Unmarshal(raw, &d) == nil {
 			docs = append(docs, d)

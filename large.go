@@ -481,7 +481,7 @@ func (p *Provider) finishPendingTurns(ctx context.Context, full bool) error {
 		PendingTurn *pendingTurn `json:"pendingTurn"`
 	}
 	var rows []row
-	err := p.reconcileScan(ctx, "pending_turns", full, cosmos.ScanRequest{Text: q, Fresh: noParams, PageSize: 100}, func(raw []byte) {
+	err := p.maintenanceScan(ctx, "pending_turns", full, cosmos.ScanRequest{Text: q, Fresh: noParams, PageSize: 100}, func(raw []byte) {
 		var r row
 		if json.Unmarshal(raw, &r) == nil && r.PendingTurn != nil {
 			rows = append(rows, r)
