@@ -240,7 +240,7 @@ func variantOf(w duroxide.WorkItem) string {
 // stops a late re-delivery of an outbox intent from enqueueing its message
 // again; re-delivery is only attempted by a process that read the intent
 // before its deletion — the acking process right after its commit, or a
-// reconciler round (bounded by 4 × OutboxInterval) — which is far shorter
+// reconciler round (bounded by 4 × MaintenanceInterval) — which is far shorter
 // than this. Older markers are removed by the instance's next turn.
 const receivedRetention = time.Hour
 

@@ -183,7 +183,7 @@ func TestOutboxActivityNotRedeliveredAfterConsumption(t *testing.T) {
 	require.NotNil(t, w)
 	require.NoError(t, h.p.AckWorkItem(ctx, w.LockToken, duroxide.ActivityCompletedItem{Instance: "fa-other", ExecutionID: 1, ID: 7, Result: "r"}))
 
-	require.Equal(t, 1, reconcileFirst(t, h.open(cdb.Options{Now: skewedClock(time.Minute)})))
+	require.Equal(t, 1, reconcileFirst(t, h.open(cdb.Options{Test: cdb.TestOptions{Now: skewedClock(time.Minute)}})))
 	require.Empty(t, h.docsWhere("worker_queue", "fa-other"), "the executed activity was enqueued again by a redelivered intent")
 }
 
@@ -208,7 +208,7 @@ func TestForeignCompletionSurvivesFailedDelivery(t *testing.T) {
 		require.NoError(t, h.p.AckWorkItem(ctx, w.LockToken, done), "retrying a retryable ack must succeed")
 	}
 	// The failed delivery is left to the reconciler, never lost.
-	_, err = h.p.ReconcileOutbox(ctx)
+	_, err = h.p.RunMaintenance(ctx)
 	require.NoError(t, err)
 	require.Len(t, h.docsWhere("orch_queue", "fc-orch"), 1, "the completion was lost")
 	require.Empty(t, h.docsWhere("orch_queue", "fc-worker"))

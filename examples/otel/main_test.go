@@ -228,7 +228,7 @@ func TestTraceSurvivesRestart(t *testing.T) {
 	srv, err := cosmostest.NewServer(nil)
 	require.NoError(t, err)
 	defer srv.Close()
-	cfg := cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key(), Options: cdb.Options{TracerProvider: tel.tp, OutboxInterval: -1}}
+	cfg := cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key(), Options: cdb.Options{TracerProvider: tel.tp, MaintenanceInterval: -1}}
 
 	before, err := cdb.New(ctx, cfg)
 	require.NoError(t, err)
@@ -273,7 +273,7 @@ func TestPoisonIsCounted(t *testing.T) {
 	require.NoError(t, err)
 	defer srv.Close()
 	p, err := cdb.New(ctx, cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key(),
-		Options: cdb.Options{TracerProvider: tel.tp, MeterProvider: tel.mp, OutboxInterval: -1}})
+		Options: cdb.Options{TracerProvider: tel.tp, MeterProvider: tel.mp, MaintenanceInterval: -1}})
 	require.NoError(t, err)
 	defer p.Close()
 	reg := durable.NewRegistry()
