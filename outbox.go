@@ -18,8 +18,8 @@ import (
 // start, a child's completion for its parent, a detached start, a cancel
 // cascade) is first written as an intent document inside the turn's
 // batch. Right after the commit the acking process creates the target
-// message in the target's partition and deletes the intents; a
-// background reconciler delivers intents whose delivery did not happen
+// message in the target's partition and deletes the intents; the
+// background maintenance loop delivers intents whose delivery did not happen
 // (crash, network). The target message id is derived from the intent's
 // idempotency key, so delivering twice is a 409 — already done — and the
 // target keeps a marker after consuming it, so even a delivery after
@@ -43,7 +43,7 @@ func (p *Provider) intent(lk *orchLock, exec uint64, seq int, d *queueDoc, now t
 }
 
 // deliverIntents delivers a committed turn's intents, best effort: what
-// fails here is retried by the reconciler.
+// fails here is retried by the maintenance loop.
 func (p *Provider) deliverIntents(ctx context.Context, source string, intents []outboxDoc) {
 	if len(intents) == 0 {
 		return
@@ -56,7 +56,7 @@ func (p *Provider) deliverIntents(ctx context.Context, source string, intents []
 	}
 	if b.Len() > 0 {
 		if _, err := p.st.ExecuteTolerant(ctx, b, false); err != nil {
-			p.opts.Logger.Warn("deleting delivered outbox intents; the reconciler will finish", "instance_id", source, "error", err)
+			p.opts.Logger.Warn("deleting delivered outbox intents; the maintenance loop will finish", "instance_id", source, "error", err)
 		}
 	}
 }

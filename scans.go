@@ -6,9 +6,9 @@ import (
 	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
-// maintenanceScan runs one scan of a reconciler round: a bounded step of the
-// named background scan, or with full the whole query from the start (for
-// RunMaintenance, which promises everything pending).
+// maintenanceScan runs one scan of a maintenance round: a bounded step of
+// the named background scan, or with full the whole query from the start
+// (for RunMaintenance, which promises everything pending).
 func (p *Provider) maintenanceScan(ctx context.Context, name string, full bool, r cosmos.ScanRequest, each func(raw []byte)) error {
 	cur := p.scans.Get(name)
 	r.MaxPages = p.opts.ScanPages
