@@ -88,7 +88,7 @@ type Config struct {
 }
 
 // Options tune the provider's behaviour; the zero value (or a nil
-// *Options) gives the defaults, the Default* constants below.
+// *Options) gives the defaults (the Default* constants).
 type Options struct {
 	// Retry bounds throttling retries above the SDK's own.
 	Retry RetryOptions
