@@ -88,6 +88,7 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 		}
 		return p.ackError(op, plan, err)
 	}
+	p.rememberTurn(plan, commit) // turncache.go
 	return p.finishAck(ctx, lk, plan, false)
 }
 
@@ -158,6 +159,7 @@ func (p *Provider) commitTurn(ctx context.Context, plan *turnPlan) error {
 		b.Add(o)
 	}
 	if !b.Fits() {
+		plan.large = true
 		return p.commitLargeTurn(ctx, plan)
 	}
 	p.addMarkerCleanup(b, plan)

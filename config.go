@@ -126,6 +126,12 @@ type Options struct {
 	// container with more physical partitions than this is scanned over
 	// several calls, each resuming where the last stopped.
 	ScanPages int
+	// TurnCacheBytes bounds the memory of the turn cache: the history and
+	// KV state this process committed last for each instance, which lets
+	// the instance's next fetch skip the load query when nothing changed
+	// since (turncache.go; default DefaultTurnCacheBytes, 32 MiB).
+	// Negative disables the cache: every fetch queries.
+	TurnCacheBytes int
 
 	// Test holds knobs for tests only; production code leaves it zero.
 	Test TestOptions
@@ -163,6 +169,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ScanPages <= 0 {
 		o.ScanPages = DefaultScanPages
+	}
+	if o.TurnCacheBytes == 0 {
+		o.TurnCacheBytes = DefaultTurnCacheBytes
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

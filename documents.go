@@ -61,6 +61,11 @@ type instanceDoc struct {
 	// retried ack (whose first attempt committed but whose response was
 	// lost) is recognised as done instead of failing as "lock lost".
 	LastAckToken string `json:"lastAckToken,omitempty"`
+	// ReceivedUntil is when the last orch_received marker a turn of the
+	// instance created expires (ms): until then the instance may hold
+	// markers that only the load query finds and removes, so the turn
+	// cache defers to it (turncache.go).
+	ReceivedUntil *int64 `json:"receivedUntil,omitempty"`
 	// CompletedAt is when the current execution reached a terminal status
 	// (ms), for bulk deletion's completed_before filter.
 	CompletedAt *int64 `json:"completedAt,omitempty"`

@@ -31,7 +31,9 @@ import (
 //     messages need no second read. A work item is locked with one
 //     If-Match patch.
 //  3. An orchestration's current-execution history and KV documents are
-//     loaded with one single-partition query.
+//     loaded with one single-partition query, or taken from the turn
+//     cache when this process committed the previous turn and the locked
+//     instance document shows nothing changed since (turncache.go).
 
 // filterKey names an instance under one capability filter: an instance
 // refused by one filter may suit another.
@@ -164,7 +166,7 @@ func (p *Provider) tryLockOrchestration(ctx context.Context, c candidate, lockTi
 		lk.doc.OrchestrationName, lk.doc.OrchestrationVersion = item.OrchestrationName, item.Version
 	} else {
 		item.OrchestrationName, item.Version, item.ExecutionID = lk.doc.OrchestrationName, lk.doc.OrchestrationVersion, lk.doc.CurrentExecutionID
-		if err := p.loadTurnState(ctx, lk, item); err != nil {
+		if err := p.loadTurnStateCached(ctx, lk, item); err != nil { // turncache.go
 			// Err means no lock is held: give it back before failing.
 			p.releaseQuietly(ctx, lk)
 			return nil, err
@@ -299,8 +301,8 @@ func lockCondition(now time.Time, filter *duroxide.DispatcherCapabilityFilter) s
 	cond := "FROM c WHERE (NOT IS_DEFINED(c.lockedUntil) OR IS_NULL(c.lockedUntil) OR c.lockedUntil <= " + n + ") AND NOT IS_DEFINED(c.deleted)"
 	if filter != nil {
 		r := filter.SupportedDuroxideVersions[0]
-		cond += " AND (NOT IS_DEFINED(c.pinnedDuroxideVersion) OR IS_NULL(c.pinnedDuroxideVersion) OR (" +
-			versionAtLeast(r.Min) + " AND " + versionAtMost(r.Max) + "))" // numbers.go
+		cond += " AND (NOT IS_DEFINED(c.pinnedDuroxideVersion) OR IS_NULL(c.pinnedDuroxideVersion) OR " +
+			versionAtLeast(r.Min) + " AND " + versionAtMost(r.Max) + ")" // numbers.go
 	}
 	return cond
 }
@@ -387,6 +389,7 @@ func (p *Provider) loadTurnState(ctx context.Context, lk *orchLock, item *duroxi
 		}
 	}
 	events, herr := decodeHistory(hist)
+	p.noteLoaded(lk, hist, item, herr == nil && kvErr == nil) // turncache.go
 	switch {
 	case herr != nil:
 		msg := herr.Error()

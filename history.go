@@ -238,6 +238,10 @@ func (p *Provider) AppendWithExecution(ctx context.Context, instance string, exe
 	if err := validateInstanceID(op, instance); err != nil {
 		return err
 	}
+	// The appended events bypass the instance document, so the turn
+	// cache could not notice them (turncache.go).
+	p.turns.drop(instance)
+	defer p.turns.drop(instance)
 	b := cosmos.NewBatch(instance)
 	flush := func() error {
 		if b.Len() == 0 {

@@ -59,12 +59,21 @@ func validateVersion(op, what string, v duroxide.SemVer) error {
 // versionAtLeast and versionAtMost are the lexicographic comparisons of
 // the stored pinned version with a bound, for the lock condition (which
 // cannot take parameters; only validated integers are spliced in).
+//
+// They are written as one flat disjunction (AND binds tighter than OR)
+// rather than nested groups: the PEG parser behind @vercel/cosmosdb-server
+// backtracks exponentially in the nesting depth, and the nested form took
+// over two minutes to parse there (the real service parses either at once).
 func versionAtLeast(v duroxide.SemVer) string {
-	return fmt.Sprintf("(c.pinnedDuroxideVersion.major > %d OR (c.pinnedDuroxideVersion.major = %d AND (c.pinnedDuroxideVersion.minor > %d OR (c.pinnedDuroxideVersion.minor = %d AND c.pinnedDuroxideVersion.patch >= %d))))",
-		v.Major, v.Major, v.Minor, v.Minor, v.Patch)
+	return versionCompare(">", ">=", v)
 }
 
 func versionAtMost(v duroxide.SemVer) string {
-	return fmt.Sprintf("(c.pinnedDuroxideVersion.major < %d OR (c.pinnedDuroxideVersion.major = %d AND (c.pinnedDuroxideVersion.minor < %d OR (c.pinnedDuroxideVersion.minor = %d AND c.pinnedDuroxideVersion.patch <= %d))))",
-		v.Major, v.Major, v.Minor, v.Minor, v.Patch)
+	return versionCompare("<", "<=", v)
+}
+
+func versionCompare(strict, last string, v duroxide.SemVer) string {
+	const p = "c.pinnedDuroxideVersion"
+	return fmt.Sprintf("(%[1]s.major %[2]s %[4]d OR %[1]s.major = %[4]d AND %[1]s.minor %[2]s %[5]d OR %[1]s.major = %[4]d AND %[1]s.minor = %[5]d AND %[1]s.patch %[3]s %[6]d)",
+		p, strict, last, v.Major, v.Minor, v.Patch)
 }

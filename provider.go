@@ -39,7 +39,8 @@ type Provider struct {
 	// held by another owner, until that lock ends: the owner's fetches skip
 	// its items without a read.
 	foreignSessions busyCache
-	claims          claimSet // candidates a fetch of this process is locking (claims.go)
+	claims          claimSet   // candidates a fetch of this process is locking (claims.go)
+	turns           *turnCache // state after this process's last turn per instance (turncache.go)
 
 	closeOnce sync.Once
 	stop      chan struct{}
@@ -160,7 +161,7 @@ func derefOptions(opts *Options) Options {
 func newProvider(container *azcosmos.ContainerClient, o Options) *Provider {
 	o = o.withDefaults()
 	p := &Provider{st: cosmos.NewStore(container, o.Retry, o.Test.Hooks), opts: o, stop: make(chan struct{}),
-		discovery: map[string]*discoveryState{docOrchQueue: {}, docWorkerQueue: {}}}
+		discovery: map[string]*discoveryState{docOrchQueue: {}, docWorkerQueue: {}}, turns: newTurnCache(o.TurnCacheBytes)}
 	p.unobserve = p.registerMetrics(o.MeterProvider)
 	return p
 }

@@ -89,6 +89,9 @@ type orchLock struct {
 	// staleMarkers are orch_received markers of the instance old enough
 	// to be removed by the turn's batch (see receivedRetention).
 	staleMarkers []string
+	// base is the history and KV state the turn was handed, from the load
+	// query or the turn cache (turncache.go); nil when unknown.
+	base *turnState
 
 	// mu serialises acks, abandons and renewals of this lock in this
 	// process: two concurrent acks of one token must not both succeed.

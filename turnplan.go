@@ -91,6 +91,7 @@ type turnPlan struct {
 	intents        []outboxDoc
 	foreignCancels []duroxide.ScheduledActivityIdentifier
 	staleMarkers   []string // expired orch_received markers (addMarkerCleanup)
+	large          bool     // committed as a large turn (large.go), not one batch
 }
 
 func (p *Provider) planTurn(op string, lk *orchLock, c duroxide.OrchestrationCommit, tp string) (*turnPlan, error) {
@@ -306,6 +307,7 @@ func (p *Provider) nextInstanceDoc(lk *orchLock, c duroxide.OrchestrationCommit,
 	doc.sumExecutions()
 	doc.LockToken, doc.LockedUntil = nil, nil
 	doc.LastAckToken = lk.token
+	noteReceived(&doc, lk, now) // turncache.go
 	doc.UpdatedAt = ms(now)
 	return doc
 }
