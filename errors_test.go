@@ -348,6 +348,44 @@ func TestErrorsThrottleBudget(t *testing.T) {
 		require.Equal(t, int64(4), st.Requests)
 		require.Equal(t, int64(3), st.Failures)
 	})
+	// azcore's pager is terminal after a failed fetch: retrying NextPage
+	// would return the stored 429 without sending anything, so each page
+	// must really be sent again, from its continuation.
+	t.Run("a throttled query page is sent again", func(t *testing.T) {
+		srv, s := etStore(t, RetryOptions{MaxThrottleRetries: 3, MaxThrottleWait: 5 * time.Second}, nil)
+		for i := range 5 {
+			_, err := s.Create(ctx, "q", etDoc("q", fmt.Sprintf("d%d", i)))
+			require.NoError(t, err)
+		}
+		throttle := func(continued bool) {
+			srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpQuery, Status: http.StatusTooManyRequests, Times: 1,
+				Headers: map[string]string{"x-ms-retry-after-ms": "1"},
+				Match:   func(r *http.Request) bool { return (r.Header.Get("x-ms-continuation") != "") == continued }})
+		}
+		part := "q"
+		o := cosmos.QueryOptions{Partition: &part, PageSize: 2}
+		q := "SELECT * FROM c WHERE c.instanceId = @i"
+		params := cosmos.QueryParams{}.Add("@i", "q")
+
+		throttle(false)
+		throttle(true)
+		n := 0
+		more, err := s.Query(ctx, q, params, o, func([]byte) bool { n++; return true })
+		require.NoError(t, err)
+		require.False(t, more)
+		require.Equal(t, 5, n, "every page was read")
+		require.Equal(t, 3+2, etCount(srv, cosmostest.OpQuery), "3 pages, 2 of them sent twice")
+
+		throttle(false)
+		throttle(true)
+		n = 0
+		next, pages, err := s.QueryPages(ctx, q, params, o, nil, func(items [][]byte) bool { n += len(items); return true })
+		require.NoError(t, err)
+		require.Nil(t, next)
+		require.Equal(t, 3, pages)
+		require.Equal(t, 5, n)
+		require.Equal(t, 2*(3+2), etCount(srv, cosmostest.OpQuery))
+	})
 	t.Run("retry count budget", func(t *testing.T) {
 		srv, p := etProvider(t, Options{Retry: RetryOptions{MaxThrottleRetries: 3, MaxThrottleWait: 5 * time.Second}})
 		srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Status: http.StatusTooManyRequests,

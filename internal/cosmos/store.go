@@ -361,37 +361,16 @@ type QueryOptions struct {
 // returns false or the pages run out. It returns whether more results were
 // left unread.
 func (s *Store) Query(ctx context.Context, text string, params QueryParams, o QueryOptions, each func(item []byte) bool) (more bool, err error) {
-	key := azcosmos.NewPartitionKey()
-	call := Call{Op: OpQuery}
-	if o.Partition != nil {
-		key = pk(*o.Partition)
-		call.PartitionKey = *o.Partition
-	}
-	qo := &azcosmos.QueryOptions{QueryParameters: params, PageSizeHint: o.PageSize}
-	qo.SessionToken = s.tokens.get(call.PartitionKey) // "" = cross-partition; see sessiontokens.go
-	pager := s.c.NewQueryItemsPager(text, key, qo)
-	for pages := 0; pager.More(); pages++ {
+	var cont *string
+	for pages := 0; pages == 0 || cont != nil; pages++ {
 		if o.MaxPages > 0 && pages >= o.MaxPages {
 			return true, nil
 		}
-		var page azcosmos.QueryItemsResponse
-		err := s.Do(ctx, call, func(ctx context.Context) (Result, error) {
-			var err error
-			page, err = pager.NextPage(ctx)
-			var tok string
-			if page.RawResponse != nil {
-				tok = page.RawResponse.Header.Get("x-ms-session-token")
-			}
-			s.observe(call.PartitionKey, &tok, err)
-			n := 0
-			for _, it := range page.Items {
-				n += len(it)
-			}
-			return Result{Bytes: n, Charge: page.RequestCharge}, err
-		})
+		page, err := s.page(ctx, text, params, o, cont)
 		if err != nil {
 			return false, err
 		}
+		cont = page.ContinuationToken
 		for _, it := range page.Items {
 			if !each(it) {
 				return true, nil
@@ -408,39 +387,52 @@ func (s *Store) Query(ctx context.Context, text string, params QueryParams, o Qu
 // empty while a continuation remains: a cross-partition query is served one
 // partition key range per page.
 func (s *Store) QueryPages(ctx context.Context, text string, params QueryParams, o QueryOptions, token *string, page func(items [][]byte) bool) (next *string, pages int, err error) {
+	cont := token
+	for first := true; first || cont != nil; first = false {
+		if o.MaxPages > 0 && pages >= o.MaxPages {
+			break
+		}
+		resp, err := s.page(ctx, text, params, o, cont)
+		if err != nil {
+			return nil, pages, err
+		}
+		pages++
+		next, cont = resp.ContinuationToken, resp.ContinuationToken
+		if !page(resp.Items) {
+			break
+		}
+	}
+	return next, pages, nil
+}
+
+// page fetches one page of a query, from continuation cont (nil: the
+// first page), retrying throttling like any request. Every attempt builds
+// a new pager: azcore's Pager is terminal once a fetch failed (NextPage
+// then returns the stored error without sending anything), so a throttled
+// page can only be sent again from its continuation token.
+func (s *Store) page(ctx context.Context, text string, params QueryParams, o QueryOptions, cont *string) (azcosmos.QueryItemsResponse, error) {
 	key := azcosmos.NewPartitionKey()
 	call := Call{Op: OpQuery}
 	if o.Partition != nil {
 		key = pk(*o.Partition)
 		call.PartitionKey = *o.Partition
 	}
-	qo := &azcosmos.QueryOptions{QueryParameters: params, PageSizeHint: o.PageSize, ContinuationToken: token}
-	qo.SessionToken = s.tokens.get(call.PartitionKey) // "" = cross-partition; see sessiontokens.go
-	pager := s.c.NewQueryItemsPager(text, key, qo)
-	for pager.More() && (o.MaxPages <= 0 || pages < o.MaxPages) {
-		var resp azcosmos.QueryItemsResponse
-		err := s.Do(ctx, call, func(ctx context.Context) (Result, error) {
-			var err error
-			resp, err = pager.NextPage(ctx)
-			var tok string
-			if resp.RawResponse != nil {
-				tok = resp.RawResponse.Header.Get("x-ms-session-token")
-			}
-			s.observe(call.PartitionKey, &tok, err)
-			n := 0
-			for _, it := range resp.Items {
-				n += len(it)
-			}
-			return Result{Bytes: n, Charge: resp.RequestCharge}, err
-		})
-		if err != nil {
-			return nil, pages, err
+	var resp azcosmos.QueryItemsResponse
+	err := s.Do(ctx, call, func(ctx context.Context) (Result, error) {
+		qo := &azcosmos.QueryOptions{QueryParameters: params, PageSizeHint: o.PageSize, ContinuationToken: cont}
+		qo.SessionToken = s.tokens.get(call.PartitionKey) // "" = cross-partition; see sessiontokens.go
+		var err error
+		resp, err = s.c.NewQueryItemsPager(text, key, qo).NextPage(ctx)
+		var tok string
+		if resp.RawResponse != nil {
+			tok = resp.RawResponse.Header.Get("x-ms-session-token")
 		}
-		pages++
-		next = resp.ContinuationToken
-		if !page(resp.Items) {
-			break
+		s.observe(call.PartitionKey, &tok, err)
+		n := 0
+		for _, it := range resp.Items {
+			n += len(it)
 		}
-	}
-	return next, pages, nil
+		return Result{Bytes: n, Charge: resp.RequestCharge}, err
+	})
+	return resp, err
 }
