@@ -56,9 +56,14 @@ func TestCosmosLeasesConflictOneWinner(t *testing.T) {
 	open := func(id string) *CosmosLeases {
 		l, err := NewCosmosLeases(LeaseOptions{ProcessID: id, LeaseDuration: time.Hour})
 		require.NoError(t, err)
-		p, err := New(ctx, Config{Endpoint: srv.Endpoint(), Key: srv.Key()}, &Options{Leases: l, MaintenanceInterval: -1})
+		p, err := New(ctx, Config{Endpoint: srv.Endpoint(), Key: srv.Key()}, &Options{MaintenanceInterval: -1})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = p.Close() })
+		// Bound without the provider's renewal loop: its first renewal
+		// runs at once in the background and would race the claims below
+		// (recreating a deleted slot document between the snapshot and
+		// the claims, so that neither claimant won it).
+		require.NoError(t, l.bind(p))
 		require.NoError(t, l.Refresh(ctx))
 		return l
 	}
