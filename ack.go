@@ -126,7 +126,7 @@ func (p *Provider) recheckLock(ctx context.Context, op string, lk *orchLock, may
 		return false, false, errInvalidToken(op)
 	case mayBeDone && doc.LastAckToken == lk.token:
 		return true, false, nil
-	case doc.LockToken != nil && *doc.LockToken == lk.token && p.opts.Now().Before(time.UnixMilli(deref(doc.LockedUntil))):
+	case doc.LockToken != nil && *doc.LockToken == lk.token && p.now().Before(time.UnixMilli(deref(doc.LockedUntil))):
 		lk.doc, lk.etag = *doc, etag
 		lk.lockedUntil = time.UnixMilli(deref(doc.LockedUntil))
 		return false, true, nil

@@ -72,13 +72,12 @@ func newCostEnvRanges(tb testing.TB, opts cdb.Options, ranges int) *costEnv {
 	costContainerSeq.n++
 	coll := fmt.Sprintf("c%d", costContainerSeq.n)
 	costContainerSeq.Unlock()
-	if opts.OutboxInterval == 0 {
-		opts.OutboxInterval = -1
+	if opts.MaintenanceInterval == 0 {
+		opts.MaintenanceInterval = -1
 	}
 	ctx := tb.Context()
 	p, err := cdb.New(ctx, cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key(), Database: costDB, Container: coll,
-		ClientOptions: &azcosmos.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}},
-		Options:       opts})
+		ClientOptions: &azcosmos.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}}}, &opts)
 	if err != nil {
 		tb.Fatalf("cdb.New: %v", err)
 	}

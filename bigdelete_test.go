@@ -119,7 +119,7 @@ func TestDeleteLargeInstanceNeverLooksHalfAlive(t *testing.T) {
 	require.NoError(t, err)
 	require.Greater(t, len(docs), 100, "the sweep really was interrupted")
 
-	_, err = p.ReconcileOutbox(ctx)
+	_, err = p.RunMaintenance(ctx)
 	require.NoError(t, err)
 	docs, err = srv.Documents("db", "del")
 	require.NoError(t, err)

@@ -33,21 +33,30 @@ var controlPlaneOps = []cosmostest.Op{
 	cosmostest.OpReplaceOffer,
 }
 
-func bsKeyConfig(srv *cosmostest.Server, o cdb.Options) cdb.Config {
-	if o.OutboxInterval == 0 {
-		o.OutboxInterval = -1
-	}
-	return cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key(), Database: hDatabase, Container: hContainer, ClientOptions: hClientOptions(), Options: o}
+func bsKeyConfig(srv *cosmostest.Server) cdb.Config {
+	return cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key(), Database: hDatabase, Container: hContainer, ClientOptions: hClientOptions()}
 }
 
 func bsTokenConfig(srv *cosmostest.Server, cred azcore.TokenCredential) cdb.Config {
-	return cdb.Config{Endpoint: srv.Endpoint(), Credential: cred, Database: hDatabase, Container: hContainer, ClientOptions: hClientOptions(),
-		Options: cdb.Options{OutboxInterval: -1}}
+	return cdb.Config{Endpoint: srv.Endpoint(), Credential: cred, Database: hDatabase, Container: hContainer, ClientOptions: hClientOptions()}
+}
+
+// bsOptions is o with the maintenance loop off unless o sets it.
+func bsOptions(o cdb.Options) *cdb.Options {
+	if o.MaintenanceInterval == 0 {
+		o.MaintenanceInterval = -1
+	}
+	return &o
 }
 
 func bsNew(t *testing.T, cfg cdb.Config) *cdb.Provider {
 	t.Helper()
-	p, err := cdb.New(t.Context(), cfg)
+	return bsNewWith(t, cfg, cdb.Options{})
+}
+
+func bsNewWith(t *testing.T, cfg cdb.Config, o cdb.Options) *cdb.Provider {
+	t.Helper()
+	p, err := cdb.New(t.Context(), cfg, bsOptions(o))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })
 	return p
@@ -101,7 +110,7 @@ func bsSmokeTurn(t *testing.T, p *cdb.Provider, inst string) {
 func TestBootstrapCreatesContainer(t *testing.T) {
 	t.Parallel()
 	srv := cosmostest.NewTestServer(t, nil)
-	cfg := bsKeyConfig(srv, cdb.Options{})
+	cfg := bsKeyConfig(srv)
 	cfg.Throughput = 600
 	p := bsNew(t, cfg)
 	require.Equal(t, map[cosmostest.Op]int{cosmostest.OpReadContainer: 1, cosmostest.OpCreateDatabase: 1, cosmostest.OpCreateContainer: 1},
@@ -146,14 +155,14 @@ func TestBootstrapCreatesContainer(t *testing.T) {
 func TestBootstrapIdempotent(t *testing.T) {
 	t.Parallel()
 	srv := cosmostest.NewTestServer(t, nil)
-	p1 := bsNew(t, bsKeyConfig(srv, cdb.Options{}))
+	p1 := bsNew(t, bsKeyConfig(srv))
 	bsSmokeTurn(t, p1, "idem-1")
 	before := bsContainer(t, srv)
 	docs, err := srv.Documents(hDatabase, hContainer)
 	require.NoError(t, err)
 
 	srv.ResetCounts()
-	p2 := bsNew(t, bsKeyConfig(srv, cdb.Options{}))
+	p2 := bsNew(t, bsKeyConfig(srv))
 	require.Equal(t, map[cosmostest.Op]int{cosmostest.OpReadContainer: 1}, bsControlPlane(srv), "a second bootstrap must only read")
 	after := bsContainer(t, srv)
 	require.Equal(t, before.ETag, after.ETag, "container replaced")
@@ -165,7 +174,7 @@ func TestBootstrapIdempotent(t *testing.T) {
 	// Race: another process created everything after our read.
 	srv.ResetCounts()
 	srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpReadContainer, Status: http.StatusNotFound, Times: 1})
-	p3 := bsNew(t, bsKeyConfig(srv, cdb.Options{}))
+	p3 := bsNew(t, bsKeyConfig(srv))
 	require.Equal(t, map[cosmostest.Op]int{cosmostest.OpReadContainer: 1, cosmostest.OpCreateDatabase: 1, cosmostest.OpCreateContainer: 1},
 		bsControlPlane(srv))
 	require.Equal(t, before.ETag, bsContainer(t, srv).ETag, "409 on create must leave the container as it was")
@@ -180,7 +189,7 @@ func TestBootstrapIdempotent(t *testing.T) {
 	srv2 := cosmostest.NewTestServer(t, nil)
 	_, err = srv2.Client().CreateDatabase(t.Context(), azcosmos.DatabaseProperties{ID: hDatabase}, nil)
 	require.NoError(t, err)
-	bsSmokeTurn(t, bsNew(t, bsKeyConfig(srv2, cdb.Options{})), "idem-4")
+	bsSmokeTurn(t, bsNew(t, bsKeyConfig(srv2)), "idem-4")
 }
 
 // TestBootstrapSkip: SkipBootstrap sends no control-plane request (and no
@@ -188,9 +197,9 @@ func TestBootstrapIdempotent(t *testing.T) {
 func TestBootstrapSkip(t *testing.T) {
 	t.Parallel()
 	srv := cosmostest.NewTestServer(t, nil)
-	bsNew(t, bsKeyConfig(srv, cdb.Options{})) // provision
+	bsNew(t, bsKeyConfig(srv)) // provision
 	srv.ResetCounts()
-	cfg := bsKeyConfig(srv, cdb.Options{})
+	cfg := bsKeyConfig(srv)
 	cfg.SkipBootstrap = true
 	p := bsNew(t, cfg)
 	require.Empty(t, srv.Counts(), "New with SkipBootstrap sent requests")
@@ -200,7 +209,7 @@ func TestBootstrapSkip(t *testing.T) {
 	// Skipping on an account without the container: New still succeeds
 	// (no check), and the first operation fails.
 	empty := cosmostest.NewTestServer(t, nil)
-	cfg = bsKeyConfig(empty, cdb.Options{})
+	cfg = bsKeyConfig(empty)
 	cfg.SkipBootstrap = true
 	p2 := bsNew(t, cfg)
 	require.Empty(t, empty.Counts())
@@ -225,7 +234,7 @@ func TestBootstrapWrongPartitionKey(t *testing.T) {
 	require.NoError(t, err)
 	srv.ResetCounts()
 
-	_, err = cdb.New(ctx, bsKeyConfig(srv, cdb.Options{}))
+	_, err = cdb.New(ctx, bsKeyConfig(srv), bsOptions(cdb.Options{}))
 	require.Error(t, err)
 	require.ErrorIs(t, err, cdb.ErrConfig)
 	require.Contains(t, err.Error(), "/pk")
@@ -240,7 +249,7 @@ func TestBootstrapWrongPartitionKey(t *testing.T) {
 func TestBootstrapEntraIDExistingContainer(t *testing.T) {
 	t.Parallel()
 	srv := cosmostest.NewTestServer(t, &cosmostest.Options{Auth: cosmostest.AuthKeyOrToken})
-	require.NoError(t, bsNew(t, bsKeyConfig(srv, cdb.Options{})).Close())
+	require.NoError(t, bsNew(t, bsKeyConfig(srv)).Close())
 	srv.ResetCounts()
 
 	p := bsNew(t, bsTokenConfig(srv, srv.TokenCredential()))
@@ -257,7 +266,7 @@ func TestBootstrapEntraIDMissingContainer(t *testing.T) {
 	t.Parallel()
 	t.Run("nothing provisioned", func(t *testing.T) {
 		srv := cosmostest.NewTestServer(t, &cosmostest.Options{Auth: cosmostest.AuthToken})
-		_, err := cdb.New(t.Context(), bsTokenConfig(srv, srv.TokenCredential()))
+		_, err := cdb.New(t.Context(), bsTokenConfig(srv, srv.TokenCredential()), bsOptions(cdb.Options{}))
 		requireEntraRemedies(t, err)
 		require.Zero(t, srv.Counts()[cosmostest.OpCreateContainer], "the container create was tried after the database create was refused")
 	})
@@ -268,7 +277,7 @@ func TestBootstrapEntraIDMissingContainer(t *testing.T) {
 		defer client.Close()
 		_, err = client.CreateDatabase(t.Context(), azcosmos.DatabaseProperties{ID: hDatabase}, nil)
 		require.NoError(t, err)
-		_, err = cdb.New(t.Context(), bsTokenConfig(srv, srv.TokenCredential()))
+		_, err = cdb.New(t.Context(), bsTokenConfig(srv, srv.TokenCredential()), bsOptions(cdb.Options{}))
 		requireEntraRemedies(t, err)
 	})
 }
@@ -293,10 +302,10 @@ func requireEntraRemedies(t *testing.T, err error) {
 func TestBootstrapEntraIDNoRoleAssignment(t *testing.T) {
 	t.Parallel()
 	srv := cosmostest.NewTestServer(t, &cosmostest.Options{Auth: cosmostest.AuthKeyOrToken})
-	require.NoError(t, bsNew(t, bsKeyConfig(srv, cdb.Options{})).Close())
+	require.NoError(t, bsNew(t, bsKeyConfig(srv)).Close())
 	srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpReadContainer, Status: http.StatusForbidden, SubStatus: 5301})
 	srv.ResetCounts()
-	_, err := cdb.New(t.Context(), bsTokenConfig(srv, srv.TokenCredential()))
+	_, err := cdb.New(t.Context(), bsTokenConfig(srv, srv.TokenCredential()), bsOptions(cdb.Options{}))
 	require.Error(t, err)
 	require.ErrorIs(t, err, cdb.ErrBootstrap)
 	for _, want := range []string{"5301", "role assignment", "Cosmos DB Built-in Data Contributor", "00000000-0000-0000-0000-000000000002"} {
@@ -307,7 +316,7 @@ func TestBootstrapEntraIDNoRoleAssignment(t *testing.T) {
 	// Any other 403 still names the container instead of being bare.
 	srv.ClearFaults()
 	srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpReadContainer, Status: http.StatusForbidden})
-	_, err = cdb.New(t.Context(), bsTokenConfig(srv, srv.TokenCredential()))
+	_, err = cdb.New(t.Context(), bsTokenConfig(srv, srv.TokenCredential()), bsOptions(cdb.Options{}))
 	require.ErrorIs(t, err, cdb.ErrBootstrap)
 	require.Contains(t, err.Error(), hContainer)
 	require.Contains(t, err.Error(), "refused")
@@ -319,20 +328,20 @@ func TestBootstrapEntraIDNoRoleAssignment(t *testing.T) {
 func TestBootstrapThrottled(t *testing.T) {
 	t.Parallel()
 	srv := cosmostest.NewTestServer(t, nil)
-	require.NoError(t, bsNew(t, bsKeyConfig(srv, cdb.Options{})).Close())
+	require.NoError(t, bsNew(t, bsKeyConfig(srv)).Close())
 	retry := cdb.RetryOptions{MaxThrottleRetries: 4}
 
 	srv.ResetCounts()
 	srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpReadContainer, Status: http.StatusTooManyRequests,
 		Headers: map[string]string{"x-ms-retry-after-ms": "5"}, Times: 3})
-	p := bsNew(t, bsKeyConfig(srv, cdb.Options{Retry: retry}))
+	p := bsNewWith(t, bsKeyConfig(srv), cdb.Options{Retry: retry})
 	require.Equal(t, map[cosmostest.Op]int{cosmostest.OpReadContainer: 4}, bsControlPlane(srv))
 	bsSmokeTurn(t, p, "throttled-1")
 
 	srv.ResetCounts()
 	srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpReadContainer, Status: http.StatusTooManyRequests,
 		Headers: map[string]string{"x-ms-retry-after-ms": "5"}})
-	_, err := cdb.New(t.Context(), bsKeyConfig(srv, cdb.Options{Retry: retry}))
+	_, err := cdb.New(t.Context(), bsKeyConfig(srv), bsOptions(cdb.Options{Retry: retry}))
 	require.ErrorIs(t, err, cdb.ErrBootstrap)
 	var ce *cdb.CosmosError
 	require.ErrorAs(t, err, &ce)
@@ -343,7 +352,7 @@ func TestBootstrapThrottled(t *testing.T) {
 	srv2 := cosmostest.NewTestServer(t, nil)
 	srv2.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateDatabase, Status: http.StatusTooManyRequests, Times: 2})
 	srv2.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateContainer, Status: http.StatusTooManyRequests, Times: 2})
-	bsSmokeTurn(t, bsNew(t, bsKeyConfig(srv2, cdb.Options{Retry: retry})), "throttled-2")
+	bsSmokeTurn(t, bsNewWith(t, bsKeyConfig(srv2), cdb.Options{Retry: retry}), "throttled-2")
 	require.Equal(t, 3, srv2.Counts()[cosmostest.OpCreateContainer])
 }
 
@@ -356,7 +365,7 @@ func TestBootstrapKeysNeverInErrors(t *testing.T) {
 	key := srv.Key()
 	var errs []error
 	collect := func(cfg cdb.Config) {
-		_, err := cdb.New(ctx, cfg)
+		_, err := cdb.New(ctx, cfg, bsOptions(cdb.Options{}))
 		require.Error(t, err)
 		errs = append(errs, err)
 	}
@@ -368,16 +377,16 @@ func TestBootstrapKeysNeverInErrors(t *testing.T) {
 		{Op: cosmostest.OpCreateDatabase, Drop: cosmostest.DropBeforeApply},
 	} {
 		remove := srv.InjectFault(f)
-		collect(bsKeyConfig(srv, cdb.Options{}))
+		collect(bsKeyConfig(srv))
 		remove()
 	}
 
-	wrongKey := bsKeyConfig(srv, cdb.Options{})
+	wrongKey := bsKeyConfig(srv)
 	wrongKey.Key = "dGhpcyBpcyBub3QgdGhlIGFjY291bnQga2V5IGF0IGFsbCBhdCBhbGwh"
 	collect(wrongKey)
 
 	malformed := "not-base64!!" + key[:20]
-	badKey := bsKeyConfig(srv, cdb.Options{})
+	badKey := bsKeyConfig(srv)
 	badKey.Key = malformed
 	collect(badKey)
 
@@ -387,12 +396,12 @@ func TestBootstrapKeysNeverInErrors(t *testing.T) {
 	collect(cs)
 	cs = cdb.Config{ConnectionString: "AccountKey=" + key + ";AccountKey=" + key + ";AccountEndpoint=" + srv.Endpoint()}
 	collect(cs)
-	both := bsKeyConfig(srv, cdb.Options{})
+	both := bsKeyConfig(srv)
 	both.ConnectionString = "AccountEndpoint=" + srv.Endpoint() + ";AccountKey=" + key
 	collect(both)
 
 	// After a failure the provider works with the right key.
-	bsSmokeTurn(t, bsNew(t, bsKeyConfig(srv, cdb.Options{})), "keys-1")
+	bsSmokeTurn(t, bsNew(t, bsKeyConfig(srv)), "keys-1")
 
 	for _, err := range errs {
 		msg := err.Error()
@@ -430,7 +439,7 @@ func (r *scopeRecorder) recorded() [][]string {
 func TestBootstrapAudience(t *testing.T) {
 	t.Parallel()
 	srv := cosmostest.NewTestServer(t, &cosmostest.Options{Auth: cosmostest.AuthKeyOrToken})
-	require.NoError(t, bsNew(t, bsKeyConfig(srv, cdb.Options{})).Close())
+	require.NoError(t, bsNew(t, bsKeyConfig(srv)).Close())
 
 	for _, audience := range []string{"https://cosmos.azure.com", "https://cosmos.azure.com/"} {
 		rec := &scopeRecorder{inner: srv.TokenCredential()}
@@ -468,7 +477,7 @@ func TestBootstrapConfigErrors(t *testing.T) {
 		"conn str without key": {ConnectionString: "AccountEndpoint=" + srv.Endpoint()},
 		"endpoint disagrees":   {Endpoint: "https://other.documents.azure.com/", ConnectionString: "AccountEndpoint=" + srv.Endpoint() + ";AccountKey=" + srv.Key()},
 	} {
-		_, err := cdb.New(ctx, cfg)
+		_, err := cdb.New(ctx, cfg, bsOptions(cdb.Options{}))
 		require.ErrorIs(t, err, cdb.ErrConfig, name)
 		require.False(t, errors.Is(err, cdb.ErrBootstrap), name)
 	}
@@ -484,7 +493,7 @@ func TestBootstrapConfigErrors(t *testing.T) {
 
 	// A connection string in any order connects.
 	p := bsNew(t, cdb.Config{ConnectionString: "AccountKey=" + srv.Key() + ";Extra=1;AccountEndpoint=" + srv.Endpoint(),
-		Database: hDatabase, Container: hContainer, ClientOptions: hClientOptions(), Options: cdb.Options{OutboxInterval: -1}})
+		Database: hDatabase, Container: hContainer, ClientOptions: hClientOptions()})
 	bsSmokeTurn(t, p, "cs-1")
 	var _ duroxide.Provider = p
 	require.False(t, strings.Contains(p.Name(), " "))

@@ -27,7 +27,10 @@ const (
 	DefaultContainer = "duroxide"
 )
 
-// Config says how to reach Cosmos DB and how the provider behaves.
+// Config says how to reach Cosmos DB: the account, how to authenticate,
+// which database and container, and whether to bootstrap them. How the
+// provider behaves once connected is Options, given to New and
+// NewWithContainer alike.
 //
 // Exactly one way to authenticate must be given: Key (master key),
 // Credential (any azcore.TokenCredential: azidentity's
@@ -82,37 +85,34 @@ type Config struct {
 	// emulator's self-signed certificate only. Set by a connection string's
 	// DisableServerCertificateValidation=True.
 	InsecureSkipVerify bool
-
-	Options
 }
 
-// Options tune the provider's behaviour; the zero value is sensible.
+// Options tune the provider's behaviour; the zero value (or a nil
+// *Options) gives the defaults (the Default* constants).
 type Options struct {
 	// Retry bounds throttling retries above the SDK's own.
 	Retry RetryOptions
 	// Logger receives operational messages. Nil discards them. Keys and
 	// tokens are never logged.
 	Logger *slog.Logger
-	// Hooks inject faults at the Cosmos boundary; for tests.
-	Hooks *Hooks
 	// TracerProvider traces Cosmos requests (through azcore's tracing,
-	// when New builds the client and ClientOptions sets no
-	// TracingProvider). Nil: OpenTelemetry's global provider, a no-op
-	// unless the service installed an SDK.
+	// when New builds the client and Config.ClientOptions sets no
+	// TracingProvider; a container given to NewWithContainer traces as
+	// its client was configured). Nil: OpenTelemetry's global provider, a
+	// no-op unless the service installed an SDK.
 	TracerProvider trace.TracerProvider
 	// MeterProvider receives the Cosmos cost metrics (nil: the global
 	// provider). docs/operations.md lists them.
 	MeterProvider metric.MeterProvider
-	// Now is the clock (default time.Now); for tests.
-	Now func() time.Time
-
-	// OutboxInterval is how often the background reconciler looks for
-	// outbox intents that were not delivered (default 5s). Negative
-	// disables the reconciler.
-	OutboxInterval time.Duration
+	// MaintenanceInterval is how often the background maintenance loop
+	// runs a round of RunMaintenance's work: delivering outbox intents
+	// that were not delivered, rolling large turns forward and finishing
+	// deletions a crash interrupted (default 5s). Negative disables the
+	// loop.
+	MaintenanceInterval time.Duration
 	// OutboxMinAge is how old a pending intent must be before the
-	// reconciler delivers it, so it does not race the acking process's own
-	// delivery (default 2s).
+	// maintenance loop delivers it, so it does not race the acking
+	// process's own delivery (default 2s).
 	OutboxMinAge time.Duration
 	// Leases assigns dispatch slots to dispatchers. Nil means every
 	// dispatcher polls all 256 slots.
@@ -121,7 +121,7 @@ type Options struct {
 	// looking for work (default 50).
 	DiscoveryPageSize int
 	// ScanPages bounds the query pages one fetch's discovery, or one
-	// reconciler round, reads (default 10). Cross-partition queries are
+	// maintenance round, reads (default 10). Cross-partition queries are
 	// served one physical partition per page, empty pages included; a
 	// container with more physical partitions than this is scanned over
 	// several calls, each resuming where the last stopped.
@@ -132,22 +132,34 @@ type Options struct {
 	// since (turncache.go; default DefaultTurnCacheBytes, 32 MiB).
 	// Negative disables the cache: every fetch queries.
 	TurnCacheBytes int
+
+	// Test holds knobs for tests only; production code leaves it zero.
+	Test TestOptions
+}
+
+// TestOptions are Options for tests only: fault injection and a fake
+// clock. Production code leaves them zero.
+type TestOptions struct {
+	// Hooks inject faults at the Cosmos boundary; for tests only.
+	Hooks *Hooks
+	// Now replaces the clock (nil: time.Now); for tests only.
+	Now func() time.Time
 }
 
 // Defaults of Options, applied to zero fields.
 const (
-	DefaultOutboxInterval    = 5 * time.Second
-	DefaultOutboxMinAge      = 2 * time.Second
-	DefaultDiscoveryPageSize = 50
-	DefaultScanPages         = 10
+	DefaultMaintenanceInterval = 5 * time.Second
+	DefaultOutboxMinAge        = 2 * time.Second
+	DefaultDiscoveryPageSize   = 50
+	DefaultScanPages           = 10
 )
 
 func (o Options) withDefaults() Options {
-	if o.Now == nil {
-		o.Now = time.Now
+	if o.Test.Now == nil {
+		o.Test.Now = time.Now
 	}
-	if o.OutboxInterval == 0 {
-		o.OutboxInterval = DefaultOutboxInterval
+	if o.MaintenanceInterval == 0 {
+		o.MaintenanceInterval = DefaultMaintenanceInterval
 	}
 	if o.OutboxMinAge == 0 {
 		o.OutboxMinAge = DefaultOutboxMinAge
@@ -284,8 +296,9 @@ func sameEndpoint(a, b string) bool {
 	return strings.TrimRight(strings.ToLower(a), "/") == strings.TrimRight(strings.ToLower(b), "/")
 }
 
-// newClient builds the azcosmos client for a resolved Config.
-func (cfg Config) newClient() (*azcosmos.Client, error) {
+// newClient builds the azcosmos client for a resolved Config; tp traces
+// its requests unless cfg.ClientOptions sets a TracingProvider.
+func (cfg Config) newClient(tp trace.TracerProvider) (*azcosmos.Client, error) {
 	opts := &azcosmos.ClientOptions{}
 	if cfg.ClientOptions != nil {
 		o := *cfg.ClientOptions
@@ -296,7 +309,6 @@ func (cfg Config) newClient() (*azcosmos.Client, error) {
 		opts.Transport = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec
 	}
 	if !opts.TracingProvider.NewTracer(instrumentationName, "").Enabled() { // the caller set none
-		tp := cfg.TracerProvider
 		if tp == nil {
 			tp = otel.GetTracerProvider()
 		}

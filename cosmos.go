@@ -32,7 +32,8 @@ type Call = cosmos.Call
 
 // Hooks let tests inject faults at the Cosmos boundary: Before can fail a
 // request before it is sent, After can replace its result (a response lost
-// after the write was applied). Hooks must be safe for concurrent use.
+// after the write was applied). Set them in Options.Test; they must be
+// safe for concurrent use.
 type Hooks = cosmos.Hooks
 
 // RetryOptions bounds our own throttling (429) retries, which run above

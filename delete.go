@@ -17,7 +17,7 @@ import (
 
 // Deleting instances: validate, tombstone, then sweep the partitions. The
 // tombstone is what makes a deletion atomic for readers, and what lets the
-// reconciler finish a sweep a crash interrupted.
+// maintenance loop finish a sweep a crash interrupted.
 
 // DeleteInstance implements duroxide.ProviderAdmin: it refuses a
 // sub-orchestration and deletes a root with all its descendants.
@@ -34,7 +34,7 @@ func (p *Provider) DeleteInstance(ctx context.Context, instance string, force bo
 // change is re-validated, and any in-flight ack fails); only then are the
 // documents removed. Once tombstoned, an instance is gone for every
 // reader, and a sweep interrupted by a crash is finished by the
-// reconciler or the next delete.
+// maintenance loop (or RunMaintenance) or the next delete.
 func (p *Provider) DeleteInstancesAtomic(ctx context.Context, ids []string, force bool) (*duroxide.DeleteInstanceResult, error) {
 	const op = "delete_instances_atomic"
 	for attempt := 0; ; attempt++ {
@@ -103,7 +103,7 @@ func (p *Provider) validateDeletion(ctx context.Context, op string, ids []string
 // tombstone marks every instance deleted, each conditioned on the ETag
 // validation saw.
 func (p *Provider) tombstone(ctx context.Context, docs []deletion) ([]*instanceDoc, error) {
-	now := ms(p.opts.Now())
+	now := ms(p.now())
 	var out []*instanceDoc
 	var written []deletion
 	for _, d := range docs {
@@ -135,7 +135,7 @@ func (p *Provider) tombstone(ctx context.Context, docs []deletion) ([]*instanceD
 // untombstone undoes this call's tombstones when a later one failed
 // (an instance changed after validation), so a refused deletion deletes
 // nothing. Best effort: an instance whose undo fails stays tombstoned and
-// its deletion is completed by the reconciler — the safe direction.
+// its deletion is completed by the maintenance loop — the safe direction.
 func (p *Provider) untombstone(ctx context.Context, docs []deletion) {
 	for _, d := range docs {
 		var ops azcosmos.PatchOperations
@@ -226,7 +226,7 @@ func (p *Provider) sweep(ctx context.Context, doc *instanceDoc) (duroxide.Delete
 	// Every work item is gone now, so no ack can enqueue a completion any
 	// more; remove those acked since the query. The instance document goes
 	// last, in the final batch: until then the tombstone keeps the
-	// instance dead for readers and for the reconciler.
+	// instance dead for readers and for the maintenance loop.
 	for _, id := range append(completions, doc.ID) {
 		if err := add(id); err != nil {
 			return res, err
@@ -249,12 +249,12 @@ func isCompletion(workItem string) bool {
 }
 
 // finishDeletions completes deletions a crash interrupted; run by the
-// reconciler, a bounded step per round unless full (internal/cosmos/scan.go). One
-// failing instance does not stop the others.
+// maintenance loop, a bounded step per round unless full
+// (internal/cosmos/scan.go). One failing instance does not stop the others.
 func (p *Provider) finishDeletions(ctx context.Context, full bool) error {
 	q := "SELECT * FROM c WHERE c.type = 'instance' AND IS_DEFINED(c.deleted)"
 	var docs []instanceDoc
-	err := p.reconcileScan(ctx, "deletions", full, cosmos.ScanRequest{Text: q, Fresh: noParams, PageSize: 100}, func(raw []byte) {
+	err := p.maintenanceScan(ctx, "deletions", full, cosmos.ScanRequest{Text: q, Fresh: noParams, PageSize: 100}, func(raw []byte) {
 		var d instanceDoc
 		if json.Unmarshal(raw, &d) == nil {
 			docs = append(docs, d)

@@ -166,7 +166,7 @@ func (p *Provider) discoverIn(ctx context.Context, slots []uint8, docType, extra
 	_, err = p.st.Scan(ctx, cur, cosmos.ScanRequest{
 		Text: q,
 		Fresh: func() cosmos.QueryParams {
-			return append(params[:len(params):len(params)], azcosmos.QueryParameter{Name: "@now", Value: ms(p.opts.Now())})
+			return append(params[:len(params):len(params)], azcosmos.QueryParameter{Name: "@now", Value: ms(p.now())})
 		},
 		PageSize: int32(p.opts.DiscoveryPageSize),
 		MaxPages: p.opts.ScanPages,

@@ -8,12 +8,16 @@ processes can share the work.
 # Connecting
 
 [New] connects as a [Config] says, creates the database and container if
-they are missing (see below) and starts the outbox reconciler:
+they are missing (see below) and starts the maintenance loop (which
+delivers outbox intents, rolls large turns forward and finishes deletions;
+[Provider.RunMaintenance] does the same on demand). [Config] says how to
+reach the account; [Options], the last argument of both [New] and
+[NewWithContainer], tune the provider's behaviour (nil: the defaults):
 
 	p, err := cdb.New(ctx, cdb.Config{
 		Endpoint: "https://myacct.documents.azure.com:443/",
 		Key:      os.Getenv("COSMOS_KEY"),
-	})
+	}, nil)
 	defer p.Close()
 
 With Microsoft Entra ID, pass any azcore.TokenCredential instead of a key:

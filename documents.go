@@ -73,7 +73,7 @@ type instanceDoc struct {
 	// it makes every reader treat the instance as gone, makes in-flight
 	// acks fail (the ETag changed) and stops fetches from locking it,
 	// while the instance's documents are removed in as many batches as
-	// needed. A crash part-way is finished by the reconciler.
+	// needed. A crash part-way is finished by the maintenance loop.
 	Deleted *int64 `json:"deleted,omitempty"`
 	// PendingTurn is set between the commit and the roll-forward of a turn
 	// larger than one batch (large.go).
@@ -245,8 +245,8 @@ func variantOf(w duroxide.WorkItem) string {
 // stops a late re-delivery of an outbox intent from enqueueing its message
 // again; re-delivery is only attempted by a process that read the intent
 // before its deletion — the acking process right after its commit, or a
-// reconciler round (bounded by 4 × OutboxInterval) — which is far shorter
-// than this. Older markers are removed by the instance's next turn.
+// maintenance round (bounded by 4 × MaintenanceInterval) — which is far
+// shorter than this. Older markers are removed by the instance's next turn.
 const receivedRetention = time.Hour
 
 // pendingTurn is recorded on the instance document between commit and

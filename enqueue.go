@@ -22,7 +22,7 @@ func (p *Provider) EnqueueForOrchestrator(ctx context.Context, item duroxide.Wor
 	if item.Queue() != duroxide.OrchestratorQueue {
 		return duroxide.Kinded(duroxide.ErrInvalidInput, op, "%s belongs on the worker queue, not the orchestrator queue", variantOf(item))
 	}
-	now := p.opts.Now()
+	now := p.now()
 	return p.enqueue(ctx, op, item, docOrchQueue, now.Add(max(delay, 0)), now)
 }
 
@@ -35,7 +35,7 @@ func (p *Provider) EnqueueForWorker(ctx context.Context, item duroxide.WorkItem)
 	if item.Queue() != duroxide.WorkerQueue {
 		return duroxide.Kinded(duroxide.ErrInvalidInput, op, "%s belongs on the orchestrator queue, not the worker queue", variantOf(item))
 	}
-	now := p.opts.Now()
+	now := p.now()
 	return p.enqueue(ctx, op, item, docWorkerQueue, now, now)
 }
 

@@ -71,11 +71,11 @@ func etStore(t *testing.T, retry RetryOptions, hooks *Hooks) (*cosmostest.Server
 func etProvider(t *testing.T, o Options) (*cosmostest.Server, *Provider) {
 	t.Helper()
 	srv := cosmostest.NewTestServer(t, nil)
-	if o.OutboxInterval == 0 {
-		o.OutboxInterval = -1
+	if o.MaintenanceInterval == 0 {
+		o.MaintenanceInterval = -1
 	}
 	p, err := New(t.Context(), Config{Endpoint: srv.Endpoint(), Key: srv.Key(), Database: etDatabase, Container: etContainer,
-		ClientOptions: etClientOptions(), Options: o})
+		ClientOptions: etClientOptions()}, &o)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })
 	return srv, p
@@ -467,7 +467,7 @@ func TestErrorsHooks(t *testing.T) {
 			}
 			return nil
 		}}
-		srv, p := etProvider(t, Options{Hooks: hooks})
+		srv, p := etProvider(t, Options{Test: TestOptions{Hooks: hooks}})
 		fail.Store(true)
 		srv.ResetCounts()
 		before := etDocs(t, srv)
@@ -497,7 +497,7 @@ func TestErrorsHooks(t *testing.T) {
 			}
 			return err
 		}}
-		srv, p := etProvider(t, Options{Hooks: hooks})
+		srv, p := etProvider(t, Options{Test: TestOptions{Hooks: hooks}})
 		lose.Store(true)
 		before := etDocs(t, srv)
 		err := p.EnqueueForOrchestrator(ctx, duroxide.StartOrchestrationItem{Instance: "hook-2", Orchestration: "O", ExecutionID: 1}, 0)
@@ -514,7 +514,7 @@ func TestErrorsHooks(t *testing.T) {
 			}
 			return err
 		}}
-		srv, p := etProvider(t, Options{Hooks: hooks})
+		srv, p := etProvider(t, Options{Test: TestOptions{Hooks: hooks}})
 		require.NoError(t, p.EnqueueForOrchestrator(ctx, duroxide.StartOrchestrationItem{Instance: "hook-3", Orchestration: "O", ExecutionID: 1}, 0))
 		item, err := p.FetchOrchestrationItem(ctx, 30*time.Second, 0, nil)
 		require.NoError(t, err)

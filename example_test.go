@@ -31,7 +31,7 @@ func ExampleNew() {
 		Key:       srv.Key(),
 		Database:  "app",
 		Container: "orchestrations",
-	})
+	}, nil) // nil Options: the defaults
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -50,20 +50,20 @@ func ExampleNew() {
 // COSMOS_ENDPOINT with COSMOS_KEY, or COSMOS_ENDPOINT alone for
 // DefaultAzureCredential (Azure CLI login, managed identity, workload
 // identity, ...), plus COSMOS_DATABASE, COSMOS_CONTAINER and
-// COSMOS_AUDIENCE. Options are set on the returned Config.
+// COSMOS_AUDIENCE. The environment says how to reach the account; how the
+// provider behaves is Options, passed to New beside it.
 func ExampleConfigFromEnv() {
 	cfg, err := cdb.ConfigFromEnv()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err) // e.g. COSMOS_ENDPOINT (or COSMOS_CONNECTION_STRING) is not set
 		return
 	}
-	cfg.Logger = slog.Default()
 	if cfg.Credential != nil {
 		// Entra ID cannot create containers: provision it beforehand and
 		// skip the startup check if you want no startup request at all.
 		cfg.SkipBootstrap = true
 	}
-	p, err := cdb.New(context.Background(), cfg)
+	p, err := cdb.New(context.Background(), cfg, &cdb.Options{Logger: slog.Default()})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func ExampleProvider_AckOrchestrationItem() {
 	}
 	defer srv.Close()
 	ctx := context.Background()
-	p, err := cdb.New(ctx, cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key()})
+	p, err := cdb.New(ctx, cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key()}, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

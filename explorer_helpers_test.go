@@ -95,8 +95,7 @@ func (w *world) openProvider(hooks *cdb.Hooks) *cdb.Provider {
 
 func (w *world) openProviderClock(hooks *cdb.Hooks, now func() time.Time) *cdb.Provider {
 	p, err := cdb.New(w.tb.Context(), cdb.Config{Endpoint: w.srv.Endpoint(), Key: w.srv.Key(), Database: "db", Container: w.container,
-		ClientOptions: &azcosmos.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}},
-		Options:       cdb.Options{Hooks: hooks, Now: now, OutboxInterval: -1}})
+		ClientOptions: &azcosmos.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}}}, &cdb.Options{MaintenanceInterval: -1, Test: cdb.TestOptions{Hooks: hooks, Now: now}})
 	if err != nil {
 		w.tb.Fatalf("opening a provider: %v", err)
 	}

@@ -178,7 +178,7 @@ func inInts(n int, set []int) bool {
 
 func reconcilerActor() actor {
 	return actor{name: "reconciler", run: func(ctx context.Context, _ *world, p *cdb.Provider) error {
-		_, err := p.ReconcileOutbox(ctx)
+		_, err := p.RunMaintenance(ctx)
 		return err
 	}}
 }
@@ -230,7 +230,7 @@ func largeTurnRace() scenario {
 			if commits > 1 {
 				v = append(v, "two lock holders both committed the turn")
 			}
-			if _, err := w.admin.ReconcileOutbox(w.tb.Context()); err != nil {
+			if _, err := w.admin.RunMaintenance(w.tb.Context()); err != nil {
 				v = append(v, fmt.Sprintf("reconciler: %v", err))
 			}
 			want := 1
@@ -307,7 +307,7 @@ func pendingTurnRace() scenario {
 		},
 		check: func(w *world, results []error) []string {
 			var v []string
-			if _, err := w.admin.ReconcileOutbox(w.tb.Context()); err != nil {
+			if _, err := w.admin.RunMaintenance(w.tb.Context()); err != nil {
 				v = append(v, fmt.Sprintf("reconciler: %v", err))
 			}
 			want, val := xWhole, "v"
@@ -365,7 +365,7 @@ func completedTurnDeletionRace() scenario {
 			if results[1] != nil {
 				return []string{fmt.Sprintf("deleting a completed instance failed: %v", results[1])}
 			}
-			if _, err := w.admin.ReconcileOutbox(ctx); err != nil {
+			if _, err := w.admin.RunMaintenance(ctx); err != nil {
 				v = append(v, fmt.Sprintf("reconciler: %v", err))
 			}
 			if n := len(w.docs(inst)); n > 0 {
@@ -418,7 +418,7 @@ func deletionRace() scenario {
 			if results[0] != nil {
 				return []string{fmt.Sprintf("forced deletion failed: %v", results[0])}
 			}
-			if _, err := w.admin.ReconcileOutbox(ctx); err != nil {
+			if _, err := w.admin.RunMaintenance(ctx); err != nil {
 				v = append(v, fmt.Sprintf("reconciler: %v", err))
 			}
 			if left := w.docs(inst); len(left) > 0 {
@@ -484,7 +484,7 @@ func bulkDeletionRace() scenario {
 			if results[0] != nil {
 				v = append(v, fmt.Sprintf("bulk deletion failed: %v", results[0]))
 			}
-			_, _ = w.admin.ReconcileOutbox(ctx)
+			_, _ = w.admin.RunMaintenance(ctx)
 			childInfo, childErr := w.admin.GetInstanceInfo(ctx, "child")
 			_, rootErr := w.admin.GetInstanceInfo(ctx, "root")
 			if results[1] == nil && (childErr != nil || childInfo.Status != duroxide.StatusRunning) {

@@ -62,15 +62,15 @@ func (p *Provider) FetchOrchestrationItem(ctx context.Context, lockTimeout, _ ti
 			return nil, err
 		}
 	}
-	p.orchLocks.prune(func(l *orchLock) bool { return p.opts.Now().After(l.lockedUntil.Add(time.Minute)) })
+	p.orchLocks.prune(func(l *orchLock) bool { return p.now().After(l.lockedUntil.Add(time.Minute)) })
 	p.orchLocks.prune(func(l *orchLock) bool {
 		if !l.mu.TryLock() { // in use: not stale (see FetchWorkItem)
 			return false
 		}
 		defer l.mu.Unlock()
-		return p.opts.Now().After(l.lockedUntil.Add(time.Minute))
+		return p.now().After(l.lockedUntil.Add(time.Minute))
 	})
-	now := p.opts.Now()
+	now := p.now()
 	cands, err := p.discover(ctx, docOrchQueue, "", nil, true, func(c candidate) bool {
 		return p.busy.isBusy(c.instance, now) || (filter != nil && p.incompatible.isBusy(filterKey(c.instance, filter), now))
 	})
@@ -98,7 +98,7 @@ func (p *Provider) FetchOrchestrationItem(ctx context.Context, lockTimeout, _ ti
 // item. It returns nil, nil when the instance is busy, incompatible or
 // orphaned, so the caller moves on to the next candidate.
 func (p *Provider) tryLockOrchestration(ctx context.Context, c candidate, lockTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
-	now := p.opts.Now()
+	now := p.now()
 	until := now.Add(lockTimeout)
 	token := newOrchToken(c.instance)
 	if c.partial {
@@ -337,7 +337,7 @@ func (p *Provider) loadTurnState(ctx context.Context, lk *orchLock, item *duroxi
 	q := "SELECT * FROM c WHERE (c.type = 'history' AND c.executionId = @exec) OR c.type = 'kv' OR c.type = 'kv_delta'" +
 		" OR c.type = 'turn_journal' OR (IS_DEFINED(c.staged) AND NOT IS_NULL(c.staged))" +
 		" OR (c.type = 'orch_received' AND c.createdAt < @markersBefore)"
-	params := cosmos.QueryParams{}.Add("@exec", lk.doc.CurrentExecutionID).Add("@markersBefore", ms(p.opts.Now().Add(-receivedRetention)))
+	params := cosmos.QueryParams{}.Add("@exec", lk.doc.CurrentExecutionID).Add("@markersBefore", ms(p.now().Add(-receivedRetention)))
 	var hist []historyDoc
 	var garbage []string
 	var kvErr error
@@ -436,7 +436,7 @@ func (p *Provider) releaseOrphan(ctx context.Context, lk *orchLock, created bool
 		}
 	} else {
 		for _, m := range lk.messages {
-			b.Patch(m.ID, unlockMessageOps(m.AttemptCount-1, ms(p.opts.Now())), nil)
+			b.Patch(m.ID, unlockMessageOps(m.AttemptCount-1, ms(p.now())), nil)
 		}
 	}
 	if created {
@@ -458,7 +458,7 @@ func (p *Provider) releaseQuietly(ctx context.Context, lk *orchLock) {
 	b := cosmos.NewBatch(lk.instance)
 	b.Patch(instanceDocID(lk.instance), releaseOps(), &lk.etag)
 	for _, m := range lk.messages {
-		b.Patch(m.ID, unlockMessageOps(m.AttemptCount, ms(p.opts.Now())), nil)
+		b.Patch(m.ID, unlockMessageOps(m.AttemptCount, ms(p.now())), nil)
 	}
 	if _, err := p.st.Execute(ctx, b, false); err != nil {
 		p.opts.Logger.Warn("releasing a lock after a failed fetch", "instance_id", lk.instance, "error", err)

@@ -36,7 +36,7 @@ func (p *Provider) FetchWorkItem(ctx context.Context, lockTimeout, _ time.Durati
 			return false
 		}
 		defer l.mu.Unlock()
-		return p.opts.Now().After(l.lockedUntil.Add(time.Minute))
+		return p.now().After(l.lockedUntil.Add(time.Minute))
 	})
 	cands, err := p.discover(ctx, docWorkerQueue, extra, params, false, nil)
 	if err != nil {
@@ -88,7 +88,7 @@ func tagClause(f duroxide.TagFilter) (clause string, params cosmos.QueryParams, 
 }
 
 func (p *Provider) tryLockWorkItem(ctx context.Context, c candidate, lockTimeout time.Duration) (*duroxide.LockedWorkItem, error) {
-	now := p.opts.Now()
+	now := p.now()
 	until := now.Add(lockTimeout)
 	id := c.ids[0]
 	token := newWorkToken(c.instance, id)

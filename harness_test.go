@@ -113,18 +113,18 @@ func newHarnessOn(t *testing.T, b testbackend.Backend, o cdb.Options) *harness {
 }
 
 // config is the key-auth Config for the harness container.
-func (h *harness) config(o cdb.Options) cdb.Config {
-	if o.OutboxInterval == 0 {
-		o.OutboxInterval = -1
-	}
+func (h *harness) config() cdb.Config {
 	return cdb.Config{Endpoint: h.endpoint, Key: h.key, Database: h.db, Container: h.coll,
-		ClientOptions: h.clientOpts, Options: o}
+		ClientOptions: h.clientOpts}
 }
 
 // open creates another provider on the same container: another process.
 func (h *harness) open(o cdb.Options) *cdb.Provider {
 	h.t.Helper()
-	p, err := cdb.New(h.t.Context(), h.config(o))
+	if o.MaintenanceInterval == 0 {
+		o.MaintenanceInterval = -1
+	}
+	p, err := cdb.New(h.t.Context(), h.config(), &o)
 	require.NoError(h.t, err)
 	h.t.Cleanup(func() { _ = p.Close() })
 	return p

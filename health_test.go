@@ -26,7 +26,7 @@ func TestPing(t *testing.T) {
 		}
 		return nil
 	}}
-	h := newHarness(t, cdb.Options{Hooks: hooks})
+	h := newHarness(t, cdb.Options{Test: cdb.TestOptions{Hooks: hooks}})
 	ctx := t.Context()
 
 	h.p.ResetRequestStats()

@@ -29,9 +29,9 @@ import (
 //     pending turn as visible.
 //  3. Roll forward. Staged documents are unstaged, the journal is applied
 //     and deleted, and pendingTurn is cleared. Every step is idempotent, so
-//     whoever finds a pendingTurn — the acking process right away, the next
-//     fetch of the instance before it loads anything, or the reconciler —
-//     can finish it.
+//     whoever finds a pendingTurn — the acking process right away, the
+//     next fetch of the instance before it loads anything, or the
+//     maintenance loop — can finish it.
 //
 // Ids are deterministic, so a retried stage or roll-forward never
 // duplicates a document.
@@ -127,7 +127,7 @@ func (p *Provider) commitLargeTurn(ctx context.Context, plan *turnPlan) error {
 		return err
 	}
 	// Phase 3: roll forward. The turn is committed whatever happens now;
-	// a failure is finished later by the next fetch or the reconciler.
+	// a failure is finished later by the next fetch or the maintenance loop.
 	if err := p.rollForward(ctx, plan.instance, doc.PendingTurn); err != nil {
 		p.opts.Logger.Warn("rolling a large turn forward; it will be finished later", "instance_id", plan.instance, "error", err)
 	}
@@ -472,8 +472,9 @@ func visible(staged *string, pt *pendingTurn) bool {
 }
 
 // finishPendingTurns rolls forward large turns whose acking process died
-// after the commit; run by the reconciler, a bounded step per round unless
-// full (internal/cosmos/scan.go). One failing instance does not stop the others.
+// after the commit; run by the maintenance loop, a bounded step per round
+// unless full (internal/cosmos/scan.go). One failing instance does not stop
+// the others.
 func (p *Provider) finishPendingTurns(ctx context.Context, full bool) error {
 	q := "SELECT c.instanceId, c.pendingTurn FROM c WHERE c.type = 'instance' AND IS_DEFINED(c.pendingTurn) AND NOT IS_NULL(c.pendingTurn)"
 	type row struct {
@@ -481,7 +482,7 @@ func (p *Provider) finishPendingTurns(ctx context.Context, full bool) error {
 		PendingTurn *pendingTurn `json:"pendingTurn"`
 	}
 	var rows []row
-	err := p.reconcileScan(ctx, "pending_turns", full, cosmos.ScanRequest{Text: q, Fresh: noParams, PageSize: 100}, func(raw []byte) {
+	err := p.maintenanceScan(ctx, "pending_turns", full, cosmos.ScanRequest{Text: q, Fresh: noParams, PageSize: 100}, func(raw []byte) {
 		var r row
 		if json.Unmarshal(raw, &r) == nil && r.PendingTurn != nil {
 			rows = append(rows, r)

@@ -111,8 +111,7 @@ func bigTurn(inst string) duroxide.OrchestrationCommit {
 func newFaultyProvider(t *testing.T, srv *cosmostest.Server, container string, hooks *cdb.Hooks) *cdb.Provider {
 	t.Helper()
 	p, err := cdb.New(t.Context(), cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key(), Database: "db", Container: container,
-		ClientOptions: &azcosmos.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}},
-		Options:       cdb.Options{Hooks: hooks, OutboxInterval: -1}})
+		ClientOptions: &azcosmos.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}}}, &cdb.Options{MaintenanceInterval: -1, Test: cdb.TestOptions{Hooks: hooks}})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })
 	return p
@@ -224,7 +223,7 @@ func TestLargeTurnSurvivesAFaultAtEveryCall(t *testing.T) {
 					}
 					require.NoError(t, p.AckOrchestrationItem(ctx, it.LockToken, bigTurn("big")), "the retried ack completes the turn")
 				}
-				_, err = p.ReconcileOutbox(ctx)
+				_, err = p.RunMaintenance(ctx)
 				require.NoError(t, err)
 				checkBigTurn(t, srv, p, container, "big")
 			})

@@ -228,7 +228,7 @@ func (l *CosmosLeases) AcquireSlots(_ context.Context, _ uint64) ([]uint8, error
 	if v == nil || l.p == nil {
 		return nil, nil
 	}
-	now := ms(l.p.opts.Now())
+	now := ms(l.p.now())
 	if now >= v.renewedUntil {
 		return nil, nil
 	}
@@ -251,7 +251,7 @@ func (l *CosmosLeases) Refresh(ctx context.Context) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	now := ms(l.p.opts.Now())
+	now := ms(l.p.now())
 	snap, err := l.readLeases(ctx)
 	if err != nil {
 		return fmt.Errorf("cdb: reading dispatch leases: %w", err)

@@ -55,7 +55,7 @@ func TestCosmosLeasesConflictOneWinner(t *testing.T) {
 	open := func(id string) *CosmosLeases {
 		l, err := NewCosmosLeases(LeaseOptions{ProcessID: id, LeaseDuration: time.Hour})
 		require.NoError(t, err)
-		p, err := New(ctx, Config{Endpoint: srv.Endpoint(), Key: srv.Key(), Options: Options{OutboxInterval: -1}})
+		p, err := New(ctx, Config{Endpoint: srv.Endpoint(), Key: srv.Key()}, &Options{MaintenanceInterval: -1})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = p.Close() })
 		// Bound without the provider's renewal loop: its first renewal

@@ -64,7 +64,7 @@ func openLeaseProc(t *testing.T, h *harness, clock *leaseClock, id string) *leas
 		}
 		return nil
 	}}
-	lp.p = h.open(cdb.Options{Now: clock.Now, Leases: l, Hooks: hooks})
+	lp.p = h.open(cdb.Options{Leases: l, Test: cdb.TestOptions{Hooks: hooks, Now: clock.Now}})
 	return lp
 }
 
@@ -208,7 +208,7 @@ func TestCosmosLeasesGroups(t *testing.T) {
 	open := func(id, group string) *cdb.CosmosLeases {
 		l, err := cdb.NewCosmosLeases(cdb.LeaseOptions{ProcessID: id, Group: group, LeaseDuration: testLease})
 		require.NoError(t, err)
-		h.open(cdb.Options{Now: clock.Now, Leases: l})
+		h.open(cdb.Options{Leases: l, Test: cdb.TestOptions{Now: clock.Now}})
 		return l
 	}
 	o1, o2, w := open("orch-1", "orchestrators"), open("orch-2", "orchestrators"), open("worker-1", "workers")
@@ -381,8 +381,8 @@ func BenchmarkCosmosLeasesCost(b *testing.B) {
 	for _, id := range []string{"p1", "p2", "p3"} {
 		l, err := cdb.NewCosmosLeases(cdb.LeaseOptions{ProcessID: id})
 		require.NoError(b, err)
-		p, err := cdb.New(b.Context(), cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key(), ClientOptions: hClientOptions(),
-			Options: cdb.Options{Now: clock.Now, Leases: l, OutboxInterval: -1}})
+		p, err := cdb.New(b.Context(), cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key(), ClientOptions: hClientOptions()},
+			&cdb.Options{Leases: l, MaintenanceInterval: -1, Test: cdb.TestOptions{Now: clock.Now}})
 		require.NoError(b, err)
 		b.Cleanup(func() { _ = p.Close() })
 		procs = append(procs, &leaseProc{id: id, l: l, p: p})
@@ -433,7 +433,7 @@ func TestCosmosLeasesBackgroundRenewal(t *testing.T) {
 			}
 			return nil
 		}}
-		lp.p = h.open(cdb.Options{Leases: l, Hooks: hooks})
+		lp.p = h.open(cdb.Options{Leases: l, Test: cdb.TestOptions{Hooks: hooks}})
 		return lp
 	}
 	a, b := open("bg-a"), open("bg-b")
@@ -461,7 +461,7 @@ func ExampleNewCosmosLeases() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		p, err := cdb.New(ctx, cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key(), Options: cdb.Options{Leases: leases}})
+		p, err := cdb.New(ctx, cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key()}, &cdb.Options{Leases: leases})
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -520,7 +520,7 @@ func TestCosmosLeasesAmbiguousWrites(t *testing.T) {
 				return err
 			},
 		}
-		return &leaseProc{id: id, l: l, p: h.open(cdb.Options{Now: clock.Now, Leases: l, Hooks: hooks})}
+		return &leaseProc{id: id, l: l, p: h.open(cdb.Options{Leases: l, Test: cdb.TestOptions{Hooks: hooks, Now: clock.Now}})}
 	}
 	procs := []*leaseProc{open("amb-a"), open("amb-b"), open("amb-c")}
 	ctx := t.Context()

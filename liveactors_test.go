@@ -41,8 +41,7 @@ func (e *raceEnv) actor(g *gate) *cdb.Provider {
 		hooks = g.hooks()
 	}
 	p, err := cdb.New(e.t.Context(), cdb.Config{Endpoint: e.srv.Endpoint(), Key: e.srv.Key(), Database: "db", Container: e.container,
-		ClientOptions: &azcosmos.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}},
-		Options:       cdb.Options{Hooks: hooks, Now: e.clock.now, OutboxInterval: -1}})
+		ClientOptions: &azcosmos.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}}}, &cdb.Options{MaintenanceInterval: -1, Test: cdb.TestOptions{Hooks: hooks, Now: e.clock.now}})
 	require.NoError(e.t, err)
 	e.t.Cleanup(func() { _ = p.Close() })
 	return p
@@ -130,7 +129,7 @@ func TestExpiredStagerCannotDeleteTheNewHoldersTurn(t *testing.T) {
 	stallB.open()
 	require.NoError(t, recv(t, ackB), "B holds the lock: its turn commits")
 
-	_, err = pB.ReconcileOutbox(ctx)
+	_, err = pB.RunMaintenance(ctx)
 	require.NoError(t, err)
 	checkBigTurn(t, e.srv, pB, e.container, "big")
 }
@@ -148,7 +147,7 @@ func TestStaleRollForwardCannotOverwriteANewerTurn(t *testing.T) {
 	gR := newGate(t)
 	pR := e.actor(gR)
 	stallR := gR.at(true, isJournalRead) // the reconciler has read the journal
-	rec := async(func() error { _, err := pR.ReconcileOutbox(ctx); return err })
+	rec := async(func() error { _, err := pR.RunMaintenance(ctx); return err })
 	stallR.wait(t)
 
 	pB := e.actor(nil)
@@ -191,7 +190,7 @@ func TestRollForwardAfterDeletionResurrectsNothing(t *testing.T) {
 	gR := newGate(t)
 	pR := e.actor(gR)
 	stallR := gR.at(true, isJournalRead)
-	rec := async(func() error { _, err := pR.ReconcileOutbox(ctx); return err })
+	rec := async(func() error { _, err := pR.RunMaintenance(ctx); return err })
 	stallR.wait(t)
 
 	pD := e.actor(nil)
@@ -430,7 +429,7 @@ func TestRetriedLargeAckAfterLostCommitResponse(t *testing.T) {
 	require.True(t, duroxide.IsRetryable(err), "a lost response is retryable: %v", err)
 	g.setFailAfter(nil)
 
-	_, err = e.actor(nil).ReconcileOutbox(ctx)
+	_, err = e.actor(nil).RunMaintenance(ctx)
 	require.NoError(t, err)
 	require.NoError(t, p.AckOrchestrationItem(ctx, it.LockToken, bigTurn("big")), "the turn was committed exactly once: the retry succeeds")
 	checkBigTurn(t, e.srv, p, e.container, "big")

@@ -92,7 +92,7 @@ func (p *Provider) holdOrchLock(ctx context.Context, op, token string, live bool
 }
 
 func (p *Provider) checkLive(op string, lk *orchLock) error {
-	if !p.opts.Now().Before(lk.lockedUntil) {
+	if !p.now().Before(lk.lockedUntil) {
 		return errLockExpired(op)
 	}
 	return nil
@@ -124,7 +124,7 @@ func (p *Provider) workLockFor(ctx context.Context, op, token string) (*workLock
 }
 
 func (p *Provider) checkWorkLive(op string, lk *workLock) error {
-	if !p.opts.Now().Before(lk.lockedUntil) {
+	if !p.now().Before(lk.lockedUntil) {
 		return errLockExpired(op)
 	}
 	return nil
@@ -143,7 +143,7 @@ func (p *Provider) refreshWorkLock(ctx context.Context, lk *workLock) bool {
 		return false
 	}
 	until := time.UnixMilli(deref(doc.LockedUntil))
-	if !p.opts.Now().Before(until) {
+	if !p.now().Before(until) {
 		return false
 	}
 	lk.etag, lk.lockedUntil = etag, until

@@ -78,7 +78,7 @@ func TestMultiRangeDiscoveryBoundedPerCall(t *testing.T) {
 	t.Parallel()
 	const ranges, pages = 8, 3
 	var q crossQueries
-	h := newRangedHarness(t, cdb.Options{ScanPages: pages, Hooks: q.hooks()}, ranges)
+	h := newRangedHarness(t, cdb.Options{ScanPages: pages, Test: cdb.TestOptions{Hooks: q.hooks()}}, ranges)
 	ctx := t.Context()
 	for i := range 6 {
 		inst := fmt.Sprintf("bp-%d", i)
@@ -105,7 +105,7 @@ func TestMultiRangeDiscoveryBoundedPerCall(t *testing.T) {
 }
 
 // TestMultiRangeOutboxReachesEveryPartition: intents waiting in 16
-// physical partitions are all delivered by one ReconcileOutbox, and by the
+// physical partitions are all delivered by one RunMaintenance, and by the
 // background reconciler, whose rounds read a bounded number of pages and
 // resume where the last round stopped.
 func TestMultiRangeOutboxReachesEveryPartition(t *testing.T) {
@@ -125,10 +125,10 @@ func TestMultiRangeOutboxReachesEveryPartition(t *testing.T) {
 	h.srv.ClearFaults()
 	require.Len(t, h.docsWhere("outbox_intent", ""), n, "every delivery failed, every intent waits")
 
-	rec := h.open(cdb.Options{Now: skewedClock(time.Minute)})
-	got, err := rec.ReconcileOutbox(ctx)
+	rec := h.open(cdb.Options{Test: cdb.TestOptions{Now: skewedClock(time.Minute)}})
+	got, err := rec.RunMaintenance(ctx)
 	require.NoError(t, err)
-	require.Equal(t, n, got, "ReconcileOutbox delivers every pending intent")
+	require.Equal(t, n, got, "RunMaintenance delivers every pending intent")
 	require.Empty(t, h.docsWhere("outbox_intent", ""))
 	for i := range n {
 		require.Len(t, h.docsWhere("orch_queue", fmt.Sprintf("mo-child-%02d", i)), 1)
@@ -151,7 +151,7 @@ func TestMultiRangeBackgroundReconciler(t *testing.T) {
 		require.NoError(t, h.p.AckOrchestrationItem(ctx, item.LockToken, commit))
 	}
 	h.srv.ClearFaults()
-	h.open(cdb.Options{Now: skewedClock(time.Minute), OutboxInterval: 20 * time.Millisecond, ScanPages: 4})
+	h.open(cdb.Options{MaintenanceInterval: 20 * time.Millisecond, ScanPages: 4, Test: cdb.TestOptions{Now: skewedClock(time.Minute)}})
 	eventually(t, time.Minute, func() bool { return len(h.docsWhere("outbox_intent", "")) == 0 }, "the background reconciler delivers every intent")
 	for i := range n {
 		require.Len(t, h.docsWhere("orch_queue", fmt.Sprintf("bg-child-%02d", i)), 1)
@@ -169,7 +169,7 @@ func TestReconcilerRoundContinuesAfterError(t *testing.T) {
 		}
 		return nil
 	}}
-	h := newHarness(t, cdb.Options{Hooks: hooks})
+	h := newHarness(t, cdb.Options{Test: cdb.TestOptions{Hooks: hooks}})
 	ctx := t.Context()
 	insts := []string{"re-a", "re-b", "re-c"}
 	for _, inst := range insts {
@@ -187,7 +187,7 @@ func TestReconcilerRoundContinuesAfterError(t *testing.T) {
 	}
 	blocked.Delete("re-b")
 	blocked.Delete("re-c")
-	_, err := h.p.ReconcileOutbox(ctx)
+	_, err := h.p.RunMaintenance(ctx)
 	require.Error(t, err, "re-a still fails")
 	require.Contains(t, err.Error(), "re-a")
 	require.Empty(t, h.docsWhere("", "re-b"), "re-b's deletion finished although re-a's failed first")

@@ -18,8 +18,8 @@ import (
 // start, a child's completion for its parent, a detached start, a cancel
 // cascade) is first written as an intent document inside the turn's
 // batch. Right after the commit the acking process creates the target
-// message in the target's partition and deletes the intents; a
-// background reconciler delivers intents whose delivery did not happen
+// message in the target's partition and deletes the intents; the
+// background maintenance loop delivers intents whose delivery did not happen
 // (crash, network). The target message id is derived from the intent's
 // idempotency key, so delivering twice is a 409 — already done — and the
 // target keeps a marker after consuming it, so even a delivery after
@@ -43,7 +43,7 @@ func (p *Provider) intent(lk *orchLock, exec uint64, seq int, d *queueDoc, now t
 }
 
 // deliverIntents delivers a committed turn's intents, best effort: what
-// fails here is retried by the reconciler.
+// fails here is retried by the maintenance loop.
 func (p *Provider) deliverIntents(ctx context.Context, source string, intents []outboxDoc) {
 	if len(intents) == 0 {
 		return
@@ -56,7 +56,7 @@ func (p *Provider) deliverIntents(ctx context.Context, source string, intents []
 	}
 	if b.Len() > 0 {
 		if _, err := p.st.ExecuteTolerant(ctx, b, false); err != nil {
-			p.opts.Logger.Warn("deleting delivered outbox intents; the reconciler will finish", "instance_id", source, "error", err)
+			p.opts.Logger.Warn("deleting delivered outbox intents; the maintenance loop will finish", "instance_id", source, "error", err)
 		}
 	}
 }
@@ -85,7 +85,7 @@ func (p *Provider) claimIntent(ctx context.Context, in *outboxDoc) bool {
 		return true
 	}
 	var ops azcosmos.PatchOperations
-	ops.AppendSet("/lastAttemptAt", ms(p.opts.Now()))
+	ops.AppendSet("/lastAttemptAt", ms(p.now()))
 	etag := azcore.ETag(in.ETag)
 	_, _, err := p.st.Patch(ctx, in.InstanceID, in.ID, ops, &etag, false)
 	switch {
@@ -109,20 +109,20 @@ func (p *Provider) cancelElsewhere(ctx context.Context, ids []duroxide.Scheduled
 	}
 }
 
-// reconcileOnce delivers pending intents older than OutboxMinAge. It is a
+// deliverPendingIntents delivers pending intents older than OutboxMinAge. It is a
 // filter-only cross-partition query (the gateway serves those), paged: a
 // background round reads a bounded number of pages and the next round
 // resumes where it stopped (internal/cosmos/scan.go), so intents in every physical
 // partition are reached; with full it reads to the end. Its cost is one
 // request per physical partition when there is nothing to do. A failed
 // delivery does not end the round: the other intents are still delivered.
-func (p *Provider) reconcileOnce(ctx context.Context, full bool) (delivered int, err error) {
+func (p *Provider) deliverPendingIntents(ctx context.Context, full bool) (delivered int, err error) {
 	q := "SELECT * FROM c WHERE c.type = 'outbox_intent' AND c.createdAt <= @cutoff AND " + notStaged
 	var intents []outboxDoc
-	err = p.reconcileScan(ctx, "outbox", full, cosmos.ScanRequest{
+	err = p.maintenanceScan(ctx, "outbox", full, cosmos.ScanRequest{
 		Text: q,
 		Fresh: func() cosmos.QueryParams {
-			return cosmos.QueryParams{}.Add("@cutoff", ms(p.opts.Now().Add(-p.opts.OutboxMinAge)))
+			return cosmos.QueryParams{}.Add("@cutoff", ms(p.now().Add(-p.opts.OutboxMinAge)))
 		},
 		PageSize: 100,
 	}, func(raw []byte) {
@@ -159,7 +159,7 @@ func (p *Provider) reconcileOnce(ctx context.Context, full bool) (delivered int,
 func (p *Provider) recordAttempt(ctx context.Context, in *outboxDoc) {
 	var ops azcosmos.PatchOperations
 	ops.AppendIncrement("/attemptCount", 1)
-	ops.AppendSet("/lastAttemptAt", ms(p.opts.Now()))
+	ops.AppendSet("/lastAttemptAt", ms(p.now()))
 	if _, _, err := p.st.Patch(ctx, in.InstanceID, in.ID, ops, nil, false); err != nil && !errors.Is(err, cosmos.ErrNotFound) {
 		p.opts.Logger.Warn("recording an outbox delivery attempt", "intent", in.ID, "error", err)
 	}

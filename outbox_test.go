@@ -24,7 +24,7 @@ import (
 // delivered twice or after the child already consumed the message.
 
 // skewedClock is a clock ahead of the wall clock: a provider using it sees
-// every intent as older than OutboxMinAge, so its ReconcileOutbox delivers
+// every intent as older than OutboxMinAge, so its RunMaintenance delivers
 // at once, deterministically, without waiting.
 func skewedClock(d time.Duration) func() time.Time {
 	return func() time.Time { return time.Now().Add(d) }
@@ -78,7 +78,7 @@ func reconcileFirst(t *testing.T, p *cdb.Provider) int {
 	var n int
 	eventually(t, time.Minute, func() bool {
 		var err error
-		n, err = p.ReconcileOutbox(t.Context())
+		n, err = p.RunMaintenance(t.Context())
 		require.NoError(t, err)
 		return n > 0
 	}, "the reconciler never delivered")
@@ -118,7 +118,7 @@ func TestOutboxDeliveredRightAfterAck(t *testing.T) {
 	require.Len(t, h.docsWhere("orch_queue", "ob-other"), 1)
 	require.Len(t, h.docsWhere("orch_queue", "ob-third"), 1)
 	require.Len(t, h.docsWhere("orch_queue", "ob-parent"), 1, "a message to itself is written in the turn")
-	n, err := h.open(cdb.Options{Now: skewedClock(time.Minute)}).ReconcileOutbox(ctx)
+	n, err := h.open(cdb.Options{Test: cdb.TestOptions{Now: skewedClock(time.Minute)}}).RunMaintenance(ctx)
 	require.NoError(t, err)
 	require.Zero(t, n)
 
@@ -127,7 +127,7 @@ func TestOutboxDeliveredRightAfterAck(t *testing.T) {
 
 // TestOutboxDeliveryFailsThenReconciles: the create in the child's
 // partition fails (503); the ack still succeeds, the intent stays, and
-// ReconcileOutbox delivers it once its age passes OutboxMinAge: exactly
+// RunMaintenance delivers it once its age passes OutboxMinAge: exactly
 // one message at the child.
 func TestOutboxDeliveryFailsThenReconciles(t *testing.T) {
 	t.Parallel()
@@ -144,15 +144,15 @@ func TestOutboxDeliveryFailsThenReconciles(t *testing.T) {
 	require.Len(t, hist, 2, "the turn is committed")
 
 	// Younger than OutboxMinAge (2s by default): left for the acker.
-	n, err := h.p.ReconcileOutbox(ctx)
+	n, err := h.p.RunMaintenance(ctx)
 	require.NoError(t, err)
 	require.Zero(t, n)
 	requireIntents(t, h, "f-parent", "f-child", 1)
 
-	rec := h.open(cdb.Options{Now: skewedClock(time.Minute)})
+	rec := h.open(cdb.Options{Test: cdb.TestOptions{Now: skewedClock(time.Minute)}})
 	require.Equal(t, 1, reconcileFirst(t, rec))
 	require.Empty(t, h.docsWhere("outbox_intent", ""))
-	n, err = rec.ReconcileOutbox(ctx)
+	n, err = rec.RunMaintenance(ctx)
 	require.NoError(t, err)
 	require.Zero(t, n)
 	requireOneChildStart(t, h, "f-parent", "f-child")
@@ -168,7 +168,7 @@ func TestOutboxBackgroundReconciler(t *testing.T) {
 	require.NoError(t, h.p.AckOrchestrationItem(ctx, item.LockToken, commit))
 	requireIntents(t, h, "bg-parent", "bg-child", 1)
 
-	h.open(cdb.Options{OutboxInterval: 10 * time.Millisecond, OutboxMinAge: time.Millisecond})
+	h.open(cdb.Options{MaintenanceInterval: 10 * time.Millisecond, OutboxMinAge: time.Millisecond})
 	eventually(t, 10*time.Second, func() bool { return len(h.docsWhere("outbox_intent", "")) == 0 }, "the background reconciler did not deliver")
 	requireOneChildStart(t, h, "bg-parent", "bg-child")
 }
@@ -191,7 +191,7 @@ func TestOutboxDoubleDelivery(t *testing.T) {
 		require.Len(t, h.docsWhere("orch_queue", "dd-child"), 1, "the delivery was applied")
 		requireIntents(t, h, "dd-parent", "dd-child", 1)
 
-		require.Equal(t, 1, reconcileFirst(t, h.open(cdb.Options{Now: skewedClock(time.Minute)})), "a 409 on redelivery is delivered")
+		require.Equal(t, 1, reconcileFirst(t, h.open(cdb.Options{Test: cdb.TestOptions{Now: skewedClock(time.Minute)}})), "a 409 on redelivery is delivered")
 		require.Empty(t, h.docsWhere("outbox_intent", ""))
 		requireOneChildStart(t, h, "dd-parent", "dd-child")
 	})
@@ -218,7 +218,7 @@ func TestOutboxDoubleDelivery(t *testing.T) {
 		childHist, err := h.p.Read(ctx, "dc-child")
 		require.NoError(t, err)
 
-		require.Equal(t, 1, reconcileFirst(t, h.open(cdb.Options{Now: skewedClock(time.Minute)})))
+		require.Equal(t, 1, reconcileFirst(t, h.open(cdb.Options{Test: cdb.TestOptions{Now: skewedClock(time.Minute)}})))
 		require.Empty(t, h.docsWhere("outbox_intent", ""))
 		require.Empty(t, h.docsWhere("orch_queue", "dc-child"), "redelivery after consumption created a new message")
 		require.Len(t, h.docsWhere("orch_received", "dc-child"), 1)
@@ -253,7 +253,7 @@ func TestOutboxCrashBetweenCommitAndDelivery(t *testing.T) {
 			return err
 		},
 	}
-	h := newHarness(t, cdb.Options{Hooks: hooks})
+	h := newHarness(t, cdb.Options{Test: cdb.TestOptions{Hooks: hooks}})
 	ctx := t.Context()
 	item, commit := startParentWithChild(t, h.p, "cr-parent", "cr-child")
 	armed.Store(true)
@@ -264,7 +264,7 @@ func TestOutboxCrashBetweenCommitAndDelivery(t *testing.T) {
 	requireIntents(t, h, "cr-parent", "cr-child", 1)
 	require.NoError(t, h.p.Close())
 
-	restarted := h.open(cdb.Options{OutboxInterval: 10 * time.Millisecond, OutboxMinAge: time.Millisecond})
+	restarted := h.open(cdb.Options{MaintenanceInterval: 10 * time.Millisecond, OutboxMinAge: time.Millisecond})
 	eventually(t, 10*time.Second, func() bool { return len(h.docsWhere("outbox_intent", "")) == 0 }, "the restarted process did not deliver")
 	msgs := h.docsWhere("orch_queue", "cr-child")
 	require.Len(t, msgs, 1)
@@ -293,7 +293,7 @@ func TestOutboxReconcilerStopsOnClose(t *testing.T) {
 		return nil
 	}}
 	h := newHarness(t, cdb.Options{})
-	p := h.open(cdb.Options{OutboxInterval: 2 * time.Millisecond, OutboxMinAge: time.Millisecond, Hooks: hooks})
+	p := h.open(cdb.Options{MaintenanceInterval: 2 * time.Millisecond, OutboxMinAge: time.Millisecond, Test: cdb.TestOptions{Hooks: hooks}})
 	eventually(t, 10*time.Second, func() bool { return calls.Load() >= 5 }, "the reconciler did not run")
 	require.NoError(t, p.Close())
 	closed.Store(true)
@@ -317,7 +317,7 @@ func TestOutboxReconcilerStopsOnClose(t *testing.T) {
 		}
 		return nil
 	}}
-	p2 := h.open(cdb.Options{OutboxInterval: time.Millisecond, OutboxMinAge: time.Millisecond, Hooks: blocking})
+	p2 := h.open(cdb.Options{MaintenanceInterval: time.Millisecond, OutboxMinAge: time.Millisecond, Test: cdb.TestOptions{Hooks: blocking}})
 	select {
 	case <-entered:
 	case <-time.After(10 * time.Second):
@@ -359,7 +359,7 @@ func TestStaleDiscoveryDoesNotLockAReceivedMarker(t *testing.T) {
 		HistoryDelta:      []duroxide.Event{hEvent("sd-parent", 1, 2, duroxide.ExternalEvent{Name: "go"})},
 		OrchestratorItems: []duroxide.WorkItem{duroxide.ExternalRaisedItem{Instance: "sd-child", Name: "hello", Data: "1"}}}))
 
-	stale := h.open(cdb.Options{Hooks: hooks})
+	stale := h.open(cdb.Options{Test: cdb.TestOptions{Hooks: hooks}})
 	type result struct {
 		item *duroxide.OrchestrationItem
 		err  error
@@ -416,7 +416,7 @@ func TestOutboxActivityNotRedeliveredAfterConsumption(t *testing.T) {
 	require.NotNil(t, w)
 	require.NoError(t, h.p.AckWorkItem(ctx, w.LockToken, duroxide.ActivityCompletedItem{Instance: "fa-other", ExecutionID: 1, ID: 7, Result: "r"}))
 
-	require.Equal(t, 1, reconcileFirst(t, h.open(cdb.Options{Now: skewedClock(time.Minute)})))
+	require.Equal(t, 1, reconcileFirst(t, h.open(cdb.Options{Test: cdb.TestOptions{Now: skewedClock(time.Minute)}})))
 	require.Empty(t, h.docsWhere("worker_queue", "fa-other"), "the executed activity was enqueued again by a redelivered intent")
 }
 
@@ -443,7 +443,7 @@ func TestForeignCompletionSurvivesFailedDelivery(t *testing.T) {
 		require.NoError(t, h.p.AckWorkItem(ctx, w.LockToken, done), "retrying a retryable ack must succeed")
 	}
 	// The failed delivery is left to the reconciler, never lost.
-	_, err = h.p.ReconcileOutbox(ctx)
+	_, err = h.p.RunMaintenance(ctx)
 	require.NoError(t, err)
 	require.Len(t, h.docsWhere("orch_queue", "fc-orch"), 1, "the completion was lost")
 	require.Empty(t, h.docsWhere("orch_queue", "fc-worker"))

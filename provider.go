@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
@@ -45,13 +46,15 @@ type Provider struct {
 	stop      chan struct{}
 	wg        sync.WaitGroup
 	// unobserve unregisters the metrics (telemetry.go); outboxBacklog is
-	// the last reconciler round's count of undelivered intents.
+	// the last maintenance round's count of undelivered intents.
 	unobserve     func()
 	outboxBacklog atomic.Int64
 }
 
 // New connects to Cosmos DB as cfg says, bootstraps the database and
-// container unless cfg.SkipBootstrap, and starts the outbox reconciler.
+// container unless cfg.SkipBootstrap, and starts the maintenance loop
+// (see RunMaintenance). opts tunes the provider's behaviour; nil means
+// the defaults.
 //
 // Unless cfg.SkipBootstrap, New first reads the account (account.go): it
 // fails fast, within ctx, on an unreachable endpoint, and refuses an
@@ -59,15 +62,15 @@ type Provider struct {
 // error is a *duroxide.ProviderError classified like the provider's other
 // errors: configuration errors (ErrConfig) and refusals are permanent, a
 // refused connection or a timeout is retryable (duroxide.IsRetryable).
-func New(ctx context.Context, cfg Config) (*Provider, error) {
-	p, err := newFromConfig(ctx, cfg)
+func New(ctx context.Context, cfg Config, opts *Options) (*Provider, error) {
+	p, err := newFromConfig(ctx, cfg, derefOptions(opts))
 	if err != nil {
 		return nil, startupError(err)
 	}
 	return p, nil
 }
 
-func newFromConfig(ctx context.Context, cfg Config) (*Provider, error) {
+func newFromConfig(ctx context.Context, cfg Config, opts Options) (*Provider, error) {
 	cfg, err := cfg.resolve()
 	if err != nil {
 		return nil, err
@@ -75,7 +78,7 @@ func newFromConfig(ctx context.Context, cfg Config) (*Provider, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	client, err := cfg.newClient()
+	client, err := cfg.newClient(opts.TracerProvider)
 	if err != nil {
 		return nil, fmt.Errorf("cdb: creating the Cosmos client: %w", err)
 	}
@@ -84,7 +87,7 @@ func newFromConfig(ctx context.Context, cfg Config) (*Provider, error) {
 		client.Close()
 		return nil, fmt.Errorf("cdb: %w", err)
 	}
-	p := newProvider(container, cfg.Options)
+	p := newProvider(container, opts)
 	p.client = client
 	if err := p.bindLeases(); err != nil {
 		client.Close()
@@ -128,6 +131,7 @@ func startupError(err error) error {
 // NewWithContainer wraps a container client the caller already has (and
 // keeps owning: Close does not close its client). The container must be
 // partitioned by /instanceId with IndexingPolicy(); it is not bootstrapped.
+// opts is as for New; nil means the defaults.
 func NewWithContainer(ctx context.Context, container *azcosmos.ContainerClient, opts *Options) (*Provider, error) {
 	if container == nil {
 		return nil, configError("container client is nil")
@@ -137,11 +141,7 @@ func NewWithContainer(ctx context.Context, container *azcosmos.ContainerClient, 
 	if err := ctx.Err(); err != nil {
 		return nil, duroxide.Wrap("new_with_container", err)
 	}
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	p := newProvider(container, o)
+	p := newProvider(container, derefOptions(opts))
 	if err := p.bindLeases(); err != nil {
 		return nil, err
 	}
@@ -149,9 +149,18 @@ func NewWithContainer(ctx context.Context, container *azcosmos.ContainerClient, 
 	return p, nil
 }
 
+// derefOptions copies the caller's options, so a later change to them
+// does not reach a running provider; nil is the zero value (the defaults).
+func derefOptions(opts *Options) Options {
+	if opts == nil {
+		return Options{}
+	}
+	return *opts
+}
+
 func newProvider(container *azcosmos.ContainerClient, o Options) *Provider {
 	o = o.withDefaults()
-	p := &Provider{st: cosmos.NewStore(container, o.Retry, o.Hooks), opts: o, stop: make(chan struct{}),
+	p := &Provider{st: cosmos.NewStore(container, o.Retry, o.Test.Hooks), opts: o, stop: make(chan struct{}),
 		discovery: map[string]*discoveryState{docOrchQueue: {}, docWorkerQueue: {}}, turns: newTurnCache(o.TurnCacheBytes)}
 	p.unobserve = p.registerMetrics(o.MeterProvider)
 	return p
@@ -165,11 +174,15 @@ func (p *Provider) bindLeases() error {
 	return nil
 }
 
-// start launches background work (the outbox reconciler, lease renewal).
+// now reads the provider's clock: time.Now unless a test set
+// Options.Test.Now.
+func (p *Provider) now() time.Time { return p.opts.Test.Now() }
+
+// start launches background work (the maintenance loop, lease renewal).
 func (p *Provider) start() {
-	if p.opts.OutboxInterval > 0 {
+	if p.opts.MaintenanceInterval > 0 {
 		p.wg.Add(1)
-		go p.runReconciler()
+		go p.runMaintenance()
 	}
 	if l, ok := p.opts.Leases.(*CosmosLeases); ok {
 		p.wg.Add(1)

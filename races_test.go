@@ -57,13 +57,13 @@ func TestSessionRenewalSurvivesOwnersAck(t *testing.T) {
 
 	var armed atomic.Bool
 	armed.Store(true)
-	renewer := h.open(cdb.Options{Hooks: &cdb.Hooks{Before: func(_ context.Context, c cdb.Call) error {
+	renewer := h.open(cdb.Options{Test: cdb.TestOptions{Hooks: &cdb.Hooks{Before: func(_ context.Context, c cdb.Call) error {
 		if c.Op == cdb.OpPatch && strings.Contains(c.ID, ":session:") && armed.CompareAndSwap(true, false) {
 			// The owner works on the session meanwhile.
 			require.NoError(t, h.p.RenewWorkItemLock(t.Context(), w.LockToken, time.Minute))
 		}
 		return nil
-	}}})
+	}}}})
 	before := num(h.docsWhere("session", inst)[0]["lockedUntil"])
 	n, err := renewer.RenewSessionLock(ctx, []string{owner}, time.Hour, time.Hour)
 	require.NoError(t, err)
@@ -199,14 +199,14 @@ func TestOutboxAttemptCount(t *testing.T) {
 	item, commit := startParentWithChild(t, h.p, "oa-parent", "oa-child")
 	h.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Match: pkMatch("oa-child"), Status: http.StatusServiceUnavailable, Times: 3})
 	require.NoError(t, h.p.AckOrchestrationItem(ctx, item.LockToken, commit))
-	rec := h.open(cdb.Options{Now: skewedClock(time.Minute)})
+	rec := h.open(cdb.Options{Test: cdb.TestOptions{Now: skewedClock(time.Minute)}})
 	for want := int64(1); want <= 2; want++ {
 		// rec is another process: on a lagging replica its sweep may not
 		// see the acker's intent at first (harmless), so sweep until it
 		// has made this attempt.
 		var intents []map[string]any
 		eventually(t, time.Minute, func() bool {
-			n, err := rec.ReconcileOutbox(ctx)
+			n, err := rec.RunMaintenance(ctx)
 			require.NoError(t, err)
 			require.Zero(t, n)
 			intents = h.docsWhere("outbox_intent", "oa-parent")
@@ -217,7 +217,7 @@ func TestOutboxAttemptCount(t *testing.T) {
 		require.NotNil(t, intents[0]["lastAttemptAt"])
 	}
 	// The ack's own delivery and two reconciler deliveries failed.
-	n, err := rec.ReconcileOutbox(ctx)
+	n, err := rec.RunMaintenance(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 	requireOneChildStart(t, h, "oa-parent", "oa-child")
@@ -269,7 +269,7 @@ func TestPendingTurnIDNotSpliced(t *testing.T) {
 		}
 		return true
 	}))
-	_, err := h.p.ReconcileOutbox(ctx)
+	_, err := h.p.RunMaintenance(ctx)
 	require.Error(t, err)
 	pt, _ := h.docsWhere("instance", "pt-1")[0]["pendingTurn"].(map[string]any)
 	require.NotNil(t, pt, "the pending turn was cleared through the spliced condition")

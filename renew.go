@@ -24,7 +24,7 @@ func (p *Provider) AbandonOrchestrationItem(ctx context.Context, lockToken strin
 		return err
 	}
 	defer unlock()
-	visible := ms(p.opts.Now().Add(max(delay, 0)))
+	visible := ms(p.now().Add(max(delay, 0)))
 	b := cosmos.NewBatch(lk.instance)
 	b.Patch(instanceDocID(lk.instance), releaseOps(), &lk.etag)
 	for _, m := range lk.messages {
@@ -58,7 +58,7 @@ func (p *Provider) RenewOrchestrationItemLock(ctx context.Context, lockToken str
 		return err
 	}
 	defer unlock()
-	until := p.opts.Now().Add(extendFor)
+	until := p.now().Add(extendFor)
 	var ops azcosmos.PatchOperations
 	ops.AppendSet("/lockedUntil", ms(until))
 	for attempt := 0; ; attempt++ {
@@ -108,7 +108,7 @@ func (p *Provider) AbandonWorkItem(ctx context.Context, lockToken string, delay 
 	if ignoreAttempt && n > 0 {
 		n--
 	}
-	_, _, err = p.st.Patch(ctx, lk.instance, lk.itemID, unlockMessageOps(n, ms(p.opts.Now().Add(max(delay, 0)))), &lk.etag, false)
+	_, _, err = p.st.Patch(ctx, lk.instance, lk.itemID, unlockMessageOps(n, ms(p.now().Add(max(delay, 0)))), &lk.etag, false)
 	p.workLocks.drop(lockToken)
 	if errors.Is(err, cosmos.ErrPreconditionFailed) || errors.Is(err, cosmos.ErrNotFound) {
 		return errLockExpired(op)
@@ -128,7 +128,7 @@ func (p *Provider) RenewWorkItemLock(ctx context.Context, lockToken string, exte
 	if err := p.checkWorkLive(op, lk); err != nil {
 		return err
 	}
-	now := p.opts.Now()
+	now := p.now()
 	until := now.Add(extendFor)
 	var ops azcosmos.PatchOperations
 	ops.AppendSet("/lockedUntil", ms(until))

@@ -6,10 +6,10 @@ import (
 	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
-// reconcileScan runs one scan of a reconciler round: a bounded step of the
-// named background scan, or with full the whole query from the start (for
-// ReconcileOutbox, which promises everything pending).
-func (p *Provider) reconcileScan(ctx context.Context, name string, full bool, r cosmos.ScanRequest, each func(raw []byte)) error {
+// maintenanceScan runs one scan of a maintenance round: a bounded step of
+// the named background scan, or with full the whole query from the start
+// (for RunMaintenance, which promises everything pending).
+func (p *Provider) maintenanceScan(ctx context.Context, name string, full bool, r cosmos.ScanRequest, each func(raw []byte)) error {
 	cur := p.scans.Get(name)
 	r.MaxPages = p.opts.ScanPages
 	if full {

@@ -43,10 +43,10 @@ func TestSecretsNeverReachLogsErrorsOrSpans(t *testing.T) {
 	var logs lockedBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	spans := &recordingTracerProvider{}
-	opts := cdb.Options{Logger: logger, TracerProvider: spans, OutboxInterval: -1}
+	opts := cdb.Options{Logger: logger, TracerProvider: spans, MaintenanceInterval: -1}
 	var errs []error
 	collect := func(cfg cdb.Config) {
-		p, err := cdb.New(t.Context(), cfg)
+		p, err := cdb.New(t.Context(), cfg, &opts)
 		if err == nil {
 			_ = p.Close()
 			t.Fatalf("config %+v was accepted", cfg.Endpoint)
@@ -54,7 +54,7 @@ func TestSecretsNeverReachLogsErrorsOrSpans(t *testing.T) {
 		errs = append(errs, err)
 	}
 	base := func() cdb.Config {
-		return cdb.Config{Endpoint: srv.Endpoint(), Database: "secrets", Container: "c", Options: opts,
+		return cdb.Config{Endpoint: srv.Endpoint(), Database: "secrets", Container: "c",
 			ClientOptions: noRetries()}
 	}
 
@@ -83,7 +83,7 @@ func TestSecretsNeverReachLogsErrorsOrSpans(t *testing.T) {
 	// A run with failing and throttled requests, logged at debug level.
 	c = base()
 	c.Key = key
-	p, err := cdb.New(t.Context(), c)
+	p, err := cdb.New(t.Context(), c, &opts)
 	require.NoError(t, err)
 	defer p.Close()
 	failing := srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpBatch, Status: http.StatusServiceUnavailable, Times: 3})

@@ -38,7 +38,7 @@ func (p *Provider) claimSession(ctx context.Context, inst, sid string, cfg *duro
 	if cfg == nil {
 		return false, nil
 	}
-	now := p.opts.Now()
+	now := p.now()
 	id := sessionDocID(inst, sid)
 	key := cfg.OwnerID + "\x00" + id
 	if p.sessions.isBusy(key, now) {
@@ -131,7 +131,7 @@ func (p *Provider) RenewSessionLock(ctx context.Context, ownerIDs []string, exte
 	if len(ownerIDs) == 0 {
 		return 0, nil
 	}
-	now := p.opts.Now()
+	now := p.now()
 	q := "SELECT c.id, c.instanceId, c.ownerId, c.lockedUntil, c.lastActivity, c._etag FROM c WHERE c.type = 'session' AND ARRAY_CONTAINS(@owners, c.ownerId) AND c.lockedUntil > @now AND c.lastActivity > @idle"
 	params := cosmos.QueryParams{}.Add("@owners", ownerIDs).Add("@now", ms(now)).Add("@idle", ms(now.Add(-idleTimeout)))
 	var sessions []sessionDoc
@@ -211,7 +211,7 @@ func (p *Provider) renewSession(ctx context.Context, s *sessionDoc, until int64,
 // claimed meanwhile survives).
 func (p *Provider) CleanupOrphanedSessions(ctx context.Context, _ time.Duration) (int, error) {
 	const op = "cleanup_orphaned_sessions"
-	now := p.opts.Now()
+	now := p.now()
 	q := "SELECT c.id, c.instanceId, c.sessionId, c._etag FROM c WHERE c.type = 'session' AND c.lockedUntil <= @now"
 	var sessions []sessionDoc
 	if _, err := p.st.Query(ctx, q, cosmos.QueryParams{}.Add("@now", ms(now)), cosmos.QueryOptions{PageSize: 100}, func(raw []byte) bool {

@@ -19,13 +19,15 @@ import (
 // deadlines, wrong keys and accounts whose consistency cannot work.
 
 func startupConfig(endpoint, key string) cdb.Config {
-	return cdb.Config{Endpoint: endpoint, Key: key, Database: hDatabase, Container: hContainer, ClientOptions: hClientOptions(),
-		Options: cdb.Options{OutboxInterval: -1}}
+	return cdb.Config{Endpoint: endpoint, Key: key, Database: hDatabase, Container: hContainer, ClientOptions: hClientOptions()}
 }
+
+// startupOptions turn the maintenance loop off.
+var startupOptions = &cdb.Options{MaintenanceInterval: -1}
 
 func TestStartupEndpointWithoutSchemeIsAConfigError(t *testing.T) {
 	for _, ep := range []string{"myacct.documents.azure.com:443", "myacct.documents.azure.com", "ftp://x/", "https://"} {
-		_, err := cdb.New(t.Context(), startupConfig(ep, testKey))
+		_, err := cdb.New(t.Context(), startupConfig(ep, testKey), startupOptions)
 		require.ErrorIs(t, err, cdb.ErrConfig, ep)
 		require.False(t, duroxide.IsRetryable(err), ep)
 		require.Contains(t, err.Error(), "scheme", ep)
@@ -41,7 +43,7 @@ func TestStartupRefusedConnectionIsRetryable(t *testing.T) {
 	require.NoError(t, err)
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close())
-	_, err = cdb.New(t.Context(), startupConfig("http://"+addr+"/", testKey))
+	_, err = cdb.New(t.Context(), startupConfig("http://"+addr+"/", testKey), startupOptions)
 	require.Error(t, err)
 	require.True(t, duroxide.IsRetryable(err), "%v", err)
 	var ce *cdb.CosmosError
@@ -78,7 +80,7 @@ func TestStartupHonoursContextDeadline(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 	defer cancel()
-	_, err = cdb.New(ctx, startupConfig("http://"+ln.Addr().String()+"/", testKey))
+	_, err = cdb.New(ctx, startupConfig("http://"+ln.Addr().String()+"/", testKey), startupOptions)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.True(t, duroxide.IsRetryable(err), "%v", err)
 }
@@ -89,7 +91,7 @@ func TestStartupExpiredContext(t *testing.T) {
 	srv := cosmostest.NewTestServer(t, nil)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	_, err := cdb.New(ctx, startupConfig(srv.Endpoint(), srv.Key()))
+	_, err := cdb.New(ctx, startupConfig(srv.Endpoint(), srv.Key()), startupOptions)
 	require.ErrorIs(t, err, context.Canceled)
 	require.False(t, duroxide.IsRetryable(err))
 	require.Zero(t, srv.Counts()[cosmostest.OpReadAccount])
@@ -102,7 +104,7 @@ func TestStartupWrongKeyIsPermanentWithTheServiceMessage(t *testing.T) {
 	t.Parallel()
 	srv := cosmostest.NewTestServer(t, nil)
 	wrong := "dGhpcyBpcyBub3QgdGhlIGtleSB0aGlzIGlzIG5vdCB0aGUga2V5IDAxMjM0NTY3ODk="
-	_, err := cdb.New(t.Context(), startupConfig(srv.Endpoint(), wrong))
+	_, err := cdb.New(t.Context(), startupConfig(srv.Endpoint(), wrong), startupOptions)
 	require.Error(t, err)
 	require.False(t, duroxide.IsRetryable(err), "%v", err)
 	var ce *cdb.CosmosError
@@ -125,7 +127,7 @@ func TestStartupConsistency(t *testing.T) {
 	}{{"Session", true}, {"BoundedStaleness", true}, {"Strong", true}, {"ConsistentPrefix", false}, {"Eventual", false}} {
 		t.Run(c.level, func(t *testing.T) {
 			srv := cosmostest.NewTestServer(t, &cosmostest.Options{ConsistencyLevel: c.level})
-			p, err := cdb.New(t.Context(), startupConfig(srv.Endpoint(), srv.Key()))
+			p, err := cdb.New(t.Context(), startupConfig(srv.Endpoint(), srv.Key()), startupOptions)
 			if c.ok {
 				require.NoError(t, err)
 				require.NoError(t, p.Close())
@@ -140,7 +142,7 @@ func TestStartupConsistency(t *testing.T) {
 
 			cfg := startupConfig(srv.Endpoint(), srv.Key())
 			cfg.AcceptWeakConsistency = true
-			p, err = cdb.New(t.Context(), cfg)
+			p, err = cdb.New(t.Context(), cfg, startupOptions)
 			require.NoError(t, err)
 			require.NoError(t, p.Close())
 		})
@@ -155,7 +157,7 @@ func TestStartupErrorsAreProviderErrors(t *testing.T) {
 		startupConfig("nohost", testKey),
 		{Endpoint: "https://x/", Key: "not base64!"},
 	} {
-		_, err := cdb.New(t.Context(), cfg)
+		_, err := cdb.New(t.Context(), cfg, startupOptions)
 		var pe *duroxide.ProviderError
 		require.True(t, errors.As(err, &pe), "%v", err)
 		require.True(t, strings.HasPrefix(err.Error(), "new: "), "%v", err)

@@ -128,7 +128,7 @@ func (p *Provider) registerMetrics(mp metric.MeterProvider) (unregister func()) 
 	retries, _ := m.Int64ObservableCounter("cdb.cosmos.retries", metric.WithUnit("{retry}"),
 		metric.WithDescription("Throttled requests the provider sent again, by operation."))
 	backlog, _ := m.Int64ObservableGauge("cdb.outbox.backlog", metric.WithUnit("{intent}"),
-		metric.WithDescription("Undelivered outbox intents the last reconciler round found."))
+		metric.WithDescription("Undelivered outbox intents the last maintenance round found."))
 	reg, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		for op, c := range p.st.Counters() {
 			if c.Requests == 0 {
@@ -141,7 +141,7 @@ func (p *Provider) registerMetrics(mp metric.MeterProvider) (unregister func()) 
 			o.ObserveInt64(throttles, c.Throttles, a)
 			o.ObserveInt64(retries, c.Retries, a)
 		}
-		if p.opts.OutboxInterval > 0 {
+		if p.opts.MaintenanceInterval > 0 {
 			o.ObserveInt64(backlog, p.outboxBacklog.Load())
 		}
 		return nil

@@ -239,7 +239,7 @@ func (p *Provider) loadTurnStateCached(ctx context.Context, lk *orchLock, item *
 // there is no entry or the locked document shows it is not current.
 func (p *Provider) restoreTurnState(lk *orchLock, item *duroxide.OrchestrationItem) bool {
 	st := p.turns.take(lk.instance)
-	if !st.current(&lk.doc, p.opts.Now()) {
+	if !st.current(&lk.doc, p.now()) {
 		return false
 	}
 	events, err := decodeHistory(append([]historyDoc(nil), st.history...))
@@ -268,7 +268,7 @@ func (p *Provider) noteLoaded(lk *orchLock, hist []historyDoc, item *duroxide.Or
 		return
 	}
 	st := &turnState{instance: lk.instance, exec: lk.doc.CurrentExecutionID, history: hist, kv: make(map[string]duroxide.KVEntry, len(item.KVSnapshot)),
-		delta: append([]kvDoc(nil), lk.delta...), loadedAt: p.opts.Now()}
+		delta: append([]kvDoc(nil), lk.delta...), loadedAt: p.now()}
 	for k, v := range item.KVSnapshot {
 		st.kv[k] = v
 	}

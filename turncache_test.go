@@ -85,10 +85,9 @@ func storedTurnState(t *testing.T, e *costEnv, inst string) ([]duroxide.Event, m
 // container.
 func secondProvider(t *testing.T, e *costEnv, opts cdb.Options) *cdb.Provider {
 	t.Helper()
-	opts.OutboxInterval = -1
+	opts.MaintenanceInterval = -1
 	p, err := cdb.New(context.Background(), cdb.Config{Endpoint: e.srv.Endpoint(), Key: e.srv.Key(), Database: costDB, Container: e.coll,
-		ClientOptions: &azcosmos.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}},
-		Options:       opts})
+		ClientOptions: &azcosmos.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}}}, &opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })
 	return p
@@ -347,7 +346,7 @@ func TestTurnCacheInvalidation(t *testing.T) {
 func TestTurnCacheSeesOutOfBandEditsWithinMaxAge(t *testing.T) {
 	var skew atomic.Int64
 	now := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
-	e := newCostEnv(t, cdb.Options{Now: now})
+	e := newCostEnv(t, cdb.Options{Test: cdb.TestOptions{Now: now}})
 	const inst = "cache-edit"
 	next := e.startInstance(t, inst)
 	for _, want := range []int64{3, 2} { // the second turn queries, the third is cached
@@ -395,7 +394,7 @@ func TestTurnCacheDefersToExpiringMarkers(t *testing.T) {
 	var skew atomic.Int64
 	// No lagging replicas: the test counts requests, and a lagging
 	// discovery could miss the message it just enqueued.
-	h := newHarnessNoLag(t, cdb.Options{Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
+	h := newHarnessNoLag(t, cdb.Options{Test: cdb.TestOptions{Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }}})
 	ctx := context.Background()
 	item, commit := startParentWithChild(t, h.p, "mk-parent", "mk-child")
 	require.NoError(t, h.p.AckOrchestrationItem(ctx, item.LockToken, commit))

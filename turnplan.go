@@ -95,7 +95,7 @@ type turnPlan struct {
 }
 
 func (p *Provider) planTurn(op string, lk *orchLock, c duroxide.OrchestrationCommit, tp string) (*turnPlan, error) {
-	now := p.opts.Now()
+	now := p.now()
 	plan := &turnPlan{instance: lk.instance, token: lk.token, lock: lk, staleMarkers: lk.staleMarkers}
 	doc := p.nextInstanceDoc(lk, c, now)
 	docJSON := mustJSON(doc)

@@ -43,14 +43,14 @@ func newFactory(t *testing.T, b testbackend.Backend) *factory {
 func (f *factory) newCosmosProvider(t *testing.T, opts cdb.Options) *instance {
 	t.Helper()
 	name := testbackend.NewName(t, "c")
-	if opts.OutboxInterval == 0 {
-		opts.OutboxInterval = 100 * time.Millisecond
+	if opts.MaintenanceInterval == 0 {
+		opts.MaintenanceInterval = 100 * time.Millisecond
 	}
 	if opts.OutboxMinAge == 0 {
 		opts.OutboxMinAge = 50 * time.Millisecond
 	}
 	p, err := cdb.New(t.Context(), cdb.Config{Endpoint: f.b.Endpoint, Key: f.b.Key, Database: f.db, Container: name,
-		ClientOptions: f.b.ClientOptions(), Options: opts})
+		ClientOptions: f.b.ClientOptions()}, &opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })
 	c, err := f.b.Client.NewContainer(f.db, name)

@@ -36,7 +36,7 @@ func (p *Provider) AckWorkItem(ctx context.Context, lockToken string, completion
 	if err := p.checkWorkLive(op, lk); err != nil {
 		return err
 	}
-	now := p.opts.Now()
+	now := p.now()
 	b := cosmos.NewBatch(lk.instance)
 	if lk.doc.OutboxKey != "" {
 		// Delivered through the outbox: keep a marker so a late

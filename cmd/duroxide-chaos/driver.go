@@ -116,10 +116,10 @@ func (d *driver) setUp(ctx context.Context) (err error) {
 		return err
 	}
 	// The driver's provider only starts instances, raises events and reads
-	// results; its outbox reconciler stays off (the workers run theirs).
+	// results; its maintenance loop stays off (the workers run theirs).
 	d.p, err = cdb.New(ctx, cdb.Config{Endpoint: d.srv.Endpoint(), Key: d.srv.Key(),
-		ClientOptions: &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{Telemetry: policy.TelemetryOptions{ApplicationID: driverAppID}}},
-		Options:       cdb.Options{OutboxInterval: -1}})
+		ClientOptions: &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{Telemetry: policy.TelemetryOptions{ApplicationID: driverAppID}}}},
+		&cdb.Options{MaintenanceInterval: -1})
 	if err != nil {
 		d.tearDown()
 		return fmt.Errorf("bootstrapping the container: %w", err)

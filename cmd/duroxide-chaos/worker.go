@@ -54,8 +54,8 @@ func runWorker(ctx context.Context, id string, stderr io.Writer) error {
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	p, err := cdb.New(ctx, cdb.Config{Endpoint: endpoint, Key: key, SkipBootstrap: true,
-		Options: cdb.Options{Leases: leases, Logger: logger, OutboxInterval: 2 * time.Second, OutboxMinAge: time.Second}})
+	p, err := cdb.New(ctx, cdb.Config{Endpoint: endpoint, Key: key, SkipBootstrap: true},
+		&cdb.Options{Leases: leases, Logger: logger, MaintenanceInterval: 2 * time.Second, OutboxMinAge: time.Second})
 	if err != nil {
 		return err
 	}

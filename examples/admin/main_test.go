@@ -104,7 +104,7 @@ func TestAdminOnConfiguredAccountTouchesOnlyItsOwnInstances(t *testing.T) {
 	ctx := t.Context()
 
 	// Someone else's completed instance, made before the example runs.
-	other, err := cdb.New(ctx, cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key()})
+	other, err := cdb.New(ctx, cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -175,7 +175,7 @@ func run(ctx context.Context, w io.Writer, s settings, cred azcore.TokenCredenti
 	// request that Entra ID principals may send. If the container is
 	// missing it then tries to create it, which Cosmos DB refuses to any
 	// Entra ID token (403/5300): the error says so and how to provision it.
-	p, err := cdb.New(ctx, cfg)
+	p, err := cdb.New(ctx, cfg, nil)
 	if err != nil {
 		return explain(fmt.Errorf("connecting: %w", err), db, container)
 	}

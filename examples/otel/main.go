@@ -105,8 +105,8 @@ func workload(ctx context.Context, tel *telemetry) (*outcome, error) {
 		return nil, fmt.Errorf("starting cosmostest: %w", err)
 	}
 	defer srv.Close()
-	p, err := cdb.New(ctx, cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key(),
-		Options: cdb.Options{TracerProvider: tel.tp, MeterProvider: tel.mp}})
+	p, err := cdb.New(ctx, cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key()},
+		&cdb.Options{TracerProvider: tel.tp, MeterProvider: tel.mp})
 	if err != nil {
 		return nil, err
 	}
@@ -177,8 +177,8 @@ func run(ctx context.Context, w io.Writer) error {
 }
 
 // printTrees prints each trace that holds a client call as an indented
-// tree; the spans of background work (idle fetch polls, the outbox
-// reconciler) are roots of their own traces and only counted.
+// tree; the spans of background work (idle fetch polls, the maintenance
+// loop) are roots of their own traces and only counted.
 func printTrees(w io.Writer, spans []sdktrace.ReadOnlySpan) {
 	children := map[string][]sdktrace.ReadOnlySpan{}
 	byTrace := map[string][]sdktrace.ReadOnlySpan{}
@@ -202,7 +202,7 @@ func printTrees(w io.Writer, spans []sdktrace.ReadOnlySpan) {
 		fmt.Fprintf(w, "trace %s\n", root.SpanContext().TraceID())
 		printSpan(w, root, children, 1)
 	}
-	fmt.Fprintf(w, "(%d spans of background work — fetch polls, outbox reconciler — not shown)\n", background)
+	fmt.Fprintf(w, "(%d spans of background work — fetch polls, maintenance loop — not shown)\n", background)
 }
 
 func printSpan(w io.Writer, s sdktrace.ReadOnlySpan, children map[string][]sdktrace.ReadOnlySpan, depth int) {

@@ -227,15 +227,16 @@ func TestTraceSurvivesRestart(t *testing.T) {
 	srv, err := cosmostest.NewServer(nil)
 	require.NoError(t, err)
 	defer srv.Close()
-	cfg := cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key(), Options: cdb.Options{TracerProvider: tel.tp, OutboxInterval: -1}}
+	cfg := cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key()}
+	opts := &cdb.Options{TracerProvider: tel.tp, MaintenanceInterval: -1}
 
-	before, err := cdb.New(ctx, cfg)
+	before, err := cdb.New(ctx, cfg, opts)
 	require.NoError(t, err)
 	client := durable.NewClientWithOptions(before, &durable.ClientOptions{TracerProvider: tel.tp})
 	require.NoError(t, client.StartOrchestration(ctx, "restart-1", "Ship", "parcel"))
 	require.NoError(t, before.Close())
 
-	after, err := cdb.New(ctx, cfg)
+	after, err := cdb.New(ctx, cfg, opts)
 	require.NoError(t, err)
 	defer after.Close()
 	reg, err := register()
@@ -271,8 +272,8 @@ func TestPoisonIsCounted(t *testing.T) {
 	srv, err := cosmostest.NewServer(nil)
 	require.NoError(t, err)
 	defer srv.Close()
-	p, err := cdb.New(ctx, cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key(),
-		Options: cdb.Options{TracerProvider: tel.tp, MeterProvider: tel.mp, OutboxInterval: -1}})
+	p, err := cdb.New(ctx, cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key()},
+		&cdb.Options{TracerProvider: tel.tp, MeterProvider: tel.mp, MaintenanceInterval: -1})
 	require.NoError(t, err)
 	defer p.Close()
 	reg := durable.NewRegistry()

@@ -123,7 +123,7 @@ func run(ctx context.Context, w io.Writer) error {
 	defer acct.Close()
 	fmt.Fprintln(w, "account   ", acct.Description)
 
-	p, err := cdb.New(ctx, acct.Config)
+	p, err := cdb.New(ctx, acct.Config, nil)
 	if err != nil {
 		return fmt.Errorf("connecting: %w", err)
 	}

@@ -61,8 +61,10 @@ func run(ctx context.Context, w io.Writer) error {
 	fmt.Fprintln(w, "account  ", acct.Description)
 
 	// cdb.New connects, creates the database and container if they are
-	// missing (unless cfg.SkipBootstrap), and starts the outbox reconciler.
-	p, err := cdb.New(ctx, acct.Config)
+	// missing (unless cfg.SkipBootstrap), and starts the maintenance loop
+	// (outbox delivery, large-turn roll-forward, deletions). nil Options:
+	// the defaults.
+	p, err := cdb.New(ctx, acct.Config, nil)
 	if err != nil {
 		if errors.Is(err, cdb.ErrBootstrap) {
 			return fmt.Errorf("bootstrapping the container: %w", err)

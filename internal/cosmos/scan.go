@@ -10,8 +10,8 @@ import (
 // results of one range only, and a range with nothing to return is an empty
 // page that still carries a continuation. A scan that stopped after a fixed
 // number of pages would never see the ranges after them, and a container
-// has one range per ~10k RU/s or ~50 GB. So discovery and the reconciler
-// page until the continuation ends, but spread the pages over calls: each
+// has one range per ~10k RU/s or ~50 GB. So discovery and the provider's
+// maintenance loop page until the continuation ends, but spread the pages over calls: each
 // call reads a bounded number of pages and a cursor remembers where it
 // stopped, so the next call resumes there and every range is reached in
 // turn whatever their number.

@@ -150,14 +150,14 @@ func (d *Duroxide) providers(ctx context.Context) (runtimeProv, clientProv durox
 
 func (d *Duroxide) cosmosProviders(ctx context.Context, cfg cdb.Config) (duroxide.Provider, duroxide.Provider, error) {
 	cfg.ClientOptions = pooledClientOptions(cfg.ClientOptions)
-	rp, err := cdb.New(ctx, cfg)
+	rp, err := cdb.New(ctx, cfg, nil)
 	if err != nil {
 		return nil, nil, err
 	}
 	d.closers = append(d.closers, func() { _ = rp.Close() })
 	cfg.SkipBootstrap = true
 	cfg.ClientOptions = pooledClientOptions(cfg.ClientOptions)
-	cp, err := cdb.New(ctx, cfg)
+	cp, err := cdb.New(ctx, cfg, nil)
 	if err != nil {
 		return nil, nil, err
 	}

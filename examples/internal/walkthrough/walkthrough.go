@@ -319,7 +319,7 @@ func wait(ctx context.Context, deadline time.Time) error {
 // ---- request accounting ----
 
 // Counter reports the Cosmos requests a provider sent since the last call
-// to Step, from p.RequestStats(). The outbox reconciler runs in the
+// to Step, from p.RequestStats(). The maintenance loop runs in the
 // background (every 5 s by default), so a step may now and then include
 // one of its queries.
 type Counter struct {

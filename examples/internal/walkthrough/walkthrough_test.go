@@ -17,7 +17,7 @@ func newProvider(t *testing.T) (context.Context, *cdb.Provider) {
 	srv := cosmostest.NewTestServer(t, nil)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	t.Cleanup(cancel)
-	p, err := cdb.New(ctx, cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key()})
+	p, err := cdb.New(ctx, cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
