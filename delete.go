@@ -251,10 +251,23 @@ func isCompletion(workItem string) bool {
 // finishDeletions completes deletions a crash interrupted; run by the
 // maintenance loop, a bounded step per round unless full
 // (internal/cosmos/scan.go). One failing instance does not stop the others.
+//
+// The background loop (not full) only takes tombstones older than
+// OutboxMinAge, so that it does not sweep an instance whose deletion is
+// still running: both sweeps would be harmless to the data (deletes
+// tolerate 404), but the caller of DeleteInstance would be told fewer
+// documents were deleted than were. RunMaintenance (full) takes them all.
 func (p *Provider) finishDeletions(ctx context.Context, full bool) error {
-	q := "SELECT * FROM c WHERE c.type = 'instance' AND IS_DEFINED(c.deleted)"
+	q := "SELECT * FROM c WHERE c.type = 'instance' AND IS_DEFINED(c.deleted) AND c.deleted <= @cutoff"
+	fresh := func() cosmos.QueryParams {
+		cutoff := int64(maxExactInt)
+		if !full {
+			cutoff = ms(p.now().Add(-p.opts.OutboxMinAge))
+		}
+		return cosmos.QueryParams{}.Add("@cutoff", cutoff)
+	}
 	var docs []instanceDoc
-	err := p.maintenanceScan(ctx, "deletions", full, cosmos.ScanRequest{Text: q, Fresh: noParams, PageSize: 100}, func(raw []byte) {
+	err := p.maintenanceScan(ctx, "deletions", full, cosmos.ScanRequest{Text: q, Fresh: fresh, PageSize: 100}, func(raw []byte) {
 		var d instanceDoc
 		if json.Unmarshal(raw, &d) == nil {
 			docs = append(docs, d)
