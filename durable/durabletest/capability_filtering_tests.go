@@ -113,7 +113,7 @@ func executionMetadataIncludesPinnedVersion(e *env) {
 	e.startOrch("meta-19", "MetaOrch", "{}")
 	e.completed("meta-19")
 	shutdownRuntime(e, rt)
-	pinned, err := duroxide.ParseSemVer(startedEvent(e, e.read("meta-19")).DuroxideVersion)
+	pinned, err := duroxide.ParseSemVer(startedEvent(e, e.history("meta-19")).DuroxideVersion)
 	require.NoError(e.t, err, "Should be parseable semver")
 	require.Equal(e.t, duroxide.MustParseSemVer(durable.DuroxideVersion), pinned, "Pinned version should match current build version")
 }
@@ -152,7 +152,7 @@ func subOrchestrationGetsOwnPinnedVersion(e *env) {
 	require.Contains(e.t, e.completed("parent-24"), "child-done")
 	shutdownRuntime(e, rt)
 	var child string
-	for _, ev := range e.read("parent-24") {
+	for _, ev := range e.history("parent-24") {
 		if k, ok := ev.Kind.(duroxide.SubOrchestrationScheduled); ok {
 			child = k.Instance
 			break
@@ -215,7 +215,7 @@ func pinnedVersionExtractedFromOrchestrationStartedEvent(e *env) {
 	rt := e.start(r, capOptions(0, rangeOf(semver(0, 0, 0), semver(99, 99, 99))))
 	require.True(e.t, e.waitCompletedEvent("pinned-21"), "Pinned v3.1.4 instance should complete")
 	shutdownRuntime(e, rt)
-	v, err := duroxide.ParseSemVer(startedEvent(e, e.read("pinned-21")).DuroxideVersion)
+	v, err := duroxide.ParseSemVer(startedEvent(e, e.history("pinned-21")).DuroxideVersion)
 	require.NoError(e.t, err, "Should parse pinned version")
 	require.Equal(e.t, semver(3, 1, 4), v)
 }
@@ -249,7 +249,7 @@ func activityCompletionAfterContinueAsNewIsDiscarded(e *env) {
 	} else {
 		time.Sleep(200 * time.Millisecond)
 	}
-	stale := countEvents(e.read("can-25"), func(ev duroxide.Event) bool {
+	stale := countEvents(e.history("can-25"), func(ev duroxide.Event) bool {
 		k, ok := ev.Kind.(duroxide.ActivityCompleted)
 		return ok && k.Result == "stale-result"
 	})

@@ -70,7 +70,7 @@ func recoveryAcrossRestartCore(e *env, store1, store2 duroxide.Provider, instanc
 	require.NoError(e.t, c1.StartOrchestration(e.ctx, instance, "RecoveryTest", ""))
 	on1 := &env{t: e.t, p: store1, ctx: e.ctx}
 	require.True(e.t, on1.waitSubscription(instance, "Resume"))
-	pre := on1.read(instance)
+	pre := on1.history(instance)
 	require.Equal(e.t, 1, countStep(pre, "Step", "1"))
 	require.Equal(e.t, 1, countStep(pre, "Step", "2"))
 	require.Equal(e.t, 0, countStep(pre, "Step", "3"))
@@ -82,7 +82,7 @@ func recoveryAcrossRestartCore(e *env, store1, store2 duroxide.Provider, instanc
 	require.NoError(e.t, on2.client().StartOrchestration(e.ctx, instance, "RecoveryTest", ""))
 	require.Equal(e.t, "1234", on2.completed(instance))
 	<-d
-	final := on2.read(instance)
+	final := on2.history(instance)
 	require.Equal(e.t, 1, countStep(final, "Step", "3"))
 	require.Equal(e.t, 1, countStep(final, "Step", "4"))
 }
@@ -90,7 +90,7 @@ func recoveryAcrossRestartCore(e *env, store1, store2 duroxide.Provider, instanc
 func recoveryAcrossRestartSameStore(e *env) {
 	const instance = "inst-recover-sqlite-1"
 	recoveryAcrossRestartCore(e, e.p, e.p, instance)
-	h := e.read(instance)
+	h := e.history(instance)
 	for _, in := range []string{"1", "2", "3", "4"} {
 		require.Equal(e.t, 1, countStep(h, "Step", in), "Step %s", in)
 	}
@@ -184,7 +184,7 @@ func recoveryMultipleOrchestrations(e *env) {
 		}) > 0 || anyKind[duroxide.ActivityCompleted](h)
 	}))
 	require.True(e.t, e.waitHistory("inst-2timers", func(h []duroxide.Event) bool {
-		return countEvents(h, isKind[duroxide.TimerCreated]) >= 2
+		return countKind[duroxide.TimerCreated](h) >= 2
 	}))
 	shutdownRuntime(e, rt1)
 

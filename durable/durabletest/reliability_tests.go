@@ -51,7 +51,7 @@ func duplicateExternal(e *env, inst string) {
 	_ = e.p.EnqueueForOrchestrator(e.ctx, wi, 0)
 	e.start(r, nil)
 	require.True(e.t, e.completedWithOutput(inst, "ok"), "timeout waiting for completion")
-	n := countEvents(e.read(inst), func(ev duroxide.Event) bool {
+	n := countEvents(e.history(inst), func(ev duroxide.Event) bool {
 		k, ok := ev.Kind.(duroxide.ExternalEvent)
 		return ok && k.Name == "Evt"
 	})
@@ -72,7 +72,7 @@ func duplicateTimerFired(e *env, inst string, d time.Duration) {
 	e.startOrch(inst, "OneTimer", "")
 	require.True(e.t, e.waitHistory(inst, anyKind[duroxide.TimerCreated]))
 	var id, fireAt uint64
-	for _, ev := range e.read(inst) {
+	for _, ev := range e.history(inst) {
 		if k, ok := ev.Kind.(duroxide.TimerCreated); ok {
 			id, fireAt = ev.EventID, k.FireAtMs
 			break
@@ -82,7 +82,7 @@ func duplicateTimerFired(e *env, inst string, d time.Duration) {
 	_ = e.p.EnqueueForOrchestrator(e.ctx, wi, 0)
 	_ = e.p.EnqueueForOrchestrator(e.ctx, wi, 0)
 	require.True(e.t, e.completedWithOutput(inst, "t"), "timeout waiting for completion")
-	require.Equal(e.t, 1, countEvents(e.read(inst), isKind[duroxide.TimerFired]), "expected 1 TimerFired")
+	require.Equal(e.t, 1, countKind[duroxide.TimerFired](e.history(inst)), "expected 1 TimerFired")
 }
 
 func activityDuplicateCompletionDedup(e *env) {
@@ -111,7 +111,7 @@ func activityDuplicateCompletionDedup(e *env) {
 	_ = e.p.EnqueueForOrchestrator(e.ctx, wi, 0)
 	_ = e.p.EnqueueForOrchestrator(e.ctx, wi, 0)
 	require.True(e.t, e.completedWithOutput(inst, "x"), "timeout waiting for completion")
-	n := countEvents(e.read(inst), func(ev duroxide.Event) bool {
+	n := countEvents(e.history(inst), func(ev duroxide.Event) bool {
 		return isKind[duroxide.ActivityCompleted](ev) && ev.SourceEventID != nil && *ev.SourceEventID == id
 	})
 	require.Equal(e.t, 1, n, "expected 1 ActivityCompleted for id=%d", id)
