@@ -73,7 +73,7 @@ func (p *Provider) FetchWorkItem(ctx context.Context, lockTimeout, _ time.Durati
 		if item != nil {
 			if kept {
 				p.kept.forget(c.instance, c.ids[0])
-				p.kept.keep(filter, withoutSessions(cands[i+1:]), found, p.opts.WorkCandidateTTL)
+				p.kept.keep(filter, beforeSessions(cands[i+1:]), found, p.opts.WorkCandidateTTL)
 			}
 			return item, nil
 		}

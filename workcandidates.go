@@ -25,7 +25,8 @@ import (
 // queue's lifetime (WorkCandidateTTL) bounds how long a fetch keeps
 // taking older leftovers over them. Session-bound items are never kept:
 // whether a fetch may take one depends on its owner and the session's
-// state, so they wait for the next query (at most WorkCandidateTTL).
+// state, so only the page's prefix before its first session-bound item is
+// kept, and that item is found by the next query.
 
 // DefaultWorkCandidateTTL is the default of Options.WorkCandidateTTL.
 const DefaultWorkCandidateTTL = time.Second
@@ -117,13 +118,15 @@ func inSlotsFunc(slots []uint8) func(candidate) bool {
 	return func(c candidate) bool { return slices.Contains(slots, DispatchSlot(c.instance)) }
 }
 
-// withoutSessions returns the candidates not bound to a session.
-func withoutSessions(cands []candidate) []candidate {
-	var out []candidate
-	for _, c := range cands {
-		if c.session == nil {
-			out = append(out, c)
+// beforeSessions returns the candidates before the first session-bound
+// one. Such an item is never kept (see above), and keeping the ones after
+// it would hand them out before it: fetches return ready items oldest
+// first, session-bound or not.
+func beforeSessions(cands []candidate) []candidate {
+	for i, c := range cands {
+		if c.session != nil {
+			return cands[:i]
 		}
 	}
-	return out
+	return cands
 }
