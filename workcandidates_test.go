@@ -7,6 +7,7 @@ package cdb_test
 // and the fetch queries instead.
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -306,4 +307,41 @@ func TestWorkCandidatesSessions(t *testing.T) {
 	require.Empty(t, got)
 	got, _, _ = fetchCounted(t, e.p, duroxide.AnyTag(), w1)
 	require.Equal(t, "wc-s", got, "the owner gets S's second item")
+}
+
+// switchLeases hands every dispatcher the slots it currently holds.
+type switchLeases struct{ slots atomic.Pointer[[]uint8] }
+
+func (l *switchLeases) AcquireSlots(context.Context, uint64) ([]uint8, error) {
+	return *l.slots.Load(), nil
+}
+func (l *switchLeases) ReleaseSlots(context.Context, uint64) error { return nil }
+
+// TestWorkCandidatesSlots: after the dispatcher's slots change, a kept
+// candidate of a slot it no longer holds is not locked by it (the slot's
+// new holder polls it); kept candidates of slots it still holds are.
+func TestWorkCandidatesSlots(t *testing.T) {
+	all := make([]uint8, cdb.NumSlots)
+	for i := range all {
+		all[i] = uint8(i)
+	}
+	l := &switchLeases{}
+	l.slots.Store(&all)
+	e := newCostEnv(t, cdb.Options{WorkCandidateTTL: keptTTL, Leases: l})
+	insts := []string{"wc-a", "wc-b", "wc-c"}
+	require.NotEqual(t, cdb.DispatchSlot("wc-b"), cdb.DispatchSlot("wc-c"))
+	enqueueActivities(t, e.p, nil, insts...)
+	ctx := cdb.WithDispatcher(t.Context(), 1)
+	w, err := e.p.FetchWorkItem(ctx, costLock, 0, nil, duroxide.AnyTag())
+	require.NoError(t, err)
+	require.Equal(t, "wc-a", w.Item.InstanceID())
+
+	only := []uint8{cdb.DispatchSlot("wc-c")}
+	l.slots.Store(&only)
+	before := e.p.RequestStats()
+	w, err = e.p.FetchWorkItem(ctx, costLock, 0, nil, duroxide.AnyTag())
+	require.NoError(t, err)
+	require.NotNil(t, w)
+	require.Equal(t, "wc-c", w.Item.InstanceID(), "wc-b's slot is no longer this dispatcher's")
+	require.Zero(t, providerCost(before, e.p.RequestStats()).ByOp[cdb.OpQuery], "wc-c came from the kept page")
 }
