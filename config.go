@@ -132,6 +132,13 @@ type Options struct {
 	// since (turncache.go; default DefaultTurnCacheBytes, 32 MiB).
 	// Negative disables the cache: every fetch queries.
 	TurnCacheBytes int
+	// WorkCandidateTTL is how long the untried rest of a work-item
+	// discovery page is kept for the next fetch with the same filter,
+	// which then tries those items before it queries (workcandidates.go;
+	// default DefaultWorkCandidateTTL, 1s). It bounds how long older
+	// leftovers are preferred to items enqueued after the query.
+	// Negative disables it: every fetch queries.
+	WorkCandidateTTL time.Duration
 
 	// Test holds knobs for tests only; production code leaves it zero.
 	Test TestOptions
@@ -172,6 +179,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.TurnCacheBytes == 0 {
 		o.TurnCacheBytes = DefaultTurnCacheBytes
+	}
+	if o.WorkCandidateTTL == 0 {
+		o.WorkCandidateTTL = DefaultWorkCandidateTTL
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -28,6 +28,8 @@ func (p *Provider) FetchWorkItem(ctx context.Context, lockTimeout, _ time.Durati
 	if session == nil {
 		extra += " AND (NOT IS_DEFINED(c.sessionId) OR IS_NULL(c.sessionId))"
 	}
+	kept := p.opts.WorkCandidateTTL > 0 // workcandidates.go
+	filter := extra + "\x00" + string(mustJSON(params))
 	p.workLocks.prune(func(l *workLock) bool {
 		// A lock in use (being acked or renewed) is not stale; TryLock
 		// also keeps the lock order (lk.mu is never taken under the map's
@@ -38,11 +40,18 @@ func (p *Provider) FetchWorkItem(ctx context.Context, lockTimeout, _ time.Durati
 		defer l.mu.Unlock()
 		return p.now().After(l.lockedUntil.Add(time.Minute))
 	})
+	if kept {
+		item, err := p.lockKeptWorkItem(ctx, filter, lockTimeout)
+		if err != nil || item != nil {
+			return item, duroxide.Wrap(op, err)
+		}
+	}
+	found := p.now()
 	cands, err := p.discover(ctx, docWorkerQueue, extra, params, false, nil)
 	if err != nil {
 		return nil, duroxide.Wrap(op, err)
 	}
-	for _, c := range cands {
+	for i, c := range cands {
 		if c.session != nil {
 			ok, err := p.claimSession(ctx, c.instance, *c.session, session)
 			if err != nil {
@@ -62,10 +71,48 @@ func (p *Provider) FetchWorkItem(ctx context.Context, lockTimeout, _ time.Durati
 			return nil, duroxide.Wrap(op, err)
 		}
 		if item != nil {
+			if kept {
+				p.kept.forget(c.instance, c.ids[0])
+				p.kept.keep(filter, beforeSessions(cands[i+1:]), found, p.opts.WorkCandidateTTL)
+			}
 			return item, nil
 		}
 	}
+	if kept {
+		p.kept.drop(filter)
+	}
 	return nil, nil
+}
+
+// lockKeptWorkItem locks the oldest kept candidate for filter; nil when
+// there is none or the lock missed (the fetch then queries).
+func (p *Provider) lockKeptWorkItem(ctx context.Context, filter string, lockTimeout time.Duration) (*duroxide.LockedWorkItem, error) {
+	slots, err := p.dispatcherSlots(ctx)
+	if err != nil {
+		return nil, err
+	}
+	inSlots := inSlotsFunc(slots)
+	for {
+		c, ok := p.kept.pop(filter, p.now(), inSlots)
+		if !ok {
+			return nil, nil
+		}
+		key := "w\x00" + c.instance + "\x00" + c.ids[0]
+		if !p.claims.take(key) {
+			continue // a sibling slot is locking it from its own discovery
+		}
+		item, err := p.tryLockWorkItem(ctx, c, lockTimeout)
+		p.claims.drop(key)
+		if err != nil {
+			return nil, err
+		}
+		if item == nil {
+			// Taken, changed or deleted since the query: the rest of the
+			// page is likely stale too, so the fetch queries afresh.
+			p.kept.drop(filter)
+		}
+		return item, nil
+	}
 }
 
 // tagClause turns a TagFilter into a query predicate; ok is false for a

@@ -39,8 +39,9 @@ type Provider struct {
 	// held by another owner, until that lock ends: the owner's fetches skip
 	// its items without a read.
 	foreignSessions busyCache
-	claims          claimSet   // candidates a fetch of this process is locking (claims.go)
-	turns           *turnCache // state after this process's last turn per instance (turncache.go)
+	claims          claimSet       // candidates a fetch of this process is locking (claims.go)
+	turns           *turnCache     // state after this process's last turn per instance (turncache.go)
+	kept            workCandidates // untried work-item candidates of the last discovery (workcandidates.go)
 
 	closeOnce sync.Once
 	stop      chan struct{}
