@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 // and every kind of fault injected meanwhile; the report must be clean.
 func TestChaosShortRun(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts worker processes and runs for tens of seconds")
+		t.Skip("skipped with -short, which asks for quick tests: this one starts worker processes and runs for tens of seconds; `go test ./...` (the README command) and .ci/run run it")
 	}
 	exe, err := os.Executable()
 	require.NoError(t, err)
