@@ -63,11 +63,7 @@ func decodeVisible(op, instance string, docs []historyDoc, pt *pendingTurn) ([]d
 			kept = append(kept, d)
 		}
 	}
-	events, err := decodeHistory(kept)
-	if err != nil {
-		return nil, duroxide.Permanent(op, "instance %q: %v", instance, err)
-	}
-	return events, nil
+	return decodeAll(op, instance, kept)
 }
 
 // ReadWithExecution implements duroxide.Provider.
