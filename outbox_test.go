@@ -365,11 +365,29 @@ func TestStaleDiscoveryDoesNotLockAReceivedMarker(t *testing.T) {
 		err  error
 	}
 	got := make(chan result, 1)
-	go func() {
-		it, err := stale.FetchOrchestrationItem(ctx, hLock, 0, nil)
-		got <- result{it, err}
-	}()
-	<-paused // the stale fetch has discovered the message and waits before locking it
+	fetch := func() {
+		go func() {
+			it, err := stale.FetchOrchestrationItem(ctx, hLock, 0, nil)
+			got <- result{it, err}
+		}()
+	}
+	// Wait until the stale fetch has discovered the message and waits
+	// before locking it. On lagging replicas its discovery (with no
+	// session token) may miss the message and return nothing: fetch again.
+	fetch()
+	deadline := time.After(time.Minute)
+	for discovered := false; !discovered; {
+		select {
+		case <-paused:
+			discovered = true
+		case r := <-got:
+			require.NoError(t, r.err)
+			require.Nil(t, r.item, "the stale fetch locked something without the hook seeing it")
+			fetch()
+		case <-deadline:
+			t.Fatal("the stale fetch never discovered the child's message")
+		}
+	}
 
 	child := mustFetchOrch(t, h.p, "sd-child")
 	require.Len(t, child.Messages, 1)
