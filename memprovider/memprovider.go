@@ -26,6 +26,8 @@ type Provider struct {
 
 	clock       func() time.Time
 	longPolling bool
+	// relaxedLimits turns the store limits off (limits.go).
+	relaxedLimits bool
 	// wake is closed (and replaced) whenever work may have become
 	// available; long-polling fetches wait on it.
 	wake chan struct{}
@@ -157,7 +159,8 @@ func WithLongPolling() Option {
 	return func(p *Provider) { p.longPolling = true }
 }
 
-// New returns an empty provider.
+// New returns an empty provider. It refuses what the Cosmos DB provider
+// refuses (see WithRelaxedLimits).
 func New(opts ...Option) *Provider {
 	p := &Provider{
 		clock:         time.Now,
