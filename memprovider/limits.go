@@ -14,9 +14,10 @@ import (
 // invalid UTF-8, control or non-BMP characters), KV keys and session ids
 // that are not valid UTF-8, and anything whose Cosmos document would be
 // over 2 MiB. Sizes are estimated from above (limits.DocBytes), so
-// whatever Cosmos refuses is refused here too, and so is what comes within
-// about 1 KiB of the limit. Every refusal is permanent and of kind
-// duroxide.ErrInvalidInput, as from the Cosmos provider.
+// whatever Cosmos refuses is refused here too, and so is what comes
+// within about 8 KiB of the limit (limits.FixedFieldBytes). Every refusal
+// is permanent and of kind duroxide.ErrInvalidInput, as from the Cosmos
+// provider.
 
 // WithRelaxedLimits turns the store limits off: any id and any size are
 // accepted, as by a provider without Cosmos DB's limits. Tests that

@@ -28,10 +28,12 @@ const (
 	// leases (cdb.LeasePartition); no instance may use it.
 	ReservedInstanceID = "_cdb_dispatch_leases"
 	// FixedFieldBytes bounds what a Cosmos provider document holds besides
-	// its string fields (the document id of at most 255 bytes, type, numbers,
-	// lock token, trace context, system fields): DocBytes adds it to the
-	// encoded strings, so an estimate is never below the real document.
-	FixedFieldBytes = 1024
+	// the string fields DocBytes is given: type, numbers, lock token, trace
+	// context, system fields, and up to four document ids derived from
+	// instance ids (255 bytes each, but up to 7 bytes per byte once
+	// JSON-escaped inside an outbox payload). DocBytes adds it, so an
+	// estimate is never below the real document.
+	FixedFieldBytes = 8 * 1024
 	// ExecutionEntryBytes bounds one entry of an instance document's
 	// execution list (id, status, start, completion, event count).
 	ExecutionEntryBytes = 160
