@@ -7,6 +7,11 @@
 // method is trivially atomic. History is stored as the events themselves;
 // CorruptHistory marks stored events as undecodable so the corrupted
 // history paths of the contract can be tested.
+//
+// By default it refuses the input the Cosmos DB provider refuses (ids it
+// cannot store, documents over 2 MiB), with the same errors, so that unit
+// tests meet those refusals before production does; WithRelaxedLimits
+// turns that off.
 package memprovider
 
 import (
