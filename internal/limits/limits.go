@@ -11,6 +11,7 @@ package limits
 
 import (
 	"encoding/json"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/duroxide-go/cdb/duroxide"
@@ -104,10 +105,7 @@ func DocBytes(fields ...string) int {
 // concatenated, padded with FixedFieldBytes for its fixed fields. Passed
 // to DocBytes, it is encoded once more, as the payload is.
 func Nested(fields ...string) string {
-	b := make([]byte, 0, FixedFieldBytes+64)
-	for range FixedFieldBytes {
-		b = append(b, 'x')
-	}
+	b := []byte(strings.Repeat("x", FixedFieldBytes))
 	for _, f := range fields {
 		b = append(b, encode(f)...)
 	}
