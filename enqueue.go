@@ -9,6 +9,7 @@ import (
 
 	"github.com/duroxide-go/cdb/duroxide"
 	"github.com/duroxide-go/cdb/internal/cosmos"
+	"github.com/duroxide-go/cdb/internal/limits"
 )
 
 // EnqueueForOrchestrator implements duroxide.Provider. The message is
@@ -62,7 +63,7 @@ func (p *Provider) enqueue(ctx context.Context, op string, item duroxide.WorkIte
 	}
 	doc := mustJSON(q)
 	if len(doc) > cosmos.MaxDocBytes {
-		return duroxide.Permanent(op, "the work item would be a %d-byte document; Cosmos DB allows %d", len(doc), cosmos.MaxDocBytes)
+		return limits.DocSize(op, "the work item", len(doc))
 	}
 	_, err = p.st.Create(ctx, inst, doc)
 	if errors.Is(err, cosmos.ErrConflict) {

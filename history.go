@@ -11,6 +11,7 @@ import (
 
 	"github.com/duroxide-go/cdb/duroxide"
 	"github.com/duroxide-go/cdb/internal/cosmos"
+	"github.com/duroxide-go/cdb/internal/limits"
 )
 
 // Read implements duroxide.Provider: the current execution's history. An
@@ -271,7 +272,7 @@ func (p *Provider) AppendWithExecution(ctx context.Context, instance string, exe
 			ExecutionID: executionID, EventID: events[i].EventID, EventData: string(data)}
 		doc := mustJSON(h)
 		if len(doc) > cosmos.MaxDocBytes {
-			return duroxide.Permanent(op, "event %d would be %d bytes; Cosmos DB allows %d per document", events[i].EventID, len(doc), cosmos.MaxDocBytes)
+			return limits.DocSize(op, fmt.Sprintf("history event %d", events[i].EventID), len(doc))
 		}
 		if b.Len()+1 > cosmos.MaxBatchOps || b.Bytes+len(doc)+64 > cosmos.MaxBatchBytes {
 			if err := flush(); err != nil {

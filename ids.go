@@ -5,11 +5,11 @@ import (
 	"encoding/base32"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/limits"
 )
 
 // Document ids are built from user strings (instance ids, session ids, KV
@@ -29,7 +29,7 @@ const (
 	maxIDBytes = 255
 	// maxPartitionKeyBytes is Cosmos's limit for a (large, v2) partition key
 	// value; an instance id longer than this cannot be stored at all.
-	maxPartitionKeyBytes = 2048
+	maxPartitionKeyBytes = limits.MaxPartitionKeyBytes
 	// hashedPrefix marks an id part replaced by its hash because the id
 	// would exceed maxIDBytes. It cannot be produced by escapeIDPart, whose
 	// output never has 'h' after '~'.
@@ -165,62 +165,13 @@ func sessionDocID(inst, session string) string {
 func kvDocID(inst, key string) string      { return docID(user(inst), fixed("kv"), user(key)) }
 func kvDeltaDocID(inst, key string) string { return docID(user(inst), fixed("kv_delta"), user(key)) }
 
-// validateInstanceID rejects instance ids that cannot be stored: empty,
-// invalid UTF-8 (JSON cannot carry it), or longer than a partition key
-// value may be. Everything else — slashes, quotes, '#', unicode — is fine.
-func validateInstanceID(op, inst string) error {
-	switch {
-	case inst == "":
-		return duroxide.Permanent(op, "instance id must not be empty")
-	case inst == LeasePartition:
-		return duroxide.Permanent(op, "instance id %q is reserved for dispatch leases", inst)
-	case !utf8.ValidString(inst):
-		return duroxide.Permanent(op, "instance id is not valid UTF-8")
-	case len(inst) > maxPartitionKeyBytes:
-		return duroxide.Permanent(op, "instance id is %d bytes; Cosmos partition key values are limited to %d bytes", len(inst), maxPartitionKeyBytes)
-	case hasControl(inst):
-		// Same cause: QuoteToASCII writes \x00-style escapes, not JSON.
-		return duroxide.Permanent(op, "instance id contains a control character (other than \\b \\t \\n \\f \\r), which azcosmos v1.5.0 cannot send as a partition key")
-	case !bmpOnly(inst):
-		// azcosmos v1.5.0 writes the partition key header with
-		// strconv.QuoteToASCII, which renders such characters as \U0001xxxx:
-		// not JSON, so the service refuses the request.
-		return duroxide.Permanent(op, "instance id contains a character outside the Basic Multilingual Plane (e.g. an emoji), which azcosmos v1.5.0 cannot send as a partition key")
-	}
-	return nil
-}
-
-// hasControl reports control characters that strconv.QuoteToASCII
-// renders as something JSON does not accept (\x00, \a, \v, \x7f, ...);
-// \b, \t, \n, \f and \r come out as valid JSON escapes.
-func hasControl(s string) bool {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '\b' || c == '\t' || c == '\n' || c == '\f' || c == '\r':
-		case c < 0x20 || c == 0x7f:
-			return true
-		}
-	}
-	return false
-}
-
-func bmpOnly(s string) bool {
-	for _, r := range s {
-		if r > 0xFFFF {
-			return false
-		}
-	}
-	return true
-}
+// validateInstanceID rejects instance ids that cannot be stored (the
+// rules are shared with memprovider: internal/limits).
+func validateInstanceID(op, inst string) error { return limits.InstanceID(op, inst) }
 
 // validateUserString rejects strings that cannot be stored in a document
 // (KV keys, session ids): only invalid UTF-8.
-func validateUserString(op, what, s string) error {
-	if !utf8.ValidString(s) {
-		return duroxide.Permanent(op, "%s is not valid UTF-8", what)
-	}
-	return nil
-}
+func validateUserString(op, what, s string) error { return limits.UserString(op, what, s) }
 
 // pendingTurnCondition is the patch condition "the instance still has
 // pending turn turn". Patch conditions take no parameters (the REST body

@@ -13,6 +13,8 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/google/uuid"
+
+	"github.com/duroxide-go/cdb/internal/limits"
 )
 
 // Cosmos-backed dispatch-slot leases, shared by every process on a
@@ -43,7 +45,7 @@ import (
 
 // LeasePartition is the partition key value (instance id) of the lease
 // documents. It is reserved: no instance may use it.
-const LeasePartition = "_cdb_dispatch_leases"
+const LeasePartition = limits.ReservedInstanceID
 
 // Document types of the lease partition.
 const (
@@ -115,11 +117,11 @@ func (o LeaseOptions) withDefaults() (LeaseOptions, error) {
 		return o, configError("lease durations must be positive")
 	case o.RenewInterval >= o.LeaseDuration:
 		return o, configError("RenewInterval (%v) must be shorter than LeaseDuration (%v)", o.RenewInterval, o.LeaseDuration)
-	case !utf8.ValidString(o.ProcessID) || hasControl(o.ProcessID):
+	case !utf8.ValidString(o.ProcessID) || limits.HasControl(o.ProcessID):
 		return o, configError("ProcessID must be valid UTF-8 without control characters")
 	case len(o.ProcessID) > maxProcessIDBytes:
 		return o, configError("ProcessID is %d bytes; at most %d", len(o.ProcessID), maxProcessIDBytes)
-	case !utf8.ValidString(o.Group) || hasControl(o.Group) || len(o.Group) > maxProcessIDBytes:
+	case !utf8.ValidString(o.Group) || limits.HasControl(o.Group) || len(o.Group) > maxProcessIDBytes:
 		return o, configError("Group must be valid UTF-8 without control characters, at most %d bytes", maxProcessIDBytes)
 	}
 	return o, nil

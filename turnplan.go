@@ -7,6 +7,7 @@ import (
 
 	"github.com/duroxide-go/cdb/duroxide"
 	"github.com/duroxide-go/cdb/internal/cosmos"
+	"github.com/duroxide-go/cdb/internal/limits"
 )
 
 // The turn plan: validating a commit and turning it into the documents of
@@ -100,7 +101,7 @@ func (p *Provider) planTurn(op string, lk *orchLock, c duroxide.OrchestrationCom
 	doc := p.nextInstanceDoc(lk, c, now)
 	docJSON := mustJSON(doc)
 	if len(docJSON) > cosmos.MaxDocBytes {
-		return nil, duroxide.Permanent(op, "the instance document would be %d bytes (output or custom status too large); Cosmos DB allows %d", len(docJSON), cosmos.MaxDocBytes)
+		return nil, limits.DocSize(op, "the instance document (output or custom status too large)", len(docJSON))
 	}
 	plan.commit = cosmos.BatchOp{Kind: cosmos.BatchReplace, ID: doc.ID, Doc: docJSON, IfMatch: &lk.etag}
 	plan.kinds = append(plan.kinds, docInstance)
@@ -123,7 +124,7 @@ func (p *Provider) planTurn(op string, lk *orchLock, c duroxide.OrchestrationCom
 // that names the kind of document.
 func (plan *turnPlan) add(op, kind string, o cosmos.BatchOp) error {
 	if len(o.Doc) > cosmos.MaxDocBytes {
-		return duroxide.Permanent(op, "a %s document would be %d bytes; Cosmos DB allows %d per document", kind, len(o.Doc), cosmos.MaxDocBytes)
+		return limits.DocSize(op, "a "+kind+" document", len(o.Doc))
 	}
 	plan.ops = append(plan.ops, o)
 	plan.kinds = append(plan.kinds, kind)

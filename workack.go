@@ -6,6 +6,7 @@ import (
 
 	"github.com/duroxide-go/cdb/duroxide"
 	"github.com/duroxide-go/cdb/internal/cosmos"
+	"github.com/duroxide-go/cdb/internal/limits"
 )
 
 // Acknowledging a work item: one batch in the instance's partition that
@@ -66,7 +67,7 @@ func (p *Provider) AckWorkItem(ctx context.Context, lockToken string, completion
 			b.Create(mustJSON(q))
 		}
 		if doc := b.Ops[len(b.Ops)-1].Doc; len(doc) > cosmos.MaxDocBytes {
-			return duroxide.Permanent(op, "the completion would be %d bytes; Cosmos DB allows %d per document", len(doc), cosmos.MaxDocBytes)
+			return limits.DocSize(op, "the completion", len(doc))
 		}
 	}
 	p.touchSessionOps(b, lk, now)

@@ -78,8 +78,12 @@ func (c *Client) start(ctx context.Context, instance, orchestration string, vers
 	return err
 }
 
-// RaiseEvent delivers an external event to instance's WaitForEvent(name).
-// data is encoded with the typed codec.
+// RaiseEvent delivers an external event to a ScheduleWait(name) of
+// instance that is pending when the event arrives; if none is (the
+// orchestration has not reached its wait yet, say), the event is dropped.
+// data is encoded with the typed codec. To send a signal that must not be
+// lost however early it comes, such as an approval, use EnqueueEvent and
+// DequeueEvent.
 func (c *Client) RaiseEvent(ctx context.Context, instance, name string, data any) error {
 	raw, err := Encode(data)
 	if err != nil {
@@ -92,7 +96,8 @@ func (c *Client) RaiseEvent(ctx context.Context, instance, name string, data any
 }
 
 // EnqueueEvent appends data to instance's persistent queue name, read in
-// FIFO order by the orchestration's DequeueEvent.
+// FIFO order by the orchestration's DequeueEvent. A message is kept until
+// it is dequeued, even one sent before the orchestration waits for it.
 func (c *Client) EnqueueEvent(ctx context.Context, instance, queue string, data any) error {
 	raw, err := Encode(data)
 	if err != nil {

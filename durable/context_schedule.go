@@ -81,6 +81,14 @@ func (c *OrchestrationContext) ScheduleTimer(d time.Duration) *Future[struct{}] 
 // ScheduleWait waits for the external event name (raised with the
 // client's RaiseEvent). Subscriptions and arrivals of a name are matched
 // in order: the n-th wait gets the n-th event raised after it subscribed.
+//
+// An event is dropped when it arrives while no ScheduleWait of its name is
+// pending: raised before the orchestration reached this call (even before
+// its first turn ran), or between two waits. It stays in history, but no
+// wait ever receives it (duroxide's subscription semantics). For a signal
+// that may come early, such as an approval, use the persistent queue
+// instead: DequeueEvent here, EnqueueEvent on the client; it keeps
+// messages until they are dequeued.
 func (c *OrchestrationContext) ScheduleWait(name string) *Future[string] {
 	token := c.emit(actionWaitExternal{Name: name})
 	st := c.newFuture(token, kindExternalWait, func() (any, error, bool) {

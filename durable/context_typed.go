@@ -67,12 +67,17 @@ func ScheduleOrchestration(ctx *OrchestrationContext, name, instance string, inp
 	ctx.ScheduleOrchestration(name, instance, mustEncode(input))
 }
 
-// ScheduleWait waits for an external event and decodes its data.
+// ScheduleWait waits for an external event and decodes its data. An event
+// raised while no wait of its name is pending (before the orchestration
+// gets here, for one) is dropped: see OrchestrationContext.ScheduleWait.
+// For approvals and other signals that may come early, use DequeueEvent.
 func ScheduleWait[T any](ctx *OrchestrationContext, name string) *Future[T] {
 	return mapFuture(ctx.ScheduleWait(name), decodeResult[T])
 }
 
-// DequeueEvent takes the next queue message and decodes it.
+// DequeueEvent takes the next queue message (sent with the client's
+// EnqueueEvent) and decodes it. Messages sent before the orchestration
+// waits are kept, so this is the way to wait for an approval.
 func DequeueEvent[T any](ctx *OrchestrationContext, queue string) *Future[T] {
 	return mapFuture(ctx.DequeueEvent(queue), decodeResult[T])
 }

@@ -56,6 +56,13 @@
 // pending is stopped. ctx.ContinueAsNew never returns. A panic anywhere
 // fails the orchestration with "orchestration panicked: <message>".
 //
+// Signals from outside. Wait for an approval, or any message a client may
+// send before the orchestration is ready for it, on a persistent queue:
+// DequeueEvent in the orchestration, Client.EnqueueEvent to send. Queued
+// messages are kept until dequeued, first in, first out. External events
+// (ScheduleWait, Client.RaiseEvent) are delivered only to a wait pending
+// when they arrive; one raised earlier is dropped.
+//
 // Errors. An activity or sub-orchestration failure resolves its future
 // with a *TaskFailedError whose message is what Rust code would see. A
 // non-nil error returned by the orchestration fails it with err.Error() as

@@ -102,6 +102,9 @@ func admExecutionIDs(s *instanceState) []uint64 {
 // ListExecutions implements duroxide.ProviderAdmin; an unknown instance
 // has none.
 func (a *admin) ListExecutions(ctx context.Context, instance string) ([]uint64, error) {
+	if err := a.p.checkIDs("list_executions", instance); err != nil {
+		return nil, err
+	}
 	unlock, err := a.lock(ctx, "list_executions")
 	if err != nil {
 		return nil, err
@@ -143,6 +146,9 @@ func (a *admin) latestExecutionLocked(instance string) (id uint64, ok bool) {
 // ReadHistoryWithExecutionID implements duroxide.ProviderAdmin. It fails
 // if any event cannot be decoded; an unknown execution has no events.
 func (a *admin) ReadHistoryWithExecutionID(ctx context.Context, instance string, executionID uint64) ([]duroxide.Event, error) {
+	if err := a.p.checkIDs("read_history_with_execution_id", instance); err != nil {
+		return nil, err
+	}
 	unlock, err := a.lock(ctx, "read_history_with_execution_id")
 	if err != nil {
 		return nil, err
@@ -154,6 +160,9 @@ func (a *admin) ReadHistoryWithExecutionID(ctx context.Context, instance string,
 // ReadHistory implements duroxide.ProviderAdmin: the latest execution's
 // history (empty for an unknown instance).
 func (a *admin) ReadHistory(ctx context.Context, instance string) ([]duroxide.Event, error) {
+	if err := a.p.checkIDs("read_history", instance); err != nil {
+		return nil, err
+	}
 	unlock, err := a.lock(ctx, "read_history")
 	if err != nil {
 		return nil, err
@@ -169,6 +178,9 @@ func (a *admin) ReadHistory(ctx context.Context, instance string) ([]duroxide.Ev
 // LatestExecutionID implements duroxide.ProviderAdmin; it fails for an
 // unknown instance.
 func (a *admin) LatestExecutionID(ctx context.Context, instance string) (uint64, error) {
+	if err := a.p.checkIDs("latest_execution_id", instance); err != nil {
+		return 0, err
+	}
 	unlock, err := a.lock(ctx, "latest_execution_id")
 	if err != nil {
 		return 0, err
@@ -183,6 +195,9 @@ func (a *admin) LatestExecutionID(ctx context.Context, instance string) (uint64,
 
 // GetInstanceInfo implements duroxide.ProviderAdmin.
 func (a *admin) GetInstanceInfo(ctx context.Context, instance string) (*duroxide.InstanceInfo, error) {
+	if err := a.p.checkIDs("get_instance_info", instance); err != nil {
+		return nil, err
+	}
 	unlock, err := a.lock(ctx, "get_instance_info")
 	if err != nil {
 		return nil, err
@@ -213,6 +228,9 @@ func (a *admin) GetInstanceInfo(ctx context.Context, instance string) (*duroxide
 
 // GetExecutionInfo implements duroxide.ProviderAdmin.
 func (a *admin) GetExecutionInfo(ctx context.Context, instance string, executionID uint64) (*duroxide.ExecutionInfo, error) {
+	if err := a.p.checkIDs("get_execution_info", instance); err != nil {
+		return nil, err
+	}
 	unlock, err := a.lock(ctx, "get_execution_info")
 	if err != nil {
 		return nil, err
@@ -316,6 +334,9 @@ func (a *admin) ListChildren(ctx context.Context, instance string) ([]string, er
 // GetParentID implements duroxide.ProviderAdmin; it fails for an unknown
 // instance.
 func (a *admin) GetParentID(ctx context.Context, instance string) (string, bool, error) {
+	if err := a.p.checkIDs("get_parent_id", instance); err != nil {
+		return "", false, err
+	}
 	unlock, err := a.lock(ctx, "get_parent_id")
 	if err != nil {
 		return "", false, err
@@ -377,6 +398,9 @@ func (a *admin) DeleteInstance(ctx context.Context, instance string, force bool)
 // deleting a parent without all of its children fails it too (it would
 // orphan them).
 func (a *admin) DeleteInstancesAtomic(ctx context.Context, ids []string, force bool) (*duroxide.DeleteInstanceResult, error) {
+	if err := a.p.checkIDs("delete_instances_atomic", ids...); err != nil {
+		return nil, err
+	}
 	unlock, err := a.lock(ctx, "delete_instances_atomic")
 	if err != nil {
 		return nil, err
@@ -527,6 +551,9 @@ func (a *admin) DeleteInstanceBulk(ctx context.Context, filter duroxide.Instance
 // execution and Running executions are never pruned; KeepLast nil, 0 and
 // 1 are equivalent. KV state is instance-scoped and is not touched.
 func (a *admin) PruneExecutions(ctx context.Context, instance string, options duroxide.PruneOptions) (*duroxide.PruneResult, error) {
+	if err := a.p.checkIDs("prune_executions", instance); err != nil {
+		return nil, err
+	}
 	unlock, err := a.lock(ctx, "prune_executions")
 	if err != nil {
 		return nil, err

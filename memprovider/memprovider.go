@@ -7,6 +7,11 @@
 // method is trivially atomic. History is stored as the events themselves;
 // CorruptHistory marks stored events as undecodable so the corrupted
 // history paths of the contract can be tested.
+//
+// By default it refuses the input the Cosmos DB provider refuses (ids it
+// cannot store, documents over 2 MiB), with the same errors, so that unit
+// tests meet those refusals before production does; WithRelaxedLimits
+// turns that off.
 package memprovider
 
 import (
@@ -26,6 +31,8 @@ type Provider struct {
 
 	clock       func() time.Time
 	longPolling bool
+	// relaxedLimits turns the store limits off (limits.go).
+	relaxedLimits bool
 	// wake is closed (and replaced) whenever work may have become
 	// available; long-polling fetches wait on it.
 	wake chan struct{}
@@ -157,7 +164,8 @@ func WithLongPolling() Option {
 	return func(p *Provider) { p.longPolling = true }
 }
 
-// New returns an empty provider.
+// New returns an empty provider. It refuses what the Cosmos DB provider
+// refuses (see WithRelaxedLimits).
 func New(opts ...Option) *Provider {
 	p := &Provider{
 		clock:         time.Now,

@@ -240,6 +240,9 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 			return duroxide.Permanent(op, "orchestrator item %s does not belong on the orchestrator queue", o.Variant())
 		}
 	}
+	if err := p.checkCommit(op, instance, p.instances[instance], commit); err != nil {
+		return err
+	}
 	var locked []*orchMessage
 	for _, m := range p.orchQueue {
 		if m.lockToken == lockToken {
@@ -488,6 +491,9 @@ func (p *Provider) EnqueueForOrchestrator(ctx context.Context, item duroxide.Wor
 	}
 	if item.Queue() != duroxide.OrchestratorQueue {
 		return duroxide.Kinded(duroxide.ErrInvalidInput, op, "work item %T does not belong on the orchestrator queue", item)
+	}
+	if err := p.checkItem(op, item, ""); err != nil {
+		return err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

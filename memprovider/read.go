@@ -27,6 +27,9 @@ func (p *Provider) Read(ctx context.Context, instance string) ([]duroxide.Event,
 	if err := ctx.Err(); err != nil {
 		return nil, duroxide.Wrap("read", err)
 	}
+	if err := p.checkIDs("read", instance); err != nil {
+		return nil, err
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.readLocked("read", instance, p.latestExecution(instance))
@@ -36,6 +39,9 @@ func (p *Provider) Read(ctx context.Context, instance string) ([]duroxide.Event,
 func (p *Provider) ReadWithExecution(ctx context.Context, instance string, executionID uint64) ([]duroxide.Event, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, duroxide.Wrap("read_with_execution", err)
+	}
+	if err := p.checkIDs("read_with_execution", instance); err != nil {
+		return nil, err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -57,6 +63,12 @@ func (p *Provider) AppendWithExecution(ctx context.Context, instance string, exe
 	const op = "append_with_execution"
 	if err := ctx.Err(); err != nil {
 		return duroxide.Wrap(op, err)
+	}
+	if err := p.checkIDs(op, instance); err != nil {
+		return err
+	}
+	if err := p.checkEvents(op, instance, events); err != nil {
+		return err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -81,6 +93,9 @@ func (p *Provider) GetCustomStatus(ctx context.Context, instance string, lastSee
 	if err := ctx.Err(); err != nil {
 		return nil, duroxide.Wrap("get_custom_status", err)
 	}
+	if err := p.checkIDs("get_custom_status", instance); err != nil {
+		return nil, err
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	st := p.instances[instance]
@@ -98,6 +113,9 @@ func (p *Provider) GetCustomStatus(ctx context.Context, instance string, lastSee
 func (p *Provider) GetKVValue(ctx context.Context, instance, key string) (string, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return "", false, duroxide.Wrap("get_kv_value", err)
+	}
+	if err := p.checkIDs("get_kv_value", instance); err != nil {
+		return "", false, err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -120,6 +138,9 @@ func (p *Provider) GetKVAllValues(ctx context.Context, instance string) (map[str
 	if err := ctx.Err(); err != nil {
 		return nil, duroxide.Wrap("get_kv_all_values", err)
 	}
+	if err := p.checkIDs("get_kv_all_values", instance); err != nil {
+		return nil, err
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	out := map[string]string{}
@@ -140,6 +161,9 @@ func (p *Provider) GetInstanceStats(ctx context.Context, instance string) (*duro
 	const op = "get_instance_stats"
 	if err := ctx.Err(); err != nil {
 		return nil, duroxide.Wrap(op, err)
+	}
+	if err := p.checkIDs(op, instance); err != nil {
+		return nil, err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

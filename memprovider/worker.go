@@ -18,6 +18,9 @@ func (p *Provider) EnqueueForWorker(ctx context.Context, item duroxide.WorkItem)
 	if !ok {
 		return duroxide.Kinded(duroxide.ErrInvalidInput, op, "work item %T does not belong on the worker queue", item)
 	}
+	if err := p.checkItem(op, a, ""); err != nil {
+		return err
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.workQueue = append(p.workQueue, &workMessage{seq: p.nextSeq(), item: a, visibleAt: p.now()})
@@ -103,6 +106,11 @@ func (p *Provider) AckWorkItem(ctx context.Context, lockToken string, completion
 	m := p.workByToken(lockToken)
 	if m == nil || !m.lockedUntil.After(now) {
 		return duroxide.Kinded(duroxide.ErrLockLost, op, "lock token not found: the activity was cancelled or its lock expired")
+	}
+	if completion != nil {
+		if err := p.checkItem(op, completion, m.item.Instance); err != nil {
+			return err
+		}
 	}
 	p.workQueue = slices.DeleteFunc(p.workQueue, func(w *workMessage) bool { return w == m })
 	if completion != nil {

@@ -23,6 +23,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -138,12 +139,17 @@ type env struct {
 	t   *testing.T
 	p   duroxide.Provider
 	ctx context.Context
+	// cMu guards c: helpers such as raiseWhenSubscribed call client from
+	// their own goroutine while the sample calls it too.
+	cMu sync.Mutex
 	c   *durable.Client
 	// f makes further, independent stores (a "fresh database").
 	f Factory
 }
 
 func (e *env) client() *durable.Client {
+	e.cMu.Lock()
+	defer e.cMu.Unlock()
 	if e.c == nil {
 		e.c = durable.NewClient(e.p)
 	}

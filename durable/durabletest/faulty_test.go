@@ -120,7 +120,7 @@ func TestFaultyProviderFailNext(t *testing.T) {
 	failed := duroxide.OrchestrationCommit{ExecutionID: 1, HistoryDelta: []duroxide.Event{
 		{EventID: 1, InstanceID: "b", ExecutionID: 1, DuroxideVersion: "0.1.29", Kind: duroxide.OrchestrationStarted{Name: "O", Version: "1.0.0"}},
 		{EventID: 2, InstanceID: "b", ExecutionID: 1, DuroxideVersion: "0.1.29",
-			Kind: duroxide.OrchestrationFailed{Details: duroxide.ApplicationError{Message: "x"}}},
+			Kind: duroxide.OrchestrationFailed{Details: duroxide.ApplicationError{Kind: duroxide.AppErrorKind{Type: duroxide.AppOrchestrationFailed}, Message: "x"}}},
 	}}
 	require.NoError(t, fp.AckOrchestrationItem(ctx, item.LockToken, failed))
 

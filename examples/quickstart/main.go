@@ -5,7 +5,7 @@
 //
 // It registers an activity and four orchestrations — a hello world that
 // calls the activity, a fan-out/fan-in, a durable timer and a wait for an
-// external event — starts a durable.Runtime, drives each orchestration with
+// approval on a persistent queue — starts a durable.Runtime, drives each orchestration with
 // a durable.Client, and prints every step with the Cosmos DB requests it
 // cost (p.RequestStats()). A step's count includes the runtime's polling
 // and the client's: WaitForOrchestration reads the status every 5 ms at
@@ -90,10 +90,15 @@ func Reminder(ctx *durable.OrchestrationContext, delay time.Duration) (string, e
 	return fmt.Sprintf("woke up after %s", delay), nil
 }
 
-// Approval waits for an "Approved" event, or gives up after a day.
+// Approval waits for a message on its "approvals" queue, or gives up after
+// a day. It reads a persistent queue (DequeueEvent, fed by the client's
+// EnqueueEvent), not an external event (ScheduleWait, fed by RaiseEvent):
+// a queue keeps a message that arrives before the orchestration waits for
+// it, while an external event raised before its ScheduleWait is reached
+// is dropped — and an approval can easily come that early.
 func Approval(ctx *durable.OrchestrationContext, request string) (string, error) {
 	ctx.SetCustomStatus("waiting for approval")
-	approved := durable.ScheduleWait[string](ctx, "Approved")
+	approved := durable.DequeueEvent[string](ctx, approvalsQueue)
 	timeout := ctx.ScheduleTimer(24 * time.Hour)
 	if ctx.Select(approved, timeout) == 1 {
 		return "", errors.New(request + ": nobody approved in time")
@@ -158,7 +163,7 @@ func run(ctx context.Context, w io.Writer) error {
 		{"hello", "HelloWorld", "world", "Hello, world!", nil},
 		{"fan-out", "FanOut", []string{"Ada", "Grace", "Linus"}, "Hello, Ada! Hello, Grace! Hello, Linus!", nil},
 		{"timer", "Reminder", 2 * time.Second, "woke up after 2s", nil},
-		{"event", "Approval", "deploy v2", "deploy v2 approved by alice", demo.approve},
+		{"approval", "Approval", "deploy v2", "deploy v2 approved by alice", demo.approve},
 	} {
 		if err := demo.step(s.name, s.orchestration, s.input, s.want, s.between); err != nil {
 			return err
@@ -206,19 +211,20 @@ func (d *demo) step(name, orchestration string, input any, want string, between 
 	return nil
 }
 
-// approve waits until the orchestration says it is waiting, then raises
-// the event it waits for.
+// approve sends the approval at once: the queue keeps it until the
+// orchestration dequeues it, however early it comes.
 func (d *demo) approve(instance string) error {
-	st, err := d.c.WaitForStatusChange(d.ctx, instance, 0, 20*time.Millisecond, time.Minute)
-	if err != nil {
-		return fmt.Errorf("waiting for the custom status: %w", err)
-	}
-	if st.CustomStatus != nil {
-		fmt.Fprintf(d.w, "%-10s custom status %q  %s\n", "event", *st.CustomStatus, d.steps.Step())
-	}
-	if err := d.c.RaiseEvent(d.ctx, instance, "Approved", "alice"); err != nil {
+	if err := sendApproval(d.ctx, d.c, instance, "alice"); err != nil {
 		return err
 	}
-	fmt.Fprintf(d.w, "%-10s raised Approved(\"alice\")  %s\n", "event", d.steps.Step())
+	fmt.Fprintf(d.w, "%-10s enqueued \"alice\" on %q  %s\n", "approval", approvalsQueue, d.steps.Step())
 	return nil
+}
+
+// approvalsQueue is the persistent queue Approval reads.
+const approvalsQueue = "approvals"
+
+// sendApproval approves instance's request on behalf of by.
+func sendApproval(ctx context.Context, c *durable.Client, instance, by string) error {
+	return c.EnqueueEvent(ctx, instance, approvalsQueue, by)
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/duroxide-go/cdb/internal/limits"
 )
 
 // Service limits of one transactional batch. MaxBatchBytes keeps headroom
@@ -20,7 +22,7 @@ const (
 	MaxBatchBytes = 2*1024*1024 - 64*1024
 	// MaxDocBytes is the largest single document we write; Cosmos refuses
 	// documents over 2 MiB.
-	MaxDocBytes = 2 * 1024 * 1024
+	MaxDocBytes = limits.MaxDocBytes
 )
 
 // BatchKind is the kind of one batch operation.
