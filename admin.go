@@ -193,7 +193,7 @@ func (p *Provider) GetSystemMetrics(ctx context.Context) (*duroxide.SystemMetric
 func (p *Provider) GetQueueDepths(ctx context.Context) (*duroxide.QueueDepths, error) {
 	d := &duroxide.QueueDepths{}
 	q := "SELECT VALUE c.type FROM c WHERE (c.type = 'orch_queue' OR c.type = 'worker_queue') AND " + lockFree + " AND " + notStaged
-	_, err := p.st.Query(ctx, q, cosmos.QueryParams{}.Add("@now", ms(p.now())), cosmos.QueryOptions{PageSize: 1000}, func(raw []byte) bool {
+	_, err := p.st.Query(ctx, q, cosmos.QueryParams{}.Add("@lapsed", ms(p.lapsedBefore())), cosmos.QueryOptions{PageSize: 1000}, func(raw []byte) bool {
 		switch strings.Trim(string(raw), `"`) {
 		case docOrchQueue:
 			d.OrchestratorQueue++
