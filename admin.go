@@ -130,11 +130,17 @@ func (p *Provider) GetExecutionInfo(ctx context.Context, instance string, execut
 	if err != nil {
 		return nil, err
 	}
-	if len(events) == 0 && doc.execution(executionID) == nil {
+	ex := doc.execution(executionID)
+	if ex == nil && doc.ArchivedExecutions > 0 {
+		if ex, err = p.archivedExecution(ctx, instance, executionID); err != nil {
+			return nil, duroxide.Wrap(op, err)
+		}
+	}
+	if len(events) == 0 && ex == nil {
 		return nil, duroxide.Kinded(duroxide.ErrInstanceNotFound, op, "execution %d of instance %q not found", executionID, instance)
 	}
 	info := &duroxide.ExecutionInfo{ExecutionID: executionID, Status: duroxide.StatusRunning, EventCount: len(events)}
-	if ex := doc.execution(executionID); ex != nil {
+	if ex != nil {
 		info.Status, info.StartedAt = ex.Status, uint64(ex.StartedAt)
 		if ex.CompletedAt != nil {
 			info.CompletedAt = ptr(uint64(*ex.CompletedAt))
