@@ -139,3 +139,36 @@ func TestExecutionSummariesBounded(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, duroxide.StatusContinuedAsNew, got.Status)
 }
+
+// TestExecutionSummariesConcurrentPrunes: two processes prune the same
+// executions at once, some summarised in the instance document, some in
+// execution documents. Whatever the interleaving, each execution leaves
+// the totals once.
+func TestExecutionSummariesConcurrentPrunes(t *testing.T) {
+	t.Parallel()
+	clock := newLeaseClock()
+	h := newHarnessNoLag(t, cdb.Options{Test: cdb.TestOptions{Now: clock.Now}})
+	other := h.open(cdb.Options{Test: cdb.TestOptions{Now: clock.Now}})
+	ctx := t.Context()
+	const inst = "pruned-twice"
+	n := uint64(3 * cdb.MaxExecSummaries)
+	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, hStart(inst), 0))
+	runExecutions(t, h.p, clock, inst, 1, n)
+
+	errs := make(chan error, 2)
+	for _, p := range []*cdb.Provider{h.p, other} {
+		go func() {
+			_, err := p.PruneExecutions(ctx, inst, duroxide.PruneOptions{KeepLast: hptr(uint32(3))})
+			errs <- err
+		}()
+	}
+	require.NoError(t, <-errs)
+	require.NoError(t, <-errs)
+	m, err := h.p.GetSystemMetrics(ctx)
+	require.NoError(t, err)
+	require.Equal(t, uint64(3), m.TotalExecutions)
+	require.Equal(t, uint64(6), m.TotalEvents)
+	require.Empty(t, h.docsWhere("execution", inst))
+	_, kept := instanceDocSize(t, h, inst)
+	require.Equal(t, 3, kept)
+}
