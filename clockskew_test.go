@@ -347,3 +347,48 @@ func TestClockSkewCrashedHolderRecovered(t *testing.T) {
 		})
 	}
 }
+
+// TestClockSkewMaintenanceLeavesARunningDeletionAlone is
+// TestMaintenanceLoopLeavesARunningDeletionAlone with the maintenance
+// loop's clock ahead by more than the tolerance of the deleter's: the
+// tombstone's age is judged with the loop's clock, so without the margin
+// the loop takes the running deletion for an interrupted one.
+func TestClockSkewMaintenanceLeavesARunningDeletionAlone(t *testing.T) {
+	t.Parallel()
+	e := newRaceEnv(t)
+	ctx := t.Context()
+	p := e.actor(nil)
+	require.NoError(t, p.EnqueueForOrchestrator(ctx, hStart("cnt"), 0))
+	it := mustFetchOrch(t, p, "cnt")
+	require.NoError(t, p.AckOrchestrationItem(ctx, it.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1,
+		HistoryDelta: []duroxide.Event{hStarted("cnt", "HOrch"), hEvent("cnt", 1, 2, duroxide.OrchestrationCompleted{Output: "ok"})},
+		Metadata:     hStatus("HOrch", duroxide.StatusCompleted, "ok")}))
+
+	gD := newGate(t)
+	pD := e.actor(gD)
+	stallD := gD.at(true, func(c cdb.Call) bool { return c.Op == cdb.OpPatch }) // the tombstone is written
+	type result struct {
+		res *duroxide.DeleteInstanceResult
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := pD.DeleteInstance(ctx, "cnt", false)
+		done <- result{res, err}
+	}()
+	stallD.wait(t)
+
+	ahead := func() time.Time { return e.clock.now().Add(minSkewTolerance + time.Second) }
+	loop, err := cdb.New(ctx, cdb.Config{Endpoint: e.srv.Endpoint(), Key: e.srv.Key(), Database: "db", Container: e.container},
+		&cdb.Options{MaintenanceInterval: 5 * time.Millisecond, Test: cdb.TestOptions{Now: ahead}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = loop.Close() })
+	// Several rounds of the loop, each of which scans for tombstones.
+	eventually(t, time.Minute, func() bool { return loop.RequestStats()[cdb.OpQuery].Requests >= 12 }, "the maintenance loop did not run")
+
+	stallD.open()
+	r := <-done
+	require.NoError(t, r.err)
+	require.Equal(t, uint64(2), r.res.EventsDeleted, "the deletion counts every event it removed")
+	require.Empty(t, e.ids("cnt"))
+}
