@@ -292,8 +292,9 @@ func (p *Provider) lockBatch(ctx context.Context, c candidate, token string, now
 }
 
 // lockCondition is the instance patch's predicate: the instance is not
-// locked (or its lock expired before lapsed, see lockFree), is not being deleted, and — with a filter
-// — is pinned to a version inside the first range (or not pinned). The
+// locked (or its lock expired before lapsed, see lockFree), is not being
+// deleted, and — with a filter — is pinned to a version inside the first
+// range (or not pinned). The
 // condition is evaluated by the service atomically with the patch.
 // Conditions cannot take parameters, so only numbers are spliced in.
 func lockCondition(lapsed time.Time, filter *duroxide.DispatcherCapabilityFilter) string {
