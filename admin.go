@@ -130,11 +130,17 @@ func (p *Provider) GetExecutionInfo(ctx context.Context, instance string, execut
 	if err != nil {
 		return nil, err
 	}
-	if len(events) == 0 && doc.execution(executionID) == nil {
+	ex := doc.execution(executionID)
+	if ex == nil && doc.ArchivedExecutions > 0 {
+		if ex, err = p.archivedExecution(ctx, instance, executionID); err != nil {
+			return nil, duroxide.Wrap(op, err)
+		}
+	}
+	if len(events) == 0 && ex == nil {
 		return nil, duroxide.Kinded(duroxide.ErrInstanceNotFound, op, "execution %d of instance %q not found", executionID, instance)
 	}
 	info := &duroxide.ExecutionInfo{ExecutionID: executionID, Status: duroxide.StatusRunning, EventCount: len(events)}
-	if ex := doc.execution(executionID); ex != nil {
+	if ex != nil {
 		info.Status, info.StartedAt = ex.Status, uint64(ex.StartedAt)
 		if ex.CompletedAt != nil {
 			info.CompletedAt = ptr(uint64(*ex.CompletedAt))
@@ -193,7 +199,7 @@ func (p *Provider) GetSystemMetrics(ctx context.Context) (*duroxide.SystemMetric
 func (p *Provider) GetQueueDepths(ctx context.Context) (*duroxide.QueueDepths, error) {
 	d := &duroxide.QueueDepths{}
 	q := "SELECT VALUE c.type FROM c WHERE (c.type = 'orch_queue' OR c.type = 'worker_queue') AND " + lockFree + " AND " + notStaged
-	_, err := p.st.Query(ctx, q, cosmos.QueryParams{}.Add("@now", ms(p.now())), cosmos.QueryOptions{PageSize: 1000}, func(raw []byte) bool {
+	_, err := p.st.Query(ctx, q, cosmos.QueryParams{}.Add("@lapsed", ms(p.lapsedBefore())), cosmos.QueryOptions{PageSize: 1000}, func(raw []byte) bool {
 		switch strings.Trim(string(raw), `"`) {
 		case docOrchQueue:
 			d.OrchestratorQueue++

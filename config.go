@@ -139,6 +139,18 @@ type Options struct {
 	// leftovers are preferred to items enqueued after the query.
 	// Negative disables it: every fetch queries.
 	WorkCandidateTTL time.Duration
+	// MaxClockSkew is how far the clocks of any two processes sharing the
+	// container may disagree without one taking a lock, session or
+	// dispatch lease the other still holds (default DefaultMaxClockSkew,
+	// 30s). Expiries are written with the holder's clock and judged with
+	// the reader's, so another process's lock counts as expired only once
+	// it has been expired for MaxClockSkew by the reader's clock. The
+	// price: a crashed process's locks and leases are taken over
+	// MaxClockSkew after they expire, not at once. A release (ack,
+	// abandon, Close) is never delayed. Negative means no margin: clocks
+	// are assumed to agree exactly (a single process, or tests that
+	// check exact expiry).
+	MaxClockSkew time.Duration
 
 	// Test holds knobs for tests only; production code leaves it zero.
 	Test TestOptions
@@ -159,6 +171,7 @@ const (
 	DefaultOutboxMinAge        = 2 * time.Second
 	DefaultDiscoveryPageSize   = 50
 	DefaultScanPages           = 10
+	DefaultMaxClockSkew        = 30 * time.Second
 )
 
 func (o Options) withDefaults() Options {
@@ -182,6 +195,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.WorkCandidateTTL == 0 {
 		o.WorkCandidateTTL = DefaultWorkCandidateTTL
+	}
+	if o.MaxClockSkew == 0 {
+		o.MaxClockSkew = DefaultMaxClockSkew
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -253,7 +253,8 @@ func isCompletion(workItem string) bool {
 // (internal/cosmos/scan.go). One failing instance does not stop the others.
 //
 // The background loop (not full) only takes tombstones older than
-// OutboxMinAge, so that it does not sweep an instance whose deletion is
+// OutboxMinAge (plus MaxClockSkew: the tombstone holds the deleter's
+// clock), so that it does not sweep an instance whose deletion is
 // still running: both sweeps would be harmless to the data (deletes
 // tolerate 404), but the caller of DeleteInstance would be told fewer
 // documents were deleted than were. RunMaintenance (full) takes them all.
@@ -262,7 +263,7 @@ func (p *Provider) finishDeletions(ctx context.Context, full bool) error {
 	fresh := func() cosmos.QueryParams {
 		cutoff := int64(maxExactInt)
 		if !full {
-			cutoff = ms(p.now().Add(-p.opts.OutboxMinAge))
+			cutoff = ms(p.lapsedBefore().Add(-p.opts.OutboxMinAge))
 		}
 		return cosmos.QueryParams{}.Add("@cutoff", cutoff)
 	}

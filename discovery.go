@@ -53,9 +53,11 @@ func (r *discoveryRow) order() int64 {
 	return r.EnqueuedAt * 1000
 }
 
-// lockFree is the predicate for "not locked at @now": the Rust crate writes
-// lockedUntil as null, older documents may not have it at all.
-const lockFree = "(NOT IS_DEFINED(c.lockedUntil) OR IS_NULL(c.lockedUntil) OR c.lockedUntil <= @now)"
+// lockFree is the predicate for "not locked": the Rust crate writes
+// lockedUntil as null, older documents may not have it at all. @lapsed is
+// Provider.lapsedBefore: a lock another process wrote with its own clock
+// counts as expired only MaxClockSkew after its expiry by ours.
+const lockFree = "(NOT IS_DEFINED(c.lockedUntil) OR IS_NULL(c.lockedUntil) OR c.lockedUntil <= @lapsed)"
 
 // notStaged excludes documents of a large turn that is not rolled forward
 // yet (large.go).
@@ -166,7 +168,8 @@ func (p *Provider) discoverIn(ctx context.Context, slots []uint8, docType, extra
 	_, err = p.st.Scan(ctx, cur, cosmos.ScanRequest{
 		Text: q,
 		Fresh: func() cosmos.QueryParams {
-			return append(params[:len(params):len(params)], azcosmos.QueryParameter{Name: "@now", Value: ms(p.now())})
+			return append(params[:len(params):len(params)], azcosmos.QueryParameter{Name: "@now", Value: ms(p.now())},
+				azcosmos.QueryParameter{Name: "@lapsed", Value: ms(p.lapsedBefore())})
 		},
 		PageSize: int32(p.opts.DiscoveryPageSize),
 		MaxPages: p.opts.ScanPages,

@@ -25,33 +25,41 @@ const (
 	// a late re-delivery of the same outbox intent is a 409, not a
 	// duplicate message. It replaces the message document on ack.
 	docReceived = "orch_received"
+	// docExecution is the summary of an execution too old for the
+	// instance document's list (execSummaryDoc).
+	docExecution = "execution"
 )
 
 // instanceDoc is the per-instance document: metadata, the instance lock
 // and custom status. Field names follow the Rust crate (camelCase).
 type instanceDoc struct {
-	ID                    string      `json:"id"`
-	InstanceID            string      `json:"instanceId"`
-	Type                  string      `json:"type"`
-	OrchestrationName     string      `json:"orchestrationName"`
-	OrchestrationVersion  string      `json:"orchestrationVersion"`
-	CurrentExecutionID    uint64      `json:"currentExecutionId"`
-	Status                string      `json:"status"`
-	Output                *string     `json:"output"`
-	ParentInstanceID      *string     `json:"parentInstanceId"`
-	PinnedDuroxideVersion *semverDoc  `json:"pinnedDuroxideVersion"`
-	PinnedVersionPacked   *int64      `json:"pinnedVersionPacked"`
-	CustomStatus          *string     `json:"customStatus"`
-	CustomStatusVersion   uint64      `json:"customStatusVersion"`
-	LockToken             *string     `json:"lockToken"`
-	LockedUntil           *int64      `json:"lockedUntil"`
-	CreatedAt             int64       `json:"createdAt"`
-	UpdatedAt             int64       `json:"updatedAt"`
-	Executions            []execEntry `json:"executions,omitempty"`
-	// ExecutionCount and EventCount total Executions, so metrics can
-	// project two numbers per instance instead of the whole list.
-	ExecutionCount int `json:"executionCount,omitempty"`
-	EventCount     int `json:"eventCount,omitempty"`
+	ID                    string     `json:"id"`
+	InstanceID            string     `json:"instanceId"`
+	Type                  string     `json:"type"`
+	OrchestrationName     string     `json:"orchestrationName"`
+	OrchestrationVersion  string     `json:"orchestrationVersion"`
+	CurrentExecutionID    uint64     `json:"currentExecutionId"`
+	Status                string     `json:"status"`
+	Output                *string    `json:"output"`
+	ParentInstanceID      *string    `json:"parentInstanceId"`
+	PinnedDuroxideVersion *semverDoc `json:"pinnedDuroxideVersion"`
+	PinnedVersionPacked   *int64     `json:"pinnedVersionPacked"`
+	CustomStatus          *string    `json:"customStatus"`
+	CustomStatusVersion   uint64     `json:"customStatusVersion"`
+	LockToken             *string    `json:"lockToken"`
+	LockedUntil           *int64     `json:"lockedUntil"`
+	CreatedAt             int64      `json:"createdAt"`
+	UpdatedAt             int64      `json:"updatedAt"`
+	// Executions summarises the latest executions, at most
+	// maxExecSummaries; older summaries are execution documents
+	// (execSummaryDoc), counted by ArchivedExecutions and ArchivedEvents.
+	Executions []execEntry `json:"executions,omitempty"`
+	// ExecutionCount and EventCount total all the summaries, so metrics
+	// can project two numbers per instance instead of the whole list.
+	ExecutionCount     int `json:"executionCount,omitempty"`
+	EventCount         int `json:"eventCount,omitempty"`
+	ArchivedExecutions int `json:"archivedExecutions,omitempty"`
+	ArchivedEvents     int `json:"archivedEvents,omitempty"`
 	// Provisional marks a document a fetch created only to hold the lock
 	// of an instance that does not exist yet: an instance exists once an
 	// ack has committed its metadata, never before. Readers treat a
@@ -81,6 +89,22 @@ type instanceDoc struct {
 	ETag        string       `json:"_etag,omitempty"`
 }
 
+// maxExecSummaries bounds the execution summaries the instance document
+// keeps, so an instance that continues as new for ever (a monitor) keeps a
+// document of constant size: with one summary per execution it would pass
+// Cosmos DB's 2 MB after about 19,000 executions, and every ack after that
+// would be refused.
+const maxExecSummaries = 32
+
+// execSummaryDoc holds the summary of an execution the instance document
+// no longer lists, in the instance's partition.
+type execSummaryDoc struct {
+	ID         string `json:"id"`
+	InstanceID string `json:"instanceId"`
+	Type       string `json:"type"`
+	execEntry
+}
+
 // execEntry summarises one execution for ExecutionInfo and pruning.
 type execEntry struct {
 	ID          uint64 `json:"executionId"`
@@ -107,10 +131,28 @@ func (d *instanceDoc) pinned() *duroxide.SemVer {
 
 // sumExecutions refreshes ExecutionCount and EventCount.
 func (d *instanceDoc) sumExecutions() {
-	d.ExecutionCount, d.EventCount = len(d.Executions), 0
+	d.ExecutionCount, d.EventCount = len(d.Executions)+d.ArchivedExecutions, d.ArchivedEvents
 	for _, e := range d.Executions {
 		d.EventCount += e.EventCount
 	}
+}
+
+// trimExecutions takes the oldest summaries beyond maxExecSummaries out of
+// the list (the current execution, the newest, always stays) and returns
+// them for the caller to store as execution documents in the same batch.
+func (d *instanceDoc) trimExecutions() []execEntry {
+	n := len(d.Executions) - maxExecSummaries
+	if n <= 0 {
+		return nil
+	}
+	out := append([]execEntry(nil), d.Executions[:n]...)
+	d.Executions = append([]execEntry(nil), d.Executions[n:]...)
+	for _, e := range out {
+		d.ArchivedExecutions++
+		d.ArchivedEvents += e.EventCount
+	}
+	d.sumExecutions()
+	return out
 }
 
 func (d *instanceDoc) execution(id uint64) *execEntry {

@@ -40,6 +40,7 @@ func DocIDKinds(instance, s string) map[string]string {
 		"orch":      docID(user(instance), fixed("orch"), fixed(turn), num(7)),
 		"done":      docID(user(instance), fixed("done"), fixed(workerItemID(instance, 1, 2))),
 		"journal":   journalDocID(instance, turn, 3),
+		"execution": execSummaryDocID(instance, 1<<63),
 		"outbox":    docID(fixed("outbox"), user(instance), fixed(turn), num(1)),
 		"outboxKey": docID(user(instance), num(1), fixed(turn), num(1)),
 		"intent":    docID(fixed("intent"), user(instance), num(1), fixed(turn), num(1)),
@@ -48,3 +49,7 @@ func DocIDKinds(instance, s string) map[string]string {
 		"lease_member": memberID(s, s),
 	}
 }
+
+// MaxExecSummaries is how many execution summaries the instance document
+// keeps (documents.go).
+const MaxExecSummaries = maxExecSummaries

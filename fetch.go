@@ -186,7 +186,7 @@ func (p *Provider) tryLockOrchestration(ctx context.Context, c candidate, lockTi
 func (p *Provider) readyMessages(ctx context.Context, inst string, now time.Time) ([]string, error) {
 	q := "SELECT c.id, c.enqueuedAt, c.enqueueOrder FROM c WHERE c.type = 'orch_queue' AND c.visibleAt <= @now AND " + lockFree + " AND " + notStaged
 	var rows []discoveryRow
-	_, err := p.st.Query(ctx, q, cosmos.QueryParams{}.Add("@now", ms(now)), cosmos.QueryOptions{Partition: &inst, PageSize: -1}, func(raw []byte) bool {
+	_, err := p.st.Query(ctx, q, cosmos.QueryParams{}.Add("@now", ms(now)).Add("@lapsed", ms(now.Add(-p.skew()))), cosmos.QueryOptions{Partition: &inst, PageSize: -1}, func(raw []byte) bool {
 		var r discoveryRow
 		if json.Unmarshal(raw, &r) == nil {
 			rows = append(rows, r)
@@ -252,7 +252,7 @@ func (p *Provider) lockBatch(ctx context.Context, c candidate, token string, now
 			b.Create(mustJSON(doc))
 		} else {
 			var ops azcosmos.PatchOperations
-			ops.SetCondition(lockCondition(now, filter))
+			ops.SetCondition(lockCondition(now.Add(-p.skew()), filter))
 			ops.AppendSet("/lockToken", token)
 			ops.AppendSet("/lockedUntil", ms(until))
 			b.Patch(instanceDocID(c.instance), ops, nil)
@@ -292,12 +292,13 @@ func (p *Provider) lockBatch(ctx context.Context, c candidate, token string, now
 }
 
 // lockCondition is the instance patch's predicate: the instance is not
-// locked (or its lock expired), is not being deleted, and — with a filter
-// — is pinned to a version inside the first range (or not pinned). The
+// locked (or its lock expired before lapsed, see lockFree), is not being
+// deleted, and — with a filter — is pinned to a version inside the first
+// range (or not pinned). The
 // condition is evaluated by the service atomically with the patch.
 // Conditions cannot take parameters, so only numbers are spliced in.
-func lockCondition(now time.Time, filter *duroxide.DispatcherCapabilityFilter) string {
-	n := strconv.FormatInt(ms(now), 10)
+func lockCondition(lapsed time.Time, filter *duroxide.DispatcherCapabilityFilter) string {
+	n := strconv.FormatInt(ms(lapsed), 10)
 	cond := "FROM c WHERE (NOT IS_DEFINED(c.lockedUntil) OR IS_NULL(c.lockedUntil) OR c.lockedUntil <= " + n + ") AND NOT IS_DEFINED(c.deleted)"
 	if filter != nil {
 		r := filter.SupportedDuroxideVersions[0]

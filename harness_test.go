@@ -124,6 +124,11 @@ func (h *harness) open(o cdb.Options) *cdb.Provider {
 	if o.MaintenanceInterval == 0 {
 		o.MaintenanceInterval = -1
 	}
+	if o.MaxClockSkew == 0 {
+		// The processes of one test share a clock: locks expire exactly
+		// when the tests expect (clockskew_test.go checks the margin).
+		o.MaxClockSkew = -1
+	}
 	p, err := cdb.New(h.t.Context(), h.config(), &o)
 	require.NoError(h.t, err)
 	h.t.Cleanup(func() { _ = p.Close() })

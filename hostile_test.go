@@ -357,7 +357,8 @@ func testHostileInvalidIDsRejected(t *testing.T, h *harness) {
 
 // TestDocumentIDKindsRoundTrip pushes every kind of document id the
 // provider writes (cdb.DocIDKinds: instance, history, queue items, done
-// markers, KV and KV deltas, sessions, outbox and intents, journals; leases
+// markers, KV and KV deltas, sessions, outbox and intents, journals,
+// execution summaries; leases
 // are in memory and have none), built from hostile instance ids, KV keys
 // and session ids, through create, read, replace, patch, delete and a
 // transactional batch on every backend. The gateway accepts some ids it can

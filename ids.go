@@ -159,6 +159,9 @@ func instanceDocID(inst string) string { return docID(user(inst), fixed("instanc
 func historyDocID(inst string, exec, event uint64) string {
 	return docID(user(inst), fixed("history"), num(exec), num(event))
 }
+func execSummaryDocID(inst string, exec uint64) string {
+	return docID(user(inst), fixed("execution"), num(exec))
+}
 func sessionDocID(inst, session string) string {
 	return docID(user(inst), fixed("session"), user(session))
 }

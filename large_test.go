@@ -111,7 +111,9 @@ func bigTurn(inst string) duroxide.OrchestrationCommit {
 func newFaultyProvider(t *testing.T, srv *cosmostest.Server, container string, hooks *cdb.Hooks) *cdb.Provider {
 	t.Helper()
 	p, err := cdb.New(t.Context(), cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key(), Database: "db", Container: container,
-		ClientOptions: &azcosmos.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}}}, &cdb.Options{MaintenanceInterval: -1, Test: cdb.TestOptions{Hooks: hooks}})
+		// The processes share this clock: locks expire exactly when the
+		// tests wait for (no skew margin).
+		ClientOptions: &azcosmos.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}}}, &cdb.Options{MaintenanceInterval: -1, MaxClockSkew: -1, Test: cdb.TestOptions{Hooks: hooks}})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })
 	return p

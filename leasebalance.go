@@ -152,6 +152,11 @@ func (l *CosmosLeases) readMember(ctx context.Context, process string) (*memberD
 	return &d, nil
 }
 
+// lapsedBefore is the instant (ms) another process's lease expiry must
+// precede for this one to treat it as expired (Provider.lapsedBefore): the
+// expiry was written with that process's clock.
+func (l *CosmosLeases) lapsedBefore(now int64) int64 { return now - l.p.skew().Milliseconds() }
+
 // liveMembers returns the processes whose lease is live at now, sorted.
 func liveMembers(snap *leaseSnapshot, now int64) []string {
 	var live []string
@@ -200,10 +205,11 @@ func ownerOf(snap *leaseSnapshot, s int, now int64) string {
 // claimants mostly pick different slots.
 func (l *CosmosLeases) rebalance(ctx context.Context, snap *leaseSnapshot, now int64) error {
 	me := l.opts.ProcessID
-	targets := fairShares(liveMembers(snap, now))
+	lapsed := l.lapsedBefore(now)
+	targets := fairShares(liveMembers(snap, lapsed))
 	held := map[string]int{}
 	for s := range NumSlots {
-		if o := ownerOf(snap, s, now); o != "" {
+		if o := ownerOf(snap, s, lapsed); o != "" {
 			held[o]++
 		}
 	}
@@ -221,7 +227,7 @@ func (l *CosmosLeases) rebalance(ctx context.Context, snap *leaseSnapshot, now i
 	}
 	for i := range NumSlots {
 		s := (start + i) % NumSlots
-		switch o := ownerOf(snap, s, now); {
+		switch o := ownerOf(snap, s, lapsed); {
 		case o == "":
 			orphans = append(orphans, s)
 		case spare[o] > 0:
@@ -284,7 +290,7 @@ func (l *CosmosLeases) collectMembers(ctx context.Context, snap *leaseSnapshot, 
 			owners[d.Owner] = true
 		}
 	}
-	cutoff := now - memberGCLeases*l.opts.LeaseDuration.Milliseconds()
+	cutoff := l.lapsedBefore(now) - memberGCLeases*l.opts.LeaseDuration.Milliseconds()
 	for id, m := range snap.members {
 		if id == l.opts.ProcessID || owners[id] || m.ExpiresAt > cutoff {
 			continue

@@ -85,9 +85,10 @@ type LeaseOptions struct {
 	// cannot take it waits until that process leaves. Default "default".
 	Group string
 	// LeaseDuration is how long a process's slots stay assigned to it
-	// after its last renewal, i.e. how long a dead process's slots go
-	// unpolled at most. Default 30s. Clocks of the processes must agree to
-	// well within this (as they must for lock expiry).
+	// after its last renewal. Another process takes them over only
+	// Options.MaxClockSkew after that (by its own clock), so a dead
+	// process's slots go unpolled for at most LeaseDuration plus
+	// MaxClockSkew. Default 30s.
 	LeaseDuration time.Duration
 	// RenewInterval is how often the lease is renewed and the slots
 	// rebalanced. Default LeaseDuration/3; it must be shorter than
@@ -274,14 +275,17 @@ func (l *CosmosLeases) Refresh(ctx context.Context) error {
 func (l *CosmosLeases) publish(snap *leaseSnapshot, now int64) {
 	me := l.opts.ProcessID
 	v := &leaseView{renewedUntil: snap.members[me].ExpiresAt, validUntil: v0}
+	margin := l.p.skew().Milliseconds()
 	for s := range NumSlots {
 		d := snap.slots[s]
 		switch {
 		case d != nil && d.Owner == me:
 			v.mine[s] = true
 			v.owned = append(v.owned, uint8(s))
-		case ownerOf(snap, s, now) != "":
-			exp := snap.members[d.Owner].ExpiresAt
+		case ownerOf(snap, s, now-margin) != "":
+			// Another owner's lease counts until MaxClockSkew after its
+			// expiry (see lapsedBefore).
+			exp := snap.members[d.Owner].ExpiresAt + margin
 			v.expiry[s] = exp
 			v.validUntil = min(v.validUntil, exp)
 		}

@@ -179,6 +179,16 @@ func (p *Provider) bindLeases() error {
 // Options.Test.Now.
 func (p *Provider) now() time.Time { return p.opts.Test.Now() }
 
+// lapsedBefore is the instant another process's lock or lease expiry must
+// precede for this process to treat it as expired: now less
+// MaxClockSkew, since the expiry was written with the holder's clock,
+// which may run behind this one by that much.
+func (p *Provider) lapsedBefore() time.Time { return p.now().Add(-p.skew()) }
+
+// skew is the clock-skew margin in effect (Options.MaxClockSkew; none when
+// negative).
+func (p *Provider) skew() time.Duration { return max(p.opts.MaxClockSkew, 0) }
+
 // start launches background work (the maintenance loop, lease renewal).
 func (p *Provider) start() {
 	if p.opts.MaintenanceInterval > 0 {

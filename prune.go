@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/duroxide-go/cdb/duroxide"
@@ -32,6 +33,12 @@ func (p *Provider) PruneExecutions(ctx context.Context, instance string, options
 	if options.KeepLast != nil && *options.KeepLast > 1 {
 		keep = int(*options.KeepLast)
 	}
+	var archived map[uint64]execEntry
+	if options.CompletedBefore != nil && doc.ArchivedExecutions > 0 {
+		if archived, err = p.archivedExecutions(ctx, instance); err != nil {
+			return nil, duroxide.Wrap(op, err)
+		}
+	}
 	var victims []uint64
 	for i, e := range execs {
 		if e == doc.CurrentExecutionID || i >= len(execs)-keep {
@@ -39,6 +46,9 @@ func (p *Provider) PruneExecutions(ctx context.Context, instance string, options
 		}
 		if options.CompletedBefore != nil {
 			ex := doc.execution(e)
+			if a, ok := archived[e]; ex == nil && ok {
+				ex = &a
+			}
 			if ex == nil || ex.CompletedAt == nil || uint64(*ex.CompletedAt) >= *options.CompletedBefore {
 				continue
 			}
@@ -87,37 +97,90 @@ func (p *Provider) deleteExecution(ctx context.Context, instance string, exec ui
 	return uint64(len(ids)), nil
 }
 
-// dropExecutionSummaries removes pruned executions from the instance
-// document, retrying on a concurrent change (an ack of a running
-// instance).
+// dropExecutionSummaries removes the summaries of pruned executions: from
+// the instance document's list, and their execution documents, in one
+// batch with the instance document's new totals, so the totals count each
+// removal once however often a prune is retried or run concurrently. It
+// retries on a concurrent change (an ack of a running instance, another
+// prune).
 func (p *Provider) dropExecutionSummaries(ctx context.Context, instance string, execs []uint64) error {
 	gone := map[uint64]bool{}
 	for _, e := range execs {
 		gone[e] = true
 	}
-	for attempt := 0; attempt < 5; attempt++ {
+	for attempt := 0; attempt < 5; {
 		doc, etag, err := p.readInstance(ctx, instance)
 		if err != nil || !doc.exists() {
 			return err
 		}
-		kept := doc.Executions[:0]
-		for _, e := range doc.Executions {
-			if !gone[e.ID] {
-				kept = append(kept, e)
-			}
+		b, more, err := p.dropSummariesBatch(ctx, doc, etag, gone)
+		if err != nil || b == nil {
+			return err
 		}
-		doc.Executions = kept
-		doc.sumExecutions()
-		var ops azcosmos.PatchOperations
-		ops.AppendSet("/executions", kept)
-		ops.AppendSet("/executionCount", doc.ExecutionCount)
-		ops.AppendSet("/eventCount", doc.EventCount)
-		_, _, err = p.st.Patch(ctx, instance, doc.ID, ops, &etag, false)
-		if !errors.Is(err, cosmos.ErrPreconditionFailed) {
+		_, err = p.st.Execute(ctx, b, false)
+		var be *BatchError
+		switch {
+		case err == nil && !more:
+			return nil
+		case err == nil:
+			continue // the next batch of execution documents
+		case errors.As(err, &be) && (errors.Is(be, cosmos.ErrPreconditionFailed) || errors.Is(be, cosmos.ErrNotFound)):
+			attempt++ // changed meanwhile: read again
+		default:
 			return err
 		}
 	}
 	return errors.New("instance kept changing while pruning; summaries left for the next prune")
+}
+
+// dropSummariesBatch builds one batch of dropExecutionSummaries: the
+// instance document's patch (If-Match etag) and the deletion of up to a
+// batch's worth of execution documents among gone (each must exist, so a
+// summary removed meanwhile fails the batch instead of being subtracted
+// twice). It returns nil when there is nothing to drop, and more when
+// execution documents remain for another batch.
+func (p *Provider) dropSummariesBatch(ctx context.Context, doc *instanceDoc, etag azcore.ETag, gone map[uint64]bool) (*cosmos.Batch, bool, error) {
+	var archived []execEntry
+	if doc.ArchivedExecutions > 0 {
+		all, err := p.archivedExecutions(ctx, doc.InstanceID)
+		if err != nil {
+			return nil, false, err
+		}
+		for id, e := range all {
+			if gone[id] {
+				archived = append(archived, e)
+			}
+		}
+	}
+	more := len(archived) > cosmos.MaxBatchOps-1
+	archived = archived[:min(len(archived), cosmos.MaxBatchOps-1)]
+	kept := make([]execEntry, 0, len(doc.Executions))
+	for _, e := range doc.Executions {
+		if !gone[e.ID] {
+			kept = append(kept, e)
+		}
+	}
+	if len(kept) == len(doc.Executions) && len(archived) == 0 {
+		return nil, false, nil
+	}
+	doc.Executions = kept
+	for _, e := range archived {
+		doc.ArchivedExecutions--
+		doc.ArchivedEvents -= e.EventCount
+	}
+	doc.sumExecutions()
+	var ops azcosmos.PatchOperations
+	ops.AppendSet("/executions", kept)
+	ops.AppendSet("/executionCount", doc.ExecutionCount)
+	ops.AppendSet("/eventCount", doc.EventCount)
+	ops.AppendSet("/archivedExecutions", doc.ArchivedExecutions)
+	ops.AppendSet("/archivedEvents", doc.ArchivedEvents)
+	b := cosmos.NewBatch(doc.InstanceID)
+	b.Patch(doc.ID, ops, &etag)
+	for _, e := range archived {
+		b.Delete(execSummaryDocID(doc.InstanceID, e.ID), nil)
+	}
+	return b, more, nil
 }
 
 // PruneExecutionsBulk implements duroxide.ProviderAdmin. Running instances

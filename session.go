@@ -72,14 +72,15 @@ func (p *Provider) claimSession(ctx context.Context, inst, sid string, cfg *duro
 	if err := json.Unmarshal(body, &cur); err != nil {
 		return false, duroxide.Permanent("claim_session", "session document %s cannot be decoded: %v", id, err)
 	}
-	held := cur.LockedUntil > ms(now)
-	if held && cur.OwnerID != cfg.OwnerID {
+	if cur.OwnerID != cfg.OwnerID && cur.LockedUntil > ms(now.Add(-p.skew())) {
+		// Another owner's session, written with its clock: it counts
+		// until MaxClockSkew after its expiry by ours (lapsedBefore).
 		// Sessions are never released early (only by expiry), so it stays
 		// someone else's at least until then: skip it without reading.
-		p.foreignSessions.mark(key, time.UnixMilli(cur.LockedUntil))
+		p.foreignSessions.mark(key, time.UnixMilli(cur.LockedUntil).Add(p.skew()))
 		return false, nil
 	}
-	if held {
+	if cur.OwnerID == cfg.OwnerID && cur.LockedUntil > ms(now) {
 		p.sessions.mark(key, time.UnixMilli(cur.LockedUntil))
 		return true, nil // ours, and still locked: nothing to write
 	}
@@ -211,10 +212,9 @@ func (p *Provider) renewSession(ctx context.Context, s *sessionDoc, until int64,
 // claimed meanwhile survives).
 func (p *Provider) CleanupOrphanedSessions(ctx context.Context, _ time.Duration) (int, error) {
 	const op = "cleanup_orphaned_sessions"
-	now := p.now()
-	q := "SELECT c.id, c.instanceId, c.sessionId, c._etag FROM c WHERE c.type = 'session' AND c.lockedUntil <= @now"
+	q := "SELECT c.id, c.instanceId, c.sessionId, c._etag FROM c WHERE c.type = 'session' AND c.lockedUntil <= @lapsed"
 	var sessions []sessionDoc
-	if _, err := p.st.Query(ctx, q, cosmos.QueryParams{}.Add("@now", ms(now)), cosmos.QueryOptions{PageSize: 100}, func(raw []byte) bool {
+	if _, err := p.st.Query(ctx, q, cosmos.QueryParams{}.Add("@lapsed", ms(p.lapsedBefore())), cosmos.QueryOptions{PageSize: 100}, func(raw []byte) bool {
 		var s sessionDoc
 		if json.Unmarshal(raw, &s) == nil {
 			sessions = append(sessions, s)

@@ -99,6 +99,7 @@ func (p *Provider) planTurn(op string, lk *orchLock, c duroxide.OrchestrationCom
 	now := p.now()
 	plan := &turnPlan{instance: lk.instance, token: lk.token, lock: lk, staleMarkers: lk.staleMarkers}
 	doc := p.nextInstanceDoc(lk, c, now)
+	archived := doc.trimExecutions()
 	docJSON := mustJSON(doc)
 	if len(docJSON) > cosmos.MaxDocBytes {
 		return nil, limits.DocSize(op, "the instance document (output or custom status too large)", len(docJSON))
@@ -107,6 +108,12 @@ func (p *Provider) planTurn(op string, lk *orchLock, c duroxide.OrchestrationCom
 	plan.kinds = append(plan.kinds, docInstance)
 	// The order of the operations is the order of the batch; ackError
 	// maps a failing index back to its kind.
+	for _, e := range archived {
+		s := execSummaryDoc{ID: execSummaryDocID(lk.instance, e.ID), InstanceID: lk.instance, Type: docExecution, execEntry: e}
+		if err := plan.add(op, docExecution, cosmos.BatchOp{Kind: cosmos.BatchUpsert, ID: s.ID, Doc: mustJSON(s)}); err != nil {
+			return nil, err
+		}
+	}
 	if err := plan.addHistory(op, lk, c); err != nil {
 		return nil, err
 	}

@@ -49,6 +49,11 @@ func (f *factory) newCosmosProvider(t *testing.T, opts cdb.Options) *instance {
 	if opts.OutboxMinAge == 0 {
 		opts.OutboxMinAge = 50 * time.Millisecond
 	}
+	if opts.MaxClockSkew == 0 {
+		// The suite checks the contract's exact lock expiry; the processes
+		// of a test share a clock (clockskew_test.go checks the margin).
+		opts.MaxClockSkew = -1
+	}
 	p, err := cdb.New(t.Context(), cdb.Config{Endpoint: f.b.Endpoint, Key: f.b.Key, Database: f.db, Container: name,
 		ClientOptions: f.b.ClientOptions()}, &opts)
 	require.NoError(t, err)
