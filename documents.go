@@ -254,4 +254,7 @@ const receivedRetention = time.Hour
 type pendingTurn struct {
 	Turn    string `json:"turn"`
 	Journal int    `json:"journal"`
+	// At is when the turn committed (ms), so the background maintenance
+	// loop leaves a turn its acker is still rolling forward alone.
+	At int64 `json:"at,omitempty"`
 }
