@@ -79,6 +79,11 @@ type instanceDoc struct {
 	// larger than one batch (large.go).
 	PendingTurn *pendingTurn `json:"pendingTurn,omitempty"`
 	ETag        string       `json:"_etag,omitempty"`
+	// RID is the service's resource id of the document. Deleting an
+	// instance deletes its document, and starting it again creates a new
+	// one with a new RID, so it names the incarnation: a prune acts only on
+	// the incarnation it read (prune.go). The service ignores it on writes.
+	RID string `json:"_rid,omitempty"`
 }
 
 // execEntry summarises one execution for ExecutionInfo and pruning.
