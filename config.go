@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -79,7 +80,8 @@ type Config struct {
 	Throughput int32
 
 	// ClientOptions are passed to azcosmos (transport, retries, regions,
-	// logging). Nil uses the SDK's defaults.
+	// logging). Nil uses the SDK's defaults. Retry applies without 429:
+	// throttling is retried by the provider alone, within Options.Retry.
 	ClientOptions *azcosmos.ClientOptions
 	// InsecureSkipVerify disables TLS certificate checks, for the official
 	// emulator's self-signed certificate only. Set by a connection string's
@@ -90,7 +92,8 @@ type Config struct {
 // Options tune the provider's behaviour; the zero value (or a nil
 // *Options) gives the defaults (the Default* constants).
 type Options struct {
-	// Retry bounds throttling retries above the SDK's own.
+	// Retry bounds throttling (429) retries, which the provider alone
+	// makes: the SDK's own are turned off.
 	Retry RetryOptions
 	// Logger receives operational messages. Nil discards them. Keys and
 	// tokens are never logged.
@@ -318,6 +321,9 @@ func (cfg Config) newClient(tp trace.TracerProvider) (*azcosmos.Client, error) {
 		// Only for the emulator's self-signed certificate; see Config.
 		opts.Transport = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec
 	}
+	// The store retries 429s and counts every attempt (internal/cosmos/retry.go).
+	opts.Retry = cosmos.SDKRetryOptions(opts.Retry)
+	opts.PerRetryPolicies = append(slices.Clone(opts.PerRetryPolicies), cosmos.CountAttempts())
 	if !opts.TracingProvider.NewTracer(instrumentationName, "").Enabled() { // the caller set none
 		if tp == nil {
 			tp = otel.GetTracerProvider()
