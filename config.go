@@ -80,7 +80,9 @@ type Config struct {
 	Throughput int32
 
 	// ClientOptions are passed to azcosmos (transport, retries, regions,
-	// logging). Nil uses the SDK's defaults. Retry applies without 429:
+	// logging). Nil uses the SDK's defaults. azcore's generic retries are
+	// turned off (of Retry only TryTimeout applies): they resent writes
+	// whose outcome was unknown. azcosmos' own write-safe retries stay, and
 	// throttling is retried by the provider alone, within Options.Retry.
 	ClientOptions *azcosmos.ClientOptions
 	// InsecureSkipVerify disables TLS certificate checks, for the official
@@ -93,7 +95,7 @@ type Config struct {
 // *Options) gives the defaults (the Default* constants).
 type Options struct {
 	// Retry bounds throttling (429) retries, which the provider alone
-	// makes: the SDK's own are turned off.
+	// makes: azcore's are turned off (see Config.ClientOptions).
 	Retry RetryOptions
 	// Logger receives operational messages. Nil discards them. Keys and
 	// tokens are never logged.
@@ -321,7 +323,8 @@ func (cfg Config) newClient(tp trace.TracerProvider) (*azcosmos.Client, error) {
 		// Only for the emulator's self-signed certificate; see Config.
 		opts.Transport = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec
 	}
-	// The store retries 429s and counts every attempt (internal/cosmos/retry.go).
+	// azcore retries nothing; the store retries 429s and counts every
+	// attempt (internal/cosmos/retry.go).
 	opts.Retry = cosmos.SDKRetryOptions(opts.Retry)
 	opts.PerRetryPolicies = append(slices.Clone(opts.PerRetryPolicies), cosmos.CountAttempts())
 	if !opts.TracingProvider.NewTracer(instrumentationName, "").Enabled() { // the caller set none

@@ -37,7 +37,7 @@ type Call = cosmos.Call
 type Hooks = cosmos.Hooks
 
 // RetryOptions bounds the throttling (429) retries, which the provider
-// alone makes (the SDK's own are turned off).
+// alone makes (azcore's retries are turned off).
 type RetryOptions = cosmos.RetryOptions
 
 // OpStats accumulates the cost of one kind of request.

@@ -135,9 +135,10 @@ func startupError(err error) error {
 // NewWithContainer wraps a container client the caller already has (and
 // keeps owning: Close does not close its client). The container must be
 // partitioned by /instanceId with IndexingPolicy(); it is not bootstrapped.
-// opts is as for New; nil means the defaults. Its requests run with
-// azcore's default retry options minus 429 (throttling is retried by the
-// provider alone, within Options.Retry), whatever the client was built with.
+// opts is as for New; nil means the defaults. Its requests run without
+// azcore's generic retries, whatever the client was built with (see
+// Config.ClientOptions); throttling is retried by the provider, within
+// Options.Retry.
 func NewWithContainer(ctx context.Context, container *azcosmos.ContainerClient, opts *Options) (*Provider, error) {
 	if container == nil {
 		return nil, configError("container client is nil")

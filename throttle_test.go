@@ -2,10 +2,14 @@ package cdb
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 	"github.com/stretchr/testify/require"
 
@@ -21,8 +25,13 @@ import (
 // policies are left as a caller who sets none gets them.
 func thStore(t *testing.T, retry RetryOptions) (*cosmostest.Server, *cosmos.Store) {
 	t.Helper()
+	return thStoreWith(t, retry, nil)
+}
+
+func thStoreWith(t *testing.T, retry RetryOptions, opts *azcosmos.ClientOptions) (*cosmostest.Server, *cosmos.Store) {
+	t.Helper()
 	srv := cosmostest.NewTestServer(t, nil)
-	client, err := srv.NewClient(nil)
+	client, err := srv.NewClient(opts)
 	require.NoError(t, err)
 	t.Cleanup(client.Close)
 	ctx := t.Context()
@@ -99,4 +108,41 @@ func TestRequestStatsCountTheSDKsOwnAttempts(t *testing.T) {
 	st := p.RequestStats()[OpRead]
 	require.EqualValues(t, sent, st.Requests, "every attempt is counted")
 	require.EqualValues(t, 1, st.Failures)
+}
+
+// lossyTransport loses the response of the first document create after
+// the server applied it, with a transport error azcosmos' Cosmos policy
+// does not recognise (so it leaves the decision to the layers above).
+type lossyTransport struct {
+	inner *http.Client
+	lost  atomic.Bool
+}
+
+func (l *lossyTransport) Do(r *http.Request) (*http.Response, error) {
+	resp, err := l.inner.Do(r)
+	create := r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/docs") &&
+		r.Header.Get("x-ms-documentdb-isquery") == "" && r.Header.Get("x-ms-cosmos-is-batch-request") == "" &&
+		r.Header.Get("x-ms-documentdb-is-upsert") == ""
+	if err == nil && create && l.lost.CompareAndSwap(false, true) {
+		_ = resp.Body.Close()
+		return nil, errors.New("injected: response lost in transit")
+	}
+	return resp, err
+}
+
+// TestAWriteWhoseResponseWasLostIsNotResent: a create applied by the
+// server whose response is lost must not be sent again underneath the
+// store (azcore retried unknown transport errors, on writes too): the
+// resend would be a second write, and its 409 would read as "someone
+// else's document". The caller gets the ambiguous transport error.
+func TestAWriteWhoseResponseWasLostIsNotResent(t *testing.T) {
+	t.Parallel()
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	srv, s := thStoreWith(t, RetryOptions{}, &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: &lossyTransport{inner: &http.Client{Transport: tr}}}})
+	_, err := s.Create(t.Context(), "th-4", etDoc("th-4", "d"))
+	require.Error(t, err)
+	require.NotErrorIs(t, err, cosmos.ErrConflict, "the write was sent a second time")
+	require.True(t, cosmos.MayHaveApplied(err), "the outcome is unknown: %v", err)
+	require.Equal(t, 1, etCount(srv, cosmostest.OpCreateItem))
 }

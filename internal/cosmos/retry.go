@@ -3,7 +3,6 @@ package cosmos
 import (
 	"context"
 	"net/http"
-	"slices"
 	"sync/atomic"
 	"time"
 
@@ -11,50 +10,32 @@ import (
 )
 
 // Who retries what. azcosmos sends a request through two retry layers:
-// azcore's retry policy (by default 3 more tries on 408, 429 and 5xx,
-// honouring Retry-After) and its own Cosmos policy (region failover, a
-// 404/1002 read retried at the write region, reads on 408 and 5xx; it
-// never resends a write whose outcome is unknown). A 429 is retried here
-// only: Do waits the service's x-ms-retry-after-ms within RetryOptions
-// and the caller's deadline, so the budget bounds every request the
-// service sees. For that, every request runs with azcore's retry options
-// minus 429 (SDKRetryOptions, applied per request through the context, so
-// a client built by the caller is covered too). The Cosmos policy's
-// retries stay: they are write-safe, and each attempt is counted
-// (CountAttempts).
+// azcore's generic retry policy (by default 3 more tries on 408, 429, 5xx
+// and any transport error, for reads and writes alike) and its own Cosmos
+// policy (region failover, a 404/1002 read retried at the write region,
+// reads on 408 and 5xx, writes only when they provably never left; it
+// never resends a write whose outcome is unknown, and the statuses it
+// gives up on reach azcore marked not retriable). What azcore retries on
+// top is therefore 429 and the transport errors the Cosmos policy does not
+// recognise, on writes too: a resent write whose first attempt was applied
+// is a second write (a create then fails with 409, a conditional write
+// with 412, both misread as someone else's). So azcore retries nothing
+// (SDKRetryOptions, applied per request through the context, so a client
+// the caller built is covered too): a 429 is retried by Do alone, waiting
+// the service's x-ms-retry-after-ms within RetryOptions and the caller's
+// deadline, so the budget bounds every request the service sees; other
+// failures reach the callers, classified (errors.go). The Cosmos policy's
+// retries stay, and each attempt is counted (CountAttempts).
 
-// azcoreStatusCodes are azcore's default retry statuses without 429.
-var azcoreStatusCodes = []int{
-	http.StatusRequestTimeout,
-	http.StatusInternalServerError,
-	http.StatusBadGateway,
-	http.StatusServiceUnavailable,
-	http.StatusGatewayTimeout,
-}
-
-// SDKRetryOptions returns base, azcore's retry options for a request,
-// with 429 taken out: neither retried for its status nor by base's own
-// ShouldRetry.
+// SDKRetryOptions returns base, azcore's retry options for a request, with
+// its retries turned off (MaxRetries -1); the rest (TryTimeout) is kept.
 func SDKRetryOptions(base policy.RetryOptions) policy.RetryOptions {
-	if base.StatusCodes == nil {
-		base.StatusCodes = azcoreStatusCodes
-	} else {
-		base.StatusCodes = slices.DeleteFunc(slices.Clone(base.StatusCodes), func(c int) bool { return c == http.StatusTooManyRequests })
-	}
-	if should := base.ShouldRetry; should != nil {
-		base.ShouldRetry = func(r *http.Response, err error) bool {
-			if r != nil && r.StatusCode == http.StatusTooManyRequests {
-				return false
-			}
-			return should(r, err)
-		}
-	}
+	base.MaxRetries = -1
 	return base
 }
 
 // UseClientRetry makes the store's requests run with the caller's azcore
-// retry options (Config.ClientOptions.Retry), minus 429; the default is
-// azcore's.
+// retry options (Config.ClientOptions.Retry), retries turned off.
 func (s *Store) UseClientRetry(base policy.RetryOptions) {
 	s.sdkRetry = SDKRetryOptions(base)
 }
@@ -78,7 +59,7 @@ func (attemptCounter) Do(req *policy.Request) (*http.Response, error) {
 }
 
 // withAttempts prepares ctx for one request: azcore's retry options
-// without 429, and a counter of its attempts.
+// without retries, and a counter of its attempts.
 func (s *Store) withAttempts(ctx context.Context) (context.Context, *atomic.Int64) {
 	n := &atomic.Int64{}
 	ctx = policy.WithRetryOptions(ctx, s.sdkRetry)

@@ -57,8 +57,8 @@ type Hooks struct {
 }
 
 // RetryOptions bounds the throttling (429) retries, which only the store
-// makes (retry.go): the SDK's own 429 retries are turned off, so these
-// bound every request the service sees. Only 429 is retried here: it
+// makes (retry.go): azcore's retries are turned off, so these bound every
+// request the service sees. Only 429 is retried here: it
 // guarantees the request was not executed, whereas a 408, 503 or reset on
 // a write has an unknown outcome and is left to callers, whose writes are
 // idempotent by design.
