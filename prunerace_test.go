@@ -1,7 +1,10 @@
 package cdb_test
 
 import (
+	"context"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -13,21 +16,36 @@ import (
 // running execution 3.
 func threeExecutions(t *testing.T, p *cdb.Provider, inst string) {
 	t.Helper()
-	ctx := t.Context()
-	require.NoError(t, p.EnqueueForOrchestrator(ctx, hStart(inst), 0))
-	it := mustFetchOrch(t, p, inst)
-	require.NoError(t, p.AckOrchestrationItem(ctx, it.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1,
-		HistoryDelta: []duroxide.Event{hStarted(inst, "HOrch")}, Metadata: hStatus("HOrch", duroxide.StatusContinuedAsNew, `"x"`)}))
-	for exec := uint64(2); exec <= 3; exec++ {
-		require.NoError(t, p.EnqueueForOrchestrator(ctx, duroxide.ExternalRaisedItem{Instance: inst, Name: "n", Data: "1"}, 0))
-		it = mustFetchOrch(t, p, inst)
+	require.NoError(t, buildThreeExecutions(t.Context(), p, inst))
+}
+
+func buildThreeExecutions(ctx context.Context, p *cdb.Provider, inst string) error {
+	if err := p.EnqueueForOrchestrator(ctx, hStart(inst), 0); err != nil {
+		return err
+	}
+	for exec := uint64(1); exec <= 3; exec++ {
+		if exec > 1 {
+			if err := p.EnqueueForOrchestrator(ctx, duroxide.ExternalRaisedItem{Instance: inst, Name: "n", Data: "1"}, 0); err != nil {
+				return err
+			}
+		}
+		it, err := p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
+		if err != nil {
+			return err
+		}
+		if it == nil || it.Instance != inst {
+			return fmt.Errorf("no orchestration item for %q", inst)
+		}
 		md := hStatus("HOrch", duroxide.StatusContinuedAsNew, `"x"`)
 		if exec == 3 {
 			md = hRunning("HOrch")
 		}
-		require.NoError(t, p.AckOrchestrationItem(ctx, it.LockToken, duroxide.OrchestrationCommit{ExecutionID: exec,
-			HistoryDelta: []duroxide.Event{hEvent(inst, exec, 1, duroxide.OrchestrationStarted{Name: "HOrch", Version: "1.0.0", Input: "{}"})}, Metadata: md}))
+		if err := p.AckOrchestrationItem(ctx, it.LockToken, duroxide.OrchestrationCommit{ExecutionID: exec,
+			HistoryDelta: []duroxide.Event{hEvent(inst, exec, 1, duroxide.OrchestrationStarted{Name: "HOrch", Version: "1.0.0", Input: "{}"})}, Metadata: md}); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
 // TestPruneActsOnlyOnTheIncarnationItRead (issue 19, 9): PruneExecutions
