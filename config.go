@@ -117,7 +117,9 @@ type Options struct {
 	MaintenanceInterval time.Duration
 	// OutboxMinAge is how old a pending intent must be before the
 	// maintenance loop delivers it, so it does not race the acking
-	// process's own delivery (default 2s).
+	// process's own delivery (default 2s). The loop leaves a large turn's
+	// roll-forward and a deletion's sweep alone until they are as old, for
+	// the same reason.
 	OutboxMinAge time.Duration
 	// Leases assigns dispatch slots to dispatchers. Nil means every
 	// dispatcher polls all 256 slots.
