@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -79,7 +80,10 @@ type Config struct {
 	Throughput int32
 
 	// ClientOptions are passed to azcosmos (transport, retries, regions,
-	// logging). Nil uses the SDK's defaults.
+	// logging). Nil uses the SDK's defaults. azcore's generic retries are
+	// turned off (of Retry only TryTimeout applies): they resent writes
+	// whose outcome was unknown. azcosmos' own write-safe retries stay, and
+	// throttling is retried by the provider alone, within Options.Retry.
 	ClientOptions *azcosmos.ClientOptions
 	// InsecureSkipVerify disables TLS certificate checks, for the official
 	// emulator's self-signed certificate only. Set by a connection string's
@@ -90,7 +94,8 @@ type Config struct {
 // Options tune the provider's behaviour; the zero value (or a nil
 // *Options) gives the defaults (the Default* constants).
 type Options struct {
-	// Retry bounds throttling retries above the SDK's own.
+	// Retry bounds throttling (429) retries, which the provider alone
+	// makes: azcore's are turned off (see Config.ClientOptions).
 	Retry RetryOptions
 	// Logger receives operational messages. Nil discards them. Keys and
 	// tokens are never logged.
@@ -112,7 +117,9 @@ type Options struct {
 	MaintenanceInterval time.Duration
 	// OutboxMinAge is how old a pending intent must be before the
 	// maintenance loop delivers it, so it does not race the acking
-	// process's own delivery (default 2s).
+	// process's own delivery (default 2s). The loop leaves a large turn's
+	// roll-forward and a deletion's sweep alone until they are as old, for
+	// the same reason.
 	OutboxMinAge time.Duration
 	// Leases assigns dispatch slots to dispatchers. Nil means every
 	// dispatcher polls all 256 slots.
@@ -334,6 +341,10 @@ func (cfg Config) newClient(tp trace.TracerProvider) (*azcosmos.Client, error) {
 		// Only for the emulator's self-signed certificate; see Config.
 		opts.Transport = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec
 	}
+	// azcore retries nothing; the store retries 429s and counts every
+	// attempt (internal/cosmos/retry.go).
+	opts.Retry = cosmos.SDKRetryOptions(opts.Retry)
+	opts.PerRetryPolicies = append(slices.Clone(opts.PerRetryPolicies), cosmos.CountAttempts())
 	if !opts.TracingProvider.NewTracer(instrumentationName, "").Enabled() { // the caller set none
 		if tp == nil {
 			tp = otel.GetTracerProvider()

@@ -36,8 +36,8 @@ type Call = cosmos.Call
 // safe for concurrent use.
 type Hooks = cosmos.Hooks
 
-// RetryOptions bounds our own throttling (429) retries, which run above
-// the SDK's.
+// RetryOptions bounds the throttling (429) retries, which the provider
+// alone makes (azcore's retries are turned off).
 type RetryOptions = cosmos.RetryOptions
 
 // OpStats accumulates the cost of one kind of request.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+	"github.com/google/uuid"
 
 	"github.com/duroxide-go/cdb/duroxide"
 	"github.com/duroxide-go/cdb/internal/cosmos"
@@ -101,11 +102,15 @@ func (p *Provider) validateDeletion(ctx context.Context, op string, ids []string
 }
 
 // tombstone marks every instance deleted, each conditioned on the ETag
-// validation saw.
+// validation saw. Every tombstone of one call carries the same fresh
+// mark (deletedBy), so that the call can undo exactly its own tombstones,
+// including one whose write may have been applied although the client saw
+// an error (a dropped connection, a timeout): see untombstone.
 func (p *Provider) tombstone(ctx context.Context, docs []deletion) ([]*instanceDoc, error) {
 	now := ms(p.now())
+	mark := uuid.NewString()
 	var out []*instanceDoc
-	var written []deletion
+	var written []*instanceDoc
 	for _, d := range docs {
 		if d.doc.Deleted != nil {
 			out = append(out, d.doc) // an earlier deletion was interrupted
@@ -113,39 +118,59 @@ func (p *Provider) tombstone(ctx context.Context, docs []deletion) ([]*instanceD
 		}
 		var ops azcosmos.PatchOperations
 		ops.AppendSet("/deleted", now)
+		ops.AppendSet("/deletedBy", mark)
 		ops.AppendSet("/lockToken", jsonNull)
 		ops.AppendSet("/lockedUntil", jsonNull)
 		etag := d.etag
-		newEtag := azcore.ETag("")
-		var err error
-		if _, newEtag, err = p.st.Patch(ctx, d.doc.InstanceID, d.doc.ID, ops, &etag, false); err != nil {
+		if _, _, err := p.st.Patch(ctx, d.doc.InstanceID, d.doc.ID, ops, &etag, false); err != nil {
 			if errors.Is(err, cosmos.ErrNotFound) {
 				continue
 			}
-			p.untombstone(ctx, written)
+			if cosmos.MayHaveApplied(err) {
+				written = append(written, d.doc) // perhaps tombstoned: undo it too
+			}
+			p.untombstone(ctx, written, mark)
 			return nil, err
 		}
 		d.doc.Deleted = &now
 		out = append(out, d.doc)
-		written = append(written, deletion{doc: d.doc, etag: newEtag})
+		written = append(written, d.doc)
 	}
 	return out, nil
 }
 
 // untombstone undoes this call's tombstones when a later one failed
-// (an instance changed after validation), so a refused deletion deletes
-// nothing. Best effort: an instance whose undo fails stays tombstoned and
-// its deletion is completed by the maintenance loop — the safe direction.
-func (p *Provider) untombstone(ctx context.Context, docs []deletion) {
+// (an instance changed after validation, or a write's outcome is
+// unknown), so a refused deletion deletes nothing. Each undo is
+// conditioned on the call's mark rather than on an ETag: it then also
+// undoes a tombstone whose write was applied but never acknowledged, and
+// does nothing where that write was not applied (412). Transient failures
+// are retried a few times; an instance whose undo still fails stays
+// tombstoned and its deletion is completed by the maintenance loop.
+func (p *Provider) untombstone(ctx context.Context, docs []*instanceDoc, mark string) {
 	for _, d := range docs {
 		var ops azcosmos.PatchOperations
+		ops.SetCondition(deletionCondition(mark))
 		ops.AppendRemove("/deleted")
-		etag := d.etag
-		if _, _, err := p.st.Patch(ctx, d.doc.InstanceID, d.doc.ID, ops, &etag, false); err != nil {
-			p.opts.Logger.Warn("undoing a deletion tombstone", "instance_id", d.doc.InstanceID, "error", err)
+		ops.AppendRemove("/deletedBy")
+		var err error
+		for attempt := 0; attempt < 3; attempt++ {
+			_, _, err = p.st.Patch(ctx, d.InstanceID, d.ID, ops, nil, false)
+			if err == nil || errors.Is(err, cosmos.ErrPreconditionFailed) || !cosmos.IsRetryable(err) {
+				break
+			}
 		}
-		d.doc.Deleted = nil
+		if err != nil && !errors.Is(err, cosmos.ErrPreconditionFailed) && !errors.Is(err, cosmos.ErrNotFound) {
+			p.opts.Logger.Warn("undoing a deletion tombstone", "instance_id", d.InstanceID, "error", err)
+		}
+		d.Deleted = nil
 	}
+}
+
+// deletionCondition selects the instance document tombstoned with mark
+// (a UUID this provider generated, so it is safe to splice).
+func deletionCondition(mark string) string {
+	return "FROM c WHERE c.deletedBy = '" + mark + "'"
 }
 
 // sweep removes every document of a tombstoned instance, in as many

@@ -87,6 +87,11 @@ type instanceDoc struct {
 	// larger than one batch (large.go).
 	PendingTurn *pendingTurn `json:"pendingTurn,omitempty"`
 	ETag        string       `json:"_etag,omitempty"`
+	// RID is the service's resource id of the document. Deleting an
+	// instance deletes its document, and starting it again creates a new
+	// one with a new RID, so it names the incarnation: a prune acts only on
+	// the incarnation it read (prune.go). The service ignores it on writes.
+	RID string `json:"_rid,omitempty"`
 }
 
 // maxExecSummaries bounds the execution summaries the instance document
@@ -296,4 +301,7 @@ const receivedRetention = time.Hour
 type pendingTurn struct {
 	Turn    string `json:"turn"`
 	Journal int    `json:"journal"`
+	// At is when the turn committed (ms), so the background maintenance
+	// loop leaves a turn its acker is still rolling forward alone.
+	At int64 `json:"at,omitempty"`
 }

@@ -41,6 +41,10 @@ type scenario struct {
 	// check returns the violated invariants; results[i] is actor i's
 	// result.
 	check func(w *world, results []error) []string
+	// lagging runs the scenario on the explorer's server with lagging
+	// replicas (cosmostest's Lag): a process's reads without a session
+	// token for a partition may miss its latest writes.
+	lagging bool
 }
 
 // actor is one process's part in a scenario. Its error is its result;
@@ -52,6 +56,15 @@ type actor struct {
 	// ownClock gives the actor's process a clock of its own, stopped at
 	// the schedule's start (a process whose clock lags the others').
 	ownClock bool
+}
+
+// replicate lets every replica catch up, so the checks read the
+// container as it is (a lagging scenario's checks would otherwise see a
+// replica's past).
+func (w *world) replicate() {
+	if err := w.srv.UpdateDocuments("db", w.container, func(map[string]any) bool { return true }); err != nil {
+		w.tb.Fatalf("replicating: %v", err)
+	}
 }
 
 // world is one schedule's container and shared state.
@@ -264,6 +277,20 @@ type explorer struct {
 	n         int
 }
 
+// server is the server one schedule of sc runs on, and what to do when it
+// ended. A lagging scenario gets a server of its own, seeded alike every
+// time: the replica serving each read is drawn from the server's random
+// source, so a schedule replays only if the draws restart with it.
+func (e *explorer) server(sc scenario) (*cosmostest.Server, func()) {
+	if !sc.lagging {
+		return e.srv, func() {}
+	}
+	// A long window: a schedule's writes stay missable by reads without
+	// a session token for as long as the schedule runs.
+	srv := cosmostest.NewTestServer(e.tb, &cosmostest.Options{Lag: &cosmostest.LagOptions{Versions: 3, Window: time.Minute, Seed: 1}})
+	return srv, srv.Close
+}
+
 func (e *explorer) fail(sc scenario, how string, steps []step, v []string) {
 	choices := make([]string, len(steps))
 	for i, s := range steps {
@@ -303,7 +330,9 @@ func (e *explorer) systematic(sc scenario, bound, limit int, deadline time.Time)
 		work[k] = work[len(work)-1]
 		work = work[:len(work)-1]
 		e.n++
-		steps, v := runSchedule(e.tb, e.srv, sc, e.n, prefix, keepGoing)
+		srv, done := e.server(sc)
+		steps, v := runSchedule(e.tb, srv, sc, e.n, prefix, keepGoing)
+		done()
 		count++
 		e.schedules++
 		if len(v) > 0 {
@@ -335,7 +364,9 @@ func (e *explorer) random(sc scenario, seed int64, limit int, deadline time.Time
 	for i := 0; (limit == 0 || i < limit) && time.Now().Before(deadline); i++ {
 		s := seed + int64(i)
 		e.n++
-		steps, v := runSchedule(e.tb, e.srv, sc, e.n, nil, randomPolicy(rand.New(rand.NewSource(s))))
+		srv, done := e.server(sc)
+		steps, v := runSchedule(e.tb, srv, sc, e.n, nil, randomPolicy(rand.New(rand.NewSource(s))))
+		done()
 		e.schedules++
 		if len(v) > 0 {
 			e.fail(sc, fmt.Sprintf("random (seed %d; replay with CDB_EXPLORE_SEED=%d)", s, s), steps, v)

@@ -19,7 +19,8 @@ import (
 // second dispatcher after lock expiry, a reader and the reconciler; a
 // pending turn against the reconciler, the next dispatcher and KV
 // readers; a deletion against a worker acking; a bulk deletion against a
-// child running again. By default it explores 25 schedules with at most
+// child running again; a prune against a deletion and re-creation of its
+// instance; a pending turn's roll-forward on lagging replicas. By default it explores 25 schedules with at most
 // one preemption per scenario and two random ones (seconds);
 // CDB_EXPLORE_BUDGET (a duration, e.g.
 // 10m) makes it a long run: two preemptions, then random schedules until
@@ -82,7 +83,8 @@ func TestExplorer(t *testing.T) {
 }
 
 func explorerScenarios() []scenario {
-	return []scenario{largeTurnRace(), pendingTurnRace(), completedTurnDeletionRace(), deletionRace(), bulkDeletionRace(), sessionRace()}
+	return []scenario{largeTurnRace(), pendingTurnRace(), completedTurnDeletionRace(), deletionRace(), bulkDeletionRace(), sessionRace(),
+		pruneRecreateRace(), laggingPendingTurnRace()}
 }
 
 // An explorer-sized large turn: past one batch, few batches.

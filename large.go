@@ -118,7 +118,7 @@ func (p *Provider) commitLargeTurn(ctx context.Context, plan *turnPlan) error {
 	if err := json.Unmarshal(plan.commit.Doc, &doc); err != nil {
 		return err
 	}
-	doc.PendingTurn = &pendingTurn{Turn: turn, Journal: len(journals)}
+	doc.PendingTurn = &pendingTurn{Turn: turn, Journal: len(journals), At: ms(p.now())}
 	commit := plan.commit
 	commit.Doc = mustJSON(doc)
 	b := cosmos.NewBatch(plan.instance)
@@ -391,7 +391,7 @@ func (p *Provider) rollForwardIDs(ctx context.Context, inst string, pt *pendingT
 		return gone, err
 	}
 	for seq := 0; seq < pt.Journal; seq++ {
-		body, _, err := p.st.Read(ctx, inst, journalDocID(inst, pt.Turn, seq))
+		body, err := p.readJournal(ctx, inst, journalDocID(inst, pt.Turn, seq), seq)
 		if errors.Is(err, cosmos.ErrNotFound) {
 			continue // applied and deleted by an earlier roll-forward
 		}
@@ -427,6 +427,26 @@ func (p *Provider) rollForwardIDs(ctx context.Context, inst string, pt *pendingT
 		return gone, err
 	}
 	return gone, nil
+}
+
+// readJournal reads one journal document of a pending turn. A 404 is
+// confirmed at the primary before it is believed: a process without a
+// session token for the partition (the maintenance loop, another
+// process's fetch) may be served by a replica that has not applied the
+// journal's write yet, and taking that 404 for "applied" would clear the
+// pending turn with its staged documents never unstaged. The confirmation
+// is a write (writes always reach the primary) that changes nothing: it
+// rewrites the journal's seq and returns the document, or 404 when the
+// journal really is gone.
+func (p *Provider) readJournal(ctx context.Context, inst, id string, seq int) ([]byte, error) {
+	body, _, err := p.st.Read(ctx, inst, id)
+	if !errors.Is(err, cosmos.ErrNotFound) {
+		return body, err
+	}
+	var ops azcosmos.PatchOperations
+	ops.AppendSet("/seq", seq)
+	body, _, err = p.st.Patch(ctx, inst, id, ops, nil, true)
+	return body, err
 }
 
 // applyJournal writes j in batches, each led by guard (pendingCondition).
@@ -475,14 +495,28 @@ func visible(staged *string, pt *pendingTurn) bool {
 // after the commit; run by the maintenance loop, a bounded step per round
 // unless full (internal/cosmos/scan.go). One failing instance does not stop
 // the others.
+//
+// The background loop (not full) only takes turns committed more than
+// OutboxMinAge ago: a younger one is being rolled forward by its acking
+// process, and rolling it forward beside it gains nothing. Turns recorded
+// without a commit time (by earlier versions) are taken at once.
+// RunMaintenance (full) takes them all.
 func (p *Provider) finishPendingTurns(ctx context.Context, full bool) error {
-	q := "SELECT c.instanceId, c.pendingTurn FROM c WHERE c.type = 'instance' AND IS_DEFINED(c.pendingTurn) AND NOT IS_NULL(c.pendingTurn)"
+	q := "SELECT c.instanceId, c.pendingTurn FROM c WHERE c.type = 'instance' AND IS_DEFINED(c.pendingTurn) AND NOT IS_NULL(c.pendingTurn)" +
+		" AND (NOT IS_DEFINED(c.pendingTurn.at) OR c.pendingTurn.at <= @cutoff)"
+	fresh := func() cosmos.QueryParams {
+		cutoff := int64(maxExactInt)
+		if !full {
+			cutoff = ms(p.now().Add(-p.opts.OutboxMinAge))
+		}
+		return cosmos.QueryParams{}.Add("@cutoff", cutoff)
+	}
 	type row struct {
 		InstanceID  string       `json:"instanceId"`
 		PendingTurn *pendingTurn `json:"pendingTurn"`
 	}
 	var rows []row
-	err := p.maintenanceScan(ctx, "pending_turns", full, cosmos.ScanRequest{Text: q, Fresh: noParams, PageSize: 100}, func(raw []byte) {
+	err := p.maintenanceScan(ctx, "pending_turns", full, cosmos.ScanRequest{Text: q, Fresh: fresh, PageSize: 100}, func(raw []byte) {
 		var r row
 		if json.Unmarshal(raw, &r) == nil && r.PendingTurn != nil {
 			rows = append(rows, r)

@@ -90,6 +90,9 @@ func newFromConfig(ctx context.Context, cfg Config, opts Options) (*Provider, er
 	}
 	p := newProvider(container, opts)
 	p.client = client
+	if cfg.ClientOptions != nil {
+		p.st.UseClientRetry(cfg.ClientOptions.Retry)
+	}
 	if err := p.bindLeases(); err != nil {
 		client.Close()
 		return nil, err
@@ -132,7 +135,10 @@ func startupError(err error) error {
 // NewWithContainer wraps a container client the caller already has (and
 // keeps owning: Close does not close its client). The container must be
 // partitioned by /instanceId with IndexingPolicy(); it is not bootstrapped.
-// opts is as for New; nil means the defaults.
+// opts is as for New; nil means the defaults. Its requests run without
+// azcore's generic retries, whatever the client was built with (see
+// Config.ClientOptions); throttling is retried by the provider, within
+// Options.Retry.
 func NewWithContainer(ctx context.Context, container *azcosmos.ContainerClient, opts *Options) (*Provider, error) {
 	if container == nil {
 		return nil, configError("container client is nil")

@@ -19,6 +19,13 @@ import (
 // PruneExecutions implements duroxide.ProviderAdmin: old executions'
 // history is removed; the current execution is never pruned (running or
 // not), and KV, being instance-scoped, is untouched.
+//
+// A prune acts only on the incarnation of the instance it read: the
+// instance may be deleted and started again while it runs, and the new
+// incarnation's execution 1 has the same document ids as the old one's.
+// So every step checks the instance document's RID (documents.go), and
+// every delete is conditioned on the ETag the listing saw; once the
+// incarnation is gone there is nothing left to prune.
 func (p *Provider) PruneExecutions(ctx context.Context, instance string, options duroxide.PruneOptions) (*duroxide.PruneResult, error) {
 	const op = "prune_executions"
 	doc, _, err := p.mustInstance(ctx, op, instance)
@@ -29,15 +36,42 @@ func (p *Provider) PruneExecutions(ctx context.Context, instance string, options
 	if err != nil {
 		return nil, duroxide.Wrap(op, err)
 	}
-	keep := 1
-	if options.KeepLast != nil && *options.KeepLast > 1 {
-		keep = int(*options.KeepLast)
-	}
 	var archived map[uint64]execEntry
 	if options.CompletedBefore != nil && doc.ArchivedExecutions > 0 {
 		if archived, err = p.archivedExecutions(ctx, instance); err != nil {
 			return nil, duroxide.Wrap(op, err)
 		}
+	}
+	victims := pruneVictims(doc, archived, execs, options)
+	res := &duroxide.PruneResult{InstancesProcessed: 1}
+	var pruned []uint64
+	for _, e := range victims {
+		n, same, err := p.deleteExecution(ctx, instance, doc.RID, e)
+		if err != nil {
+			return nil, duroxide.Wrap(op, err)
+		}
+		if !same {
+			break // the incarnation that was read is gone
+		}
+		pruned = append(pruned, e)
+		res.ExecutionsDeleted++
+		res.EventsDeleted += n
+	}
+	if len(pruned) > 0 {
+		if err := p.dropExecutionSummaries(ctx, instance, doc.RID, pruned); err != nil {
+			return nil, duroxide.Wrap(op, err)
+		}
+	}
+	return res, nil
+}
+
+// pruneVictims picks the executions of doc to prune among execs (the
+// executions with history, ascending); archived holds the summaries moved
+// out of the instance document, read only when CompletedBefore needs them.
+func pruneVictims(doc *instanceDoc, archived map[uint64]execEntry, execs []uint64, options duroxide.PruneOptions) []uint64 {
+	keep := 1
+	if options.KeepLast != nil && *options.KeepLast > 1 {
+		keep = int(*options.KeepLast)
 	}
 	var victims []uint64
 	for i, e := range execs {
@@ -55,62 +89,75 @@ func (p *Provider) PruneExecutions(ctx context.Context, instance string, options
 		}
 		victims = append(victims, e)
 	}
-	res := &duroxide.PruneResult{InstancesProcessed: 1}
-	for _, e := range victims {
-		n, err := p.deleteExecution(ctx, instance, e)
-		if err != nil {
-			return nil, duroxide.Wrap(op, err)
-		}
-		res.ExecutionsDeleted++
-		res.EventsDeleted += n
-	}
-	if len(victims) > 0 {
-		if err := p.dropExecutionSummaries(ctx, instance, victims); err != nil {
-			return nil, duroxide.Wrap(op, err)
-		}
-	}
-	return res, nil
+	return victims
 }
 
-func (p *Provider) deleteExecution(ctx context.Context, instance string, exec uint64) (uint64, error) {
-	var ids []string
-	_, err := p.st.Query(ctx, "SELECT VALUE c.id FROM c WHERE c.type = 'history' AND c.executionId = @exec", cosmos.QueryParams{}.Add("@exec", exec),
-		cosmos.QueryOptions{Partition: &instance, PageSize: 1000}, func(raw []byte) bool {
-			var id string
-			if json.Unmarshal(raw, &id) == nil {
-				ids = append(ids, id)
+// deleteExecution deletes the history of execution exec of the
+// incarnation rid. The listing also reads the instance document, in the
+// same query and so from the same replica's state: if it is not rid's
+// (or is being deleted), the history listed is not that incarnation's and
+// nothing is deleted (same is false). Each delete is conditioned on the
+// ETag listed, so a document re-created since with the same id stays.
+func (p *Provider) deleteExecution(ctx context.Context, instance, rid string, exec uint64) (n uint64, same bool, err error) {
+	type row struct {
+		ID      string `json:"id"`
+		Type    string `json:"type"`
+		ETag    string `json:"_etag"`
+		RID     string `json:"_rid"`
+		Deleted *int64 `json:"deleted"`
+	}
+	var rows []row
+	_, err = p.st.Query(ctx, "SELECT c.id, c.type, c._etag, c._rid, c.deleted FROM c WHERE (c.type = 'history' AND c.executionId = @exec) OR c.type = 'instance'",
+		cosmos.QueryParams{}.Add("@exec", exec), cosmos.QueryOptions{Partition: &instance, PageSize: 1000}, func(raw []byte) bool {
+			var r row
+			if json.Unmarshal(raw, &r) == nil {
+				rows = append(rows, r)
 			}
 			return true
 		})
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	for start := 0; start < len(ids); start += cosmos.MaxBatchOps {
+	var history []row
+	for _, r := range rows {
+		switch {
+		case r.Type != docHistory:
+			same = r.RID == rid && r.Deleted == nil
+		default:
+			history = append(history, r)
+		}
+	}
+	if !same {
+		return 0, false, nil
+	}
+	for start := 0; start < len(history); start += cosmos.MaxBatchOps {
 		b := cosmos.NewBatch(instance)
-		for _, id := range ids[start:min(start+cosmos.MaxBatchOps, len(ids))] {
-			b.Delete(id, nil, cosmos.ErrNotFound)
+		for _, r := range history[start:min(start+cosmos.MaxBatchOps, len(history))] {
+			etag := azcore.ETag(r.ETag)
+			b.Delete(r.ID, &etag, cosmos.ErrNotFound, cosmos.ErrPreconditionFailed)
 		}
 		if _, err := p.st.ExecuteTolerant(ctx, b, false); err != nil {
-			return 0, err
+			return 0, true, err
 		}
 	}
-	return uint64(len(ids)), nil
+	return uint64(len(history)), true, nil
 }
 
-// dropExecutionSummaries removes the summaries of pruned executions: from
-// the instance document's list, and their execution documents, in one
-// batch with the instance document's new totals, so the totals count each
-// removal once however often a prune is retried or run concurrently. It
-// retries on a concurrent change (an ack of a running instance, another
-// prune).
-func (p *Provider) dropExecutionSummaries(ctx context.Context, instance string, execs []uint64) error {
+// dropExecutionSummaries removes the summaries of pruned executions of
+// incarnation rid: from the instance document's list, and their execution
+// documents, in one batch with the instance document's new totals, so the
+// totals count each removal once however often a prune is retried or run
+// concurrently. It retries on a concurrent change (an ack of a running
+// instance, another prune); a document of another incarnation is left
+// alone.
+func (p *Provider) dropExecutionSummaries(ctx context.Context, instance, rid string, execs []uint64) error {
 	gone := map[uint64]bool{}
 	for _, e := range execs {
 		gone[e] = true
 	}
 	for attempt := 0; attempt < 5; {
 		doc, etag, err := p.readInstance(ctx, instance)
-		if err != nil || !doc.exists() {
+		if err != nil || !doc.exists() || doc.RID != rid {
 			return err
 		}
 		b, more, err := p.dropSummariesBatch(ctx, doc, etag, gone)

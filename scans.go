@@ -22,6 +22,3 @@ func (p *Provider) maintenanceScan(ctx context.Context, name string, full bool, 
 	})
 	return err
 }
-
-// noParams is the parameter list of a scan whose query has none.
-func noParams() cosmos.QueryParams { return nil }

@@ -124,7 +124,7 @@ func (p *Provider) registerMetrics(mp metric.MeterProvider) (unregister func()) 
 	charge, _ := m.Float64ObservableCounter("cdb.cosmos.request.charge", metric.WithUnit("{RU}"),
 		metric.WithDescription("Request units Cosmos DB reported, by operation."))
 	throttles, _ := m.Int64ObservableCounter("cdb.cosmos.throttles", metric.WithUnit("{request}"),
-		metric.WithDescription("Requests answered 429 (after the SDK's own retries), by operation."))
+		metric.WithDescription("Requests answered 429 (azcore does not retry them), by operation."))
 	retries, _ := m.Int64ObservableCounter("cdb.cosmos.retries", metric.WithUnit("{retry}"),
 		metric.WithDescription("Throttled requests the provider sent again, by operation."))
 	backlog, _ := m.Int64ObservableGauge("cdb.outbox.backlog", metric.WithUnit("{intent}"),

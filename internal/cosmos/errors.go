@@ -168,3 +168,22 @@ func tidyMessage(m string) (msg, activityID string) {
 	}
 	return m, activityID
 }
+
+// MayHaveApplied reports whether a failed write may nevertheless have taken
+// effect: its connection failed after it was sent (status 0: reset, drop,
+// timeout, canceled context), the service timed out (408) or failed (5xx).
+// A write refused with any other status, a 429 included, was not applied.
+// Callers that must undo their own writes treat such a write as applied.
+func MayHaveApplied(err error) bool {
+	var ce *Error
+	if !errors.As(err, &ce) {
+		return err != nil
+	}
+	return ce.StatusCode == 0 || ce.StatusCode == http.StatusRequestTimeout || ce.StatusCode >= http.StatusInternalServerError
+}
+
+// IsRetryable reports whether err is an *Error that repeating can fix.
+func IsRetryable(err error) bool {
+	var ce *Error
+	return errors.As(err, &ce) && ce.Retryable()
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 )
 
@@ -55,17 +56,19 @@ type Hooks struct {
 	After  func(ctx context.Context, c Call, err error) error
 }
 
-// RetryOptions bounds our own throttling (429) retries, which run above the
-// SDK's (azcore retries a 429 three more times by default). Only 429 is
-// retried here: it guarantees the request was not executed, whereas a 408,
-// 503 or reset on a write has an unknown outcome and is left to callers,
-// whose writes are idempotent by design.
+// RetryOptions bounds the throttling (429) retries, which only the store
+// makes (retry.go): azcore's retries are turned off, so these bound every
+// request the service sees. Only 429 is retried here: it
+// guarantees the request was not executed, whereas a 408, 503 or reset on
+// a write has an unknown outcome and is left to callers, whose writes are
+// idempotent by design.
 type RetryOptions struct {
-	// MaxThrottleRetries is how many more times a throttled request is sent
-	// after the SDK gave up. Default 9; negative disables.
+	// MaxThrottleRetries is how many more times a throttled request is
+	// sent. Default 9; negative disables.
 	MaxThrottleRetries int
 	// MaxThrottleWait caps the total time spent waiting on throttling for
-	// one request. Default 30s.
+	// one request. Default 30s. A wait that would end past the request's
+	// context deadline is not started either.
 	MaxThrottleWait time.Duration
 }
 
@@ -108,10 +111,12 @@ type opCounter struct {
 
 // Store is the thin layer over one Cosmos container.
 type Store struct {
-	c      *azcosmos.ContainerClient
-	retry  RetryOptions
-	hooks  *Hooks
-	counts map[Op]*opCounter
+	c     *azcosmos.ContainerClient
+	retry RetryOptions
+	// sdkRetry is azcore's retry options for every request (retry.go).
+	sdkRetry policy.RetryOptions
+	hooks    *Hooks
+	counts   map[Op]*opCounter
 	// Sleep waits between throttling retries; tests replace it to observe
 	// the waits without spending them.
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -121,7 +126,7 @@ type Store struct {
 
 // NewStore wraps c. hooks may be nil.
 func NewStore(c *azcosmos.ContainerClient, retry RetryOptions, hooks *Hooks) *Store {
-	s := &Store{c: c, retry: RetryDefaults(retry), hooks: hooks, counts: map[Op]*opCounter{}, Sleep: sleepCtx, tokens: newSessionTokens()}
+	s := &Store{c: c, retry: RetryDefaults(retry), sdkRetry: SDKRetryOptions(policy.RetryOptions{}), hooks: hooks, counts: map[Op]*opCounter{}, Sleep: sleepCtx, tokens: newSessionTokens()}
 	for _, op := range allOps {
 		s.counts[op] = &opCounter{}
 	}
@@ -143,7 +148,7 @@ func (s *Store) Stats() RequestStats {
 // RequestStats does not carry (telemetry exports them).
 type OpCounters struct {
 	OpStats
-	Throttles int64 // requests answered 429 after the SDK's retries
+	Throttles int64 // requests answered 429
 	Retries   int64 // throttled requests sent again by Do
 }
 
@@ -192,14 +197,8 @@ func (s *Store) Do(ctx context.Context, call Call, f func(ctx context.Context) (
 			return err
 		}
 		s.counts[call.Op].throttles.Add(1)
-		if attempt >= s.retry.MaxThrottleRetries {
-			return err
-		}
-		d := ce.RetryAfter
-		if d <= 0 {
-			d = time.Duration(100<<min(attempt, 6)) * time.Millisecond
-		}
-		if waited+d > s.retry.MaxThrottleWait {
+		d, ok := s.throttleWait(ctx, ce, attempt, waited)
+		if !ok {
 			return err
 		}
 		waited += d
@@ -210,6 +209,8 @@ func (s *Store) Do(ctx context.Context, call Call, f func(ctx context.Context) (
 	}
 }
 
+// once sends the request once (as far as the store is concerned: the
+// SDK's Cosmos policy may make several attempts, each counted).
 func (s *Store) once(ctx context.Context, call Call, f func(ctx context.Context) (Result, error)) error {
 	c := s.counts[call.Op]
 	if s.hooks != nil && s.hooks.Before != nil {
@@ -219,8 +220,12 @@ func (s *Store) once(ctx context.Context, call Call, f func(ctx context.Context)
 			return Classify(call, err)
 		}
 	}
-	r, err := f(ctx)
-	c.requests.Add(1)
+	actx, attempts := s.withAttempts(ctx)
+	r, err := f(actx)
+	// All attempts but the last failed (the SDK retries only failures).
+	n := max(attempts.Load(), 1)
+	c.requests.Add(n)
+	c.failures.Add(n - 1)
 	c.bytes.Add(int64(r.Bytes))
 	c.chargeMilli.Add(int64(r.Charge * 1000))
 	if s.hooks != nil && s.hooks.After != nil {

@@ -1,0 +1,88 @@
+package cdb_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/duroxide-go/cdb"
+	"github.com/duroxide-go/cdb/cosmostest"
+)
+
+// isJournalPath matches requests on a large turn's journal documents.
+func isJournalPath(r *http.Request) bool { return strings.Contains(r.URL.Path, "journal") }
+
+// pendingJournals counts inst's journal documents and reports whether its
+// instance document still records a pending turn.
+func pendingJournals(e *raceEnv, inst string) (journals int, pending bool) {
+	for _, d := range e.docs(inst) {
+		switch d["type"] {
+		case "turn_journal":
+			journals++
+		case "instance":
+			pending = d["pendingTurn"] != nil
+		}
+	}
+	return journals, pending
+}
+
+// TestRollForwardConfirmsAMissingJournalAtThePrimary (issue 19, 10): a
+// process without a session token for the partition rolls a committed
+// large turn forward, and a lagging replica answers its journal reads
+// with 404 (the journals were written after what that replica applied).
+// A 404 there does not mean "already applied": the roll-forward must
+// confirm it at the primary. Otherwise it clears pendingTurn, the staged
+// documents stay invisible and are deleted later as leftovers: the
+// committed turn is lost.
+func TestRollForwardConfirmsAMissingJournalAtThePrimary(t *testing.T) {
+	t.Parallel()
+	e := newRaceEnv(t)
+	ctx := t.Context()
+	ackBigTurnLeavingItPending(t, e, "lagj", bigTurn("lagj"))
+	n, pending := pendingJournals(e, "lagj")
+	require.True(t, pending)
+	require.Positive(t, n)
+
+	// The replica that serves this process's reads has none of the
+	// journals (reads only: writes always reach the primary).
+	remove := e.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpReadItem, Status: http.StatusNotFound, Match: isJournalPath})
+	p := e.actor(nil)
+	_, err := p.RunMaintenance(ctx)
+	require.NoError(t, err)
+	remove()
+	_, err = p.RunMaintenance(ctx)
+	require.NoError(t, err)
+	checkBigTurn(t, e.srv, p, e.container, "lagj")
+}
+
+// TestMaintenanceLoopLeavesAYoungPendingTurnToItsAcker (issue 19, 10):
+// the background loop does not roll forward a large turn committed less
+// than OutboxMinAge ago — its acking process is still doing so — and
+// finishes it once it is older (the acker died).
+func TestMaintenanceLoopLeavesAYoungPendingTurnToItsAcker(t *testing.T) {
+	t.Parallel()
+	e := newRaceEnv(t)
+	ctx := t.Context()
+	ackBigTurnLeavingItPending(t, e, "young", bigTurn("young"))
+	before, pending := pendingJournals(e, "young")
+	require.True(t, pending)
+
+	loop, err := cdb.New(ctx, cdb.Config{Endpoint: e.srv.Endpoint(), Key: e.srv.Key(), Database: "db", Container: e.container},
+		&cdb.Options{MaintenanceInterval: 50 * time.Millisecond, OutboxMinAge: time.Second, Test: cdb.TestOptions{Now: e.clock.now}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = loop.Close() })
+	// Several rounds of the loop, each of which scans for pending turns.
+	// The interval leaves a round (whose deadline is 4 intervals) the time
+	// for the batches of a large turn's roll-forward under -race.
+	eventually(t, time.Minute, func() bool { return loop.RequestStats()[cdb.OpQuery].Requests >= 12 }, "the maintenance loop did not run")
+	after, pending := pendingJournals(e, "young")
+	require.True(t, pending, "the loop rolled forward a turn younger than OutboxMinAge")
+	require.Equal(t, before, after, "the loop applied journals of a turn younger than OutboxMinAge")
+
+	e.clock.advance(2 * time.Second) // the acker is gone: the turn is old now
+	eventually(t, time.Minute, func() bool { _, pending := pendingJournals(e, "young"); return !pending }, "the loop never finished the old pending turn")
+	checkBigTurn(t, e.srv, loop, e.container, "young")
+}
