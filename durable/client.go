@@ -497,3 +497,17 @@ func (c *Client) PruneExecutionsBulk(ctx context.Context, filter duroxide.Instan
 	}
 	return a.PruneExecutionsBulk(ctx, filter, options)
 }
+
+// KVValue reads key of instance's KV store and decodes it with the typed
+// codec (see Encode), the client-side counterpart of the orchestration's
+// typed GetKVValue; found is false when the key is absent.
+func KVValue[T any](ctx context.Context, c *Client, instance, key string) (value T, found bool, err error) {
+	s, ok, err := c.GetKVValue(ctx, instance, key)
+	if err != nil || !ok {
+		return value, false, err
+	}
+	if value, err = Decode[T](s); err != nil {
+		return value, true, fmt.Errorf("durable: KV value for key '%s' cannot be decoded: %w", key, err)
+	}
+	return value, true, nil
+}

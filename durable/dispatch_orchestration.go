@@ -259,7 +259,7 @@ func (rt *Runtime) poisonOrchestration(item *duroxide.OrchestrationItem) {
 				break
 			}
 			if can, ok := m.(duroxide.ContinueAsNewItem); ok {
-				s.Name, s.Input = can.Orchestration, can.Input
+				s.Name, s.Input, s.ParentInstance, s.ParentID = can.Orchestration, can.Input, can.ParentInstance, can.ParentID
 				s.CarryForwardEvents = append([]duroxide.CarryForwardEvent{}, can.CarryForwardEvents...)
 				break
 			}
