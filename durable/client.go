@@ -138,6 +138,10 @@ const (
 	StateRunning
 	StateCompleted
 	StateFailed
+	// StateBlocked: running, but its turns are held back because the
+	// orchestration code does not match its history (NondeterminismBlock);
+	// BlockedReason says why. Deploying code that replays it resumes it.
+	StateBlocked
 )
 
 // String returns the Rust variant name.
@@ -149,6 +153,8 @@ func (s State) String() string {
 		return "Completed"
 	case StateFailed:
 		return "Failed"
+	case StateBlocked:
+		return "Blocked"
 	}
 	return "NotFound"
 }
@@ -164,6 +170,9 @@ type OrchestrationStatus struct {
 	CustomStatus *string
 	// CustomStatusVersion increases with every custom status change.
 	CustomStatusVersion uint64
+	// BlockedReason is the nondeterminism error that holds a Blocked
+	// instance (the mismatching call and event); empty otherwise.
+	BlockedReason string
 }
 
 // FailureMessage is the failure's display text ("canceled: reason",
@@ -185,7 +194,7 @@ func (s *OrchestrationStatus) IsTerminal() bool {
 func DecodeOutput[T any](s *OrchestrationStatus) (T, error) {
 	var zero T
 	switch {
-	case s == nil || s.State == StateNotFound || s.State == StateRunning:
+	case s == nil || s.State == StateNotFound || s.State == StateRunning || s.State == StateBlocked:
 		return zero, fmt.Errorf("durable: orchestration is not finished")
 	case s.State == StateFailed:
 		return zero, &OrchestrationFailedError{Details: s.Details}
@@ -226,6 +235,13 @@ func (c *Client) GetOrchestrationStatus(ctx context.Context, instance string) (*
 	for _, e := range hist {
 		if _, ok := e.Kind.(duroxide.OrchestrationStarted); ok {
 			st.State = StateRunning
+			reason, err := c.p.BlockedReason(ctx, instance)
+			if err != nil {
+				return nil, err
+			}
+			if reason != "" {
+				st.State, st.BlockedReason = StateBlocked, reason
+			}
 			return st, nil
 		}
 	}

@@ -230,8 +230,10 @@ func startedEvent(instance string, executionID uint64, r *batch, version string)
 }
 
 // applyTurn runs the handler for one turn and folds its result into c
-// (duroxide's run_single_execution_atomic).
-func (rt *Runtime) applyTurn(c *commit, instance string, r *batch, fn OrchestrationFunc, version string, kv map[string]duroxide.KVEntry, workerID string) {
+// (duroxide's run_single_execution_atomic). A nondeterministic turn under
+// NondeterminismBlock folds nothing: it returns the error's message, and
+// the caller holds the instance (nondeterminism.go).
+func (rt *Runtime) applyTurn(c *commit, instance string, r *batch, fn OrchestrationFunc, version string, kv map[string]duroxide.KVEntry, workerID string) (blocked string) {
 	b := c.book
 	input, parent := b.context()
 	out := runTurn(turnInput{
@@ -239,6 +241,11 @@ func (rt *Runtime) applyTurn(c *commit, instance string, r *batch, fn Orchestrat
 		Messages: r.completions, KVSnapshot: kv, Handler: fn, Input: input, Name: r.name, Version: version,
 		WorkerID: workerID, Logger: rt.log,
 	})
+	if out.Result.Kind == TurnFailed && isNondeterminism(out.Result.Details) {
+		if msg := rt.nondeterministic(instance, c.executionID, r.name, version, out.Result.Details); msg != "" {
+			return msg
+		}
+	}
 	for _, id := range out.CancelledActivityIDs {
 		c.cancelled = append(c.cancelled, duroxide.ScheduledActivityIdentifier{Instance: instance, ExecutionID: c.executionID, ActivityID: id})
 	}
@@ -297,6 +304,7 @@ func (rt *Runtime) applyTurn(c *commit, instance string, r *batch, fn Orchestrat
 		c.orch = append(c.orch, duroxide.CancelInstanceItem{Instance: childInstanceID(instance, child),
 			Reason: "parent dropped sub-orchestration future"})
 	}
+	return ""
 }
 
 // parentExecution is the parent execution a child reports to: the one

@@ -1,7 +1,12 @@
 package durabletest
 
 import (
+	"context"
+	"errors"
+	"log/slog"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -18,6 +23,8 @@ func semanticsTests() []sample {
 		{"sub_orchestration_continue_as_new_reports_to_parent", subOrchestrationContinueAsNewReportsToParent},
 		{"auto_child_ids_unique_per_parent_execution", autoChildIDsUniquePerParentExecution},
 		{"typed_kv_string_reads_back_raw_through_client", typedKVStringReadsBackRawThroughClient},
+		{"nondeterminism_blocks_until_code_replays_cleanly", nondeterminismBlocksUntilCodeReplaysCleanly},
+		{"nondeterminism_fail_policy_fails_the_instance", nondeterminismFailPolicyFailsTheInstance},
 	}
 }
 
@@ -130,4 +137,107 @@ func typedKVStringReadsBackRawThroughClient(e *env) {
 	require.NoError(e.t, err)
 	require.True(e.t, ok)
 	require.Equal(e.t, "hello", v)
+}
+
+// swapRegistry registers "Swap": one activity (first) then a wait for the
+// "go" event. Code that calls a different first activity does not match
+// the history the original code wrote.
+func swapRegistry(e *env, first string) *durable.Registry {
+	r := durable.NewRegistry()
+	for _, name := range []string{"A", "B"} {
+		act(e.t, r, name, func(_ durable.ActivityContext, in string) (string, error) { return name + "(" + in + ")", nil })
+	}
+	orch(e.t, r, "Swap", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		v, err := ctx.ScheduleActivity(first, in).Await()
+		if err != nil {
+			return "", err
+		}
+		ev, err := ctx.ScheduleWait("go").Await()
+		return v + "|" + ev, err
+	})
+	return r
+}
+
+// startPolicy starts a runtime with the given nondeterminism policy (the
+// ported Rust tests run with NondeterminismFail: testOptions) and a short
+// block backoff; stop shuts it down.
+func (e *env) startPolicy(reg *durable.Registry, policy durable.NondeterminismPolicy, log slog.Handler) (stop func()) {
+	e.t.Helper()
+	o := testOptions(fastOptions(func(o *durable.Options) {
+		o.MaxAttempts = 2
+		o.NondeterminismBackoff = durable.Backoff{Base: 5 * time.Millisecond, Max: 20 * time.Millisecond}
+		if log != nil {
+			o.Logger = slog.New(log)
+		}
+	}))
+	o.Nondeterminism = policy
+	rt, err := durable.Start(e.ctx, e.p, reg, o)
+	require.NoError(e.t, err)
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		ctx, cancel := context.WithTimeout(context.Background(), stopGrace)
+		defer cancel()
+		if err := rt.Shutdown(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			require.NoError(e.t, err)
+		}
+	}
+	e.t.Cleanup(stop)
+	return stop
+}
+
+// runSwapToWait runs "Swap" with first activity A until it waits for
+// "go", and returns its history then.
+func (e *env) runSwapToWait(instance string) []duroxide.Event {
+	stop := e.startPolicy(swapRegistry(e, "A"), durable.NondeterminismBlock, nil)
+	e.startOrch(instance, "Swap", "x")
+	h := e.waitHist(instance, "waiting for go", func(h []duroxide.Event) bool { return hasKind[duroxide.ExternalSubscribed](h, nil) })
+	stop()
+	return h
+}
+
+// Code changed under a running instance (its first activity call swapped)
+// blocks it: no history is written, the attempts do not make it poison
+// (MaxAttempts is 2 and it is blocked many times), the status says
+// Blocked with the mismatch, and an ERROR log names the call and the
+// event. Rolling the code back resumes it as if nothing happened.
+func nondeterminismBlocksUntilCodeReplaysCleanly(e *env) {
+	before := e.runSwapToWait("swap-block")
+	logs := &logCapture{}
+	stop := e.startPolicy(swapRegistry(e, "B"), durable.NondeterminismBlock, logs)
+	e.raise("swap-block", "go", "now")
+	e.waitFor("5 blocked turns", func() bool { return logs.count(slog.LevelError, "nondeterminism") >= 5 })
+	st, err := e.client().GetOrchestrationStatus(e.ctx, "swap-block")
+	require.NoError(e.t, err)
+	require.Equal(e.t, durable.StateBlocked, st.State, "status: %+v", st)
+	require.Contains(e.t, st.BlockedReason, "schedule mismatch")
+	require.Contains(e.t, st.BlockedReason, `name: "A"`)
+	require.Contains(e.t, st.BlockedReason, `name: "B"`)
+	rec, ok := logs.find(slog.LevelError, "nondeterminism")
+	require.True(e.t, ok)
+	require.Equal(e.t, "swap-block", rec.attrs["instance_id"])
+	require.Contains(e.t, rec.attrs["error"], `name: "B"`, "the log names the call the code made")
+	require.Contains(e.t, rec.attrs["error"], `name: "A"`, "the log names the event history holds")
+	stop()
+	require.Equal(e.t, kinds(before), kinds(e.history("swap-block")), "blocking wrote history")
+
+	e.startPolicy(swapRegistry(e, "A"), durable.NondeterminismBlock, nil)
+	require.Equal(e.t, "A(x)|now", e.completed("swap-block"))
+	after := e.history("swap-block")
+	require.Equal(e.t, kinds(before), kinds(after[:len(before)]), "the resumed instance kept its history")
+	st, err = e.client().GetOrchestrationStatus(e.ctx, "swap-block")
+	require.NoError(e.t, err)
+	require.Empty(e.t, st.BlockedReason)
+}
+
+// With NondeterminismFail the same swap fails the instance, as in Rust.
+func nondeterminismFailPolicyFailsTheInstance(e *env) {
+	e.runSwapToWait("swap-fail")
+	e.startPolicy(swapRegistry(e, "B"), durable.NondeterminismFail, nil)
+	e.raise("swap-fail", "go", "now")
+	msg := e.nondeterminismMessage("swap-fail")
+	require.True(e.t, strings.Contains(msg, "schedule mismatch"), msg)
 }
