@@ -267,11 +267,13 @@ func (t *telemetry) nondeterminism(name string, policy NondeterminismPolicy) {
 	t.nondeterministic.Add(context.Background(), 1, t.option(attrOrchestation.String(name), attrOutcome.String(outcome)))
 }
 
-// blocked marks the turn holding token as blocked (not committed).
+// blocked marks the turn holding token as blocked (not committed). It is
+// not a failure (duroxide.failures): the instance is held, not failed.
 func (t *telemetry) blocked(token string) {
 	if v, ok := t.active.Load(token); ok {
 		w := v.(*workSpan)
-		w.outcome, w.kind = "blocked", "nondeterminism"
+		w.outcome = "blocked"
+		w.span.SetStatus(codes.Error, "nondeterminism: blocked")
 	}
 }
 
