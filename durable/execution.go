@@ -241,7 +241,7 @@ func (rt *Runtime) applyTurn(c *commit, instance string, r *batch, fn Orchestrat
 		Messages: r.completions, KVSnapshot: kv, Handler: fn, Input: input, Name: r.name, Version: version,
 		WorkerID: workerID, Logger: rt.log,
 	})
-	if out.Result.Kind == TurnFailed && isNondeterminism(out.Result.Details) {
+	if out.CodeMismatch {
 		if msg := rt.nondeterministic(instance, c.executionID, r.name, version, out.Result.Details); msg != "" {
 			return msg
 		}

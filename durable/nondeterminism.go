@@ -12,7 +12,10 @@ import (
 // nothing: the instance's messages are released with a backoff and the
 // attempt uncounted (BlockOrchestrationItem), so the instance waits,
 // history untouched, until code that replays it is deployed; its next
-// clean turn clears the blocked mark.
+// clean turn clears the blocked mark. Only a mismatch between the code and
+// the history is held (turnOutput.CodeMismatch): a message that disagrees
+// with history, or a corrupt history, cannot be fixed by deploying code,
+// so it fails the instance under either policy.
 
 // isNondeterminism reports whether d is a Configuration{Nondeterminism}
 // failure.

@@ -87,6 +87,7 @@ func (e *replayEngine) executeOrchestration(handler OrchestrationFunc, input, na
 		s := *started.InitialCustomStatus
 		r.ctx.customStatus = &s
 	}
+	e.replayedCode = true
 	if abort := r.execute(working); abort != nil {
 		return abort.res
 	}

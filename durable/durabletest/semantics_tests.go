@@ -25,6 +25,7 @@ func semanticsTests() []sample {
 		{"typed_kv_string_reads_back_raw_through_client", typedKVStringReadsBackRawThroughClient},
 		{"nondeterminism_blocks_until_code_replays_cleanly", nondeterminismBlocksUntilCodeReplaysCleanly},
 		{"nondeterminism_fail_policy_fails_the_instance", nondeterminismFailPolicyFailsTheInstance},
+		{"nondeterminism_block_fails_a_message_history_disagrees_with", nondeterminismBlockFailsBadMessage},
 	}
 }
 
@@ -240,4 +241,22 @@ func nondeterminismFailPolicyFailsTheInstance(e *env) {
 	e.raise("swap-fail", "go", "now")
 	msg := e.nondeterminismMessage("swap-fail")
 	require.True(e.t, strings.Contains(msg, "schedule mismatch"), msg)
+}
+
+// Blocking is for code that does not replay history, which deploying
+// other code can fix. A message that disagrees with history (a completion
+// of the wrong kind) cannot be fixed by any code: it fails the instance
+// under NondeterminismBlock too, instead of holding it for ever.
+func nondeterminismBlockFailsBadMessage(e *env) {
+	r := durable.NewRegistry()
+	orch(e.t, r, "TimerWait", timerThenOutput(time.Hour, "timer_completed"))
+	e.startPolicy(r, durable.NondeterminismBlock, nil)
+	e.startOrch("bad-message", "TimerWait", "")
+	h := e.waitHist("bad-message", "timer created", func(h []duroxide.Event) bool { return hasKind[duroxide.TimerCreated](h, nil) })
+	ev, _, _ := findKind[duroxide.TimerCreated](h)
+	require.NoError(e.t, e.p.EnqueueForOrchestrator(e.ctx, duroxide.ActivityCompletedItem{
+		Instance: "bad-message", ExecutionID: 1, ID: ev.EventID, Result: "wrong_kind_result",
+	}, 0))
+	msg := e.nondeterminismMessage("bad-message")
+	require.Contains(e.t, msg, "kind mismatch")
 }
