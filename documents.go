@@ -83,6 +83,10 @@ type instanceDoc struct {
 	// while the instance's documents are removed in as many batches as
 	// needed. A crash part-way is finished by the maintenance loop.
 	Deleted *int64 `json:"deleted,omitempty"`
+	// Blocked is why the runtime holds the instance's turns back (its
+	// code does not replay the history: BlockOrchestrationItem); the next
+	// committed turn clears it.
+	Blocked *string `json:"blocked,omitempty"`
 	// PendingTurn is set between the commit and the roll-forward of a turn
 	// larger than one batch (large.go).
 	PendingTurn *pendingTurn `json:"pendingTurn,omitempty"`

@@ -18,7 +18,19 @@ import (
 
 // AbandonOrchestrationItem implements duroxide.Provider.
 func (p *Provider) AbandonOrchestrationItem(ctx context.Context, lockToken string, delay time.Duration, ignoreAttempt bool) error {
-	const op = "abandon_orchestration_item"
+	return p.abandonOrchestrationItem(ctx, "abandon_orchestration_item", lockToken, delay, ignoreAttempt, nil)
+}
+
+// BlockOrchestrationItem implements duroxide.Provider: the abandon's
+// patch of the instance document also records the reason, so it costs
+// nothing more; the next ack's replace of the document clears it.
+func (p *Provider) BlockOrchestrationItem(ctx context.Context, lockToken string, delay time.Duration, reason string) error {
+	return p.abandonOrchestrationItem(ctx, "block_orchestration_item", lockToken, delay, true, &reason)
+}
+
+// abandonOrchestrationItem releases the lock in one batch; a non-nil
+// blocked is recorded on the instance document.
+func (p *Provider) abandonOrchestrationItem(ctx context.Context, op, lockToken string, delay time.Duration, ignoreAttempt bool, blocked *string) error {
 	lk, unlock, err := p.holdOrchLock(ctx, op, lockToken, false)
 	if err != nil {
 		return err
@@ -26,7 +38,11 @@ func (p *Provider) AbandonOrchestrationItem(ctx context.Context, lockToken strin
 	defer unlock()
 	visible := ms(p.now().Add(max(delay, 0)))
 	b := cosmos.NewBatch(lk.instance)
-	b.Patch(instanceDocID(lk.instance), releaseOps(), &lk.etag)
+	release := releaseOps()
+	if blocked != nil {
+		release.AppendSet("/blocked", *blocked)
+	}
+	b.Patch(instanceDocID(lk.instance), release, &lk.etag)
 	for _, m := range lk.messages {
 		n := m.AttemptCount
 		if ignoreAttempt && n > 0 {

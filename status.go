@@ -24,6 +24,23 @@ func (p *Provider) GetCustomStatus(ctx context.Context, instance string, lastSee
 	return &duroxide.CustomStatus{Status: doc.CustomStatus, Version: doc.CustomStatusVersion}, nil
 }
 
+// BlockedReason implements duroxide.Provider (a point read of the
+// instance document).
+func (p *Provider) BlockedReason(ctx context.Context, instance string) (string, error) {
+	const op = "blocked_reason"
+	if err := validateInstanceID(op, instance); err != nil {
+		return "", err
+	}
+	doc, _, err := p.readInstance(ctx, instance)
+	if err != nil {
+		return "", duroxide.Wrap(op, err)
+	}
+	if !doc.exists() || doc.Blocked == nil {
+		return "", nil
+	}
+	return *doc.Blocked, nil
+}
+
 // GetInstanceStats implements duroxide.Provider: the current execution's
 // history (count and serialized bytes), the merged KV view (keys and value
 // bytes, tombstones excluded) and the carry-forward count of the current

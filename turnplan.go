@@ -314,6 +314,7 @@ func (p *Provider) nextInstanceDoc(lk *orchLock, c duroxide.OrchestrationCommit,
 	}
 	doc.sumExecutions()
 	doc.LockToken, doc.LockedUntil = nil, nil
+	doc.Blocked = nil // this turn replayed the history cleanly
 	doc.LastAckToken = lk.token
 	noteReceived(&doc, lk, now) // turncache.go
 	doc.UpdatedAt = ms(now)

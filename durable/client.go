@@ -143,6 +143,10 @@ const (
 	StateRunning
 	StateCompleted
 	StateFailed
+	// StateBlocked: running, but its turns are held back because the
+	// orchestration code does not match its history (NondeterminismBlock);
+	// BlockedReason says why. Deploying code that replays it resumes it.
+	StateBlocked
 )
 
 // String returns the Rust variant name.
@@ -154,6 +158,8 @@ func (s State) String() string {
 		return "Completed"
 	case StateFailed:
 		return "Failed"
+	case StateBlocked:
+		return "Blocked"
 	}
 	return "NotFound"
 }
@@ -169,6 +175,9 @@ type OrchestrationStatus struct {
 	CustomStatus *string
 	// CustomStatusVersion increases with every custom status change.
 	CustomStatusVersion uint64
+	// BlockedReason is the nondeterminism error that holds a Blocked
+	// instance (the mismatching call and event); empty otherwise.
+	BlockedReason string
 }
 
 // FailureMessage is the failure's display text ("canceled: reason",
@@ -190,7 +199,7 @@ func (s *OrchestrationStatus) IsTerminal() bool {
 func DecodeOutput[T any](s *OrchestrationStatus) (T, error) {
 	var zero T
 	switch {
-	case s == nil || s.State == StateNotFound || s.State == StateRunning:
+	case s == nil || s.State == StateNotFound || s.State == StateRunning || s.State == StateBlocked:
 		return zero, fmt.Errorf("durable: orchestration is not finished")
 	case s.State == StateFailed:
 		return zero, &OrchestrationFailedError{Details: s.Details}
@@ -231,6 +240,13 @@ func (c *Client) GetOrchestrationStatus(ctx context.Context, instance string) (*
 	for _, e := range hist {
 		if _, ok := e.Kind.(duroxide.OrchestrationStarted); ok {
 			st.State = StateRunning
+			reason, err := c.p.BlockedReason(ctx, instance)
+			if err != nil {
+				return nil, err
+			}
+			if reason != "" {
+				st.State, st.BlockedReason = StateBlocked, reason
+			}
 			return st, nil
 		}
 	}
@@ -501,4 +517,18 @@ func (c *Client) PruneExecutionsBulk(ctx context.Context, filter duroxide.Instan
 		return nil, err
 	}
 	return a.PruneExecutionsBulk(ctx, filter, options)
+}
+
+// KVValue reads key of instance's KV store and decodes it with the typed
+// codec (see Encode), the client-side counterpart of the orchestration's
+// typed GetKVValue; found is false when the key is absent.
+func KVValue[T any](ctx context.Context, c *Client, instance, key string) (value T, found bool, err error) {
+	s, ok, err := c.GetKVValue(ctx, instance, key)
+	if err != nil || !ok {
+		return value, false, err
+	}
+	if value, err = Decode[T](s); err != nil {
+		return value, true, fmt.Errorf("durable: KV value for key '%s' cannot be decoded: %w", key, err)
+	}
+	return value, true, nil
 }

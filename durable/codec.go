@@ -6,7 +6,9 @@ import (
 )
 
 // The typed codec is Rust duroxide's _typed_codec::Json, so typed Go code
-// and typed Rust code store the same payloads:
+// and typed Rust code store the same payloads. It is the one rule for every
+// typed value, KV values included (Rust's set_kv_value_typed quotes strings
+// instead; Decode reads both):
 //   - encode: a value whose JSON is a string is stored as the raw text
 //     (the string "World" is stored as World, not "World"); anything else
 //     as compact JSON with object keys sorted (serde_json's Value map is a

@@ -1,7 +1,6 @@
 package durable
 
 import (
-	"encoding/json"
 	"fmt"
 )
 
@@ -87,23 +86,27 @@ func ContinueAsNew(ctx *OrchestrationContext, input any) error {
 	return ctx.ContinueAsNew(mustEncode(input))
 }
 
-// SetKVValue stores a typed KV value as JSON (always JSON, as Rust's
-// set_kv_value_typed: a string is stored quoted).
+// SetKVValue stores a typed KV value with the typed codec, as every typed
+// value is stored (a string as its raw text, anything else as JSON; see
+// Encode). Rust's set_kv_value_typed quotes strings instead; GetKVValue
+// and KVValue read both forms. An unencodable value panics, as the typed
+// inputs do.
 func SetKVValue(ctx *OrchestrationContext, key string, value any) {
-	b, err := marshalNoEscape(value)
+	s, err := Encode(value)
 	if err != nil {
 		panic(fmt.Sprintf("durable: KV value serialization: %v", err))
 	}
-	ctx.SetKVValue(key, string(b))
+	ctx.SetKVValue(key, s)
 }
 
-// GetKVValue reads a typed KV value; found is false when the key is absent.
+// GetKVValue reads a typed KV value with the typed codec (see Decode);
+// found is false when the key is absent.
 func GetKVValue[T any](ctx *OrchestrationContext, key string) (value T, found bool, err error) {
 	s, ok := ctx.GetKVValue(key)
 	if !ok {
 		return value, false, nil
 	}
-	if err := json.Unmarshal([]byte(s), &value); err != nil {
+	if value, err = Decode[T](s); err != nil {
 		return value, true, fmt.Errorf("KV deserialization error for key '%s': %v", key, err)
 	}
 	return value, true, nil
@@ -116,9 +119,9 @@ func GetKVValueFromInstance[T any](ctx *OrchestrationContext, instanceID, key st
 		if err != nil || s == nil {
 			return nil, err
 		}
-		var v T
-		if jerr := json.Unmarshal([]byte(*s), &v); jerr != nil {
-			return nil, &TaskFailedError{Message: fmt.Sprintf("get_kv_value_from_instance_typed deserialization error: %v", jerr)}
+		v, derr := Decode[T](*s)
+		if derr != nil {
+			return nil, &TaskFailedError{Message: fmt.Sprintf("get_kv_value_from_instance_typed deserialization error: %v", derr)}
 		}
 		return &v, nil
 	})

@@ -142,7 +142,10 @@ func (rt *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, wo
 			c.book.delta = append(c.book.delta, startedEvent(instance, c.executionID, r, version))
 		}
 		rt.executionID(instance, c.executionID)
-		rt.applyTurn(c, instance, r, fn, version, item.KVSnapshot, workerID)
+		if reason := rt.applyTurn(c, instance, r, fn, version, item.KVSnapshot, workerID); reason != "" {
+			rt.block(item, instance, reason)
+			return
+		}
 	}
 	c.metadata = executionMetadata(c.book.delta)
 	enforceLimits(c, instance, item.KVSnapshot)
@@ -223,11 +226,12 @@ func (rt *Runtime) afterCommit(instance string, c *commit) {
 	if immediate {
 		wake(rt.p, duroxide.OrchestratorQueue)
 	}
+	rt.execMu.Lock()
+	delete(rt.blockedTurns, instance) // the turn replayed cleanly
 	if s := valueOf(c.metadata.Status); s == duroxide.StatusCompleted || s == duroxide.StatusFailed {
-		rt.execMu.Lock()
 		delete(rt.execIDs, instance)
-		rt.execMu.Unlock()
 	}
+	rt.execMu.Unlock()
 }
 
 // poisonOrchestration fails an instance whose messages exceeded
@@ -259,7 +263,7 @@ func (rt *Runtime) poisonOrchestration(item *duroxide.OrchestrationItem) {
 				break
 			}
 			if can, ok := m.(duroxide.ContinueAsNewItem); ok {
-				s.Name, s.Input = can.Orchestration, can.Input
+				s.Name, s.Input, s.ParentInstance, s.ParentID = can.Orchestration, can.Input, can.ParentInstance, can.ParentID
 				s.CarryForwardEvents = append([]duroxide.CarryForwardEvent{}, can.CarryForwardEvents...)
 				break
 			}

@@ -38,7 +38,23 @@
 // !ctx.IsReplaying(); ctx.Logger() and ctx.TraceInfo and friends do that for
 // you. Changing the order of durable calls in code that has running
 // instances is a nondeterminism error ("nondeterministic: schedule
-// mismatch ..."): version the orchestration instead.
+// mismatch ..."): version the orchestration instead. Under the default
+// Options.Nondeterminism, NondeterminismBlock, such an instance is held
+// with its history untouched (status StateBlocked, an ERROR log naming the
+// call and the event) until code that replays it is deployed;
+// NondeterminismFail fails it, as duroxide does.
+//
+// Typed values. Every typed value (inputs, outputs, events, queue
+// messages, activity results, KV values) goes through one codec, Encode
+// and Decode: a string is stored as its raw text, anything else as compact
+// JSON with sorted keys; decoding also accepts a JSON-quoted string.
+//
+// Child ids. A sub-orchestration started without an explicit id is
+// "{parent}::sub::{event_id}" in the parent's first execution (Rust's id)
+// and "{parent}::sub::{execution_id}::{event_id}" in later ones, so every
+// execution of an eternal orchestration starts new children. A child that
+// continues as new keeps its parent link: its last execution completes the
+// parent's future.
 //
 // Futures. Every durable call returns a *Future. Await blocks until it
 // resolves. A future that is pending when it is dropped is cancelled, as in

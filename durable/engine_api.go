@@ -141,6 +141,10 @@ type replayEngine struct {
 
 	persistedHistoryLen int
 	kvSnapshot          map[string]duroxide.KVEntry
+	// replayedCode is set once the orchestration code runs against the
+	// history: a nondeterminism error after that is the code's (see
+	// turnOutput.CodeMismatch), not the messages' or a corrupt history's.
+	replayedCode bool
 
 	// now is the wall clock read for timer fire times, KV timestamps and
 	// event timestamps; tests may pin it.
@@ -230,6 +234,11 @@ type turnOutput struct {
 	Actions                      []action
 	CancelledActivityIDs         []uint64
 	CancelledSubOrchestrationIDs []string
+	// CodeMismatch: the turn failed with a nondeterminism error because
+	// the orchestration code does not replay the history (other code could
+	// replay it), rather than because a message disagrees with history or
+	// the history is corrupt.
+	CodeMismatch bool
 }
 
 // runTurn runs stage 1 (prepCompletions) and stage 2
@@ -247,5 +256,6 @@ func runTurn(in turnInput) turnOutput {
 		Actions:                      e.actions,
 		CancelledActivityIDs:         e.cancelledActivities,
 		CancelledSubOrchestrationIDs: e.cancelledSubOrchestrations,
+		CodeMismatch:                 e.replayedCode && res.Kind == TurnFailed && isNondeterminism(res.Details),
 	}
 }

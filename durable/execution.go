@@ -51,6 +51,7 @@ type historyBook struct {
 	name, version, input *string
 	parentInstance       *string
 	parentID             *uint64
+	parentExecutionID    *uint64
 	completed, failed    bool
 	continuedAsNew       bool
 }
@@ -61,7 +62,7 @@ func newHistoryBook(history []duroxide.Event) *historyBook {
 	for i, e := range history {
 		if s, ok := e.Kind.(duroxide.OrchestrationStarted); ok {
 			b.name, b.version, b.input = ptr(s.Name), ptr(s.Version), ptr(s.Input)
-			b.parentInstance, b.parentID = s.ParentInstance, s.ParentID
+			b.parentInstance, b.parentID, b.parentExecutionID = s.ParentInstance, s.ParentID, s.ParentExecutionID
 			start = i
 		}
 	}
@@ -123,23 +124,33 @@ func (b *historyBook) pinnedVersion() *string {
 	return v
 }
 
-// context returns the execution's input and parent link.
-func (b *historyBook) context() (input string, parent *string, parentID *uint64) {
+// parentLink is a sub-orchestration's link to the parent's future: the
+// parent instance, the id of its SubOrchestrationScheduled event and, when
+// recorded (duroxide 0.1.31's optional field), the parent's execution.
+type parentLink struct {
+	instance    string
+	id          uint64
+	executionID *uint64
+}
+
+// context returns the execution's input and parent link (nil for a root).
+func (b *historyBook) context() (input string, parent *parentLink) {
 	if b.input != nil {
-		if b.parentInstance != nil && b.parentID != nil {
-			return *b.input, b.parentInstance, b.parentID
-		}
-		return *b.input, nil, nil
+		return *b.input, newParentLink(b.parentInstance, b.parentID, b.parentExecutionID)
 	}
 	for i := len(b.delta) - 1; i >= 0; i-- {
 		if s, ok := b.delta[i].Kind.(duroxide.OrchestrationStarted); ok {
-			if s.ParentInstance != nil && s.ParentID != nil {
-				return s.Input, s.ParentInstance, s.ParentID
-			}
-			return s.Input, nil, nil
+			return s.Input, newParentLink(s.ParentInstance, s.ParentID, s.ParentExecutionID)
 		}
 	}
-	return "", nil, nil
+	return "", nil
+}
+
+func newParentLink(instance *string, id, executionID *uint64) *parentLink {
+	if instance == nil || id == nil {
+		return nil
+	}
+	return &parentLink{instance: *instance, id: *id, executionID: executionID}
 }
 
 // batch is duroxide's WorkItemReader: a fetched batch split into the
@@ -152,6 +163,7 @@ type batch struct {
 	version        *string
 	parentInstance *string
 	parentID       *uint64
+	parentExecID   *uint64
 	continueAsNew  bool
 }
 
@@ -171,6 +183,7 @@ func readBatch(messages []duroxide.WorkItem, b *historyBook, instance string) *b
 	switch s := r.start.(type) {
 	case duroxide.StartOrchestrationItem:
 		r.name, r.input, r.version, r.parentInstance, r.parentID = s.Orchestration, s.Input, s.Version, s.ParentInstance, s.ParentID
+		r.parentExecID = s.ParentExecutionID
 	case duroxide.ContinueAsNewItem:
 		carried := make([]duroxide.WorkItem, 0, len(s.CarryForwardEvents)+len(r.completions))
 		for _, c := range s.CarryForwardEvents {
@@ -178,6 +191,9 @@ func readBatch(messages []duroxide.WorkItem, b *historyBook, instance string) *b
 		}
 		r.completions = append(carried, r.completions...)
 		r.name, r.input, r.version, r.continueAsNew = s.Orchestration, s.Input, s.Version, true
+		// The parent link a sub-orchestration carries across
+		// continue-as-new (absent from items written by Rust 0.1.29).
+		r.parentInstance, r.parentID, r.parentExecID = s.ParentInstance, s.ParentID, s.ParentExecutionID
 	default:
 		if b.name != nil {
 			r.name = *b.name
@@ -185,7 +201,7 @@ func readBatch(messages []duroxide.WorkItem, b *historyBook, instance string) *b
 		if b.input != nil {
 			r.input = *b.input
 		}
-		r.version, r.parentInstance, r.parentID = b.pinnedVersion(), b.parentInstance, b.parentID
+		r.version, r.parentInstance, r.parentID, r.parentExecID = b.pinnedVersion(), b.parentInstance, b.parentID, b.parentExecutionID
 	}
 	return r
 }
@@ -203,7 +219,7 @@ type commit struct {
 // startedEvent is a new execution's first event.
 func startedEvent(instance string, executionID uint64, r *batch, version string) duroxide.Event {
 	s := duroxide.OrchestrationStarted{Name: r.name, Version: version, Input: r.input,
-		ParentInstance: r.parentInstance, ParentID: r.parentID}
+		ParentInstance: r.parentInstance, ParentID: r.parentID, ParentExecutionID: r.parentExecID}
 	if can, ok := r.start.(duroxide.ContinueAsNewItem); ok {
 		if len(can.CarryForwardEvents) > 0 {
 			s.CarryForwardEvents = can.CarryForwardEvents
@@ -214,15 +230,22 @@ func startedEvent(instance string, executionID uint64, r *batch, version string)
 }
 
 // applyTurn runs the handler for one turn and folds its result into c
-// (duroxide's run_single_execution_atomic).
-func (rt *Runtime) applyTurn(c *commit, instance string, r *batch, fn OrchestrationFunc, version string, kv map[string]duroxide.KVEntry, workerID string) {
+// (duroxide's run_single_execution_atomic). A nondeterministic turn under
+// NondeterminismBlock folds nothing: it returns the error's message, and
+// the caller holds the instance (nondeterminism.go).
+func (rt *Runtime) applyTurn(c *commit, instance string, r *batch, fn OrchestrationFunc, version string, kv map[string]duroxide.KVEntry, workerID string) (blocked string) {
 	b := c.book
-	input, parent, parentID := b.context()
+	input, parent := b.context()
 	out := runTurn(turnInput{
 		Instance: instance, ExecutionID: c.executionID, History: b.all(), PersistedLen: len(b.history),
 		Messages: r.completions, KVSnapshot: kv, Handler: fn, Input: input, Name: r.name, Version: version,
 		WorkerID: workerID, Logger: rt.log,
 	})
+	if out.CodeMismatch {
+		if msg := rt.nondeterministic(instance, c.executionID, r.name, version, out.Result.Details); msg != "" {
+			return msg
+		}
+	}
 	for _, id := range out.CancelledActivityIDs {
 		c.cancelled = append(c.cancelled, duroxide.ScheduledActivityIdentifier{Instance: instance, ExecutionID: c.executionID, ActivityID: id})
 	}
@@ -236,16 +259,16 @@ func (rt *Runtime) applyTurn(c *commit, instance string, r *batch, fn Orchestrat
 		cancelOpenSubscriptions(b, instance, c.executionID)
 		b.append(instance, c.executionID, nil, duroxide.OrchestrationCompleted{Output: res.Output})
 		if parent != nil {
-			c.orch = append(c.orch, duroxide.SubOrchCompletedItem{ParentInstance: *parent,
-				ParentExecutionID: rt.executionID(*parent, 0), ParentID: *parentID, Result: res.Output})
+			c.orch = append(c.orch, duroxide.SubOrchCompletedItem{ParentInstance: parent.instance,
+				ParentExecutionID: rt.parentExecution(parent), ParentID: parent.id, Result: res.Output})
 		}
 	case TurnFailed:
 		c.orch = append(c.orch, detachedStarts(out.Actions)...)
 		cancelOpenSubscriptions(b, instance, c.executionID)
 		b.append(instance, c.executionID, nil, duroxide.OrchestrationFailed{Details: res.Details})
 		if parent != nil {
-			c.orch = append(c.orch, duroxide.SubOrchFailedItem{ParentInstance: *parent,
-				ParentExecutionID: rt.executionID(*parent, 0), ParentID: *parentID, Details: res.Details})
+			c.orch = append(c.orch, duroxide.SubOrchFailedItem{ParentInstance: parent.instance,
+				ParentExecutionID: rt.parentExecution(parent), ParentID: parent.id, Details: res.Details})
 		}
 	case TurnContinueAsNew:
 		unmatched := unmatchedQueueMessages(b.all())
@@ -256,8 +279,14 @@ func (rt *Runtime) applyTurn(c *commit, instance string, r *batch, fn Orchestrat
 				"instance_id", instance, "dropped", len(unmatched)-maxCarryForwardEvents)
 			unmatched = unmatched[:maxCarryForwardEvents]
 		}
-		c.orch = append(c.orch, duroxide.ContinueAsNewItem{Instance: instance, Orchestration: r.name, Input: res.Input,
-			Version: res.Version, CarryForwardEvents: unmatched, InitialCustomStatus: accumulatedCustomStatus(b.all())})
+		can := duroxide.ContinueAsNewItem{Instance: instance, Orchestration: r.name, Input: res.Input,
+			Version: res.Version, CarryForwardEvents: unmatched, InitialCustomStatus: accumulatedCustomStatus(b.all())}
+		if parent != nil {
+			// The next execution reports to the parent in this one's place
+			// (duroxide 0.1.31's optional fields; omitted for a root).
+			can.ParentInstance, can.ParentID, can.ParentExecutionID = &parent.instance, &parent.id, parent.executionID
+		}
+		c.orch = append(c.orch, can)
 	case TurnCancelled:
 		details := duroxide.ApplicationError{Kind: duroxide.AppErrorKind{Type: duroxide.AppCancelled, Reason: res.Reason}}
 		open := outstandingSchedules(b.all())
@@ -267,14 +296,26 @@ func (rt *Runtime) applyTurn(c *commit, instance string, r *batch, fn Orchestrat
 			c.orch = append(c.orch, duroxide.CancelInstanceItem{Instance: childInstanceID(instance, child.instance), Reason: "parent canceled"})
 		}
 		if parent != nil {
-			c.orch = append(c.orch, duroxide.SubOrchFailedItem{ParentInstance: *parent,
-				ParentExecutionID: rt.executionID(*parent, 0), ParentID: *parentID, Details: details})
+			c.orch = append(c.orch, duroxide.SubOrchFailedItem{ParentInstance: parent.instance,
+				ParentExecutionID: rt.parentExecution(parent), ParentID: parent.id, Details: details})
 		}
 	}
 	for _, child := range out.CancelledSubOrchestrationIDs {
 		c.orch = append(c.orch, duroxide.CancelInstanceItem{Instance: childInstanceID(instance, child),
 			Reason: "parent dropped sub-orchestration future"})
 	}
+	return ""
+}
+
+// parentExecution is the parent execution a child reports to: the one
+// recorded in its OrchestrationStarted, else (histories written by
+// duroxide 0.1.29 record none) the parent's current execution as this
+// runtime knows it, as Rust does.
+func (rt *Runtime) parentExecution(p *parentLink) uint64 {
+	if p.executionID != nil {
+		return *p.executionID
+	}
+	return rt.executionID(p.instance, 0)
 }
 
 // dispatchActions turns a continuing turn's new actions into work items.

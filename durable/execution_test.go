@@ -2,6 +2,7 @@ package durable
 
 import (
 	"fmt"
+	"log/slog"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -184,4 +185,29 @@ func TestReadBatch(t *testing.T) {
 func TestChildInstanceID(t *testing.T) {
 	require.Equal(t, "parent::sub::5", childInstanceID("parent", "sub::5"))
 	require.Equal(t, "explicit", childInstanceID("parent", "explicit"))
+}
+
+// An automatic child id is Rust's in the first execution and names the
+// execution in later ones; replay adopts the recorded id, so the next turn
+// of execution 2 resolves the child it started.
+func TestAutoChildIDPerExecution(t *testing.T) {
+	require.Equal(t, "sub::2", autoChildID(1, 2))
+	require.Equal(t, "sub::3::2", autoChildID(3, 2))
+	orch := func(ctx *OrchestrationContext, _ string) (string, error) {
+		return ctx.ScheduleSubOrchestration("Child", "x").Await()
+	}
+	started := newEvent(1, "p", 2, nil, duroxide.OrchestrationStarted{Name: "O", Version: "1.0.0"})
+	e := newReplayEngine("p", 2, []duroxide.Event{started})
+	e.logger = slog.New(slog.DiscardHandler)
+	require.Equal(t, TurnContinue, e.executeOrchestration(orch, "", "O", "1.0.0", "w").Kind)
+	require.Len(t, e.historyDelta(), 1)
+	sched := e.historyDelta()[0]
+	require.Equal(t, "sub::2::2", sched.Kind.(duroxide.SubOrchestrationScheduled).Instance)
+
+	e = newReplayEngine("p", 2, []duroxide.Event{started, sched})
+	e.logger = slog.New(slog.DiscardHandler)
+	e.prepCompletions([]duroxide.WorkItem{duroxide.SubOrchCompletedItem{ParentInstance: "p", ParentExecutionID: 2, ParentID: 2, Result: "done"}})
+	res := e.executeOrchestration(orch, "", "O", "1.0.0", "w")
+	require.Equal(t, TurnCompleted, res.Kind, res.String())
+	require.Equal(t, "done", res.Output)
 }

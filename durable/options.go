@@ -49,6 +49,12 @@ type Options struct {
 	// UnregisteredBackoff is the abandon delay for work whose handler is
 	// not registered here (default 1 s doubling to 60 s).
 	UnregisteredBackoff Backoff
+	// Nondeterminism says what a turn whose code does not match the
+	// instance's history does (default NondeterminismBlock).
+	Nondeterminism NondeterminismPolicy
+	// NondeterminismBackoff is the abandon delay of a blocked instance, by
+	// consecutive blocked turns (default 1 s doubling to 60 s).
+	NondeterminismBackoff Backoff
 	// ActivityCancellationGracePeriod is how long a cancelled activity may
 	// keep running before its result is discarded (default 10 s).
 	ActivityCancellationGracePeriod time.Duration
@@ -90,6 +96,34 @@ type Options struct {
 	// grows with the queues, paid by every runtime at every collection;
 	// turn it on in one runtime per store.
 	QueueDepthMetrics bool
+}
+
+// NondeterminismPolicy is what the runtime does with an instance whose
+// orchestration code no longer matches its history (the code scheduled
+// something other than what history recorded, typically because the code
+// changed under running instances).
+type NondeterminismPolicy int
+
+const (
+	// NondeterminismBlock (the default, as Temporal's workers do) holds the
+	// instance: the turn is abandoned with NondeterminismBackoff and
+	// commits nothing, the attempt does not count towards MaxAttempts, an
+	// ERROR log names the mismatching call and event, the
+	// duroxide.orchestration.nondeterminism counter counts it and the
+	// client's status says StateBlocked. Deploying code that replays the
+	// history cleanly resumes the instance where it stopped.
+	NondeterminismBlock NondeterminismPolicy = iota
+	// NondeterminismFail fails the execution with a Configuration
+	// (Nondeterminism) error, as duroxide does.
+	NondeterminismFail
+)
+
+// String names the policy.
+func (p NondeterminismPolicy) String() string {
+	if p == NondeterminismFail {
+		return "Fail"
+	}
+	return "Block"
 }
 
 // NoSlots, as OrchestrationConcurrency or WorkerConcurrency, runs no
@@ -160,6 +194,8 @@ func (o *Options) withDefaults() Options {
 	def(&r.WorkerLockRenewalBuffer, defaultWorkerLockBuffer)
 	def(&r.UnregisteredBackoff.Base, defaultUnregisteredBase)
 	def(&r.UnregisteredBackoff.Max, defaultUnregisteredMax)
+	def(&r.NondeterminismBackoff.Base, defaultUnregisteredBase)
+	def(&r.NondeterminismBackoff.Max, defaultUnregisteredMax)
 	def(&r.ActivityCancellationGracePeriod, defaultCancellationGrace)
 	def(&r.SessionLockTimeout, defaultSessionLockTimeout)
 	def(&r.SessionLockRenewalBuffer, defaultSessionLockBuffer)

@@ -462,17 +462,6 @@ func assertTurnFailed(t *testing.T, r TurnResult) {
 	}
 }
 
-// isNondeterminism reports whether d is Configuration{Nondeterminism}.
-func isNondeterminism(d duroxide.ErrorDetails) bool {
-	switch c := d.(type) {
-	case duroxide.ConfigurationError:
-		return c.Kind == duroxide.ConfigNondeterminism
-	case *duroxide.ConfigurationError:
-		return c != nil && c.Kind == duroxide.ConfigNondeterminism
-	}
-	return false
-}
-
 // appErrorType returns the application error kind of d, or "" if d is not
 // an ApplicationError.
 func appErrorType(d duroxide.ErrorDetails) duroxide.AppErrorType {

@@ -87,6 +87,7 @@ func (e *replayEngine) executeOrchestration(handler OrchestrationFunc, input, na
 		s := *started.InitialCustomStatus
 		r.ctx.customStatus = &s
 	}
+	e.replayedCode = true
 	if abort := r.execute(working); abort != nil {
 		return abort.res
 	}
@@ -196,7 +197,7 @@ func (r *run) convertEmitted(list []emittedAction) {
 		id := e.nextEventID
 		e.nextEventID++
 		ctx.bindToken(em.token, id)
-		a := withEventID(em.act, id)
+		a := withEventID(em.act, id, e.executionID)
 		switch v := a.(type) {
 		case actionStartSubOrchestration:
 			ctx.bindSubOrchestrationInstance(em.token, v.Instance)
@@ -213,8 +214,9 @@ func (r *run) convertEmitted(list []emittedAction) {
 }
 
 // withEventID is Rust's update_action_event_id: it sets the scheduling
-// event id and turns a pending child id into "sub::{id}".
-func withEventID(a action, id uint64) action {
+// event id and turns a pending child id into an automatic one
+// (autoChildID).
+func withEventID(a action, id, executionID uint64) action {
 	switch v := a.(type) {
 	case actionCallActivity:
 		v.SchedulingEventID = id
@@ -231,7 +233,7 @@ func withEventID(a action, id uint64) action {
 	case actionStartSubOrchestration:
 		v.SchedulingEventID = id
 		if strings.HasPrefix(v.Instance, subOrchPendingPrefix) {
-			v.Instance = subOrchAutoPrefix + strconv.FormatUint(id, 10)
+			v.Instance = autoChildID(executionID, id)
 		}
 		return v
 	case actionStartOrchestrationDetached:
@@ -239,6 +241,22 @@ func withEventID(a action, id uint64) action {
 		return v
 	}
 	return a
+}
+
+// autoChildID is the id of a child started without an explicit one, as
+// recorded in SubOrchestrationScheduled (the dispatcher prefixes it with
+// the parent's id: childInstanceID). The first execution uses Rust's
+// "sub::{event_id}", so ordinary histories match Rust's; later executions
+// use "sub::{execution_id}::{event_id}". Event ids restart at 1 in every
+// execution, so without the execution id an eternal orchestration's next
+// execution would reuse its previous child's id, and that child, already
+// finished, would drop the start (Rust 0.1.29 has this defect). The id
+// depends only on the execution and the event id, so replay rebuilds it.
+func autoChildID(executionID, eventID uint64) string {
+	if executionID <= initialExecutionID {
+		return subOrchAutoPrefix + strconv.FormatUint(eventID, 10)
+	}
+	return subOrchAutoPrefix + strconv.FormatUint(executionID, 10) + "::" + strconv.FormatUint(eventID, 10)
 }
 
 // actionEventKind is Rust's action_to_event (nil for ContinueAsNew).

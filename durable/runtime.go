@@ -57,6 +57,9 @@ type Runtime struct {
 	// SubOrchCompleted/SubOrchFailed (duroxide's current_execution_ids).
 	execMu  sync.Mutex
 	execIDs map[string]uint64
+	// blockedTurns counts each held instance's consecutive blocked turns
+	// (nondeterminism.go), for its backoff; guarded by execMu.
+	blockedTurns map[string]uint32
 
 	shutdownOnce sync.Once
 	shutdownErr  error
@@ -83,7 +86,7 @@ func Start(ctx context.Context, p duroxide.Provider, reg *Registry, opts *Option
 		id:       fmt.Sprintf("%04x", rand.N(uint32(1<<16))),
 		stop:     make(chan struct{}),
 		orchWake: newSignal(), workWake: newSignal(),
-		execIDs: map[string]uint64{}, timers: map[*time.Timer]struct{}{},
+		execIDs: map[string]uint64{}, blockedTurns: map[string]uint32{}, timers: map[*time.Timer]struct{}{},
 	}
 	rt.supported = duroxide.SemverRange{Min: duroxide.SemVer{}, Max: duroxide.MustParseSemVer(DuroxideVersion)}
 	if o.SupportedReplayVersions != nil {

@@ -83,6 +83,7 @@ type telemetry struct {
 	tracer trace.Tracer
 
 	turns, activities, failures, poison, renewals metric.Int64Counter
+	nondeterministic                              metric.Int64Counter
 	busy                                          metric.Int64UpDownCounter
 	turnDuration, activityDuration                metric.Float64Histogram
 
@@ -128,6 +129,8 @@ func newTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) *telemetry {
 		metric.WithDescription("Failed orchestrations and activities, by failure kind."))
 	t.poison, _ = m.Int64Counter("duroxide.poison.messages", metric.WithUnit("{message}"),
 		metric.WithDescription("Messages that exceeded MaxAttempts and were failed as poison, by queue."))
+	t.nondeterministic, _ = m.Int64Counter("duroxide.orchestration.nondeterminism", metric.WithUnit("{turn}"),
+		metric.WithDescription("Turns whose code did not match the instance's history, by orchestration and policy (blocked or failed)."))
 	t.renewals, _ = m.Int64Counter("duroxide.lock.renewals", metric.WithUnit("{renewal}"),
 		metric.WithDescription("Lock renewals, by queue and result (renewed or lost)."))
 	t.busy, _ = m.Int64UpDownCounter("duroxide.dispatcher.busy_slots", metric.WithUnit("{slot}"),
@@ -252,6 +255,26 @@ func (t *telemetry) poisoned(token, queue string) {
 		w.outcome, w.kind = "poison", "poison"
 	}
 	t.poison.Add(context.Background(), 1, t.option(attrQueue.String(queue)))
+}
+
+// nondeterminism counts a nondeterministic turn of orchestration name,
+// with the policy's outcome.
+func (t *telemetry) nondeterminism(name string, policy NondeterminismPolicy) {
+	outcome := "blocked"
+	if policy == NondeterminismFail {
+		outcome = "failed"
+	}
+	t.nondeterministic.Add(context.Background(), 1, t.option(attrOrchestation.String(name), attrOutcome.String(outcome)))
+}
+
+// blocked marks the turn holding token as blocked (not committed). It is
+// not a failure (duroxide.failures): the instance is held, not failed.
+func (t *telemetry) blocked(token string) {
+	if v, ok := t.active.Load(token); ok {
+		w := v.(*workSpan)
+		w.outcome = "blocked"
+		w.span.SetStatus(codes.Error, "nondeterminism: blocked")
+	}
 }
 
 // startActivity opens the span of one activity execution.

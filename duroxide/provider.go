@@ -36,6 +36,16 @@ type Provider interface {
 	AbandonOrchestrationItem(ctx context.Context, lockToken string, delay time.Duration, ignoreAttempt bool) error
 	// RenewOrchestrationItemLock extends a live lock to now+extendFor.
 	RenewOrchestrationItemLock(ctx context.Context, lockToken string, extendFor time.Duration) error
+	// BlockOrchestrationItem releases the lock as AbandonOrchestrationItem
+	// with ignoreAttempt does (the fetch does not count towards poison)
+	// and records reason on the instance: the runtime holds its turns
+	// back because the code does not replay its history. The instance's
+	// next committed turn clears it. Not in duroxide's trait: a Go
+	// addition for the runtime's NondeterminismBlock policy.
+	BlockOrchestrationItem(ctx context.Context, lockToken string, delay time.Duration, reason string) error
+	// BlockedReason returns the reason BlockOrchestrationItem recorded,
+	// "" when the instance is not blocked or does not exist.
+	BlockedReason(ctx context.Context, instance string) (string, error)
 
 	// Read returns the latest execution's history ordered by event id.
 	// It fails if any event cannot be decoded.

@@ -74,6 +74,9 @@ type instanceState struct {
 
 	customStatus        *string
 	customStatusVersion uint64
+	// blocked is the reason the runtime holds the instance's turns back
+	// (BlockOrchestrationItem), "" when it does not; an ack clears it.
+	blocked string
 
 	// kvStore is the KV state as of the last terminal ack (Completed,
 	// Failed or ContinuedAsNew): what fetches return as the snapshot.

@@ -268,6 +268,7 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 	}
 	st.currentExecution = max(st.currentExecution, commit.ExecutionID)
 	st.updatedAt = now
+	st.blocked = "" // a committed turn replayed the history cleanly
 	ex := st.executions[commit.ExecutionID]
 	if ex == nil {
 		ex = &executionState{id: commit.ExecutionID, status: duroxide.StatusRunning, startedAt: now}
@@ -426,7 +427,30 @@ func kvView(st *instanceState) map[string]duroxide.KVEntry {
 
 // AbandonOrchestrationItem implements duroxide.Provider.
 func (p *Provider) AbandonOrchestrationItem(ctx context.Context, lockToken string, delay time.Duration, ignoreAttempt bool) error {
-	const op = "abandon_orchestration_item"
+	return p.abandonOrchestrationItem(ctx, "abandon_orchestration_item", lockToken, delay, ignoreAttempt, "")
+}
+
+// BlockOrchestrationItem implements duroxide.Provider.
+func (p *Provider) BlockOrchestrationItem(ctx context.Context, lockToken string, delay time.Duration, reason string) error {
+	return p.abandonOrchestrationItem(ctx, "block_orchestration_item", lockToken, delay, true, reason)
+}
+
+// BlockedReason implements duroxide.Provider.
+func (p *Provider) BlockedReason(ctx context.Context, instance string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", duroxide.Wrap("blocked_reason", err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if st := p.instances[instance]; st != nil {
+		return st.blocked, nil
+	}
+	return "", nil
+}
+
+// abandonOrchestrationItem releases the lock; a non-empty blocked is
+// recorded as the instance's blocked reason.
+func (p *Provider) abandonOrchestrationItem(ctx context.Context, op, lockToken string, delay time.Duration, ignoreAttempt bool, blocked string) error {
 	if err := ctx.Err(); err != nil {
 		return duroxide.Wrap(op, err)
 	}
@@ -438,6 +462,9 @@ func (p *Provider) AbandonOrchestrationItem(ctx context.Context, lockToken strin
 		return duroxide.Kinded(duroxide.ErrLockLost, op, "Invalid lock token: %q is not held", lockToken)
 	}
 	delete(p.instanceLocks, instance)
+	if st := p.instances[instance]; st != nil && blocked != "" {
+		st.blocked = blocked
+	}
 	for _, m := range p.orchQueue {
 		if m.lockToken != lockToken {
 			continue

@@ -131,6 +131,9 @@ func testOptions(o *durable.Options) *durable.Options {
 	if r.Logger == nil {
 		r.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
+	// The ported Rust tests expect duroxide's behaviour: nondeterminism
+	// fails the instance.
+	r.Nondeterminism = durable.NondeterminismFail
 	return &r
 }
 

@@ -369,3 +369,16 @@ func (c *logCapture) find(level slog.Level, words ...string) (capturedLog, bool)
 	}
 	return capturedLog{}, false
 }
+
+// count returns how many records at level contain word in their message.
+func (c *logCapture) count(level slog.Level, word string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, r := range c.records {
+		if r.level == level && strings.Contains(r.msg, word) {
+			n++
+		}
+	}
+	return n
+}

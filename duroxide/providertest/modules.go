@@ -7,6 +7,7 @@ package providertest
 // initialisation order.
 var modules = []module{
 	{"atomicity", atomicityTests},
+	{"blocked_instances", blockedInstancesTests},
 	{"bulk_deletion", bulkDeletionTests},
 	{"cancellation", cancellationTests},
 	{"capability_filtering", capabilityFilteringTests},

@@ -299,3 +299,57 @@ func TestPoisonIsCounted(t *testing.T) {
 		"two fetches were abandoned (not registered) before the third was poison")
 	assert.Equal(t, int64(1), sum(m, "duroxide.orchestration.turns", "duroxide.orchestration=CallsMissing", "duroxide.outcome=failed"))
 }
+
+// A nondeterministic turn under the default NondeterminismBlock policy is
+// counted by duroxide.orchestration.nondeterminism (outcome blocked), once
+// per blocked turn, and the turn's own outcome is blocked.
+func TestNondeterminismIsCounted(t *testing.T) {
+	ctx := t.Context()
+	tel := setupTelemetry()
+	srv, err := cosmostest.NewServer(nil)
+	require.NoError(t, err)
+	defer srv.Close()
+	p, err := cdb.New(ctx, cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key()}, &cdb.Options{MaintenanceInterval: -1})
+	require.NoError(t, err)
+	defer p.Close()
+	swap := func(first string) *durable.Registry {
+		reg := durable.NewRegistry()
+		for _, name := range []string{"A", "B"} {
+			require.NoError(t, durable.RegisterActivity(reg, name, func(_ durable.ActivityContext, in string) (string, error) { return in, nil }))
+		}
+		require.NoError(t, durable.RegisterOrchestration(reg, "Swap", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+			if _, err := ctx.ScheduleActivity(first, in).Await(); err != nil {
+				return "", err
+			}
+			return ctx.ScheduleWait("go").Await()
+		}))
+		return reg
+	}
+	client := durable.NewClient(p)
+	rt, err := durable.Start(ctx, p, swap("A"), nil)
+	require.NoError(t, err)
+	require.NoError(t, client.StartOrchestration(ctx, "swap-1", "Swap", "x"))
+	require.Eventually(t, func() bool {
+		h, err := p.Read(ctx, "swap-1")
+		return err == nil && len(h) == 4 // started, scheduled, completed, subscribed
+	}, time.Minute, 5*time.Millisecond)
+	require.NoError(t, rt.Shutdown(ctx))
+
+	rt, err = durable.Start(ctx, p, swap("B"), &durable.Options{TracerProvider: tel.tp, MeterProvider: tel.mp,
+		NondeterminismBackoff: durable.Backoff{Base: time.Millisecond, Max: 5 * time.Millisecond}})
+	require.NoError(t, err)
+	require.NoError(t, client.RaiseEvent(ctx, "swap-1", "go", "now"))
+	require.Eventually(t, func() bool {
+		st, err := client.GetOrchestrationStatus(ctx, "swap-1")
+		return err == nil && st.State == durable.StateBlocked
+	}, time.Minute, 5*time.Millisecond)
+	require.NoError(t, rt.Shutdown(ctx))
+
+	var m metricdata.ResourceMetrics
+	require.NoError(t, tel.reader.Collect(ctx, &m))
+	blocked := sum(m, "duroxide.orchestration.nondeterminism", "duroxide.orchestration=Swap", "duroxide.outcome=blocked")
+	assert.Positive(t, blocked)
+	assert.Equal(t, blocked, sum(m, "duroxide.orchestration.turns", "duroxide.orchestration=Swap", "duroxide.outcome=blocked"))
+	assert.Equal(t, int64(0), sum(m, "duroxide.orchestration.turns", "duroxide.orchestration=Swap", "duroxide.outcome=failed"))
+	assert.Equal(t, int64(0), sum(m, "duroxide.failures"), "a blocked instance has not failed")
+}
