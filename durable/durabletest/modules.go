@@ -35,5 +35,7 @@ func modules() []module {
 		{"recovery_tests", recoveryTests},
 		{"races_tests", racesTests},
 		{"concurrency_tests", concurrencyTests},
+		// Go-only: transient store faults on renewals and acks.
+		{"transient_fault_tests", transientFaultTests},
 	}
 }
