@@ -203,6 +203,7 @@ func (rt *Runtime) completion(w *activityWork, r activityResult) duroxide.WorkIt
 // item so it is retried.
 func (rt *Runtime) ackActivity(w *activityWork, lease *lockLease, completion duroxide.WorkItem) {
 	deadline := lease.ackDeadline(rt.opts.WorkerLockTimeout)
+	sizeRefused := false // the failure replacing a refused completion is small: one replacement
 	for {
 		rt.tel.acked(w.token, completion)
 		err := retryTransient(rt.ctx, deadline, func() error {
@@ -212,7 +213,8 @@ func (rt *Runtime) ackActivity(w *activityWork, lease *lockLease, completion dur
 			wake(rt.p, duroxide.OrchestratorQueue)
 			return
 		}
-		if failure, ok := tooLargeFailure(w, completion, err); ok {
+		if failure, ok := tooLargeFailure(w, completion, err); ok && !sizeRefused {
+			sizeRefused = true
 			rt.log.Warn("activity result too large for the store; failing the activity", "instance_id", w.item.Instance,
 				"activity_name", w.item.Name, "activity_id", w.item.ID, "error", err)
 			completion = failure
@@ -230,10 +232,10 @@ func (rt *Runtime) ackActivity(w *activityWork, lease *lockLease, completion dur
 	}
 }
 
-// tooLargeFailure returns the activity failure that replaces a successful
-// result the store refused as too large.
+// tooLargeFailure returns the activity failure that replaces a completion
+// (a result, or an error message) the store refused as too large.
 func tooLargeFailure(w *activityWork, completion duroxide.WorkItem, err error) (duroxide.WorkItem, bool) {
-	if _, ok := completion.(duroxide.ActivityCompletedItem); !ok || !errors.Is(err, duroxide.ErrTooLarge) {
+	if completion == nil || !errors.Is(err, duroxide.ErrTooLarge) {
 		return nil, false
 	}
 	msg := err.Error()

@@ -26,6 +26,8 @@ type Provider struct {
 
 	clock       func() time.Time
 	longPolling bool
+	// maxPayload bounds an encoded completion (0: no bound).
+	maxPayload int
 	// wake is closed (and replaced) whenever work may have become
 	// available; long-polling fetches wait on it.
 	wake chan struct{}
@@ -155,6 +157,15 @@ func WithClock(now func() time.Time) Option {
 // that timeout) for work to arrive, instead of returning at once.
 func WithLongPolling() Option {
 	return func(p *Provider) { p.longPolling = true }
+}
+
+// WithMaxPayloadBytes makes AckWorkItem refuse a completion whose encoded
+// work item exceeds n bytes with duroxide.ErrTooLarge, as a store with a
+// document limit does (Cosmos DB: cdb.MaxDocumentBytes), so code tested
+// in memory meets the limit it will meet in production. By default the
+// provider has no limit.
+func WithMaxPayloadBytes(n int) Option {
+	return func(p *Provider) { p.maxPayload = n }
 }
 
 // New returns an empty provider.

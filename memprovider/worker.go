@@ -97,6 +97,15 @@ func (p *Provider) AckWorkItem(ctx context.Context, lockToken string, completion
 	if completion != nil && completion.Queue() != duroxide.OrchestratorQueue {
 		return duroxide.Permanent(op, "completion %s does not belong on the orchestrator queue", completion.Variant())
 	}
+	if completion != nil && p.maxPayload > 0 {
+		data, err := duroxide.MarshalWorkItem(completion)
+		if err != nil {
+			return duroxide.Kinded(duroxide.ErrInvalidInput, op, "completion cannot be encoded: %v", err)
+		}
+		if len(data) > p.maxPayload {
+			return duroxide.TooLarge(op, "activity completion", len(data), p.maxPayload)
+		}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.now()
