@@ -1,6 +1,7 @@
 package cdb_test
 
 import (
+	"context"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/cosmostest"
+	"github.com/duroxide-go/cdb/durable"
 	"github.com/duroxide-go/cdb/duroxide"
 )
 
@@ -129,4 +131,97 @@ func TestOrchestrationAckRolledBackBatchIsRetryable(t *testing.T) {
 	requireTransient(t, h.p.AckOrchestrationItem(ctx, item.LockToken, commit), "ack batch rolled back by a 503 on an operation")
 	require.NoError(t, h.p.AckOrchestrationItem(ctx, item.LockToken, commit))
 	require.ErrorIs(t, h.p.RenewOrchestrationItemLock(ctx, item.LockToken, time.Second), duroxide.ErrLockLost, "an acked turn's lock is really gone")
+}
+
+// TestRuntimeRidesOutTransientCosmosFaults: the runtime on Cosmos with the
+// service answering 503 to an activity's lock renewals and then to its
+// ack: the activity runs once, its result is delivered once, and the
+// orchestration completes.
+func TestRuntimeRidesOutTransientCosmosFaults(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, cdb.Options{})
+	const inst = "rt-transient"
+	started := make(chan struct{}, 1)
+	var runs atomic.Int32
+	reg := durable.NewRegistry()
+	require.NoError(t, reg.AddActivity("Slow", func(ctx durable.ActivityContext, in string) (string, error) {
+		runs.Add(1)
+		started <- struct{}{}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(2500 * time.Millisecond): // past two renewals of a 2 s lock
+		}
+		return "slow:" + in, nil
+	}))
+	require.NoError(t, reg.AddOrchestration("CallSlow", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		return ctx.ScheduleActivity("Slow", in).Await()
+	}))
+	c := startFaultRuntime(t, h.p, reg, &durable.Options{WorkerLockTimeout: 2 * time.Second, WorkerLockRenewalBuffer: time.Second})
+	require.NoError(t, c.StartOrchestration(t.Context(), inst, "CallSlow", "x"))
+	<-started
+	// The activity holds its lock: its renewals (patches) and then its ack
+	// (the next batch in the instance's partition) meet 503s.
+	h.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpPatchItem, Match: pkMatch(inst), Status: http.StatusServiceUnavailable, Times: 3})
+	h.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpBatch, Match: pkMatch(inst), Status: http.StatusServiceUnavailable, Times: 4})
+	require.Equal(t, "slow:x", waitCompleted(t, c, inst))
+	require.Equal(t, int32(1), runs.Load(), "the activity runs once")
+	hist, err := h.p.Read(t.Context(), inst)
+	require.NoError(t, err)
+	completions := 0
+	for _, e := range hist {
+		if _, ok := e.Kind.(duroxide.ActivityCompleted); ok {
+			completions++
+		}
+	}
+	require.Equal(t, 1, completions, "the result is delivered once")
+}
+
+// TestOrchestrationAckBurstOnCosmosDoesNotFailTheInstance: eight turn
+// commits in a row fail with a 503 (more than the five retries that used
+// to fail the instance); the instance completes.
+func TestOrchestrationAckBurstOnCosmosDoesNotFailTheInstance(t *testing.T) {
+	t.Parallel()
+	g := newGate(t)
+	h := newHarness(t, cdb.Options{Test: cdb.TestOptions{Hooks: g.hooks()}})
+	const inst = "ack-burst"
+	var left atomic.Int32
+	left.Store(8)
+	g.setFail(func(c cdb.Call) error {
+		// A turn's commit: the instance, its events and its messages (a
+		// fetch's lock batch has two operations).
+		if c.Op == cdb.OpBatch && c.PartitionKey == inst && c.Operations >= 4 && left.Add(-1) >= 0 {
+			return &cdb.CosmosError{Call: c, StatusCode: http.StatusServiceUnavailable}
+		}
+		return nil
+	})
+	reg := durable.NewRegistry()
+	require.NoError(t, reg.AddOrchestration("Plain", func(*durable.OrchestrationContext, string) (string, error) { return "ok", nil }))
+	c := startFaultRuntime(t, h.p, reg, &durable.Options{})
+	require.NoError(t, c.StartOrchestration(t.Context(), inst, "Plain", ""))
+	require.Equal(t, "ok", waitCompleted(t, c, inst))
+	require.Negative(t, left.Load(), "the commits must have met all eight faults")
+}
+
+// startFaultRuntime starts a runtime on p, shut down when t ends.
+func startFaultRuntime(t *testing.T, p *cdb.Provider, reg *durable.Registry, o *durable.Options) *durable.Client {
+	t.Helper()
+	o.MinPollInterval = 10 * time.Millisecond
+	rt, err := durable.Start(t.Context(), p, reg, o)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		require.NoError(t, rt.Shutdown(ctx))
+	})
+	return durable.NewClient(p)
+}
+
+// waitCompleted waits for instance and requires it completed.
+func waitCompleted(t *testing.T, c *durable.Client, instance string) string {
+	t.Helper()
+	st, err := c.WaitForOrchestration(t.Context(), instance, 2*time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, durable.StateCompleted, st.State, st.FailureMessage())
+	return st.Output
 }
