@@ -220,7 +220,10 @@ func (rt *Runtime) ackActivity(w *activityWork, lease *lockLease, completion dur
 			completion = failure
 			continue
 		}
-		if errors.Is(err, duroxide.ErrLockLost) || rt.ctx.Err() != nil {
+		if rt.ctx.Err() != nil {
+			return // shutting down: the lock expires and the activity runs again
+		}
+		if errors.Is(err, duroxide.ErrLockLost) {
 			rt.log.Warn("activity ack failed: the lock is gone; the result is dropped", "instance_id", w.item.Instance,
 				"activity_id", w.item.ID, "error", err)
 			return

@@ -21,10 +21,11 @@ import (
 // lockLease keeps one lock renewed while its work runs and tracks the
 // lock's expiry as the runtime knows it.
 type lockLease struct {
-	// until is the lock's expiry in Unix nanoseconds: when the fetch or
-	// the last successful renewal was sent, plus the lock timeout (the
-	// store counts from a later instant, so the store's expiry is never
-	// earlier).
+	// until is the lock's expiry in Unix nanoseconds: when the fetch
+	// returned, or the last successful renewal was sent, plus the lock
+	// timeout. A fetch's lock was set a round trip earlier, so its expiry
+	// may be a little later than the store's: the store, which refuses an
+	// expired lock (ErrLockLost), stays the judge.
 	until atomic.Int64
 	// lost is closed when the lock is gone or expired; gone tells which.
 	lost chan struct{}
