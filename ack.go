@@ -145,7 +145,9 @@ func (p *Provider) ackError(op string, plan *turnPlan, err error) error {
 		case errors.Is(be, cosmos.ErrTooLarge) || errors.Is(be, cosmos.ErrBadRequest):
 			return &duroxide.ProviderError{Operation: op, Message: "the turn was refused by Cosmos DB: " + be.Error(), Err: err}
 		}
-		return &duroxide.ProviderError{Operation: op, Message: be.Error(), Retryable: false, Err: err}
+		// Rolled back for another reason: a throttle or timeout is worth
+		// retrying (the batch left nothing behind), anything else is not.
+		return &duroxide.ProviderError{Operation: op, Message: be.Error(), Retryable: be.Retryable(), Err: err}
 	}
 	return duroxide.Wrap(op, err)
 }

@@ -337,6 +337,8 @@ func (cfg Config) newClient(tp trace.TracerProvider) (*azcosmos.Client, error) {
 		o := *cfg.ClientOptions
 		opts = &o
 	}
+	// Batches carry HTML payloads at their size (internal/cosmos/batchbody.go).
+	opts.PerCallPolicies = append(slices.Clip(opts.PerCallPolicies), cosmos.UnescapeHTMLPolicy())
 	if cfg.InsecureSkipVerify && opts.Transport == nil {
 		// Only for the emulator's self-signed certificate; see Config.
 		opts.Transport = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec

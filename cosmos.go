@@ -1,6 +1,10 @@
 package cdb
 
-import "github.com/duroxide-go/cdb/internal/cosmos"
+import (
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+
+	"github.com/duroxide-go/cdb/internal/cosmos"
+)
 
 // The Cosmos layer lives in internal/cosmos: every request the provider
 // sends passes through its Store, which counts, hooks, throttle-retries
@@ -26,6 +30,21 @@ const (
 	OpCreateContainer = cosmos.OpCreateContainer
 	OpReadAccount     = cosmos.OpReadAccount // the startup account check (account.go)
 )
+
+// MaxDocumentBytes is the largest document Cosmos DB stores (2 MiB). A
+// payload that would make a larger document is refused with an error
+// matching duroxide.ErrTooLarge that holds a *duroxide.TooLargeError; an
+// activity result refused so fails the activity (see the durable
+// runtime).
+const MaxDocumentBytes = cosmos.MaxDocBytes
+
+// UnescapeHTMLPolicy returns the azcore per-call policy that sends the
+// documents of a transactional batch at their size: the SDK's JSON
+// encoding escapes each '<', '>' and '&' to six bytes, so a batch holding
+// 1 MB of HTML would exceed Cosmos DB's 2 MB request limit. New adds it to
+// the client it builds; add it to ClientOptions.PerCallPolicies of a
+// client given to NewWithContainer.
+func UnescapeHTMLPolicy() policy.Policy { return cosmos.UnescapeHTMLPolicy() }
 
 // Call describes one Cosmos request, as seen by Hooks.
 type Call = cosmos.Call

@@ -8,6 +8,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/wirejson"
 )
 
 // Document types, the "type" discriminator of every document in the
@@ -274,7 +275,7 @@ func ms(t time.Time) int64 { return t.UnixMilli() }
 func ptr[T any](v T) *T { return &v }
 
 func mustJSON(v any) []byte {
-	b, err := json.Marshal(v)
+	b, err := wirejson.Marshal(v) // no HTML escaping: payloads keep their size
 	if err != nil {
 		panic("cdb: marshal document: " + err.Error())
 	}

@@ -62,7 +62,6 @@ func (p *Provider) FetchOrchestrationItem(ctx context.Context, lockTimeout, _ ti
 			return nil, err
 		}
 	}
-	p.orchLocks.prune(func(l *orchLock) bool { return p.now().After(l.lockedUntil.Add(time.Minute)) })
 	p.orchLocks.prune(func(l *orchLock) bool {
 		if !l.mu.TryLock() { // in use: not stale (see FetchWorkItem)
 			return false

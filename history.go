@@ -264,7 +264,7 @@ func (p *Provider) AppendWithExecution(ctx context.Context, instance string, exe
 		return duroxide.Wrap(op, err)
 	}
 	for i := range events {
-		data, err := json.Marshal(&events[i])
+		data, err := events[i].MarshalJSON() // serde's bytes: json.Marshal would HTML-escape
 		if err != nil {
 			return duroxide.Permanent(op, "event %d cannot be encoded: %v", events[i].EventID, err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 
 	"github.com/duroxide-go/cdb/internal/cosmos"
+	"github.com/duroxide-go/cdb/internal/wirejson"
 )
 
 // Lease documents and the balancing algorithm behind CosmosLeases: read
@@ -107,7 +108,7 @@ func (l *CosmosLeases) heartbeat(ctx context.Context, snap *leaseSnapshot, now i
 	me := l.opts.ProcessID
 	doc := memberDoc{ID: memberID(l.opts.Group, me), InstanceID: LeasePartition, Type: docLeaseMember, Group: l.opts.Group, ProcessID: me,
 		ExpiresAt: now + l.opts.LeaseDuration.Milliseconds(), RenewedAt: now}
-	body, err := json.Marshal(doc)
+	body, err := wirejson.Marshal(doc)
 	if err != nil {
 		return err
 	}
@@ -256,7 +257,7 @@ func (l *CosmosLeases) rebalance(ctx context.Context, snap *leaseSnapshot, now i
 func (l *CosmosLeases) claim(ctx context.Context, snap *leaseSnapshot, s int, now int64) (bool, error) {
 	doc := slotLeaseDoc{ID: slotLeaseID(l.opts.Group, s), InstanceID: LeasePartition, Type: docSlotLease, Group: l.opts.Group, Slot: s,
 		Owner: l.opts.ProcessID, ClaimedAt: now}
-	body, err := json.Marshal(doc)
+	body, err := wirejson.Marshal(doc)
 	if err != nil {
 		return false, err
 	}

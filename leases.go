@@ -2,7 +2,6 @@ package cdb
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/duroxide-go/cdb/internal/limits"
+	"github.com/duroxide-go/cdb/internal/wirejson"
 )
 
 // Cosmos-backed dispatch-slot leases, shared by every process on a
@@ -342,7 +342,7 @@ func (l *CosmosLeases) release() {
 	cur.ExpiresAt = 0
 	e := azcore.ETag(cur.ETag)
 	cur.ETag = ""
-	body, err := json.Marshal(cur)
+	body, err := wirejson.Marshal(cur)
 	if err != nil {
 		return
 	}

@@ -132,22 +132,27 @@ func (p *Provider) checkWorkLive(op string, lk *workLock) error {
 
 // refreshWorkLock re-reads a locked work item after an ETag mismatch and
 // reports whether it is still locked with lk's token and not expired; if
-// so lk takes its current ETag and expiry. The caller holds lk.mu.
-func (p *Provider) refreshWorkLock(ctx context.Context, lk *workLock) bool {
+// so lk takes its current ETag and expiry. A read that fails for any
+// reason but a missing item returns its error: a transient failure says
+// nothing about the lock. The caller holds lk.mu.
+func (p *Provider) refreshWorkLock(ctx context.Context, lk *workLock) (bool, error) {
 	body, etag, err := p.st.Read(ctx, lk.instance, lk.itemID)
+	if errors.Is(err, cosmos.ErrNotFound) {
+		return false, nil
+	}
 	if err != nil {
-		return false
+		return false, err
 	}
 	var doc queueDoc
 	if json.Unmarshal(body, &doc) != nil || doc.LockToken == nil || *doc.LockToken != lk.token {
-		return false
+		return false, nil
 	}
 	until := time.UnixMilli(deref(doc.LockedUntil))
 	if !p.now().Before(until) {
-		return false
+		return false, nil
 	}
 	lk.etag, lk.lockedUntil = etag, until
-	return true
+	return true, nil
 }
 
 // undecodableBackoff is how long an undecodable work item stays invisible

@@ -52,7 +52,7 @@ func (p *Provider) abandonOrchestrationItem(ctx context.Context, op, lockToken s
 	}
 	if _, err := p.st.ExecuteTolerant(ctx, b, false); err != nil {
 		var be *BatchError
-		if errors.As(err, &be) && be.Index == 0 {
+		if errors.As(err, &be) && be.Index == 0 && lockGoneStatus(be) {
 			return errLockExpired(op)
 		}
 		return duroxide.Wrap(op, err)
@@ -95,7 +95,9 @@ func (p *Provider) RenewOrchestrationItemLock(ctx context.Context, lockToken str
 			return nil
 		}
 		var be *BatchError
-		if !errors.As(err, &be) || be.Index != 0 {
+		if !errors.As(err, &be) || be.Index != 0 || !lockGoneStatus(be) {
+			// A throttled or timed-out batch (a retryable BatchError)
+			// rolled back: the lock is unchanged.
 			return duroxide.Wrap(op, err)
 		}
 		if errors.Is(be, cosmos.ErrPreconditionFailed) && attempt == 0 {
@@ -149,9 +151,16 @@ func (p *Provider) RenewWorkItemLock(ctx context.Context, lockToken string, exte
 	var ops azcosmos.PatchOperations
 	ops.AppendSet("/lockedUntil", ms(until))
 	_, etag, err := p.st.Patch(ctx, lk.instance, lk.itemID, ops, &lk.etag, false)
-	if errors.Is(err, cosmos.ErrPreconditionFailed) && p.refreshWorkLock(ctx, lk) {
-		// Renewed by another process meanwhile, still ours.
-		_, etag, err = p.st.Patch(ctx, lk.instance, lk.itemID, ops, &lk.etag, false)
+	if errors.Is(err, cosmos.ErrPreconditionFailed) {
+		ours, rerr := p.refreshWorkLock(ctx, lk)
+		if rerr != nil {
+			return duroxide.Wrap(op, rerr) // unknown, not lost: the caller retries
+		}
+		if ours {
+			// Renewed by another process meanwhile (or by our own earlier
+			// attempt whose response was lost), still ours.
+			_, etag, err = p.st.Patch(ctx, lk.instance, lk.itemID, ops, &lk.etag, false)
+		}
 	}
 	if errors.Is(err, cosmos.ErrPreconditionFailed) || errors.Is(err, cosmos.ErrNotFound) {
 		p.workLocks.drop(lockToken)
@@ -163,4 +172,11 @@ func (p *Provider) RenewWorkItemLock(ctx context.Context, lockToken string, exte
 	lk.etag, lk.lockedUntil = etag, until
 	p.touchSession(ctx, lk, now)
 	return nil
+}
+
+// lockGoneStatus reports whether a batch rolled back because its lock
+// condition failed: the locked document changed (412) or is gone (404).
+// Any other status (a throttle, a timeout) leaves the lock as it was.
+func lockGoneStatus(be *BatchError) bool {
+	return errors.Is(be, cosmos.ErrPreconditionFailed) || errors.Is(be, cosmos.ErrNotFound)
 }

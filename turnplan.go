@@ -1,7 +1,6 @@
 package cdb
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -142,7 +141,7 @@ func (plan *turnPlan) add(op, kind string, o cosmos.BatchOp) error {
 func (plan *turnPlan) addHistory(op string, lk *orchLock, c duroxide.OrchestrationCommit) error {
 	for i := range c.HistoryDelta {
 		e := &c.HistoryDelta[i]
-		data, err := json.Marshal(e)
+		data, err := e.MarshalJSON() // serde's bytes: json.Marshal would HTML-escape
 		if err != nil {
 			return duroxide.Permanent(op, "history event %d cannot be encoded: %v", e.EventID, err)
 		}

@@ -67,7 +67,7 @@ func (p *Provider) AckWorkItem(ctx context.Context, lockToken string, completion
 			b.Create(mustJSON(q))
 		}
 		if doc := b.Ops[len(b.Ops)-1].Doc; len(doc) > cosmos.MaxDocBytes {
-			return limits.DocSize(op, "the completion", len(doc))
+			return limits.DocSize(op, "activity completion", len(doc))
 		}
 	}
 	p.touchSessionOps(b, lk, now)
@@ -79,14 +79,18 @@ func (p *Provider) AckWorkItem(ctx context.Context, lockToken string, completion
 			// process renewed the lock (a new ETag), or the lock is gone.
 			// Still ours and live: commit with the current ETag (the
 			// batch's conditions point at lk.etag).
-			if p.refreshWorkLock(ctx, lk) {
+			ours, rerr := p.refreshWorkLock(ctx, lk)
+			if rerr != nil {
+				return duroxide.Wrap(op, rerr) // unknown, not lost: the caller retries
+			}
+			if ours {
 				continue
 			}
 		}
 		if err == nil {
 			break
 		}
-		if errors.As(err, &be) && be.Index == 0 {
+		if errors.As(err, &be) && be.Index == 0 && lockGoneStatus(be) {
 			p.workLocks.drop(lockToken)
 			if completion != nil && (p.exists(ctx, lk.instance, doneID) || (len(intents) > 0 && p.exists(ctx, lk.instance, intents[0].ID))) {
 				return nil // a retried ack whose first attempt committed

@@ -3,6 +3,8 @@ package durable
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/duroxide-go/cdb/internal/wirejson"
 )
 
 // The typed codec is Rust duroxide's _typed_codec::Json, so typed Go code
@@ -57,15 +59,7 @@ func Decode[T any](s string) (T, error) {
 
 // marshalNoEscape is json.Marshal without HTML escaping or a trailing
 // newline.
-func marshalNoEscape(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
+func marshalNoEscape(v any) ([]byte, error) { return wirejson.Marshal(v) }
 
 // canonicalJSON re-encodes a JSON document with sorted object keys,
 // keeping numbers as written.

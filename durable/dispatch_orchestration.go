@@ -1,10 +1,10 @@
 package durable
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/duroxide-go/cdb/duroxide"
@@ -36,25 +36,25 @@ func (rt *Runtime) orchestrationLoop(workerID string) {
 		if !rt.compatible(item) {
 			continue
 		}
-		stop := rt.renewOrchestrationLock(item.LockToken)
+		lease := rt.startOrchestrationLease(item.LockToken, time.Now())
 		endSpan := rt.tel.startTurn(rt.ctx, item, fetched)
-		rt.processSafely(item, workerID)
+		rt.processSafely(item, lease, workerID)
 		endSpan()
-		stop()
+		lease.stop()
 	}
 }
 
 // processSafely runs one item; a panic in the runtime itself (user panics
 // are the engine's to report) abandons the item instead of killing the
 // process, so the poison count eventually stops it.
-func (rt *Runtime) processSafely(item *duroxide.OrchestrationItem, workerID string) {
+func (rt *Runtime) processSafely(item *duroxide.OrchestrationItem, lease *lockLease, workerID string) {
 	defer func() {
 		if p := recover(); p != nil {
 			rt.log.Error("orchestration turn panicked in the runtime; abandoning the item", "instance_id", item.Instance, "panic", fmt.Sprint(p))
 			_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, time.Second, false)
 		}
 	}()
-	rt.processOrchestrationItem(item, workerID)
+	rt.processOrchestrationItem(item, lease, workerID)
 }
 
 // compatible abandons (for 1 s) an execution pinned to a duroxide version
@@ -77,37 +77,22 @@ func (rt *Runtime) compatible(item *duroxide.OrchestrationItem) bool {
 	return true
 }
 
-// renewOrchestrationLock keeps the instance lock alive while the turn runs.
-func (rt *Runtime) renewOrchestrationLock(token string) (stop func()) {
-	quit := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(renewalInterval(rt.opts.OrchestratorLockTimeout, rt.opts.OrchestratorLockRenewalBuffer))
-		defer t.Stop()
-		for {
-			select {
-			case <-quit:
-				return
-			case <-t.C:
-				err := rt.p.RenewOrchestrationItemLock(rt.tel.context(token, rt.ctx), token, rt.opts.OrchestratorLockTimeout)
-				rt.tel.renewal(queueOrchestrator, err)
-				if err != nil {
-					return // acked, abandoned or lost: nothing more to keep alive
-				}
-			}
-		}
-	}()
-	return func() { close(quit); wg.Wait() }
+// startOrchestrationLease keeps the instance lock alive while the turn
+// runs and its commit is retried (locklease.go).
+func (rt *Runtime) startOrchestrationLease(token string, fetched time.Time) *lockLease {
+	return rt.startLease(queueOrchestrator, fetched, rt.opts.OrchestratorLockTimeout,
+		renewalInterval(rt.opts.OrchestratorLockTimeout, rt.opts.OrchestratorLockRenewalBuffer),
+		func(ctx context.Context) error {
+			return rt.p.RenewOrchestrationItemLock(rt.tel.context(token, ctx), token, rt.opts.OrchestratorLockTimeout)
+		})
 }
 
 // processOrchestrationItem runs one fetched batch to its commit
 // (duroxide's process_orchestration_item).
-func (rt *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, workerID string) {
+func (rt *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, lease *lockLease, workerID string) {
 	instance := item.Instance
 	if item.AttemptCount > rt.opts.MaxAttempts {
-		rt.poisonOrchestration(item)
+		rt.poisonOrchestration(item, lease)
 		return
 	}
 	if item.HistoryError != nil {
@@ -120,7 +105,7 @@ func (rt *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, wo
 	r := readBatch(item.Messages, fetched, instance)
 	if fetched.completed || fetched.failed || (fetched.continuedAsNew && !r.continueAsNew) {
 		// A terminal instance: ack nothing, which drains the messages.
-		rt.ack(item, &commit{executionID: item.ExecutionID, book: &historyBook{}})
+		rt.ack(item, lease, &commit{executionID: item.ExecutionID, book: &historyBook{}})
 		return
 	}
 	c := &commit{executionID: item.ExecutionID, book: fetched}
@@ -151,7 +136,7 @@ func (rt *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, wo
 	enforceLimits(c, instance, item.KVSnapshot)
 	cancelInflightActivities(c, instance)
 	c.cancelled = dedupeCancelled(c.cancelled)
-	rt.ack(item, c)
+	rt.ack(item, lease, c)
 }
 
 // resolve picks the handler: the exact version the start item or history
@@ -163,16 +148,32 @@ func (rt *Runtime) resolve(r *batch) (string, OrchestrationFunc, bool) {
 	return rt.reg.resolveOrchestration(r.name)
 }
 
-// ack commits c, retrying retryable failures five times (10 ms·2^n). A
-// permanent failure commits an Infrastructure failure of the execution
-// instead; if even that fails the lock is abandoned.
-func (rt *Runtime) ack(item *duroxide.OrchestrationItem, c *commit) {
+// ack commits c. Retryable failures (throttling, timeouts, resets) are
+// retried while the lock is ours; if they outlast it, the item is
+// abandoned and its turn runs again later: a transient fault never fails
+// an instance. A lost lock leaves the instance to its new holder. Only a
+// permanent failure (the store refused this commit) commits an
+// Infrastructure failure of the execution instead, as duroxide does; if
+// even that fails the lock is abandoned.
+func (rt *Runtime) ack(item *duroxide.OrchestrationItem, lease *lockLease, c *commit) {
 	oc := duroxide.OrchestrationCommit{ExecutionID: c.executionID, HistoryDelta: c.book.delta,
 		WorkerItems: c.worker, OrchestratorItems: c.orch, Metadata: c.metadata, CancelledActivities: c.cancelled}
-	err := rt.ackWithRetry(item.LockToken, oc)
+	err := rt.ackWithRetry(item.LockToken, lease, oc)
 	if err == nil {
 		rt.tel.committed(item.LockToken, &oc)
 		rt.afterCommit(item.Instance, c)
+		return
+	}
+	switch {
+	case rt.ctx.Err() != nil:
+		return // shutting down: the lock expires and the turn runs again elsewhere
+	case errors.Is(err, duroxide.ErrLockLost):
+		rt.log.Warn("orchestration ack failed: the lock is gone; the turn will run again", "instance_id", item.Instance, "error", err)
+		return
+	case duroxide.IsRetryable(err):
+		rt.log.Warn("orchestration ack kept failing with retryable errors while the lock held; abandoning the item",
+			"instance_id", item.Instance, "error", err)
+		_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, 100*time.Millisecond, false)
 		return
 	}
 	rt.log.Warn("orchestration ack failed, failing the orchestration", "instance_id", item.Instance, "error", err)
@@ -184,26 +185,18 @@ func (rt *Runtime) ack(item *duroxide.OrchestrationItem, c *commit) {
 	fb := newHistoryBook(item.History)
 	fb.append(item.Instance, item.ExecutionID, nil, duroxide.OrchestrationFailed{Details: infra})
 	fail := duroxide.OrchestrationCommit{ExecutionID: c.executionID, HistoryDelta: fb.delta, Metadata: executionMetadata(fb.delta)}
-	if err := rt.ackWithRetry(item.LockToken, fail); err != nil {
+	if err := rt.ackWithRetry(item.LockToken, lease, fail); err != nil {
 		rt.log.Warn("committing the failure failed, abandoning the lock", "instance_id", item.Instance, "error", err)
 		_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, 50*time.Millisecond, false)
 	}
 }
 
-func (rt *Runtime) ackWithRetry(token string, oc duroxide.OrchestrationCommit) error {
-	for attempt := 0; ; attempt++ {
-		err := rt.p.AckOrchestrationItem(rt.tel.context(token, rt.ctx), token, oc)
-		if err == nil || !duroxide.IsRetryable(err) || attempt >= 5 {
-			return err
-		}
-		t := time.NewTimer(10 * time.Millisecond << attempt)
-		select {
-		case <-t.C:
-		case <-rt.ctx.Done():
-			t.Stop()
-			return err
-		}
-	}
+// ackWithRetry commits oc, retrying retryable failures while the lock is
+// ours (lockLease.ackDeadline).
+func (rt *Runtime) ackWithRetry(token string, lease *lockLease, oc duroxide.OrchestrationCommit) error {
+	return retryTransient(rt.ctx, lease.ackDeadline(rt.opts.OrchestratorLockTimeout), func() error {
+		return rt.p.AckOrchestrationItem(rt.tel.context(token, rt.ctx), token, oc)
+	})
 }
 
 // afterCommit wakes the local dispatchers for the work the commit
@@ -236,7 +229,7 @@ func (rt *Runtime) afterCommit(instance string, c *commit) {
 
 // poisonOrchestration fails an instance whose messages exceeded
 // MaxAttempts (duroxide's fail_orchestration_as_poison).
-func (rt *Runtime) poisonOrchestration(item *duroxide.OrchestrationItem) {
+func (rt *Runtime) poisonOrchestration(item *duroxide.OrchestrationItem, lease *lockLease) {
 	rt.tel.poisoned(item.LockToken, queueOrchestrator)
 	rt.log.Warn("orchestration message exceeded max attempts, marking as poison", "instance_id", item.Instance,
 		"attempt", item.AttemptCount, "max_attempts", rt.opts.MaxAttempts)
@@ -245,7 +238,7 @@ func (rt *Runtime) poisonOrchestration(item *duroxide.OrchestrationItem) {
 			MessageType: duroxide.PoisonMessageType{Kind: duroxide.PoisonFailedDeserialization, Instance: item.Instance,
 				ExecutionID: item.ExecutionID, Error: *item.HistoryError}}
 		ev := newEvent(99999, item.Instance, item.ExecutionID, nil, duroxide.OrchestrationFailed{Details: details})
-		_ = rt.ackWithRetry(item.LockToken, duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID, HistoryDelta: []duroxide.Event{ev},
+		_ = rt.ackWithRetry(item.LockToken, lease, duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID, HistoryDelta: []duroxide.Event{ev},
 			Metadata: duroxide.ExecutionMetadata{Status: ptr(duroxide.StatusFailed), Output: ptr(displayMessage(details)),
 				OrchestrationName: ptr(item.OrchestrationName), OrchestrationVersion: ptr(item.Version)}})
 		return
@@ -284,7 +277,7 @@ func (rt *Runtime) poisonOrchestration(item *duroxide.OrchestrationItem) {
 		oc.OrchestratorItems = []duroxide.WorkItem{duroxide.SubOrchFailedItem{ParentInstance: *parent,
 			ParentExecutionID: rt.executionID(*parent, 0), ParentID: *parentID, Details: details}}
 	}
-	if err := rt.ackWithRetry(item.LockToken, oc); err == nil && parent != nil {
+	if err := rt.ackWithRetry(item.LockToken, lease, oc); err == nil && parent != nil {
 		wake(rt.p, duroxide.OrchestratorQueue)
 	}
 }

@@ -46,6 +46,7 @@ func (rt *Runtime) processNextWorkItem(workerID, sessionOwner string) (found boo
 	if err != nil || locked == nil {
 		return false, err
 	}
+	fetched := time.Now()
 	item, ok := locked.Item.(duroxide.ActivityExecuteItem)
 	if !ok {
 		rt.log.Error("unexpected work item on the worker queue; abandoning it", "variant", locked.Item.Variant())
@@ -63,7 +64,7 @@ func (rt *Runtime) processNextWorkItem(workerID, sessionOwner string) (found boo
 		}
 	}
 	defer rt.tel.startActivity(rt.ctx, locked, item)()
-	w := &activityWork{item: item, token: locked.LockToken, attempt: locked.AttemptCount, workerID: workerID}
+	w := &activityWork{item: item, token: locked.LockToken, attempt: locked.AttemptCount, workerID: workerID, fetched: fetched}
 	if w.attempt > rt.opts.MaxAttempts {
 		rt.poisonActivity(w)
 		return true, nil
@@ -86,6 +87,7 @@ type activityWork struct {
 	token    string
 	attempt  uint32
 	workerID string
+	fetched  time.Time // when the fetch returned: the lock's timeout runs from about then
 }
 
 // poisonActivity fails an activity that exceeded MaxAttempts.
@@ -94,7 +96,9 @@ func (rt *Runtime) poisonActivity(w *activityWork) {
 	raw, _ := duroxide.MarshalWorkItem(w.item)
 	rt.log.Warn("activity exceeded max attempts, marking as poison", "instance_id", w.item.Instance,
 		"activity_name", w.item.Name, "attempt", w.attempt)
-	rt.ackActivity(w, duroxide.ActivityFailedItem{
+	lease := rt.startWorkLease(w)
+	defer lease.stop()
+	rt.ackActivity(w, lease, duroxide.ActivityFailedItem{
 		Instance: w.item.Instance, ExecutionID: w.item.ExecutionID, ID: w.item.ID,
 		Details: duroxide.PoisonError{
 			AttemptCount: w.attempt, MaxAttempts: rt.opts.MaxAttempts, Message: string(raw),
@@ -104,16 +108,29 @@ func (rt *Runtime) poisonActivity(w *activityWork) {
 	})
 }
 
+// startWorkLease starts renewing w's lock (locklease.go).
+func (rt *Runtime) startWorkLease(w *activityWork) *lockLease {
+	return rt.startLease(queueWorker, w.fetched, rt.opts.WorkerLockTimeout,
+		renewalInterval(rt.opts.WorkerLockTimeout, rt.opts.WorkerLockRenewalBuffer),
+		func(ctx context.Context) error {
+			return rt.p.RenewWorkItemLock(rt.tel.context(w.token, ctx), w.token, rt.opts.WorkerLockTimeout)
+		})
+}
+
 // activityResult is what an activity function returned.
 type activityResult struct {
 	out string
 	err error
 }
 
-// runActivity runs fn while renewing the item's lock. A failed renewal
-// means the item was deleted (its orchestration no longer wants it) or the
-// lock was lost: the activity's context is cancelled, it gets the grace
-// period to return, and the item is acked with no completion.
+// runActivity runs fn while renewing the item's lock. Transient renewal
+// failures are retried until the lock's expiry (locklease.go). When the
+// lock is lost — the item was deleted (its orchestration no longer wants
+// it) or taken over — or expired while renewals kept failing, the
+// activity's context is cancelled, it gets the grace period to return, and
+// its result is dropped: the item is never acked empty, since a lock that
+// only looked lost may still be ours, and an empty ack would then delete
+// the work and strand its orchestration.
 func (rt *Runtime) runActivity(w *activityWork, fn ActivityFunc) {
 	actx, cancel := context.WithCancel(rt.tel.context(w.token, rt.ctx))
 	defer cancel()
@@ -123,13 +140,12 @@ func (rt *Runtime) runActivity(w *activityWork, fn ActivityFunc) {
 		defer rt.wg.Done()
 		done <- callActivity(fn, rt.activityContext(actx, w), w.item.Input)
 	}()
-	lost := make(chan struct{})
-	stopRenew := rt.renewLoop(w.token, lost)
+	lease := rt.startWorkLease(w)
+	defer lease.stop()
 	select {
 	case r := <-done:
-		stopRenew()
-		rt.ackActivity(w, rt.completion(w, r))
-	case <-lost:
+		rt.ackActivity(w, lease, rt.completion(w, r))
+	case <-lease.lost:
 		cancel()
 		grace := time.NewTimer(rt.opts.ActivityCancellationGracePeriod)
 		defer grace.Stop()
@@ -139,10 +155,23 @@ func (rt *Runtime) runActivity(w *activityWork, fn ActivityFunc) {
 			rt.log.Warn("activity did not finish within the grace period; discarding its result",
 				"instance_id", w.item.Instance, "activity_name", w.item.Name, "activity_id", w.item.ID)
 		}
-		rt.tel.acked(w.token, nil)
-		if err := rt.p.AckWorkItem(rt.tel.context(w.token, rt.ctx), w.token, nil); err != nil {
-			rt.log.Debug("ack of a cancelled activity failed", "instance_id", w.item.Instance, "error", err)
-		}
+		rt.dropActivity(w, lease)
+	}
+}
+
+// dropActivity discards the result of an activity whose lock is gone or
+// expired. A lock the store reported gone is someone else's (or its item
+// was deleted): nothing to do. A lock that expired while renewals failed
+// transiently may still be ours, so it is abandoned, making the item
+// visible again at once; if it was not ours, the abandon fails harmlessly.
+func (rt *Runtime) dropActivity(w *activityWork, lease *lockLease) {
+	rt.tel.acked(w.token, nil)
+	if lease.gone.Load() {
+		rt.log.Debug("activity lock lost; result dropped", "instance_id", w.item.Instance, "activity_id", w.item.ID)
+		return
+	}
+	if err := rt.p.AbandonWorkItem(rt.ctx, w.token, 0, false); err != nil {
+		rt.log.Debug("abandoning an activity whose lock expired failed", "instance_id", w.item.Instance, "error", err)
 	}
 }
 
@@ -157,33 +186,6 @@ func callActivity(fn ActivityFunc, ctx ActivityContext, input string) (r activit
 	return activityResult{out: out, err: err}
 }
 
-// renewLoop renews token every renewal interval until stopped; when a
-// renewal fails it closes lost and stops.
-func (rt *Runtime) renewLoop(token string, lost chan struct{}) (stop func()) {
-	quit := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(renewalInterval(rt.opts.WorkerLockTimeout, rt.opts.WorkerLockRenewalBuffer))
-		defer t.Stop()
-		for {
-			select {
-			case <-quit:
-				return
-			case <-t.C:
-				err := rt.p.RenewWorkItemLock(rt.tel.context(token, rt.ctx), token, rt.opts.WorkerLockTimeout)
-				rt.tel.renewal(queueWorker, err)
-				if err != nil {
-					close(lost)
-					return
-				}
-			}
-		}
-	}()
-	return func() { close(quit); wg.Wait() }
-}
-
 // completion is the work item that reports r to the orchestration.
 func (rt *Runtime) completion(w *activityWork, r activityResult) duroxide.WorkItem {
 	if r.err == nil {
@@ -193,17 +195,59 @@ func (rt *Runtime) completion(w *activityWork, r activityResult) duroxide.WorkIt
 		Details: duroxide.ApplicationError{Kind: duroxide.AppErrorKind{Type: duroxide.AppActivityFailed}, Message: r.err.Error()}}
 }
 
-// ackActivity acks w with completion; a failed ack abandons the item so it
-// is retried.
-func (rt *Runtime) ackActivity(w *activityWork, completion duroxide.WorkItem) {
-	rt.tel.acked(w.token, completion)
-	if err := rt.p.AckWorkItem(rt.tel.context(w.token, rt.ctx), w.token, completion); err != nil {
+// ackActivity acks w with completion, retrying retryable failures while
+// the lock is known to be ours. A result the store cannot hold (too large)
+// becomes an activity failure naming the size and the limit, acked at
+// once: re-running the activity would produce it again. A lock reported
+// lost leaves the item to its new holder; any other failure abandons the
+// item so it is retried.
+func (rt *Runtime) ackActivity(w *activityWork, lease *lockLease, completion duroxide.WorkItem) {
+	deadline := lease.ackDeadline(rt.opts.WorkerLockTimeout)
+	sizeRefused := false // the failure replacing a refused completion is small: one replacement
+	for {
+		rt.tel.acked(w.token, completion)
+		err := retryTransient(rt.ctx, deadline, func() error {
+			return rt.p.AckWorkItem(rt.tel.context(w.token, rt.ctx), w.token, completion)
+		})
+		if err == nil {
+			wake(rt.p, duroxide.OrchestratorQueue)
+			return
+		}
+		if failure, ok := tooLargeFailure(w, completion, err); ok && !sizeRefused {
+			sizeRefused = true
+			rt.log.Warn("activity result too large for the store; failing the activity", "instance_id", w.item.Instance,
+				"activity_name", w.item.Name, "activity_id", w.item.ID, "error", err)
+			completion = failure
+			continue
+		}
+		if rt.ctx.Err() != nil {
+			return // shutting down: the lock expires and the activity runs again
+		}
+		if errors.Is(err, duroxide.ErrLockLost) {
+			rt.log.Warn("activity ack failed: the lock is gone; the result is dropped", "instance_id", w.item.Instance,
+				"activity_id", w.item.ID, "error", err)
+			return
+		}
 		rt.log.Warn("activity ack failed, abandoning the work item", "instance_id", w.item.Instance,
 			"activity_id", w.item.ID, "error", err)
 		_ = rt.p.AbandonWorkItem(rt.ctx, w.token, 100*time.Millisecond, false)
 		return
 	}
-	wake(rt.p, duroxide.OrchestratorQueue)
+}
+
+// tooLargeFailure returns the activity failure that replaces a completion
+// (a result, or an error message) the store refused as too large.
+func tooLargeFailure(w *activityWork, completion duroxide.WorkItem, err error) (duroxide.WorkItem, bool) {
+	if completion == nil || !errors.Is(err, duroxide.ErrTooLarge) {
+		return nil, false
+	}
+	msg := err.Error()
+	var tl *duroxide.TooLargeError
+	if errors.As(err, &tl) {
+		msg = tl.Error()
+	}
+	return duroxide.ActivityFailedItem{Instance: w.item.Instance, ExecutionID: w.item.ExecutionID, ID: w.item.ID,
+		Details: duroxide.ApplicationError{Kind: duroxide.AppErrorKind{Type: duroxide.AppActivityFailed}, Message: msg}}, true
 }
 
 // activityContext builds the context an activity sees. The orchestration's
@@ -264,19 +308,31 @@ func (s *sessionTracker) add(session string) (release func()) {
 }
 
 // sessionManager renews this runtime's sessions and deletes orphaned ones
-// until the runtime stops.
+// until the runtime stops. A renewal that fails transiently is retried
+// until the sessions' locks, as last renewed, expire: waiting for the
+// next tick would let them lapse.
 func (rt *Runtime) sessionManager(owners []string) {
 	defer rt.wg.Done()
 	renew := time.NewTicker(renewalInterval(rt.opts.SessionLockTimeout, rt.opts.SessionLockRenewalBuffer))
 	defer renew.Stop()
 	cleanup := time.NewTicker(rt.opts.SessionCleanupInterval)
 	defer cleanup.Stop()
+	renewed := time.Now()
+	deadline := func() time.Time { return renewed.Add(rt.opts.SessionLockTimeout) }
 	for {
 		select {
 		case <-rt.stop:
 			return
 		case <-renew.C:
-			if _, err := rt.p.RenewSessionLock(rt.ctx, owners, rt.opts.SessionLockTimeout, rt.opts.SessionIdleTimeout); err != nil && !errors.Is(err, context.Canceled) {
+			err := retryTransient(rt.ctx, deadline, func() error {
+				sent := time.Now()
+				_, err := rt.p.RenewSessionLock(rt.ctx, owners, rt.opts.SessionLockTimeout, rt.opts.SessionIdleTimeout)
+				if err == nil {
+					renewed = sent
+				}
+				return err
+			})
+			if err != nil && !errors.Is(err, context.Canceled) {
 				rt.log.Warn("session lock renewal failed", "error", err)
 			}
 		case <-cleanup.C:

@@ -494,3 +494,32 @@ func TestRuntimeHistoryIsRusts(t *testing.T) {
 		require.NotZero(t, e.TimestampMs)
 	}
 }
+
+// An activity result the store refuses as too large (memprovider keeps
+// Cosmos DB's 2 MiB document limit by default) fails that activity at once with
+// a message naming the size and the limit; the orchestration sees an
+// activity failure and decides, and the activity is not run again.
+func TestOversizeActivityResultFailsTheActivity(t *testing.T) {
+	p := memprovider.New()
+	var runs atomic.Int32
+	reg := NewRegistry()
+	require.NoError(t, reg.AddActivity("Big", func(_ ActivityContext, _ string) (string, error) {
+		runs.Add(1)
+		return strings.Repeat("x", 5_000_000), nil
+	}))
+	require.NoError(t, reg.AddOrchestration("O", func(ctx *OrchestrationContext, _ string) (string, error) {
+		if _, err := ctx.ScheduleActivity("Big", "").Await(); err != nil {
+			return "handled: " + err.Error(), nil
+		}
+		return "stored", nil
+	}))
+	htStart(t, p, reg, Options{})
+	c := NewClient(p)
+	require.NoError(t, c.StartOrchestration(t.Context(), "i", "O", ""))
+	st := htWaitDone(t, c, "i")
+	require.Equal(t, StateCompleted, st.State, st.FailureMessage())
+	require.Contains(t, st.Output, "handled: ")
+	require.Contains(t, st.Output, "too large: 5000")
+	require.Contains(t, st.Output, "the limit is 2097152 bytes")
+	require.Equal(t, int32(1), runs.Load(), "a re-run would produce the same result")
+}

@@ -349,10 +349,14 @@ func (t *telemetry) option(attrs ...attribute.KeyValue) metric.MeasurementOption
 	return o
 }
 
-// renewal counts one lock renewal; err != nil means the lock was lost.
+// renewal counts one lock renewal attempt: renewed, retrying (a transient
+// failure, retried) or lost.
 func (t *telemetry) renewal(queue string, err error) {
 	result := "renewed"
-	if err != nil {
+	switch {
+	case duroxide.IsRetryable(err):
+		result = "retrying" // transient: the lock is still ours, retried
+	case err != nil:
 		result = "lost"
 	}
 	t.renewals.Add(context.Background(), 1, t.option(attrQueue.String(queue), attrResult.String(result)))

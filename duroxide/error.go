@@ -69,7 +69,36 @@ var (
 	// ErrInvalidInput: an argument the contract forbids (a nil work item,
 	// an id the store cannot hold, a commit for another instance).
 	ErrInvalidInput = errors.New("duroxide: invalid input")
+	// ErrTooLarge: a payload (an activity result, an input, an event) is
+	// larger than the store can hold. The error also holds a
+	// *TooLargeError naming the size and the limit.
+	ErrTooLarge = errors.New("duroxide: payload too large")
 )
+
+// TooLargeError says what was too large, how large it was and the store's
+// limit, in bytes as stored. errors.Is(err, ErrTooLarge) and
+// errors.Is(err, ErrInvalidInput) match it.
+type TooLargeError struct {
+	What  string // e.g. "activity result"
+	Size  int
+	Limit int
+}
+
+// Error names the size and the limit.
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%s too large: %d bytes stored, the limit is %d bytes", e.What, e.Size, e.Limit)
+}
+
+// Is matches ErrTooLarge, and ErrInvalidInput, the meaning it refines:
+// input the store cannot hold, which a retry cannot change.
+func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge || target == ErrInvalidInput }
+
+// TooLarge returns the permanent ProviderError of kind ErrTooLarge for op,
+// holding a *TooLargeError.
+func TooLarge(op, what string, size, limit int) *ProviderError {
+	tl := &TooLargeError{What: what, Size: size, Limit: limit}
+	return &ProviderError{Operation: op, Message: tl.Error(), Kind: ErrTooLarge, Err: tl}
+}
 
 // Kinded returns a permanent ProviderError of the given kind (one of the
 // sentinels above).

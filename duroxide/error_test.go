@@ -91,18 +91,32 @@ func TestToInfrastructure(t *testing.T) {
 }
 
 func TestKindedErrorsMatchTheirSentinelThroughWrapping(t *testing.T) {
-	for _, kind := range []error{ErrInstanceNotFound, ErrLockLost, ErrDuplicateEvent, ErrInvalidInput} {
+	for _, kind := range []error{ErrInstanceNotFound, ErrLockLost, ErrDuplicateEvent, ErrInvalidInput, ErrTooLarge} {
 		err := Kinded(kind, "ack_orchestration_item", "boom %d", 1)
 		require.ErrorIs(t, err, kind)
 		require.ErrorIs(t, err, ErrPermanent)
 		require.Equal(t, "ack_orchestration_item: boom 1", err.Error(), "the message keeps the Rust operation name")
 		wrapped := Wrap("outer", fmt.Errorf("context: %w", err))
 		require.ErrorIs(t, wrapped, kind, "Wrap keeps the kind")
-		for _, other := range []error{ErrInstanceNotFound, ErrLockLost, ErrDuplicateEvent, ErrInvalidInput} {
+		for _, other := range []error{ErrInstanceNotFound, ErrLockLost, ErrDuplicateEvent, ErrInvalidInput, ErrTooLarge} {
 			if other != kind {
 				require.NotErrorIs(t, wrapped, other)
 			}
 		}
 	}
 	require.NotErrorIs(t, Permanent("op", "x"), ErrLockLost, "an unkinded error matches no sentinel")
+}
+
+// TestTooLargeNamesSizeAndLimit: TooLarge is permanent, matches
+// ErrTooLarge even wrapped, and holds a *TooLargeError with the size and
+// the limit, which its message names.
+func TestTooLargeNamesSizeAndLimit(t *testing.T) {
+	err := Wrap("outer", TooLarge("ack_work_item", "activity completion", 5_000_360, 2_097_152))
+	require.ErrorIs(t, err, ErrTooLarge)
+	require.ErrorIs(t, err, ErrPermanent)
+	var tl *TooLargeError
+	require.ErrorAs(t, err, &tl)
+	require.Equal(t, TooLargeError{What: "activity completion", Size: 5_000_360, Limit: 2_097_152}, *tl)
+	require.Equal(t, "activity completion too large: 5000360 bytes stored, the limit is 2097152 bytes", tl.Error())
+	require.Equal(t, "ack_work_item: "+tl.Error(), TooLarge("ack_work_item", "activity completion", 5_000_360, 2_097_152).Error())
 }

@@ -2,7 +2,6 @@ package memprovider
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/duroxide-go/cdb/duroxide"
 )
@@ -178,7 +177,7 @@ func (p *Provider) GetInstanceStats(ctx context.Context, instance string) (*duro
 			stats.HistorySizeBytes += uint64(len(corruptContent))
 			continue
 		}
-		b, err := json.Marshal(r.event)
+		b, err := r.event.MarshalJSON() // the stored size, without json.Marshal's HTML escapes
 		if err != nil {
 			return nil, duroxide.Permanent(op, "encode event %d: %v", r.eventID, err)
 		}

@@ -25,6 +25,8 @@ type FaultyProvider struct {
 	orch         attemptInjection
 	activity     attemptInjection
 	failNext     map[FaultOp]bool
+	transient    map[FaultOp]int
+	emptyAcks    int
 	allowFailure bool
 	ackThenFail  bool
 	bypass       bool
@@ -43,6 +45,13 @@ const (
 	AckOrchestrationItem
 	// AckWorkItem fails with a permanent error.
 	AckWorkItem
+	// RenewWorkItemLock fails with ErrLockLost (the lock reported gone,
+	// though the wrapped store still holds it).
+	RenewWorkItemLock
+	// RenewOrchestrationItemLock fails with ErrLockLost.
+	RenewOrchestrationItemLock
+	// RenewSessionLock fails with a permanent error.
+	RenewSessionLock
 )
 
 // attemptInjection overrides the attempt count a fetch reports.
@@ -70,7 +79,7 @@ func (a *attemptInjection) apply(real uint32) uint32 {
 
 // NewFaultyProvider wraps inner with no fault armed.
 func NewFaultyProvider(inner duroxide.Provider) *FaultyProvider {
-	return &FaultyProvider{Provider: inner, failNext: map[FaultOp]bool{}}
+	return &FaultyProvider{Provider: inner, failNext: map[FaultOp]bool{}, transient: map[FaultOp]int{}}
 }
 
 // Inner returns the wrapped provider.
@@ -130,6 +139,47 @@ func (p *FaultyProvider) FailNext(op FaultOp) {
 	p.mu.Lock()
 	p.failNext[op] = true
 	p.mu.Unlock()
+}
+
+// FailTransiently makes the next n calls of op fail with a retryable
+// error (a 503 or a throttle, as a real store produces every day) without
+// reaching the wrapped provider.
+func (p *FaultyProvider) FailTransiently(op FaultOp, n int) {
+	p.mu.Lock()
+	p.transient[op] = n
+	p.mu.Unlock()
+}
+
+// TransientLeft is how many armed transient failures of op are left.
+func (p *FaultyProvider) TransientLeft(op FaultOp) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.transient[op]
+}
+
+// EmptyAcks counts AckWorkItem calls without a completion that reached
+// the wrapped provider.
+func (p *FaultyProvider) EmptyAcks() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.emptyAcks
+}
+
+// takeTransient reports and consumes one armed transient failure of op.
+func (p *FaultyProvider) takeTransient(op FaultOp) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.transient[op] <= 0 {
+		return false
+	}
+	p.transient[op]--
+	return true
+}
+
+// transientError is the retryable error an armed transient failure
+// returns.
+func transientError(op string) error {
+	return duroxide.Retryable(op, "simulated transient failure (503 Service Unavailable)")
 }
 
 // SetAllowFailureCommits lets an armed AckOrchestrationItem failure pass
@@ -205,6 +255,9 @@ func (p *FaultyProvider) FetchWorkItem(ctx context.Context, lockTimeout, pollTim
 // AckOrchestrationItem commits through the wrapped provider unless a
 // failure is armed.
 func (p *FaultyProvider) AckOrchestrationItem(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit) error {
+	if p.takeTransient(AckOrchestrationItem) {
+		return transientError("ack_orchestration_item")
+	}
 	if p.takeFail(AckOrchestrationItem) {
 		p.mu.Lock()
 		allow := p.allowFailure
@@ -227,6 +280,14 @@ func failsOrchestration(delta []duroxide.Event) bool {
 
 // AckWorkItem acks through the wrapped provider unless a failure is armed.
 func (p *FaultyProvider) AckWorkItem(ctx context.Context, lockToken string, completion duroxide.WorkItem) error {
+	if p.takeTransient(AckWorkItem) {
+		return transientError("ack_work_item")
+	}
+	if completion == nil {
+		p.mu.Lock()
+		p.emptyAcks++
+		p.mu.Unlock()
+	}
 	if p.takeFail(AckWorkItem) {
 		p.mu.Lock()
 		ackFirst := p.ackThenFail
@@ -239,4 +300,43 @@ func (p *FaultyProvider) AckWorkItem(ctx context.Context, lockToken string, comp
 		return duroxide.Permanent("ack_work_item", "simulated infrastructure failure")
 	}
 	return p.Provider.AckWorkItem(ctx, lockToken, completion)
+}
+
+// RenewWorkItemLock renews through the wrapped provider unless a failure
+// is armed.
+func (p *FaultyProvider) RenewWorkItemLock(ctx context.Context, lockToken string, extendFor time.Duration) error {
+	const op = "renew_work_item_lock"
+	if p.takeTransient(RenewWorkItemLock) {
+		return transientError(op)
+	}
+	if p.takeFail(RenewWorkItemLock) {
+		return duroxide.Kinded(duroxide.ErrLockLost, op, "simulated lost lock")
+	}
+	return p.Provider.RenewWorkItemLock(ctx, lockToken, extendFor)
+}
+
+// RenewOrchestrationItemLock renews through the wrapped provider unless a
+// failure is armed.
+func (p *FaultyProvider) RenewOrchestrationItemLock(ctx context.Context, lockToken string, extendFor time.Duration) error {
+	const op = "renew_orchestration_item_lock"
+	if p.takeTransient(RenewOrchestrationItemLock) {
+		return transientError(op)
+	}
+	if p.takeFail(RenewOrchestrationItemLock) {
+		return duroxide.Kinded(duroxide.ErrLockLost, op, "simulated lost lock")
+	}
+	return p.Provider.RenewOrchestrationItemLock(ctx, lockToken, extendFor)
+}
+
+// RenewSessionLock renews through the wrapped provider unless a failure
+// is armed.
+func (p *FaultyProvider) RenewSessionLock(ctx context.Context, ownerIDs []string, extendFor, idleTimeout time.Duration) (int, error) {
+	const op = "renew_session_lock"
+	if p.takeTransient(RenewSessionLock) {
+		return 0, transientError(op)
+	}
+	if p.takeFail(RenewSessionLock) {
+		return 0, duroxide.Permanent(op, "simulated permanent failure")
+	}
+	return p.Provider.RenewSessionLock(ctx, ownerIDs, extendFor, idleTimeout)
 }

@@ -36,5 +36,7 @@ func modules() []module {
 		{"races_tests", racesTests},
 		{"concurrency_tests", concurrencyTests},
 		{"semantics_tests", semanticsTests},
+		// Go-only: transient store faults on renewals and acks.
+		{"transient_fault_tests", transientFaultTests},
 	}
 }

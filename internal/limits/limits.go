@@ -6,7 +6,10 @@
 // fail in production on input Cosmos refuses.
 //
 // Every refusal is a permanent duroxide.ProviderError of kind
-// duroxide.ErrInvalidInput: retrying the same input cannot succeed.
+// duroxide.ErrInvalidInput: retrying the same input cannot succeed. A
+// document over the size limit is a *duroxide.TooLargeError, which matches
+// duroxide.ErrTooLarge as well (the runtime turns an activity result it
+// cannot store into that activity's failure).
 package limits
 
 import (
@@ -80,7 +83,7 @@ func UserString(op, what, s string) error {
 // the document ("the work item", "history event 5", ...).
 func DocSize(op, what string, n int) error {
 	if n > MaxDocBytes {
-		return invalid(op, "%s would be a %d-byte document; Cosmos DB allows %d per document", what, n, MaxDocBytes)
+		return duroxide.TooLarge(op, what, n, MaxDocBytes)
 	}
 	return nil
 }

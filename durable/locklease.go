@@ -1,0 +1,134 @@
+package durable
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// Lock leases. A renewal that fails with a retryable error (a 503, 408,
+// reset or throttle) says nothing about the lock: the store may still hold
+// it for us, may even have applied the renewal. Only a permanent error
+// (the contract's answer for a lock that is gone: ErrLockLost) means the
+// lock is lost. So transient failures are retried with backoff for as
+// long as the lock is known to be ours — until the expiry the last
+// successful renewal (or the fetch) set — and only then is the lock given
+// up, as expired rather than lost.
+
+// lockLease keeps one lock renewed while its work runs and tracks the
+// lock's expiry as the runtime knows it.
+type lockLease struct {
+	// until is the lock's expiry in Unix nanoseconds: when the fetch
+	// returned, or the last successful renewal was sent, plus the lock
+	// timeout. A fetch's lock was set a round trip earlier, so its expiry
+	// may be a little later than the store's: the store, which refuses an
+	// expired lock (ErrLockLost), stays the judge.
+	until atomic.Int64
+	// lost is closed when the lock is gone or expired; gone tells which.
+	lost chan struct{}
+	gone atomic.Bool
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// startLease starts renewing a lock fetched at fetched with timeout,
+// every interval, through renew; queue labels the renewal metric. The
+// lease runs until stop.
+func (rt *Runtime) startLease(queue string, fetched time.Time, timeout, interval time.Duration, renew func(ctx context.Context) error) *lockLease {
+	l := &lockLease{lost: make(chan struct{})}
+	l.until.Store(fetched.Add(timeout).UnixNano())
+	ctx, cancel := context.WithCancel(rt.ctx)
+	l.cancel = cancel
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if !rt.renewOnce(ctx, l, queue, timeout, renew) {
+				return
+			}
+		}
+	}()
+	return l
+}
+
+// renewOnce renews the lock, retrying transient failures until the lock's
+// expiry; it reports whether the lease should go on.
+func (rt *Runtime) renewOnce(ctx context.Context, l *lockLease, queue string, timeout time.Duration, renew func(ctx context.Context) error) bool {
+	err := retryTransient(ctx, l.expiry, func() error {
+		sent := time.Now()
+		err := renew(ctx)
+		rt.tel.renewal(queue, err)
+		if err == nil {
+			l.until.Store(sent.Add(timeout).UnixNano())
+		}
+		return err
+	})
+	switch {
+	case err == nil:
+		return true
+	case ctx.Err() != nil:
+		return false // stopped, or the runtime is shutting down
+	case duroxide.IsRetryable(err):
+		rt.log.Warn("lock renewal kept failing with retryable errors until the lock expired", "queue", queue, "error", err)
+	default:
+		l.gone.Store(true)
+	}
+	close(l.lost)
+	return false
+}
+
+// expiry is the lock's expiry as last confirmed.
+func (l *lockLease) expiry() time.Time { return time.Unix(0, l.until.Load()) }
+
+// ackDeadline bounds an ack's retries: while the lock is known to be
+// ours, and no longer than one lock timeout from now, so an ack that keeps
+// failing while renewals succeed does not hold the lock for ever.
+func (l *lockLease) ackDeadline(timeout time.Duration) func() time.Time {
+	limit := time.Now().Add(timeout)
+	return func() time.Time {
+		if e := l.expiry(); e.Before(limit) {
+			return e
+		}
+		return limit
+	}
+}
+
+// stop ends the renewals and waits for the renewer to return.
+func (l *lockLease) stop() {
+	l.cancel()
+	l.wg.Wait()
+}
+
+// retryTransient calls f until it succeeds, fails permanently, ctx ends or
+// the next attempt would start after deadline(); it returns f's last
+// error. The backoff doubles from 10 ms up to 1 s.
+func retryTransient(ctx context.Context, deadline func() time.Time, f func() error) error {
+	for attempt := 0; ; attempt++ {
+		err := f()
+		if err == nil || !duroxide.IsRetryable(err) {
+			return err
+		}
+		d := min(10*time.Millisecond<<min(attempt, 7), time.Second)
+		if !time.Now().Add(d).Before(deadline()) {
+			return err
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		}
+	}
+}
