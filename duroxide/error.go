@@ -91,7 +91,9 @@ func (e *TooLargeError) Error() string {
 
 // Is matches ErrTooLarge, and ErrInvalidInput, the meaning it refines:
 // input the store cannot hold, which a retry cannot change.
-func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge || target == ErrInvalidInput }
+func (e *TooLargeError) Is(target error) bool {
+	return target == ErrTooLarge || target == ErrInvalidInput
+}
 
 // TooLarge returns the permanent ProviderError of kind ErrTooLarge for op,
 // holding a *TooLargeError.
