@@ -2,10 +2,12 @@ package durable
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -62,9 +64,61 @@ func TestReplaySafeLogsAppearOnce(t *testing.T) {
 }
 
 // Turn, activity and client spans carry their attributes and outcomes;
-// failures carry their kind and an Error status.
+// failures carry their kind and an Error status. The runtime ends each
+// span on the goroutine that ran the work, after its ack has released the
+// lock, so spans may end in any order and after the client has seen the
+// orchestration finish: the second subtest forces the worst such order.
 func TestSpansCarryOutcomesAndFailureKinds(t *testing.T) {
-	tp := &recTracerProvider{}
+	t.Run("ended as they ran", func(t *testing.T) {
+		checkSpanOutcomes(t, &recTracerProvider{})
+	})
+	t.Run("ended out of order", func(t *testing.T) {
+		checkSpanOutcomes(t, lateTracerProvider(t))
+	})
+}
+
+// lateTracerProvider records spans but ends them as late as a loaded
+// scheduler may: the first turn's span only after the second turn's has
+// ended (each slot ends its span after its ack, and the second turn can
+// be fetched, run and acked by another slot in between), and the
+// activity's span only after the test has first looked for it (the
+// worker ends it after the ack that lets the orchestration finish).
+func lateTracerProvider(t *testing.T) *recTracerProvider {
+	secondTurnEnded := make(chan struct{})
+	activityLookedFor := make(chan struct{})
+	var looked sync.Once
+	return &recTracerProvider{
+		beforeEnd: func(s *recSpan) {
+			var wait <-chan struct{}
+			switch {
+			case s.name == "orchestration Fails" && s.attr(attrOutcome) == "continue":
+				wait = secondTurnEnded
+			case s.name == "activity Boom":
+				wait = activityLookedFor
+			default:
+				return
+			}
+			select {
+			case <-wait:
+			case <-t.Context().Done(): // the test ended without the other span
+			}
+		},
+		afterEnd: func(s *recSpan) {
+			if s.name == "orchestration Fails" && s.attr(attrOutcome) == "failed" {
+				close(secondTurnEnded)
+			}
+		},
+		lookedFor: func(name string) {
+			if name == "activity Boom" {
+				looked.Do(func() { close(activityLookedFor) })
+			}
+		},
+	}
+}
+
+// checkSpanOutcomes runs an orchestration whose only activity fails and
+// checks the spans tp recorded.
+func checkSpanOutcomes(t *testing.T, tp *recTracerProvider) {
 	reg := NewRegistry()
 	require.NoError(t, RegisterActivity(reg, "Boom", func(ActivityContext, string) (string, error) {
 		return "", errors.New("boom")
@@ -77,7 +131,11 @@ func TestSpansCarryOutcomesAndFailureKinds(t *testing.T) {
 	require.NoError(t, c.StartOrchestration(t.Context(), "fails-1", "Fails", "x"))
 	st := htWaitDone(t, c, "fails-1")
 	require.Equal(t, StateFailed, st.State)
-	htEventually(t, func() bool { return len(tp.named("orchestration Fails")) == 2 }, "both turns ended")
+	// The client saw the orchestration fail, but the slots may not have
+	// ended their spans yet: wait for every span checked below.
+	htEventually(t, func() bool {
+		return len(tp.named("orchestration Fails")) == 2 && len(tp.named("activity Boom")) == 1
+	}, "both turns and the activity ended")
 
 	start := tp.named("client start_orchestration")
 	require.Len(t, start, 1)
@@ -200,14 +258,25 @@ type recTracerProvider struct {
 	mu    sync.Mutex
 	ended []*recSpan
 	next  atomic.Uint64
+
+	// Optional hooks that let a test delay spans' ends as a loaded
+	// scheduler could: beforeEnd and afterEnd run on the goroutine ending
+	// a span, lookedFor on the test's each time it looks spans up.
+	beforeEnd, afterEnd func(*recSpan)
+	lookedFor           func(name string)
 }
 
 func (p *recTracerProvider) Tracer(string, ...trace.TracerOption) trace.Tracer {
 	return recTracer{p: p}
 }
 
-// named returns the ended spans called name, in the order they ended.
+// named returns the ended spans called name, in the order they started:
+// work that follows other work starts after it, but the goroutines that
+// ran them may end their spans in either order.
 func (p *recTracerProvider) named(name string) []*recSpan {
+	if p.lookedFor != nil {
+		p.lookedFor(name)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var out []*recSpan
@@ -216,6 +285,7 @@ func (p *recTracerProvider) named(name string) []*recSpan {
 			out = append(out, s)
 		}
 	}
+	slices.SortFunc(out, func(a, b *recSpan) int { return cmp.Compare(a.seq, b.seq) })
 	return out
 }
 
@@ -237,13 +307,14 @@ func (t recTracer) Start(ctx context.Context, name string, opts ...trace.SpanSta
 	}
 	binary.BigEndian.PutUint64(sid[:], n)
 	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled})
-	s := &recSpan{p: t.p, name: name, sc: sc, parent: parent, attrs: append([]attribute.KeyValue{}, cfg.Attributes()...)}
+	s := &recSpan{p: t.p, seq: n, name: name, sc: sc, parent: parent, attrs: append([]attribute.KeyValue{}, cfg.Attributes()...)}
 	return trace.ContextWithSpan(ctx, s), s
 }
 
 type recSpan struct {
 	tracenoop.Span
 	p      *recTracerProvider
+	seq    uint64 // start order
 	name   string
 	sc     trace.SpanContext
 	parent trace.SpanContext
@@ -265,9 +336,15 @@ func (s *recSpan) SetStatus(c codes.Code, _ string) {
 	s.status = c
 }
 func (s *recSpan) End(...trace.SpanEndOption) {
+	if s.p.beforeEnd != nil {
+		s.p.beforeEnd(s)
+	}
 	s.p.mu.Lock()
-	defer s.p.mu.Unlock()
 	s.p.ended = append(s.p.ended, s)
+	s.p.mu.Unlock()
+	if s.p.afterEnd != nil {
+		s.p.afterEnd(s)
+	}
 }
 
 // attr is the last value set for key.
