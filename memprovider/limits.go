@@ -72,7 +72,7 @@ func (p *Provider) checkItem(op string, item duroxide.WorkItem, from string) err
 		return limits.DocSize(op, fmt.Sprintf("the %s for %q (an outbox document)", item.Variant(), target),
 			limits.DocBytes(from, target, limits.Nested(fields...)))
 	}
-	return limits.DocSize(op, "the "+item.Variant(), limits.DocBytes(fields...))
+	return limits.DocSize(op, item.Variant(), limits.DocBytes(fields...))
 }
 
 // checkEvents refuses history events whose KV key or document size the
