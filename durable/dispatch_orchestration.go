@@ -118,7 +118,7 @@ func (rt *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, wo
 	}
 	fetched := newHistoryBook(item.History)
 	r := readBatch(item.Messages, fetched, instance)
-	if fetched.completed || fetched.failed || (fetched.continuedAsNew && !r.continueAsNew) {
+	if (fetched.completed || fetched.failed || fetched.continuedAsNew) && !r.continueAsNew {
 		// A terminal instance: ack nothing, which drains the messages.
 		rt.ack(item, &commit{executionID: item.ExecutionID, book: &historyBook{}})
 		return

@@ -69,6 +69,12 @@ var (
 	// ErrInvalidInput: an argument the contract forbids (a nil work item,
 	// an id the store cannot hold, a commit for another instance).
 	ErrInvalidInput = errors.New("duroxide: invalid input")
+	// ErrInstanceExists: a start named an instance id that already exists
+	// (and the start is not an identical retry of the one that created it).
+	ErrInstanceExists = errors.New("duroxide: instance already exists")
+	// ErrNotRegistered: no orchestration (or version of it) is registered
+	// under the name a start asked for.
+	ErrNotRegistered = errors.New("duroxide: orchestration not registered")
 )
 
 // Kinded returns a permanent ProviderError of the given kind (one of the

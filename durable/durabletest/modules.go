@@ -35,5 +35,6 @@ func modules() []module {
 		{"recovery_tests", recoveryTests},
 		{"races_tests", racesTests},
 		{"concurrency_tests", concurrencyTests},
+		{"api_edge_tests", apiEdgeTests},
 	}
 }
