@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/duroxide-go/cdb/duroxide"
 	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
@@ -114,6 +115,11 @@ type Options struct {
 	// maintenance loop delivers it, so it does not race the acking
 	// process's own delivery (default 2s).
 	OutboxMinAge time.Duration
+	// OrphanLifetime is how long an event or cancellation for an
+	// instance that does not exist waits for the instance's start before
+	// it is deleted (counted by cdb.orphans.dropped); default
+	// duroxide.DefaultOrphanLifetime. Queue messages are dropped at once.
+	OrphanLifetime time.Duration
 	// Leases assigns dispatch slots to dispatchers. Nil means every
 	// dispatcher polls all 256 slots.
 	Leases LeaseProvider
@@ -170,6 +176,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.OutboxMinAge == 0 {
 		o.OutboxMinAge = DefaultOutboxMinAge
+	}
+	if o.OrphanLifetime <= 0 {
+		o.OrphanLifetime = duroxide.DefaultOrphanLifetime
 	}
 	if o.DiscoveryPageSize <= 0 {
 		o.DiscoveryPageSize = DefaultDiscoveryPageSize

@@ -42,13 +42,27 @@ func (p *Provider) EnqueueForWorker(ctx context.Context, item duroxide.WorkItem)
 // enqueue writes one queue document: one request. The id is generated
 // once, so an internal retry of the same call cannot duplicate it.
 func (p *Provider) enqueue(ctx context.Context, op string, item duroxide.WorkItem, docType string, visible, now time.Time) error {
+	doc, err := p.queueDocument(ctx, op, item, docType, visible, now)
+	if err != nil {
+		return err
+	}
+	_, err = p.st.Create(ctx, item.InstanceID(), doc)
+	if errors.Is(err, cosmos.ErrConflict) {
+		return nil // our own earlier attempt landed
+	}
+	return duroxide.Wrap(op, err)
+}
+
+// queueDocument encodes item as a new queue document (a fresh id),
+// refusing what cannot be stored.
+func (p *Provider) queueDocument(ctx context.Context, op string, item duroxide.WorkItem, docType string, visible, now time.Time) ([]byte, error) {
 	inst := item.InstanceID()
 	if err := validateInstanceID(op, inst); err != nil {
-		return err
+		return nil, err
 	}
 	data, err := duroxide.MarshalWorkItem(item)
 	if err != nil {
-		return duroxide.Permanent(op, "work item cannot be encoded: %v", err)
+		return nil, duroxide.Permanent(op, "work item cannot be encoded: %v", err)
 	}
 	q := queueDoc{ID: uuid.NewString(), InstanceID: inst, Type: docType, WorkItem: string(data), DispatchSlot: DispatchSlot(inst),
 		VisibleAt: ms(visible), EnqueuedAt: ms(now), EnqueueOrder: nextOrder(now), TraceParent: traceParent(ctx)}
@@ -56,17 +70,13 @@ func (p *Provider) enqueue(ctx context.Context, op string, item duroxide.WorkIte
 		q.ExecutionID, q.ActivityID, q.SessionID, q.Tag = ptr(a.ExecutionID), ptr(a.ID), a.SessionID, a.Tag
 		if a.SessionID != nil {
 			if err := validateUserString(op, "session id", *a.SessionID); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
 	doc := mustJSON(q)
 	if len(doc) > cosmos.MaxDocBytes {
-		return duroxide.Permanent(op, "the work item would be a %d-byte document; Cosmos DB allows %d", len(doc), cosmos.MaxDocBytes)
+		return nil, duroxide.Kinded(duroxide.ErrInvalidInput, op, "the work item would be a %d-byte document; Cosmos DB allows %d", len(doc), cosmos.MaxDocBytes)
 	}
-	_, err = p.st.Create(ctx, inst, doc)
-	if errors.Is(err, cosmos.ErrConflict) {
-		return nil // our own earlier attempt landed
-	}
-	return duroxide.Wrap(op, err)
+	return doc, nil
 }

@@ -271,7 +271,7 @@ func (p *Provider) AppendWithExecution(ctx context.Context, instance string, exe
 			ExecutionID: executionID, EventID: events[i].EventID, EventData: string(data)}
 		doc := mustJSON(h)
 		if len(doc) > cosmos.MaxDocBytes {
-			return duroxide.Permanent(op, "event %d would be %d bytes; Cosmos DB allows %d per document", events[i].EventID, len(doc), cosmos.MaxDocBytes)
+			return duroxide.Kinded(duroxide.ErrInvalidInput, op, "event %d would be %d bytes; Cosmos DB allows %d per document", events[i].EventID, len(doc), cosmos.MaxDocBytes)
 		}
 		if b.Len()+1 > cosmos.MaxBatchOps || b.Bytes+len(doc)+64 > cosmos.MaxBatchBytes {
 			if err := flush(); err != nil {

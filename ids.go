@@ -171,21 +171,21 @@ func kvDeltaDocID(inst, key string) string { return docID(user(inst), fixed("kv_
 func validateInstanceID(op, inst string) error {
 	switch {
 	case inst == "":
-		return duroxide.Permanent(op, "instance id must not be empty")
+		return duroxide.Kinded(duroxide.ErrInvalidInput, op, "instance id must not be empty")
 	case inst == LeasePartition:
-		return duroxide.Permanent(op, "instance id %q is reserved for dispatch leases", inst)
+		return duroxide.Kinded(duroxide.ErrInvalidInput, op, "instance id %q is reserved for dispatch leases", inst)
 	case !utf8.ValidString(inst):
-		return duroxide.Permanent(op, "instance id is not valid UTF-8")
+		return duroxide.Kinded(duroxide.ErrInvalidInput, op, "instance id is not valid UTF-8")
 	case len(inst) > maxPartitionKeyBytes:
-		return duroxide.Permanent(op, "instance id is %d bytes; Cosmos partition key values are limited to %d bytes", len(inst), maxPartitionKeyBytes)
+		return duroxide.Kinded(duroxide.ErrInvalidInput, op, "instance id is %d bytes; Cosmos partition key values are limited to %d bytes", len(inst), maxPartitionKeyBytes)
 	case hasControl(inst):
 		// Same cause: QuoteToASCII writes \x00-style escapes, not JSON.
-		return duroxide.Permanent(op, "instance id contains a control character (other than \\b \\t \\n \\f \\r), which azcosmos v1.5.0 cannot send as a partition key")
+		return duroxide.Kinded(duroxide.ErrInvalidInput, op, "instance id contains a control character (other than \\b \\t \\n \\f \\r), which azcosmos v1.5.0 cannot send as a partition key")
 	case !bmpOnly(inst):
 		// azcosmos v1.5.0 writes the partition key header with
 		// strconv.QuoteToASCII, which renders such characters as \U0001xxxx:
 		// not JSON, so the service refuses the request.
-		return duroxide.Permanent(op, "instance id contains a character outside the Basic Multilingual Plane (e.g. an emoji), which azcosmos v1.5.0 cannot send as a partition key")
+		return duroxide.Kinded(duroxide.ErrInvalidInput, op, "instance id contains a character outside the Basic Multilingual Plane (e.g. an emoji), which azcosmos v1.5.0 cannot send as a partition key")
 	}
 	return nil
 }
@@ -217,7 +217,7 @@ func bmpOnly(s string) bool {
 // (KV keys, session ids): only invalid UTF-8.
 func validateUserString(op, what, s string) error {
 	if !utf8.ValidString(s) {
-		return duroxide.Permanent(op, "%s is not valid UTF-8", what)
+		return duroxide.Kinded(duroxide.ErrInvalidInput, op, "%s is not valid UTF-8", what)
 	}
 	return nil
 }

@@ -100,7 +100,7 @@ func (p *Provider) planTurn(op string, lk *orchLock, c duroxide.OrchestrationCom
 	doc := p.nextInstanceDoc(lk, c, now)
 	docJSON := mustJSON(doc)
 	if len(docJSON) > cosmos.MaxDocBytes {
-		return nil, duroxide.Permanent(op, "the instance document would be %d bytes (output or custom status too large); Cosmos DB allows %d", len(docJSON), cosmos.MaxDocBytes)
+		return nil, duroxide.Kinded(duroxide.ErrInvalidInput, op, "the instance document would be %d bytes (output or custom status too large); Cosmos DB allows %d", len(docJSON), cosmos.MaxDocBytes)
 	}
 	plan.commit = cosmos.BatchOp{Kind: cosmos.BatchReplace, ID: doc.ID, Doc: docJSON, IfMatch: &lk.etag}
 	plan.kinds = append(plan.kinds, docInstance)
@@ -123,7 +123,7 @@ func (p *Provider) planTurn(op string, lk *orchLock, c duroxide.OrchestrationCom
 // that names the kind of document.
 func (plan *turnPlan) add(op, kind string, o cosmos.BatchOp) error {
 	if len(o.Doc) > cosmos.MaxDocBytes {
-		return duroxide.Permanent(op, "a %s document would be %d bytes; Cosmos DB allows %d per document", kind, len(o.Doc), cosmos.MaxDocBytes)
+		return duroxide.Kinded(duroxide.ErrInvalidInput, op, "a %s document would be %d bytes; Cosmos DB allows %d per document", kind, len(o.Doc), cosmos.MaxDocBytes)
 	}
 	plan.ops = append(plan.ops, o)
 	plan.kinds = append(plan.kinds, kind)

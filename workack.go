@@ -66,7 +66,7 @@ func (p *Provider) AckWorkItem(ctx context.Context, lockToken string, completion
 			b.Create(mustJSON(q))
 		}
 		if doc := b.Ops[len(b.Ops)-1].Doc; len(doc) > cosmos.MaxDocBytes {
-			return duroxide.Permanent(op, "the completion would be %d bytes; Cosmos DB allows %d per document", len(doc), cosmos.MaxDocBytes)
+			return duroxide.Kinded(duroxide.ErrInvalidInput, op, "the completion would be %d bytes; Cosmos DB allows %d per document", len(doc), cosmos.MaxDocBytes)
 		}
 	}
 	p.touchSessionOps(b, lk, now)

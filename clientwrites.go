@@ -1,0 +1,195 @@
+package cdb
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+
+	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/cosmos"
+)
+
+// The client's writes (duroxide.ClientWriter). Two document types in the
+// instance's partition make them safe against races and retries:
+//
+//   - start_record (one per instance, id <inst>:start): created in the
+//     same transactional batch as a client start's queue message, so of
+//     two concurrent starts exactly one batch commits; the other meets
+//     409 and compares the record to tell a retry from a second start.
+//   - client_key (id <inst>:client_key:<key>): created in the same batch
+//     as a keyed event's queue message, so a retried write meets 409 and
+//     enqueues nothing, also after the message was consumed.
+//
+// Both are deleted with the instance. Nothing is added to the work
+// item's JSON, which stays what the Rust crate writes.
+const (
+	docStartRecord = "start_record"
+	docClientKey   = "client_key"
+)
+
+// startRecordDoc is the start that created an instance.
+type startRecordDoc struct {
+	ID            string  `json:"id"`
+	InstanceID    string  `json:"instanceId"`
+	Type          string  `json:"type"`
+	Orchestration string  `json:"orchestration"`
+	Version       *string `json:"version"`
+	InputSHA256   string  `json:"inputSha256"`
+	Key           string  `json:"key,omitempty"`
+	// EnqueuedAt lets a deletion's sweep keep a record written after its
+	// tombstone, as it keeps such queue messages (delete.go).
+	EnqueuedAt int64 `json:"enqueuedAt"`
+}
+
+// clientKeyDoc records one applied keyed client write.
+type clientKeyDoc struct {
+	ID         string `json:"id"`
+	InstanceID string `json:"instanceId"`
+	Type       string `json:"type"`
+	EnqueuedAt int64  `json:"enqueuedAt"`
+}
+
+func startRecordDocID(inst string) string { return docID(user(inst), fixed("start")) }
+func clientKeyDocID(inst, key string) string {
+	return docID(user(inst), fixed("client_key"), user(key))
+}
+
+func inputDigest(input string) string {
+	h := sha256.Sum256([]byte(input))
+	return hex.EncodeToString(h[:])
+}
+
+var _ duroxide.ClientWriter = (*Provider)(nil)
+
+// StartInstance implements duroxide.ClientWriter.
+func (p *Provider) StartInstance(ctx context.Context, item duroxide.StartOrchestrationItem, key string) error {
+	const op = "start_instance"
+	inst := item.Instance
+	if err := validateInstanceID(op, inst); err != nil {
+		return err
+	}
+	now := p.now()
+	msg, err := p.queueDocument(ctx, op, item, docOrchQueue, now, now)
+	if err != nil {
+		return err
+	}
+	doc, _, err := p.readInstanceRaw(ctx, inst)
+	if err != nil {
+		return duroxide.Wrap(op, err)
+	}
+	if doc != nil && (doc.exists() || doc.Deleted != nil) {
+		// Started by a runtime (a sub-orchestration) or by an earlier
+		// client start: only a retry of that start is accepted.
+		return p.compareStart(ctx, op, item, key)
+	}
+	rec := startRecordDoc{ID: startRecordDocID(inst), InstanceID: inst, Type: docStartRecord, Orchestration: item.Orchestration,
+		Version: item.Version, InputSHA256: inputDigest(item.Input), Key: key, EnqueuedAt: ms(now)}
+	b := cosmos.NewBatch(inst)
+	b.Create(mustJSON(rec))
+	b.Create(msg)
+	_, err = p.st.Execute(ctx, b, false)
+	var be *cosmos.BatchError
+	if errors.As(err, &be) && be.Index == 0 && errors.Is(err, cosmos.ErrConflict) {
+		return p.compareStart(ctx, op, item, key)
+	}
+	return duroxide.Wrap(op, err)
+}
+
+// compareStart accepts a start identical to the recorded one (or with
+// its key) as a retry, and refuses anything else with ErrInstanceExists.
+func (p *Provider) compareStart(ctx context.Context, op string, item duroxide.StartOrchestrationItem, key string) error {
+	body, _, err := p.st.Read(ctx, item.Instance, startRecordDocID(item.Instance))
+	if err != nil && !errors.Is(err, cosmos.ErrNotFound) {
+		return duroxide.Wrap(op, err)
+	}
+	var rec startRecordDoc
+	if err == nil && json.Unmarshal(body, &rec) == nil {
+		sameKey := key != "" && key == rec.Key
+		same := rec.Orchestration == item.Orchestration && equalStrPtr(rec.Version, item.Version) && rec.InputSHA256 == inputDigest(item.Input)
+		if sameKey || same {
+			return nil
+		}
+	}
+	return duroxide.Kinded(duroxide.ErrInstanceExists, op, "instance %q already exists", item.Instance)
+}
+
+func equalStrPtr(a, b *string) bool {
+	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
+}
+
+// EnqueueForInstance implements duroxide.ClientWriter.
+func (p *Provider) EnqueueForInstance(ctx context.Context, item duroxide.WorkItem, key string) error {
+	const op = "enqueue_for_instance"
+	if item == nil || item.Queue() != duroxide.OrchestratorQueue {
+		return duroxide.Kinded(duroxide.ErrInvalidInput, op, "%s does not belong on the orchestrator queue", variantOf(item))
+	}
+	inst := item.InstanceID()
+	now := p.now()
+	msg, err := p.queueDocument(ctx, op, item, docOrchQueue, now, now)
+	if err != nil {
+		return err
+	}
+	exists, err := p.InstanceExists(ctx, inst)
+	if err != nil {
+		return duroxide.Wrap(op, err)
+	}
+	if !exists {
+		return duroxide.Kinded(duroxide.ErrInstanceNotFound, op, "instance %q not found", inst)
+	}
+	if key == "" {
+		// The queue document's id, minted once above, makes the layer's
+		// own retries of this call land once.
+		_, err = p.st.Create(ctx, inst, msg)
+		if errors.Is(err, cosmos.ErrConflict) {
+			return nil
+		}
+		return duroxide.Wrap(op, err)
+	}
+	if err := validateUserString(op, "idempotency key", key); err != nil {
+		return err
+	}
+	b := cosmos.NewBatch(inst)
+	b.Create(mustJSON(clientKeyDoc{ID: clientKeyDocID(inst, key), InstanceID: inst, Type: docClientKey, EnqueuedAt: ms(now)}))
+	b.Create(msg)
+	_, err = p.st.Execute(ctx, b, false)
+	var be *cosmos.BatchError
+	if errors.As(err, &be) && errors.Is(err, cosmos.ErrConflict) {
+		return nil // the key's write was applied before: a retry
+	}
+	return duroxide.Wrap(op, err)
+}
+
+// InstanceExists implements duroxide.ClientWriter: the instance document
+// (a committed turn) or a client start's record, and no tombstone.
+func (p *Provider) InstanceExists(ctx context.Context, inst string) (bool, error) {
+	const op = "instance_exists"
+	if err := validateInstanceID(op, inst); err != nil {
+		return false, err
+	}
+	doc, _, err := p.readInstanceRaw(ctx, inst)
+	if err != nil {
+		return false, duroxide.Wrap(op, err)
+	}
+	if doc != nil && doc.Deleted != nil {
+		return false, nil
+	}
+	if doc.exists() {
+		return true, nil
+	}
+	_, _, err = p.st.Read(ctx, inst, startRecordDocID(inst))
+	if errors.Is(err, cosmos.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, duroxide.Wrap(op, err)
+}
+
+// orphanExpired reports whether the orphan rule deletes m (whose item is
+// it) now: a queue message at once, anything else after OrphanLifetime.
+func (p *Provider) orphanExpired(it duroxide.WorkItem, m *queueDoc) bool {
+	if _, ok := it.(duroxide.QueueMessageItem); ok {
+		return true
+	}
+	return m.VisibleAt+p.opts.OrphanLifetime.Milliseconds() <= ms(p.now())
+}
