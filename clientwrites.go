@@ -161,28 +161,52 @@ func (p *Provider) EnqueueForInstance(ctx context.Context, item duroxide.WorkIte
 	return duroxide.Wrap(op, err)
 }
 
-// InstanceExists implements duroxide.ClientWriter: the instance document
-// (a committed turn) or a client start's record, and no tombstone.
+// InstanceExists implements duroxide.ClientWriter: an instance exists
+// from the moment its start is accepted — a client start's record, a
+// queued start message, or an outbox intent that will deliver a
+// runtime's start (a sub-orchestration's or a detached one's; an intent
+// for an instance is only ever written by or after its start) — until it
+// is deleted. A committed or client-started instance costs one or two
+// point reads; the queries run only for a missing instance or a
+// runtime's start not yet run, in the order the start moves (intent,
+// then message, then instance document), so a start in flight is seen in
+// one place or the next.
 func (p *Provider) InstanceExists(ctx context.Context, inst string) (bool, error) {
 	const op = "instance_exists"
 	if err := validateInstanceID(op, inst); err != nil {
 		return false, err
 	}
 	doc, _, err := p.readInstanceRaw(ctx, inst)
-	if err != nil {
-		return false, duroxide.Wrap(op, err)
+	if err != nil || doc.exists() || (doc != nil && doc.Deleted != nil) {
+		return err == nil && doc.exists(), duroxide.Wrap(op, err)
 	}
-	if doc != nil && doc.Deleted != nil {
-		return false, nil
-	}
-	if doc.exists() {
-		return true, nil
-	}
+	// A client start's record is never removed but with the instance:
+	// one more point read settles every client-started instance.
 	_, _, err = p.st.Read(ctx, inst, startRecordDocID(inst))
-	if errors.Is(err, cosmos.ErrNotFound) {
-		return false, nil
+	if err == nil || !errors.Is(err, cosmos.ErrNotFound) {
+		return err == nil, duroxide.Wrap(op, err)
 	}
-	return err == nil, duroxide.Wrap(op, err)
+	found, err := p.anyDocument(ctx, nil, "SELECT c.id FROM c WHERE c.type = 'outbox_intent' AND c.targetInstanceId = @inst", inst)
+	if err != nil || found {
+		return found, duroxide.Wrap(op, err)
+	}
+	found, err = p.anyDocument(ctx, &inst, "SELECT c.id FROM c WHERE c.type = 'orch_queue' AND STARTSWITH(c.workItem, '{\"StartOrchestration\"')", inst)
+	if err != nil || found {
+		return found, duroxide.Wrap(op, err)
+	}
+	doc, _, err = p.readInstance(ctx, inst)
+	return err == nil && doc.exists(), duroxide.Wrap(op, err)
+}
+
+// anyDocument reports whether query (parameter @inst) finds a document,
+// in partition (nil: across partitions).
+func (p *Provider) anyDocument(ctx context.Context, partition *string, query, inst string) (bool, error) {
+	found := false
+	_, err := p.st.Query(ctx, query, cosmos.QueryParams{}.Add("@inst", inst), cosmos.QueryOptions{Partition: partition}, func([]byte) bool {
+		found = true
+		return false
+	})
+	return found, err
 }
 
 // orphanExpired reports whether the orphan rule deletes m (whose item is
@@ -191,5 +215,11 @@ func (p *Provider) orphanExpired(it duroxide.WorkItem, m *queueDoc) bool {
 	if _, ok := it.(duroxide.QueueMessageItem); ok {
 		return true
 	}
-	return m.VisibleAt+p.opts.OrphanLifetime.Milliseconds() <= ms(p.now())
+	// From enqueue, not visibility: every fetch that releases an orphan
+	// makes it visible again, which must not renew its lifetime.
+	return m.EnqueuedAt+p.opts.OrphanLifetime.Milliseconds() <= ms(p.now())
 }
+
+// OrphansDropped counts the orchestrator messages this provider deleted
+// because their instance never started (exported as cdb.orphans.dropped).
+func (p *Provider) OrphansDropped() int64 { return p.orphansDropped.Load() }

@@ -18,6 +18,7 @@ func apiEdgeTests() []sample {
 	return []sample{
 		{"duplicate_start_of_another_orchestration_is_refused", duplicateStartOfAnotherOrchestrationIsRefused},
 		{"identical_start_retry_is_a_no_op", identicalStartRetryIsANoOp},
+		{"id_reuse_allow_terminal_starts_a_new_execution", idReuseAllowTerminalStartsANewExecution},
 		{"concurrent_starts_have_one_winner", concurrentStartsHaveOneWinner},
 		{"turn_replays_the_started_orchestration", turnReplaysTheStartedOrchestration},
 		{"writes_to_a_missing_instance_are_not_found", writesToAMissingInstanceAreNotFound},
@@ -221,4 +222,25 @@ func retriedRaiseWithAKeyIsDeliveredOnce(e *env) {
 	require.NoError(e.t, c.RaiseEvent(e.ctx, "raised", "e", "1", k))
 	require.NoError(e.t, c.RaiseEvent(e.ctx, "raised", "e", "2", durable.EventOptions{IdempotencyKey: "raise-2"}))
 	require.Equal(e.t, "1,2", e.completed("raised"))
+}
+
+func idReuseAllowTerminalStartsANewExecution(e *env) {
+	e.start(edgeRegistry(e), fastOptions(nil))
+	reuse := durable.StartOptions{IDReuse: durable.IDReuseAllowTerminal}
+	require.NoError(e.t, e.client().StartOrchestration(e.ctx, "reuse", "Echo", "one", reuse))
+	e.waitRunning("reuse")
+	// Running: refused even with the option.
+	require.ErrorIs(e.t, e.client().StartOrchestration(e.ctx, "reuse", "Other", "", reuse), durable.ErrInstanceExists)
+	e.raise("reuse", "go", "x")
+	require.Equal(e.t, "echo:one:x", e.completed("reuse"))
+	require.NoError(e.t, e.client().StartOrchestration(e.ctx, "reuse", "Other", "two", reuse))
+	e.waitFor("the second execution completed", func() bool {
+		execs, err := e.client().ListExecutions(e.ctx, "reuse")
+		return err == nil && len(execs) == 2 && e.wait("reuse").Output == "other"
+	})
+	h := e.executionHistory("reuse", 2)
+	_, started, ok := findKind[duroxide.OrchestrationStarted](h)
+	require.True(e.t, ok)
+	require.Equal(e.t, "Other", started.Name)
+	require.Equal(e.t, "two", started.Input)
 }

@@ -1,0 +1,101 @@
+package cdb_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/duroxide-go/cdb"
+	"github.com/duroxide-go/cdb/cosmostest"
+	"github.com/duroxide-go/cdb/durable"
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// TestClientWriteRetriedAfterLostResponse: a client write whose response
+// is lost after the server applied it (the connection drops) fails; the
+// caller's retry with the same idempotency key is a no-op. Issue 19's
+// case: EnqueueEvent("a") retried, then "b": the orchestration dequeues
+// a, b.
+func TestClientWriteRetriedAfterLostResponse(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	h := newHarness(t, cdb.Options{})
+	c := durable.NewClient(h.p)
+	const inst = "lost-response"
+
+	dropNextBatch := func() {
+		h.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpBatch, Match: pkMatch(inst), Drop: cosmostest.DropAfterApply, Times: 1})
+	}
+	dropNextBatch()
+	require.Error(t, c.StartOrchestration(ctx, inst, "Two", ""), "the lost response surfaces")
+	require.NoError(t, c.StartOrchestration(ctx, inst, "Two", ""), "the identical retry is accepted")
+	require.Len(t, h.docsWhere("orch_queue", inst), 1, "one start message")
+
+	ka := durable.EventOptions{IdempotencyKey: "write-a"}
+	dropNextBatch()
+	require.Error(t, c.EnqueueEvent(ctx, inst, "q", "a", ka))
+	require.NoError(t, c.EnqueueEvent(ctx, inst, "q", "a", ka))
+	require.NoError(t, c.EnqueueEvent(ctx, inst, "q", "b", durable.EventOptions{IdempotencyKey: "write-b"}))
+	require.Len(t, h.docsWhere("orch_queue", inst), 3, "start, a, b")
+
+	reg := durable.NewRegistry()
+	require.NoError(t, reg.AddOrchestration("Two", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		a, err := ctx.DequeueEvent("q").Await()
+		if err != nil {
+			return "", err
+		}
+		b, err := ctx.DequeueEvent("q").Await()
+		return a + "," + b, err
+	}))
+	rt, err := durable.Start(ctx, h.p, reg, &durable.Options{MinPollInterval: 10 * time.Millisecond, MaxIdlePollInterval: 50 * time.Millisecond})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = rt.Shutdown(sctx)
+	})
+	st, err := c.WaitForOrchestration(ctx, inst, time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, "a,b", st.Output)
+	// After consumption the key still holds: a late retry enqueues nothing.
+	require.NoError(t, c.EnqueueEvent(ctx, inst, "q", "a", ka))
+	require.Empty(t, h.docsWhere("orch_queue", inst))
+}
+
+// TestOrphanMessagesHaveABoundedLifetime: an event for an instance that
+// never starts (enqueued past the client's check, straight to the
+// provider) waits for its start for OrphanLifetime, then is deleted and
+// counted, so the orchestrator queue drains. One enqueued shortly before
+// the start is still delivered.
+func TestOrphanMessagesHaveABoundedLifetime(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	h := newHarness(t, cdb.Options{OrphanLifetime: time.Hour})
+	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, duroxide.ExternalRaisedItem{Instance: "never", Name: "e", Data: "x"}, 0))
+	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, duroxide.CancelInstanceItem{Instance: "never", Reason: "r"}, 0))
+	item, err := h.p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
+	require.NoError(t, err)
+	require.Nil(t, item, "nothing to run yet")
+	require.Len(t, h.docsWhere("orch_queue", "never"), 2, "young orphans wait for their start")
+
+	// Providers whose clocks are on by 50 and 70 minutes: each fetch
+	// releases the orphans again, which must not renew their lifetime.
+	at := func(d time.Duration) *cdb.Provider {
+		return h.open(cdb.Options{OrphanLifetime: time.Hour, Test: cdb.TestOptions{Now: func() time.Time { return time.Now().Add(d) }}})
+	}
+	item, err = at(50*time.Minute).FetchOrchestrationItem(ctx, time.Minute, 0, nil)
+	require.NoError(t, err)
+	require.Nil(t, item)
+	require.Len(t, h.docsWhere("orch_queue", "never"), 2, "still within their lifetime")
+	h2 := at(70 * time.Minute)
+	item, err = h2.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
+	require.NoError(t, err)
+	require.Nil(t, item)
+	require.Empty(t, h.docsWhere("orch_queue", "never"), "expired orphans are deleted")
+	depths, err := h2.Admin().GetQueueDepths(ctx)
+	require.NoError(t, err)
+	require.Zero(t, depths.OrchestratorQueue)
+	require.Equal(t, int64(2), h2.OrphansDropped())
+}
