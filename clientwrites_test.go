@@ -99,3 +99,18 @@ func TestOrphanMessagesHaveABoundedLifetime(t *testing.T) {
 	require.Zero(t, depths.OrchestratorQueue)
 	require.Equal(t, int64(2), h2.OrphansDropped())
 }
+
+// TestInvalidInputIsKinded: size and id refusals match ErrInvalidInput
+// (they used to be ErrPermanent only), from the provider and through the
+// client.
+func TestInvalidInputIsKinded(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	h := newHarness(t, cdb.Options{})
+	c := durable.NewClient(h.p)
+	require.ErrorIs(t, h.p.EnqueueForOrchestrator(ctx, duroxide.ExternalRaisedItem{Instance: "", Name: "e"}, 0), duroxide.ErrInvalidInput, "empty id")
+	require.ErrorIs(t, h.p.EnqueueForOrchestrator(ctx, duroxide.ExternalRaisedItem{Instance: "big", Name: "e", Data: big}, 0), duroxide.ErrInvalidInput, "2.1 MB event")
+	require.ErrorIs(t, c.StartOrchestration(ctx, "big", "O", big), durable.ErrInvalidInput, "2.1 MB start input")
+	require.ErrorIs(t, c.StartOrchestration(ctx, "", "O", ""), durable.ErrInvalidInput, "empty id through the client")
+	require.ErrorIs(t, c.RaiseEvent(ctx, "a\x00b", "e", ""), durable.ErrInvalidInput, "an id Cosmos cannot hold")
+}
