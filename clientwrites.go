@@ -6,28 +6,29 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/duroxide-go/cdb/duroxide"
 	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
-// The client's writes (duroxide.ClientWriter). Two document types in the
-// instance's partition make them safe against races and retries:
+// The client's writes (duroxide.ClientWriter), safe against races and
+// retries:
 //
-//   - start_record (one per instance, id <inst>:start): created in the
-//     same transactional batch as a client start's queue message, so of
-//     two concurrent starts exactly one batch commits; the other meets
-//     409 and compares the record to tell a retry from a second start.
-//   - client_key (id <inst>:client_key:<key>): created in the same batch
-//     as a keyed event's queue message, so a retried write meets 409 and
-//     enqueues nothing, also after the message was consumed.
+//   - A client start's queue message is created in one transactional
+//     batch with a start_record document (id <inst>:start, one per
+//     instance), so of two concurrent starts exactly one batch commits;
+//     the other meets 409 and compares the record to tell a retry from a
+//     second start. The record is deleted with the instance.
+//   - A keyed event's queue message has an id derived from the key
+//     (<inst>:client_key:<key>) and carries the key as its outboxKey, so
+//     the turn that consumes it leaves an orch_received marker under the
+//     same id, as for a message delivered through the outbox: a retried
+//     write meets 409 before consumption and for receivedRetention after.
 //
-// Both are deleted with the instance. Nothing is added to the work
-// item's JSON, which stays what the Rust crate writes.
-const (
-	docStartRecord = "start_record"
-	docClientKey   = "client_key"
-)
+// Nothing is added to the work item's JSON, which stays what the Rust
+// crate writes.
+const docStartRecord = "start_record"
 
 // startRecordDoc is the start that created an instance.
 type startRecordDoc struct {
@@ -41,14 +42,6 @@ type startRecordDoc struct {
 	// EnqueuedAt lets a deletion's sweep keep a record written after its
 	// tombstone, as it keeps such queue messages (delete.go).
 	EnqueuedAt int64 `json:"enqueuedAt"`
-}
-
-// clientKeyDoc records one applied keyed client write.
-type clientKeyDoc struct {
-	ID         string `json:"id"`
-	InstanceID string `json:"instanceId"`
-	Type       string `json:"type"`
-	EnqueuedAt int64  `json:"enqueuedAt"`
 }
 
 func startRecordDocID(inst string) string { return docID(user(inst), fixed("start")) }
@@ -89,12 +82,15 @@ func (p *Provider) StartInstance(ctx context.Context, item duroxide.StartOrchest
 	b := cosmos.NewBatch(inst)
 	b.Create(mustJSON(rec))
 	b.Create(msg)
-	_, err = p.st.Execute(ctx, b, false)
-	var be *cosmos.BatchError
-	if errors.As(err, &be) && be.Index == 0 && errors.Is(err, cosmos.ErrConflict) {
-		return p.compareStart(ctx, op, item, key)
-	}
-	return duroxide.Wrap(op, err)
+	return p.retryClientWrite(ctx, op, func() error {
+		_, err := p.st.Execute(ctx, b, false)
+		var be *cosmos.BatchError
+		if errors.As(err, &be) && be.Index == 0 && errors.Is(err, cosmos.ErrConflict) {
+			// Another start, or our own earlier attempt, landed.
+			return p.compareStart(ctx, op, item, key)
+		}
+		return err
+	})
 }
 
 // compareStart accepts a start identical to the recorded one (or with
@@ -127,7 +123,17 @@ func (p *Provider) EnqueueForInstance(ctx context.Context, item duroxide.WorkIte
 	}
 	inst := item.InstanceID()
 	now := p.now()
-	msg, err := p.queueDocument(ctx, op, item, docOrchQueue, now, now)
+	q, err := p.newQueueDoc(ctx, op, item, docOrchQueue, now, now)
+	if err != nil {
+		return err
+	}
+	if key != "" {
+		if err := validateUserString(op, "idempotency key", key); err != nil {
+			return err
+		}
+		q.ID, q.OutboxKey = clientKeyDocID(inst, key), "client:"+key
+	}
+	msg, err := encodeQueueDoc(op, q)
 	if err != nil {
 		return err
 	}
@@ -138,28 +144,40 @@ func (p *Provider) EnqueueForInstance(ctx context.Context, item duroxide.WorkIte
 	if !exists {
 		return duroxide.Kinded(duroxide.ErrInstanceNotFound, op, "instance %q not found", inst)
 	}
-	if key == "" {
-		// The queue document's id, minted once above, makes the layer's
-		// own retries of this call land once.
-		_, err = p.st.Create(ctx, inst, msg)
+	// The id is fixed for the call (from the key, or minted once above),
+	// so a repeat — ours below, or the caller's with the same key — is a
+	// 409: the message, or the marker its consumption left, is there.
+	return p.retryClientWrite(ctx, op, func() error {
+		_, err := p.st.Create(ctx, inst, msg)
 		if errors.Is(err, cosmos.ErrConflict) {
 			return nil
 		}
-		return duroxide.Wrap(op, err)
-	}
-	if err := validateUserString(op, "idempotency key", key); err != nil {
 		return err
-	}
-	b := cosmos.NewBatch(inst)
-	b.Create(mustJSON(clientKeyDoc{ID: clientKeyDocID(inst, key), InstanceID: inst, Type: docClientKey, EnqueuedAt: ms(now)}))
-	b.Create(msg)
-	_, err = p.st.Execute(ctx, b, false)
-	var be *cosmos.BatchError
-	if errors.As(err, &be) && errors.Is(err, cosmos.ErrConflict) {
-		return nil // the key's write was applied before: a retry
-	}
-	return duroxide.Wrap(op, err)
+	})
 }
+
+// retryClientWrite runs write, which must be idempotent, until it
+// succeeds, fails permanently or has failed clientWriteAttempts times
+// (10 ms · 2ⁿ apart): a client write's outcome is not left ambiguous for
+// a transient error the provider can settle itself.
+func (p *Provider) retryClientWrite(ctx context.Context, op string, write func() error) error {
+	for attempt := 0; ; attempt++ {
+		err := duroxide.Wrap(op, write())
+		if err == nil || !duroxide.IsRetryable(err) || attempt+1 >= clientWriteAttempts {
+			return err
+		}
+		t := time.NewTimer(10 * time.Millisecond << attempt)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
+}
+
+// clientWriteAttempts bounds retryClientWrite.
+const clientWriteAttempts = 4
 
 // InstanceExists implements duroxide.ClientWriter: an instance exists
 // from the moment its start is accepted — a client start's record, a

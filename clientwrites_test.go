@@ -2,6 +2,7 @@ package cdb_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,40 +15,47 @@ import (
 )
 
 // TestClientWriteRetriedAfterLostResponse: a client write whose response
-// is lost after the server applied it (the connection drops) fails; the
-// caller's retry with the same idempotency key is a no-op. Issue 19's
-// case: EnqueueEvent("a") retried, then "b": the orchestration dequeues
-// a, b.
+// is lost after the server applied it (the connection drops) is retried
+// by the provider under the same id and lands once; a caller's own retry
+// with the same idempotency key is a no-op, also after the message was
+// consumed. Issue 19's case: EnqueueEvent("a") retried, then "b": the
+// orchestration dequeues a, b (it used to dequeue a, a).
 func TestClientWriteRetriedAfterLostResponse(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	h := newHarness(t, cdb.Options{})
 	c := durable.NewClient(h.p)
 	const inst = "lost-response"
-
-	dropNextBatch := func() {
-		h.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpBatch, Match: pkMatch(inst), Drop: cosmostest.DropAfterApply, Times: 1})
+	dropNext := func(op cosmostest.Op) {
+		h.srv.InjectFault(cosmostest.Fault{Op: op, Match: pkMatch(inst), Drop: cosmostest.DropAfterApply, Times: 1})
 	}
-	dropNextBatch()
-	require.Error(t, c.StartOrchestration(ctx, inst, "Two", ""), "the lost response surfaces")
-	require.NoError(t, c.StartOrchestration(ctx, inst, "Two", ""), "the identical retry is accepted")
+
+	dropNext(cosmostest.OpBatch)
+	require.NoError(t, c.StartOrchestration(ctx, inst, "Four", ""), "the provider settles the lost response")
+	require.NoError(t, c.StartOrchestration(ctx, inst, "Four", ""), "the caller's identical retry is accepted")
 	require.Len(t, h.docsWhere("orch_queue", inst), 1, "one start message")
 
-	ka := durable.EventOptions{IdempotencyKey: "write-a"}
-	dropNextBatch()
-	require.Error(t, c.EnqueueEvent(ctx, inst, "q", "a", ka))
-	require.NoError(t, c.EnqueueEvent(ctx, inst, "q", "a", ka))
-	require.NoError(t, c.EnqueueEvent(ctx, inst, "q", "b", durable.EventOptions{IdempotencyKey: "write-b"}))
-	require.Len(t, h.docsWhere("orch_queue", inst), 3, "start, a, b")
+	dropNext(cosmostest.OpCreateItem)
+	require.NoError(t, c.EnqueueEvent(ctx, inst, "q", "a"))
+	kb := durable.EventOptions{IdempotencyKey: "write-b"}
+	dropNext(cosmostest.OpCreateItem)
+	require.NoError(t, c.EnqueueEvent(ctx, inst, "q", "b", kb))
+	require.NoError(t, c.EnqueueEvent(ctx, inst, "q", "b", kb), "the caller's retry")
+	require.NoError(t, c.EnqueueEvent(ctx, inst, "q", "c"))
+	require.Len(t, h.docsWhere("orch_queue", inst), 4, "start, a, b, c")
 
 	reg := durable.NewRegistry()
-	require.NoError(t, reg.AddOrchestration("Two", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		a, err := ctx.DequeueEvent("q").Await()
-		if err != nil {
-			return "", err
+	require.NoError(t, reg.AddOrchestration("Four", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		var got []string
+		for len(got) < 4 {
+			v, err := ctx.DequeueEvent("q").Await()
+			if err != nil {
+				return "", err
+			}
+			got = append(got, v)
+			ctx.SetCustomStatus(strings.Join(got, ","))
 		}
-		b, err := ctx.DequeueEvent("q").Await()
-		return a + "," + b, err
+		return strings.Join(got, ","), nil
 	}))
 	rt, err := durable.Start(ctx, h.p, reg, &durable.Options{MinPollInterval: 10 * time.Millisecond, MaxIdlePollInterval: 50 * time.Millisecond})
 	require.NoError(t, err)
@@ -56,12 +64,16 @@ func TestClientWriteRetriedAfterLostResponse(t *testing.T) {
 		defer cancel()
 		_ = rt.Shutdown(sctx)
 	})
+	eventually(t, time.Minute, func() bool {
+		cs, err := c.GetCustomStatus(ctx, inst, 0)
+		return err == nil && cs != nil && cs.Status != nil && *cs.Status == "a,b,c"
+	}, "a, b, c consumed")
+	// After consumption the key still holds: a late retry enqueues nothing.
+	require.NoError(t, c.EnqueueEvent(ctx, inst, "q", "b", kb))
+	require.NoError(t, c.EnqueueEvent(ctx, inst, "q", "d"))
 	st, err := c.WaitForOrchestration(ctx, inst, time.Minute)
 	require.NoError(t, err)
-	require.Equal(t, "a,b", st.Output)
-	// After consumption the key still holds: a late retry enqueues nothing.
-	require.NoError(t, c.EnqueueEvent(ctx, inst, "q", "a", ka))
-	require.Empty(t, h.docsWhere("orch_queue", inst))
+	require.Equal(t, "a,b,c,d", st.Output)
 }
 
 // TestOrphanMessagesHaveABoundedLifetime: an event for an instance that

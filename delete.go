@@ -248,7 +248,7 @@ func (p *Provider) sweep(ctx context.Context, doc *instanceDoc) (duroxide.Delete
 // tombstone (they belong to the instance's next life).
 func keptBySweep(docType string) bool {
 	switch docType {
-	case docOrchQueue, docWorkerQueue, docStartRecord, docClientKey:
+	case docOrchQueue, docWorkerQueue, docStartRecord:
 		return true
 	}
 	return false

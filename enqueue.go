@@ -56,6 +56,15 @@ func (p *Provider) enqueue(ctx context.Context, op string, item duroxide.WorkIte
 // queueDocument encodes item as a new queue document (a fresh id),
 // refusing what cannot be stored.
 func (p *Provider) queueDocument(ctx context.Context, op string, item duroxide.WorkItem, docType string, visible, now time.Time) ([]byte, error) {
+	q, err := p.newQueueDoc(ctx, op, item, docType, visible, now)
+	if err != nil {
+		return nil, err
+	}
+	return encodeQueueDoc(op, q)
+}
+
+// newQueueDoc builds item's queue document with a fresh id.
+func (p *Provider) newQueueDoc(ctx context.Context, op string, item duroxide.WorkItem, docType string, visible, now time.Time) (*queueDoc, error) {
 	inst := item.InstanceID()
 	if err := validateInstanceID(op, inst); err != nil {
 		return nil, err
@@ -64,7 +73,7 @@ func (p *Provider) queueDocument(ctx context.Context, op string, item duroxide.W
 	if err != nil {
 		return nil, duroxide.Permanent(op, "work item cannot be encoded: %v", err)
 	}
-	q := queueDoc{ID: uuid.NewString(), InstanceID: inst, Type: docType, WorkItem: string(data), DispatchSlot: DispatchSlot(inst),
+	q := &queueDoc{ID: uuid.NewString(), InstanceID: inst, Type: docType, WorkItem: string(data), DispatchSlot: DispatchSlot(inst),
 		VisibleAt: ms(visible), EnqueuedAt: ms(now), EnqueueOrder: nextOrder(now), TraceParent: traceParent(ctx)}
 	if a, ok := item.(duroxide.ActivityExecuteItem); ok {
 		q.ExecutionID, q.ActivityID, q.SessionID, q.Tag = ptr(a.ExecutionID), ptr(a.ID), a.SessionID, a.Tag
@@ -74,6 +83,11 @@ func (p *Provider) queueDocument(ctx context.Context, op string, item duroxide.W
 			}
 		}
 	}
+	return q, nil
+}
+
+// encodeQueueDoc marshals q, refusing a document Cosmos DB cannot hold.
+func encodeQueueDoc(op string, q *queueDoc) ([]byte, error) {
 	doc := mustJSON(q)
 	if len(doc) > cosmos.MaxDocBytes {
 		return nil, duroxide.Kinded(duroxide.ErrInvalidInput, op, "the work item would be a %d-byte document; Cosmos DB allows %d", len(doc), cosmos.MaxDocBytes)

@@ -198,6 +198,11 @@ type OrchestrationStatus struct {
 	CustomStatus *string
 	// CustomStatusVersion increases with every custom status change.
 	CustomStatusVersion uint64
+	// Waiting says why a started instance has not run yet (State
+	// NotFound), e.g. that no runtime has its orchestration registered;
+	// "" when nothing is known. Needs a provider with
+	// duroxide.PendingNoter.
+	Waiting string
 }
 
 // FailureMessage is the failure's display text ("canceled: reason",

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/google/uuid"
-
 	"github.com/duroxide-go/cdb/duroxide"
 )
 
@@ -38,9 +36,10 @@ const (
 
 // EventOptions configures RaiseEvent, EnqueueEvent and CancelInstance.
 type EventOptions struct {
-	// IdempotencyKey makes a retried call a no-op: the provider delivers
-	// at most one message per (instance, key). "" = a key generated for
-	// the call, reused only by the library's own retries of it.
+	// IdempotencyKey makes a caller's retried call a no-op: the provider
+	// delivers at most one message per (instance, key). "" = none: the
+	// provider still gives the call's message one id, reused by its own
+	// retries of the call, but a second call is a second message.
 	IdempotencyKey string
 }
 
@@ -95,10 +94,6 @@ func (c *Client) enqueueFor(ctx context.Context, item duroxide.WorkItem, opts []
 	key := ""
 	if len(opts) > 0 {
 		key = opts[len(opts)-1].IdempotencyKey
-	}
-	if key == "" {
-		// One key per call: a retry inside the provider reuses it.
-		key = "auto:" + uuid.NewString()
 	}
 	if err := w.EnqueueForInstance(ctx, item, key); err != nil {
 		return err

@@ -25,6 +25,7 @@ func apiEdgeTests() []sample {
 		{"reads_of_a_missing_instance_are_not_found", readsOfAMissingInstanceAreNotFound},
 		{"invalid_input_matches_the_sentinel", invalidInputMatchesTheSentinel},
 		{"unregistered_orchestration_is_refused_by_a_client_with_a_registry", unregisteredOrchestrationIsRefused},
+		{"status_says_it_waits_for_an_unregistered_orchestration", statusSaysItWaitsForAnUnregisteredOrchestration},
 		{"retried_enqueue_with_a_key_is_delivered_once", retriedEnqueueWithAKeyIsDeliveredOnce},
 		{"retried_raise_with_a_key_is_delivered_once", retriedRaiseWithAKeyIsDeliveredOnce},
 	}
@@ -243,4 +244,21 @@ func idReuseAllowTerminalStartsANewExecution(e *env) {
 	require.True(e.t, ok)
 	require.Equal(e.t, "Other", started.Name)
 	require.Equal(e.t, "two", started.Input)
+}
+
+// statusSaysItWaitsForAnUnregisteredOrchestration: while the runtime backs
+// off an orchestration no runtime has registered, the instance's status
+// says so (it used to say only NotFound until it was poisoned).
+func statusSaysItWaitsForAnUnregisteredOrchestration(e *env) {
+	e.start(edgeRegistry(e), &durable.Options{MaxAttempts: 1000, MinPollInterval: 10 * time.Millisecond,
+		UnregisteredBackoff: durable.Backoff{Base: 10 * time.Millisecond, Max: 50 * time.Millisecond}})
+	e.startOrch("unknown", "NotHere", "")
+	var st *durable.OrchestrationStatus
+	e.waitFor("the status names the unregistered orchestration", func() bool {
+		var err error
+		st, err = e.client().GetOrchestrationStatus(e.ctx, "unknown")
+		return err == nil && strings.Contains(st.Waiting, "NotHere")
+	})
+	require.Equal(e.t, durable.StateNotFound, st.State, "not started yet")
+	require.Contains(e.t, st.Waiting, "not registered")
 }
