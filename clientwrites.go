@@ -241,3 +241,50 @@ func (p *Provider) orphanExpired(it duroxide.WorkItem, m *queueDoc) bool {
 // OrphansDropped counts the orchestrator messages this provider deleted
 // because their instance never started (exported as cdb.orphans.dropped).
 func (p *Provider) OrphansDropped() int64 { return p.orphansDropped.Load() }
+
+// pendingNoteDoc is the runtime's note on an instance that cannot run yet
+// (id <inst>:pending_note); deleted with the instance.
+type pendingNoteDoc struct {
+	ID         string `json:"id"`
+	InstanceID string `json:"instanceId"`
+	Type       string `json:"type"`
+	Note       string `json:"note"`
+	UpdatedAt  int64  `json:"updatedAt"`
+}
+
+const docPendingNote = "pending_note"
+
+func pendingNoteDocID(inst string) string { return docID(user(inst), fixed("pending_note")) }
+
+var _ duroxide.PendingNoter = (*Provider)(nil)
+
+// NotePending implements duroxide.PendingNoter: one upsert.
+func (p *Provider) NotePending(ctx context.Context, inst, note string) error {
+	const op = "note_pending"
+	if err := validateInstanceID(op, inst); err != nil {
+		return err
+	}
+	doc := pendingNoteDoc{ID: pendingNoteDocID(inst), InstanceID: inst, Type: docPendingNote, Note: note, UpdatedAt: ms(p.now())}
+	_, err := p.st.Upsert(ctx, inst, mustJSON(doc), nil)
+	return duroxide.Wrap(op, err)
+}
+
+// PendingNote implements duroxide.PendingNoter: one point read.
+func (p *Provider) PendingNote(ctx context.Context, inst string) (string, error) {
+	const op = "pending_note"
+	if err := validateInstanceID(op, inst); err != nil {
+		return "", err
+	}
+	body, _, err := p.st.Read(ctx, inst, pendingNoteDocID(inst))
+	if errors.Is(err, cosmos.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", duroxide.Wrap(op, err)
+	}
+	var doc pendingNoteDoc
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return "", duroxide.Permanent(op, "pending note of %q cannot be decoded: %v", inst, err)
+	}
+	return doc.Note, nil
+}

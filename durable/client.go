@@ -268,6 +268,7 @@ func (c *Client) GetOrchestrationStatus(ctx context.Context, instance string) (*
 			return st, nil
 		}
 	}
+	st.Waiting = c.pendingNote(ctx, instance)
 	return st, nil
 }
 

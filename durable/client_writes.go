@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/duroxide-go/cdb/duroxide"
 )
@@ -143,4 +144,36 @@ func (c *Client) instanceExists(ctx context.Context, instance string) (bool, err
 		return w.InstanceExists(ctx, instance)
 	}
 	return true, nil
+}
+
+// pendingNote is the runtime's note on why a started instance has not run
+// (best effort, like the custom status: "" on any error).
+func (c *Client) pendingNote(ctx context.Context, instance string) string {
+	n, ok := c.p.(duroxide.PendingNoter)
+	if !ok {
+		return ""
+	}
+	note, err := n.PendingNote(ctx, instance)
+	if err != nil {
+		return ""
+	}
+	return note
+}
+
+// notePending tells clients (through the provider's PendingNoter) that
+// instance waits for an orchestration no runtime has registered.
+func (rt *Runtime) notePending(instance string, r *batch, attempt uint32, delay time.Duration) {
+	n, ok := rt.p.(duroxide.PendingNoter)
+	if !ok {
+		return
+	}
+	version := "any version"
+	if r.version != nil {
+		version = "version " + *r.version
+	}
+	note := fmt.Sprintf("waiting for orchestration %q (%s), which is not registered on any runtime that fetched it; attempt %d of %d, retrying in %s",
+		r.name, version, attempt, rt.opts.MaxAttempts, delay)
+	if err := n.NotePending(rt.ctx, instance, note); err != nil {
+		rt.log.Debug("recording the pending note failed", "instance_id", instance, "error", err)
+	}
 }

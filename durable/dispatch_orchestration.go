@@ -134,6 +134,7 @@ func (rt *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, wo
 			rt.log.Warn("orchestration not registered, abandoning with backoff", "instance_id", instance,
 				"orchestration_name", r.name, "version", valueOf(r.version), "attempt", item.AttemptCount,
 				"max_attempts", rt.opts.MaxAttempts, "backoff", delay)
+			rt.notePending(instance, r, item.AttemptCount, delay)
 			_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, delay, false)
 			return
 		}

@@ -42,3 +42,14 @@ type ClientWriter interface {
 // instance that never starts does not stay in the queue for ever.
 // Queue messages (EnqueueEvent) are dropped at once, as in duroxide.
 const DefaultOrphanLifetime = time.Hour
+
+// PendingNoter is an optional Provider capability: a short note on an
+// instance that was started but cannot run yet (no runtime has its
+// orchestration registered), which a client shows in the instance's
+// status instead of a bare "not found".
+type PendingNoter interface {
+	// NotePending records note for instance, replacing an earlier one.
+	NotePending(ctx context.Context, instance, note string) error
+	// PendingNote returns the last note ("" when none).
+	PendingNote(ctx context.Context, instance string) (string, error)
+}

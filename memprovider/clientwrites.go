@@ -15,6 +15,7 @@ type edgeState struct {
 	keys           map[string]map[string]bool
 	orphanLifetime time.Duration
 	orphansDropped int64
+	notes          map[string]string
 }
 
 // startRecord is a client start as accepted.
@@ -71,7 +72,9 @@ func (p *Provider) StartInstance(ctx context.Context, item duroxide.StartOrchest
 		p.edge.starts, p.edge.keys = map[string]startRecord{}, map[string]map[string]bool{}
 	}
 	p.edge.starts[item.Instance] = startRecord{orchestration: item.Orchestration, input: item.Input, key: key, version: item.Version}
-	delete(p.edge.keys, item.Instance) // a new instance: an old one's keys are gone with it
+	// A new instance: an old one's keys and note are gone with it.
+	delete(p.edge.keys, item.Instance)
+	delete(p.edge.notes, item.Instance)
 	p.orchQueue = append(p.orchQueue, &orchMessage{seq: p.nextSeq(), instance: item.Instance, item: item, visibleAt: p.now()})
 	p.notify()
 	return nil
@@ -149,4 +152,30 @@ func (p *Provider) expiredOrphans(batch []*orchMessage, now time.Time) []*orchMe
 		}
 	}
 	return out
+}
+
+var _ duroxide.PendingNoter = (*Provider)(nil)
+
+// NotePending implements duroxide.PendingNoter.
+func (p *Provider) NotePending(ctx context.Context, instance, note string) error {
+	if err := ctx.Err(); err != nil {
+		return duroxide.Wrap("note_pending", err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.edge.notes == nil {
+		p.edge.notes = map[string]string{}
+	}
+	p.edge.notes[instance] = note
+	return nil
+}
+
+// PendingNote implements duroxide.PendingNoter.
+func (p *Provider) PendingNote(ctx context.Context, instance string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", duroxide.Wrap("pending_note", err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.edge.notes[instance], nil
 }
