@@ -136,6 +136,8 @@ func readsOfAMissingInstanceAreNotFound(e *env) {
 	require.ErrorIs(e.t, err, durable.ErrInstanceNotFound, "ListExecutions")
 	_, _, err = c.GetKVValue(e.ctx, "ghost", "k")
 	require.ErrorIs(e.t, err, durable.ErrInstanceNotFound, "GetKVValue")
+	_, err = c.GetKVAllValues(e.ctx, "ghost")
+	require.ErrorIs(e.t, err, durable.ErrInstanceNotFound, "GetKVAllValues")
 	_, err = c.GetCustomStatus(e.ctx, "ghost", 0)
 	require.ErrorIs(e.t, err, durable.ErrInstanceNotFound, "GetCustomStatus")
 	_, err = c.GetInstanceInfo(e.ctx, "ghost")
