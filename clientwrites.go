@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/duroxide-go/cdb/duroxide"
@@ -68,9 +69,16 @@ func (p *Provider) StartInstance(ctx context.Context, item duroxide.StartOrchest
 	if err != nil {
 		return err
 	}
-	doc, _, err := p.readInstanceRaw(ctx, inst)
-	if err != nil {
+	body, err := p.readPrimary(ctx, inst, instanceDocID(inst))
+	if err != nil && !errors.Is(err, cosmos.ErrNotFound) {
 		return duroxide.Wrap(op, err)
+	}
+	var doc *instanceDoc
+	if err == nil {
+		doc = &instanceDoc{}
+		if err := json.Unmarshal(body, doc); err != nil {
+			return duroxide.Permanent(op, "instance document of %q cannot be decoded: %v", inst, err)
+		}
 	}
 	if doc != nil && (doc.exists() || doc.Deleted != nil) {
 		// Started by a runtime (a sub-orchestration) or by an earlier
@@ -82,7 +90,7 @@ func (p *Provider) StartInstance(ctx context.Context, item duroxide.StartOrchest
 	b := cosmos.NewBatch(inst)
 	b.Create(mustJSON(rec))
 	b.Create(msg)
-	return p.retryClientWrite(ctx, op, func() error {
+	return p.retryIdempotent(ctx, op, func() error {
 		_, err := p.st.Execute(ctx, b, false)
 		var be *cosmos.BatchError
 		if errors.As(err, &be) && be.Index == 0 && errors.Is(err, cosmos.ErrConflict) {
@@ -96,7 +104,7 @@ func (p *Provider) StartInstance(ctx context.Context, item duroxide.StartOrchest
 // compareStart accepts a start identical to the recorded one (or with
 // its key) as a retry, and refuses anything else with ErrInstanceExists.
 func (p *Provider) compareStart(ctx context.Context, op string, item duroxide.StartOrchestrationItem, key string) error {
-	body, _, err := p.st.Read(ctx, item.Instance, startRecordDocID(item.Instance))
+	body, err := p.readPrimary(ctx, item.Instance, startRecordDocID(item.Instance))
 	if err != nil && !errors.Is(err, cosmos.ErrNotFound) {
 		return duroxide.Wrap(op, err)
 	}
@@ -147,7 +155,7 @@ func (p *Provider) EnqueueForInstance(ctx context.Context, item duroxide.WorkIte
 	// The id is fixed for the call (from the key, or minted once above),
 	// so a repeat — ours below, or the caller's with the same key — is a
 	// 409: the message, or the marker its consumption left, is there.
-	return p.retryClientWrite(ctx, op, func() error {
+	return p.retryIdempotent(ctx, op, func() error {
 		_, err := p.st.Create(ctx, inst, msg)
 		if errors.Is(err, cosmos.ErrConflict) {
 			return nil
@@ -156,11 +164,12 @@ func (p *Provider) EnqueueForInstance(ctx context.Context, item duroxide.WorkIte
 	})
 }
 
-// retryClientWrite runs write, which must be idempotent, until it
-// succeeds, fails permanently or has failed clientWriteAttempts times
-// (10 ms · 2ⁿ apart): a client write's outcome is not left ambiguous for
-// a transient error the provider can settle itself.
-func (p *Provider) retryClientWrite(ctx context.Context, op string, write func() error) error {
+// retryIdempotent runs write, which must be idempotent (a read, or a
+// write under a fixed id), until it succeeds, fails permanently or has
+// failed clientWriteAttempts times (10 ms · 2ⁿ apart): a client write's
+// outcome is not left ambiguous for a transient error the provider can
+// settle itself.
+func (p *Provider) retryIdempotent(ctx context.Context, op string, write func() error) error {
 	for attempt := 0; ; attempt++ {
 		err := duroxide.Wrap(op, write())
 		if err == nil || !duroxide.IsRetryable(err) || attempt+1 >= clientWriteAttempts {
@@ -176,7 +185,7 @@ func (p *Provider) retryClientWrite(ctx context.Context, op string, write func()
 	}
 }
 
-// clientWriteAttempts bounds retryClientWrite.
+// clientWriteAttempts bounds retryIdempotent.
 const clientWriteAttempts = 4
 
 // InstanceExists implements duroxide.ClientWriter: an instance exists
@@ -184,25 +193,24 @@ const clientWriteAttempts = 4
 // queued start message, or an outbox intent that will deliver a
 // runtime's start (a sub-orchestration's or a detached one's; an intent
 // for an instance is only ever written by or after its start) — until it
-// is deleted. A committed or client-started instance costs one or two
-// point reads; the queries run only for a missing instance or a
-// runtime's start not yet run, in the order the start moves (intent,
-// then message, then instance document), so a start in flight is seen in
-// one place or the next.
+// is deleted. A client-started or committed instance costs one or two
+// point reads, made from the primary (readPrimary) so that another
+// process's fresh start is never missed on a lagging replica; the
+// queries run only for a missing instance or a runtime's start not yet
+// run, in the order the start moves (intent, then message, then instance
+// document), so a start in flight is seen in one place or the next.
 func (p *Provider) InstanceExists(ctx context.Context, inst string) (bool, error) {
 	const op = "instance_exists"
 	if err := validateInstanceID(op, inst); err != nil {
 		return false, err
 	}
-	doc, _, err := p.readInstanceRaw(ctx, inst)
-	if err != nil || doc.exists() || (doc != nil && doc.Deleted != nil) {
-		return err == nil && doc.exists(), duroxide.Wrap(op, err)
-	}
-	// A client start's record is never removed but with the instance:
-	// one more point read settles every client-started instance.
-	_, _, err = p.st.Read(ctx, inst, startRecordDocID(inst))
+	// A client start's record is never removed but with the instance.
+	_, err := p.readPrimary(ctx, inst, startRecordDocID(inst))
 	if err == nil || !errors.Is(err, cosmos.ErrNotFound) {
 		return err == nil, duroxide.Wrap(op, err)
+	}
+	if found, err := p.committedInstance(ctx, inst); err != nil || found {
+		return found, duroxide.Wrap(op, err)
 	}
 	found, err := p.anyDocument(ctx, nil, "SELECT c.id FROM c WHERE c.type = 'outbox_intent' AND c.targetInstanceId = @inst", inst)
 	if err != nil || found {
@@ -212,8 +220,49 @@ func (p *Provider) InstanceExists(ctx context.Context, inst string) (bool, error
 	if err != nil || found {
 		return found, duroxide.Wrap(op, err)
 	}
-	doc, _, err = p.readInstance(ctx, inst)
-	return err == nil && doc.exists(), duroxide.Wrap(op, err)
+	found, err = p.committedInstance(ctx, inst)
+	return found, duroxide.Wrap(op, err)
+}
+
+// committedInstance reports whether inst's instance document exists, is
+// not provisional and carries no deletion tombstone (read from the
+// primary).
+func (p *Provider) committedInstance(ctx context.Context, inst string) (bool, error) {
+	body, err := p.readPrimary(ctx, inst, instanceDocID(inst))
+	if errors.Is(err, cosmos.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	var doc instanceDoc
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return false, duroxide.Permanent("read_instance", "instance document of %q cannot be decoded: %v", inst, err)
+	}
+	return doc.exists(), nil
+}
+
+// readPrimary reads one document through a single-operation
+// transactional batch, which the partition's primary replica serves: an
+// existence check must see a start another process has just written,
+// which a plain read without that process's session token may miss on a
+// lagging replica. It costs what a point read costs.
+func (p *Provider) readPrimary(ctx context.Context, inst, id string) ([]byte, error) {
+	b := cosmos.NewBatch(inst)
+	b.Read(id)
+	var body []byte
+	err := p.retryIdempotent(ctx, "read", func() error {
+		res, err := p.st.Execute(ctx, b, true)
+		if err != nil {
+			return err
+		}
+		if len(res.Bodies) == 0 {
+			return fmt.Errorf("cosmos batch read of %s returned no body", id)
+		}
+		body = res.Bodies[0]
+		return nil
+	})
+	return body, err
 }
 
 // anyDocument reports whether query (parameter @inst) finds a document,

@@ -2,7 +2,9 @@ package cdb_test
 
 import (
 	"context"
+	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,8 +32,13 @@ func TestClientWriteRetriedAfterLostResponse(t *testing.T) {
 		h.srv.InjectFault(cosmostest.Fault{Op: op, Match: pkMatch(inst), Drop: cosmostest.DropAfterApply, Times: 1})
 	}
 
-	dropNext(cosmostest.OpBatch)
+	// The start reads the instance document (a one-read batch), then
+	// writes its batch: lose the write's response.
+	var batches atomic.Int32
+	h.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpBatch, Drop: cosmostest.DropAfterApply, Times: 1,
+		Match: func(r *http.Request) bool { return pkMatch(inst)(r) && batches.Add(1) == 2 }})
 	require.NoError(t, c.StartOrchestration(ctx, inst, "Four", ""), "the provider settles the lost response")
+	require.Equal(t, int32(2), batches.Load(), "the fault met the write batch")
 	require.NoError(t, c.StartOrchestration(ctx, inst, "Four", ""), "the caller's identical retry is accepted")
 	require.Len(t, h.docsWhere("orch_queue", inst), 1, "one start message")
 
@@ -125,4 +132,19 @@ func TestInvalidInputIsKinded(t *testing.T) {
 	require.ErrorIs(t, c.StartOrchestration(ctx, "big", "O", big), durable.ErrInvalidInput, "2.1 MB start input")
 	require.ErrorIs(t, c.StartOrchestration(ctx, "", "O", ""), durable.ErrInvalidInput, "empty id through the client")
 	require.ErrorIs(t, c.RaiseEvent(ctx, "a\x00b", "e", ""), durable.ErrInvalidInput, "an id Cosmos cannot hold")
+}
+
+// TestExistenceSeenByAnotherProcess: a client in another process (its own
+// provider, no session token from the start) raises right after a start,
+// on lagging replicas: the instance must be found.
+func TestExistenceSeenByAnotherProcess(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	h := newHarness(t, cdb.Options{})
+	for i := range 20 {
+		inst := "xproc-" + strings.Repeat("i", i+1)
+		require.NoError(t, durable.NewClient(h.p).StartOrchestration(ctx, inst, "O", ""))
+		other := durable.NewClient(h.open(cdb.Options{}))
+		require.NoError(t, other.RaiseEvent(ctx, inst, "e", "x"), "attempt %d", i)
+	}
 }
