@@ -321,6 +321,11 @@ func (c *Client) WaitForStatusChange(ctx context.Context, instance string, lastS
 		if cs != nil || st.IsTerminal() {
 			return st, nil
 		}
+		if st.State == StateNotFound {
+			if err := c.notFoundIfMissing(ctx, instance); err != nil {
+				return nil, err
+			}
+		}
 		if err := sleepCtx(ctx, min(pollInterval, time.Until(deadline))); err != nil {
 			return nil, err
 		}
@@ -386,11 +391,17 @@ func (c *Client) GetKVAllValues(ctx context.Context, instance string) (map[strin
 	return kv, nil
 }
 
-// WaitForKVValue polls until key exists in instance's KV store.
+// WaitForKVValue polls until key exists in instance's KV store; an
+// instance missing when the wait begins is ErrInstanceNotFound.
 func (c *Client) WaitForKVValue(ctx context.Context, instance, key string, timeout time.Duration) (string, error) {
 	var out string
+	first := true
 	err := c.poll(ctx, timeout, func() (bool, error) {
 		v, ok, err := c.p.GetKVValue(ctx, instance, key)
+		if err == nil && !ok && first {
+			err = c.notFoundIfMissing(ctx, instance)
+		}
+		first = false
 		out = v
 		return ok, err
 	})

@@ -65,6 +65,11 @@ func duplicateStartOfAnotherOrchestrationIsRefused(e *env) {
 
 func identicalStartRetryIsANoOp(e *env) {
 	e.start(edgeRegistry(e), fastOptions(nil))
+	// With a key, the caller's retry is recognised by the key alone.
+	keyed := durable.StartOptions{IdempotencyKey: "start-1"}
+	require.NoError(e.t, e.client().StartOrchestration(e.ctx, "keyed-start", "Echo", "in", keyed))
+	require.NoError(e.t, e.client().StartOrchestration(e.ctx, "keyed-start", "Echo", "in again", keyed))
+	require.ErrorIs(e.t, e.client().StartOrchestration(e.ctx, "keyed-start", "Echo", "in again"), durable.ErrInstanceExists)
 	e.startOrch("same", "Echo", "in")
 	e.startOrch("same", "Echo", "in") // a caller's retry
 	e.waitRunning("same")
@@ -148,6 +153,10 @@ func readsOfAMissingInstanceAreNotFound(e *env) {
 	// timeout (ErrTimeout would mean it waited).
 	_, err = c.WaitForOrchestration(e.ctx, "ghost", waitTimeout)
 	require.ErrorIs(e.t, err, durable.ErrInstanceNotFound, "WaitForOrchestration")
+	_, err = c.WaitForStatusChange(e.ctx, "ghost", 0, 10*time.Millisecond, waitTimeout)
+	require.ErrorIs(e.t, err, durable.ErrInstanceNotFound, "WaitForStatusChange")
+	_, err = c.WaitForKVValue(e.ctx, "ghost", "k", waitTimeout)
+	require.ErrorIs(e.t, err, durable.ErrInstanceNotFound, "WaitForKVValue")
 	// A started instance exists before its first turn: no error.
 	e.startOrch("queued", "Echo", "")
 	_, err = c.GetCustomStatus(e.ctx, "queued", 0)
