@@ -132,6 +132,13 @@ func TestInvalidInputIsKinded(t *testing.T) {
 	require.ErrorIs(t, c.StartOrchestration(ctx, "big", "O", big), durable.ErrInvalidInput, "2.1 MB start input")
 	require.ErrorIs(t, c.StartOrchestration(ctx, "", "O", ""), durable.ErrInvalidInput, "empty id through the client")
 	require.ErrorIs(t, c.RaiseEvent(ctx, "a\x00b", "e", ""), durable.ErrInvalidInput, "an id Cosmos cannot hold")
+	// An ack whose document would exceed 2 MB.
+	require.NoError(t, h.p.EnqueueForWorker(ctx, duroxide.ActivityExecuteItem{Instance: "big-ack", ExecutionID: 1, ID: 1, Name: "A"}))
+	w, err := h.p.FetchWorkItem(ctx, time.Minute, 0, nil, duroxide.DefaultOnly())
+	require.NoError(t, err)
+	require.NotNil(t, w)
+	require.ErrorIs(t, h.p.AckWorkItem(ctx, w.LockToken, duroxide.ActivityCompletedItem{Instance: "big-ack", ExecutionID: 1, ID: 1, Result: big}),
+		duroxide.ErrInvalidInput, "2.1 MB activity result")
 }
 
 // TestExistenceSeenByAnotherProcess: a client in another process (its own
