@@ -85,10 +85,11 @@ func identicalStartRetryIsANoOp(e *env) {
 func concurrentStartsHaveOneWinner(e *env) {
 	const n = 8
 	errs := make([]error, n)
+	c := e.client() // made once: env.client is not safe for concurrent first use
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			errs[i] = e.client().StartOrchestration(e.ctx, "race", "Echo", strings.Repeat("i", i+1))
+			errs[i] = c.StartOrchestration(e.ctx, "race", "Echo", strings.Repeat("i", i+1))
 		})
 	}
 	wg.Wait()
