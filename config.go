@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/duroxide-go/cdb/duroxide"
 	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
@@ -121,6 +122,11 @@ type Options struct {
 	// roll-forward and a deletion's sweep alone until they are as old, for
 	// the same reason.
 	OutboxMinAge time.Duration
+	// OrphanLifetime is how long an event or cancellation for an
+	// instance that does not exist waits for the instance's start before
+	// it is deleted (counted by cdb.orphans.dropped); default
+	// duroxide.DefaultOrphanLifetime. Queue messages are dropped at once.
+	OrphanLifetime time.Duration
 	// Leases assigns dispatch slots to dispatchers. Nil means every
 	// dispatcher polls all 256 slots.
 	Leases LeaseProvider
@@ -190,6 +196,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.OutboxMinAge == 0 {
 		o.OutboxMinAge = DefaultOutboxMinAge
+	}
+	if o.OrphanLifetime <= 0 {
+		o.OrphanLifetime = duroxide.DefaultOrphanLifetime
 	}
 	if o.DiscoveryPageSize <= 0 {
 		o.DiscoveryPageSize = DefaultDiscoveryPageSize

@@ -198,7 +198,7 @@ func (p *Provider) sweep(ctx context.Context, doc *instanceDoc) (duroxide.Delete
 	_, err := p.st.Query(ctx, "SELECT c.id, c.type, c.executionId, c.enqueuedAt, c.workItem FROM c", nil, cosmos.QueryOptions{Partition: &inst, PageSize: 1000}, func(raw []byte) bool {
 		var r row
 		if json.Unmarshal(raw, &r) == nil && r.ID != doc.ID {
-			if (r.Type == docOrchQueue || r.Type == docWorkerQueue) && r.EnqueuedAt > *doc.Deleted && !isCompletion(r.WorkItem) {
+			if keptBySweep(r.Type) && r.EnqueuedAt > *doc.Deleted && !isCompletion(r.WorkItem) {
 				return true
 			}
 			rows = append(rows, r)
@@ -269,6 +269,16 @@ func (p *Provider) sweep(ctx context.Context, doc *instanceDoc) (duroxide.Delete
 
 // isCompletion reports whether a queue message's work item is an
 // activity's result.
+// keptBySweep: document types a deletion keeps when written after its
+// tombstone (they belong to the instance's next life).
+func keptBySweep(docType string) bool {
+	switch docType {
+	case docOrchQueue, docWorkerQueue, docStartRecord:
+		return true
+	}
+	return false
+}
+
 func isCompletion(workItem string) bool {
 	return strings.HasPrefix(workItem, `{"ActivityCompleted"`) || strings.HasPrefix(workItem, `{"ActivityFailed"`)
 }

@@ -43,31 +43,55 @@ func (p *Provider) EnqueueForWorker(ctx context.Context, item duroxide.WorkItem)
 // enqueue writes one queue document: one request. The id is generated
 // once, so an internal retry of the same call cannot duplicate it.
 func (p *Provider) enqueue(ctx context.Context, op string, item duroxide.WorkItem, docType string, visible, now time.Time) error {
+	doc, err := p.queueDocument(ctx, op, item, docType, visible, now)
+	if err != nil {
+		return err
+	}
+	_, err = p.st.Create(ctx, item.InstanceID(), doc)
+	if errors.Is(err, cosmos.ErrConflict) {
+		return nil // our own earlier attempt landed
+	}
+	return duroxide.Wrap(op, err)
+}
+
+// queueDocument encodes item as a new queue document (a fresh id),
+// refusing what cannot be stored.
+func (p *Provider) queueDocument(ctx context.Context, op string, item duroxide.WorkItem, docType string, visible, now time.Time) ([]byte, error) {
+	q, err := p.newQueueDoc(ctx, op, item, docType, visible, now)
+	if err != nil {
+		return nil, err
+	}
+	return encodeQueueDoc(op, q)
+}
+
+// newQueueDoc builds item's queue document with a fresh id.
+func (p *Provider) newQueueDoc(ctx context.Context, op string, item duroxide.WorkItem, docType string, visible, now time.Time) (*queueDoc, error) {
 	inst := item.InstanceID()
 	if err := validateInstanceID(op, inst); err != nil {
-		return err
+		return nil, err
 	}
 	data, err := duroxide.MarshalWorkItem(item)
 	if err != nil {
-		return duroxide.Permanent(op, "work item cannot be encoded: %v", err)
+		return nil, duroxide.Permanent(op, "work item cannot be encoded: %v", err)
 	}
-	q := queueDoc{ID: uuid.NewString(), InstanceID: inst, Type: docType, WorkItem: string(data), DispatchSlot: DispatchSlot(inst),
+	q := &queueDoc{ID: uuid.NewString(), InstanceID: inst, Type: docType, WorkItem: string(data), DispatchSlot: DispatchSlot(inst),
 		VisibleAt: ms(visible), EnqueuedAt: ms(now), EnqueueOrder: nextOrder(now), TraceParent: traceParent(ctx)}
 	if a, ok := item.(duroxide.ActivityExecuteItem); ok {
 		q.ExecutionID, q.ActivityID, q.SessionID, q.Tag = ptr(a.ExecutionID), ptr(a.ID), a.SessionID, a.Tag
 		if a.SessionID != nil {
 			if err := validateUserString(op, "session id", *a.SessionID); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
+	return q, nil
+}
+
+// encodeQueueDoc marshals q, refusing a document Cosmos DB cannot hold.
+func encodeQueueDoc(op string, q *queueDoc) ([]byte, error) {
 	doc := mustJSON(q)
 	if len(doc) > cosmos.MaxDocBytes {
-		return limits.DocSize(op, "the work item", len(doc))
+		return nil, limits.DocSize(op, "the work item", len(doc))
 	}
-	_, err = p.st.Create(ctx, inst, doc)
-	if errors.Is(err, cosmos.ErrConflict) {
-		return nil // our own earlier attempt landed
-	}
-	return duroxide.Wrap(op, err)
+	return doc, nil
 }

@@ -423,19 +423,13 @@ func (p *Provider) deleteAll(ctx context.Context, partition string, ids []string
 // instance that never started) are deleted; anything else is unlocked
 // and left for the start that will come.
 func (p *Provider) releaseOrphan(ctx context.Context, lk *orchLock, created bool, items []duroxide.WorkItem) error {
-	allQueue := true
-	for _, it := range items {
-		if _, ok := it.(duroxide.QueueMessageItem); !ok {
-			allQueue = false
-		}
-	}
 	b := cosmos.NewBatch(lk.instance)
-	if allQueue {
-		for _, m := range lk.messages {
+	dropped := 0
+	for i, m := range lk.messages {
+		if p.orphanExpired(items[i], m) {
 			b.Delete(m.ID, nil, cosmos.ErrNotFound)
-		}
-	} else {
-		for _, m := range lk.messages {
+			dropped++
+		} else {
 			b.Patch(m.ID, unlockMessageOps(m.AttemptCount-1, ms(p.now())), nil)
 		}
 	}
@@ -448,6 +442,9 @@ func (p *Provider) releaseOrphan(ctx context.Context, lk *orchLock, created bool
 		b.Patch(instanceDocID(lk.instance), releaseOps(), &lk.etag)
 	}
 	_, err := p.st.ExecuteTolerant(ctx, b, false)
+	if err == nil {
+		p.orphansDropped.Add(int64(dropped))
+	}
 	p.busy.clear(lk.instance)
 	return err
 }

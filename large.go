@@ -346,7 +346,7 @@ func buildJournal(inst, turn string, unstage []string, rest []cosmos.BatchOp) ([
 			return nil, fmt.Errorf("cdb: internal error: cannot journal operation kind %d", o.Kind)
 		}
 		if len(o.Doc) > maxJournalBytes {
-			return nil, duroxide.Permanent("ack_orchestration_item", "a %d-byte document cannot be part of a turn larger than one batch", len(o.Doc))
+			return nil, duroxide.Kinded(duroxide.ErrInvalidInput, "ack_orchestration_item", "a %d-byte document cannot be part of a turn larger than one batch", len(o.Doc))
 		}
 		w.Doc = o.Doc
 		grow(len(o.Doc) + len(o.ID) + 32)

@@ -50,6 +50,8 @@ type Provider struct {
 	// the last maintenance round's count of undelivered intents.
 	unobserve     func()
 	outboxBacklog atomic.Int64
+	// orphansDropped counts messages the orphan rule deleted (fetch.go).
+	orphansDropped atomic.Int64
 }
 
 // New connects to Cosmos DB as cfg says, bootstraps the database and

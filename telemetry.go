@@ -129,7 +129,10 @@ func (p *Provider) registerMetrics(mp metric.MeterProvider) (unregister func()) 
 		metric.WithDescription("Throttled requests the provider sent again, by operation."))
 	backlog, _ := m.Int64ObservableGauge("cdb.outbox.backlog", metric.WithUnit("{intent}"),
 		metric.WithDescription("Undelivered outbox intents the last maintenance round found."))
+	orphans, _ := m.Int64ObservableCounter("cdb.orphans.dropped", metric.WithUnit("{message}"),
+		metric.WithDescription("Orchestrator messages deleted because their instance never started (Options.OrphanLifetime)."))
 	reg, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		o.ObserveInt64(orphans, p.orphansDropped.Load())
 		for op, c := range p.st.Counters() {
 			if c.Requests == 0 {
 				continue
@@ -145,7 +148,7 @@ func (p *Provider) registerMetrics(mp metric.MeterProvider) (unregister func()) 
 			o.ObserveInt64(backlog, p.outboxBacklog.Load())
 		}
 		return nil
-	}, requests, failures, charge, throttles, retries, backlog)
+	}, requests, failures, charge, throttles, retries, backlog, orphans)
 	if err != nil {
 		return func() {}
 	}

@@ -16,6 +16,7 @@ import (
 type Client struct {
 	p   duroxide.Provider
 	tel *telemetry
+	reg *Registry // nil: starts are not checked against a registry
 }
 
 // NewClient returns a Client over p, traced through OpenTelemetry's
@@ -28,8 +29,18 @@ var (
 	ErrTimeout = errors.New("durable: operation timed out")
 	// ErrManagementNotAvailable: the provider has no ProviderAdmin.
 	ErrManagementNotAvailable = errors.New("durable: management features not available - provider doesn't implement ProviderAdmin")
-	// ErrInstanceNotFound: the instance does not exist.
-	ErrInstanceNotFound = errors.New("durable: instance not found")
+	// ErrInstanceNotFound is duroxide.ErrInstanceNotFound (one sentinel,
+	// two names): the instance does not exist.
+	ErrInstanceNotFound = duroxide.ErrInstanceNotFound
+	// ErrInstanceExists is duroxide.ErrInstanceExists: a start named an
+	// existing instance (see IDReusePolicy).
+	ErrInstanceExists = duroxide.ErrInstanceExists
+	// ErrInvalidInput is duroxide.ErrInvalidInput: an argument was refused
+	// before anything was written (an *InputError or a provider's limit).
+	ErrInvalidInput = duroxide.ErrInvalidInput
+	// ErrNotRegistered is duroxide.ErrNotRegistered: the client's registry
+	// has no orchestration of the name (and version) a start asked for.
+	ErrNotRegistered = duroxide.ErrNotRegistered
 	// ErrInstanceStillRunning: deleting a running instance needs force (or
 	// cancel it first).
 	ErrInstanceStillRunning = errors.New("durable: instance is still running; use force or cancel first")
@@ -46,34 +57,51 @@ const (
 // initialExecutionID is the execution id of a fresh instance.
 const initialExecutionID = 1
 
-// StartOrchestration starts instance running the latest (by the registry's
-// policy) version of orchestration. input is encoded with the typed codec:
-// a string is stored as is, anything else as JSON.
-func (c *Client) StartOrchestration(ctx context.Context, instance, orchestration string, input any) error {
-	return c.start(ctx, instance, orchestration, nil, input)
+// StartOrchestration starts instance running orchestration; input is
+// encoded with the typed codec (a string is stored as is, anything else as
+// JSON). Without options it runs the latest version (by the registry's
+// policy) and refuses an existing id (ErrInstanceExists) unless the call
+// repeats the start that created it; StartOptions pins a version, allows
+// reusing a terminal instance's id and sets the idempotency key.
+func (c *Client) StartOrchestration(ctx context.Context, instance, orchestration string, input any, opts ...StartOptions) error {
+	var o StartOptions
+	if len(opts) > 0 {
+		o = opts[len(opts)-1]
+	}
+	var version *string
+	if o.Version != "" {
+		if _, err := duroxide.ParseSemVer(o.Version); err != nil {
+			return &InputError{Op: "start orchestration", Reason: err.Error()}
+		}
+		version = &o.Version
+	}
+	return c.start(ctx, instance, orchestration, version, input, o)
 }
 
 // StartOrchestrationVersion starts instance pinned to an exact version of
-// orchestration.
+// orchestration: StartOrchestration with StartOptions{Version: version}.
 func (c *Client) StartOrchestrationVersion(ctx context.Context, instance, orchestration, version string, input any) error {
 	if _, err := duroxide.ParseSemVer(version); err != nil {
 		return &InputError{Op: "start orchestration", Reason: err.Error()}
 	}
-	return c.start(ctx, instance, orchestration, &version, input)
+	return c.start(ctx, instance, orchestration, &version, input, StartOptions{Version: version})
 }
 
-func (c *Client) start(ctx context.Context, instance, orchestration string, version *string, input any) error {
+func (c *Client) start(ctx context.Context, instance, orchestration string, version *string, input any, o StartOptions) error {
 	if instance == "" || orchestration == "" {
 		return &InputError{Op: "start orchestration", Reason: "instance and orchestration names must not be empty"}
+	}
+	if err := c.checkRegistered(orchestration, version); err != nil {
+		return err
 	}
 	raw, err := Encode(input)
 	if err != nil {
 		return &InputError{Op: "start orchestration", Reason: "encode input: " + err.Error()}
 	}
 	ctx, end := c.tel.clientSpan(ctx, "start_orchestration", instance, attrOrchestation.String(orchestration))
-	err = c.enqueue(ctx, duroxide.StartOrchestrationItem{
+	err = c.startInstance(ctx, duroxide.StartOrchestrationItem{
 		Instance: instance, Orchestration: orchestration, Input: raw, Version: version, ExecutionID: initialExecutionID,
-	})
+	}, o)
 	end(err)
 	return err
 }
@@ -83,37 +111,41 @@ func (c *Client) start(ctx context.Context, instance, orchestration string, vers
 // orchestration has not reached its wait yet, say), the event is dropped.
 // data is encoded with the typed codec. To send a signal that must not be
 // lost however early it comes, such as an approval, use EnqueueEvent and
-// DequeueEvent.
-func (c *Client) RaiseEvent(ctx context.Context, instance, name string, data any) error {
+// DequeueEvent. An instance that does not exist is ErrInstanceNotFound;
+// EventOptions sets the idempotency key.
+func (c *Client) RaiseEvent(ctx context.Context, instance, name string, data any, opts ...EventOptions) error {
 	raw, err := Encode(data)
 	if err != nil {
 		return &InputError{Op: "raise event", Reason: "encode data: " + err.Error()}
 	}
 	ctx, end := c.tel.clientSpan(ctx, "raise_event", instance)
-	err = c.enqueue(ctx, duroxide.ExternalRaisedItem{Instance: instance, Name: name, Data: raw})
+	err = c.enqueueFor(ctx, duroxide.ExternalRaisedItem{Instance: instance, Name: name, Data: raw}, opts)
 	end(err)
 	return err
 }
 
 // EnqueueEvent appends data to instance's persistent queue name, read in
 // FIFO order by the orchestration's DequeueEvent. A message is kept until
-// it is dequeued, even one sent before the orchestration waits for it.
-func (c *Client) EnqueueEvent(ctx context.Context, instance, queue string, data any) error {
+// it is dequeued, even one sent before the orchestration waits for it. An
+// instance that does not exist is ErrInstanceNotFound; EventOptions sets
+// the idempotency key.
+func (c *Client) EnqueueEvent(ctx context.Context, instance, queue string, data any, opts ...EventOptions) error {
 	raw, err := Encode(data)
 	if err != nil {
 		return &InputError{Op: "enqueue event", Reason: "encode data: " + err.Error()}
 	}
 	ctx, end := c.tel.clientSpan(ctx, "enqueue_event", instance)
-	err = c.enqueue(ctx, duroxide.QueueMessageItem{Instance: instance, Name: queue, Data: raw})
+	err = c.enqueueFor(ctx, duroxide.QueueMessageItem{Instance: instance, Name: queue, Data: raw}, opts)
 	end(err)
 	return err
 }
 
 // CancelInstance asks instance to stop; it fails with "canceled: reason"
-// and cancels its children.
-func (c *Client) CancelInstance(ctx context.Context, instance, reason string) error {
+// and cancels its children. An instance that does not exist is
+// ErrInstanceNotFound; EventOptions sets the idempotency key.
+func (c *Client) CancelInstance(ctx context.Context, instance, reason string, opts ...EventOptions) error {
 	ctx, end := c.tel.clientSpan(ctx, "cancel_instance", instance)
-	err := c.enqueue(ctx, duroxide.CancelInstanceItem{Instance: instance, Reason: reason})
+	err := c.enqueueFor(ctx, duroxide.CancelInstanceItem{Instance: instance, Reason: reason}, opts)
 	end(err)
 	return err
 }
@@ -133,6 +165,9 @@ type InputError struct {
 
 // Error implements error.
 func (e *InputError) Error() string { return "durable: " + e.Op + ": invalid input: " + e.Reason }
+
+// Is makes errors.Is(err, ErrInvalidInput) match every InputError.
+func (e *InputError) Is(target error) bool { return target == duroxide.ErrInvalidInput }
 
 // State is an orchestration's coarse state as a Client sees it.
 type State int
@@ -178,6 +213,11 @@ type OrchestrationStatus struct {
 	// BlockedReason is the nondeterminism error that holds a Blocked
 	// instance (the mismatching call and event); empty otherwise.
 	BlockedReason string
+	// Waiting says why a started instance has not run yet (State
+	// NotFound), e.g. that no runtime has its orchestration registered;
+	// "" when nothing is known. Needs a provider with
+	// duroxide.PendingNoter.
+	Waiting string
 }
 
 // FailureMessage is the failure's display text ("canceled: reason",
@@ -250,6 +290,7 @@ func (c *Client) GetOrchestrationStatus(ctx context.Context, instance string) (*
 			return st, nil
 		}
 	}
+	st.Waiting = c.pendingNote(ctx, instance)
 	return st, nil
 }
 
@@ -269,6 +310,13 @@ func (c *Client) waitForOrchestration(ctx context.Context, instance string, time
 		st, err := c.GetOrchestrationStatus(ctx, instance)
 		if err != nil {
 			return false, err
+		}
+		if st.State == StateNotFound {
+			// No history yet: fine for a start still queued, but an
+			// instance that does not exist would wait out the timeout.
+			if err := c.notFoundIfMissing(ctx, instance); err != nil {
+				return false, err
+			}
 		}
 		out = st
 		return st.IsTerminal(), nil
@@ -294,6 +342,11 @@ func (c *Client) WaitForStatusChange(ctx context.Context, instance string, lastS
 		}
 		if cs != nil || st.IsTerminal() {
 			return st, nil
+		}
+		if st.State == StateNotFound {
+			if err := c.notFoundIfMissing(ctx, instance); err != nil {
+				return nil, err
+			}
 		}
 		if err := sleepCtx(ctx, min(pollInterval, time.Until(deadline))); err != nil {
 			return nil, err
@@ -337,21 +390,40 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// GetKVValue reads key of instance's KV store (merged across executions).
+// GetKVValue reads key of instance's KV store (merged across executions);
+// a missing instance is ErrInstanceNotFound.
 func (c *Client) GetKVValue(ctx context.Context, instance, key string) (value string, found bool, err error) {
-	return c.p.GetKVValue(ctx, instance, key)
+	value, found, err = c.p.GetKVValue(ctx, instance, key)
+	if err == nil && !found {
+		err = c.notFoundIfMissing(ctx, instance)
+	}
+	return value, found, err
 }
 
-// GetKVAllValues reads instance's whole KV store.
+// GetKVAllValues reads instance's whole KV store; a missing instance is
+// ErrInstanceNotFound.
 func (c *Client) GetKVAllValues(ctx context.Context, instance string) (map[string]string, error) {
-	return c.p.GetKVAllValues(ctx, instance)
+	kv, err := c.p.GetKVAllValues(ctx, instance)
+	if err == nil && len(kv) == 0 {
+		err = c.notFoundIfMissing(ctx, instance)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return kv, nil
 }
 
-// WaitForKVValue polls until key exists in instance's KV store.
+// WaitForKVValue polls until key exists in instance's KV store; an
+// instance missing when the wait begins is ErrInstanceNotFound.
 func (c *Client) WaitForKVValue(ctx context.Context, instance, key string, timeout time.Duration) (string, error) {
 	var out string
+	first := true
 	err := c.poll(ctx, timeout, func() (bool, error) {
 		v, ok, err := c.p.GetKVValue(ctx, instance, key)
+		if err == nil && !ok && first {
+			err = c.notFoundIfMissing(ctx, instance)
+		}
+		first = false
 		out = v
 		return ok, err
 	})
@@ -359,9 +431,16 @@ func (c *Client) WaitForKVValue(ctx context.Context, instance, key string, timeo
 }
 
 // GetCustomStatus returns instance's custom status if its version exceeds
-// lastSeenVersion, else nil.
+// lastSeenVersion, else nil; a missing instance is ErrInstanceNotFound.
 func (c *Client) GetCustomStatus(ctx context.Context, instance string, lastSeenVersion uint64) (*duroxide.CustomStatus, error) {
-	return c.p.GetCustomStatus(ctx, instance, lastSeenVersion)
+	cs, err := c.p.GetCustomStatus(ctx, instance, lastSeenVersion)
+	if err == nil && cs == nil {
+		err = c.notFoundIfMissing(ctx, instance)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return cs, nil
 }
 
 // GetOrchestrationStats returns stats of instance's current execution (nil
@@ -417,22 +496,38 @@ func (c *Client) GetExecutionInfo(ctx context.Context, instance string, executio
 	return a.GetExecutionInfo(ctx, instance, executionID)
 }
 
-// ListExecutions lists instance's execution ids.
+// ListExecutions lists instance's execution ids; a missing instance is
+// ErrInstanceNotFound.
 func (c *Client) ListExecutions(ctx context.Context, instance string) ([]uint64, error) {
 	a, err := c.admin()
 	if err != nil {
 		return nil, err
 	}
-	return a.ListExecutions(ctx, instance)
+	execs, err := a.ListExecutions(ctx, instance)
+	if err == nil && len(execs) == 0 {
+		err = c.notFoundIfMissing(ctx, instance)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return execs, nil
 }
 
-// ReadExecutionHistory reads one execution's history.
+// ReadExecutionHistory reads one execution's history; a missing instance
+// is ErrInstanceNotFound.
 func (c *Client) ReadExecutionHistory(ctx context.Context, instance string, executionID uint64) ([]duroxide.Event, error) {
 	a, err := c.admin()
 	if err != nil {
 		return nil, err
 	}
-	return a.ReadHistoryWithExecutionID(ctx, instance, executionID)
+	h, err := a.ReadHistoryWithExecutionID(ctx, instance, executionID)
+	if err == nil && len(h) == 0 {
+		err = c.notFoundIfMissing(ctx, instance)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return h, nil
 }
 
 // GetSystemMetrics returns store-wide instance counts.

@@ -103,7 +103,7 @@ func (rt *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, le
 	}
 	fetched := newHistoryBook(item.History)
 	r := readBatch(item.Messages, fetched, instance)
-	if fetched.completed || fetched.failed || (fetched.continuedAsNew && !r.continueAsNew) {
+	if (fetched.completed || fetched.failed || fetched.continuedAsNew) && !r.continueAsNew {
 		// A terminal instance: ack nothing, which drains the messages.
 		rt.ack(item, lease, &commit{executionID: item.ExecutionID, book: &historyBook{}})
 		return
@@ -119,6 +119,7 @@ func (rt *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, le
 			rt.log.Warn("orchestration not registered, abandoning with backoff", "instance_id", instance,
 				"orchestration_name", r.name, "version", valueOf(r.version), "attempt", item.AttemptCount,
 				"max_attempts", rt.opts.MaxAttempts, "backoff", delay)
+			rt.notePending(instance, r, item.AttemptCount, delay)
 			_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, delay, false)
 			return
 		}

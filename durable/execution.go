@@ -171,7 +171,14 @@ func readBatch(messages []duroxide.WorkItem, b *historyBook, instance string) *b
 	r := &batch{}
 	for _, m := range messages {
 		switch m.(type) {
-		case duroxide.StartOrchestrationItem, duroxide.ContinueAsNewItem:
+		case duroxide.StartOrchestrationItem:
+			// A start for an execution that already started is a
+			// duplicate: the turn replays what the execution's
+			// OrchestrationStarted names, never a later start's name.
+			if r.start == nil && b.name == nil {
+				r.start = m
+			}
+		case duroxide.ContinueAsNewItem:
 			if r.start == nil {
 				r.start = m
 			}

@@ -1,6 +1,7 @@
 package durable
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -270,6 +271,10 @@ func getKVValueActivity(ctx ActivityContext, input string) (string, error) {
 		return "", fmt.Errorf("get_kv_value: missing key")
 	}
 	v, ok, err := ctx.Client().GetKVValue(ctx, *req.InstanceID, *req.Key)
+	if errors.Is(err, ErrInstanceNotFound) {
+		// Rust's activity answers null for an unknown instance.
+		ok, err = false, nil
+	}
 	if err != nil {
 		return "", fmt.Errorf("get_kv_value client error: %v", err)
 	}

@@ -293,13 +293,19 @@ func TestIdleRuntimeBacksOff(t *testing.T) {
 
 func TestClientWaitTimesOutAndHonoursContext(t *testing.T) {
 	c := NewClient(htMem())
-	_, err := c.WaitForOrchestration(t.Context(), "nobody", 30*time.Millisecond)
+	_, err := c.WaitForOrchestration(t.Context(), "nobody", time.Hour)
+	require.ErrorIs(t, err, ErrInstanceNotFound, "a missing instance is reported, not waited for")
+	// A started instance that no runtime runs waits out the timeout.
+	require.NoError(t, c.StartOrchestration(t.Context(), "queued", "O", ""))
+	_, err = c.WaitForOrchestration(t.Context(), "queued", 30*time.Millisecond)
 	require.ErrorIs(t, err, ErrTimeout)
 	ctx, cancel := context.WithCancel(t.Context())
 	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
-	_, err = c.WaitForOrchestration(ctx, "nobody", time.Hour)
+	_, err = c.WaitForOrchestration(ctx, "queued", time.Hour)
 	require.ErrorIs(t, err, context.Canceled)
-	_, err = c.WaitForKVValue(t.Context(), "nobody", "k", 20*time.Millisecond)
+	_, err = c.WaitForKVValue(t.Context(), "nobody", "k", time.Hour)
+	require.ErrorIs(t, err, ErrInstanceNotFound)
+	_, err = c.WaitForKVValue(t.Context(), "queued", "k", 20*time.Millisecond)
 	require.ErrorIs(t, err, ErrTimeout)
 	st, err := c.GetOrchestrationStatus(t.Context(), "nobody")
 	require.NoError(t, err)

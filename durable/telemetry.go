@@ -396,6 +396,11 @@ type ClientOptions struct {
 	// TracerProvider traces the client's calls (default: OpenTelemetry's
 	// global provider).
 	TracerProvider trace.TracerProvider
+	// Registry, when set, lets StartOrchestration refuse an orchestration
+	// name (or version) it does not hold with ErrNotRegistered before
+	// writing anything. Leave it nil in a client that has no registry: the
+	// runtime then backs off until a runtime that has it picks it up.
+	Registry *Registry
 }
 
 // NewClientWithOptions returns a Client over p configured by opts (nil =
@@ -405,5 +410,9 @@ func NewClientWithOptions(p duroxide.Provider, opts *ClientOptions) *Client {
 	if opts != nil {
 		tp = opts.TracerProvider
 	}
-	return &Client{p: p, tel: newTelemetry(tp, nil)}
+	c := &Client{p: p, tel: newTelemetry(tp, nil)}
+	if opts != nil {
+		c.reg = opts.Registry
+	}
+	return c
 }

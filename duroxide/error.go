@@ -73,6 +73,12 @@ var (
 	// larger than the store can hold. The error also holds a
 	// *TooLargeError naming the size and the limit.
 	ErrTooLarge = errors.New("duroxide: payload too large")
+	// ErrInstanceExists: a start named an instance id that already exists
+	// (and the start is not an identical retry of the one that created it).
+	ErrInstanceExists = errors.New("duroxide: instance already exists")
+	// ErrNotRegistered: no orchestration (or version of it) is registered
+	// under the name a start asked for.
+	ErrNotRegistered = errors.New("duroxide: orchestration not registered")
 )
 
 // TooLargeError says what was too large, how large it was and the store's

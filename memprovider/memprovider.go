@@ -56,6 +56,8 @@ type Provider struct {
 	sessions map[string]*sessionState
 	// seq numbers queue messages in enqueue order.
 	seq uint64
+
+	edge edgeState // clientwrites.go
 }
 
 // instanceState is one instance record.

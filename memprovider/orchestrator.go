@@ -89,9 +89,10 @@ func (p *Provider) tryFetchOrchestrationItem(lockTimeout time.Duration, filter *
 		if st == nil && startOf(batch) == nil {
 			// Orphan rule: no instance and nothing that would create it.
 			// Queue messages for a never-started instance are dropped;
-			// anything else waits for the start.
-			if !slices.ContainsFunc(batch, func(b *orchMessage) bool { return b.item.Variant() != "QueueMessage" }) {
-				p.orchQueue = slices.DeleteFunc(p.orchQueue, func(b *orchMessage) bool { return slices.Contains(batch, b) })
+			// anything else waits for the start, for the orphan lifetime.
+			if drop := p.expiredOrphans(batch, now); len(drop) > 0 {
+				p.orchQueue = slices.DeleteFunc(p.orchQueue, func(b *orchMessage) bool { return slices.Contains(drop, b) })
+				p.edge.orphansDropped += int64(len(drop))
 				i = -1 // the queue changed; rescan (considered skips what was seen)
 			}
 			continue

@@ -385,7 +385,10 @@ func (d *driver) raiseDue(ctx context.Context) {
 		if err != nil || cs == nil || cs.Status == nil || *cs.Status != statusWaiting {
 			continue
 		}
-		if err := d.client.RaiseEvent(ctx, instanceName(i), eventName, eventPayload(i)); err != nil {
+		// One key per instance: a raise retried after an unseen outcome
+		// (the next round) is delivered once.
+		key := durable.EventOptions{IdempotencyKey: "chaos-raise"}
+		if err := d.client.RaiseEvent(ctx, instanceName(i), eventName, eventPayload(i), key); err != nil {
 			continue
 		}
 		d.mu.Lock()

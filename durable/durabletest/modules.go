@@ -38,5 +38,6 @@ func modules() []module {
 		{"semantics_tests", semanticsTests},
 		// Go-only: transient store faults on renewals and acks.
 		{"transient_fault_tests", transientFaultTests},
+		{"api_edge_tests", apiEdgeTests},
 	}
 }

@@ -435,7 +435,10 @@ func eventsEnqueuedBeforeStartOrchestrationAreDropped(e *env) {
 		return "timeout_as_expected", nil
 	})
 	e.start(r, fastOptions(nil))
-	e.enqueue("inst-orphan", "pre-start-q", "should-be-dropped")
+	// Straight to the provider: the client refuses a missing instance
+	// (ErrInstanceNotFound); the provider's orphan rule is under test.
+	require.NoError(e.t, e.p.EnqueueForOrchestrator(e.ctx, duroxide.QueueMessageItem{
+		Instance: "inst-orphan", Name: "pre-start-q", Data: "should-be-dropped"}, 0))
 	// The runtime drops the orphan message; wait for that where the
 	// provider reports queue depths, as well as Rust's 200 ms.
 	e.waitOrchestratorQueueEmpty()

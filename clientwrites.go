@@ -1,0 +1,339 @@
+package cdb
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/cosmos"
+)
+
+// The client's writes (duroxide.ClientWriter), safe against races and
+// retries:
+//
+//   - A client start's queue message is created in one transactional
+//     batch with a start_record document (id <inst>:start, one per
+//     instance), so of two concurrent starts exactly one batch commits;
+//     the other meets 409 and compares the record to tell a retry from a
+//     second start. The record is deleted with the instance.
+//   - A keyed event's queue message has an id derived from the key
+//     (<inst>:client_key:<key>) and carries the key as its outboxKey, so
+//     the turn that consumes it leaves an orch_received marker under the
+//     same id, as for a message delivered through the outbox: a retried
+//     write meets 409 before consumption and for receivedRetention after.
+//
+// Nothing is added to the work item's JSON, which stays what the Rust
+// crate writes.
+const docStartRecord = "start_record"
+
+// startRecordDoc is the start that created an instance.
+type startRecordDoc struct {
+	ID            string  `json:"id"`
+	InstanceID    string  `json:"instanceId"`
+	Type          string  `json:"type"`
+	Orchestration string  `json:"orchestration"`
+	Version       *string `json:"version"`
+	InputSHA256   string  `json:"inputSha256"`
+	Key           string  `json:"key,omitempty"`
+	// EnqueuedAt lets a deletion's sweep keep a record written after its
+	// tombstone, as it keeps such queue messages (delete.go).
+	EnqueuedAt int64 `json:"enqueuedAt"`
+}
+
+func startRecordDocID(inst string) string { return docID(user(inst), fixed("start")) }
+func clientKeyDocID(inst, key string) string {
+	return docID(user(inst), fixed("client_key"), user(key))
+}
+
+func inputDigest(input string) string {
+	h := sha256.Sum256([]byte(input))
+	return hex.EncodeToString(h[:])
+}
+
+var _ duroxide.ClientWriter = (*Provider)(nil)
+
+// StartInstance implements duroxide.ClientWriter.
+func (p *Provider) StartInstance(ctx context.Context, item duroxide.StartOrchestrationItem, key string) error {
+	const op = "start_instance"
+	inst := item.Instance
+	if err := validateInstanceID(op, inst); err != nil {
+		return err
+	}
+	now := p.now()
+	msg, err := p.queueDocument(ctx, op, item, docOrchQueue, now, now)
+	if err != nil {
+		return err
+	}
+	body, err := p.readPrimary(ctx, inst, instanceDocID(inst))
+	if err != nil && !errors.Is(err, cosmos.ErrNotFound) {
+		return duroxide.Wrap(op, err)
+	}
+	var doc *instanceDoc
+	if err == nil {
+		doc = &instanceDoc{}
+		if err := json.Unmarshal(body, doc); err != nil {
+			return duroxide.Permanent(op, "instance document of %q cannot be decoded: %v", inst, err)
+		}
+	}
+	if doc != nil && (doc.exists() || doc.Deleted != nil) {
+		// Started by a runtime (a sub-orchestration) or by an earlier
+		// client start: only a retry of that start is accepted.
+		return p.compareStart(ctx, op, item, key)
+	}
+	rec := startRecordDoc{ID: startRecordDocID(inst), InstanceID: inst, Type: docStartRecord, Orchestration: item.Orchestration,
+		Version: item.Version, InputSHA256: inputDigest(item.Input), Key: key, EnqueuedAt: ms(now)}
+	b := cosmos.NewBatch(inst)
+	b.Create(mustJSON(rec))
+	b.Create(msg)
+	return p.retryIdempotent(ctx, op, func() error {
+		_, err := p.st.Execute(ctx, b, false)
+		var be *cosmos.BatchError
+		if errors.As(err, &be) && be.Index == 0 && errors.Is(err, cosmos.ErrConflict) {
+			// Another start, or our own earlier attempt, landed.
+			return p.compareStart(ctx, op, item, key)
+		}
+		return err
+	})
+}
+
+// compareStart accepts a start identical to the recorded one (or with
+// its key) as a retry, and refuses anything else with ErrInstanceExists.
+func (p *Provider) compareStart(ctx context.Context, op string, item duroxide.StartOrchestrationItem, key string) error {
+	body, err := p.readPrimary(ctx, item.Instance, startRecordDocID(item.Instance))
+	if err != nil && !errors.Is(err, cosmos.ErrNotFound) {
+		return duroxide.Wrap(op, err)
+	}
+	var rec startRecordDoc
+	if err == nil && json.Unmarshal(body, &rec) == nil {
+		sameKey := key != "" && key == rec.Key
+		same := rec.Orchestration == item.Orchestration && equalStrPtr(rec.Version, item.Version) && rec.InputSHA256 == inputDigest(item.Input)
+		if sameKey || same {
+			return nil
+		}
+	}
+	return duroxide.Kinded(duroxide.ErrInstanceExists, op, "instance %q already exists", item.Instance)
+}
+
+func equalStrPtr(a, b *string) bool {
+	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
+}
+
+// EnqueueForInstance implements duroxide.ClientWriter.
+func (p *Provider) EnqueueForInstance(ctx context.Context, item duroxide.WorkItem, key string) error {
+	const op = "enqueue_for_instance"
+	if item == nil || item.Queue() != duroxide.OrchestratorQueue {
+		return duroxide.Kinded(duroxide.ErrInvalidInput, op, "%s does not belong on the orchestrator queue", variantOf(item))
+	}
+	inst := item.InstanceID()
+	now := p.now()
+	q, err := p.newQueueDoc(ctx, op, item, docOrchQueue, now, now)
+	if err != nil {
+		return err
+	}
+	if key != "" {
+		if err := validateUserString(op, "idempotency key", key); err != nil {
+			return err
+		}
+		q.ID, q.OutboxKey = clientKeyDocID(inst, key), "client:"+key
+	}
+	msg, err := encodeQueueDoc(op, q)
+	if err != nil {
+		return err
+	}
+	exists, err := p.InstanceExists(ctx, inst)
+	if err != nil {
+		return duroxide.Wrap(op, err)
+	}
+	if !exists {
+		return duroxide.Kinded(duroxide.ErrInstanceNotFound, op, "instance %q not found", inst)
+	}
+	// The id is fixed for the call (from the key, or minted once above),
+	// so a repeat — ours below, or the caller's with the same key — is a
+	// 409: the message, or the marker its consumption left, is there.
+	return p.retryIdempotent(ctx, op, func() error {
+		_, err := p.st.Create(ctx, inst, msg)
+		if errors.Is(err, cosmos.ErrConflict) {
+			return nil
+		}
+		return err
+	})
+}
+
+// retryIdempotent runs write, which must be idempotent (a read, or a
+// write under a fixed id), until it succeeds, fails permanently or has
+// failed clientWriteAttempts times (10 ms · 2ⁿ apart): a client write's
+// outcome is not left ambiguous for a transient error the provider can
+// settle itself.
+func (p *Provider) retryIdempotent(ctx context.Context, op string, write func() error) error {
+	for attempt := 0; ; attempt++ {
+		err := duroxide.Wrap(op, write())
+		if err == nil || !duroxide.IsRetryable(err) || attempt+1 >= clientWriteAttempts {
+			return err
+		}
+		t := time.NewTimer(10 * time.Millisecond << attempt)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
+}
+
+// clientWriteAttempts bounds retryIdempotent.
+const clientWriteAttempts = 4
+
+// InstanceExists implements duroxide.ClientWriter: an instance exists
+// from the moment its start is accepted — a client start's record, a
+// queued start message, or an outbox intent that will deliver a
+// runtime's start (a sub-orchestration's or a detached one's; an intent
+// for an instance is only ever written by or after its start) — until it
+// is deleted. A client-started or committed instance costs one or two
+// point reads, made from the primary (readPrimary) so that another
+// process's fresh start is never missed on a lagging replica; the
+// queries run only for a missing instance or a runtime's start not yet
+// run, in the order the start moves (intent, then message, then instance
+// document), so a start in flight is seen in one place or the next.
+func (p *Provider) InstanceExists(ctx context.Context, inst string) (bool, error) {
+	const op = "instance_exists"
+	if err := validateInstanceID(op, inst); err != nil {
+		return false, err
+	}
+	// A client start's record is never removed but with the instance.
+	_, err := p.readPrimary(ctx, inst, startRecordDocID(inst))
+	if err == nil || !errors.Is(err, cosmos.ErrNotFound) {
+		return err == nil, duroxide.Wrap(op, err)
+	}
+	if found, err := p.committedInstance(ctx, inst); err != nil || found {
+		return found, duroxide.Wrap(op, err)
+	}
+	found, err := p.anyDocument(ctx, nil, "SELECT c.id FROM c WHERE c.type = 'outbox_intent' AND c.targetInstanceId = @inst", inst)
+	if err != nil || found {
+		return found, duroxide.Wrap(op, err)
+	}
+	found, err = p.anyDocument(ctx, &inst, "SELECT c.id FROM c WHERE c.type = 'orch_queue' AND STARTSWITH(c.workItem, '{\"StartOrchestration\"')", inst)
+	if err != nil || found {
+		return found, duroxide.Wrap(op, err)
+	}
+	found, err = p.committedInstance(ctx, inst)
+	return found, duroxide.Wrap(op, err)
+}
+
+// committedInstance reports whether inst's instance document exists, is
+// not provisional and carries no deletion tombstone (read from the
+// primary).
+func (p *Provider) committedInstance(ctx context.Context, inst string) (bool, error) {
+	body, err := p.readPrimary(ctx, inst, instanceDocID(inst))
+	if errors.Is(err, cosmos.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	var doc instanceDoc
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return false, duroxide.Permanent("read_instance", "instance document of %q cannot be decoded: %v", inst, err)
+	}
+	return doc.exists(), nil
+}
+
+// readPrimary reads one document through a single-operation
+// transactional batch, which the partition's primary replica serves: an
+// existence check must see a start another process has just written,
+// which a plain read without that process's session token may miss on a
+// lagging replica. It costs what a point read costs.
+func (p *Provider) readPrimary(ctx context.Context, inst, id string) ([]byte, error) {
+	b := cosmos.NewBatch(inst)
+	b.Read(id)
+	var body []byte
+	err := p.retryIdempotent(ctx, "read", func() error {
+		res, err := p.st.Execute(ctx, b, true)
+		if err != nil {
+			return err
+		}
+		if len(res.Bodies) == 0 {
+			return fmt.Errorf("cosmos batch read of %s returned no body", id)
+		}
+		body = res.Bodies[0]
+		return nil
+	})
+	return body, err
+}
+
+// anyDocument reports whether query (parameter @inst) finds a document,
+// in partition (nil: across partitions).
+func (p *Provider) anyDocument(ctx context.Context, partition *string, query, inst string) (bool, error) {
+	found := false
+	_, err := p.st.Query(ctx, query, cosmos.QueryParams{}.Add("@inst", inst), cosmos.QueryOptions{Partition: partition}, func([]byte) bool {
+		found = true
+		return false
+	})
+	return found, err
+}
+
+// orphanExpired reports whether the orphan rule deletes m (whose item is
+// it) now: a queue message at once, anything else after OrphanLifetime.
+func (p *Provider) orphanExpired(it duroxide.WorkItem, m *queueDoc) bool {
+	if _, ok := it.(duroxide.QueueMessageItem); ok {
+		return true
+	}
+	// From enqueue, not visibility: every fetch that releases an orphan
+	// makes it visible again, which must not renew its lifetime.
+	return m.EnqueuedAt+p.opts.OrphanLifetime.Milliseconds() <= ms(p.now())
+}
+
+// OrphansDropped counts the orchestrator messages this provider deleted
+// because their instance never started (exported as cdb.orphans.dropped).
+func (p *Provider) OrphansDropped() int64 { return p.orphansDropped.Load() }
+
+// pendingNoteDoc is the runtime's note on an instance that cannot run yet
+// (id <inst>:pending_note); deleted with the instance.
+type pendingNoteDoc struct {
+	ID         string `json:"id"`
+	InstanceID string `json:"instanceId"`
+	Type       string `json:"type"`
+	Note       string `json:"note"`
+	UpdatedAt  int64  `json:"updatedAt"`
+}
+
+const docPendingNote = "pending_note"
+
+func pendingNoteDocID(inst string) string { return docID(user(inst), fixed("pending_note")) }
+
+var _ duroxide.PendingNoter = (*Provider)(nil)
+
+// NotePending implements duroxide.PendingNoter: one upsert.
+func (p *Provider) NotePending(ctx context.Context, inst, note string) error {
+	const op = "note_pending"
+	if err := validateInstanceID(op, inst); err != nil {
+		return err
+	}
+	doc := pendingNoteDoc{ID: pendingNoteDocID(inst), InstanceID: inst, Type: docPendingNote, Note: note, UpdatedAt: ms(p.now())}
+	_, err := p.st.Upsert(ctx, inst, mustJSON(doc), nil)
+	return duroxide.Wrap(op, err)
+}
+
+// PendingNote implements duroxide.PendingNoter: one point read.
+func (p *Provider) PendingNote(ctx context.Context, inst string) (string, error) {
+	const op = "pending_note"
+	if err := validateInstanceID(op, inst); err != nil {
+		return "", err
+	}
+	body, _, err := p.st.Read(ctx, inst, pendingNoteDocID(inst))
+	if errors.Is(err, cosmos.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", duroxide.Wrap(op, err)
+	}
+	var doc pendingNoteDoc
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return "", duroxide.Permanent(op, "pending note of %q cannot be decoded: %v", inst, err)
+	}
+	return doc.Note, nil
+}

@@ -1,0 +1,179 @@
+package durable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// StartOptions configures Client.StartOrchestration.
+type StartOptions struct {
+	// Version pins an exact version of the orchestration ("" = the
+	// registry's policy decides when the instance first runs).
+	Version string
+	// IDReuse says what a start on an existing instance id does.
+	IDReuse IDReusePolicy
+	// IdempotencyKey identifies the start across a caller's own retries
+	// ("" = none beyond the identical-start rule).
+	IdempotencyKey string
+}
+
+// IDReusePolicy decides what a start on an instance id that already
+// exists does.
+type IDReusePolicy int
+
+const (
+	// IDReuseRejectExisting (the default) refuses with ErrInstanceExists,
+	// except that repeating the identical start (same orchestration,
+	// version and input: a caller's retry) succeeds and does nothing.
+	IDReuseRejectExisting IDReusePolicy = iota
+	// IDReuseAllowTerminal starts a new execution when the existing one
+	// completed or failed; a running instance is still refused.
+	IDReuseAllowTerminal
+)
+
+// EventOptions configures RaiseEvent, EnqueueEvent and CancelInstance.
+type EventOptions struct {
+	// IdempotencyKey makes a caller's retried call a no-op: the provider
+	// delivers at most one message per (instance, key). "" = none: the
+	// provider still gives the call's message one id, reused by its own
+	// retries of the call, but a second call is a second message.
+	IdempotencyKey string
+}
+
+// startInstance enqueues a client start through the provider's
+// ClientWriter (atomic existence check) when it has one.
+func (c *Client) startInstance(ctx context.Context, item duroxide.StartOrchestrationItem, o StartOptions) error {
+	w, ok := c.p.(duroxide.ClientWriter)
+	if !ok {
+		return c.enqueue(ctx, item)
+	}
+	err := w.StartInstance(ctx, item, o.IdempotencyKey)
+	if errors.Is(err, duroxide.ErrInstanceExists) && o.IDReuse == IDReuseAllowTerminal {
+		err = c.restartTerminal(ctx, w, item, o, err)
+	}
+	if err != nil {
+		return err
+	}
+	wake(c.p, duroxide.OrchestratorQueue)
+	return nil
+}
+
+// restartTerminal starts a new execution of a terminal instance
+// (IDReuseAllowTerminal); exists is returned for a running one.
+func (c *Client) restartTerminal(ctx context.Context, w duroxide.ClientWriter, item duroxide.StartOrchestrationItem, o StartOptions, exists error) error {
+	st, err := c.GetOrchestrationStatus(ctx, item.Instance)
+	if err != nil {
+		return err
+	}
+	if !st.IsTerminal() {
+		return exists
+	}
+	return w.EnqueueForInstance(ctx, duroxide.ContinueAsNewItem{Instance: item.Instance, Orchestration: item.Orchestration,
+		Input: item.Input, Version: item.Version}, restartKey(o.IdempotencyKey))
+}
+
+// restartKey keys a restart apart from the start that shares its key.
+func restartKey(key string) string {
+	if key == "" {
+		return ""
+	}
+	return "restart:" + key
+}
+
+// enqueueFor enqueues a client message for an existing instance through
+// the provider's ClientWriter when it has one: ErrInstanceNotFound for a
+// missing instance, and at most one delivery per idempotency key.
+func (c *Client) enqueueFor(ctx context.Context, item duroxide.WorkItem, opts []EventOptions) error {
+	w, ok := c.p.(duroxide.ClientWriter)
+	if !ok {
+		return c.enqueue(ctx, item)
+	}
+	key := ""
+	if len(opts) > 0 {
+		key = opts[len(opts)-1].IdempotencyKey
+	}
+	if err := w.EnqueueForInstance(ctx, item, key); err != nil {
+		return err
+	}
+	wake(c.p, duroxide.OrchestratorQueue)
+	return nil
+}
+
+// checkRegistered refuses a start of an orchestration the client's
+// registry does not have (no registry: nothing to check).
+func (c *Client) checkRegistered(orchestration string, version *string) error {
+	if c.reg == nil {
+		return nil
+	}
+	ok := false
+	if version != nil {
+		_, _, ok = c.reg.resolveOrchestrationExact(orchestration, *version)
+	} else {
+		_, _, ok = c.reg.resolveOrchestration(orchestration)
+	}
+	if ok {
+		return nil
+	}
+	v := "any version"
+	if version != nil {
+		v = "version " + *version
+	}
+	return fmt.Errorf("%w: %s (%s) is not in the client's registry", ErrNotRegistered, orchestration, v)
+}
+
+// notFoundIfMissing turns an empty answer about instance into
+// ErrInstanceNotFound when the instance does not exist (providers report
+// an unknown instance's reads as empty, not as an error).
+func (c *Client) notFoundIfMissing(ctx context.Context, instance string) error {
+	exists, err := c.instanceExists(ctx, instance)
+	if err != nil || exists {
+		return err
+	}
+	return fmt.Errorf("%w: %s", ErrInstanceNotFound, instance)
+}
+
+// instanceExists asks the provider's ClientWriter; without one an
+// instance is assumed to exist (the provider cannot tell a queued start
+// from nothing), so reads keep their empty answers.
+func (c *Client) instanceExists(ctx context.Context, instance string) (bool, error) {
+	if w, ok := c.p.(duroxide.ClientWriter); ok {
+		return w.InstanceExists(ctx, instance)
+	}
+	return true, nil
+}
+
+// pendingNote is the runtime's note on why a started instance has not run
+// (best effort, like the custom status: "" on any error).
+func (c *Client) pendingNote(ctx context.Context, instance string) string {
+	n, ok := c.p.(duroxide.PendingNoter)
+	if !ok {
+		return ""
+	}
+	note, err := n.PendingNote(ctx, instance)
+	if err != nil {
+		return ""
+	}
+	return note
+}
+
+// notePending tells clients (through the provider's PendingNoter) that
+// instance waits for an orchestration no runtime has registered.
+func (rt *Runtime) notePending(instance string, r *batch, attempt uint32, delay time.Duration) {
+	n, ok := rt.p.(duroxide.PendingNoter)
+	if !ok {
+		return
+	}
+	version := "any version"
+	if r.version != nil {
+		version = "version " + *r.version
+	}
+	note := fmt.Sprintf("waiting for orchestration %q (%s), which is not registered on any runtime that fetched it; attempt %d of %d, retrying in %s",
+		r.name, version, attempt, rt.opts.MaxAttempts, delay)
+	if err := n.NotePending(rt.ctx, instance, note); err != nil {
+		rt.log.Debug("recording the pending note failed", "instance_id", instance, "error", err)
+	}
+}

@@ -1,0 +1,55 @@
+package duroxide
+
+import (
+	"context"
+	"time"
+)
+
+// ClientWriter is an optional Provider capability: the writes a client
+// makes at the API edge, checked and deduplicated by the store itself so
+// that concurrent callers and retried calls cannot race past the check.
+// The durable Client uses it when the provider implements it; without it
+// the Client falls back to EnqueueForOrchestrator (no existence check, no
+// deduplication).
+//
+// Nothing here changes the work items' JSON: the idempotency key and the
+// start record live beside the queued message, so Rust readers of the
+// same store see the same messages.
+type ClientWriter interface {
+	// StartInstance enqueues item (a client start, ExecutionID 1) only if
+	// no instance with its id exists, atomically: of two concurrent starts
+	// exactly one succeeds. If the instance exists it returns an error
+	// matching ErrInstanceExists, except that repeating the start that
+	// created it (same orchestration, version and input, or the same
+	// non-empty key) succeeds and enqueues nothing.
+	StartInstance(ctx context.Context, item StartOrchestrationItem, key string) error
+	// EnqueueForInstance enqueues item (an event, queue message or
+	// cancellation) for an instance that exists (ErrInstanceNotFound
+	// otherwise). A second call with the same non-empty key for the same
+	// instance enqueues nothing and returns nil, also after the first
+	// message was consumed.
+	EnqueueForInstance(ctx context.Context, item WorkItem, key string) error
+	// InstanceExists reports whether instance exists: a client start was
+	// accepted for it, or a turn of it was committed, and it was not
+	// deleted since.
+	InstanceExists(ctx context.Context, instance string) (bool, error)
+}
+
+// DefaultOrphanLifetime is how long a provider keeps an orchestrator
+// message (an event or a cancellation) for an instance that does not
+// exist, waiting for its start, before deleting it. A message enqueued
+// shortly before its instance's start is still delivered; one for an
+// instance that never starts does not stay in the queue for ever.
+// Queue messages (EnqueueEvent) are dropped at once, as in duroxide.
+const DefaultOrphanLifetime = time.Hour
+
+// PendingNoter is an optional Provider capability: a short note on an
+// instance that was started but cannot run yet (no runtime has its
+// orchestration registered), which a client shows in the instance's
+// status instead of a bare "not found".
+type PendingNoter interface {
+	// NotePending records note for instance, replacing an earlier one.
+	NotePending(ctx context.Context, instance, note string) error
+	// PendingNote returns the last note ("" when none).
+	PendingNote(ctx context.Context, instance string) (string, error)
+}

@@ -1,0 +1,181 @@
+package memprovider
+
+import (
+	"context"
+	"time"
+
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// edgeState is what the provider keeps for duroxide.ClientWriter: the
+// start that created each instance, the idempotency keys seen per
+// instance, and the orphan rule's lifetime and count.
+type edgeState struct {
+	starts         map[string]startRecord
+	keys           map[string]map[string]bool
+	orphanLifetime time.Duration
+	orphansDropped int64
+	notes          map[string]string
+}
+
+// startRecord is a client start as accepted.
+type startRecord struct {
+	orchestration, input, key string
+	version                   *string
+}
+
+func (r startRecord) same(item duroxide.StartOrchestrationItem, key string) bool {
+	if key != "" && key == r.key {
+		return true
+	}
+	return r.orchestration == item.Orchestration && r.input == item.Input && equalPtr(r.version, item.Version)
+}
+
+func equalPtr(a, b *string) bool { return (a == nil && b == nil) || (a != nil && b != nil && *a == *b) }
+
+// WithOrphanLifetime sets how long an event or cancellation for an
+// instance that does not exist waits for its start before it is dropped
+// (default duroxide.DefaultOrphanLifetime).
+func WithOrphanLifetime(d time.Duration) Option {
+	return func(p *Provider) { p.edge.orphanLifetime = d }
+}
+
+// OrphansDropped counts the orchestrator messages dropped because their
+// instance never started (the metric behind the orphan rule).
+func (p *Provider) OrphansDropped() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.edge.orphansDropped
+}
+
+var _ duroxide.ClientWriter = (*Provider)(nil)
+
+// StartInstance implements duroxide.ClientWriter under the provider's
+// mutex, so of concurrent starts exactly one is accepted.
+func (p *Provider) StartInstance(ctx context.Context, item duroxide.StartOrchestrationItem, key string) error {
+	const op = "start_instance"
+	if err := ctx.Err(); err != nil {
+		return duroxide.Wrap(op, err)
+	}
+	if item.Instance == "" {
+		return duroxide.Kinded(duroxide.ErrInvalidInput, op, "instance id must not be empty")
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.existsLocked(item.Instance) {
+		if r, ok := p.edge.starts[item.Instance]; ok && r.same(item, key) {
+			return nil
+		}
+		return duroxide.Kinded(duroxide.ErrInstanceExists, op, "instance %q already exists", item.Instance)
+	}
+	if p.edge.starts == nil {
+		p.edge.starts, p.edge.keys = map[string]startRecord{}, map[string]map[string]bool{}
+	}
+	p.edge.starts[item.Instance] = startRecord{orchestration: item.Orchestration, input: item.Input, key: key, version: item.Version}
+	// A new instance: an old one's keys and note are gone with it.
+	delete(p.edge.keys, item.Instance)
+	delete(p.edge.notes, item.Instance)
+	p.orchQueue = append(p.orchQueue, &orchMessage{seq: p.nextSeq(), instance: item.Instance, item: item, visibleAt: p.now()})
+	p.notify()
+	return nil
+}
+
+// EnqueueForInstance implements duroxide.ClientWriter.
+func (p *Provider) EnqueueForInstance(ctx context.Context, item duroxide.WorkItem, key string) error {
+	const op = "enqueue_for_instance"
+	if err := ctx.Err(); err != nil {
+		return duroxide.Wrap(op, err)
+	}
+	if item == nil || item.Queue() != duroxide.OrchestratorQueue {
+		return duroxide.Kinded(duroxide.ErrInvalidInput, op, "work item %T does not belong on the orchestrator queue", item)
+	}
+	inst := item.InstanceID()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.existsLocked(inst) {
+		return duroxide.Kinded(duroxide.ErrInstanceNotFound, op, "instance %q not found", inst)
+	}
+	if key != "" {
+		if p.edge.keys[inst][key] {
+			return nil // a retry of a write that was applied
+		}
+		if p.edge.keys == nil {
+			p.edge.keys = map[string]map[string]bool{}
+		}
+		if p.edge.keys[inst] == nil {
+			p.edge.keys[inst] = map[string]bool{}
+		}
+		p.edge.keys[inst][key] = true
+	}
+	p.orchQueue = append(p.orchQueue, &orchMessage{seq: p.nextSeq(), instance: inst, item: item, visibleAt: p.now()})
+	p.notify()
+	return nil
+}
+
+// InstanceExists implements duroxide.ClientWriter.
+func (p *Provider) InstanceExists(ctx context.Context, instance string) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, duroxide.Wrap("instance_exists", err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.existsLocked(instance), nil
+}
+
+// existsLocked: the instance has state, or a start for it is queued.
+func (p *Provider) existsLocked(instance string) bool {
+	if p.instances[instance] != nil {
+		return true
+	}
+	for _, m := range p.orchQueue {
+		if m.instance == instance {
+			if _, ok := m.item.(duroxide.StartOrchestrationItem); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// expiredOrphans returns the messages of batch (all for one instance that
+// does not exist and is not being started) to drop: queue messages at
+// once, anything else once it has waited the orphan lifetime.
+func (p *Provider) expiredOrphans(batch []*orchMessage, now time.Time) []*orchMessage {
+	lifetime := p.edge.orphanLifetime
+	if lifetime <= 0 {
+		lifetime = duroxide.DefaultOrphanLifetime
+	}
+	var out []*orchMessage
+	for _, m := range batch {
+		if _, queued := m.item.(duroxide.QueueMessageItem); queued || !m.visibleAt.Add(lifetime).After(now) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+var _ duroxide.PendingNoter = (*Provider)(nil)
+
+// NotePending implements duroxide.PendingNoter.
+func (p *Provider) NotePending(ctx context.Context, instance, note string) error {
+	if err := ctx.Err(); err != nil {
+		return duroxide.Wrap("note_pending", err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.edge.notes == nil {
+		p.edge.notes = map[string]string{}
+	}
+	p.edge.notes[instance] = note
+	return nil
+}
+
+// PendingNote implements duroxide.PendingNoter.
+func (p *Provider) PendingNote(ctx context.Context, instance string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", duroxide.Wrap("pending_note", err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.edge.notes[instance], nil
+}
