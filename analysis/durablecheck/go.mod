@@ -1,0 +1,12 @@
+module github.com/duroxide-go/cdb/analysis/durablecheck
+
+go 1.25.0
+
+replace github.com/duroxide-go/cdb => ../..
+
+require golang.org/x/tools v0.49.0
+
+require (
+	golang.org/x/mod v0.39.0 // indirect
+	golang.org/x/sync v0.22.0 // indirect
+)
