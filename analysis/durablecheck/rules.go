@@ -77,7 +77,8 @@ func ruleFor(fn *types.Func) (what, advice string, bad bool) {
 		advice, bad = adviceIO, filepathIO[name]
 	case path == "fmt":
 		advice, bad = adviceLog, name == "Print" || name == "Printf" || name == "Println"
-	case path == "log" || path == "log/slog":
+	case (path == "log" || path == "log/slog") && !isMethod:
+		// Only the default loggers: a *slog.Logger may be ctx.Logger().
 		advice, bad = adviceLog, isLogOutput(name)
 	}
 	return what, advice, bad

@@ -6,6 +6,7 @@ import (
 	crand "crypto/rand"
 	"fmt"
 	"log"
+	"log/slog"
 	"math/rand"
 	"net/http"
 	"os"
@@ -108,9 +109,11 @@ func IO(ctx *durable.OrchestrationContext, _ string) (string, error) {
 	_ = f.Close()                   // want `\(\*os\.File\)\.Close in orchestration code`
 	resp, _ := http.Get("http://x") // want `net/http\.Get in orchestration code`
 	_ = resp
-	fmt.Println(home)                   // want `fmt\.Println in orchestration code: use ctx\.Logger\(\) or ctx\.TraceInfo`
-	log.Printf("%s", home)              // want `log\.Printf in orchestration code: use ctx\.Logger\(\)`
-	return fmt.Sprintf("%s", home), nil // formatting is fine
+	fmt.Println(home)                      // want `fmt\.Println in orchestration code: use ctx\.Logger\(\) or ctx\.TraceInfo`
+	log.Printf("%s", home)                 // want `log\.Printf in orchestration code: use ctx\.Logger\(\)`
+	slog.Info("home", "dir", home)         // want `slog\.Info in orchestration code: use ctx\.Logger\(\)`
+	ctx.Logger().Info("home", "dir", home) // the replay-safe logger is fine
+	return fmt.Sprintf("%s", home), nil    // formatting is fine
 }
 
 func Globals(ctx *durable.OrchestrationContext, _ string) (string, error) {

@@ -5,6 +5,7 @@ package durable
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"time"
 )
@@ -65,6 +66,8 @@ func (c *OrchestrationContext) SetKVValue(key, value string) {}
 func (c *OrchestrationContext) InstanceID() string { return "" }
 
 func (c *OrchestrationContext) TraceInfo(msg string) {}
+
+func (c *OrchestrationContext) Logger() *slog.Logger { return slog.Default() }
 
 func (c *OrchestrationContext) Select(futs ...Awaitable) int { return 0 }
 
