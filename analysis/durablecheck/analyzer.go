@@ -38,6 +38,7 @@ type ReachesNondeterminism struct {
 // AFact marks ReachesNondeterminism as an analysis fact.
 func (*ReachesNondeterminism) AFact() {}
 
+// String is the fact as analysistest expectations match it.
 func (f *ReachesNondeterminism) String() string {
 	return fmt.Sprintf("reaches %s (%s)", f.What, f.Where)
 }
@@ -48,30 +49,59 @@ func run(pass *analysis.Pass) (any, error) {
 	}
 	c := newChecker(pass)
 	c.collect()
-	reached := c.reachable(c.roots(), true)
-	ignored := ignoredLines(pass)
+	c.dropIgnored(ignoredLines(pass))
+	c.report(c.reachable(c.roots(), true))
+	c.exportFacts()
+	return nil, nil
+}
+
+// report reports the findings of the reached units, and their calls into
+// other packages of the module that reach one, once per position.
+func (c *checker) report(reached []*unit) {
 	reported := map[token.Pos]bool{}
-	skip := func(pos token.Pos) bool {
-		p := pass.Fset.Position(pos)
-		return reported[pos] || ignored[lineKey{p.Filename, p.Line}]
-	}
 	for _, u := range reached {
 		for _, f := range u.findings {
-			if !skip(f.pos) {
+			if !reported[f.pos] {
 				reported[f.pos] = true
-				pass.Reportf(f.pos, "%s in orchestration code: %s", f.what, f.advice)
+				c.pass.Reportf(f.pos, "%s in orchestration code: %s", f.what, f.advice)
 			}
 		}
 		for _, call := range u.external {
-			if fact := c.externalFact(call.fn); fact != nil && !skip(call.pos) {
+			if fact := c.externalFact(call.fn); fact != nil && !reported[call.pos] {
 				reported[call.pos] = true
-				pass.Reportf(call.pos, "call to %s reaches %s (%s) in orchestration code: %s",
+				c.pass.Reportf(call.pos, "call to %s reaches %s (%s) in orchestration code: %s",
 					qualifiedName(call.fn), fact.What, fact.Where, fact.Advice)
 			}
 		}
 	}
-	c.exportFacts()
-	return nil, nil
+}
+
+// dropIgnored forgets the findings and external calls on ignored lines,
+// so they are neither reported nor carried in facts.
+func (c *checker) dropIgnored(ignored map[lineKey]bool) {
+	if len(ignored) == 0 {
+		return
+	}
+	keep := func(pos token.Pos) bool {
+		p := c.pass.Fset.Position(pos)
+		return !ignored[lineKey{p.Filename, p.Line}]
+	}
+	for _, u := range c.units {
+		fs := u.findings[:0]
+		for _, f := range u.findings {
+			if keep(f.pos) {
+				fs = append(fs, f)
+			}
+		}
+		u.findings = fs
+		ext := u.external[:0]
+		for _, e := range u.external {
+			if keep(e.pos) {
+				ext = append(ext, e)
+			}
+		}
+		u.external = ext
+	}
 }
 
 // ignoreDirective, in a comment on a line or alone on the line above it,

@@ -34,3 +34,9 @@ func Pure(s string) string { return strings.ToUpper(s) }
 func WithCtx(ctx *durable.OrchestrationContext) (string, error) {
 	return time.Now().String(), nil // want `time\.Now in orchestration code`
 }
+
+// Replays reads the clock on purpose: the ignored line carries no fact.
+func Replays() time.Time {
+	//durablecheck:ignore a test's deliberate wall-clock read
+	return time.Now()
+}

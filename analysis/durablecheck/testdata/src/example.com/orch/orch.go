@@ -164,6 +164,7 @@ func CrossPackage(ctx *durable.OrchestrationContext, _ string) (string, error) {
 	_ = helpers.Indirect() // want `call to helpers\.Indirect reaches time\.Now \(helpers\.go:\d+\) in orchestration code`
 	c := helpers.Counter{}
 	c.Bump()                    // want `call to \(\*helpers\.Counter\)\.Bump reaches \(\*sync\.Mutex\)\.Lock`
+	_ = helpers.Replays()       // its read is ignored where it is: fine
 	_ = helpers.Pure("x")       // deterministic helper: fine
 	_, _ = helpers.WithCtx(ctx) // orchestration code by signature: reported in its own package
 	return t.String(), nil
