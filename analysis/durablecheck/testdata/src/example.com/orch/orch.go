@@ -8,6 +8,8 @@ import (
 	"log"
 	"log/slog"
 	"math/rand"
+	randv2 "math/rand/v2"
+	"net"
 	"net/http"
 	"os"
 	"sync"
@@ -25,6 +27,7 @@ var (
 	state   struct{ n int }
 	mu      sync.Mutex
 	hits    atomic.Int64
+	ptr     = new(int)
 )
 
 func Clock(ctx *durable.OrchestrationContext, _ string) (string, error) {
@@ -106,7 +109,11 @@ func IO(ctx *durable.OrchestrationContext, _ string) (string, error) {
 	if os.IsNotExist(err) {                 // error predicates are fine
 		return "", err
 	}
-	_ = f.Close()                   // want `\(\*os\.File\)\.Close in orchestration code`
+	_ = f.Close()                     // want `\(\*os\.File\)\.Close in orchestration code`
+	conn, _ := net.Dial("tcp", "x:1") // want `net\.Dial in orchestration code`
+	_ = conn
+	_ = os.Environ()                // want `os\.Environ in orchestration code`
+	_ = randv2.N(10)                // want `math/rand/v2\.N in orchestration code`
 	resp, _ := http.Get("http://x") // want `net/http\.Get in orchestration code`
 	_ = resp
 	fmt.Println(home)                      // want `fmt\.Println in orchestration code: use ctx\.Logger\(\) or ctx\.TraceInfo`
@@ -121,6 +128,7 @@ func Globals(ctx *durable.OrchestrationContext, _ string) (string, error) {
 	counter = counter + 1 // want `write to package-level variable counter in orchestration code`
 	cache["k"] = "v"      // want `write to package-level variable cache in orchestration code`
 	state.n = 1           // want `write to package-level variable state in orchestration code`
+	*ptr = 2              // want `write to package-level variable ptr in orchestration code`
 	helpers.Mode = "x"    // want `write to package-level variable Mode in orchestration code`
 	local := counter      // reading is not a write
 	local++
