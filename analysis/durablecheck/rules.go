@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"golang.org/x/tools/go/types/typeutil"
 )
 
 // What to use instead, per rule. The names are the durable package's.
@@ -186,7 +188,7 @@ var readOnlyCtx = map[string]bool{
 
 // durableCall returns the name of the first call in body that records in
 // history (a method of the orchestration context, or any function given
-// the context), or "".
+// the context, other than the read-only ones), or "".
 func (c *checker) durableCall(body *ast.BlockStmt) string {
 	info := c.pass.TypesInfo
 	var found string
@@ -195,12 +197,13 @@ func (c *checker) durableCall(body *ast.BlockStmt) string {
 		if !ok || found != "" {
 			return found == ""
 		}
-		if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok {
-			if s, ok := info.Selections[sel]; ok && s.Kind() == types.MethodVal &&
-				isCtxPointer(s.Recv()) && !readOnlyCtx[sel.Sel.Name] {
-				found = "ctx." + sel.Sel.Name
-				return false
-			}
+		fn, _ := typeutil.Callee(info, call).(*types.Func)
+		if fn != nil && fn.Pkg() != nil && fn.Pkg().Path() == durablePath && readOnlyCtx[fn.Name()] {
+			return true
+		}
+		if fn != nil && isCtxMethod(fn) {
+			found = "ctx." + fn.Name()
+			return false
 		}
 		for _, arg := range call.Args {
 			if isCtxPointer(info.TypeOf(arg)) {
@@ -211,6 +214,12 @@ func (c *checker) durableCall(body *ast.BlockStmt) string {
 		return true
 	})
 	return found
+}
+
+// isCtxMethod reports whether fn is a method of the orchestration context.
+func isCtxMethod(fn *types.Func) bool {
+	recv := fn.Signature().Recv()
+	return recv != nil && isCtxPointer(recv.Type())
 }
 
 func shortFile(name string) string { return filepath.Base(name) }

@@ -94,6 +94,7 @@ func MapOrder(ctx *durable.OrchestrationContext, in map[string]string) (string, 
 	for k, v := range in { // order does not reach history: fine
 		n += len(k) + len(v)
 		ctx.TraceInfo(k)
+		_, _, _ = durable.GetKVValue[string](ctx, k)
 	}
 	return fmt.Sprint(n), nil
 }

@@ -79,3 +79,7 @@ func Go[T any](ctx *OrchestrationContext, fn func(ctx *OrchestrationContext) (T,
 	go func() { _, _ = fn(ctx) }()
 	return nil
 }
+
+func GetKVValue[T any](ctx *OrchestrationContext, key string) (value T, found bool, err error) {
+	return value, false, nil
+}
