@@ -50,27 +50,33 @@ func run(pass *analysis.Pass) (any, error) {
 	c := newChecker(pass)
 	c.collect()
 	c.dropIgnored(ignoredLines(pass))
-	c.report(c.reachable(c.roots(), true))
+	c.report(c.fromRoots())
 	c.exportFacts()
 	return nil, nil
 }
 
 // report reports the findings of the reached units, and their calls into
-// other packages of the module that reach one, once per position.
-func (c *checker) report(reached []*unit) {
+// other packages of the module that reach one, once per position. A
+// finding in a declared function that is not itself an orchestration
+// says which orchestration reaches it.
+func (c *checker) report(reached []*unit, via map[*unit]*unit) {
 	reported := map[token.Pos]bool{}
 	for _, u := range reached {
+		suffix := ""
+		if u.fn != nil && !u.root {
+			suffix = fmt.Sprintf(" (%s is reached from %s)", c.name(u), c.name(via[u]))
+		}
 		for _, f := range u.findings {
 			if !reported[f.pos] {
 				reported[f.pos] = true
-				c.pass.Reportf(f.pos, "%s in orchestration code: %s", f.what, f.advice)
+				c.pass.Reportf(f.pos, "%s in orchestration code: %s%s", f.what, f.advice, suffix)
 			}
 		}
 		for _, call := range u.external {
 			if fact := c.externalFact(call.fn); fact != nil && !reported[call.pos] {
 				reported[call.pos] = true
-				c.pass.Reportf(call.pos, "call to %s reaches %s (%s) in orchestration code: %s",
-					qualifiedName(call.fn), fact.What, fact.Where, fact.Advice)
+				c.pass.Reportf(call.pos, "call to %s reaches %s (%s) in orchestration code: %s%s",
+					qualifiedName(call.fn), fact.What, fact.Where, fact.Advice, suffix)
 			}
 		}
 	}

@@ -13,6 +13,7 @@ import (
 // linked from the unit that holds them.
 type unit struct {
 	fn       *types.Func // nil for a literal
+	pos      token.Pos   // where the function starts
 	sig      *types.Signature
 	body     *ast.BlockStmt
 	edges    []*unit   // same-package functions it calls or refers to
@@ -60,7 +61,7 @@ func (c *checker) collect() {
 				if fn == nil {
 					continue
 				}
-				u := c.newUnit(fn, fn.Signature(), d.Body)
+				u := c.newUnit(fn, d.Pos(), fn.Signature(), d.Body)
 				c.byFunc[fn] = u
 				walks = append(walks, func() { c.walk(u, d.Body) })
 			case *ast.GenDecl:
@@ -76,8 +77,8 @@ func (c *checker) collect() {
 	}
 }
 
-func (c *checker) newUnit(fn *types.Func, sig *types.Signature, body *ast.BlockStmt) *unit {
-	u := &unit{fn: fn, sig: sig, body: body, root: isOrchestrationSig(sig), activity: isActivitySig(sig)}
+func (c *checker) newUnit(fn *types.Func, pos token.Pos, sig *types.Signature, body *ast.BlockStmt) *unit {
+	u := &unit{fn: fn, pos: pos, sig: sig, body: body, root: isOrchestrationSig(sig), activity: isActivitySig(sig)}
 	c.units = append(c.units, u)
 	return u
 }
@@ -89,7 +90,7 @@ func (c *checker) walk(u *unit, node ast.Node) {
 		switch n := n.(type) {
 		case *ast.FuncLit:
 			sig, _ := c.pass.TypesInfo.TypeOf(n).(*types.Signature)
-			lit := c.newUnit(nil, sig, n.Body)
+			lit := c.newUnit(nil, n.Pos(), sig, n.Body)
 			if u != nil && !lit.activity {
 				// A literal written in orchestration code is taken to run
 				// there (durable.Go blocks, sort callbacks, deferred calls).
@@ -170,6 +171,38 @@ func (c *checker) roots() []*unit {
 		}
 	}
 	return rs
+}
+
+// fromRoots returns the units reachable from the roots, in breadth-first
+// order, each with the root it was first reached from.
+func (c *checker) fromRoots() (order []*unit, via map[*unit]*unit) {
+	type item struct{ u, root *unit }
+	via = map[*unit]*unit{}
+	var queue []item
+	for _, r := range c.roots() {
+		queue = append(queue, item{r, r})
+	}
+	for len(queue) > 0 {
+		it := queue[0]
+		queue = queue[1:]
+		if _, seen := via[it.u]; seen {
+			continue
+		}
+		via[it.u] = it.root
+		order = append(order, it.u)
+		for _, e := range it.u.edges {
+			queue = append(queue, item{e, it.root})
+		}
+	}
+	return order, via
+}
+
+// name names u for a message: its qualified name, or where a literal is.
+func (c *checker) name(u *unit) string {
+	if u.fn != nil {
+		return qualifiedName(u.fn)
+	}
+	return "the function literal at " + c.where(u.pos)
 }
 
 // reachable returns the units reachable from start, in breadth-first

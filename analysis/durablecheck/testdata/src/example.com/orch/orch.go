@@ -155,11 +155,11 @@ func Reach(ctx *durable.OrchestrationContext, _ string) (string, error) {
 	return "", err
 }
 
-func stamp() { _ = time.Now().Unix() } // want `time\.Now in orchestration code`
+func stamp() { _ = time.Now().Unix() } // want `time\.Now in orchestration code: use ctx\.UtcNow\(\), .* \(orch\.stamp is reached from orch\.Reach\)$`
 
 func run(f func()) { f() }
 
-func tick() { counter++ } // want `write to package-level variable counter in orchestration code`
+func tick() { counter++ } // want `write to package-level variable counter in orchestration code: .* \(orch\.tick is reached from orch\.Reach\)`
 
 type svc struct{}
 
