@@ -14,13 +14,11 @@ import (
 type unit struct {
 	fn       *types.Func // nil for a literal
 	pos      token.Pos   // where the function starts
-	sig      *types.Signature
-	body     *ast.BlockStmt
-	edges    []*unit   // same-package functions it calls or refers to
-	external []extRef  // functions of other packages it calls or refers to
-	findings []finding // its own constructs that are not replay-safe
-	root     bool      // orchestration code by signature
-	activity bool      // activity code by signature
+	edges    []*unit     // same-package functions it calls or refers to
+	external []extRef    // functions of other packages it calls or refers to
+	findings []finding   // its own constructs that are not replay-safe
+	root     bool        // orchestration code by signature
+	activity bool        // activity code by signature
 }
 
 // extRef is a use of a function declared in another package.
@@ -61,7 +59,7 @@ func (c *checker) collect() {
 				if fn == nil {
 					continue
 				}
-				u := c.newUnit(fn, d.Pos(), fn.Signature(), d.Body)
+				u := c.newUnit(fn, d.Pos(), fn.Signature())
 				c.byFunc[fn] = u
 				walks = append(walks, func() { c.walk(u, d.Body) })
 			case *ast.GenDecl:
@@ -77,8 +75,8 @@ func (c *checker) collect() {
 	}
 }
 
-func (c *checker) newUnit(fn *types.Func, pos token.Pos, sig *types.Signature, body *ast.BlockStmt) *unit {
-	u := &unit{fn: fn, pos: pos, sig: sig, body: body, root: isOrchestrationSig(sig), activity: isActivitySig(sig)}
+func (c *checker) newUnit(fn *types.Func, pos token.Pos, sig *types.Signature) *unit {
+	u := &unit{fn: fn, pos: pos, root: isOrchestrationSig(sig), activity: isActivitySig(sig)}
 	c.units = append(c.units, u)
 	return u
 }
@@ -90,7 +88,7 @@ func (c *checker) walk(u *unit, node ast.Node) {
 		switch n := n.(type) {
 		case *ast.FuncLit:
 			sig, _ := c.pass.TypesInfo.TypeOf(n).(*types.Signature)
-			lit := c.newUnit(nil, n.Pos(), sig, n.Body)
+			lit := c.newUnit(nil, n.Pos(), sig)
 			if u != nil && !lit.activity {
 				// A literal written in orchestration code is taken to run
 				// there (durable.Go blocks, sort callbacks, deferred calls).
@@ -206,12 +204,12 @@ func (c *checker) name(u *unit) string {
 }
 
 // reachable returns the units reachable from start, in breadth-first
-// order. With throughRoots false it does not go on from a root other than
-// the start: a root is orchestration code of its own, whatever refers to it.
-func (c *checker) reachable(start []*unit, throughRoots bool) []*unit {
+// order, not going on from a root other than start: a root is
+// orchestration code of its own, whatever refers to it.
+func (c *checker) reachable(start *unit) []*unit {
 	seen := map[*unit]bool{}
 	var order []*unit
-	queue := append([]*unit(nil), start...)
+	queue := []*unit{start}
 	for len(queue) > 0 {
 		u := queue[0]
 		queue = queue[1:]
@@ -220,7 +218,7 @@ func (c *checker) reachable(start []*unit, throughRoots bool) []*unit {
 		}
 		seen[u] = true
 		order = append(order, u)
-		if throughRoots || !u.root || len(order) == 1 {
+		if u == start || !u.root {
 			queue = append(queue, u.edges...)
 		}
 	}
@@ -251,9 +249,11 @@ func (c *checker) exportFacts() {
 	}
 }
 
+// firstFinding returns the fact for u: the first finding, in breadth-first
+// order, of what u reaches outside orchestration code, or nil.
 func (c *checker) firstFinding(u *unit) *ReachesNondeterminism {
 	mod := modulePath(c.pass)
-	for _, r := range c.reachable([]*unit{u}, false) {
+	for _, r := range c.reachable(u) {
 		if r.root {
 			continue // orchestration code of its own, reported where it is
 		}
