@@ -73,6 +73,7 @@ func kvStressHighKeyCount(e *env) {
 		for i := 0; i < durable.MaxKVKeys; i++ {
 			ctx.SetKVValue(fmt.Sprintf("k%d", i), fmt.Sprintf("v%d", i))
 		}
+		//durablecheck:ignore counts turns, as the Rust test's AtomicU32 does
 		if turns.Add(1)-1 < 5 {
 			if _, err := ctx.ScheduleActivity("Noop", "").Await(); err != nil {
 				return "", err
@@ -119,6 +120,7 @@ func kvStressCANThroughput(e *env) {
 	var iteration atomic.Uint32
 	r := durable.NewRegistry()
 	orch(e.t, r, "CANThroughput", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		//durablecheck:ignore counts executions across continue-as-new, as the Rust test's AtomicU32 does
 		i := iteration.Add(1) - 1
 		ctx.SetKVValue("iter", strconv.FormatUint(uint64(i), 10))
 		if i < 4 {
@@ -271,7 +273,9 @@ func kvPruneUnpersistedCurrentTurnKeyWithWallClock(e *env) {
 		// As in Rust, a deliberate non-deterministic wall-clock read (never
 		// do this in real code): a timestamp at or after the key's, proving
 		// unpersisted current-turn keys are prunable by real timestamps.
+		//durablecheck:ignore deliberate wall-clock read, as in Rust (see above)
 		time.Sleep(time.Millisecond)
+		//durablecheck:ignore deliberate wall-clock read, as in Rust (see above)
 		wallNow := uint64(time.Now().UnixMilli())
 		removed := ctx.PruneKVValuesUpdatedBefore(wallNow)
 		return fmt.Sprintf("removed:%d,ephemeral:%s", removed, kvOr(ctx, "ephemeral", "gone")), nil
@@ -370,6 +374,7 @@ func kvClearAllThenSetAcrossTurns(e *env) {
 	r := durable.NewRegistry()
 	noop(e.t, r, "Noop", "ok")
 	orch(e.t, r, "ClearAllRMW", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		//durablecheck:ignore counts executions across continue-as-new, as the Rust test's AtomicU32 does
 		if iteration.Add(1)-1 == 0 {
 			ctx.SetKVValue("old_key", "old_val")
 			ctx.SetKVValue("shared", "from_exec_1")
@@ -403,6 +408,7 @@ func kvClearSingleWithPriorExecutionValue(e *env) {
 	r := durable.NewRegistry()
 	noop(e.t, r, "Noop", "ok")
 	orch(e.t, r, "ClearSinglePrior", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		//durablecheck:ignore counts executions across continue-as-new, as the Rust test's AtomicU32 does
 		if iteration.Add(1)-1 == 0 {
 			ctx.SetKVValue("session_token", "abc123")
 			ctx.SetKVValue("keep_me", "alive")
@@ -422,6 +428,7 @@ func kvRMWAcrossCANBoundary(e *env) {
 	r := durable.NewRegistry()
 	noop(e.t, r, "Noop", "ok")
 	orch(e.t, r, "RmwCan", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		//durablecheck:ignore counts executions across continue-as-new, as the Rust test's AtomicU32 does
 		if iteration.Add(1)-1 == 0 {
 			ctx.SetKVValue("counter", "5")
 			return "", ctx.ContinueAsNew("next")

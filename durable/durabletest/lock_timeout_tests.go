@@ -121,6 +121,7 @@ func orchestrationLockRenewalPreventsExpiration(e *env) {
 	act(e.t, r, "QuickActivity", func(durable.ActivityContext, string) (string, error) { return "done", nil })
 	orch(e.t, r, "RenewalTestOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		if !ctx.IsReplaying() {
+			//durablecheck:ignore blocks the first run on purpose to hold the turn past its lock timeout
 			time.Sleep(4 * time.Second)
 		}
 		res, err := ctx.ScheduleActivity("QuickActivity", "{}").Await()

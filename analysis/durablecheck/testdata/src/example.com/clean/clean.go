@@ -1,0 +1,30 @@
+// Package clean is deterministic orchestration code: nothing to report.
+package clean
+
+import (
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/duroxide-go/cdb/durable"
+)
+
+func Fanout(ctx *durable.OrchestrationContext, in map[string]string) (string, error) {
+	var futs []durable.Awaitable
+	for _, k := range slices.Sorted(maps.Keys(in)) {
+		futs = append(futs, ctx.ScheduleActivity(k, in[k]))
+	}
+	now, err := ctx.UtcNow().Await()
+	if err != nil {
+		return "", err
+	}
+	id, err := ctx.NewGUID().Await()
+	if err != nil {
+		return "", err
+	}
+	if _, err := ctx.ScheduleTimer(time.Minute).Await(); err != nil {
+		return "", err
+	}
+	ctx.Select(futs...)
+	return now.Format(time.RFC3339) + id, nil
+}
