@@ -426,9 +426,9 @@ func (d *driver) check(ctx context.Context) (*Report, error) {
 			if err != nil {
 				return nil, fmt.Errorf("reading the KV store of %s: %w", o.Instance, err)
 			}
-			if want := fmt.Sprintf("%q", fmt.Sprintf("v%d", i)); !found || v != want {
+			if want := fmt.Sprintf("v%d", i); !found || v != want { // typed strings are stored as raw text
 				r.WrongOutput++
-				problems = append(problems, fmt.Sprintf("%s: KV k = %q (found %v), want %s", o.Instance, v, found, want))
+				problems = append(problems, fmt.Sprintf("%s: KV k = %q (found %v), want %q", o.Instance, v, found, want))
 			}
 		}
 	}

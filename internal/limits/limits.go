@@ -13,11 +13,11 @@
 package limits
 
 import (
-	"encoding/json"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/wirejson"
 )
 
 const (
@@ -115,11 +115,13 @@ func Nested(fields ...string) string {
 	return string(b)
 }
 
-// EncodedLen is the length of s as a JSON string, quotes included.
+// EncodedLen is the length of s as a JSON string, quotes included, as the
+// stores encode it (no HTML escapes).
 func EncodedLen(s string) int { return len(encode(s)) }
 
 func encode(s string) []byte {
-	b, err := json.Marshal(s)
+	// The stores write JSON without HTML escapes (internal/wirejson).
+	b, err := wirejson.Marshal(s)
 	if err != nil { // a string always encodes
 		panic("limits: encode string: " + err.Error())
 	}
