@@ -1,0 +1,19 @@
+//go:build !unix
+
+package cosmostest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// lockDir opens dir's LOCK file. Outside Unix the directory is not locked:
+// keeping two servers off one directory is up to the caller there.
+func lockDir(dir string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, lockFileName), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("cosmostest: data directory: %w", err)
+	}
+	return f, nil
+}
