@@ -28,8 +28,12 @@ import (
 // defaultCompactAfter is the default Options.CompactAfterBytes.
 const defaultCompactAfter = 64 << 20
 
-// snapshotChunk bounds the documents of one snapshot record.
-const snapshotChunk = 1000
+// snapshotChunk and snapshotChunkBytes bound the documents of one
+// snapshot record.
+const (
+	snapshotChunk      = 1000
+	snapshotChunkBytes = 16 << 20
+)
 
 // disk is the open data directory of a store.
 type disk struct {
@@ -176,7 +180,8 @@ func (st *store) commit() {
 	if st.disk.segSize >= st.disk.compactAfter {
 		if err := st.compact(); err != nil {
 			// The account is still whole on disk (old snapshot plus
-			// segments); compaction is retried after the next write.
+			// segments); compaction is tried again once the new segment
+			// has grown as large.
 			st.disk.logf("cosmostest: compaction of %s failed: %v", st.disk.dir, err)
 		}
 	}
@@ -233,6 +238,9 @@ func (st *store) catalogImage() *catalogImage {
 
 // append writes one record to the current segment and fsyncs it.
 func (d *disk) append(payload []byte) error {
+	if len(payload) > maxRecordSize {
+		return fmt.Errorf("a change of %d bytes is more than a log record holds (%d)", len(payload), maxRecordSize)
+	}
 	fr := frame(payload)
 	if _, err := d.seg.Write(fr); err != nil {
 		return err
@@ -307,13 +315,24 @@ func (st *store) snapshotFrames() [][]byte {
 	add(&walRecord{ETagSeq: st.etagSeq, DBSeq: st.dbSeq, Catalog: st.catalogImage()})
 	for _, db := range sortedDatabases(st) {
 		for _, c := range sortedContainers(db) {
-			for i := 0; i < len(c.all); i += snapshotChunk {
-				ch := collChanges{DB: db.id, Coll: c.id, Seq: c.seq, DocSeq: c.docSeq, LSN: c.lsn}
-				for _, doc := range c.all[i:min(i+snapshotChunk, len(c.all))] {
-					ch.Put = append(ch.Put, imageOf(doc))
+			var ch collChanges
+			size := 0
+			flush := func() {
+				if len(ch.Put) > 0 {
+					add(&walRecord{ETagSeq: st.etagSeq, DBSeq: st.dbSeq, Colls: []collChanges{ch}})
 				}
-				add(&walRecord{ETagSeq: st.etagSeq, DBSeq: st.dbSeq, Colls: []collChanges{ch}})
+				ch = collChanges{DB: db.id, Coll: c.id, Seq: c.seq, DocSeq: c.docSeq, LSN: c.lsn}
+				size = 0
 			}
+			flush()
+			for _, doc := range c.all {
+				if len(ch.Put) == snapshotChunk || size+len(doc.raw) > snapshotChunkBytes {
+					flush()
+				}
+				ch.Put = append(ch.Put, imageOf(doc))
+				size += len(doc.raw)
+			}
+			flush()
 		}
 	}
 	add(&walRecord{ETagSeq: st.etagSeq, DBSeq: st.dbSeq, End: &snapshotTotal{Records: len(frames)}})
@@ -508,10 +527,11 @@ func (st *store) applyCatalog(img *catalogImage) error {
 			db = newDatabaseAt(st, di.ID, di.Seq)
 			st.dbs[di.ID] = db
 		}
-		if err := decodeJSON(di.Body, &db.body); err != nil {
+		var body map[string]any
+		if err := decodeJSON(di.Body, &body); err != nil {
 			return fmt.Errorf("database %q: %v", di.ID, err)
 		}
-		db.raw, db.collSeq = di.Body, di.CollSeq
+		db.body, db.raw, db.collSeq = body, di.Body, di.CollSeq
 		offer, err := decodeOffer(di.Offer)
 		if err != nil {
 			return fmt.Errorf("database %q: %v", di.ID, err)

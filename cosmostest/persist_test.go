@@ -317,3 +317,44 @@ func TestPersistLogFailureStopsServer(t *testing.T) {
 	_, err = f.ct.ReadItem(testCtx(t), pkOf("i1"), "a", nil)
 	wantStatus(t, err, http.StatusInternalServerError, "read after the log failed")
 }
+
+func TestPersistSnapshotOfManyDocuments(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	f := newFixture(t, &Options{DataDir: dir, CompactAfterBytes: 64 << 10})
+	ctx := testCtx(t)
+	n := 0
+	for range 25 { // 2,500 documents: a snapshot needs several records
+		b := f.ct.NewTransactionalBatch(pkOf("i1"))
+		for range 100 {
+			b.CreateItem(item(fmt.Sprint("d", n), "i1", "n", n), nil)
+			n++
+		}
+		r, err := f.ct.ExecuteTransactionalBatch(ctx, b, nil)
+		if err != nil || !r.Success {
+			t.Fatalf("batch: %v", err)
+		}
+	}
+	_, snaps, err := dirFiles(dir)
+	wantOK(t, err, "list")
+	if len(snaps) != 1 {
+		t.Fatalf("snapshots %v, want one", snaps)
+	}
+	data, err := os.ReadFile(snapshotPath(dir, snaps[0]))
+	wantOK(t, err, "read snapshot")
+	frames, _, err := readFrames("snapshot", data, false)
+	wantOK(t, err, "frames")
+	if len(frames) < 4 {
+		t.Fatalf("snapshot of %d or more documents has %d records; want them split", 2000, len(frames))
+	}
+	before := accountDump(f.s)
+	s := reopen(t, f.s)
+	if !bytes.Equal(before, accountDump(s)) {
+		t.Fatal("account after restart from a many-record snapshot differs")
+	}
+	docs, err := s.Documents(testDB, testColl)
+	wantOK(t, err, "documents")
+	if len(docs) != n {
+		t.Fatalf("%d documents after restart, want %d", len(docs), n)
+	}
+}

@@ -48,7 +48,7 @@ const (
 	tmpSuffix     = ".tmp"
 	lockFileName  = "LOCK"
 	frameHeader   = 12
-	maxRecordSize = 1 << 30
+	maxRecordSize = 1<<32 - 1
 )
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
@@ -84,8 +84,8 @@ func readFrames(path string, data []byte, tornOK bool) (records [][]byte, good i
 		switch {
 		case binary.LittleEndian.Uint32(rest[4:]) != ^uint32(n):
 			return records, at, corruptf(path, at, "record header is damaged")
-		case n == 0 || n > maxRecordSize:
-			return records, at, corruptf(path, at, "record length %d is impossible", n)
+		case n == 0:
+			return records, at, corruptf(path, at, "record of length 0")
 		case n > len(rest)-frameHeader:
 			return records, at, tornOr(tornOK, corruptf(path, at, "record of %d bytes truncated to %d", n, len(rest)-frameHeader))
 		}
@@ -148,16 +148,6 @@ func segmentPath(dir string, n uint64) string {
 
 func snapshotPath(dir string, n uint64) string {
 	return filepath.Join(dir, fmt.Sprintf("%s%016d%s", snapPrefix, n, snapSuffix))
-}
-
-// syncDir makes renames, creations and removals in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // writeFileSync writes path atomically: a temporary file, fsynced, then

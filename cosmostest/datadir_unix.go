@@ -28,3 +28,13 @@ func lockDir(dir string) (*os.File, error) {
 	}
 	return f, nil
 }
+
+// syncDir makes renames, creations and removals in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
