@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -326,6 +327,13 @@ func runWriterAndKill(t *testing.T, dir string, seed uint64, ackTarget int, paus
 		switch kind {
 		case "READY":
 			run.ready = true
+			// The writer holds the directory: this process is refused.
+			if s, err := NewServer(&Options{DataDir: dir}); !errors.Is(err, ErrDataDirInUse) {
+				if s != nil {
+					s.Close()
+				}
+				t.Fatalf("opened %s while the writer process serves it: %v, want ErrDataDirInUse", dir, err)
+			}
 			if ackTarget == 0 {
 				time.Sleep(pause)
 				kill()
