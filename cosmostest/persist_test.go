@@ -358,3 +358,25 @@ func TestPersistSnapshotOfManyDocuments(t *testing.T) {
 		t.Fatalf("%d documents after restart, want %d", len(docs), n)
 	}
 }
+
+func TestPersistDirectUpdates(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, &Options{DataDir: t.TempDir()})
+	f.create(t, "a", "i1", "n", 1)
+	f.create(t, "b", "i1", "n", 2)
+	err := f.s.UpdateDocuments(testDB, testColl, func(doc map[string]any) bool {
+		doc["n"] = 10
+		return doc["id"] != "b"
+	})
+	wantOK(t, err, "update")
+	before := accountDump(f.s)
+	s := reopen(t, f.s)
+	if !bytes.Equal(before, accountDump(s)) {
+		t.Fatal("changes made with UpdateDocuments were not kept")
+	}
+	docs, err := s.Documents(testDB, testColl)
+	wantOK(t, err, "documents")
+	if len(docs) != 1 || docs[0]["n"] != float64(10) {
+		t.Fatalf("documents after restart: %v, want only a with n=10", docs)
+	}
+}
