@@ -61,8 +61,8 @@ func (s *Server) batch(req *request) (*response, *apiError) {
 	}
 	minimal := prefersMinimal(req.r)
 	st := s.st
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.lock()
+	defer st.unlock()
 	c, e := st.container(req.segs[1], req.segs[3])
 	if e != nil {
 		return nil, e

@@ -24,7 +24,18 @@ func BenchmarkPointRead(b *testing.B) {
 }
 
 func BenchmarkUpsert(b *testing.B) {
-	f := newFixture(b, nil)
+	benchmarkUpsert(b, nil)
+}
+
+// BenchmarkUpsertPersistent is BenchmarkUpsert with a data directory: the
+// difference is the cost of the write-ahead log (one fsync per write) and
+// of compaction.
+func BenchmarkUpsertPersistent(b *testing.B) {
+	benchmarkUpsert(b, &Options{DataDir: b.TempDir()})
+}
+
+func benchmarkUpsert(b *testing.B, opts *Options) {
+	f := newFixture(b, opts)
 	ctx := testCtx(b)
 	body := item("a", "i1", "payload", "0123456789abcdef0123456789abcdef")
 	b.ReportAllocs()
@@ -37,7 +48,17 @@ func BenchmarkUpsert(b *testing.B) {
 }
 
 func BenchmarkBatch3(b *testing.B) {
-	f := newFixture(b, nil)
+	benchmarkBatch3(b, nil)
+}
+
+// BenchmarkBatch3Persistent is BenchmarkBatch3 with a data directory: the
+// batch is one log record, so one fsync.
+func BenchmarkBatch3Persistent(b *testing.B) {
+	benchmarkBatch3(b, &Options{DataDir: b.TempDir()})
+}
+
+func benchmarkBatch3(b *testing.B, opts *Options) {
+	f := newFixture(b, opts)
 	ctx := testCtx(b)
 	bodies := [][]byte{item("a", "i1", "n", 1), item("b", "i1", "n", 2), item("c", "i1", "n", 3)}
 	b.ReportAllocs()

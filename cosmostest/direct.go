@@ -37,8 +37,8 @@ func (s *Server) Documents(db, coll string) ([]map[string]any, error) {
 // document, UpdateDocuments stops with an error; changes already made stay.
 func (s *Server) UpdateDocuments(db, coll string, fn func(doc map[string]any) (keep bool)) error {
 	st := s.st
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.lock()
+	defer st.unlock()
 	c, err := st.directContainer(db, coll)
 	if err != nil {
 		return err

@@ -118,6 +118,28 @@ documents directly, bypassing the API, for white-box tests. A fault with
 ApplyFirst applies the request and then answers its status (an ambiguous
 outcome), and [Server.SetLatency] delays every request.
 
+# Persistence
+
+By default everything is in memory and lost when the server closes.
+[Options].DataDir keeps the account in a directory instead (the command's
+-data flag): every change a request makes is one record of a write-ahead
+log, fsynced before the response is written, so every acknowledged write
+survives a crash of the process, SIGKILL included, and a transactional
+batch is on disk whole or not at all. The log is compacted into a snapshot
+once it exceeds [Options].CompactAfterBytes (64 MiB by default). Records
+hold the stored documents with their system properties and the counters
+behind _rid, ETags and session tokens, so after a restart ETags, _ts,
+session tokens and query continuation tokens go on as before. Only a record
+cut short at the end of the log (a write that was never acknowledged) is
+dropped on restart; any other damage, a truncated snapshot or a missing file
+makes [NewServer] fail with [ErrDataCorrupt] naming the file, never load
+part of the account. A second server on the same directory, in this process
+or another, is refused with [ErrDataDirInUse] (on Unix, where the directory
+is locked with flock). TestPersistKill kills a writer process at random
+moments, mid-batch and mid-compaction included, and checks the recovered
+account against the writes it had acknowledged. A write costs one fsync
+more (BenchmarkUpsertPersistent).
+
 # Sharing one server between processes
 
 The command cosmostest/cmd/cosmostest serves a server on a fixed address

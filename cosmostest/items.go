@@ -117,8 +117,8 @@ func (s *Server) createItem(req *request) (*response, *apiError) {
 		return nil, e
 	}
 	st := s.st
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.lock()
+	defer st.unlock()
 	c, e := st.container(req.segs[1], req.segs[3])
 	if e != nil {
 		return nil, e
@@ -185,8 +185,8 @@ func (s *Server) replaceItem(req *request) (*response, *apiError) {
 		return nil, e
 	}
 	st := s.st
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.lock()
+	defer st.unlock()
 	c, e := st.container(req.segs[1], req.segs[3])
 	if e != nil {
 		return nil, e
@@ -220,8 +220,8 @@ func (s *Server) replaceItem(req *request) (*response, *apiError) {
 
 func (s *Server) deleteItem(req *request) (*response, *apiError) {
 	st := s.st
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.lock()
+	defer st.unlock()
 	c, e := st.container(req.segs[1], req.segs[3])
 	if e != nil {
 		return nil, e

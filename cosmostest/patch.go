@@ -381,8 +381,8 @@ func (s *Server) patchItem(req *request) (*response, *apiError) {
 		return nil, e
 	}
 	st := s.st
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.lock()
+	defer st.unlock()
 	c, e := st.container(req.segs[1], req.segs[3])
 	if e != nil {
 		return nil, e

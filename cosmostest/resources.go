@@ -40,15 +40,14 @@ func (s *Server) createDatabase(req *request) (*response, *apiError) {
 		return nil, e
 	}
 	st := s.st
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.lock()
+	defer st.unlock()
 	if st.dbs[id] != nil {
 		return nil, errConflict()
 	}
 	st.dbSeq++
-	db := &database{st: st, id: id, seq: st.dbSeq, colls: map[string]*container{}}
-	binary.LittleEndian.PutUint32(db.ridRaw[:], st.dbSeq)
-	db.rid = base64.StdEncoding.EncodeToString(db.ridRaw[:])
+	db := newDatabaseAt(st, id, st.dbSeq)
+	st.catalogChanged()
 	ts := s.Now().Unix()
 	db.body = map[string]any{
 		"id": id, "_rid": db.rid, "_self": "dbs/" + db.rid + "/", "_etag": st.nextETag(ts),
@@ -81,8 +80,8 @@ func (s *Server) readDatabase(req *request) (*response, *apiError) {
 
 func (s *Server) deleteDatabase(req *request) (*response, *apiError) {
 	st := s.st
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.lock()
+	defer st.unlock()
 	db, e := st.database(req.segs[1])
 	if e != nil {
 		return nil, e
@@ -91,6 +90,7 @@ func (s *Server) deleteDatabase(req *request) (*response, *apiError) {
 		return nil, errPrecondition()
 	}
 	delete(st.dbs, db.id)
+	st.catalogChanged()
 	resp := newResponse(http.StatusNoContent, nil)
 	resp.charge = 4.95
 	return resp, nil
@@ -246,8 +246,8 @@ func (s *Server) createContainer(req *request) (*response, *apiError) {
 		return nil, e
 	}
 	st := s.st
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.lock()
+	defer st.unlock()
 	db := st.dbs[req.segs[1]]
 	if db == nil {
 		return nil, errOwnerNotFound()
@@ -256,10 +256,8 @@ func (s *Server) createContainer(req *request) (*response, *apiError) {
 		return nil, errConflict()
 	}
 	db.collSeq++
-	c := &container{db: db, id: id, seq: db.collSeq, parts: map[string]*partition{}}
-	copy(c.ridRaw[:4], db.ridRaw[:])
-	binary.BigEndian.PutUint32(c.ridRaw[4:], 0x80000000|db.collSeq)
-	c.rid = base64.StdEncoding.EncodeToString(c.ridRaw[:])
+	c := newContainerAt(db, id, db.collSeq)
+	st.catalogChanged()
 	ts := s.Now().Unix()
 	c.applySpec(st, spec, ts)
 	if offer != nil {
@@ -334,8 +332,8 @@ func (s *Server) replaceContainer(req *request) (*response, *apiError) {
 		return nil, e
 	}
 	st := s.st
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.lock()
+	defer st.unlock()
 	c, e := st.lookupContainer(req)
 	if e != nil {
 		return nil, e
@@ -350,6 +348,7 @@ func (s *Server) replaceContainer(req *request) (*response, *apiError) {
 		return nil, errBadRequest("Unique key policy cannot be changed.")
 	}
 	c.applySpec(st, spec, s.Now().Unix())
+	st.catalogChanged()
 	resp := newResponse(http.StatusOK, c.raw)
 	resp.header.Set("etag", c.body["_etag"].(string))
 	resp.charge = 4.95
@@ -360,8 +359,8 @@ func jsonEqual(a, b any) bool { return string(marshalJSON(a)) == string(marshalJ
 
 func (s *Server) deleteContainer(req *request) (*response, *apiError) {
 	st := s.st
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.lock()
+	defer st.unlock()
 	c, e := st.lookupContainer(req)
 	if e != nil {
 		return nil, e
@@ -370,6 +369,7 @@ func (s *Server) deleteContainer(req *request) (*response, *apiError) {
 		return nil, errPrecondition()
 	}
 	delete(c.db.colls, c.id)
+	st.catalogChanged()
 	resp := newResponse(http.StatusNoContent, nil)
 	resp.charge = 4.95
 	return resp, nil
@@ -513,8 +513,8 @@ func (s *Server) replaceOffer(req *request) (*response, *apiError) {
 		return nil, errBadRequest("The offer content is missing.")
 	}
 	st := s.st
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.lock()
+	defer st.unlock()
 	slot := st.findOffer(req.segs[1])
 	if slot == nil {
 		return nil, newError(http.StatusNotFound, msgResourceNotFound)
@@ -536,6 +536,7 @@ func (s *Server) replaceOffer(req *request) (*response, *apiError) {
 	o["_etag"] = st.nextETag(ts)
 	o["_ts"] = float64(ts)
 	*slot = o
+	st.catalogChanged()
 	resp := newResponse(http.StatusOK, marshalJSON(o))
 	resp.header.Set("etag", o["_etag"].(string))
 	resp.charge = 1

@@ -55,6 +55,17 @@ type Options struct {
 	// range per page, with empty pages for empty ranges, as the gateway
 	// does (ranges.go). Defaults to 1; at most 256.
 	PartitionKeyRanges int
+	// DataDir, if set, keeps the account in this directory (created if
+	// missing) so that it survives a restart, even a crash: every change
+	// is in a write-ahead log, fsynced before the response is written,
+	// and compacted into snapshots (persist.go). NewServer loads what the
+	// directory holds and fails with an error naming the file if any of it
+	// is damaged ([ErrDataCorrupt]), or if another server has it open
+	// ([ErrDataDirInUse]). Empty (the default) keeps everything in memory.
+	DataDir string
+	// CompactAfterBytes is the size of the write-ahead log after which the
+	// server writes a snapshot and starts a new log. Defaults to 64 MiB.
+	CompactAfterBytes int64
 }
 
 // consistencyStrength orders the consistency levels, strongest first.
@@ -128,11 +139,30 @@ func NewServer(opts *Options) (*Server, error) {
 	if o.Addr == "" {
 		o.Addr = "127.0.0.1:0"
 	}
+	if o.CompactAfterBytes <= 0 {
+		o.CompactAfterBytes = defaultCompactAfter
+	}
+	s := &Server{}
+	st := newStore(func() int64 { return s.Now().Unix() })
+	st.ranges = o.PartitionKeyRanges
+	if o.DataDir != "" {
+		logf := func(format string, args ...any) {
+			if o.Logf != nil {
+				o.Logf(format, args...)
+			}
+		}
+		d, err := openDisk(st, o.DataDir, o.CompactAfterBytes, logf)
+		if err != nil {
+			return nil, err
+		}
+		st.disk = d
+	}
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
+		st.closeDisk()
 		return nil, fmt.Errorf("cosmostest: listen: %w", err)
 	}
-	s := &Server{
+	*s = Server{
 		opts:     o,
 		key:      o.Key,
 		keyBytes: keyBytes,
@@ -141,9 +171,8 @@ func NewServer(opts *Options) (*Server, error) {
 		stats:    map[Op]*Stats{},
 		done:     make(chan struct{}),
 		lag:      newLagState(o.Lag),
+		st:       st,
 	}
-	s.st = newStore(func() int64 { return s.Now().Unix() })
-	s.st.ranges = o.PartitionKeyRanges
 	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 30 * time.Second}
 	go func() { _ = s.srv.Serve(ln) }()
 	return s, nil
@@ -208,6 +237,7 @@ func (s *Server) Close() {
 		defer cancel()
 		_ = s.srv.Shutdown(ctx)
 		_ = s.srv.Close()
+		s.st.closeDisk()
 	})
 }
 
@@ -356,7 +386,14 @@ func (s *Server) handle(req *request, perr *apiError) *response {
 			return s.errorResponse(req, errBadRequest("ConsistencyLevel %s specified in the request is invalid when service is configured with consistency level %s. Ensure the request consistency level is not stronger than the service consistency level.", cl, s.opts.ConsistencyLevel))
 		}
 	}
+	if err := s.st.failure(); err != nil {
+		return s.errorResponse(req, errDisk(err))
+	}
 	resp, herr := s.route(req)
+	if err := s.st.failure(); err != nil {
+		// This request's change may be the one that was not logged.
+		return s.errorResponse(req, errDisk(err))
+	}
 	if herr != nil {
 		return s.errorResponse(req, herr)
 	}

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // maxDocumentSize is the largest serialized item the service accepts
@@ -40,6 +41,11 @@ type store struct {
 	etagSeq uint64
 	now     func() int64 // server clock, Unix seconds
 	ranges  int          // partition key ranges per container (ranges.go)
+
+	// Persistence (persist.go): nil disk keeps everything in memory only.
+	disk   *disk
+	jr     journal                     // changes of the write in progress
+	failed atomic.Pointer[diskFailure] // set when a change could not be logged
 }
 
 type database struct {
@@ -190,6 +196,7 @@ func (c *container) put(d *document) *document {
 	p.docs[d.id] = d
 	p.ordered = putSorted(p.ordered, d)
 	c.all = putSorted(c.all, d)
+	c.db.st.touched(c, d.pk, d.id)
 	return prev
 }
 
@@ -204,6 +211,7 @@ func (c *container) remove(pk, id string) *document {
 		return nil
 	}
 	delete(p.docs, id)
+	c.db.st.touched(c, pk, id)
 	p.ordered = removeSorted(p.ordered, prev.seq)
 	c.all = removeSorted(c.all, prev.seq)
 	if len(p.docs) == 0 {

@@ -34,6 +34,7 @@ func init() {
 		{name: NameCosmostest, make: cosmostestBackend},
 		{name: NameCosmostestRanges, make: cosmostestRangesBackend},
 		{name: NameCosmostestLagging, make: cosmostestLaggingBackend, optIn: true},
+		{name: NameCosmostestPersistent, make: cosmostestPersistentBackend, providersOnRequest: true},
 	}, factories...)
 }
 
@@ -59,8 +60,27 @@ func cosmostestLaggingBackend(t testing.TB) (Backend, bool) {
 	return newCosmostest(t, NameCosmostestLagging, 1, LagOptions()), true
 }
 
+// PersistentCompactAfter is the write-ahead log size after which the
+// cosmostest-persistent backend compacts: small, so suites cross
+// compactions too.
+const PersistentCompactAfter = 256 << 10
+
+// cosmostestPersistentBackend starts an in-process cosmostest server that
+// keeps its account in a data directory of t's (write-ahead log and
+// snapshots, fsynced before each acknowledgement).
+func cosmostestPersistentBackend(t testing.TB) (Backend, bool) {
+	return newCosmostestWith(t, NameCosmostestPersistent, &cosmostest.Options{DataDir: t.TempDir(), CompactAfterBytes: PersistentCompactAfter}), true
+}
+
 func newCosmostest(t testing.TB, name string, ranges int, lag *cosmostest.LagOptions) Backend {
-	s := cosmostest.NewTestServer(t, &cosmostest.Options{Auth: cosmostest.AuthKey, PartitionKeyRanges: ranges, Lag: lag})
+	return newCosmostestWith(t, name, &cosmostest.Options{PartitionKeyRanges: ranges, Lag: lag})
+}
+
+func newCosmostestWith(t testing.TB, name string, opts *cosmostest.Options) Backend {
+	o := *opts
+	o.Auth = cosmostest.AuthKey
+	ranges := max(o.PartitionKeyRanges, 1)
+	s := cosmostest.NewTestServer(t, &o)
 	gaps := map[string]string{}
 	if ranges == 1 {
 		gaps[GapPartitionKeyRanges] = onePartition

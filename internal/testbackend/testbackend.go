@@ -11,6 +11,9 @@
 //     cross-partition queries come back one partition key range per page.
 //   - "cosmostest-lagging": the same fake with lagging replicas, in
 //     [AllProviders] and [ForEachProvider] only.
+//   - "cosmostest-persistent": the same fake keeping its account in a data
+//     directory; in [AllProviders] and [ForEachProvider] only when
+//     CDB_BACKENDS names it.
 //   - "vercel": @vercel/cosmosdb-server behind the project's shim
 //     (cosmostest/testdata/cosmos-shim), when CDB_VERCEL_ENDPOINT is set.
 //   - "cosmos": a real account or the official emulator, when COSMOS_ENDPOINT
@@ -60,8 +63,14 @@ const (
 	// suite, the runtime's end-to-end samples); raw SDK conformance tests
 	// read without tokens and would rightly see stale data there.
 	NameCosmostestLagging = "cosmostest-lagging"
-	NameVercel            = "vercel"
-	NameCosmos            = "cosmos"
+	// NameCosmostestPersistent is cosmostest keeping its account in a data
+	// directory (cosmostest.Options.DataDir). [All] includes it; [AllProviders]
+	// and [ForEachProvider] only when CDB_BACKENDS names it, as the
+	// provider suites are long and the fidelity it must keep is the raw
+	// API's, which [All] checks.
+	NameCosmostestPersistent = "cosmostest-persistent"
+	NameVercel               = "vercel"
+	NameCosmos               = "cosmos"
 )
 
 // Environment variables read by [All].
@@ -127,7 +136,7 @@ func all(t testing.TB, withOptIn bool) []Backend {
 	t.Helper()
 	var out []Backend
 	for _, f := range factories {
-		if !selected(f.name) || (f.optIn && !withOptIn) {
+		if !selected(f.name) || (f.optIn && !withOptIn) || (f.providersOnRequest && withOptIn && !named(f.name)) {
 			continue
 		}
 		b, ok := f.make(t)
@@ -278,6 +287,9 @@ type factory struct {
 	make func(t testing.TB) (b Backend, ok bool)
 	// optIn backends are only in AllProviders.
 	optIn bool
+	// providersOnRequest backends are in AllProviders only when
+	// CDB_BACKENDS names them.
+	providersOnRequest bool
 }
 
 // factories lists the backends in the order tests run them. The cosmostest
@@ -288,10 +300,12 @@ var factories = []factory{
 }
 
 func selected(name string) bool {
+	return strings.TrimSpace(os.Getenv(EnvBackends)) == "" || named(name)
+}
+
+// named reports whether CDB_BACKENDS lists name.
+func named(name string) bool {
 	v := strings.TrimSpace(os.Getenv(EnvBackends))
-	if v == "" {
-		return true
-	}
 	return slices.ContainsFunc(strings.Split(v, ","), func(s string) bool {
 		return strings.TrimSpace(s) == name
 	})

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -111,4 +112,31 @@ func TestBackends(t *testing.T) {
 			t.Fatalf("database %s after its test ended: err %v, want 404", db.ID(), err)
 		}
 	})
+}
+
+// names lists the backends' names.
+func names(bs []Backend) []string {
+	out := make([]string, len(bs))
+	for i, b := range bs {
+		out[i] = b.Name
+	}
+	return out
+}
+
+func TestPersistentBackendSelection(t *testing.T) {
+	t.Setenv(EnvBackends, "")
+	if got := names(All(t)); !slices.Contains(got, NameCosmostestPersistent) {
+		t.Errorf("All = %v, want it to include %s", got, NameCosmostestPersistent)
+	}
+	if got := names(AllProviders(t)); slices.Contains(got, NameCosmostestPersistent) {
+		t.Errorf("AllProviders = %v without CDB_BACKENDS naming %s", got, NameCosmostestPersistent)
+	}
+	t.Setenv(EnvBackends, NameCosmostestPersistent)
+	if got := names(AllProviders(t)); !slices.Equal(got, []string{NameCosmostestPersistent}) {
+		t.Errorf("AllProviders with CDB_BACKENDS=%s = %v", NameCosmostestPersistent, got)
+	}
+	b := All(t)[0]
+	if _, err := b.Client.CreateDatabase(t.Context(), azcosmos.DatabaseProperties{ID: "x"}, nil); err != nil {
+		t.Fatal(err)
+	}
 }

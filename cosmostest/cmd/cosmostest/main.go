@@ -6,7 +6,11 @@
 // It prints the endpoint, the key and the control endpoint as environment
 // assignments (COSMOS_ENDPOINT, COSMOS_KEY, COSMOSTEST_CONTROL), one per
 // line, then serves until interrupted (SIGINT or SIGTERM). Everything is
-// kept in memory and lost when it stops.
+// kept in memory and lost when it stops, unless -data names a directory:
+// then the account is kept there (a write-ahead log fsynced before every
+// acknowledgement, compacted into snapshots) and a restart on the same
+// directory, even after a crash, finds every acknowledged write. Only one
+// process may serve a directory at a time.
 //
 // The control endpoint (see cosmostest.Server.ControlHandler) sets faults
 // and added latency from another process, for example a 503 on one write in
@@ -21,6 +25,7 @@
 //	-key      master key, base64 (default the emulator's well-known key)
 //	-v        log every request to stderr
 //	-ranges   physical partitions per container (default 1)
+//	-data     directory to keep the account in (default none: memory only)
 package main
 
 import (
@@ -58,13 +63,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	key := fs.String("key", cosmostest.EmulatorKey, "account master key (base64)")
 	verbose := fs.Bool("v", false, "log every request to stderr")
 	ranges := fs.Int("ranges", 1, "physical partitions (partition key ranges) per container; cross-partition queries are served one range per page")
+	dataDir := fs.String("data", "", "directory to keep the account in across restarts (default: memory only)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	opts := &cosmostest.Options{Addr: *addr, Key: *key, PartitionKeyRanges: *ranges}
+	opts := &cosmostest.Options{Addr: *addr, Key: *key, PartitionKeyRanges: *ranges, DataDir: *dataDir}
 	if *verbose {
 		opts.Logf = func(format string, a ...any) { fmt.Fprintf(stderr, format+"\n", a...) }
 	}

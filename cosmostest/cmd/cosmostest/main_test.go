@@ -252,3 +252,35 @@ func TestNoTestingDependency(t *testing.T) {
 	require.Contains(t, deps, "github.com/duroxide-go/cdb/cosmostest")
 	require.False(t, slices.Contains(deps, "testing"), "the command links package testing")
 }
+
+func TestDataFlagKeepsAccountAcrossRestarts(t *testing.T) {
+	dir := t.TempDir()
+	write := func(s *started, id string) {
+		cred, err := azcosmos.NewKeyCredential(s.env["COSMOS_KEY"])
+		require.NoError(t, err)
+		client, err := azcosmos.NewClientWithKey(s.env["COSMOS_ENDPOINT"], cred, nil)
+		require.NoError(t, err)
+		defer client.Close()
+		if _, err := client.CreateDatabase(t.Context(), azcosmos.DatabaseProperties{ID: "db"}, nil); statusOf(err) != http.StatusConflict {
+			require.NoError(t, err)
+			db, _ := client.NewDatabase("db")
+			_, err = db.CreateContainer(t.Context(), azcosmos.ContainerProperties{ID: "c", PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}}}, nil)
+			require.NoError(t, err)
+		}
+		c, _ := client.NewContainer("db", "c")
+		pk := azcosmos.NewPartitionKeyString("p")
+		_, err = c.CreateItem(t.Context(), pk, []byte(fmt.Sprintf(`{"id":%q,"pk":"p"}`, id)), nil)
+		require.NoError(t, err)
+		for _, want := range []string{"first", id} {
+			_, err = c.ReadItem(t.Context(), pk, want, nil)
+			require.NoError(t, err, "read %s", want)
+		}
+	}
+	s := start(t, "-data", dir)
+	write(s, "first")
+	// A second process on the same directory is refused.
+	err := run(t.Context(), []string{"-addr", "127.0.0.1:0", "-control", "127.0.0.1:0", "-data", dir}, io.Discard, io.Discard)
+	require.ErrorContains(t, err, "is in use by another process")
+	require.NoError(t, s.stop())
+	write(start(t, "-data", dir), "second")
+}
