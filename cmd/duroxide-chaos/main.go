@@ -118,8 +118,10 @@ type config struct {
 	Ramp           time.Duration
 	KillInterval   time.Duration
 	FaultInterval  time.Duration
-	Seed           int64
-	Keep           bool
+	// MaxClockSkew spreads the workers' clocks over [-it, +it].
+	MaxClockSkew time.Duration
+	Seed         int64
+	Keep         bool
 	// WorkerID is set with -worker: run as that worker.
 	WorkerID string
 	// workerCommand, when set, replaces the re-execution of this binary
@@ -140,6 +142,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.Timeout, "timeout", 5*time.Minute, "bound on the whole run before the checks")
 	fs.DurationVar(&c.KillInterval, "kill-interval", 5*time.Second, "time between worker kills (0: none)")
 	fs.DurationVar(&c.FaultInterval, "fault-interval", 2*time.Second, "time between injected faults (0: none)")
+	fs.DurationVar(&c.MaxClockSkew, "clock-skew", 0, "workers' clocks are skewed evenly over [-this, +this] (0: none)")
 	fs.Int64Var(&c.Seed, "seed", 0, "random seed (0: time-based)")
 	fs.BoolVar(&c.Keep, "keep", false, "keep the working directory (worker logs)")
 	worker := fs.Bool("worker", false, "run as a worker (started by the driver)")
@@ -156,7 +159,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, fmt.Errorf("-processes must be 1..16, not %d", c.Processes)
 	case c.Orchestrations < 1 || c.Orchestrations > 100000:
 		return nil, fmt.Errorf("-orchestrations must be 1..100000, not %d", c.Orchestrations)
-	case c.Duration < 0 || c.Timeout <= 0 || c.KillInterval < 0 || c.FaultInterval < 0:
+	case c.Duration < 0 || c.Timeout <= 0 || c.KillInterval < 0 || c.FaultInterval < 0 || c.MaxClockSkew < 0:
 		return nil, errors.New("durations must not be negative (and -timeout positive)")
 	}
 	if c.Ramp < 0 {

@@ -17,16 +17,21 @@ import (
 // environment, never on the command line (visible in ps).
 const (
 	envLogDir = "DUROXIDE_CHAOS_LOG_DIR"
+	// envClockSkew is the worker's clock skew (a time.Duration string):
+	// its provider's clock runs that far ahead (behind, if negative).
+	envClockSkew = "DUROXIDE_CHAOS_CLOCK_SKEW"
 )
 
 // Lease and lock timings of the workers: short, so a killed worker's slots
-// and locks pass to the others within seconds.
+// and locks pass to the others within seconds, and so locks are renewed
+// often: the worker lock is renewed every second (half of it), well within
+// slowActivity, and the session lock every 2 s.
 const (
 	workerLeaseDuration = 3 * time.Second
 	workerRenewInterval = time.Second
 	orchLockTimeout     = 5 * time.Second
-	workerLockTimeout   = 10 * time.Second
-	sessionLockTimeout  = 10 * time.Second
+	workerLockTimeout   = 2 * time.Second
+	sessionLockTimeout  = 4 * time.Second
 )
 
 // activityLogPath is the file worker id appends its activity executions to.
@@ -53,9 +58,18 @@ func runWorker(ctx context.Context, id string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	skew, err := clockSkew()
+	if err != nil {
+		return fmt.Errorf("worker %s: %w", id, err)
+	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	p, err := cdb.New(ctx, cdb.Config{Endpoint: endpoint, Key: key, SkipBootstrap: true},
-		&cdb.Options{Leases: leases, Logger: logger, MaintenanceInterval: 2 * time.Second, OutboxMinAge: time.Second})
+	opts := &cdb.Options{Leases: leases, Logger: logger, MaintenanceInterval: 2 * time.Second, OutboxMinAge: time.Second}
+	if skew != 0 {
+		// The provider's clock is the one every lock, lease, visibility
+		// and timer decision of this process is made on.
+		opts.Test.Now = func() time.Time { return time.Now().Add(skew) }
+	}
+	p, err := cdb.New(ctx, cdb.Config{Endpoint: endpoint, Key: key, SkipBootstrap: true}, opts)
 	if err != nil {
 		return err
 	}
@@ -77,4 +91,18 @@ func runWorker(ctx context.Context, id string, stderr io.Writer) error {
 	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return rt.Shutdown(shutdown)
+}
+
+// clockSkew reads the worker's clock skew from the environment (none when
+// unset).
+func clockSkew() (time.Duration, error) {
+	v := os.Getenv(envClockSkew)
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", envClockSkew, err)
+	}
+	return d, nil
 }
