@@ -601,6 +601,7 @@ type leftover struct {
 // lock of a killed worker lasts until it expires, so locks are counted
 // once the longest lock timeout has passed since the workers stopped (an
 // expired lock is free); what remains was never going to be released.
+// With skewed clocks "expired" is judged on the clock furthest ahead.
 func (d *driver) countLeftovers(ctx context.Context, r *Report) error {
 	ct, err := d.srv.Client().NewContainer(cdb.DefaultDatabase, cdb.DefaultContainer)
 	if err != nil {
@@ -609,7 +610,10 @@ func (d *driver) countLeftovers(ctx context.Context, r *Report) error {
 	deadline := time.Now().Add(max(workerLockTimeout, sessionLockTimeout, orchLockTimeout) + 2*time.Second)
 	for {
 		r.OutboxLeft, r.QueueLeft, r.LocksLeft = 0, 0, 0
-		now := time.Now().UnixMilli()
+		// Judged on the clock furthest ahead: the lock of a worker whose
+		// clock runs ahead lasts that much longer in real time, and it is
+		// free as soon as that worker's clock says so.
+		now := time.Now().Add(d.cfg.MaxClockSkew).UnixMilli()
 		q := "SELECT c.type, c.lockToken, c.lockedUntil, c.ownerId FROM c WHERE c.type IN (@outbox, @orch, @worker, @instance, @session)"
 		params := []azcosmos.QueryParameter{{Name: "@outbox", Value: "outbox_intent"}, {Name: "@orch", Value: "orch_queue"},
 			{Name: "@worker", Value: "worker_queue"}, {Name: "@instance", Value: "instance"}, {Name: "@session", Value: "session"}}
