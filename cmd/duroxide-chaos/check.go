@@ -186,6 +186,7 @@ type deliveryCheck struct {
 func checkDeliveries(instance string, intents []intent, executions [][]duroxide.Event) deliveryCheck {
 	var c deliveryCheck
 	got := map[intent]int{}
+	seenIn := map[intent][]int{} // queue messages: the executions (1-based) that recorded them
 	for x, events := range executions {
 		last := x == len(executions)-1
 		for _, e := range events {
@@ -193,8 +194,10 @@ func checkDeliveries(instance string, intents []intent, executions [][]duroxide.
 			case duroxide.ExternalEvent:
 				got[intent{Name: k.Name, Data: k.Data}]++
 			case duroxide.ExternalEventPersistent:
+				in := intent{Queue: true, Name: k.Name, Data: k.Data}
+				seenIn[in] = append(seenIn[in], x+1)
 				if last {
-					got[intent{Queue: true, Name: k.Name, Data: k.Data}]++
+					got[in]++
 				}
 			}
 		}
@@ -205,6 +208,9 @@ func checkDeliveries(instance string, intents []intent, executions [][]duroxide.
 	}
 	for in := range want {
 		switch n := got[in]; {
+		case n == 0 && len(seenIn[in]) > 0:
+			c.Lost++
+			c.Problems = append(c.Problems, fmt.Sprintf("%s: %s not in the last execution (%d), recorded in executions %v only", instance, in, len(executions), seenIn[in]))
 		case n == 0:
 			c.Lost++
 			c.Problems = append(c.Problems, fmt.Sprintf("%s: %s never delivered", instance, in))

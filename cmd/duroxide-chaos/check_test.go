@@ -243,3 +243,16 @@ func TestMessagesAreUnique(t *testing.T) {
 	}
 	require.NotEmpty(t, seen)
 }
+
+// TestCheckDeliveriesNamesWhereAMessageWasLost: a queue message recorded
+// by an execution that continued as new but not carried into the last is
+// lost, and the problem says where it was last seen.
+func TestCheckDeliveriesNamesWhereAMessageWasLost(t *testing.T) {
+	start := duroxide.OrchestrationStarted{Name: orchName}
+	exec1 := events(start, duroxide.ExternalEventPersistent{Name: "inbox", Data: "m1"}, duroxide.OrchestrationContinuedAsNew{})
+	exec2 := events(start, duroxide.ExternalEventPersistent{Name: "inbox", Data: "end"}, duroxide.OrchestrationCompleted{})
+	c := checkDeliveries("i", []intent{{Queue: true, Name: "inbox", Data: "m1"}, {Queue: true, Name: "inbox", Data: "end"}},
+		[][]duroxide.Event{exec1, exec2})
+	require.Equal(t, 1, c.Lost)
+	require.Equal(t, []string{`i: message "m1" on queue "inbox" not in the last execution (2), recorded in executions [1] only`}, c.Problems)
+}
