@@ -312,9 +312,16 @@ func (d *driver) startSender(ctx context.Context, i int) {
 
 // awaitWaiting polls until event instance i waits for its event (custom
 // status "waiting", set in the turn that subscribed): an event raised
-// before the subscription would not be matched.
+// before the subscription would not be matched. It gives up if the
+// instance ended meanwhile (failed: the checker reports it).
 func (d *driver) awaitWaiting(ctx context.Context, i int) bool {
 	for {
+		d.mu.Lock()
+		ended := d.done[i]
+		d.mu.Unlock()
+		if ended {
+			return false
+		}
 		cs, err := d.p.GetCustomStatus(ctx, instanceName(i), 0)
 		if err == nil && cs != nil && cs.Status != nil && *cs.Status == statusWaiting {
 			return true
