@@ -68,11 +68,12 @@ type historyCheck struct {
 	// a second result for one scheduled activity, timer or
 	// sub-orchestration, or a second terminal event.
 	DuplicatedCompletions int
-	// MissingCompletions counts, in an execution that ended (completed,
-	// failed or continued as new), scheduled work that never got its
-	// result, and results of work never scheduled. Every future of the
-	// workload is awaited, so an execution can only end once all of them
-	// completed.
+	// MissingCompletions counts, in an execution that completed or
+	// continued as new, scheduled work that never got its result, and (in
+	// any execution) results of work never scheduled. Every future of the
+	// workload is awaited, so an execution can only succeed once all of
+	// them completed; a failed one leaves the rest behind by design (its
+	// failure is reported as a wrong output).
 	MissingCompletions int
 	// Unanswered lists the activities of an execution that did not end
 	// which are scheduled but have no result: what a stuck instance waits
@@ -142,10 +143,10 @@ func checkExecution(instance string, execution uint64, events []duroxide.Event) 
 			continue
 		}
 		switch {
-		case c.Terminal != "":
+		case c.Terminal == duroxide.TypeOrchestrationCompleted || c.Terminal == duroxide.TypeOrchestrationContinuedAsNew:
 			c.MissingCompletions++
 			c.Problems = append(c.Problems, fmt.Sprintf("%s#%d: %s %d has no completion, yet the execution ended (%s)", instance, execution, scheduled[id], id, c.Terminal))
-		case scheduled[id] == duroxide.TypeActivityScheduled:
+		case c.Terminal == "" && scheduled[id] == duroxide.TypeActivityScheduled:
 			c.Unanswered = append(c.Unanswered, id)
 		}
 	}

@@ -256,3 +256,14 @@ func TestCheckDeliveriesNamesWhereAMessageWasLost(t *testing.T) {
 	require.Equal(t, 1, c.Lost)
 	require.Equal(t, []string{`i: message "m1" on queue "inbox" not in the last execution (2), recorded in executions [1] only`}, c.Problems)
 }
+
+// TestCheckExecutionFailedLeavesWorkBehind: a failed execution's
+// outstanding schedules are not missing completions (the failure itself
+// is reported, as a wrong output).
+func TestCheckExecutionFailedLeavesWorkBehind(t *testing.T) {
+	kinds := decoded([]duroxide.EventKind{goodKinds[0], goodKinds[1], goodKinds[2], goodKinds[3], &duroxide.OrchestrationFailed{}})
+	c := checkExecution("i", 1, history([]uint64{1, 2, 3, 4, 5}, kinds, []*uint64{nil, nil, nil, u64(2), nil}))
+	require.Zero(t, c.MissingCompletions, c.Problems)
+	require.Empty(t, c.Unanswered)
+	require.Equal(t, duroxide.TypeOrchestrationFailed, c.Terminal)
+}

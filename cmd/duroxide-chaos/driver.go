@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -588,13 +589,22 @@ func (d *driver) check(ctx context.Context) (*Report, error) {
 	}
 	for i, p := range problems {
 		if i == 50 {
-			d.logf("... and %d more problems", len(problems)-50)
+			d.logf("... and %d more problems (all in %s)", len(problems)-50, problemsPath(d.dir))
 			break
 		}
 		d.logf("problem: %s", p)
 	}
+	if len(problems) > 0 {
+		// Kept with the logs: a run with violations keeps its directory.
+		if err := os.WriteFile(problemsPath(d.dir), []byte(strings.Join(problems, "\n")+"\n"), 0o600); err != nil {
+			return nil, err
+		}
+	}
 	return r, nil
 }
+
+// problemsPath is the file listing every problem a run found.
+func problemsPath(dir string) string { return filepath.Join(dir, "problems.txt") }
 
 // leftover is the part of a document countLeftovers looks at.
 type leftover struct {
