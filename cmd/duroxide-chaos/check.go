@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -18,28 +19,42 @@ import (
 // Report is the outcome of a run: the figures the checks are made on, as
 // one JSON object with -json.
 type Report struct {
-	Processes             int            `json:"processes"`
-	Completed             int            `json:"completed"`
-	Expected              int            `json:"expected"`
-	WrongOutput           int            `json:"wrong_output"`
-	Lost                  int            `json:"lost"`
-	DuplicatedCompletions int            `json:"duplicated_completions"`
-	HistoryGaps           int            `json:"history_gaps"`
-	InstancesChecked      int            `json:"instances_checked"`
-	ExecutionsChecked     int            `json:"executions_checked"`
-	EventsChecked         int            `json:"events_checked"`
-	ActivityExecutions    int            `json:"activity_executions"`
-	ActivityReexecutions  int            `json:"activity_reexecutions"`
-	OutboxLeft            int            `json:"outbox_left"`
-	LocksLeft             int            `json:"locks_left"`
-	QueueLeft             int            `json:"queue_left"`
-	Kills                 int            `json:"kills"`
-	Faults                map[string]int `json:"faults"`
-	FaultedRequests       map[string]int `json:"faulted_requests"`
-	Elapsed               string         `json:"elapsed"`
-	ElapsedSeconds        float64        `json:"elapsed_seconds"`
-	Violations            []string       `json:"violations"`
-	OK                    bool           `json:"ok"`
+	Processes             int `json:"processes"`
+	Completed             int `json:"completed"`
+	Expected              int `json:"expected"`
+	WrongOutput           int `json:"wrong_output"`
+	Lost                  int `json:"lost"`
+	Stuck                 int `json:"stuck"`
+	DuplicatedCompletions int `json:"duplicated_completions"`
+	MissingCompletions    int `json:"missing_completions"`
+	UnansweredActivities  int `json:"unanswered_activities"`
+	HistoryGaps           int `json:"history_gaps"`
+	IntendedDeliveries    int `json:"intended_deliveries"`
+	DuplicatedDeliveries  int `json:"duplicated_deliveries"`
+	LostDeliveries        int `json:"lost_deliveries"`
+	UnintendedDeliveries  int `json:"unintended_deliveries"`
+	ClientCalls           int `json:"client_calls"`
+	ClientRetries         int `json:"client_retries"`
+	// AmbiguousClientWrites counts the client's writes answered with an
+	// error although the server applied them.
+	AmbiguousClientWrites int               `json:"ambiguous_client_writes"`
+	InstancesChecked      int               `json:"instances_checked"`
+	ExecutionsChecked     int               `json:"executions_checked"`
+	EventsChecked         int               `json:"events_checked"`
+	ActivityExecutions    int               `json:"activity_executions"`
+	ActivityReexecutions  int               `json:"activity_reexecutions"`
+	OutboxLeft            int               `json:"outbox_left"`
+	LocksLeft             int               `json:"locks_left"`
+	QueueLeft             int               `json:"queue_left"`
+	Kills                 int               `json:"kills"`
+	Faults                map[string]int    `json:"faults"`
+	FaultedRequests       map[string]int    `json:"faulted_requests"`
+	FaultedCalls          map[string]int    `json:"faulted_calls"`
+	ClockSkews            map[string]string `json:"clock_skews"`
+	Elapsed               string            `json:"elapsed"`
+	ElapsedSeconds        float64           `json:"elapsed_seconds"`
+	Violations            []string          `json:"violations"`
+	OK                    bool              `json:"ok"`
 
 	// outcomes counts the instances checkOutcome classified.
 	outcomes int
@@ -53,42 +68,174 @@ type historyCheck struct {
 	// a second result for one scheduled activity, timer or
 	// sub-orchestration, or a second terminal event.
 	DuplicatedCompletions int
+	// MissingCompletions counts, in an execution that completed or
+	// continued as new, scheduled work that never got its result, and (in
+	// any execution) results of work never scheduled. Every future of the
+	// workload is awaited, so an execution can only succeed once all of
+	// them completed; a failed one leaves the rest behind by design (its
+	// failure is reported as a wrong output).
+	MissingCompletions int
+	// Unanswered lists the activities of an execution that did not end
+	// which are scheduled but have no result: what a stuck instance waits
+	// for.
+	Unanswered []uint64
+	// Terminal is the execution's terminal event type ("" if none).
+	Terminal string
 	// Problems describes each finding, for the log.
 	Problems []string
 }
 
+// kindValue returns k as a value: histories read back hold values, but
+// a kind may also be given as a pointer (tests).
+func kindValue(k duroxide.EventKind) duroxide.EventKind {
+	if v := reflect.ValueOf(k); v.Kind() == reflect.Pointer && !v.IsNil() {
+		if e, ok := v.Elem().Interface().(duroxide.EventKind); ok {
+			return e
+		}
+	}
+	return k
+}
+
 // checkExecution checks one execution's history as read back (in event id
-// order): ids contiguous from 1, and every completion recorded once.
+// order): ids contiguous from 1, every completion recorded once and
+// matching a schedule, and, once the execution ended, every schedule
+// completed.
 func checkExecution(instance string, execution uint64, events []duroxide.Event) historyCheck {
 	var c historyCheck
-	seen := map[uint64]string{} // source event id → first completion's type
+	scheduled := map[uint64]string{} // schedule event id → its type
+	seen := map[uint64]string{}      // source event id → first completion's type
 	terminals := 0
 	for k, e := range events {
 		if want := uint64(k + 1); e.EventID != want {
 			c.Gaps++
 			c.Problems = append(c.Problems, fmt.Sprintf("%s#%d: event %d has id %d, want %d", instance, execution, k, e.EventID, want))
 		}
-		switch e.Kind.(type) {
-		case *duroxide.OrchestrationCompleted, *duroxide.OrchestrationFailed, *duroxide.OrchestrationContinuedAsNew:
+		switch kindValue(e.Kind).(type) {
+		case duroxide.OrchestrationCompleted, duroxide.OrchestrationFailed, duroxide.OrchestrationContinuedAsNew:
 			terminals++
+			c.Terminal = e.Kind.EventType()
 			if terminals > 1 {
 				c.DuplicatedCompletions++
 				c.Problems = append(c.Problems, fmt.Sprintf("%s#%d: terminal event %s at id %d after another", instance, execution, e.Kind.EventType(), e.EventID))
 			}
-		case *duroxide.ActivityCompleted, *duroxide.ActivityFailed, *duroxide.TimerFired,
-			*duroxide.SubOrchestrationCompleted, *duroxide.SubOrchestrationFailed:
+		case duroxide.ActivityScheduled, duroxide.TimerCreated, duroxide.SubOrchestrationScheduled:
+			scheduled[e.EventID] = e.Kind.EventType()
+		case duroxide.ActivityCompleted, duroxide.ActivityFailed, duroxide.TimerFired,
+			duroxide.SubOrchestrationCompleted, duroxide.SubOrchestrationFailed:
 			if e.SourceEventID == nil {
 				continue
 			}
-			if first, dup := seen[*e.SourceEventID]; dup {
+			src := *e.SourceEventID
+			if first, dup := seen[src]; dup {
 				c.DuplicatedCompletions++
-				c.Problems = append(c.Problems, fmt.Sprintf("%s#%d: %s at id %d completes event %d again (first: %s)", instance, execution, e.Kind.EventType(), e.EventID, *e.SourceEventID, first))
+				c.Problems = append(c.Problems, fmt.Sprintf("%s#%d: %s at id %d completes event %d again (first: %s)", instance, execution, e.Kind.EventType(), e.EventID, src, first))
 				continue
 			}
-			seen[*e.SourceEventID] = e.Kind.EventType()
+			seen[src] = e.Kind.EventType()
+			if _, ok := scheduled[src]; !ok {
+				c.MissingCompletions++
+				c.Problems = append(c.Problems, fmt.Sprintf("%s#%d: %s at id %d completes event %d, which scheduled nothing", instance, execution, e.Kind.EventType(), e.EventID, src))
+			}
+		}
+	}
+	for _, id := range sortedKeys(scheduled) {
+		if _, ok := seen[id]; ok {
+			continue
+		}
+		switch {
+		case c.Terminal == duroxide.TypeOrchestrationCompleted || c.Terminal == duroxide.TypeOrchestrationContinuedAsNew:
+			c.MissingCompletions++
+			c.Problems = append(c.Problems, fmt.Sprintf("%s#%d: %s %d has no completion, yet the execution ended (%s)", instance, execution, scheduled[id], id, c.Terminal))
+		case c.Terminal == "" && scheduled[id] == duroxide.TypeActivityScheduled:
+			c.Unanswered = append(c.Unanswered, id)
 		}
 	}
 	return c
+}
+
+func sortedKeys[V any](m map[uint64]V) []uint64 {
+	out := make([]uint64, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// intent is one message the driver meant to deliver to an instance: an
+// event raised or a message enqueued, with a payload unique in the run.
+type intent struct {
+	// Queue is true for EnqueueEvent, false for RaiseEvent.
+	Queue bool
+	Name  string
+	Data  string
+}
+
+// deliveryCheck is what checkDeliveries found for one instance.
+type deliveryCheck struct {
+	Duplicated, Lost, Unintended int
+	Problems                     []string
+}
+
+// checkDeliveries compares what the driver meant to send to instance with
+// what its history received: each intended message exactly once. Raised
+// events are counted over all executions; queue messages in the last
+// execution only, which holds every message still pending when an
+// execution continued as new (carried forward) and all later ones. Every
+// instance the driver sends to completes only after its last send, so
+// nothing it sent may be missing.
+func checkDeliveries(instance string, intents []intent, executions [][]duroxide.Event) deliveryCheck {
+	var c deliveryCheck
+	got := map[intent]int{}
+	seenIn := map[intent][]int{} // queue messages: the executions (1-based) that recorded them
+	for x, events := range executions {
+		last := x == len(executions)-1
+		for _, e := range events {
+			switch k := kindValue(e.Kind).(type) {
+			case duroxide.ExternalEvent:
+				got[intent{Name: k.Name, Data: k.Data}]++
+			case duroxide.ExternalEventPersistent:
+				in := intent{Queue: true, Name: k.Name, Data: k.Data}
+				seenIn[in] = append(seenIn[in], x+1)
+				if last {
+					got[in]++
+				}
+			}
+		}
+	}
+	want := map[intent]bool{}
+	for _, in := range intents {
+		want[in] = true
+	}
+	for in := range want {
+		switch n := got[in]; {
+		case n == 0 && len(seenIn[in]) > 0:
+			c.Lost++
+			c.Problems = append(c.Problems, fmt.Sprintf("%s: %s not in the last execution (%d), recorded in executions %v only", instance, in, len(executions), seenIn[in]))
+		case n == 0:
+			c.Lost++
+			c.Problems = append(c.Problems, fmt.Sprintf("%s: %s never delivered", instance, in))
+		case n > 1:
+			c.Duplicated += n - 1
+			c.Problems = append(c.Problems, fmt.Sprintf("%s: %s delivered %d times", instance, in, n))
+		}
+	}
+	for in, n := range got {
+		if !want[in] {
+			c.Unintended += n
+			c.Problems = append(c.Problems, fmt.Sprintf("%s: %s delivered %d times, never sent", instance, in, n))
+		}
+	}
+	sort.Strings(c.Problems)
+	return c
+}
+
+// String names the intent in problems.
+func (in intent) String() string {
+	if in.Queue {
+		return fmt.Sprintf("message %q on queue %q", in.Data, in.Name)
+	}
+	return fmt.Sprintf("event %q = %q", in.Name, in.Data)
 }
 
 // outcome is a top-level instance's final state as the driver read it.
@@ -101,7 +248,8 @@ type outcome struct {
 }
 
 // checkOutcome classifies one instance: completed with the expected output,
-// wrong (completed with another output, or failed), or lost (not terminal).
+// wrong (completed with another output, or failed), lost (never started:
+// no history) or stuck (started, never finished).
 func checkOutcome(o outcome, r *Report) (problem string) {
 	r.outcomes++
 	switch o.State {
@@ -115,9 +263,12 @@ func checkOutcome(o outcome, r *Report) (problem string) {
 	case "Failed":
 		r.WrongOutput++
 		return fmt.Sprintf("%s: failed: %s", o.Instance, o.Output)
-	default:
+	case "NotFound":
 		r.Lost++
-		return fmt.Sprintf("%s: not completed (%s)", o.Instance, o.State)
+		return fmt.Sprintf("%s: lost (never started)", o.Instance)
+	default:
+		r.Stuck++
+		return fmt.Sprintf("%s: stuck (%s)", o.Instance, o.State)
 	}
 }
 
@@ -177,9 +328,14 @@ func (r *Report) finish(elapsed time.Duration) {
 		}
 	}
 	add(r.Lost, "lost")
+	add(r.Stuck, "stuck")
 	add(r.WrongOutput, "wrong outputs")
 	add(r.DuplicatedCompletions, "duplicated completions")
+	add(r.MissingCompletions, "missing completions")
 	add(r.HistoryGaps, "history gaps")
+	add(r.DuplicatedDeliveries, "duplicated deliveries")
+	add(r.LostDeliveries, "lost deliveries")
+	add(r.UnintendedDeliveries, "unintended deliveries")
 	add(r.OutboxLeft, "outbox intents left")
 	add(r.LocksLeft, "locks left")
 	if r.outcomes != r.Expected || r.Expected == 0 {
@@ -204,8 +360,18 @@ func (r *Report) print(w io.Writer, asJSON bool) error {
 	row("expected", r.Expected)
 	row("wrong_output", r.WrongOutput)
 	row("lost", r.Lost)
+	row("stuck", r.Stuck)
 	row("duplicated_completions", r.DuplicatedCompletions)
+	row("missing_completions", r.MissingCompletions)
+	row("unanswered_activities", r.UnansweredActivities)
 	row("history_gaps", r.HistoryGaps)
+	row("intended_deliveries", r.IntendedDeliveries)
+	row("duplicated_deliveries", r.DuplicatedDeliveries)
+	row("lost_deliveries", r.LostDeliveries)
+	row("unintended_deliveries", r.UnintendedDeliveries)
+	row("client_calls", r.ClientCalls)
+	row("client_retries", r.ClientRetries)
+	row("ambiguous_client_writes", r.AmbiguousClientWrites)
 	row("instances_checked", r.InstancesChecked)
 	row("executions_checked", r.ExecutionsChecked)
 	row("events_checked", r.EventsChecked)
@@ -227,6 +393,12 @@ func (r *Report) print(w io.Writer, asJSON bool) error {
 			row("faults."+k, fmt.Sprintf("%d windows", r.Faults[k]))
 		}
 	}
+	for _, k := range sortedStrings(r.FaultedCalls) {
+		row("faulted_calls."+k, r.FaultedCalls[k])
+	}
+	for _, k := range sortedStrings(r.ClockSkews) {
+		row("clock_skew."+k, r.ClockSkews[k])
+	}
 	row("elapsed", r.Elapsed)
 	if r.OK {
 		row("result", "OK")
@@ -234,4 +406,13 @@ func (r *Report) print(w io.Writer, asJSON bool) error {
 		row("result", "FAILED: "+strings.Join(r.Violations, ", "))
 	}
 	return tw.Flush()
+}
+
+func sortedStrings[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -3,12 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
-
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,6 +22,7 @@ import (
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/cosmostest"
 	"github.com/duroxide-go/cdb/durable"
+	"github.com/duroxide-go/cdb/duroxide"
 )
 
 // driver is the state of one run.
@@ -35,25 +37,37 @@ type driver struct {
 	rng     *rand.Rand
 	start   time.Time
 
-	mu       sync.Mutex
-	done     map[int]bool // top-level instances seen terminal
-	raised   map[int]bool // event instances whose event was raised
-	kills    int
-	faults   map[string]int
-	faulted  map[string]int // requests each fault kind applied to
-	active   string
-	chaosEnd atomic.Bool
+	mu      sync.Mutex
+	done    map[int]bool // top-level instances seen terminal
+	kills   int
+	faults  map[string]int
+	faulted map[string]int // requests each fault kind applied to
+	calls   map[string]int // faulted requests by call kind
+	// ambiguous counts the driver's writes answered with an error after
+	// the server applied them.
+	ambiguous int
+	active    string
+	chaosEnd  atomic.Bool
+	// intents is every message the driver meant to deliver, by instance.
+	intents map[string][]intent
+	// clientCalls and clientRetries count the driver's client calls and
+	// how many of them it had to repeat after an error.
+	clientCalls, clientRetries int
+	// senders are the per-instance goroutines that raise events and
+	// enqueue messages.
+	senders sync.WaitGroup
 }
 
 // run is the driver role: set up, run the chaos phase, drain, check.
 func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) (ok bool, err error) {
 	d := &driver{cfg: cfg, stderr: stderr, rng: rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed)),
-		done: map[int]bool{}, raised: map[int]bool{}, faults: map[string]int{}, faulted: map[string]int{}, start: time.Now()}
+		done: map[int]bool{}, faults: map[string]int{}, faulted: map[string]int{}, calls: map[string]int{},
+		intents: map[string][]intent{}, start: time.Now()}
 	if err := d.setUp(ctx); err != nil {
 		return false, err
 	}
 	defer d.tearDown()
-	d.logf("seed %d; %d workers, %d orchestrations, emulator %s, logs in %s", cfg.Seed, cfg.Processes, cfg.Orchestrations, d.srv.Endpoint(), d.dir)
+	d.logf("seed %d; %d workers (clock skews %v), %d orchestrations, emulator %s, logs in %s", cfg.Seed, cfg.Processes, d.workers.skews, cfg.Orchestrations, d.srv.Endpoint(), d.dir)
 
 	runCtx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
@@ -68,6 +82,7 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) (ok bool, e
 	d.logf("chaos over (%d kills, %d faults); faults cleared, waiting for the rest", d.kills, sum(d.faults))
 	d.ensureWorkers()
 	d.waitAll(runCtx, nil)
+	d.senders.Wait() // done once all completed; at worst runCtx ended
 	d.workers.stopAll(15 * time.Second)
 	if ctx.Err() != nil {
 		d.logf("interrupted; workers stopped")
@@ -135,7 +150,9 @@ func (d *driver) setUp(ctx context.Context) (err error) {
 		command = []string{exe}
 	}
 	d.workers = &workerSet{command: command, dir: d.dir, procs: map[string]*exec.Cmd{}, exited: map[*exec.Cmd]chan struct{}{},
-		env: []string{cdb.EnvEndpoint + "=" + d.srv.Endpoint(), cdb.EnvKey + "=" + d.srv.Key(), envLogDir + "=" + d.dir}}
+		skews: workerSkews(d.cfg.Processes, d.cfg.MaxClockSkew),
+		env: []string{cdb.EnvEndpoint + "=" + d.srv.Endpoint(), cdb.EnvKey + "=" + d.srv.Key(), envLogDir + "=" + d.dir,
+			envSkewMargin + "=" + skewMargin(d.cfg.MaxClockSkew).String()}}
 	for i := range d.cfg.Processes {
 		if err := d.workers.start(workerID(i)); err != nil {
 			d.tearDown()
@@ -146,6 +163,21 @@ func (d *driver) setUp(ctx context.Context) (err error) {
 }
 
 func workerID(i int) string { return fmt.Sprintf("w%d", i+1) }
+
+// workerSkews spreads the workers' clock skews evenly over
+// [-maxSkew, +maxSkew]: with three workers, one behind, one on time, one
+// ahead. A single worker gets +maxSkew.
+func workerSkews(n int, maxSkew time.Duration) map[string]time.Duration {
+	out := make(map[string]time.Duration, n)
+	for i := range n {
+		if n == 1 {
+			out[workerID(i)] = maxSkew
+			continue
+		}
+		out[workerID(i)] = -maxSkew + 2*maxSkew*time.Duration(i)/time.Duration(n-1)
+	}
+	return out
+}
 
 // tearDown stops whatever setUp started. Safe to call more than once.
 func (d *driver) tearDown() {
@@ -175,10 +207,14 @@ func (d *driver) startInstances(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				in := orchInput{Kind: kinds[i%len(kinds)], Index: i}
-				if err := retry(ctx, func() error { return d.client.StartOrchestration(ctx, instanceName(i), orchName, in) }); err != nil {
-					errs <- fmt.Errorf("starting %s: %w", instanceName(i), err)
+				in := orchInput{Kind: kindOf(i), Index: i}
+				if err := d.call(ctx, func() error { return d.client.StartOrchestration(ctx, instanceName(i), orchName, in) }); err != nil {
+					if ctx.Err() == nil {
+						errs <- fmt.Errorf("starting %s: %w", instanceName(i), err)
+					}
+					continue
 				}
+				d.startSender(ctx, i)
 			}
 		}()
 	}
@@ -200,18 +236,102 @@ func (d *driver) startInstances(ctx context.Context) error {
 	return nil
 }
 
-// retry calls fn until it succeeds, a few times, for the driver's own
-// requests (which faults spare, but added latency and a loaded machine may
-// still time out).
-func retry(ctx context.Context, fn func() error) error {
-	var err error
-	for attempt := range 5 {
-		if err = fn(); err == nil || ctx.Err() != nil {
+// call makes one client call the way a real caller would: on any error
+// (a 503, a timeout, a dropped connection, whether or not the server
+// applied the request) it calls again, until the call succeeds or ctx
+// ends. Only bad input is not repeated.
+func (d *driver) call(ctx context.Context, fn func() error) error {
+	d.mu.Lock()
+	d.clientCalls++
+	d.mu.Unlock()
+	for attempt := 0; ; attempt++ {
+		err := fn()
+		var bad *durable.InputError
+		if err == nil || ctx.Err() != nil || errors.As(err, &bad) {
 			return err
 		}
-		time.Sleep(time.Duration(attempt+1) * 200 * time.Millisecond)
+		d.mu.Lock()
+		d.clientRetries++
+		d.mu.Unlock()
+		if sleepCtx(ctx, min(time.Duration(attempt+1)*100*time.Millisecond, time.Second)) {
+			return ctx.Err()
+		}
 	}
-	return err
+}
+
+// send delivers one intended message to instance i, recording it first:
+// the checker verifies each was received exactly once.
+//
+// TODO(idempotency): once the client takes an idempotency key, pass one
+// per intent here (the payload is unique already) so that a repeated
+// call is recognised as the same message.
+func (d *driver) send(ctx context.Context, i int, in intent) error {
+	inst := instanceName(i)
+	d.mu.Lock()
+	d.intents[inst] = append(d.intents[inst], in)
+	d.mu.Unlock()
+	return d.call(ctx, func() error {
+		if in.Queue {
+			return d.client.EnqueueEvent(ctx, inst, in.Name, in.Data)
+		}
+		return d.client.RaiseEvent(ctx, inst, in.Name, in.Data)
+	})
+}
+
+// startSender starts the goroutine that sends instance i what its kind
+// waits for: the event and then the end marker (event), the messages and
+// then the end marker (inbox, canloop: spread over a few seconds, so that
+// they arrive while the loop continues as new). The end marker is sent
+// only once every other send succeeded, so the instance cannot complete
+// before all of them arrived.
+func (d *driver) startSender(ctx context.Context, i int) {
+	kind := kindOf(i)
+	if kind != "event" && messageCount(i) == 0 {
+		return
+	}
+	d.mu.Lock()
+	rng := rand.New(rand.NewPCG(d.rng.Uint64(), uint64(i)))
+	d.mu.Unlock()
+	d.senders.Add(1)
+	go func() {
+		defer d.senders.Done()
+		if kind == "event" {
+			if !d.awaitWaiting(ctx, i) || d.send(ctx, i, intent{Name: eventName, Data: eventPayload(i)}) != nil {
+				return
+			}
+		}
+		for _, m := range messagesOf(i) {
+			if kind == "canloop" && sleepCtx(ctx, time.Duration(200+rng.IntN(800))*time.Millisecond) {
+				return
+			}
+			if d.send(ctx, i, intent{Queue: true, Name: queueName, Data: m}) != nil {
+				return
+			}
+		}
+		_ = d.send(ctx, i, intent{Queue: true, Name: queueName, Data: endMarker})
+	}()
+}
+
+// awaitWaiting polls until event instance i waits for its event (custom
+// status "waiting", set in the turn that subscribed): an event raised
+// before the subscription would not be matched. It gives up if the
+// instance ended meanwhile (failed: the checker reports it).
+func (d *driver) awaitWaiting(ctx context.Context, i int) bool {
+	for {
+		d.mu.Lock()
+		ended := d.done[i]
+		d.mu.Unlock()
+		if ended {
+			return false
+		}
+		cs, err := d.p.GetCustomStatus(ctx, instanceName(i), 0)
+		if err == nil && cs != nil && cs.Status != nil && *cs.Status == statusWaiting {
+			return true
+		}
+		if sleepCtx(ctx, 300*time.Millisecond) {
+			return false
+		}
+	}
 }
 
 // chaosPhase kills workers and injects faults until every instance is done
@@ -265,9 +385,20 @@ func (d *driver) faultLoop(ctx context.Context) {
 	for {
 		kind := picker.next()
 		name := kind.Name
-		remove, err := inject(d.srv, kind, func() {
+		d.mu.Lock()
+		narrow := d.rng.IntN(2) == 0
+		d.mu.Unlock()
+		target, remove, err := inject(d.srv, kind, narrow, picker.rng, func(op cosmostest.Op, client bool) {
+			call := "worker:" + string(op)
+			if client {
+				call = "client:" + string(op)
+			}
 			d.mu.Lock()
 			d.faulted[name]++
+			d.calls[call]++
+			if client && kind.appliesFirst() {
+				d.ambiguous++
+			}
 			d.mu.Unlock()
 		})
 		if err != nil {
@@ -276,7 +407,7 @@ func (d *driver) faultLoop(ctx context.Context) {
 		}
 		d.mu.Lock()
 		d.faults[kind.Name]++
-		d.active = kind.Name
+		d.active = kind.Name + "@" + target
 		d.mu.Unlock()
 		stopped := sleepCtx(ctx, d.cfg.FaultInterval*3/4)
 		remove()
@@ -315,7 +446,7 @@ func (d *driver) ensureWorkers() {
 }
 
 // waitAll polls until every top-level instance is terminal or ctx ends,
-// raising the external events instances wait for and printing progress.
+// printing progress.
 // It calls allDone (if set) once every instance is terminal.
 func (d *driver) waitAll(ctx context.Context, allDone func()) {
 	lastLog := time.Time{}
@@ -347,8 +478,8 @@ func (d *driver) waitAll(ctx context.Context, allDone func()) {
 	}
 }
 
-// poll reads which instances are terminal and raises due events; it
-// returns how many top-level instances are terminal.
+// poll reads which instances are terminal; it returns how many top-level
+// instances are terminal.
 func (d *driver) poll(ctx context.Context) int {
 	for _, status := range []string{"Completed", "Failed"} {
 		ids, err := d.p.ListInstancesByStatus(ctx, status)
@@ -363,43 +494,21 @@ func (d *driver) poll(ctx context.Context) int {
 		}
 		d.mu.Unlock()
 	}
-	d.raiseDue(ctx)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return len(d.done)
 }
 
-// raiseDue raises the event of every "event" instance that waits for it
-// (custom status "waiting", set in the turn that subscribed).
-func (d *driver) raiseDue(ctx context.Context) {
-	var due []int
-	d.mu.Lock()
-	for i := 0; i < d.cfg.Orchestrations; i++ {
-		if kinds[i%len(kinds)] == "event" && !d.raised[i] && !d.done[i] {
-			due = append(due, i)
-		}
-	}
-	d.mu.Unlock()
-	for _, i := range due {
-		cs, err := d.p.GetCustomStatus(ctx, instanceName(i), 0)
-		if err != nil || cs == nil || cs.Status == nil || *cs.Status != statusWaiting {
-			continue
-		}
-		// One key per instance: a raise retried after an unseen outcome
-		// (the next round) is delivered once.
-		key := durable.EventOptions{IdempotencyKey: "chaos-raise"}
-		if err := d.client.RaiseEvent(ctx, instanceName(i), eventName, eventPayload(i), key); err != nil {
-			continue
-		}
-		d.mu.Lock()
-		d.raised[i] = true
-		d.mu.Unlock()
-	}
-}
-
 // check reads every instance back and fills the report.
 func (d *driver) check(ctx context.Context) (*Report, error) {
-	r := &Report{Processes: d.cfg.Processes, Expected: d.cfg.Orchestrations, Kills: d.kills, Faults: d.faults, FaultedRequests: d.faulted}
+	d.mu.Lock()
+	r := &Report{Processes: d.cfg.Processes, Expected: d.cfg.Orchestrations, Kills: d.kills, Faults: d.faults, FaultedRequests: d.faulted,
+		FaultedCalls: d.calls, AmbiguousClientWrites: d.ambiguous, ClientCalls: d.clientCalls, ClientRetries: d.clientRetries, ClockSkews: map[string]string{}}
+	for id, s := range d.workers.skews {
+		r.ClockSkews[id] = s.String()
+	}
+	intents := d.intents
+	d.mu.Unlock()
 	var problems []string
 	for i := range d.cfg.Orchestrations {
 		o := outcome{Instance: instanceName(i), Index: i, State: "NotFound"}
@@ -420,7 +529,7 @@ func (d *driver) check(ctx context.Context) (*Report, error) {
 		}
 		if p := checkOutcome(o, r); p != "" {
 			problems = append(problems, p)
-		} else if kinds[i%len(kinds)] == "kv" {
+		} else if kindOf(i) == "kv" {
 			// The store itself, not only the orchestration's view of it.
 			v, found, err := d.client.GetKVValue(ctx, o.Instance, "k")
 			if err != nil {
@@ -442,16 +551,34 @@ func (d *driver) check(ctx context.Context) (*Report, error) {
 			return nil, fmt.Errorf("executions of %s: %w", id, err)
 		}
 		r.InstancesChecked++
-		for _, e := range execs {
+		histories := make([][]duroxide.Event, 0, len(execs))
+		for x, e := range execs {
 			events, err := d.p.ReadHistoryWithExecutionID(ctx, id, e)
 			if err != nil {
 				return nil, fmt.Errorf("history of %s#%d: %w", id, e, err)
 			}
+			histories = append(histories, events)
 			c := checkExecution(id, e, events)
 			r.ExecutionsChecked++
 			r.EventsChecked += len(events)
 			r.HistoryGaps += c.Gaps
 			r.DuplicatedCompletions += c.DuplicatedCompletions
+			r.MissingCompletions += c.MissingCompletions
+			problems = append(problems, c.Problems...)
+			if x == len(execs)-1 && c.Terminal == "" && len(c.Unanswered) > 0 {
+				r.UnansweredActivities += len(c.Unanswered)
+				problems = append(problems, fmt.Sprintf("%s#%d: not finished, waiting for activities %v which have no result", id, e, c.Unanswered))
+			}
+			if x == len(execs)-1 && c.Terminal != duroxide.TypeOrchestrationCompleted {
+				problems = append(problems, fmt.Sprintf("%s: last execution %d of %d ends with %s", id, e, len(execs), tail(events, 4)))
+			}
+		}
+		if in, ok := intents[id]; ok {
+			c := checkDeliveries(id, in, histories)
+			r.IntendedDeliveries += len(in)
+			r.DuplicatedDeliveries += c.Duplicated
+			r.LostDeliveries += c.Lost
+			r.UnintendedDeliveries += c.Unintended
 			problems = append(problems, c.Problems...)
 		}
 	}
@@ -463,13 +590,22 @@ func (d *driver) check(ctx context.Context) (*Report, error) {
 	}
 	for i, p := range problems {
 		if i == 50 {
-			d.logf("... and %d more problems", len(problems)-50)
+			d.logf("... and %d more problems (all in %s)", len(problems)-50, problemsPath(d.dir))
 			break
 		}
 		d.logf("problem: %s", p)
 	}
+	if len(problems) > 0 {
+		// Kept with the logs: a run with violations keeps its directory.
+		if err := os.WriteFile(problemsPath(d.dir), []byte(strings.Join(problems, "\n")+"\n"), 0o600); err != nil {
+			return nil, err
+		}
+	}
 	return r, nil
 }
+
+// problemsPath is the file listing every problem a run found.
+func problemsPath(dir string) string { return filepath.Join(dir, "problems.txt") }
 
 // leftover is the part of a document countLeftovers looks at.
 type leftover struct {
@@ -483,6 +619,7 @@ type leftover struct {
 // lock of a killed worker lasts until it expires, so locks are counted
 // once the longest lock timeout has passed since the workers stopped (an
 // expired lock is free); what remains was never going to be released.
+// With skewed clocks "expired" is judged on the clock furthest ahead.
 func (d *driver) countLeftovers(ctx context.Context, r *Report) error {
 	ct, err := d.srv.Client().NewContainer(cdb.DefaultDatabase, cdb.DefaultContainer)
 	if err != nil {
@@ -491,7 +628,10 @@ func (d *driver) countLeftovers(ctx context.Context, r *Report) error {
 	deadline := time.Now().Add(max(workerLockTimeout, sessionLockTimeout, orchLockTimeout) + 2*time.Second)
 	for {
 		r.OutboxLeft, r.QueueLeft, r.LocksLeft = 0, 0, 0
-		now := time.Now().UnixMilli()
+		// Judged on the clock furthest ahead: the lock of a worker whose
+		// clock runs ahead lasts that much longer in real time, and it is
+		// free as soon as that worker's clock says so.
+		now := time.Now().Add(d.cfg.MaxClockSkew).UnixMilli()
 		q := "SELECT c.type, c.lockToken, c.lockedUntil, c.ownerId FROM c WHERE c.type IN (@outbox, @orch, @worker, @instance, @session)"
 		params := []azcosmos.QueryParameter{{Name: "@outbox", Value: "outbox_intent"}, {Name: "@orch", Value: "orch_queue"},
 			{Name: "@worker", Value: "worker_queue"}, {Name: "@instance", Value: "instance"}, {Name: "@session", Value: "session"}}
@@ -526,3 +666,21 @@ func (d *driver) countLeftovers(ctx context.Context, r *Report) error {
 		}
 	}
 }
+
+// tail names the types of the last n events, for a stuck instance's
+// problem line.
+func tail(events []duroxide.Event, n int) string {
+	var names []string
+	for _, e := range events[max(0, len(events)-n):] {
+		names = append(names, fmt.Sprintf("%d:%s", e.EventID, e.Kind.EventType()))
+	}
+	return "[" + strings.Join(names, " ") + "]"
+}
+
+// skewMargin is the workers' cdb.Options.MaxClockSkew for clocks spread
+// over [-spread, +spread]: the largest difference between two of them
+// (twice the spread), plus a second, so no worker takes another's live
+// lock or lease, as the README tells users to configure it. Without a
+// spread it is a second: the margin's code path stays in the soak without
+// adding the default 30 s to every recovery after a kill.
+func skewMargin(spread time.Duration) time.Duration { return 2*spread + time.Second }

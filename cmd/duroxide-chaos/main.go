@@ -8,35 +8,50 @@
 // One binary, two roles. The driver (the default role) serves cosmostest
 // in-process on a free loopback port, bootstraps the container, and
 // re-executes itself -processes times as workers (-worker -id wN; the
-// endpoint and key travel in the environment). Each worker runs a cdb
-// provider with Cosmos-backed dispatch-slot leases (cdb.CosmosLeases, a
-// 3 s lease) and a durable runtime with the workload registered; every
-// activity execution appends a line to the worker's log, so re-executions
-// are counted.
+// endpoint, key and clock skew travel in the environment). Each worker
+// runs a cdb provider with Cosmos-backed dispatch-slot leases
+// (cdb.CosmosLeases, a 3 s lease) and a durable runtime with the workload
+// registered and short locks (worker lock 2 s, so renewed every second;
+// session lock 4 s); every activity execution appends a line to the
+// worker's log, so re-executions are counted. With -clock-skew S the
+// workers' provider clocks are spread evenly over [-S, +S].
 //
 // The workload is -orchestrations instances chaos-<kind>-<i>, round-robin
-// over kinds whose output is a pure function of i: a fan-out of activities
-// summed; a timer then an activity; a sub-orchestration; an external event
-// the driver raises once the instance waits for it; continue-as-new three
-// times; a KV value set and read back; two activities on a session.
+// over kinds whose output is a pure function of i (workload.go): a fan-out
+// of activities summed; a timer of 0.5-2 s then an activity; a
+// sub-orchestration; an event the driver raises; continue-as-new three
+// times; a KV value set and read back; two activities on a session;
+// activities longer than two lock renewals; messages the driver enqueues;
+// a continue-as-new loop of 40 executions receiving messages meanwhile; a
+// fan-out wider than one transactional batch (a large turn).
 //
 // While they run (at most -duration), the driver SIGKILLs a random worker
 // every -kill-interval and restarts it with the same id, and every
-// -fault-interval injects one fault kind for a while at the emulator: a 429
-// storm, 503 or 408 on writes, writes applied then answered 503 or 408
-// (ambiguous outcomes), connections dropped before or after the write
-// applied, added latency. Faults target the workers only (the driver's own
-// requests, which start instances and raise events, are exempt).
+// -fault-interval injects one fault kind for a while at the emulator, on
+// every operation or (half of the time) one: 429s scattered or in a burst,
+// 503 or 408 before or after the write applied (ambiguous outcomes),
+// connections reset before or after the write applied, scattered or in a
+// burst, added latency. Faults hit every call kind: lock renewals (patches),
+// acks (batches), the workers' queries and reads, and the driver's own
+// calls. The driver is a client as a real one is: it starts instances,
+// raises events and enqueues messages (each with a payload unique in the
+// run, recorded as intended before the call), and calls again after any
+// error until the call succeeds.
 //
 // Then it clears the faults, waits for the rest to complete (the whole run
 // is bounded by -timeout), stops the workers and checks: every instance
-// completed with its expected output (completed, wrong_output, lost); every
-// execution's history has contiguous event ids (history_gaps) and no
-// completion recorded twice (duplicated_completions); no outbox intent or
-// live lock is left (outbox_left, locks_left, after the lock timeouts
-// passed). activity_executions and activity_reexecutions report
-// at-least-once delivery. It prints a table, or one JSON object with
-// -json, progress on stderr, and exits 1 on any violation.
+// completed with its expected output (completed, wrong_output; lost: never
+// started; stuck: started, not finished); every execution's history has
+// contiguous event ids (history_gaps), no completion recorded twice
+// (duplicated_completions) and, once it ended, a completion for everything
+// it scheduled (missing_completions); every message the driver meant to
+// deliver is in the history exactly once (duplicated_deliveries,
+// lost_deliveries, unintended_deliveries); no outbox intent or live lock
+// is left (outbox_left, locks_left, after the lock timeouts passed).
+// activity_executions and activity_reexecutions report at-least-once
+// delivery; unanswered_activities the activities stuck instances wait
+// for. It prints a table, or one JSON object with -json, progress and each
+// problem found on stderr, and exits 1 on any violation.
 //
 // Flags:
 //
@@ -48,6 +63,7 @@
 //	-timeout         bound on the whole run before the checks (default 5m)
 //	-kill-interval   time between worker kills (default 5s; 0 disables kills)
 //	-fault-interval  time between faults (default 2s; 0 disables faults)
+//	-clock-skew      spread of the workers' clocks, [-this, +this] (default 0)
 //	-seed            random seed (default: time-based)
 //	-keep            keep the working directory (worker logs)
 package main
@@ -118,8 +134,10 @@ type config struct {
 	Ramp           time.Duration
 	KillInterval   time.Duration
 	FaultInterval  time.Duration
-	Seed           int64
-	Keep           bool
+	// MaxClockSkew spreads the workers' clocks over [-it, +it].
+	MaxClockSkew time.Duration
+	Seed         int64
+	Keep         bool
 	// WorkerID is set with -worker: run as that worker.
 	WorkerID string
 	// workerCommand, when set, replaces the re-execution of this binary
@@ -140,6 +158,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.Timeout, "timeout", 5*time.Minute, "bound on the whole run before the checks")
 	fs.DurationVar(&c.KillInterval, "kill-interval", 5*time.Second, "time between worker kills (0: none)")
 	fs.DurationVar(&c.FaultInterval, "fault-interval", 2*time.Second, "time between injected faults (0: none)")
+	fs.DurationVar(&c.MaxClockSkew, "clock-skew", 0, "workers' clocks are skewed evenly over [-this, +this] (0: none)")
 	fs.Int64Var(&c.Seed, "seed", 0, "random seed (0: time-based)")
 	fs.BoolVar(&c.Keep, "keep", false, "keep the working directory (worker logs)")
 	worker := fs.Bool("worker", false, "run as a worker (started by the driver)")
@@ -156,7 +175,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, fmt.Errorf("-processes must be 1..16, not %d", c.Processes)
 	case c.Orchestrations < 1 || c.Orchestrations > 100000:
 		return nil, fmt.Errorf("-orchestrations must be 1..100000, not %d", c.Orchestrations)
-	case c.Duration < 0 || c.Timeout <= 0 || c.KillInterval < 0 || c.FaultInterval < 0:
+	case c.Duration < 0 || c.Timeout <= 0 || c.KillInterval < 0 || c.FaultInterval < 0 || c.MaxClockSkew < 0:
 		return nil, errors.New("durations must not be negative (and -timeout positive)")
 	}
 	if c.Ramp < 0 {

@@ -17,16 +17,23 @@ import (
 // environment, never on the command line (visible in ps).
 const (
 	envLogDir = "DUROXIDE_CHAOS_LOG_DIR"
+	// envClockSkew is the worker's clock skew (a time.Duration string):
+	// its provider's clock runs that far ahead (behind, if negative).
+	envClockSkew = "DUROXIDE_CHAOS_CLOCK_SKEW"
+	// envSkewMargin is the workers' cdb.Options.MaxClockSkew (skewMargin).
+	envSkewMargin = "DUROXIDE_CHAOS_SKEW_MARGIN"
 )
 
 // Lease and lock timings of the workers: short, so a killed worker's slots
-// and locks pass to the others within seconds.
+// and locks pass to the others within seconds, and so locks are renewed
+// often: the worker lock is renewed every second (half of it), well within
+// slowActivity, and the session lock every 2 s.
 const (
 	workerLeaseDuration = 3 * time.Second
 	workerRenewInterval = time.Second
 	orchLockTimeout     = 5 * time.Second
-	workerLockTimeout   = 10 * time.Second
-	sessionLockTimeout  = 10 * time.Second
+	workerLockTimeout   = 2 * time.Second
+	sessionLockTimeout  = 4 * time.Second
 )
 
 // activityLogPath is the file worker id appends its activity executions to.
@@ -53,12 +60,22 @@ func runWorker(ctx context.Context, id string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	skew, err := clockSkew()
+	if err != nil {
+		return fmt.Errorf("worker %s: %w", id, err)
+	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	p, err := cdb.New(ctx, cdb.Config{Endpoint: endpoint, Key: key, SkipBootstrap: true},
-		// The workers share this host's clock: a 1 s skew margin keeps the
-		// margin's code path in the soak without adding the default 30 s
-		// to every recovery after a kill.
-		&cdb.Options{Leases: leases, Logger: logger, MaintenanceInterval: 2 * time.Second, OutboxMinAge: time.Second, MaxClockSkew: time.Second})
+	margin, err := envDuration(envSkewMargin)
+	if err != nil {
+		return err
+	}
+	opts := &cdb.Options{Leases: leases, Logger: logger, MaintenanceInterval: 2 * time.Second, OutboxMinAge: time.Second, MaxClockSkew: margin}
+	if skew != 0 {
+		// The provider's clock is the one every lock, lease, visibility
+		// and timer decision of this process is made on.
+		opts.Test.Now = func() time.Time { return time.Now().Add(skew) }
+	}
+	p, err := cdb.New(ctx, cdb.Config{Endpoint: endpoint, Key: key, SkipBootstrap: true}, opts)
 	if err != nil {
 		return err
 	}
@@ -80,4 +97,22 @@ func runWorker(ctx context.Context, id string, stderr io.Writer) error {
 	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return rt.Shutdown(shutdown)
+}
+
+// clockSkew reads the worker's clock skew from the environment (none when
+// unset).
+func clockSkew() (time.Duration, error) { return envDuration(envClockSkew) }
+
+// envDuration reads a time.Duration from environment variable name (0 when
+// unset).
+func envDuration(name string) (time.Duration, error) {
+	v := os.Getenv(name)
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", name, err)
+	}
+	return d, nil
 }

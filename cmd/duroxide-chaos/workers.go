@@ -15,9 +15,11 @@ type workerSet struct {
 	mu      sync.Mutex
 	command []string // program and leading arguments
 	env     []string
-	dir     string
-	procs   map[string]*exec.Cmd
-	exited  map[*exec.Cmd]chan struct{}
+	// skews is each worker's clock skew, kept across restarts.
+	skews  map[string]time.Duration
+	dir    string
+	procs  map[string]*exec.Cmd
+	exited map[*exec.Cmd]chan struct{}
 }
 
 // start (re)starts worker id; its stdout and stderr go to a file in dir.
@@ -29,7 +31,7 @@ func (w *workerSet) start(id string) error {
 	defer out.Close()
 	args := append(append([]string{}, w.command[1:]...), "-worker", "-id", id)
 	cmd := exec.Command(w.command[0], args...)
-	cmd.Env = append(append(os.Environ(), w.env...), envWorkerID+"="+id)
+	cmd.Env = append(append(os.Environ(), w.env...), envWorkerID+"="+id, envClockSkew+"="+w.skews[id].String())
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting worker %s: %w", id, err)
