@@ -260,21 +260,21 @@ func (d *driver) call(ctx context.Context, fn func() error) error {
 }
 
 // send delivers one intended message to instance i, recording it first:
-// the checker verifies each was received exactly once.
-//
-// TODO(idempotency): once the client takes an idempotency key, pass one
-// per intent here (the payload is unique already) so that a repeated
-// call is recognised as the same message.
+// the checker verifies each was received exactly once. Like a careful
+// caller, it gives every intent its own idempotency key (the payload is
+// unique), so a call repeated after an ambiguous failure is recognised as
+// the same message.
 func (d *driver) send(ctx context.Context, i int, in intent) error {
 	inst := instanceName(i)
 	d.mu.Lock()
 	d.intents[inst] = append(d.intents[inst], in)
 	d.mu.Unlock()
+	key := durable.EventOptions{IdempotencyKey: in.Name + "/" + in.Data}
 	return d.call(ctx, func() error {
 		if in.Queue {
-			return d.client.EnqueueEvent(ctx, inst, in.Name, in.Data)
+			return d.client.EnqueueEvent(ctx, inst, in.Name, in.Data, key)
 		}
-		return d.client.RaiseEvent(ctx, inst, in.Name, in.Data)
+		return d.client.RaiseEvent(ctx, inst, in.Name, in.Data, key)
 	})
 }
 
