@@ -109,8 +109,14 @@ func run(ctx context.Context, w io.Writer, o options) error {
 
 	c := durable.NewClient(st.Provider)
 	ids := make([]string, o.Orders)
+	done := 0
 	for k := range ids {
 		ids[k] = fmt.Sprintf("order-%02d", k+1)
+		if status, err := c.GetOrchestrationStatus(ctx, ids[k]); err != nil {
+			return fmt.Errorf("status %s: %w", ids[k], err)
+		} else if status.State == durable.StateCompleted {
+			done++
+		}
 		// The same start as every run's: the first creates the instance,
 		// the others are no-ops (the identical-start rule).
 		in := order{ID: ids[k], Delay: time.Duration(k) * o.Stagger}
@@ -118,7 +124,7 @@ func run(ctx context.Context, w io.Writer, o options) error {
 			return fmt.Errorf("start %s: %w", ids[k], err)
 		}
 	}
-	fmt.Fprintf(w, "started    %d orders (order-01 .. %s); already started ones are left as they are\n", len(ids), ids[len(ids)-1])
+	fmt.Fprintf(w, "started    %d orders (order-01 .. %s): %d already completed, %d to go\n", len(ids), ids[len(ids)-1], done, len(ids)-done)
 
 	for _, id := range ids {
 		status, err := c.WaitForOrchestration(ctx, id, 5*time.Minute)
