@@ -7,8 +7,8 @@
 //	go run ./examples/admin            # cosmostest in-process, seeded with demo instances
 //	go run ./examples/admin -dry-run   # only list and inspect
 //
-// Without COSMOS_ENDPOINT (or COSMOS_CONNECTION_STRING) it starts
-// cosmostest in-process and seeds it with a completed instance, a running
+// Without COSMOS_ENDPOINT (or COSMOS_CONNECTION_STRING) embedded.Open
+// starts cosmostest in-process, in memory, and the example seeds it with a completed instance, a running
 // one, a parent with two sub-orchestrations and one with three executions
 // (continue-as-new), made through the provider API as the runtime would.
 //
@@ -36,6 +36,7 @@ import (
 
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/embedded"
 	"github.com/duroxide-go/cdb/examples/internal/walkthrough"
 )
 
@@ -74,20 +75,16 @@ func main() {
 
 // run is the whole example; main_test.go runs it too.
 func run(ctx context.Context, w io.Writer, o options) error {
-	acct, err := walkthrough.OpenAccount()
-	if err != nil {
-		return err
-	}
-	defer acct.Close()
-	fmt.Fprintln(w, "account   ", acct.Description)
-
-	p, err := cdb.New(ctx, acct.Config, nil)
+	// Seeding plays the runtime's part with fixed ids, so the in-process
+	// store is a fresh one in memory, not kept between runs.
+	st, err := embedded.Open(ctx, &embedded.Options{InMemory: true, Log: w})
 	if err != nil {
 		return fmt.Errorf("connecting: %w", err)
 	}
-	defer p.Close()
+	defer st.Close()
+	p := st.Provider
 	a := p.Admin() // the provider is its own ProviderAdmin
-	fmt.Fprintf(w, "provider   %s %s, container %s ready  [%s]\n", p.Name(), p.Version(), acct.ContainerName(), walkthrough.Delta(nil, p.RequestStats()))
+	fmt.Fprintf(w, "provider   %s %s, container %s ready  [%s]\n", p.Name(), p.Version(), st.ContainerName(), walkthrough.Delta(nil, p.RequestStats()))
 	c := walkthrough.NewCounter(p)
 	line := func(step, format string, args ...any) {
 		fmt.Fprintf(w, "%-10s %s\n", step, fmt.Sprintf(format, args...))
@@ -97,14 +94,14 @@ func run(ctx context.Context, w io.Writer, o options) error {
 	// an account unless -dry-run, with a prefix no one else uses.
 	var demo *seeded
 	cleanedUp := false
-	if acct.InProcess || !o.DryRun {
+	if st.InProcess || !o.DryRun {
 		prefix := ""
-		if !acct.InProcess {
+		if !st.InProcess {
 			prefix = walkthrough.NewInstanceID("admin-demo") + "-"
 		}
 		s := newSeeded(prefix)
 		demo = &s
-		if !acct.InProcess {
+		if !st.InProcess {
 			// If a step fails, do not leave the demo instances behind.
 			defer func() {
 				if !cleanedUp {
@@ -220,7 +217,7 @@ func run(ctx context.Context, w io.Writer, o options) error {
 	cutoff := uint64(time.Now().UnixMilli())
 	filter := duroxide.InstanceFilter{CompletedBefore: &cutoff}
 	scope := "completed roots"
-	if !acct.InProcess {
+	if !st.InProcess {
 		filter.InstanceIDs = demo.roots()
 		scope = "the demo's completed roots"
 	}

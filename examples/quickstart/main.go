@@ -12,9 +12,12 @@
 // first, backing off to every 100 ms, so a step that waits longer (the
 // timer) costs more.
 //
-// Without COSMOS_ENDPOINT (or COSMOS_CONNECTION_STRING) it starts
-// cosmostest, the in-process fake of Cosmos DB. To use a real account or
-// the emulator, set the variables cdb.ConfigFromEnv reads:
+// Without COSMOS_ENDPOINT (or COSMOS_CONNECTION_STRING) embedded.Open
+// starts cosmostest, the in-process server that speaks the Cosmos DB API,
+// keeping its data in .duroxide/quickstart under the working directory
+// (DUROXIDE_DATA_DIR moves it); every run uses fresh instance ids, so runs
+// follow one another on the same data. To use a real account or the
+// emulator, set the variables cdb.ConfigFromEnv reads:
 //
 //	COSMOS_ENDPOINT=https://myacct.documents.azure.com:443/ COSMOS_KEY=... go run ./examples/quickstart
 //	COSMOS_ENDPOINT=https://myacct.documents.azure.com:443/ go run ./examples/quickstart   # DefaultAzureCredential
@@ -36,8 +39,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/durable"
+	"github.com/duroxide-go/cdb/embedded"
 	"github.com/duroxide-go/cdb/examples/internal/walkthrough"
 )
 
@@ -121,20 +124,16 @@ func register() (*durable.Registry, error) {
 
 // run is the whole example; main_test.go runs it too.
 func run(ctx context.Context, w io.Writer) error {
-	acct, err := walkthrough.OpenAccount()
+	// embedded.Open is the whole setup: the account COSMOS_ENDPOINT names,
+	// or an in-process store kept in .duroxide/quickstart, bootstrapped.
+	st, err := embedded.Open(ctx, &embedded.Options{Name: "quickstart", Log: w})
 	if err != nil {
 		return err
 	}
-	defer acct.Close()
-	fmt.Fprintln(w, "account   ", acct.Description)
-
-	p, err := cdb.New(ctx, acct.Config, nil)
-	if err != nil {
-		return fmt.Errorf("connecting: %w", err)
-	}
-	defer p.Close()
+	defer st.Close()
+	p := st.Provider
 	steps := walkthrough.NewCounter(p)
-	fmt.Fprintf(w, "provider   %s %s, container %s ready  %s\n", p.Name(), p.Version(), acct.ContainerName(), steps.Step())
+	fmt.Fprintf(w, "provider   %s %s, container %s ready  %s\n", p.Name(), p.Version(), st.ContainerName(), steps.Step())
 
 	reg, err := register()
 	if err != nil {

@@ -4,19 +4,23 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/cosmostest"
+	"github.com/duroxide-go/cdb/embedded"
 )
 
-// clearAccountEnv makes run use cosmostest whatever the environment says.
+// clearAccountEnv makes run use the in-process store, in a directory of
+// the test's, whatever the environment says.
 func clearAccountEnv(t *testing.T) {
 	for _, k := range []string{"COSMOS_ENDPOINT", "COSMOS_KEY", "COSMOS_CONNECTION_STRING", "COSMOS_DATABASE", "COSMOS_CONTAINER", "COSMOS_AUDIENCE"} {
 		t.Setenv(k, "")
 	}
+	t.Setenv(embedded.EnvDataDir, t.TempDir())
 }
 
 func TestQuickstartOnCosmostest(t *testing.T) {
@@ -29,7 +33,7 @@ func TestQuickstartOnCosmostest(t *testing.T) {
 	}
 	t.Logf("output:\n%s", out.String())
 	for _, want := range []string{
-		"cosmostest (in-process fake)",
+		"in-process cosmostest in " + os.Getenv(embedded.EnvDataDir),
 		"container duroxide/duroxide ready",
 		`hello      completed: "Hello, world!"`,
 		`fan-out    completed: "Hello, Ada! Hello, Grace! Hello, Linus!"`,
@@ -42,6 +46,21 @@ func TestQuickstartOnCosmostest(t *testing.T) {
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q", want)
+		}
+	}
+}
+
+// The README's plain "go run ./examples/quickstart" keeps its data, so it
+// must work again on what the run before left.
+func TestQuickstartRunsTwiceOnOneDataDirectory(t *testing.T) {
+	clearAccountEnv(t)
+	for i := range 2 {
+		var out bytes.Buffer
+		if err := run(t.Context(), &out); err != nil {
+			t.Fatalf("run %d: %v\n%s", i, err, out.String())
+		}
+		if !strings.Contains(out.String(), "all four orchestrations completed as expected") {
+			t.Fatalf("run %d did not complete:\n%s", i, out.String())
 		}
 	}
 }

@@ -6,8 +6,9 @@
 //
 //	go run ./examples/walkthrough
 //
-// Without COSMOS_ENDPOINT (or COSMOS_CONNECTION_STRING) it starts
-// cosmostest, the in-process fake of Cosmos DB, and uses that. To use a
+// Without COSMOS_ENDPOINT (or COSMOS_CONNECTION_STRING) embedded.Open
+// starts cosmostest, the in-process fake of Cosmos DB, in memory, and it
+// uses that. To use a
 // real account or the emulator instead, set the variables cdb.ConfigFromEnv
 // reads:
 //
@@ -35,6 +36,7 @@ import (
 	"time"
 
 	"github.com/duroxide-go/cdb"
+	"github.com/duroxide-go/cdb/embedded"
 	"github.com/duroxide-go/cdb/examples/internal/walkthrough"
 )
 
@@ -53,27 +55,23 @@ func main() {
 
 // run is the whole example; main_test.go runs it too.
 func run(ctx context.Context, w io.Writer) error {
-	acct, err := walkthrough.OpenAccount()
-	if err != nil {
-		return err
-	}
-	defer acct.Close()
-	fmt.Fprintln(w, "account  ", acct.Description)
-
-	// cdb.New connects, creates the database and container if they are
+	// embedded.Open connects (the account COSMOS_ENDPOINT names, or an
+	// in-process store), creates the database and container if they are
 	// missing (unless cfg.SkipBootstrap), and starts the maintenance loop
-	// (outbox delivery, large-turn roll-forward, deletions). nil Options:
-	// the defaults.
-	p, err := cdb.New(ctx, acct.Config, nil)
+	// (outbox delivery, large-turn roll-forward, deletions) through
+	// cdb.New with its default Options. The example plays the runtime's
+	// part itself, so its in-process store is a fresh one in memory.
+	st, err := embedded.Open(ctx, &embedded.Options{InMemory: true, Log: w})
 	if err != nil {
 		if errors.Is(err, cdb.ErrBootstrap) {
 			return fmt.Errorf("bootstrapping the container: %w", err)
 		}
 		return fmt.Errorf("connecting: %w", err)
 	}
-	defer p.Close()
+	defer st.Close()
+	p := st.Provider
 	fmt.Fprintf(w, "provider  %s %s, container %s ready  [%s]\n",
-		p.Name(), p.Version(), acct.ContainerName(), walkthrough.Delta(nil, p.RequestStats()))
+		p.Name(), p.Version(), st.ContainerName(), walkthrough.Delta(nil, p.RequestStats()))
 
 	instance := walkthrough.NewInstanceID("walkthrough")
 	if err := walkthrough.Run(ctx, p, w, instance); err != nil {

@@ -29,7 +29,7 @@ func TestWalkthroughOnCosmostest(t *testing.T) {
 	}
 	t.Logf("output:\n%s", out.String())
 	for _, want := range []string{
-		"cosmostest (in-process fake)",
+		"in-process cosmostest in memory",
 		"container duroxide/duroxide ready",
 		"enqueued StartOrchestration of Greet 1.0.0",
 		"fetched 1 message (StartOrchestration), 0 history events, lock attempt 1",

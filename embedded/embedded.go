@@ -1,0 +1,209 @@
+package embedded
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/duroxide-go/cdb"
+	"github.com/duroxide-go/cdb/cosmostest"
+)
+
+// EnvDataDir names the variable that moves the in-process store's data
+// directory when [Options].DataDir is empty.
+const EnvDataDir = "DUROXIDE_DATA_DIR"
+
+// DefaultDir is the directory, under the working directory, that holds the
+// in-process stores: .duroxide/<Name>.
+const DefaultDir = ".duroxide"
+
+// DefaultName is the store name used when [Options].Name is empty.
+const DefaultName = "default"
+
+// ErrDataDirInUse is matched (errors.Is) by Open's error when another
+// process (or another Open in this one) has the data directory open.
+var ErrDataDirInUse = cosmostest.ErrDataDirInUse
+
+// ErrName is matched (errors.Is) by Open's error when [Options].Name is
+// not a plain directory name.
+var ErrName = errors.New("embedded: name must be a plain directory name")
+
+// Options configure [Open]. The zero value (or nil) is ready to use.
+type Options struct {
+	// Name picks the default data directory, .duroxide/<Name> under the
+	// working directory, so that several programs in one directory keep
+	// separate stores. Defaults to "default".
+	Name string
+	// DataDir, if set, is the in-process store's directory (created if
+	// missing), overriding DUROXIDE_DATA_DIR and the default.
+	DataDir string
+	// InMemory keeps the in-process store in memory only: nothing is
+	// written and everything is lost when the store closes.
+	InMemory bool
+	// Provider is passed to cdb.New; nil means its defaults.
+	Provider *cdb.Options
+	// Log receives the line saying which account or directory Open uses.
+	// Defaults to standard error; io.Discard silences it.
+	Log io.Writer
+}
+
+// Store is an open provider and, without an account, the in-process
+// server behind it.
+type Store struct {
+	// Provider is the duroxide provider to start a runtime or client on.
+	Provider *cdb.Provider
+	// Config is the configuration Provider was made with.
+	Config cdb.Config
+	// Description says where Provider points and how it authenticates.
+	Description string
+	// InProcess is true when Provider points at an in-process server.
+	InProcess bool
+	// DataDir is the absolute path of the in-process store's directory;
+	// empty for an account or with InMemory.
+	DataDir string
+
+	server    *cosmostest.Server
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Open connects to the account the environment names, or starts the
+// in-process store (see the package documentation), and returns it with
+// its database and container bootstrapped. Close releases it.
+func Open(ctx context.Context, opts *Options) (*Store, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Log == nil {
+		o.Log = os.Stderr
+	}
+	var st *Store
+	var err error
+	if os.Getenv(cdb.EnvEndpoint) != "" || os.Getenv(cdb.EnvConnectionString) != "" {
+		st, err = openAccount()
+	} else {
+		st, err = openInProcess(o)
+	}
+	if err != nil {
+		return nil, err
+	}
+	p, err := cdb.New(ctx, st.Config, o.Provider)
+	if err != nil {
+		st.closeServer()
+		return nil, fmt.Errorf("embedded: connecting to %s: %w", st.Description, err)
+	}
+	st.Provider = p
+	fmt.Fprintf(o.Log, "duroxide store: %s\n", st.Description)
+	return st, nil
+}
+
+// openAccount describes the account cdb.ConfigFromEnv configures.
+func openAccount() (*Store, error) {
+	cfg, err := cdb.ConfigFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	auth := "key"
+	switch {
+	case cfg.ConnectionString != "":
+		auth = "connection string"
+	case cfg.Credential != nil:
+		auth = "DefaultAzureCredential (no COSMOS_KEY)"
+	}
+	where := cfg.Endpoint
+	if where == "" {
+		where = "COSMOS_CONNECTION_STRING's account"
+	}
+	return &Store{Config: cfg, Description: where + ", auth: " + auth}, nil
+}
+
+// openInProcess starts cosmostest on the resolved data directory.
+func openInProcess(o Options) (*Store, error) {
+	dir, err := dataDir(o)
+	if err != nil {
+		return nil, err
+	}
+	srv, err := cosmostest.NewServer(&cosmostest.Options{DataDir: dir})
+	if err != nil {
+		return nil, fmt.Errorf("embedded: starting the in-process store: %w", err)
+	}
+	where := "in memory (nothing kept)"
+	if dir != "" {
+		where = "in " + dir + " (set " + EnvDataDir + " to move it)"
+	}
+	cfg := cdb.Config{
+		Endpoint:  srv.Endpoint(),
+		Key:       srv.Key(),
+		Database:  os.Getenv(cdb.EnvDatabase),
+		Container: os.Getenv(cdb.EnvContainer),
+	}
+	return &Store{
+		Config:      cfg,
+		Description: "in-process cosmostest " + where + "; set COSMOS_ENDPOINT to use an account",
+		InProcess:   true,
+		DataDir:     dir,
+		server:      srv,
+	}, nil
+}
+
+// dataDir resolves the in-process store's directory to an absolute path;
+// empty for InMemory.
+func dataDir(o Options) (string, error) {
+	if o.InMemory {
+		return "", nil
+	}
+	dir := o.DataDir
+	if dir == "" {
+		dir = os.Getenv(EnvDataDir)
+	}
+	if dir == "" {
+		name := o.Name
+		if name == "" {
+			name = DefaultName
+		}
+		if name != filepath.Base(name) || name == "." || name == ".." || !filepath.IsLocal(name) {
+			return "", fmt.Errorf("%w: %q", ErrName, name)
+		}
+		dir = filepath.Join(DefaultDir, name)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("embedded: data directory %q: %w", dir, err)
+	}
+	return abs, nil
+}
+
+// ContainerName returns "database/container" with the defaults applied.
+func (s *Store) ContainerName() string {
+	return or(s.Config.Database, cdb.DefaultDatabase) + "/" + or(s.Config.Container, cdb.DefaultContainer)
+}
+
+// Close closes the provider, then the in-process server (releasing its
+// data directory), if any. It is safe to call more than once.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		if s.Provider != nil {
+			s.closeErr = s.Provider.Close()
+		}
+		s.closeServer()
+	})
+	return s.closeErr
+}
+
+func (s *Store) closeServer() {
+	if s.server != nil {
+		s.server.Close()
+	}
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

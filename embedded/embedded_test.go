@@ -1,0 +1,186 @@
+package embedded
+
+import (
+	"bytes"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/duroxide-go/cdb"
+	"github.com/duroxide-go/cdb/cosmostest"
+	"github.com/duroxide-go/cdb/durable"
+)
+
+// clearEnv makes Open choose by the test's settings only.
+func clearEnv(t *testing.T) {
+	for _, k := range []string{cdb.EnvEndpoint, cdb.EnvKey, cdb.EnvConnectionString, cdb.EnvDatabase, cdb.EnvContainer, cdb.EnvAudience, EnvDataDir} {
+		t.Setenv(k, "")
+	}
+}
+
+func echo(_ *durable.OrchestrationContext, in string) (string, error) { return "echo " + in, nil }
+
+func open(t *testing.T, opts *Options) *Store {
+	t.Helper()
+	st, err := Open(t.Context(), opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	return st
+}
+
+// An instance completed before Close is there, completed, after the next
+// Open of the same directory.
+func TestOpenKeepsInstancesInTheDataDirectory(t *testing.T) {
+	clearEnv(t)
+	dir := t.TempDir()
+	st := open(t, &Options{DataDir: dir, Log: &bytes.Buffer{}})
+	reg := durable.NewRegistry()
+	if err := durable.RegisterOrchestration(reg, "Echo", echo); err != nil {
+		t.Fatal(err)
+	}
+	rt, err := durable.Start(t.Context(), st.Provider, reg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := durable.NewClient(st.Provider)
+	if err := c.StartOrchestration(t.Context(), "kept", "Echo", "me"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.WaitForOrchestration(t.Context(), "kept", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Shutdown(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	st = open(t, &Options{DataDir: dir, Log: &bytes.Buffer{}})
+	defer st.Close()
+	status, err := durable.NewClient(st.Provider).GetOrchestrationStatus(t.Context(), "kept")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := durable.DecodeOutput[string](status)
+	if err != nil || out != "echo me" {
+		t.Fatalf("after reopening: output %q, %v; want \"echo me\"", out, err)
+	}
+}
+
+func TestOpenRefusesADirectoryInUse(t *testing.T) {
+	clearEnv(t)
+	dir := t.TempDir()
+	st := open(t, &Options{DataDir: dir, Log: &bytes.Buffer{}})
+	defer st.Close()
+	_, err := Open(t.Context(), &Options{DataDir: dir, Log: &bytes.Buffer{}})
+	if !errors.Is(err, ErrDataDirInUse) {
+		t.Fatalf("second Open = %v, want ErrDataDirInUse", err)
+	}
+}
+
+// Without DataDir or DUROXIDE_DATA_DIR the store is .duroxide/<Name> under
+// the working directory, and Open says so.
+func TestOpenDefaultsToDotDuroxideInTheWorkingDirectory(t *testing.T) {
+	clearEnv(t)
+	wd := t.TempDir()
+	t.Chdir(wd)
+	var log bytes.Buffer
+	st := open(t, &Options{Name: "orders", Log: &log})
+	defer st.Close()
+	want := filepath.Join(wd, ".duroxide", "orders")
+	if st.DataDir != want || !st.InProcess {
+		t.Fatalf("DataDir = %q (in process %v), want %q", st.DataDir, st.InProcess, want)
+	}
+	if !strings.Contains(log.String(), want) {
+		t.Errorf("startup line %q does not name %s", log.String(), want)
+	}
+	// Name defaults to "default".
+	st2 := open(t, &Options{Log: &bytes.Buffer{}})
+	defer st2.Close()
+	if want := filepath.Join(wd, ".duroxide", "default"); st2.DataDir != want {
+		t.Errorf("DataDir without a name = %q, want %q", st2.DataDir, want)
+	}
+}
+
+func TestOpenDataDirVariableMovesTheStore(t *testing.T) {
+	clearEnv(t)
+	dir := filepath.Join(t.TempDir(), "moved")
+	t.Setenv(EnvDataDir, dir)
+	st := open(t, &Options{Name: "ignored", Log: &bytes.Buffer{}})
+	defer st.Close()
+	if st.DataDir != dir {
+		t.Fatalf("DataDir = %q, want %q from %s", st.DataDir, dir, EnvDataDir)
+	}
+	explicit := t.TempDir()
+	st2 := open(t, &Options{DataDir: explicit, Log: &bytes.Buffer{}})
+	defer st2.Close()
+	if st2.DataDir != explicit {
+		t.Fatalf("Options.DataDir %q did not win over %s: %q", explicit, EnvDataDir, st2.DataDir)
+	}
+}
+
+func TestOpenInMemoryWritesNothing(t *testing.T) {
+	clearEnv(t)
+	t.Chdir(t.TempDir())
+	st := open(t, &Options{InMemory: true, Log: &bytes.Buffer{}})
+	defer st.Close()
+	if st.DataDir != "" || !st.InProcess {
+		t.Fatalf("InMemory: DataDir %q, in process %v", st.DataDir, st.InProcess)
+	}
+	if matches, _ := filepath.Glob(".duroxide*"); len(matches) != 0 {
+		t.Fatalf("InMemory wrote %v", matches)
+	}
+}
+
+func TestOpenRefusesANameThatIsAPath(t *testing.T) {
+	clearEnv(t)
+	for _, name := range []string{"../x", "a/b", "..", "."} {
+		if _, err := Open(t.Context(), &Options{Name: name, Log: &bytes.Buffer{}}); !errors.Is(err, ErrName) {
+			t.Errorf("Name %q: %v, want ErrName", name, err)
+		}
+	}
+}
+
+// With COSMOS_ENDPOINT set Open uses that account (a cosmostest server
+// standing in for one) and starts no store of its own.
+func TestOpenUsesTheAccountTheEnvironmentNames(t *testing.T) {
+	clearEnv(t)
+	wd := t.TempDir()
+	t.Chdir(wd)
+	srv := cosmostest.NewTestServer(t, nil)
+	t.Setenv(cdb.EnvEndpoint, srv.Endpoint())
+	t.Setenv(cdb.EnvKey, srv.Key())
+	t.Setenv(cdb.EnvContainer, "mine")
+	var log bytes.Buffer
+	st := open(t, &Options{Log: &log})
+	defer st.Close()
+	if st.InProcess || st.DataDir != "" || st.ContainerName() != "duroxide/mine" {
+		t.Fatalf("in process %v, DataDir %q, container %s", st.InProcess, st.DataDir, st.ContainerName())
+	}
+	if !strings.Contains(log.String(), srv.Endpoint()+", auth: key") {
+		t.Errorf("startup line %q does not name the account", log.String())
+	}
+	if matches, _ := filepath.Glob(".duroxide*"); len(matches) != 0 {
+		t.Fatalf("with an account Open wrote %v", matches)
+	}
+	c, err := srv.Client().NewContainer("duroxide", "mine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Read(t.Context(), nil); err != nil {
+		t.Fatalf("Open did not bootstrap the account's container: %v", err)
+	}
+}
+
+func TestOpenReportsABadAccountConfiguration(t *testing.T) {
+	clearEnv(t)
+	t.Setenv(cdb.EnvConnectionString, "AccountEndpoint=https://example.documents.azure.com:443/;")
+	_, err := Open(t.Context(), &Options{Log: &bytes.Buffer{}})
+	if !errors.Is(err, cdb.ErrConfig) {
+		t.Fatalf("Open = %v, want cdb.ErrConfig", err)
+	}
+}
