@@ -45,7 +45,9 @@ func TestClientRequestBudget(t *testing.T) {
 		}
 	}
 	raise := func(inst, key string) func() error {
-		return func() error { return c.RaiseEvent(ctx, inst, pokeName, pokeData, durable.EventOptions{IdempotencyKey: key}) }
+		return func() error {
+			return c.RaiseEvent(ctx, inst, pokeName, pokeData, durable.EventOptions{IdempotencyKey: key})
+		}
 	}
 	status := func(inst string, want durable.State) func() error {
 		return func() error {
