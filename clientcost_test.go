@@ -77,9 +77,9 @@ func TestClientRequestBudget(t *testing.T) {
 		{name: "cancel/missing", ops: "batch=3 query=2", wantErr: durable.ErrInstanceNotFound, call: func() error {
 			return c.CancelInstance(ctx, missing, "stop")
 		}},
-		{name: "status/running", ops: "query=1 read=3", call: status(running, durable.StateRunning)},
-		{name: "status/completed", ops: "query=1 read=2", call: status(completed, durable.StateCompleted)},
-		{name: "status/not run yet", ops: "query=1 read=3", call: status(queued, durable.StateNotFound)},
+		{name: "status/running", ops: "query=1 read=1", call: status(running, durable.StateRunning)},
+		{name: "status/completed", ops: "query=1 read=1", call: status(completed, durable.StateCompleted)},
+		{name: "status/not run yet", ops: "query=1 read=2", call: status(queued, durable.StateNotFound)},
 	}
 	for _, cc := range calls {
 		var err error
