@@ -80,6 +80,7 @@ func TestClientRequestBudget(t *testing.T) {
 		{name: "status/running", ops: "query=1 read=1", call: status(running, durable.StateRunning)},
 		{name: "status/completed", ops: "query=1 read=1", call: status(completed, durable.StateCompleted)},
 		{name: "status/not run yet", ops: "query=1 read=2", call: status(queued, durable.StateNotFound)},
+		{name: "status/never started", ops: "query=1 read=2", call: status(missing, durable.StateNotFound)},
 	}
 	for _, cc := range calls {
 		var err error
