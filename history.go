@@ -22,17 +22,24 @@ func (p *Provider) Read(ctx context.Context, instance string) ([]duroxide.Event,
 	if err := validateInstanceID(op, instance); err != nil {
 		return nil, err
 	}
+	events, _, err := p.readCurrent(ctx, op, instance)
+	return events, err
+}
+
+// readCurrent is Read, also returning the instance document the history
+// is consistent with (nil when there is none, or it is being deleted).
+func (p *Provider) readCurrent(ctx context.Context, op, instance string) ([]duroxide.Event, *instanceDoc, error) {
 	doc, etag, err := p.readInstanceRaw(ctx, instance)
 	if err != nil {
-		return nil, duroxide.Wrap(op, err)
+		return nil, nil, duroxide.Wrap(op, err)
 	}
 	if doc != nil && doc.Deleted != nil {
-		return nil, nil // being deleted: already gone for readers
+		return nil, nil, nil // being deleted: already gone for readers
 	}
 	if doc.exists() {
 		docs, err := p.queryHistory(ctx, instance, &doc.CurrentExecutionID)
 		if err != nil {
-			return nil, duroxide.Wrap(op, err)
+			return nil, nil, duroxide.Wrap(op, err)
 		}
 		return p.settleHistory(ctx, op, instance, doc.CurrentExecutionID, docs, doc, etag)
 	}
@@ -40,7 +47,7 @@ func (p *Provider) Read(ctx context.Context, instance string) ([]duroxide.Event,
 	// (AppendWithExecution). Read the latest execution there is.
 	docs, err := p.queryHistory(ctx, instance, nil)
 	if err != nil {
-		return nil, duroxide.Wrap(op, err)
+		return nil, nil, duroxide.Wrap(op, err)
 	}
 	var latest uint64
 	for _, d := range docs {
@@ -52,7 +59,8 @@ func (p *Provider) Read(ctx context.Context, instance string) ([]duroxide.Event,
 			cur = append(cur, d)
 		}
 	}
-	return decodeVisible(op, instance, cur, nil)
+	events, err := decodeVisible(op, instance, cur, nil)
+	return events, doc, err
 }
 
 // decodeVisible decodes the committed history: documents staged by a
@@ -84,7 +92,8 @@ func (p *Provider) readExecution(ctx context.Context, op, instance string, exec 
 	if err != nil {
 		return nil, duroxide.Wrap(op, err)
 	}
-	return p.settleHistory(ctx, op, instance, exec, docs, nil, "")
+	events, _, err := p.settleHistory(ctx, op, instance, exec, docs, nil, "")
+	return events, err
 }
 
 // A large turn's history documents are created staged and unstaged by its
@@ -113,24 +122,26 @@ const maxSettleRounds = 8
 // settleHistory decodes docs (one execution's history, queried after the
 // instance read before, if any) so that it shows every large turn whole
 // or not at all, and never a history half swept by a deletion.
-func (p *Provider) settleHistory(ctx context.Context, op, instance string, exec uint64, docs []historyDoc, before *instanceDoc, beforeTag azcore.ETag) ([]duroxide.Event, error) {
+func (p *Provider) settleHistory(ctx context.Context, op, instance string, exec uint64, docs []historyDoc, before *instanceDoc, beforeTag azcore.ETag) ([]duroxide.Event, *instanceDoc, error) {
 	for round := 0; ; round++ {
 		if !anyStaged(docs) && countMatches(docs, before, exec) {
-			return decodeVisible(op, instance, docs, nil)
+			events, err := decodeVisible(op, instance, docs, nil)
+			return events, before, err
 		}
 		after, afterTag, err := p.readInstanceRaw(ctx, instance)
 		if err != nil {
-			return nil, duroxide.Wrap(op, err)
+			return nil, nil, duroxide.Wrap(op, err)
 		}
 		if after == nil || after.Deleted != nil {
-			return nil, nil // deleted meanwhile: gone for readers
+			return nil, nil, nil // deleted meanwhile: gone for readers
 		}
 		if before != nil {
 			same := beforeTag == afterTag
 			if !anyStaged(docs) && same {
 				// Nothing changed during the query: the count is off for
 				// another reason (events appended directly).
-				return decodeVisible(op, instance, docs, nil)
+				events, err := decodeVisible(op, instance, docs, nil)
+				return events, after, err
 			}
 			if keep, ok := committedTurns(docs, before, after, same); ok && anyStaged(docs) {
 				// A turn named pending only by the second read may have
@@ -139,17 +150,18 @@ func (p *Provider) settleHistory(ctx context.Context, op, instance string, exec 
 				// count the second read records tells; if it is off, the
 				// next round queries after the commit.
 				if kept := keptDocs(docs, keep); countMatches(kept, after, exec) {
-					return decodeAll(op, instance, kept)
+					events, err := decodeAll(op, instance, kept)
+					return events, after, err
 				}
 			}
 		}
 		if round >= maxSettleRounds {
-			return nil, &duroxide.ProviderError{Operation: op, Message: fmt.Sprintf("the history of %q kept changing during the read; try again", instance), Retryable: true}
+			return nil, nil, &duroxide.ProviderError{Operation: op, Message: fmt.Sprintf("the history of %q kept changing during the read; try again", instance), Retryable: true}
 		}
 		// The query comes after a known instance state now.
 		before, beforeTag = after, afterTag
 		if docs, err = p.queryHistory(ctx, instance, &exec); err != nil {
-			return nil, duroxide.Wrap(op, err)
+			return nil, nil, duroxide.Wrap(op, err)
 		}
 	}
 }

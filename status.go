@@ -24,6 +24,44 @@ func (p *Provider) GetCustomStatus(ctx context.Context, instance string, lastSee
 	return &duroxide.CustomStatus{Status: doc.CustomStatus, Version: doc.CustomStatusVersion}, nil
 }
 
+var _ duroxide.StatusReader = (*Provider)(nil)
+
+// ReadStatus implements duroxide.StatusReader: Read's point read and
+// history query, with the custom status and blocked reason taken from
+// the instance document the history was read at, which GetCustomStatus
+// and BlockedReason would each read again. Only a history found without
+// an instance document (a first turn committed between the read and the
+// query) costs a second read.
+func (p *Provider) ReadStatus(ctx context.Context, instance string) (*duroxide.InstanceStatus, error) {
+	const op = "read_status"
+	if err := validateInstanceID(op, instance); err != nil {
+		return nil, err
+	}
+	events, doc, err := p.readCurrent(ctx, op, instance)
+	if err != nil {
+		return nil, err
+	}
+	st := &duroxide.InstanceStatus{History: events}
+	if !doc.exists() && len(events) > 0 {
+		// The history was queried without an instance document: it may
+		// hold the first turn, committed after the read. The document
+		// that turn wrote holds its custom status.
+		if doc, _, err = p.readInstance(ctx, instance); err != nil {
+			return nil, duroxide.Wrap(op, err)
+		}
+	}
+	if !doc.exists() {
+		return st, nil
+	}
+	if doc.CustomStatusVersion > 0 {
+		st.CustomStatus = &duroxide.CustomStatus{Status: doc.CustomStatus, Version: doc.CustomStatusVersion}
+	}
+	if doc.Blocked != nil {
+		st.BlockedReason = *doc.Blocked
+	}
+	return st, nil
+}
+
 // BlockedReason implements duroxide.Provider (a point read of the
 // instance document).
 func (p *Provider) BlockedReason(ctx context.Context, instance string) (string, error) {

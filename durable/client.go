@@ -257,14 +257,13 @@ func (e *OrchestrationFailedError) Error() string { return displayMessage(e.Deta
 
 // GetOrchestrationStatus reads instance's status from its latest execution.
 func (c *Client) GetOrchestrationStatus(ctx context.Context, instance string) (*OrchestrationStatus, error) {
-	hist, err := c.p.Read(ctx, instance)
+	view, err := c.readStatus(ctx, instance)
 	if err != nil {
 		return nil, err
 	}
+	hist := view.History
 	st := &OrchestrationStatus{}
-	// Best effort, as in Rust: a custom status read error does not fail the
-	// status query.
-	if cs, err := c.p.GetCustomStatus(ctx, instance, 0); err == nil && cs != nil {
+	if cs := view.CustomStatus; cs != nil {
 		st.CustomStatus, st.CustomStatusVersion = cs.Status, cs.Version
 	}
 	for i := len(hist) - 1; i >= 0; i-- {
@@ -280,7 +279,7 @@ func (c *Client) GetOrchestrationStatus(ctx context.Context, instance string) (*
 	for _, e := range hist {
 		if _, ok := e.Kind.(duroxide.OrchestrationStarted); ok {
 			st.State = StateRunning
-			reason, err := c.p.BlockedReason(ctx, instance)
+			reason, err := view.blockedReason(ctx)
 			if err != nil {
 				return nil, err
 			}
@@ -292,6 +291,47 @@ func (c *Client) GetOrchestrationStatus(ctx context.Context, instance string) (*
 	}
 	st.Waiting = c.pendingNote(ctx, instance)
 	return st, nil
+}
+
+// statusView is what GetOrchestrationStatus reads.
+type statusView struct {
+	duroxide.InstanceStatus
+	// blocked reads the blocked reason when the provider did not return
+	// it with the history (it is needed for a running instance only).
+	blocked func(context.Context) (string, error)
+}
+
+func (v *statusView) blockedReason(ctx context.Context) (string, error) {
+	if v.blocked == nil {
+		return v.BlockedReason, nil
+	}
+	return v.blocked(ctx)
+}
+
+// readStatus reads instance's history, custom status and blocked reason:
+// in one call from a duroxide.StatusReader, else by Read and
+// GetCustomStatus, leaving BlockedReason for a running instance.
+func (c *Client) readStatus(ctx context.Context, instance string) (*statusView, error) {
+	if r, ok := c.p.(duroxide.StatusReader); ok {
+		st, err := r.ReadStatus(ctx, instance)
+		if err != nil {
+			return nil, err
+		}
+		return &statusView{InstanceStatus: *st}, nil
+	}
+	hist, err := c.p.Read(ctx, instance)
+	if err != nil {
+		return nil, err
+	}
+	v := &statusView{InstanceStatus: duroxide.InstanceStatus{History: hist}, blocked: func(ctx context.Context) (string, error) {
+		return c.p.BlockedReason(ctx, instance)
+	}}
+	// Best effort, as in Rust: a custom status read error does not fail the
+	// status query.
+	if cs, err := c.p.GetCustomStatus(ctx, instance, 0); err == nil {
+		v.CustomStatus = cs
+	}
+	return v, nil
 }
 
 // WaitForOrchestration polls instance's status until it completes or

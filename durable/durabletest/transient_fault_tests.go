@@ -23,6 +23,7 @@ func transientFaultTests() []sample {
 		{name: "orchestration_renewal_transient_errors_keep_the_turn", run: orchestrationRenewalTransientErrorsKeepTheTurn},
 		{name: "orchestration_ack_transient_burst_does_not_fail_the_instance", run: orchestrationAckTransientBurst},
 		{name: "orchestration_ack_transient_errors_outlasting_the_lock_abandon_and_retry", run: orchestrationAckTransientOutlastingTheLock},
+		{name: "session_renewal_transient_errors_keep_the_session", run: sessionRenewalTransientErrorsKeepTheSession},
 	}
 }
 
@@ -147,4 +148,74 @@ func orchestrationAckTransientOutlastingTheLock(e *env) {
 	require.Equal(e.t, "ok", e.completed("ack-outlast"))
 	require.Zero(e.t, fp.TransientLeft(AckOrchestrationItem))
 	require.Greater(e.t, turns.Load(), int32(1), "the faults outlasted one lock: the turn must have run again")
+}
+
+// sessionPinnedRegistry registers "Pinned" (returning who:input, the
+// first run of it sleeping first when slow is set, and counting the runs
+// in flight in running, the highest count in peak) and "SessionPair",
+// which runs two Pinned activities on session "s" at once.
+func sessionPinnedRegistry(e *env, who string, slow time.Duration, runs, running, peak *atomic.Int32) *durable.Registry {
+	r := durable.NewRegistry()
+	act(e.t, r, "Pinned", func(ctx durable.ActivityContext, in string) (string, error) {
+		raiseTo(peak, running.Add(1))
+		defer running.Add(-1)
+		if runs.Add(1) == 1 {
+			sleepCtx(ctx, slow)
+		}
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		return who + ":" + in, nil
+	})
+	orch(e.t, r, "SessionPair", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		first := ctx.ScheduleActivityOnSession("Pinned", "1", "s")
+		second := ctx.ScheduleActivityOnSession("Pinned", "2", "s")
+		a, err := first.Await()
+		if err != nil {
+			return "", err
+		}
+		b, err := second.Await()
+		if err != nil {
+			return "", err
+		}
+		return a + "," + b, nil
+	})
+	return r
+}
+
+// Runtime A claims session "s" for the first of two activities, which
+// runs past its session lock (4 s, renewed every 2 s) while A's first
+// three session renewals fail with a 503, and A has one worker slot.
+// Runtime B polls all along. The session is still A's: B never claims
+// it, the second activity waits for A's slot and the session's
+// activities never run at once. (Giving up on a failed renewal until the
+// next tick let the lock lapse, and B ran the second activity while A
+// still ran the first.)
+func sessionRenewalTransientErrorsKeepTheSession(e *env) {
+	fp := e.faulty()
+	var runsA, runsB, running, peak atomic.Int32
+	const slow = 5500 * time.Millisecond
+	regA := sessionPinnedRegistry(e, "A", slow, &runsA, &running, &peak)
+	regB := sessionPinnedRegistry(e, "B", 0, &runsB, &running, &peak)
+	fp.FailTransiently(RenewSessionLock, 3)
+	e.start(regA, &durable.Options{WorkerConcurrency: 1, SessionLockTimeout: 4 * time.Second,
+		SessionLockRenewalBuffer: 2 * time.Second, SessionIdleTimeout: time.Minute})
+	e.startOrch("session-renew-transient", "SessionPair", "")
+	e.waitFor("A runs the session's first activity", func() bool { return runsA.Load() == 1 })
+	e.startOn(fp.Inner(), regB, nil)
+	out := e.completed("session-renew-transient")
+	require.Equal(e.t, "A:1,A:2", out, "the session must stay with runtime A")
+	require.Zero(e.t, runsB.Load(), "runtime B must not run an activity of A's session")
+	require.Equal(e.t, int32(1), peak.Load(), "the session's activities must not run at once")
+	require.Equal(e.t, 2, activityCompletions(e.history("session-renew-transient")))
+	require.Zero(e.t, fp.TransientLeft(RenewSessionLock), "the renewals must have met the faults")
+}
+
+// raiseTo raises m to n if n is higher.
+func raiseTo(m *atomic.Int32, n int32) {
+	for p := m.Load(); n > p; p = m.Load() {
+		if m.CompareAndSwap(p, n) {
+			return
+		}
+	}
 }

@@ -13,11 +13,14 @@ import (
 // BlockedReason, which the Go runtime's NondeterminismBlock policy relies
 // on: a blocked instance's messages come back without counting an
 // attempt, and the mark lasts until the instance's next committed turn.
+// The client's status reads it, with the history and the custom status
+// in one call when the provider is a duroxide.StatusReader.
 var blockedInstancesTests = []Test{
 	{Name: "block_records_reason_and_does_not_count_the_attempt", Func: testBlockRecordsReasonAndKeepsAttempt},
 	{Name: "block_delays_the_messages", Func: testBlockDelaysTheMessages},
 	{Name: "ack_clears_the_blocked_reason", Func: testAckClearsBlockedReason},
 	{Name: "blocked_reason_of_unknown_instance_is_empty", Func: testBlockedReasonOfUnknownInstance},
+	{Name: "read_status_matches_the_separate_reads", Func: testReadStatusMatchesSeparateReads},
 }
 
 func testBlockRecordsReasonAndKeepsAttempt(t *testing.T, f Factory) {
@@ -69,4 +72,45 @@ func testBlockedReasonOfUnknownInstance(t *testing.T, f Factory) {
 	reason, err := p.BlockedReason(ctx, "blocked-never")
 	require.NoError(t, err)
 	require.Empty(t, reason)
+}
+
+// A StatusReader's ReadStatus answers what Read, GetCustomStatus and
+// BlockedReason answer, for an unknown instance, a blocked one with a
+// custom status, and after the turn that ends the block.
+func testReadStatusMatchesSeparateReads(t *testing.T, f Factory) {
+	t.Parallel()
+	ctx, p := newProvider(t, f)
+	r, ok := p.(duroxide.StatusReader)
+	if !ok {
+		t.Skip("the provider is no duroxide.StatusReader (an optional capability)")
+	}
+	requireSame := func(instance, what string) *duroxide.InstanceStatus {
+		t.Helper()
+		got, err := r.ReadStatus(ctx, instance)
+		require.NoError(t, err, "read_status")
+		cs, err := p.GetCustomStatus(ctx, instance, 0)
+		require.NoError(t, err)
+		reason, err := p.BlockedReason(ctx, instance)
+		require.NoError(t, err)
+		require.Equal(t, mustRead(t, p, instance), got.History, "%s: history", what)
+		require.Equal(t, cs, got.CustomStatus, "%s: custom status", what)
+		require.Equal(t, reason, got.BlockedReason, "%s: blocked reason", what)
+		return got
+	}
+	st := requireSame("status-never", "unknown instance")
+	require.Empty(t, st.History)
+
+	createInstance(t, p, "status-1")
+	setCustomStatus(t, p, "status-1", 100, ptr("working"))
+	poke(t, p, "status-1")
+	item := mustFetchInstance(t, p, testLock, "status-1")
+	require.NoError(t, p.BlockOrchestrationItem(ctx, item.LockToken, 0, "held"))
+	st = requireSame("status-1", "blocked")
+	require.Equal(t, "held", st.BlockedReason)
+	require.Equal(t, ptr("working"), st.CustomStatus.Status)
+
+	item = mustFetchInstance(t, p, testLock, "status-1")
+	mustAck(t, p, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1, Metadata: runningMetadata()})
+	st = requireSame("status-1", "after the next turn")
+	require.Empty(t, st.BlockedReason)
 }
