@@ -28,6 +28,9 @@ var (
 	// ErrCorruptHistory: the history cannot be replayed by any code (empty,
 	// no OrchestrationStarted first, or inconsistent events).
 	ErrCorruptHistory = errors.New("durable: recorded history is corrupt")
+	// ErrReplayPanicked: the code panics while replaying a history that did
+	// not end in a failure, so the runtime would fail the instance.
+	ErrReplayPanicked = errors.New("durable: orchestration code panics replaying the recorded history")
 )
 
 // RecordedExecution is one execution's stored history to check.
@@ -43,7 +46,8 @@ type RecordedExecution struct {
 }
 
 // ReplayError says why a recorded execution does not replay. Kind is one
-// of ErrNondeterministic, ErrUnregisteredOrchestration, ErrCorruptHistory;
+// of ErrNondeterministic, ErrUnregisteredOrchestration, ErrCorruptHistory,
+// ErrReplayPanicked;
 // Message is the runtime's text (for a mismatch, the mismatching call and
 // event, as the runtime logs and records it).
 type ReplayError struct {
@@ -96,7 +100,13 @@ func CheckHistory(reg *Registry, rec RecordedExecution) error {
 		WorkerID: "replayer", Logger: slog.New(slog.DiscardHandler),
 	})
 	res := out.Result
-	if res.Kind != TurnFailed || !isNondeterminism(res.Details) {
+	if res.Kind != TurnFailed {
+		return nil
+	}
+	if isPanic(res.Details) && !endedInFailure(rec.History, len(history)) {
+		return fail(ErrReplayPanicked, started.Name, version, displayMessage(res.Details))
+	}
+	if !isNondeterminism(res.Details) {
 		return nil
 	}
 	if out.CodeMismatch {
@@ -123,4 +133,25 @@ func beforeTerminal(history []duroxide.Event) []duroxide.Event {
 		}
 	}
 	return history
+}
+
+// isPanic reports whether d is the failure of a panicking orchestration.
+func isPanic(d duroxide.ErrorDetails) bool {
+	switch v := d.(type) {
+	case duroxide.ApplicationError:
+		return v.Kind.Type == duroxide.AppPanicked
+	case *duroxide.ApplicationError:
+		return v != nil && v.Kind.Type == duroxide.AppPanicked
+	}
+	return false
+}
+
+// endedInFailure reports whether history's terminal event, at cut, is a
+// failure: code that fails replaying it again does what was recorded.
+func endedInFailure(history []duroxide.Event, cut int) bool {
+	if cut >= len(history) {
+		return false
+	}
+	_, ok := history[cut].Kind.(duroxide.OrchestrationFailed)
+	return ok
 }

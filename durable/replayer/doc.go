@@ -32,7 +32,9 @@
 // set aside first: the check is that the code makes the recorded calls in
 // the recorded order, not that it returns the same output. Calls the code
 // makes beyond the recorded history are what a live instance would do next
-// and are fine. By default only each instance's current execution is
+// and are fine. Code that panics replaying a history that did not end in a
+// failure is reported too (StatusPanicked): the runtime would fail the
+// instance. By default only each instance's current execution is
 // checked (the only one the runtime replays); Filter.AllExecutions checks
 // the earlier ones of a continue-as-new chain too. The KV snapshot a turn
 // sees is rebuilt from the KV events of the earlier executions still

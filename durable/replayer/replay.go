@@ -24,6 +24,9 @@ const (
 	StatusUnregistered Status = "unregistered"
 	// StatusHistoryError: the history could not be read or is corrupt.
 	StatusHistoryError Status = "history_error"
+	// StatusPanicked: the code panics while replaying a history that did
+	// not end in a failure; the runtime would fail the instance.
+	StatusPanicked Status = "panicked"
 )
 
 // Result is one execution's outcome.
@@ -116,6 +119,8 @@ func check(reg *durable.Registry, ex Execution) Result {
 		res.Status = StatusNondeterministic
 	case errors.Is(err, durable.ErrUnregisteredOrchestration):
 		res.Status = StatusUnregistered
+	case errors.Is(err, durable.ErrReplayPanicked):
+		res.Status = StatusPanicked
 	default:
 		res.Status = StatusHistoryError
 	}

@@ -208,6 +208,25 @@ func TestReplayHistoryErrors(t *testing.T) {
 	}
 }
 
+// TestReplayResolvesRecordedVersion: the recorded version is replayed
+// exactly; "0.0.0", the placeholder of an unresolved start, resolves by the
+// registry's policy as the runtime does.
+func TestReplayResolvesRecordedVersion(t *testing.T) {
+	for version, want := range map[string]replayer.Status{
+		"1.0.0": replayer.StatusOK, "0.0.0": replayer.StatusOK, "2.0.0": replayer.StatusUnregistered, "x": replayer.StatusUnregistered,
+	} {
+		t.Run(version, func(t *testing.T) {
+			ev := duroxide.Event{EventID: 1, InstanceID: "v", ExecutionID: 1,
+				Kind: duroxide.OrchestrationStarted{Name: "Order", Version: version, Input: "x"}}
+			rep, err := replayer.Replay(t.Context(), original.registry(t), sliceSource{{Instance: "v", ExecutionID: 1, Events: []duroxide.Event{ev}}})
+			must(t, err)
+			if len(rep.Results) != 1 || rep.Results[0].Status != want {
+				t.Fatalf("want %s, got %v", want, rep.Results)
+			}
+		})
+	}
+}
+
 func TestReplayRejectsOtherFormats(t *testing.T) {
 	for name, doc := range map[string]string{
 		"other format": `{"format":"duroxide-history-export/v2","executions":[]}`,
@@ -268,4 +287,33 @@ func (s sliceSource) Executions(ctx context.Context, fn func(replayer.Execution)
 		}
 	}
 	return nil
+}
+
+// TestReplayReportsPanics: code that panics while replaying a live
+// instance's history would fail the instance on its next turn; a history
+// that already ended in that failure is not reported.
+func TestReplayReportsPanics(t *testing.T) {
+	p := record(t)
+	reg := durable.NewRegistry()
+	for _, name := range []string{"Order", "Waiter", "Looper", "Other"} {
+		must(t, reg.AddOrchestration(name, func(ctx *durable.OrchestrationContext, in string) (string, error) {
+			panic("boom")
+		}))
+	}
+	rep, err := replayer.Replay(t.Context(), reg, replayer.FromProvider(p, replayer.Filter{IDPrefix: "wait"}))
+	must(t, err)
+	if len(rep.Results) != 1 || rep.Results[0].Status != replayer.StatusPanicked || !strings.Contains(rep.Results[0].Message, "boom") {
+		t.Fatalf("want wait-1 panicked, got %v", rep.Results)
+	}
+
+	failed := []duroxide.Event{
+		{EventID: 1, InstanceID: "f", ExecutionID: 1, Kind: duroxide.OrchestrationStarted{Name: "Order", Version: "1.0.0"}},
+		{EventID: 2, InstanceID: "f", ExecutionID: 1, Kind: duroxide.OrchestrationFailed{Details: duroxide.ApplicationError{
+			Kind: duroxide.AppErrorKind{Type: duroxide.AppPanicked}, Message: "boom"}}},
+	}
+	rep, err = replayer.Replay(t.Context(), reg, sliceSource{{Instance: "f", ExecutionID: 1, Events: failed}})
+	must(t, err)
+	if !rep.OK() {
+		t.Fatalf("a recorded failure reported: %v", rep.Results)
+	}
 }
