@@ -13,6 +13,7 @@ import (
 	"github.com/duroxide-go/cdb/durable"
 	"github.com/duroxide-go/cdb/durable/replayer"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/memprovider"
 )
 
 // sources are the two ways to read the recorded histories: straight from
@@ -316,4 +317,54 @@ func TestReplayReportsPanics(t *testing.T) {
 	if !rep.OK() {
 		t.Fatalf("a recorded failure reported: %v", rep.Results)
 	}
+}
+
+// TestReplayReportsUnreadableInstances: an instance whose record or
+// history the provider cannot read (deleted meanwhile, a corrupt document)
+// is reported as a history error and the others are still checked.
+func TestReplayReportsUnreadableInstances(t *testing.T) {
+	p := record(t)
+	for _, broken := range []string{"info", "history"} {
+		t.Run(broken, func(t *testing.T) {
+			fp := failingProvider{Provider: p, instance: "order-1", broken: broken}
+			rep, err := replayer.Replay(t.Context(), original.registry(t), replayer.FromProvider(fp, replayer.Filter{}))
+			must(t, err)
+			got := byInstance(rep)
+			if r := got["order-1"]; r.Status != replayer.StatusHistoryError || !strings.Contains(r.Message, "unreadable") {
+				t.Fatalf("order-1: %s", r)
+			}
+			if len(rep.Results) != 4 || len(rep.Failures()) != 1 {
+				t.Fatalf("want the 3 others checked: %v", rep.Results)
+			}
+		})
+	}
+}
+
+// failingProvider fails reads of one instance's record or history.
+type failingProvider struct {
+	*memprovider.Provider
+	instance, broken string
+}
+
+func (f failingProvider) Admin() duroxide.ProviderAdmin {
+	return failingAdmin{ProviderAdmin: f.Provider.Admin(), f: f}
+}
+
+type failingAdmin struct {
+	duroxide.ProviderAdmin
+	f failingProvider
+}
+
+func (a failingAdmin) GetInstanceInfo(ctx context.Context, instance string) (*duroxide.InstanceInfo, error) {
+	if instance == a.f.instance && a.f.broken == "info" {
+		return nil, errors.New("instance record unreadable")
+	}
+	return a.ProviderAdmin.GetInstanceInfo(ctx, instance)
+}
+
+func (a failingAdmin) ReadHistoryWithExecutionID(ctx context.Context, instance string, executionID uint64) ([]duroxide.Event, error) {
+	if instance == a.f.instance && a.f.broken == "history" {
+		return nil, errors.New("history document unreadable")
+	}
+	return a.ProviderAdmin.ReadHistoryWithExecutionID(ctx, instance, executionID)
 }

@@ -95,14 +95,19 @@ func (s providerSource) instances(ctx context.Context, admin duroxide.ProviderAd
 func (s providerSource) instance(ctx context.Context, admin duroxide.ProviderAdmin, id string, fn func(Execution) error) error {
 	info, err := admin.GetInstanceInfo(ctx, id)
 	if err != nil {
-		return fmt.Errorf("replayer: reading instance %q: %w", id, err)
+		return unreadable(ctx, Execution{Instance: id}, "reading the instance", err, fn)
 	}
 	if s.f.Orchestration != "" && info.OrchestrationName != s.f.Orchestration {
 		return nil
 	}
 	execs, err := admin.ListExecutions(ctx, id)
-	if err != nil {
-		return fmt.Errorf("replayer: listing executions of %q: %w", id, err)
+	if err != nil || len(execs) == 0 {
+		if err == nil {
+			err = errors.New("no executions")
+		}
+		ex := Execution{Instance: id, ExecutionID: info.CurrentExecutionID, Orchestration: info.OrchestrationName,
+			Version: info.OrchestrationVersion, Status: info.Status}
+		return unreadable(ctx, ex, "listing the executions", err, fn)
 	}
 	kv := map[string]duroxide.KVEntry{}
 	readEarlier := s.f.AllExecutions || (len(execs) > 1 && s.hasKV(ctx, id))
@@ -121,7 +126,7 @@ func (s providerSource) instance(ctx context.Context, admin duroxide.ProviderAdm
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			ex.ReadError = err.Error()
+			ex.ReadError = "reading the history: " + err.Error()
 		} else {
 			ex.Events = events
 			ex.Orchestration, ex.Version = startedNameVersion(events, ex.Orchestration, ex.Version)
@@ -134,6 +139,17 @@ func (s providerSource) instance(ctx context.Context, admin duroxide.ProviderAdm
 		}
 	}
 	return nil
+}
+
+// unreadable yields ex as a history error: one instance the provider
+// cannot read (deleted meanwhile, a corrupt document) does not stop the
+// others being checked. A cancelled ctx stops everything.
+func unreadable(ctx context.Context, ex Execution, what string, err error, fn func(Execution) error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	ex.ReadError = what + ": " + err.Error()
+	return fn(ex)
 }
 
 // hasKV reports whether the instance has KV values, so earlier executions
