@@ -90,8 +90,7 @@ func (s providerSource) instances(ctx context.Context, admin duroxide.ProviderAd
 	return ids, nil
 }
 
-// instance yields the selected executions of one instance. The KV snapshot
-// of each is folded from the executions before it.
+// instance yields the selected executions of one instance.
 func (s providerSource) instance(ctx context.Context, admin duroxide.ProviderAdmin, id string, fn func(Execution) error) error {
 	info, err := admin.GetInstanceInfo(ctx, id)
 	if err != nil {
@@ -109,6 +108,15 @@ func (s providerSource) instance(ctx context.Context, admin duroxide.ProviderAdm
 			Version: info.OrchestrationVersion, Status: info.Status}
 		return unreadable(ctx, ex, "listing the executions", err, fn)
 	}
+	return s.executions(ctx, admin, id, info, execs, fn)
+}
+
+// executions reads execs of one instance in order, folding each one's KV
+// events into the next one's snapshot, and yields the selected ones.
+// Earlier executions are read only when selected or when their KV values
+// may be in the current one's snapshot.
+func (s providerSource) executions(ctx context.Context, admin duroxide.ProviderAdmin, id string, info *duroxide.InstanceInfo,
+	execs []uint64, fn func(Execution) error) error {
 	kv := map[string]duroxide.KVEntry{}
 	readEarlier := s.f.AllExecutions || (len(execs) > 1 && s.hasKV(ctx, id))
 	for i, execID := range execs {
