@@ -144,7 +144,9 @@ func TestUnreadableHistories(t *testing.T) {
 	}
 	var errOut bytes.Buffer
 	cmd := cli.Command{Registry: registry(t, false), Stdout: &bytes.Buffer{}, Stderr: &errOut,
-		Open: func(context.Context) (duroxide.Provider, func() error, error) { return nil, nil, errors.New("unreachable") }}
+		Open: func(context.Context) (duroxide.Provider, func() error, error) {
+			return nil, nil, errors.New("unreachable")
+		}}
 	if code := cmd.Run(t.Context(), []string{"replay"}); code != cli.ExitError || !strings.Contains(errOut.String(), "unreachable") {
 		t.Fatalf("unreachable provider: exit %d: %s", code, errOut.String())
 	}
