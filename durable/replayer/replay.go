@@ -79,12 +79,15 @@ func (r *Report) WriteText(w io.Writer) error {
 	return err
 }
 
+// ErrNoRegistry: Replay was given no registry to replay with.
+var ErrNoRegistry = errors.New("replayer: no registry: replay needs the orchestration code")
+
 // Replay checks every execution src yields against reg (see
 // durable.CheckHistory) and reports each one. The error is for a source
 // that could not be read; executions that do not replay are in the report.
 func Replay(ctx context.Context, reg *durable.Registry, src Source) (*Report, error) {
 	if reg == nil {
-		return nil, errors.New("replayer: nil registry")
+		return nil, ErrNoRegistry
 	}
 	rep := &Report{}
 	err := src.Executions(ctx, func(ex Execution) error {

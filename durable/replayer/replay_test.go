@@ -368,3 +368,10 @@ func (a failingAdmin) ReadHistoryWithExecutionID(ctx context.Context, instance s
 	}
 	return a.ProviderAdmin.ReadHistoryWithExecutionID(ctx, instance, executionID)
 }
+
+func TestReplayWithoutRegistry(t *testing.T) {
+	_, err := replayer.Replay(t.Context(), nil, sliceSource{})
+	if !errors.Is(err, replayer.ErrNoRegistry) {
+		t.Fatalf("got %v, want ErrNoRegistry", err)
+	}
+}
