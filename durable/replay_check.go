@@ -75,7 +75,8 @@ func (e *ReplayError) Unwrap() error { return e.Kind }
 // set aside first so the code replays up to it: the check is that the code
 // makes the recorded calls in the recorded order, not that it ends the same
 // way. Calls the code makes beyond the history are what a live instance
-// would do next and are fine. Nothing is run or written.
+// would do next and are fine. Nothing is run or written. A nil reg has
+// nothing registered.
 func CheckHistory(reg *Registry, rec RecordedExecution) error {
 	fail := func(kind error, name, version, msg string) error {
 		return &ReplayError{Kind: kind, Instance: rec.Instance, ExecutionID: rec.ExecutionID,
@@ -117,6 +118,9 @@ func CheckHistory(reg *Registry, rec RecordedExecution) error {
 
 // resolveRecorded finds the handler the runtime would replay started with.
 func resolveRecorded(reg *Registry, started duroxide.OrchestrationStarted) (string, OrchestrationFunc, bool) {
+	if reg == nil {
+		return "", nil, false
+	}
 	if started.Version == "0.0.0" {
 		return reg.resolveOrchestration(started.Name)
 	}
