@@ -374,4 +374,10 @@ func TestReplayWithoutRegistry(t *testing.T) {
 	if !errors.Is(err, replayer.ErrNoRegistry) {
 		t.Fatalf("got %v, want ErrNoRegistry", err)
 	}
+	started := duroxide.Event{EventID: 1, InstanceID: "n", ExecutionID: 1,
+		Kind: duroxide.OrchestrationStarted{Name: "Order", Version: "1.0.0"}}
+	err = durable.CheckHistory(nil, durable.RecordedExecution{Instance: "n", ExecutionID: 1, History: []duroxide.Event{started}})
+	if !errors.Is(err, durable.ErrUnregisteredOrchestration) {
+		t.Fatalf("CheckHistory(nil): got %v, want ErrUnregisteredOrchestration", err)
+	}
 }
