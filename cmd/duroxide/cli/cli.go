@@ -1,0 +1,236 @@
+// Package cli is the duroxide command line: `export` writes stored
+// histories to a JSON export, `replay` checks orchestration code against
+// them (package durable/replayer).
+//
+// Replaying needs the orchestration code, which only your program has, so
+// `replay` runs from a main of your own that passes its registry:
+//
+//	func main() { cli.Main(myapp.NewRegistry()) }
+//
+//	go run ./cmd/replaycheck replay -export prod-histories.json
+//
+// The stock command (cmd/duroxide) has no registry: it offers export and
+// explains replay. Without -export, both read a Cosmos DB account
+// configured by the COSMOS_* environment variables (cdb.ConfigFromEnv).
+//
+// Exit codes: 0 every execution replays (or the export was written); 1
+// some execution does not replay; 2 usage error; 3 the histories could not
+// be read or written.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+
+	"github.com/duroxide-go/cdb"
+	"github.com/duroxide-go/cdb/durable"
+	"github.com/duroxide-go/cdb/durable/replayer"
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// The exit codes.
+const (
+	ExitOK     = 0
+	ExitFailed = 1
+	ExitUsage  = 2
+	ExitError  = 3
+)
+
+// OpenFunc opens the provider histories are read from; close releases it.
+type OpenFunc func(ctx context.Context) (p duroxide.Provider, close func() error, err error)
+
+// Command is one configuration of the command line.
+type Command struct {
+	// Registry is the orchestration code replay checks; nil makes replay a
+	// usage error that says how to get one.
+	Registry *durable.Registry
+	// Open opens the provider; nil opens the Cosmos DB account of the
+	// COSMOS_* environment variables (OpenCosmosFromEnv).
+	Open OpenFunc
+	// Stdout and Stderr default to the process's.
+	Stdout, Stderr io.Writer
+}
+
+// Main runs the command line with reg on os.Args and exits with its code.
+func Main(reg *durable.Registry) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := Command{Registry: reg}.Run(ctx, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+// OpenCosmosFromEnv opens the provider of cdb.ConfigFromEnv.
+func OpenCosmosFromEnv(ctx context.Context) (duroxide.Provider, func() error, error) {
+	cfg, err := cdb.ConfigFromEnv()
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := cdb.New(ctx, cfg, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, p.Close, nil
+}
+
+const usage = `usage:
+  duroxide export [-o FILE] [filters]   write stored histories as a JSON export (default stdout)
+  duroxide replay [-export FILE | filters] [-v]
+                                        check the orchestration code against stored histories
+filters (provider source): -orchestration NAME -status STATUS -prefix ID_PREFIX -all-executions
+Without -export, histories are read from the Cosmos DB account of COSMOS_ENDPOINT/COSMOS_KEY
+(or COSMOS_CONNECTION_STRING), COSMOS_DATABASE, COSMOS_CONTAINER.
+Exit codes: 0 ok, 1 some execution does not replay, 2 usage error, 3 histories unreadable.
+`
+
+// errUsage marks a command line that cannot be run.
+var errUsage = errors.New("usage")
+
+// Run runs args (without the program name) and returns the exit code.
+func (c Command) Run(ctx context.Context, args []string) int {
+	if c.Stdout == nil {
+		c.Stdout = os.Stdout
+	}
+	if c.Stderr == nil {
+		c.Stderr = os.Stderr
+	}
+	if c.Open == nil {
+		c.Open = OpenCosmosFromEnv
+	}
+	if len(args) == 0 {
+		fmt.Fprint(c.Stderr, usage)
+		return ExitUsage
+	}
+	var code int
+	var err error
+	switch args[0] {
+	case "export":
+		code, err = c.export(ctx, args[1:])
+	case "replay":
+		code, err = c.replay(ctx, args[1:])
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(c.Stdout, usage)
+		return ExitOK
+	default:
+		err = fmt.Errorf("%w: unknown command %q", errUsage, args[0])
+	}
+	if err == nil {
+		return code
+	}
+	fmt.Fprintln(c.Stderr, "duroxide:", err)
+	if errors.Is(err, errUsage) || errors.Is(err, flag.ErrHelp) {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(c.Stderr, usage)
+		}
+		return ExitUsage
+	}
+	return ExitError
+}
+
+// options are the flags both commands share.
+type options struct {
+	filter     replayer.Filter
+	exportPath string // replay: read this export; export: write here
+	verbose    bool
+}
+
+func (c Command) parse(name string, args []string) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("duroxide "+name, flag.ContinueOnError)
+	fs.SetOutput(c.Stderr)
+	fs.StringVar(&o.filter.Orchestration, "orchestration", "", "only instances of this orchestration name")
+	fs.StringVar(&o.filter.Status, "status", "", "only instances in this status (Running, Completed, Failed, ...)")
+	fs.StringVar(&o.filter.IDPrefix, "prefix", "", "only instances whose id starts with this")
+	fs.BoolVar(&o.filter.AllExecutions, "all-executions", false, "every stored execution, not only the current one")
+	if name == "export" {
+		fs.StringVar(&o.exportPath, "o", "", "write the export to this file (default stdout)")
+	} else {
+		fs.StringVar(&o.exportPath, "export", "", "read histories from this export instead of the provider")
+		fs.BoolVar(&o.verbose, "v", false, "list the executions that replay too")
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return o, err
+		}
+		return o, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+	}
+	if name == "replay" && o.exportPath != "" && o.filter != (replayer.Filter{}) {
+		return o, fmt.Errorf("%w: filters select from a provider; pass them to export instead", errUsage)
+	}
+	return o, nil
+}
+
+// withProvider runs fn on the opened provider.
+func (c Command) withProvider(ctx context.Context, fn func(duroxide.Provider) error) error {
+	p, closeFn, err := c.Open(ctx)
+	if err != nil {
+		return fmt.Errorf("opening the provider: %w", err)
+	}
+	err = fn(p)
+	if closeFn != nil {
+		if cerr := closeFn(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+func (c Command) export(ctx context.Context, args []string) (int, error) {
+	o, err := c.parse("export", args)
+	if err != nil {
+		return 0, err
+	}
+	err = c.withProvider(ctx, func(p duroxide.Provider) error {
+		src := replayer.FromProvider(p, o.filter)
+		if o.exportPath == "" {
+			return replayer.Export(ctx, c.Stdout, src)
+		}
+		return replayer.ExportToFile(ctx, o.exportPath, src)
+	})
+	return ExitOK, err
+}
+
+func (c Command) replay(ctx context.Context, args []string) (int, error) {
+	o, err := c.parse("replay", args)
+	if err != nil {
+		return 0, err
+	}
+	if c.Registry == nil {
+		return 0, fmt.Errorf("%w: replay needs your orchestration code: build a main that calls "+
+			"cli.Main(registry) (package github.com/duroxide-go/cdb/cmd/duroxide/cli) and run replay there", errUsage)
+	}
+	var rep *replayer.Report
+	run := func(src replayer.Source) (err error) {
+		rep, err = replayer.Replay(ctx, c.Registry, src)
+		return err
+	}
+	if o.exportPath != "" {
+		err = run(replayer.FromExportFile(o.exportPath))
+	} else {
+		err = c.withProvider(ctx, func(p duroxide.Provider) error { return run(replayer.FromProvider(p, o.filter)) })
+	}
+	if err != nil {
+		return 0, err
+	}
+	if o.verbose {
+		for _, r := range rep.Results {
+			if r.Status == replayer.StatusOK {
+				fmt.Fprintln(c.Stdout, r)
+			}
+		}
+	}
+	if err := rep.WriteText(c.Stdout); err != nil {
+		return 0, err
+	}
+	if !rep.OK() {
+		return ExitFailed, nil
+	}
+	return ExitOK, nil
+}
