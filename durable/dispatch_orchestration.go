@@ -102,6 +102,7 @@ func (rt *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, le
 		return
 	}
 	fetched := newHistoryBook(item.History)
+	fetched.now = rt.now
 	r := readBatch(item.Messages, fetched, instance)
 	if (fetched.completed || fetched.failed || fetched.continuedAsNew) && !r.continueAsNew {
 		// A terminal instance: ack nothing, which drains the messages.
@@ -110,7 +111,7 @@ func (rt *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, le
 	}
 	c := &commit{executionID: item.ExecutionID, book: fetched}
 	if r.continueAsNew {
-		c.executionID, c.book = item.ExecutionID+1, &historyBook{}
+		c.executionID, c.book = item.ExecutionID+1, &historyBook{now: rt.now}
 	}
 	if r.name != "" {
 		version, fn, ok := rt.resolve(r)
@@ -125,7 +126,7 @@ func (rt *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, le
 		}
 		if c.book.empty() {
 			// A new execution: its started event is part of this turn's delta.
-			c.book.delta = append(c.book.delta, startedEvent(instance, c.executionID, r, version))
+			c.book.delta = append(c.book.delta, startedEvent(c.book, instance, c.executionID, r, version))
 		}
 		rt.executionID(instance, c.executionID)
 		if reason := rt.applyTurn(c, instance, r, fn, version, item.KVSnapshot, workerID); reason != "" {
@@ -206,12 +207,14 @@ func (rt *Runtime) afterCommit(instance string, c *commit) {
 	if len(c.worker) > 0 {
 		wake(rt.p, duroxide.WorkerQueue)
 	}
-	now := time.Now()
+	now := rt.now()
 	immediate := false
 	for _, w := range c.orch {
 		if t, ok := w.(duroxide.TimerFiredItem); ok {
 			if d := time.UnixMilli(int64(t.FireAtMs)).Sub(now); d > 0 {
-				rt.wakeAt(d + 5*time.Millisecond)
+				if !rt.virtualClock() { // a virtual clock wakes us when it gets there
+					rt.wakeAt(d + 5*time.Millisecond)
+				}
 				continue
 			}
 		}
