@@ -11,8 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/duroxide-go/cdb/duroxide"
 	"github.com/duroxide-go/cdb/durable/internal/testhook"
+	"github.com/duroxide-go/cdb/duroxide"
 )
 
 // Runtime runs the orchestrations and activities of a Registry against a
