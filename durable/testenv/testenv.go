@@ -57,8 +57,8 @@ type Options struct {
 	Start time.Time
 	// Runtime configures the runtime (nil: durable's defaults). Its
 	// WorkerTagFilter is replaced by duroxide.AnyTag(), so tagged
-	// activities run too, and a nil Logger becomes one that logs warnings
-	// to the test's log.
+	// activities run too. A nil Logger logs warnings to the test's log
+	// under New and nothing under Start.
 	Runtime *durable.Options
 	// MaxSteps bounds the clock moves of one WaitForOrchestration
 	// (default 100000).
@@ -69,16 +69,15 @@ type Options struct {
 }
 
 // Env is a test environment: one runtime on one memory provider, driven
-// by a virtual clock. Build it with New; it shuts down at the test's end.
+// by a virtual clock. Build it with New (it shuts down at the test's end)
+// or Start and Close. Its methods are safe for concurrent use.
 type Env struct {
-	t       testing.TB
-	ctx     context.Context
-	opts    Options
-	clock   *virtualClock
-	p       *memprovider.Provider
-	rt      *durable.Runtime
-	client  *durable.Client
-	logOpen *atomic.Bool
+	ctx    context.Context
+	opts   Options
+	clock  *virtualClock
+	p      *memprovider.Provider
+	rt     *durable.Runtime
+	client *durable.Client
 
 	mu      sync.Mutex
 	doubles map[string]durable.ActivityFunc
@@ -89,15 +88,51 @@ type Env struct {
 // scheduledEvent is one event the test asked for at a virtual time.
 type scheduledEvent struct {
 	at      time.Time
-	seq     int
 	deliver func(ctx context.Context) error
 }
 
-// New starts an environment running reg's orchestrations and activities;
-// t's cleanup shuts it down. It fails t if the runtime cannot start.
+// New starts an environment running reg's orchestrations and activities
+// for the test t: its context bounds the environment's calls, the
+// runtime's warnings go to its log, and its cleanup shuts the
+// environment down. It fails t if the runtime cannot start.
 func New(t testing.TB, reg *durable.Registry, opts *Options) *Env {
 	t.Helper()
-	e := &Env{t: t, ctx: t.Context(), doubles: map[string]durable.ActivityFunc{}, logOpen: &atomic.Bool{}}
+	o := Options{}
+	if opts != nil {
+		o = *opts
+	}
+	open := &atomic.Bool{}
+	if o.Runtime == nil || o.Runtime.Logger == nil {
+		ro := durable.Options{}
+		if o.Runtime != nil {
+			ro = *o.Runtime
+		}
+		open.Store(true)
+		ro.Logger = slog.New(slog.NewTextHandler(&testLogWriter{t: t, open: open}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		o.Runtime = &ro
+	}
+	e, err := Start(t.Context(), reg, &o)
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	t.Cleanup(func() {
+		// The test's context is already cancelled when cleanups run.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := e.Close(ctx); err != nil {
+			t.Errorf("testenv: %v", err)
+		}
+		open.Store(false)
+	})
+	return e
+}
+
+// Start starts an environment running reg's orchestrations and
+// activities outside a test (New is the usual way in). ctx bounds the
+// environment's provider and client calls; Close stops it. The runtime
+// logs nothing unless Options.Runtime.Logger is set.
+func Start(ctx context.Context, reg *durable.Registry, opts *Options) (*Env, error) {
+	e := &Env{ctx: ctx, doubles: map[string]durable.ActivityFunc{}}
 	if opts != nil {
 		e.opts = *opts
 	}
@@ -114,13 +149,12 @@ func New(t testing.TB, reg *durable.Registry, opts *Options) *Env {
 	e.p = memprovider.New(memprovider.WithClock(e.clock.now))
 	rtOpts := e.runtimeOptions()
 	hooks := &testhook.Hooks{Now: e.clock.now, Subscribe: e.clock.subscribe, Activity: e.double}
-	rt, err := durable.Start(testhook.With(e.ctx, hooks), e.p, reg, &rtOpts)
+	rt, err := durable.Start(testhook.With(ctx, hooks), e.p, reg, &rtOpts)
 	if err != nil {
-		t.Fatalf("testenv: starting the runtime: %v", err)
+		return nil, fmt.Errorf("starting the runtime: %w", err)
 	}
 	e.rt, e.client = rt, rt.Client()
-	t.Cleanup(e.shutdown)
-	return e
+	return e, nil
 }
 
 // runtimeOptions are the caller's runtime options with the environment's
@@ -132,21 +166,18 @@ func (e *Env) runtimeOptions() durable.Options {
 	}
 	o.WorkerTagFilter = duroxide.AnyTag()
 	if o.Logger == nil {
-		e.logOpen.Store(true)
-		o.Logger = slog.New(slog.NewTextHandler(&testLogWriter{t: e.t, open: e.logOpen}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return o
 }
 
-// shutdown stops the runtime; the test's context is already cancelled
-// when cleanups run, so it gets its own bound.
-func (e *Env) shutdown() {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+// Close stops the runtime: it waits, up to ctx, for the turns and
+// activities in flight.
+func (e *Env) Close(ctx context.Context) error {
 	if err := e.rt.Shutdown(ctx); err != nil {
-		e.t.Errorf("testenv: runtime shutdown: %v", err)
+		return fmt.Errorf("runtime shutdown: %w", err)
 	}
-	e.logOpen.Store(false)
+	return nil
 }
 
 // Now returns the virtual time.
@@ -211,7 +242,7 @@ func (e *Env) EnqueueEventAt(after time.Duration, instance, queue string, data a
 func (e *Env) schedule(after time.Duration, deliver func(context.Context) error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	ev := scheduledEvent{at: e.clock.now().Add(max(after, 0)), seq: len(e.scheduled), deliver: deliver}
+	ev := scheduledEvent{at: e.clock.now().Add(max(after, 0)), deliver: deliver}
 	e.scheduled = append(e.scheduled, ev)
 	slices.SortStableFunc(e.scheduled, func(a, b scheduledEvent) int { return a.at.Compare(b.at) })
 }
