@@ -25,6 +25,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -108,7 +109,7 @@ func New(t testing.TB, reg *durable.Registry, opts *Options) *Env {
 			ro = *o.Runtime
 		}
 		open.Store(true)
-		ro.Logger = slog.New(slog.NewTextHandler(&testLogWriter{t: t, open: open}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		ro.Logger = slog.New(slog.NewTextHandler(&testLogWriter{t: t, open: open}, &slog.HandlerOptions{Level: slog.LevelWarn, ReplaceAttr: dropTime}))
 		o.Runtime = &ro
 	}
 	e, err := Start(t.Context(), reg, &o)
@@ -344,9 +345,18 @@ type testLogWriter struct {
 
 func (w *testLogWriter) Write(b []byte) (int, error) {
 	if w.open.Load() {
-		w.t.Log(string(b))
+		w.t.Log(strings.TrimSuffix(string(b), "\n"))
 	}
 	return len(b), nil
 }
 
 var _ io.Writer = (*testLogWriter)(nil)
+
+// dropTime leaves the wall-clock time out of log lines: next to virtual
+// time it only misleads.
+func dropTime(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) == 0 && a.Key == slog.TimeKey {
+		return slog.Attr{}
+	}
+	return a
+}

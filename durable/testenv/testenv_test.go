@@ -231,3 +231,78 @@ func TestDailyTimersAndUtcNowFollowTheVirtualClock(t *testing.T) {
 		t.Errorf("output %q does not start at the virtual start", st.Output)
 	}
 }
+
+// Retry backoffs are durable timers, so they pass in virtual time too: a
+// double failing twice with a 6-hour backoff succeeds 12 virtual hours in.
+func TestRetryBackoffRunsInVirtualTime(t *testing.T) {
+	reg := durable.NewRegistry()
+	policy := durable.RetryPolicy{MaxAttempts: 3, Backoff: durable.FixedBackoff(6 * time.Hour)}
+	err := durable.RegisterOrchestration(reg, "Sync", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		return durable.ScheduleActivityWithRetry[string](ctx, "CallPartner", "", policy)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := testenv.New(t, reg, nil)
+	var calls atomic.Int32
+	env.ReplaceActivity("CallPartner", func(durable.ActivityContext, string) (string, error) {
+		if calls.Add(1) < 3 {
+			return "", errors.New("partner unavailable")
+		}
+		return "synced", nil
+	})
+	if err := env.StartOrchestration("sync", "Sync", ""); err != nil {
+		t.Fatal(err)
+	}
+	st, err := env.WaitForOrchestration("sync")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.State != durable.StateCompleted || st.Output != "synced" || calls.Load() != 3 {
+		t.Fatalf("status = %v %q after %d calls, want Completed %q after 3", st.State, st.Output, calls.Load(), "synced")
+	}
+	if want := testenv.DefaultStart.Add(12 * time.Hour); !env.Now().Equal(want) {
+		t.Errorf("virtual clock at %v, want %v", env.Now(), want)
+	}
+}
+
+// A monthly loop that continues as new each month runs its executions to
+// the end; WaitForOrchestration waits through every continue-as-new.
+func TestContinueAsNewMonthlyLoop(t *testing.T) {
+	reg := durable.NewRegistry()
+	err := durable.RegisterOrchestration(reg, "Monthly", func(ctx *durable.OrchestrationContext, month int) (string, error) {
+		if month == 3 {
+			return "billed 3 months", nil
+		}
+		if _, err := ctx.ScheduleTimer(30 * 24 * time.Hour).Await(); err != nil {
+			return "", err
+		}
+		if _, err := ctx.ScheduleActivity("Bill", "").Await(); err != nil {
+			return "", err
+		}
+		next, err := durable.Encode(month + 1)
+		if err != nil {
+			return "", err
+		}
+		return "", ctx.ContinueAsNew(next)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := testenv.New(t, reg, nil)
+	var bills atomic.Int32
+	env.ReplaceActivity("Bill", func(durable.ActivityContext, string) (string, error) { bills.Add(1); return "", nil })
+	if err := env.StartOrchestration("billing", "Monthly", 0); err != nil {
+		t.Fatal(err)
+	}
+	st, err := env.WaitForOrchestration("billing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.State != durable.StateCompleted || st.Output != "billed 3 months" || bills.Load() != 3 {
+		t.Fatalf("status = %v %q after %d bills, want Completed after 3", st.State, st.Output, bills.Load())
+	}
+	if want := testenv.DefaultStart.Add(90 * 24 * time.Hour); !env.Now().Equal(want) {
+		t.Errorf("virtual clock at %v, want %v", env.Now(), want)
+	}
+}
