@@ -185,6 +185,7 @@ func (rt *Runtime) ack(item *duroxide.OrchestrationItem, lease *lockLease, c *co
 		infra = pe.ToInfrastructure()
 	}
 	fb := newHistoryBook(item.History)
+	fb.now = rt.now
 	fb.append(item.Instance, item.ExecutionID, nil, duroxide.OrchestrationFailed{Details: infra})
 	fail := duroxide.OrchestrationCommit{ExecutionID: c.executionID, HistoryDelta: fb.delta, Metadata: executionMetadata(fb.delta)}
 	if err := rt.ackWithRetry(item.LockToken, lease, fail); err != nil {
@@ -241,7 +242,7 @@ func (rt *Runtime) poisonOrchestration(item *duroxide.OrchestrationItem, lease *
 		details := duroxide.PoisonError{AttemptCount: item.AttemptCount, MaxAttempts: rt.opts.MaxAttempts, Message: *item.HistoryError,
 			MessageType: duroxide.PoisonMessageType{Kind: duroxide.PoisonFailedDeserialization, Instance: item.Instance,
 				ExecutionID: item.ExecutionID, Error: *item.HistoryError}}
-		ev := newEvent(99999, item.Instance, item.ExecutionID, nil, duroxide.OrchestrationFailed{Details: details})
+		ev := newEventAt(rt.now(), 99999, item.Instance, item.ExecutionID, nil, duroxide.OrchestrationFailed{Details: details})
 		_ = rt.ackWithRetry(item.LockToken, lease, duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID, HistoryDelta: []duroxide.Event{ev},
 			Metadata: duroxide.ExecutionMetadata{Status: ptr(duroxide.StatusFailed), Output: ptr(displayMessage(details)),
 				OrchestrationName: ptr(item.OrchestrationName), OrchestrationVersion: ptr(item.Version)}})
@@ -250,6 +251,7 @@ func (rt *Runtime) poisonOrchestration(item *duroxide.OrchestrationItem, lease *
 	details := duroxide.PoisonError{AttemptCount: item.AttemptCount, MaxAttempts: rt.opts.MaxAttempts, Message: marshalItems(item.Messages),
 		MessageType: duroxide.PoisonMessageType{Kind: duroxide.PoisonOrchestration, Instance: item.Instance, ExecutionID: item.ExecutionID}}
 	b := newHistoryBook(item.History)
+	b.now = rt.now
 	var parent *string
 	var parentID *uint64
 	if b.empty() {
@@ -265,7 +267,7 @@ func (rt *Runtime) poisonOrchestration(item *duroxide.OrchestrationItem, lease *
 				break
 			}
 		}
-		b.delta = append(b.delta, newEvent(1, item.Instance, item.ExecutionID, nil, s))
+		b.delta = append(b.delta, newEventAt(rt.now(), 1, item.Instance, item.ExecutionID, nil, s))
 		parent, parentID = s.ParentInstance, s.ParentID
 	} else {
 		parent, parentID = b.parentInstance, b.parentID

@@ -33,12 +33,7 @@ func childInstanceID(parent, child string) string {
 	return child
 }
 
-// newEvent stamps an event the host writes (outside the engine).
-func newEvent(id uint64, instance string, executionID uint64, source *uint64, kind duroxide.EventKind) duroxide.Event {
-	return newEventAt(time.Now(), id, instance, executionID, source, kind)
-}
-
-// newEventAt stamps an event the host writes at now.
+// newEventAt stamps an event the host writes (outside the engine) at now.
 func newEventAt(now time.Time, id uint64, instance string, executionID uint64, source *uint64, kind duroxide.EventKind) duroxide.Event {
 	return duroxide.Event{
 		EventID: id, SourceEventID: source, InstanceID: instance, ExecutionID: executionID,

@@ -26,10 +26,11 @@ func (c *virtualClock) now() time.Time {
 }
 
 // advance moves the clock to t (never back) and wakes the subscribers.
+// Virtual times are in UTC, as the fire times they come from.
 func (c *virtualClock) advance(t time.Time) {
 	c.mu.Lock()
 	if t.After(c.t) {
-		c.t = t
+		c.t = t.UTC()
 	}
 	subs := make([]func(), 0, len(c.subs))
 	for _, f := range c.subs {

@@ -93,7 +93,7 @@ func TestApprovalTimesOutAfter30VirtualDays(t *testing.T) {
 		t.Errorf("NotifyApprover double ran %d times, want 1", n)
 	}
 	want := start.Add(approvalTimeout)
-	if !env.Now().Equal(want) {
+	if env.Now() != want { // UTC, as DefaultStart: comparable with ==
 		t.Errorf("virtual clock at %v, want %v (start + 30 days)", env.Now(), want)
 	}
 	h, err := env.History("req-1")
@@ -303,6 +303,46 @@ func TestContinueAsNewMonthlyLoop(t *testing.T) {
 		t.Fatalf("status = %v %q after %d bills, want Completed after 3", st.State, st.Output, bills.Load())
 	}
 	if want := testenv.DefaultStart.Add(90 * 24 * time.Hour); !env.Now().Equal(want) {
+		t.Errorf("virtual clock at %v, want %v", env.Now(), want)
+	}
+}
+
+// EnqueueEventAt delivers a queue message at its virtual time, and an
+// event due at the same instant as a timer arrives after it: the timer
+// wins the race.
+func TestEnqueueEventAtAndTimerTie(t *testing.T) {
+	reg := durable.NewRegistry()
+	err := durable.RegisterOrchestration(reg, "Tie", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		early, err := ctx.DequeueEvent("inbox").Await()
+		if err != nil {
+			return "", err
+		}
+		if _, err := ctx.ScheduleTimer(time.Hour).Await(); err != nil {
+			return "", err
+		}
+		late := ctx.ScheduleWait("Late")
+		if ctx.Select(late, ctx.ScheduleTimer(time.Hour)) == 0 {
+			return early + ", event first", nil
+		}
+		return early + ", timer first", nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := testenv.New(t, reg, nil)
+	if err := env.StartOrchestration("tie", "Tie", ""); err != nil {
+		t.Fatal(err)
+	}
+	env.EnqueueEventAt(time.Hour, "tie", "inbox", "hello")
+	env.RaiseEventAt(3*time.Hour, "tie", "Late", "")
+	st, err := env.WaitForOrchestration("tie")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.State != durable.StateCompleted || st.Output != "hello, timer first" {
+		t.Fatalf("status = %v %q, want Completed %q", st.State, st.Output, "hello, timer first")
+	}
+	if want := testenv.DefaultStart.Add(3 * time.Hour); env.Now() != want {
 		t.Errorf("virtual clock at %v, want %v", env.Now(), want)
 	}
 }
