@@ -48,6 +48,13 @@ var ErrStalled = errors.New("testenv: orchestration stalled")
 // timers that never ends.
 var ErrTooManySteps = errors.New("testenv: too many clock steps")
 
+// ErrBlocked reports that the instance waited on by WaitForOrchestration
+// is held because its code does not replay its own history
+// (durable.StateBlocked, under the default NondeterminismBlock); the
+// status's BlockedReason names the mismatching call and event. Time does
+// not cure that, so the clock is not moved on.
+var ErrBlocked = errors.New("testenv: orchestration blocked by nondeterminism")
+
 // DefaultStart is the virtual clock's default start, fixed so that
 // histories are the same on every run.
 var DefaultStart = time.Date(2025, time.January, 1, 0, 0, 0, 0, time.UTC)
@@ -71,7 +78,7 @@ type Options struct {
 
 // Env is a test environment: one runtime on one memory provider, driven
 // by a virtual clock. Build it with New (it shuts down at the test's end)
-// or Start and Close. Its methods are safe for concurrent use.
+// or Start and Close. Its methods may be called from several goroutines.
 type Env struct {
 	ctx    context.Context
 	opts   Options
@@ -258,8 +265,9 @@ func (e *Env) History(instance string) ([]duroxide.Event, error) {
 // returns its status. While the runtime works, it waits for it; whenever
 // the runtime is idle, it moves the clock to the next timer, backoff or
 // scheduled event. It returns ErrStalled (with the status) when the
-// instance can never finish, ErrTooManySteps after Options.MaxSteps
-// clock moves, and the test context's error if the test ends first.
+// instance can never finish, ErrBlocked when its code does not replay its
+// history, ErrTooManySteps after Options.MaxSteps clock moves, and the
+// test context's error if the test ends first.
 func (e *Env) WaitForOrchestration(instance string) (*durable.OrchestrationStatus, error) {
 	steps := 0
 	pause := 50 * time.Microsecond
@@ -274,6 +282,9 @@ func (e *Env) WaitForOrchestration(instance string) (*durable.OrchestrationStatu
 		}
 		if st.IsTerminal() {
 			return st, nil
+		}
+		if st.State == durable.StateBlocked {
+			return st, fmt.Errorf("%w: %s: %s", ErrBlocked, instance, st.BlockedReason)
 		}
 		if !ws.Idle() {
 			if err := sleep(e.ctx, pause); err != nil {

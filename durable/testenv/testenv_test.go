@@ -2,6 +2,7 @@ package testenv_test
 
 import (
 	"errors"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -345,4 +346,34 @@ func TestEnqueueEventAtAndTimerTie(t *testing.T) {
 	if want := testenv.DefaultStart.Add(3 * time.Hour); env.Now() != want {
 		t.Errorf("virtual clock at %v, want %v", env.Now(), want)
 	}
+}
+
+// Code that does not replay its own history (here it branches on a
+// counter outside the context) is held by the runtime; the environment
+// reports it at once rather than moving the clock through its backoffs.
+func TestWaitReportsBlockedOrchestration(t *testing.T) {
+	reg := durable.NewRegistry()
+	var runs atomic.Int32
+	err := durable.RegisterOrchestration(reg, "Flaky", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		if runs.Add(1) == 1 { //durablecheck:ignore nondeterministic on purpose: the test needs a replay mismatch
+			_, err := ctx.ScheduleTimer(time.Hour).Await()
+			return "", err
+		}
+		return ctx.ScheduleActivity("Other", "").Await()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := testenv.New(t, reg, &testenv.Options{Runtime: &durable.Options{Logger: slog.New(slog.DiscardHandler)}})
+	if err := env.StartOrchestration("flaky", "Flaky", ""); err != nil {
+		t.Fatal(err)
+	}
+	st, err := env.WaitForOrchestration("flaky")
+	if !errors.Is(err, testenv.ErrBlocked) {
+		t.Fatalf("err = %v, want ErrBlocked", err)
+	}
+	if st.State != durable.StateBlocked || st.BlockedReason == "" {
+		t.Fatalf("status = %v (reason %q), want Blocked with a reason", st.State, st.BlockedReason)
+	}
+	t.Logf("blocked: %s", st.BlockedReason)
 }
