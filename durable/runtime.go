@@ -55,7 +55,7 @@ type Runtime struct {
 	sessions sessionTracker
 
 	// now is the clock of timer fire times and event timestamps: time.Now,
-	// or a test environment's virtual clock (hooks, testhook.go).
+	// or a test environment's virtual clock (useHooks).
 	now func() time.Time
 	// hooks is what a test environment overrides (nil in production).
 	hooks *testhook.Hooks
