@@ -102,6 +102,7 @@ func (rt *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, le
 		return
 	}
 	fetched := newHistoryBook(item.History)
+	fetched.now = rt.now
 	r := readBatch(item.Messages, fetched, instance)
 	if (fetched.completed || fetched.failed || fetched.continuedAsNew) && !r.continueAsNew {
 		// A terminal instance: ack nothing, which drains the messages.
@@ -110,7 +111,7 @@ func (rt *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, le
 	}
 	c := &commit{executionID: item.ExecutionID, book: fetched}
 	if r.continueAsNew {
-		c.executionID, c.book = item.ExecutionID+1, &historyBook{}
+		c.executionID, c.book = item.ExecutionID+1, &historyBook{now: rt.now}
 	}
 	if r.name != "" {
 		version, fn, ok := rt.resolve(r)
@@ -125,7 +126,7 @@ func (rt *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, le
 		}
 		if c.book.empty() {
 			// A new execution: its started event is part of this turn's delta.
-			c.book.delta = append(c.book.delta, startedEvent(instance, c.executionID, r, version))
+			c.book.delta = append(c.book.delta, startedEvent(c.book, instance, c.executionID, r, version))
 		}
 		rt.executionID(instance, c.executionID)
 		if reason := rt.applyTurn(c, instance, r, fn, version, item.KVSnapshot, workerID); reason != "" {
@@ -184,6 +185,7 @@ func (rt *Runtime) ack(item *duroxide.OrchestrationItem, lease *lockLease, c *co
 		infra = pe.ToInfrastructure()
 	}
 	fb := newHistoryBook(item.History)
+	fb.now = rt.now
 	fb.append(item.Instance, item.ExecutionID, nil, duroxide.OrchestrationFailed{Details: infra})
 	fail := duroxide.OrchestrationCommit{ExecutionID: c.executionID, HistoryDelta: fb.delta, Metadata: executionMetadata(fb.delta)}
 	if err := rt.ackWithRetry(item.LockToken, lease, fail); err != nil {
@@ -206,12 +208,14 @@ func (rt *Runtime) afterCommit(instance string, c *commit) {
 	if len(c.worker) > 0 {
 		wake(rt.p, duroxide.WorkerQueue)
 	}
-	now := time.Now()
+	now := rt.now()
 	immediate := false
 	for _, w := range c.orch {
 		if t, ok := w.(duroxide.TimerFiredItem); ok {
 			if d := time.UnixMilli(int64(t.FireAtMs)).Sub(now); d > 0 {
-				rt.wakeAt(d + 5*time.Millisecond)
+				if !rt.virtualClock() { // a virtual clock wakes us when it gets there
+					rt.wakeAt(d + 5*time.Millisecond)
+				}
 				continue
 			}
 		}
@@ -238,7 +242,7 @@ func (rt *Runtime) poisonOrchestration(item *duroxide.OrchestrationItem, lease *
 		details := duroxide.PoisonError{AttemptCount: item.AttemptCount, MaxAttempts: rt.opts.MaxAttempts, Message: *item.HistoryError,
 			MessageType: duroxide.PoisonMessageType{Kind: duroxide.PoisonFailedDeserialization, Instance: item.Instance,
 				ExecutionID: item.ExecutionID, Error: *item.HistoryError}}
-		ev := newEvent(99999, item.Instance, item.ExecutionID, nil, duroxide.OrchestrationFailed{Details: details})
+		ev := newEventAt(rt.now(), 99999, item.Instance, item.ExecutionID, nil, duroxide.OrchestrationFailed{Details: details})
 		_ = rt.ackWithRetry(item.LockToken, lease, duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID, HistoryDelta: []duroxide.Event{ev},
 			Metadata: duroxide.ExecutionMetadata{Status: ptr(duroxide.StatusFailed), Output: ptr(displayMessage(details)),
 				OrchestrationName: ptr(item.OrchestrationName), OrchestrationVersion: ptr(item.Version)}})
@@ -247,6 +251,7 @@ func (rt *Runtime) poisonOrchestration(item *duroxide.OrchestrationItem, lease *
 	details := duroxide.PoisonError{AttemptCount: item.AttemptCount, MaxAttempts: rt.opts.MaxAttempts, Message: marshalItems(item.Messages),
 		MessageType: duroxide.PoisonMessageType{Kind: duroxide.PoisonOrchestration, Instance: item.Instance, ExecutionID: item.ExecutionID}}
 	b := newHistoryBook(item.History)
+	b.now = rt.now
 	var parent *string
 	var parentID *uint64
 	if b.empty() {
@@ -262,7 +267,7 @@ func (rt *Runtime) poisonOrchestration(item *duroxide.OrchestrationItem, lease *
 				break
 			}
 		}
-		b.delta = append(b.delta, newEvent(1, item.Instance, item.ExecutionID, nil, s))
+		b.delta = append(b.delta, newEventAt(rt.now(), 1, item.Instance, item.ExecutionID, nil, s))
 		parent, parentID = s.ParentInstance, s.ParentID
 	} else {
 		parent, parentID = b.parentInstance, b.parentID

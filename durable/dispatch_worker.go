@@ -69,7 +69,7 @@ func (rt *Runtime) processNextWorkItem(workerID, sessionOwner string) (found boo
 		rt.poisonActivity(w)
 		return true, nil
 	}
-	fn, ok := rt.reg.resolveActivity(item.Name)
+	fn, ok := rt.resolveActivity(item.Name)
 	if !ok {
 		delay := rt.opts.UnregisteredBackoff.Delay(w.attempt)
 		rt.log.Warn("activity not registered, abandoning with backoff", "instance_id", item.Instance,

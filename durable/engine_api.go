@@ -225,6 +225,9 @@ type turnInput struct {
 	Version      string
 	WorkerID     string
 	Logger       *slog.Logger
+	// Now is the clock of timer fire times and event timestamps (nil:
+	// time.Now).
+	Now func() time.Time
 }
 
 // turnOutput is what the host commits for one turn.
@@ -248,6 +251,9 @@ func runTurn(in turnInput) turnOutput {
 		withPersistedHistoryLen(in.PersistedLen).
 		withKVSnapshot(in.KVSnapshot)
 	e.logger = in.Logger
+	if in.Now != nil {
+		e.now = in.Now
+	}
 	e.prepCompletions(in.Messages)
 	res := e.executeOrchestration(in.Handler, in.Input, in.Name, in.Version, in.WorkerID)
 	return turnOutput{

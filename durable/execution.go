@@ -33,11 +33,11 @@ func childInstanceID(parent, child string) string {
 	return child
 }
 
-// newEvent stamps an event the host writes (outside the engine).
-func newEvent(id uint64, instance string, executionID uint64, source *uint64, kind duroxide.EventKind) duroxide.Event {
+// newEventAt stamps an event the host writes (outside the engine) at now.
+func newEventAt(now time.Time, id uint64, instance string, executionID uint64, source *uint64, kind duroxide.EventKind) duroxide.Event {
 	return duroxide.Event{
 		EventID: id, SourceEventID: source, InstanceID: instance, ExecutionID: executionID,
-		TimestampMs: uint64(time.Now().UnixMilli()), DuroxideVersion: DuroxideVersion, Kind: kind,
+		TimestampMs: uint64(max(now.UnixMilli(), 0)), DuroxideVersion: DuroxideVersion, Kind: kind,
 	}
 }
 
@@ -54,6 +54,9 @@ type historyBook struct {
 	parentExecutionID    *uint64
 	completed, failed    bool
 	continuedAsNew       bool
+	// now stamps the events appended (nil: time.Now); a test
+	// environment's runtime gives its virtual clock.
+	now func() time.Time
 }
 
 func newHistoryBook(history []duroxide.Event) *historyBook {
@@ -103,7 +106,15 @@ func (b *historyBook) nextEventID() uint64 {
 }
 
 func (b *historyBook) append(instance string, executionID uint64, source *uint64, kind duroxide.EventKind) {
-	b.delta = append(b.delta, newEvent(b.nextEventID(), instance, executionID, source, kind))
+	b.delta = append(b.delta, newEventAt(b.clock(), b.nextEventID(), instance, executionID, source, kind))
+}
+
+// clock reads the book's clock.
+func (b *historyBook) clock() time.Time {
+	if b.now == nil {
+		return time.Now()
+	}
+	return b.now()
 }
 
 // pinnedVersion is the version recorded in history, nil for "0.0.0" (the
@@ -224,7 +235,7 @@ type commit struct {
 }
 
 // startedEvent is a new execution's first event.
-func startedEvent(instance string, executionID uint64, r *batch, version string) duroxide.Event {
+func startedEvent(b *historyBook, instance string, executionID uint64, r *batch, version string) duroxide.Event {
 	s := duroxide.OrchestrationStarted{Name: r.name, Version: version, Input: r.input,
 		ParentInstance: r.parentInstance, ParentID: r.parentID, ParentExecutionID: r.parentExecID}
 	if can, ok := r.start.(duroxide.ContinueAsNewItem); ok {
@@ -233,7 +244,7 @@ func startedEvent(instance string, executionID uint64, r *batch, version string)
 		}
 		s.InitialCustomStatus = can.InitialCustomStatus
 	}
-	return newEvent(1, instance, executionID, nil, s)
+	return newEventAt(b.clock(), 1, instance, executionID, nil, s)
 }
 
 // applyTurn runs the handler for one turn and folds its result into c
@@ -246,7 +257,7 @@ func (rt *Runtime) applyTurn(c *commit, instance string, r *batch, fn Orchestrat
 	out := runTurn(turnInput{
 		Instance: instance, ExecutionID: c.executionID, History: b.all(), PersistedLen: len(b.history),
 		Messages: r.completions, KVSnapshot: kv, Handler: fn, Input: input, Name: r.name, Version: version,
-		WorkerID: workerID, Logger: rt.log,
+		WorkerID: workerID, Logger: rt.log, Now: rt.now,
 	})
 	if out.CodeMismatch {
 		if msg := rt.nondeterministic(instance, c.executionID, r.name, version, out.Result.Details); msg != "" {

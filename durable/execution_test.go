@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -196,7 +197,7 @@ func TestAutoChildIDPerExecution(t *testing.T) {
 	orch := func(ctx *OrchestrationContext, _ string) (string, error) {
 		return ctx.ScheduleSubOrchestration("Child", "x").Await()
 	}
-	started := newEvent(1, "p", 2, nil, duroxide.OrchestrationStarted{Name: "O", Version: "1.0.0"})
+	started := newEventAt(time.UnixMilli(0), 1, "p", 2, nil, duroxide.OrchestrationStarted{Name: "O", Version: "1.0.0"})
 	e := newReplayEngine("p", 2, []duroxide.Event{started})
 	e.logger = slog.New(slog.DiscardHandler)
 	require.Equal(t, TurnContinue, e.executeOrchestration(orch, "", "O", "1.0.0", "w").Kind)

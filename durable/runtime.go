@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/duroxide-go/cdb/durable/internal/testhook"
 	"github.com/duroxide-go/cdb/duroxide"
 )
 
@@ -52,6 +54,14 @@ type Runtime struct {
 	timers   map[*time.Timer]struct{}
 	sessions sessionTracker
 
+	// now is the clock of timer fire times and event timestamps: time.Now,
+	// or a test environment's virtual clock (useHooks).
+	now func() time.Time
+	// hooks is what a test environment overrides (nil in production).
+	hooks *testhook.Hooks
+	// unsubscribe stops the virtual clock's wake-ups.
+	unsubscribe func()
+
 	// execIDs remembers each instance's current execution as this runtime
 	// last saw it, the source of a child's parent_execution_id in
 	// SubOrchCompleted/SubOrchFailed (duroxide's current_execution_ids).
@@ -87,7 +97,9 @@ func Start(ctx context.Context, p duroxide.Provider, reg *Registry, opts *Option
 		stop:     make(chan struct{}),
 		orchWake: newSignal(), workWake: newSignal(),
 		execIDs: map[string]uint64{}, blockedTurns: map[string]uint32{}, timers: map[*time.Timer]struct{}{},
+		now: time.Now, unsubscribe: func() {},
 	}
+	rt.useHooks(testhook.From(ctx))
 	rt.supported = duroxide.SemverRange{Min: duroxide.SemVer{}, Max: duroxide.MustParseSemVer(DuroxideVersion)}
 	if o.SupportedReplayVersions != nil {
 		rt.supported = *o.SupportedReplayVersions
@@ -153,6 +165,7 @@ func (rt *Runtime) Shutdown(ctx context.Context) error {
 		close(rt.stop)
 		rt.fetchCancel()
 		rt.unregister()
+		rt.unsubscribe()
 		rt.unobserve()
 		rt.stopTimers()
 		done := make(chan struct{})
@@ -293,4 +306,45 @@ func (rt *Runtime) executionID(instance string, current uint64) uint64 {
 		return id
 	}
 	return initialExecutionID
+}
+
+// useHooks applies a test environment's overrides (durable/testenv): its
+// virtual clock, whose moves wake the dispatchers, and its activity
+// doubles.
+func (rt *Runtime) useHooks(h *testhook.Hooks) {
+	if h == nil {
+		return
+	}
+	rt.hooks = h
+	if h.Now != nil {
+		rt.now = h.Now
+	}
+	if h.Subscribe != nil {
+		rt.unsubscribe = h.Subscribe(func() {
+			rt.orchWake.fire()
+			rt.workWake.fire()
+		})
+	}
+}
+
+// virtualClock reports whether a test environment drives the clock; it
+// wakes the dispatchers itself when timers come due.
+func (rt *Runtime) virtualClock() bool { return rt.hooks != nil && rt.hooks.Now != nil }
+
+// resolveActivity returns the activity to run for name: a test double if
+// one replaces it, else the registry's. UtcNow reads the runtime's clock.
+func (rt *Runtime) resolveActivity(name string) (ActivityFunc, bool) {
+	if rt.hooks != nil && rt.hooks.Activity != nil {
+		if fn, ok := rt.hooks.Activity(name); ok {
+			if af, ok := fn.(ActivityFunc); ok {
+				return af, true
+			}
+		}
+	}
+	if name == SyscallUtcNowMs && rt.virtualClock() {
+		return func(ActivityContext, string) (string, error) {
+			return strconv.FormatInt(rt.now().UnixMilli(), 10), nil
+		}, true
+	}
+	return rt.reg.resolveActivity(name)
 }

@@ -12,6 +12,10 @@
 // cannot store, documents over 2 MiB), with the same errors, so that unit
 // tests meet those refusals before production does; WithRelaxedLimits
 // turns that off.
+//
+// WithClock gives it a clock of your own; WorkState reports the work ready,
+// in flight and next due at that clock's now, which durable/testenv reads
+// to run orchestrations on a virtual clock.
 package memprovider
 
 import (
