@@ -98,8 +98,10 @@ type discoveryState struct {
 	window  atomic.Uint32
 }
 
-// slotsClause restricts discovery to slots (nil: all).
-func slotsClause(slots []uint8, params cosmos.QueryParams) (string, cosmos.QueryParams) {
+// slotsClause restricts discovery to slots (nil: all), and to the
+// session-bound items of the pinned instances whatever their slot: their
+// sessions are the fetcher's (ownedsessions.go).
+func slotsClause(slots []uint8, pinned []string, params cosmos.QueryParams) (string, cosmos.QueryParams) {
 	if slots == nil {
 		return "", params
 	}
@@ -107,7 +109,12 @@ func slotsClause(slots []uint8, params cosmos.QueryParams) (string, cosmos.Query
 	for i, s := range slots {
 		ints[i] = int(s)
 	}
-	return " AND ARRAY_CONTAINS(@slots, c.dispatchSlot)", params.Add("@slots", ints)
+	params = params.Add("@slots", ints)
+	if len(pinned) == 0 {
+		return " AND ARRAY_CONTAINS(@slots, c.dispatchSlot)", params
+	}
+	return " AND (ARRAY_CONTAINS(@slots, c.dispatchSlot) OR (ARRAY_CONTAINS(@pinned, c.instanceId) AND IS_DEFINED(c.sessionId) AND NOT IS_NULL(c.sessionId)))",
+		params.Add("@pinned", pinned)
 }
 
 // nextWindow returns the next rotating window of slots (nil: all slots).
@@ -130,20 +137,29 @@ func (st *discoveryState) nextWindow(slots []uint8) []uint8 {
 // discover returns candidates grouped by instance (orchestrator) or one per
 // item (worker), oldest first. Under a backlog it first polls the next slot
 // window; only if that yields nothing usable does it poll all slots, so a
-// fetch never comes back empty while visible work exists.
-func (p *Provider) discover(ctx context.Context, docType, extra string, params cosmos.QueryParams, perInstance bool, skip func(candidate) bool) ([]candidate, error) {
+// fetch never comes back empty while visible work exists. pinned, if not
+// nil, names the instances whose session-bound items are polled whatever
+// their slot (see slotsClause).
+func (p *Provider) discover(ctx context.Context, docType, extra string, params cosmos.QueryParams, perInstance bool, skip func(candidate) bool, pinned func(slots []uint8) []string) ([]candidate, error) {
 	slots, err := p.dispatcherSlots(ctx)
-	if err != nil || (slots != nil && len(slots) == 0) {
-		return nil, err // no slots: nothing to poll (e.g. more processes than slots)
+	if err != nil {
+		return nil, err
+	}
+	var pins []string
+	if pinned != nil {
+		pins = pinned(slots)
+	}
+	if slots != nil && len(slots) == 0 && len(pins) == 0 {
+		return nil, nil // no slots: nothing to poll (e.g. more processes than slots)
 	}
 	st := p.discovery[docType]
-	if st.backlog.Load() {
-		out, _, err := p.discoverIn(ctx, st.nextWindow(slots), docType, extra, params, perInstance, skip)
+	if st.backlog.Load() && (slots == nil || len(slots) > 0) {
+		out, _, err := p.discoverIn(ctx, st.nextWindow(slots), pins, docType, extra, params, perInstance, skip)
 		if err != nil || len(out) > 0 {
 			return out, err // still in backlog mode: the next fetch takes the next window
 		}
 	}
-	out, full, err := p.discoverIn(ctx, slots, docType, extra, params, perInstance, skip)
+	out, full, err := p.discoverIn(ctx, slots, pins, docType, extra, params, perInstance, skip)
 	if err == nil {
 		st.backlog.Store(full)
 	}
@@ -152,8 +168,8 @@ func (p *Provider) discover(ctx context.Context, docType, extra string, params c
 
 // discoverIn reads one page's worth of visible, unlocked entries of docType
 // in slots; full reports that the page was full (a backlog).
-func (p *Provider) discoverIn(ctx context.Context, slots []uint8, docType, extra string, params cosmos.QueryParams, perInstance bool, skip func(candidate) bool) (out []candidate, full bool, err error) {
-	clause, params := slotsClause(slots, params)
+func (p *Provider) discoverIn(ctx context.Context, slots []uint8, pinned []string, docType, extra string, params cosmos.QueryParams, perInstance bool, skip func(candidate) bool) (out []candidate, full bool, err error) {
+	clause, params := slotsClause(slots, pinned, params)
 	q := "SELECT c.id, c.instanceId, c.enqueuedAt, c.enqueueOrder, c._etag, c.sessionId, STARTSWITH(c.workItem, @start) AS isStart FROM c WHERE c.type = @type AND c.visibleAt <= @now AND " +
 		lockFree + " AND " + notStaged + clause + extra
 	params = params.Add("@type", docType).Add("@start", `{"StartOrchestration"`)

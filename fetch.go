@@ -72,7 +72,7 @@ func (p *Provider) FetchOrchestrationItem(ctx context.Context, lockTimeout, _ ti
 	now := p.now()
 	cands, err := p.discover(ctx, docOrchQueue, "", nil, true, func(c candidate) bool {
 		return p.busy.isBusy(c.instance, now) || (filter != nil && p.incompatible.isBusy(filterKey(c.instance, filter), now))
-	})
+	}, nil)
 	if err != nil {
 		return nil, duroxide.Wrap(op, err)
 	}

@@ -47,7 +47,11 @@ func (p *Provider) FetchWorkItem(ctx context.Context, lockTimeout, _ time.Durati
 		}
 	}
 	found := p.now()
-	cands, err := p.discover(ctx, docWorkerQueue, extra, params, false, nil)
+	var pinned func([]uint8) []string
+	if session != nil {
+		pinned = func(slots []uint8) []string { return p.owned.outside(session.OwnerID, slots, p.now()) }
+	}
+	cands, err := p.discover(ctx, docWorkerQueue, extra, params, false, nil, pinned)
 	if err != nil {
 		return nil, duroxide.Wrap(op, err)
 	}

@@ -43,6 +43,10 @@ type Provider struct {
 	turns           *turnCache     // state after this process's last turn per instance (turncache.go)
 	kept            workCandidates // untried work-item candidates of the last discovery (workcandidates.go)
 
+	// owned are the sessions this process's owners hold: their fetches
+	// poll them outside the process's slots (ownedsessions.go).
+	owned ownedSessions
+
 	closeOnce sync.Once
 	stop      chan struct{}
 	wg        sync.WaitGroup

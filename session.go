@@ -55,7 +55,7 @@ func (p *Provider) claimSession(ctx context.Context, inst, sid string, cfg *duro
 	// time usually has no session document yet. A 409 means it exists.
 	_, err := p.st.Create(ctx, inst, mustJSON(fresh))
 	if err == nil {
-		p.sessions.mark(key, time.UnixMilli(fresh.LockedUntil))
+		p.held(cfg.OwnerID, inst, id, fresh.LockedUntil)
 		return true, nil
 	}
 	if !errors.Is(err, cosmos.ErrConflict) {
@@ -78,10 +78,11 @@ func (p *Provider) claimSession(ctx context.Context, inst, sid string, cfg *duro
 		// Sessions are never released early (only by expiry), so it stays
 		// someone else's at least until then: skip it without reading.
 		p.foreignSessions.mark(key, time.UnixMilli(cur.LockedUntil).Add(p.skew()))
+		p.owned.release(cfg.OwnerID, id)
 		return false, nil
 	}
 	if cur.OwnerID == cfg.OwnerID && cur.LockedUntil > ms(now) {
-		p.sessions.mark(key, time.UnixMilli(cur.LockedUntil))
+		p.held(cfg.OwnerID, inst, id, cur.LockedUntil)
 		return true, nil // ours, and still locked: nothing to write
 	}
 	fresh.CreatedAt = cur.CreatedAt
@@ -90,9 +91,17 @@ func (p *Provider) claimSession(ctx context.Context, inst, sid string, cfg *duro
 		return false, nil
 	}
 	if err == nil {
-		p.sessions.mark(key, time.UnixMilli(fresh.LockedUntil))
+		p.held(cfg.OwnerID, inst, id, fresh.LockedUntil)
 	}
 	return err == nil, err
+}
+
+// held records that owner holds session document id of inst until the
+// lockedUntil value until (ms), for its fetches (p.sessions) and for
+// discovery outside this process's slots (p.owned).
+func (p *Provider) held(owner, inst, id string, until int64) {
+	p.sessions.mark(owner+"\x00"+id, time.UnixMilli(until))
+	p.owned.hold(owner, inst, id, time.UnixMilli(until))
 }
 
 // touchSessionOps adds the advisory lastActivity bump of an ack to its
@@ -154,11 +163,16 @@ func (p *Provider) RenewSessionLock(ctx context.Context, ownerIDs []string, exte
 	}
 	n := 0
 	for i := range sessions {
-		ok, err := p.renewSession(ctx, &sessions[i], ms(now.Add(extendFor)), renewable)
+		s := &sessions[i]
+		until := ms(now.Add(extendFor))
+		ok, err := p.renewSession(ctx, s, until, renewable)
 		if err != nil {
 			return n, duroxide.Wrap(op, err)
 		}
 		if ok {
+			// A restarted owner learns here the sessions its previous run
+			// held, and polls their items wherever their slots are.
+			p.owned.hold(s.OwnerID, s.InstanceID, s.ID, time.UnixMilli(until))
 			n++
 		}
 	}
