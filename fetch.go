@@ -308,10 +308,17 @@ func lockCondition(lapsed time.Time, filter *duroxide.DispatcherCapabilityFilter
 }
 
 func (p *Provider) addMessageLocks(b *cosmos.Batch, ids []string, token string, until time.Time) {
+	locked := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		if b.Len() >= cosmos.MaxBatchOps {
 			break // the rest wait for the next turn
 		}
+		if locked[id] {
+			// Each patched message comes back as one of the turn's
+			// messages: a repeated id would deliver it twice.
+			continue
+		}
+		locked[id] = true
 		var ops azcosmos.PatchOperations
 		// A message consumed after discovery leaves an orch_received
 		// marker under the same id (it stops redelivery); without the
