@@ -175,6 +175,7 @@ func (p *Provider) discoverIn(ctx context.Context, slots []uint8, pinned []strin
 	params = params.Add("@type", docType).Add("@start", `{"StartOrchestration"`)
 	var rows []discoveryRow
 	partial := map[string]bool{} // instances seen in a full page
+	seen := map[string]bool{}    // instance and id of every row taken
 	// The scan resumes where the previous fetch with the same query
 	// stopped (internal/cosmos/scan.go) and reads pages until it has one page's worth of
 	// rows to choose the oldest from, or its page budget is spent: pages
@@ -196,6 +197,15 @@ func (p *Provider) discoverIn(ctx context.Context, slots []uint8, pinned []strin
 			if json.Unmarshal(item, &r) != nil || r.InstanceID == "" {
 				continue
 			}
+			key := r.InstanceID + "\x00" + r.ID
+			if seen[key] {
+				// A step that resumed an older scan and started a new one
+				// reads again what the older one had read: one candidate
+				// id per message, or the lock batch hands a message to
+				// the turn twice.
+				continue
+			}
+			seen[key] = true
 			rows = append(rows, r)
 			// A full page may have cut an instance's messages short.
 			if len(items) >= p.opts.DiscoveryPageSize {

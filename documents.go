@@ -301,6 +301,13 @@ func variantOf(w duroxide.WorkItem) string {
 // shorter than this. Older markers are removed by the instance's next turn.
 const receivedRetention = time.Hour
 
+// markerLifetime is how long after its createdAt (the consuming
+// process's clock) a marker is removed by this process: the retention
+// plus MaxClockSkew, so that a process whose clock runs ahead does not
+// remove a marker before the retention has passed for its writer (a
+// keyed client write retried within the hour must still meet it).
+func (p *Provider) markerLifetime() time.Duration { return receivedRetention + p.skew() }
+
 // pendingTurn is recorded on the instance document between commit and
 // roll-forward.
 type pendingTurn struct {

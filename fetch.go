@@ -308,10 +308,17 @@ func lockCondition(lapsed time.Time, filter *duroxide.DispatcherCapabilityFilter
 }
 
 func (p *Provider) addMessageLocks(b *cosmos.Batch, ids []string, token string, until time.Time) {
+	locked := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		if b.Len() >= cosmos.MaxBatchOps {
 			break // the rest wait for the next turn
 		}
+		if locked[id] {
+			// Each patched message comes back as one of the turn's
+			// messages: a repeated id would deliver it twice.
+			continue
+		}
+		locked[id] = true
 		var ops azcosmos.PatchOperations
 		// A message consumed after discovery leaves an orch_received
 		// marker under the same id (it stops redelivery); without the
@@ -337,7 +344,7 @@ func (p *Provider) loadTurnState(ctx context.Context, lk *orchLock, item *duroxi
 	q := "SELECT * FROM c WHERE (c.type = 'history' AND c.executionId = @exec) OR c.type = 'kv' OR c.type = 'kv_delta'" +
 		" OR c.type = 'turn_journal' OR (IS_DEFINED(c.staged) AND NOT IS_NULL(c.staged))" +
 		" OR (c.type = 'orch_received' AND c.createdAt < @markersBefore)"
-	params := cosmos.QueryParams{}.Add("@exec", lk.doc.CurrentExecutionID).Add("@markersBefore", ms(p.now().Add(-receivedRetention)))
+	params := cosmos.QueryParams{}.Add("@exec", lk.doc.CurrentExecutionID).Add("@markersBefore", ms(p.now().Add(-p.markerLifetime())))
 	var hist []historyDoc
 	var garbage []string
 	var kvErr error

@@ -212,12 +212,12 @@ func (st *turnState) current(doc *instanceDoc, now time.Time) bool {
 
 // noteReceived records on the instance document how long the markers
 // this turn leaves (one per consumed cross-instance message) live.
-func noteReceived(doc *instanceDoc, lk *orchLock, now time.Time) {
+func noteReceived(doc *instanceDoc, lk *orchLock, now time.Time, lifetime time.Duration) {
 	for _, m := range lk.messages {
 		if m.OutboxKey == "" {
 			continue
 		}
-		until := ms(now.Add(receivedRetention))
+		until := ms(now.Add(lifetime))
 		if doc.ReceivedUntil == nil || *doc.ReceivedUntil < until {
 			doc.ReceivedUntil = &until
 		}

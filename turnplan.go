@@ -315,7 +315,7 @@ func (p *Provider) nextInstanceDoc(lk *orchLock, c duroxide.OrchestrationCommit,
 	doc.LockToken, doc.LockedUntil = nil, nil
 	doc.Blocked = nil // this turn replayed the history cleanly
 	doc.LastAckToken = lk.token
-	noteReceived(&doc, lk, now) // turncache.go
+	noteReceived(&doc, lk, now, p.markerLifetime()) // turncache.go
 	doc.UpdatedAt = ms(now)
 	return doc
 }

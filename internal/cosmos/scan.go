@@ -63,6 +63,10 @@ type ScanRequest struct {
 //
 // ended reports that the scan reached the end of the query in this call
 // (so everything it matched was handed to page, as of when it started).
+//
+// A step that resumed and then started a new scan may hand page a
+// document it already handed it in the same step (read by both scans):
+// callers that act once per document drop repeats.
 func (s *Store) Scan(ctx context.Context, cur *Cursor, r ScanRequest, page func(items [][]byte)) (ended bool, err error) {
 	params, token := cur.load(r.Text)
 	fresh := token == nil
