@@ -104,6 +104,10 @@ func (rt *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, le
 	fetched := newHistoryBook(item.History)
 	fetched.now = rt.now
 	r := readBatch(item.Messages, fetched, instance)
+	if !r.continueAsNew && awaitingSuccessor(item.History) {
+		rt.holdForSuccessor(item)
+		return
+	}
 	if (fetched.completed || fetched.failed || fetched.continuedAsNew) && !r.continueAsNew {
 		// A terminal instance: ack nothing, which drains the messages.
 		rt.ack(item, lease, &commit{executionID: item.ExecutionID, book: &historyBook{}})
@@ -139,6 +143,40 @@ func (rt *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, le
 	cancelInflightActivities(c, instance)
 	c.cancelled = dedupeCancelled(c.cancelled)
 	rt.ack(item, lease, c)
+}
+
+// awaitingSuccessor reports whether history's execution ended by
+// continuing as new and nothing ended it otherwise since (a poisoned
+// successor appends OrchestrationFailed): its ContinueAsNew item is still
+// queued, so messages fetched without it belong to the next execution.
+func awaitingSuccessor(history []duroxide.Event) bool {
+	for i := len(history) - 1; i >= 0; i-- {
+		switch history[i].Kind.(type) {
+		case duroxide.OrchestrationContinuedAsNew:
+			return true
+		case duroxide.OrchestrationCompleted, duroxide.OrchestrationFailed:
+			return false
+		}
+	}
+	return false
+}
+
+// holdForSuccessor gives back a batch fetched without the ContinueAsNew
+// item of an execution that already continued as new: the item was not
+// visible yet (backed off, written by a process whose clock runs ahead,
+// or enqueued after the fetch discovered the instance). Acking would
+// delete messages the next execution must receive, so they are abandoned
+// without counting the attempt, visible at once so that their order is
+// kept, and this slot pauses before fetching again so that waiting for a
+// late item does not spin.
+func (rt *Runtime) holdForSuccessor(item *duroxide.OrchestrationItem) {
+	rt.log.Debug("messages fetched without the continue-as-new item of a continued execution; keeping them for the next execution",
+		"instance_id", item.Instance, "execution_id", item.ExecutionID, "messages", len(item.Messages))
+	_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, 0, true)
+	select {
+	case <-rt.ctx.Done():
+	case <-time.After(rt.opts.MinPollInterval):
+	}
 }
 
 // resolve picks the handler: the exact version the start item or history

@@ -2,6 +2,7 @@ package durabletest
 
 import (
 	"context"
+	"log/slog"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -22,6 +23,7 @@ func continueAsNewTests() []sample {
 		{"old_execution_completions_are_ignored", oldExecutionCompletionsAreIgnored},
 		{"future_execution_completions_are_ignored", futureExecutionCompletionsAreIgnored},
 		{"continue_as_new_without_await", continueAsNewWithoutAwait},
+		{"continue_as_new_message_while_successor_hidden", continueAsNewMessageWhileSuccessorHidden},
 	}
 }
 
@@ -229,4 +231,45 @@ func continueAsNewWithoutAwait(e *env) {
 	e.startOrch("inst-can-no-await", "CANNoAwait", "0")
 	require.Equal(e.t, "done:2", e.completed("inst-can-no-await"))
 	require.Equal(e.t, []uint64{1, 2, 3}, e.executions("inst-can-no-await"))
+}
+
+// A message that arrives while the successor's ContinueAsNew item is not
+// yet visible (here: backed off by a runtime that lacks the new version;
+// in production also a skewed visibleAt or a fetch that discovered the
+// instance before the item existed) is fetched in a batch of its own,
+// against an execution that has already continued as new. It must stay
+// queued for the successor, never be acked away (issue: the canloop soak
+// lost such messages). Go-only; duroxide 0.1.31's
+// test_continue_as_new_unregistered_backoff asserts the same outcome.
+func continueAsNewMessageWhileSuccessorHidden(e *env) {
+	const inst = "can-hidden-successor"
+	logs := &logCapture{}
+	a := durable.NewRegistry()
+	must(e.t, a.AddOrchestrationVersion("CanHidden", "1.0.0", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		return "", ctx.ContinueAsNewVersioned("2.0.0", "next")
+	}))
+	backoff := durable.Backoff{Base: 2 * time.Second, Max: 2 * time.Second}
+	rt := e.start(a, &durable.Options{MinPollInterval: 10 * time.Millisecond, UnregisteredBackoff: backoff, Logger: slog.New(logs)})
+	require.NoError(e.t, e.client().StartOrchestrationVersion(e.ctx, inst, "CanHidden", "1.0.0", ""))
+	const unregistered = "orchestration not registered"
+	require.True(e.t, eventually(func() bool { return logs.count(slog.LevelWarn, unregistered) >= 1 }),
+		"the successor was never backed off")
+	e.enqueue(inst, "Data", "late")
+	// The next backoff ends 2 s later; by then the lone message has been
+	// fetched and handled by runtime A.
+	require.True(e.t, eventually(func() bool { return logs.count(slog.LevelWarn, unregistered) >= 2 }),
+		"the successor was not fetched again")
+	shutdownRuntime(e, rt)
+
+	b := durable.NewRegistry()
+	must(e.t, b.AddOrchestrationVersion("CanHidden", "1.0.0", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		return "", ctx.ContinueAsNewVersioned("2.0.0", "next")
+	}))
+	must(e.t, b.AddOrchestrationVersion("CanHidden", "2.0.0", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		d, err := ctx.DequeueEvent("Data").Await()
+		return "got:" + d, err
+	}))
+	e.start(b, &durable.Options{MinPollInterval: 10 * time.Millisecond})
+	require.Equal(e.t, "got:late", e.completed(inst))
+	require.Len(e.t, e.execHistory(inst, 1), 2, "execution 1 keeps only its start and its continue-as-new")
 }

@@ -1,0 +1,125 @@
+package cdb_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/duroxide-go/cdb"
+	"github.com/duroxide-go/cdb/durable"
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// A continue-as-new committed by a process whose clock runs ahead writes
+// the successor's ContinueAsNew item visible at its own "now": a process
+// whose clock runs behind cannot see it yet, but sees a queue message the
+// driver enqueued meanwhile, and fetches that message alone against the
+// execution that already continued as new. The message must reach the
+// successor (the chaos soak's canloop lost such messages, at every skew
+// and, through a fetch that discovered the instance before the item was
+// written, without skew too).
+func TestContinueAsNewItemFromAheadClockKeepsMessages(t *testing.T) {
+	const (
+		inst = "can-ahead"
+		skew = 3 * time.Second
+	)
+	ctx := t.Context()
+	h := newHarnessNoLag(t, cdb.Options{})
+	ahead := h.open(cdb.Options{MaxClockSkew: 2 * skew, Test: cdb.TestOptions{Now: func() time.Time { return time.Now().Add(skew) }}})
+	behind := h.open(cdb.Options{MaxClockSkew: 2 * skew})
+	c := durable.NewClient(behind)
+	require.NoError(t, c.StartOrchestrationVersion(ctx, inst, "Loop", "1.0.0", "first"))
+
+	// Execution 1, on the process that runs ahead: continue as new.
+	item := mustFetchOrch(t, ahead, inst)
+	started := hEvent(inst, 1, 1, duroxide.OrchestrationStarted{Name: "Loop", Version: "1.0.0", Input: "first"})
+	can := hEvent(inst, 1, 2, duroxide.OrchestrationContinuedAsNew{Input: "second"})
+	started.DuroxideVersion, can.DuroxideVersion = durable.DuroxideVersion, durable.DuroxideVersion
+	require.NoError(t, ahead.AckOrchestrationItem(ctx, item.LockToken, duroxide.OrchestrationCommit{
+		ExecutionID:  1,
+		HistoryDelta: []duroxide.Event{started, can},
+		OrchestratorItems: []duroxide.WorkItem{duroxide.ContinueAsNewItem{Instance: inst, Orchestration: "Loop", Input: "second",
+			Version: hptr("1.0.0"), CarryForwardEvents: []duroxide.CarryForwardEvent{}}},
+		Metadata: hStatus("Loop", duroxide.StatusContinuedAsNew, "second"),
+	}))
+	require.NoError(t, c.EnqueueEvent(ctx, inst, "q", "late"))
+
+	// The process that runs behind sees the message before the item.
+	reg := durable.NewRegistry()
+	require.NoError(t, reg.AddOrchestration("Loop", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		if in != "second" {
+			return "", ctx.ContinueAsNew("second")
+		}
+		v, err := ctx.DequeueEvent("q").Await()
+		return "got:" + v, err
+	}))
+	rt, err := durable.Start(ctx, behind, reg, &durable.Options{MinPollInterval: 10 * time.Millisecond, MaxIdlePollInterval: 50 * time.Millisecond})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = rt.Shutdown(sctx)
+	})
+	st, err := c.WaitForOrchestration(ctx, inst, time.Minute)
+	require.NoError(t, err, "the successor never received the message")
+	require.Equal(t, durable.StateCompleted, st.State, st.FailureMessage())
+	require.Equal(t, "got:late", st.Output)
+	execs, err := behind.ListExecutions(ctx, inst)
+	require.NoError(t, err)
+	require.Equal(t, []uint64{1, 2}, execs)
+}
+
+// Without any skew: a fetch discovers the instance by a message that
+// arrived during the execution's last turn, that turn commits its
+// continue-as-new (writing the ContinueAsNew item and unlocking the
+// instance), and only then does the fetch lock the instance and the
+// messages it discovered, which do not include the new item. The message
+// must still reach the successor.
+func TestContinueAsNewItemWrittenAfterDiscoveryKeepsMessages(t *testing.T) {
+	const inst = "can-discovered"
+	ctx := t.Context()
+	h := newHarnessNoLag(t, cdb.Options{})
+	c := durable.NewClient(h.p)
+	require.NoError(t, c.StartOrchestrationVersion(ctx, inst, "Loop", "1.0.0", "first"))
+	item := mustFetchOrch(t, h.p, inst) // execution 1's last turn begins
+	require.NoError(t, c.EnqueueEvent(ctx, inst, "q", "late"))
+
+	g := newGate(t)
+	lock := g.at(false, func(c cdb.Call) bool { return c.Op == cdb.OpBatch && c.PartitionKey == inst })
+	other := h.open(cdb.Options{Test: cdb.TestOptions{Hooks: g.hooks()}})
+	reg := durable.NewRegistry()
+	require.NoError(t, reg.AddOrchestration("Loop", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		if in != "second" {
+			return "", ctx.ContinueAsNew("second")
+		}
+		v, err := ctx.DequeueEvent("q").Await()
+		return "got:" + v, err
+	}))
+	rt, err := durable.Start(ctx, other, reg, &durable.Options{MinPollInterval: 10 * time.Millisecond, MaxIdlePollInterval: 50 * time.Millisecond})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = rt.Shutdown(sctx)
+	})
+	lock.wait(t) // the other process discovered the message and is about to lock
+
+	started := hEvent(inst, 1, 1, duroxide.OrchestrationStarted{Name: "Loop", Version: "1.0.0", Input: "first"})
+	can := hEvent(inst, 1, 2, duroxide.OrchestrationContinuedAsNew{Input: "second"})
+	started.DuroxideVersion, can.DuroxideVersion = durable.DuroxideVersion, durable.DuroxideVersion
+	require.NoError(t, h.p.AckOrchestrationItem(ctx, item.LockToken, duroxide.OrchestrationCommit{
+		ExecutionID:  1,
+		HistoryDelta: []duroxide.Event{started, can},
+		OrchestratorItems: []duroxide.WorkItem{duroxide.ContinueAsNewItem{Instance: inst, Orchestration: "Loop", Input: "second",
+			Version: hptr("1.0.0"), CarryForwardEvents: []duroxide.CarryForwardEvent{}}},
+		Metadata: hStatus("Loop", duroxide.StatusContinuedAsNew, "second"),
+	}))
+	lock.open()
+
+	st, err := c.WaitForOrchestration(ctx, inst, time.Minute)
+	require.NoError(t, err, "the successor never received the message")
+	require.Equal(t, durable.StateCompleted, st.State, st.FailureMessage())
+	require.Equal(t, "got:late", st.Output)
+}
