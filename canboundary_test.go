@@ -123,3 +123,33 @@ func TestContinueAsNewItemWrittenAfterDiscoveryKeepsMessages(t *testing.T) {
 	require.Equal(t, durable.StateCompleted, st.State, st.FailureMessage())
 	require.Equal(t, "got:late", st.Output)
 }
+
+// An abandon without delay gives the messages back as they were: a process
+// whose clock runs ahead must not move them into its own future, where a
+// process on time cannot see them while it sees later messages — which
+// then overtook them (the chaos soak at ±60 s saw a queue's messages
+// dequeued out of order, and an end marker dequeued before the message
+// sent ahead of it).
+func TestAbandonWithoutDelayKeepsMessageOrderAcrossClocks(t *testing.T) {
+	const inst = "abandon-order"
+	ctx := t.Context()
+	h := newHarnessNoLag(t, cdb.Options{})
+	ahead := h.open(cdb.Options{MaxClockSkew: time.Minute, Test: cdb.TestOptions{Now: func() time.Time { return time.Now().Add(30 * time.Second) }}})
+	onTime := h.open(cdb.Options{MaxClockSkew: time.Minute})
+	c := durable.NewClient(onTime)
+	require.NoError(t, c.StartOrchestrationVersion(ctx, inst, "Loop", "1.0.0", "x"))
+	require.NoError(t, c.EnqueueEvent(ctx, inst, "q", "m0"))
+
+	item := mustFetchOrch(t, ahead, inst)
+	require.NoError(t, ahead.AbandonOrchestrationItem(ctx, item.LockToken, 0, true))
+	require.NoError(t, c.EnqueueEvent(ctx, inst, "q", "m1"))
+
+	item = mustFetchOrch(t, onTime, inst)
+	var queued []string
+	for _, m := range item.Messages {
+		if q, ok := m.(duroxide.QueueMessageItem); ok {
+			queued = append(queued, q.Data)
+		}
+	}
+	require.Equal(t, []string{"m0", "m1"}, queued, "the abandoned message stays visible, ahead of the later one")
+}

@@ -437,7 +437,7 @@ func (p *Provider) releaseOrphan(ctx context.Context, lk *orchLock, created bool
 			b.Delete(m.ID, nil, cosmos.ErrNotFound)
 			dropped++
 		} else {
-			b.Patch(m.ID, unlockMessageOps(m.AttemptCount-1, ms(p.now())), nil)
+			b.Patch(m.ID, unlockMessageOps(m.AttemptCount-1, nil), nil)
 		}
 	}
 	if created {
@@ -462,7 +462,7 @@ func (p *Provider) releaseQuietly(ctx context.Context, lk *orchLock) {
 	b := cosmos.NewBatch(lk.instance)
 	b.Patch(instanceDocID(lk.instance), releaseOps(), &lk.etag)
 	for _, m := range lk.messages {
-		b.Patch(m.ID, unlockMessageOps(m.AttemptCount, ms(p.now())), nil)
+		b.Patch(m.ID, unlockMessageOps(m.AttemptCount, nil), nil)
 	}
 	if _, err := p.st.Execute(ctx, b, false); err != nil {
 		p.opts.Logger.Warn("releasing a lock after a failed fetch", "instance_id", lk.instance, "error", err)

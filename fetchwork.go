@@ -166,7 +166,7 @@ func (p *Provider) tryLockWorkItem(ctx context.Context, c candidate, lockTimeout
 		// so it does not block the queue, and reported.
 		p.opts.Logger.Error("work item cannot be decoded; left in the queue", "instance_id", c.instance, "item", id, "error", err)
 		etag := newEtag
-		if _, _, perr := p.st.Patch(ctx, c.instance, id, unlockMessageOps(doc.AttemptCount, ms(now.Add(undecodableBackoff))), &etag, false); perr != nil {
+		if _, _, perr := p.st.Patch(ctx, c.instance, id, unlockMessageOps(doc.AttemptCount, ptr(ms(now.Add(undecodableBackoff)))), &etag, false); perr != nil {
 			p.opts.Logger.Warn("releasing an undecodable work item", "item", id, "error", perr)
 		}
 		return nil, nil

@@ -166,13 +166,28 @@ func releaseOps() azcosmos.PatchOperations {
 	return ops
 }
 
-func unlockMessageOps(attempts uint32, visibleAt int64) azcosmos.PatchOperations {
+func unlockMessageOps(attempts uint32, visibleAt *int64) azcosmos.PatchOperations {
 	var ops azcosmos.PatchOperations
 	ops.AppendSet("/lockToken", jsonNull)
 	ops.AppendSet("/lockedUntil", jsonNull)
-	ops.AppendSet("/visibleAt", visibleAt)
+	if visibleAt != nil {
+		ops.AppendSet("/visibleAt", *visibleAt)
+	}
 	ops.AppendSet("/attemptCount", attempts)
 	return ops
+}
+
+// releaseVisibleAt is when released messages become visible again: a
+// delay moves them to now+delay; without one they keep their visibleAt,
+// already past when they were fetched. Writing now instead would move
+// them into this process's future, which a process whose clock runs
+// behind does not reach while it sees messages enqueued later: they would
+// overtake the released ones (and a queue is FIFO).
+func (p *Provider) releaseVisibleAt(delay time.Duration) *int64 {
+	if delay <= 0 {
+		return nil
+	}
+	return ptr(ms(p.now().Add(delay)))
 }
 
 // workLock is what this process remembers about a work item lock.

@@ -36,7 +36,7 @@ func (p *Provider) abandonOrchestrationItem(ctx context.Context, op, lockToken s
 		return err
 	}
 	defer unlock()
-	visible := ms(p.now().Add(max(delay, 0)))
+	visible := p.releaseVisibleAt(delay)
 	b := cosmos.NewBatch(lk.instance)
 	release := releaseOps()
 	if blocked != nil {
@@ -126,7 +126,7 @@ func (p *Provider) AbandonWorkItem(ctx context.Context, lockToken string, delay 
 	if ignoreAttempt && n > 0 {
 		n--
 	}
-	_, _, err = p.st.Patch(ctx, lk.instance, lk.itemID, unlockMessageOps(n, ms(p.now().Add(max(delay, 0)))), &lk.etag, false)
+	_, _, err = p.st.Patch(ctx, lk.instance, lk.itemID, unlockMessageOps(n, p.releaseVisibleAt(delay)), &lk.etag, false)
 	p.workLocks.drop(lockToken)
 	if errors.Is(err, cosmos.ErrPreconditionFailed) || errors.Is(err, cosmos.ErrNotFound) {
 		return errLockExpired(op)
