@@ -14,7 +14,7 @@ import (
 // package of the module, that reaches one.
 func TestVetTool(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the tool and the durable package")
+		t.Skip("skipped with -short, which asks for quick tests: this one builds the vet tool and runs go vet over the real durable package; .ci/run runs it")
 	}
 	bin := filepath.Join(t.TempDir(), "durablecheck")
 	build := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "./cmd/durablecheck")

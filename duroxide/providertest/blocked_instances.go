@@ -82,7 +82,7 @@ func testReadStatusMatchesSeparateReads(t *testing.T, f Factory) {
 	ctx, p := newProvider(t, f)
 	r, ok := p.(duroxide.StatusReader)
 	if !ok {
-		t.Skip("the provider is no duroxide.StatusReader (an optional capability)")
+		t.Skip("optional capability: the provider does not implement duroxide.StatusReader, so clients use the three separate reads, which the other blocked_instances behaviours check")
 	}
 	requireSame := func(instance, what string) *duroxide.InstanceStatus {
 		t.Helper()

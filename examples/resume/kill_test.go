@@ -37,7 +37,7 @@ func exampleEnv(dir string) []string {
 // completed exactly once.
 func TestResumeAfterKill9(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs the example twice")
+		t.Skip("skipped with -short, which asks for quick tests: this one builds the example and runs it twice with a SIGKILL between; `go test ./...` (the README command) and .ci/run run it")
 	}
 	dir := t.TempDir()
 	bin := filepath.Join(t.TempDir(), "resume")
