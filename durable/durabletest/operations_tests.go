@@ -1,6 +1,7 @@
 package durabletest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -22,6 +23,7 @@ func operationsTests() []sample {
 		{"purge_many_deletes_terminal_trees_and_keeps_running", purgeManyDeletesTerminalKeepsRunning},
 		{"bulk_reports_progress_per_page_and_honours_the_limit", bulkReportsProgressAndLimit},
 		{"bulk_refuses_invalid_input", bulkRefusesInvalidInput},
+		{"purge_many_reports_a_transient_failure_and_a_rerun_finishes", purgeManyTransientFailureThenRerun},
 	}
 }
 
@@ -208,4 +210,51 @@ func bulkRefusesInvalidInput(e *env) {
 	require.ErrorIs(e.t, err, duroxide.ErrInvalidInput)
 	_, err = c.Search(e.ctx, duroxide.InstanceQuery{ContinuationToken: "forged"})
 	require.ErrorIs(e.t, err, duroxide.ErrInvalidInput)
+}
+
+// failingDeletes is a provider whose admin fails DeleteInstance of one
+// instance with a retryable error, as a throttled or reset request would.
+type failingDeletes struct {
+	duroxide.Provider
+	fail string
+}
+
+func (f failingDeletes) Admin() duroxide.ProviderAdmin {
+	return failingDeleteAdmin{ProviderAdmin: f.Provider.Admin(), fail: f.fail}
+}
+
+type failingDeleteAdmin struct {
+	duroxide.ProviderAdmin
+	fail string
+}
+
+func (a failingDeleteAdmin) DeleteInstance(ctx context.Context, instance string, force bool) (*duroxide.DeleteInstanceResult, error) {
+	if instance == a.fail {
+		return nil, duroxide.Retryable("delete_instance", "injected: service unavailable")
+	}
+	return a.ProviderAdmin.DeleteInstance(ctx, instance, force)
+}
+
+func purgeManyTransientFailureThenRerun(e *env) {
+	e.start(opsRegistry(e), fastOptions(nil))
+	for i := range 4 {
+		e.startOrch(fmt.Sprintf("tf-%d", i), "Done", "out")
+	}
+	for i := range 4 {
+		e.completed(fmt.Sprintf("tf-%d", i))
+	}
+	q := duroxide.InstanceQuery{IDPrefix: "tf-", PageSize: 3}
+	res, err := durable.NewClient(failingDeletes{Provider: e.p, fail: "tf-2"}).PurgeMany(e.ctx, q, durable.BulkOptions{})
+	require.NoError(e.t, err, "one instance's failure does not stop the operation")
+	require.Equal(e.t, 3, res.Done)
+	require.Equal(e.t, 1, res.Failed)
+	require.Len(e.t, res.Errors, 1)
+	require.Equal(e.t, "tf-2", res.Errors[0].InstanceID)
+	require.ErrorIs(e.t, res.Errors[0].Err, duroxide.ErrRetryable, "the failure keeps its kind")
+	require.Equal(e.t, []string{"tf-2"}, e.searchIDs(q))
+
+	again, err := e.client().PurgeMany(e.ctx, q, durable.BulkOptions{})
+	require.NoError(e.t, err)
+	require.Equal(e.t, 1, again.Done, "running it again purges what is left, and only that")
+	require.Equal(e.t, []string{}, e.searchIDs(q))
 }
