@@ -73,6 +73,16 @@ func StateOf(status string, output *string, blocked bool) InstanceState {
 	return InstanceRunning
 }
 
+// ParseInstanceState reads a state as flags and URLs spell it ("failed",
+// any case); anything else is an ErrInvalidInput error.
+func ParseInstanceState(s string) (InstanceState, error) {
+	st := InstanceState(strings.ToLower(strings.TrimSpace(s)))
+	if !slices.Contains(InstanceStates(), st) {
+		return "", Kinded(ErrInvalidInput, "parse_instance_state", "unknown instance state %q (known: running, completed, failed, cancelled, suspended, blocked)", s)
+	}
+	return st, nil
+}
+
 // SearchOrder is the order of a search's results.
 type SearchOrder int
 
@@ -97,6 +107,21 @@ func (o SearchOrder) String() string {
 		return "any"
 	}
 	return "invalid"
+}
+
+// ParseSearchOrder reads an order as String spells it ("created-desc",
+// "created-asc", "any"; "" is the default); anything else is an
+// ErrInvalidInput error.
+func ParseSearchOrder(s string) (SearchOrder, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "created-desc":
+		return OrderCreatedDesc, nil
+	case "created-asc":
+		return OrderCreatedAsc, nil
+	case "any":
+		return OrderAny, nil
+	}
+	return 0, Kinded(ErrInvalidInput, "parse_search_order", "unknown order %q (known: created-desc, created-asc, any)", s)
 }
 
 // Search page sizes: PageSize 0 means DefaultSearchPageSize; more than
@@ -142,6 +167,7 @@ type InstanceQuery struct {
 	PageSize int
 	// ContinuationToken resumes a search where the previous page ended; it
 	// is valid only for the same criteria and order (PageSize may change).
+	// It is opaque but not secret: it holds a position, never data.
 	ContinuationToken string
 	// CountTotal asks for the number of matching instances as well, which
 	// costs a read of every match on stores without server-side counts.
