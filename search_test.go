@@ -2,11 +2,13 @@ package cdb_test
 
 import (
 	"fmt"
+	"net/http"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/duroxide-go/cdb"
+	"github.com/duroxide-go/cdb/cosmostest"
 	"github.com/duroxide-go/cdb/duroxide"
 )
 
@@ -105,5 +107,50 @@ func TestSearchRequestsPerPage(t *testing.T) {
 			require.LessOrEqual(t, total.Requests, int64(len(pages)+ranges), "%s: requests over the walk", tc.name)
 		}
 		t.Logf("%-22s total: %d pages, req %d, RU %.1f, docs %d, bytes %d", tc.name, len(pages), total.Requests, total.RU, total.Docs, total.Bytes)
+	}
+}
+
+// TestSearchPagesThroughThrottlingAndUnavailability: live faults on the
+// pages of a search. A throttled page (429) is sent again from its
+// continuation by the store; a page answered 503 fails the call with a
+// retryable error, and the caller's retry with the same token resumes at
+// the same place. Either way every instance is returned exactly once.
+func TestSearchPagesThroughThrottlingAndUnavailability(t *testing.T) {
+	t.Parallel()
+	const ranges, n = 8, 30
+	e := searchCostFixture(t, ranges, n)
+	resumed := func(r *http.Request) bool { return r.Header.Get("x-ms-continuation") != "" }
+	for _, o := range []duroxide.SearchOrder{duroxide.OrderAny, duroxide.OrderCreatedDesc} {
+		for _, status := range []int{http.StatusTooManyRequests, http.StatusServiceUnavailable} {
+			remove := e.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpQuery, Match: resumed, Status: status, Times: 4})
+			q := duroxide.InstanceQuery{OrderBy: o, PageSize: 4}
+			seen := map[string]int{}
+			failures := 0
+			for pages := 0; pages < 100; pages++ {
+				page, err := e.p.SearchInstances(t.Context(), q)
+				if err != nil {
+					require.ErrorIs(t, err, duroxide.ErrRetryable, "order %s, status %d", o, status)
+					failures++
+					continue // the caller's retry, same token
+				}
+				for _, s := range page.Instances {
+					seen[s.InstanceID]++
+				}
+				if page.ContinuationToken == "" {
+					break
+				}
+				q.ContinuationToken = page.ContinuationToken
+			}
+			remove()
+			require.Len(t, seen, n, "order %s, status %d: every instance", o, status)
+			for id, k := range seen {
+				require.Equal(t, 1, k, "order %s, status %d: %s returned %d times", o, status, id, k)
+			}
+			if status == http.StatusTooManyRequests {
+				require.Zero(t, failures, "throttling is retried inside the store")
+			} else {
+				require.NotZero(t, failures, "a 503 reaches the caller as a retryable error")
+			}
+		}
 	}
 }
