@@ -4,8 +4,8 @@ import (
 	"context"
 )
 
-// ProviderAdmin is the management contract: discovery, metrics, deletion
-// and pruning. Obtain it through Provider.Admin.
+// ProviderAdmin is the management contract: discovery, search, metrics,
+// deletion and pruning. Obtain it through Provider.Admin.
 type ProviderAdmin interface {
 	ListInstances(ctx context.Context) ([]string, error)
 	ListInstancesByStatus(ctx context.Context, status string) ([]string, error)
@@ -33,6 +33,10 @@ type ProviderAdmin interface {
 	DeleteInstanceBulk(ctx context.Context, filter InstanceFilter) (*DeleteInstanceResult, error)
 	PruneExecutions(ctx context.Context, instance string, options PruneOptions) (*PruneResult, error)
 	PruneExecutionsBulk(ctx context.Context, filter InstanceFilter, options PruneOptions) (*PruneResult, error)
+	// SearchInstances returns one page of the instances q selects, in
+	// q.OrderBy; q.Validate's errors and a token that is not a
+	// continuation of the same search are ErrInvalidInput (search.go).
+	SearchInstances(ctx context.Context, q InstanceQuery) (*InstancePage, error)
 }
 
 // InstanceInfo describes an instance.

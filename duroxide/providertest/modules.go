@@ -16,6 +16,7 @@ var modules = []module{
 	{"error_handling", errorHandlingTests},
 	{"instance_creation", instanceCreationTests},
 	{"instance_locking", instanceLockingTests},
+	{"instance_search", instanceSearchTests},
 	{"kv_store", kvStoreTests},
 	{"lock_expiration", lockExpirationTests},
 	{"long_polling", longPollingTests},
