@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/duroxide-go/cdb/durable"
 	"github.com/duroxide-go/cdb/internal/ops"
@@ -247,5 +248,9 @@ func clip(s string) string {
 	if len(s) <= maxDetail {
 		return s
 	}
-	return s[:maxDetail] + "… (" + strconv.Itoa(len(s)) + " bytes)"
+	n := maxDetail
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "… (" + strconv.Itoa(len(s)) + " bytes)"
 }

@@ -14,31 +14,37 @@ type Detail struct {
 	Summary
 	// State is the client's view of the latest execution: Running,
 	// Completed, Failed, Blocked, NotFound.
-	State string
+	State string `json:"state"`
 	// Output is a completed instance's output.
-	Output string
+	Output string `json:"output,omitempty"`
 	// Failure is a failed instance's failure text.
-	Failure string
+	Failure string `json:"failure,omitempty"`
 	// BlockedReason says why a Blocked instance is held back.
-	BlockedReason string
+	BlockedReason string `json:"blocked_reason,omitempty"`
+	// Waiting says why a started instance has not run yet (State
+	// Pending), e.g. that no runtime has its orchestration registered.
+	Waiting string `json:"waiting,omitempty"`
 	// CustomStatus is the latest custom status; nil when none.
-	CustomStatus *string
+	CustomStatus *string `json:"custom_status"`
 	// KV is the instance's key-value store, sorted by key.
-	KV []KeyValue
+	KV []KeyValue `json:"kv"`
 	// Executions are the instance's executions, oldest first.
-	Executions []Execution
+	Executions []Execution `json:"executions"`
 	// Children are the ids of the instance's descendants.
-	Children []string
+	Children []string `json:"children,omitempty"`
 }
 
 // KeyValue is one KV entry.
-type KeyValue struct{ Key, Value string }
+type KeyValue struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
 
 // Execution is one execution of an instance and its history.
 type Execution struct {
-	ID       uint64
-	Status   string
-	Timeline []Entry
+	ID       uint64  `json:"id"`
+	Status   string  `json:"status"`
+	Timeline []Entry `json:"timeline"`
 }
 
 // Terminal reports whether the instance has completed or failed.
@@ -48,6 +54,9 @@ func (d *Detail) Terminal() bool { return d.State == "Completed" || d.State == "
 // their timelines, and descendants.
 func (s *Service) Instance(ctx context.Context, instance string) (*Detail, error) {
 	info, err := s.c.GetInstanceInfo(ctx, instance)
+	if isNotFound(err) {
+		return s.pending(ctx, instance, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -73,6 +82,23 @@ func (s *Service) Instance(ctx context.Context, instance string) (*Detail, error
 		}
 	}
 	return d, nil
+}
+
+// StatePending is the State of an instance whose start is queued but has
+// not run yet.
+const StatePending = "Pending"
+
+// pending describes an instance that has no stored execution yet: its
+// start is queued (Waiting may say why it has not run), or notFound.
+func (s *Service) pending(ctx context.Context, instance string, notFound error) (*Detail, error) {
+	st, err := s.c.GetOrchestrationStatus(ctx, instance)
+	if err != nil {
+		return nil, err
+	}
+	if st.State != durable.StateNotFound || st.Waiting == "" {
+		return nil, notFound
+	}
+	return &Detail{Summary: Summary{ID: instance, Status: StatePending}, State: StatePending, Waiting: st.Waiting}, nil
 }
 
 func (s *Service) readKV(ctx context.Context, d *Detail) error {

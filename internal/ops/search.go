@@ -42,18 +42,23 @@ type Query struct {
 
 // Summary is one instance in a search result.
 type Summary struct {
-	ID, Name, Version, Status, Parent string
-	ExecutionID                       uint64
-	Created, Updated                  time.Time
+	ID          string    `json:"id"`
+	Name        string    `json:"orchestration"`
+	Version     string    `json:"version,omitempty"`
+	Status      string    `json:"status"`
+	Parent      string    `json:"parent,omitempty"`
+	ExecutionID uint64    `json:"execution_id"`
+	Created     time.Time `json:"created"`
+	Updated     time.Time `json:"updated"`
 }
 
 // Page is one page of a search.
 type Page struct {
-	Instances []Summary
+	Instances []Summary `json:"instances"`
 	// Next continues the search; empty on the last page.
-	Next string
+	Next string `json:"next,omitempty"`
 	// Total counts every instance the query matches.
-	Total int
+	Total int `json:"total"`
 }
 
 // Search returns one page of the instances q selects, newest first.
@@ -70,7 +75,7 @@ func (s *Service) Search(ctx context.Context, q Query) (*Page, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Page{Total: len(all)}
+	p := &Page{Instances: []Summary{}, Total: len(all)}
 	if offset < len(all) {
 		end := min(offset+size, len(all))
 		p.Instances = all[offset:end]

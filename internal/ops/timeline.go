@@ -9,26 +9,26 @@ import (
 
 // Entry is one event of an execution's history as the tools show it.
 type Entry struct {
-	EventID uint64
+	EventID uint64 `json:"event_id"`
 	// At is when the event was written; Offset is At minus the
 	// execution's start.
-	At     time.Time
-	Offset time.Duration
+	At     time.Time     `json:"at"`
+	Offset time.Duration `json:"offset_ns"`
 	// Kind is the event's type ("ActivityScheduled", ...).
-	Kind string
+	Kind string `json:"kind"`
 	// Name is what the event is about: an activity, orchestration, event
 	// or queue name, a KV key.
-	Name string
+	Name string `json:"name,omitempty"`
 	// Detail is the event's payload: input, result, failure, reason.
-	Detail string
+	Detail string `json:"detail,omitempty"`
 	// Duration is, for an outcome (completed, failed, fired), the time
 	// since the event it answers (its SourceEventID); 0 otherwise.
-	Duration time.Duration
+	Duration time.Duration `json:"duration_ns,omitempty"`
 	// Failed marks failures.
-	Failed bool
+	Failed bool `json:"failed,omitempty"`
 	// Child is the full instance id of a sub-orchestration this event
 	// schedules; empty otherwise.
-	Child string
+	Child string `json:"child,omitempty"`
 }
 
 // Timeline turns instance's execution history into entries.
