@@ -1,6 +1,7 @@
 package dashboard_test
 
 import (
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -103,6 +104,21 @@ func TestCancelThroughConfirmation(t *testing.T) {
 	st := e.waitFor("w-1", (*durable.OrchestrationStatus).IsTerminal)
 	if st.FailureMessage() != "canceled: stuck" {
 		t.Fatalf("after cancel: %v %q", st.State, st.FailureMessage())
+	}
+}
+
+func TestActionsAreLogged(t *testing.T) {
+	e := newEnv(t)
+	e.run("w-1", "Wait", "approval")
+	var buf strings.Builder
+	b := newDashboard(t, e, dashboard.Options{Log: slog.New(slog.NewTextHandler(&buf, nil))})
+	token := b.confirm("w-1", "cancel")
+	b.post("/instances/w-1/cancel", url.Values{"csrf": {token}}, nil)
+	b.post("/instances/nope/cancel", url.Values{"csrf": {token}}, nil)
+	log := buf.String()
+	if !strings.Contains(log, "instance=w-1 action=cancel error=<nil>") ||
+		!strings.Contains(log, `instance=nope action=cancel error="`) {
+		t.Fatalf("log:\n%s", log)
 	}
 }
 

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -141,7 +142,11 @@ func FailureText(d duroxide.ErrorDetails) string {
 		}
 		return "nondeterministic in " + v.Resource
 	case duroxide.PoisonError:
-		return "poison: " + v.Message
+		what := string(v.MessageType.Kind)
+		if v.MessageType.ActivityName != "" {
+			what += " " + v.MessageType.ActivityName
+		}
+		return fmt.Sprintf("poison: %s message failed %d of %d attempts: %s", what, v.AttemptCount, v.MaxAttempts, v.Message)
 	case nil:
 		return ""
 	}

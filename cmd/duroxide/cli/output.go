@@ -129,7 +129,7 @@ func writeDetail(w io.Writer, d *ops.Detail, full bool) {
 
 func writeTimeline(w io.Writer, tl []ops.Entry, full bool) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  #\tAT\t+\tEVENT\tNAME\tTOOK\tDETAIL")
+	fmt.Fprintln(tw, "  #\tAT\tELAPSED\tEVENT\tNAME\tTOOK\tDETAIL")
 	for _, e := range tl {
 		detail := clip(e.Detail, full)
 		if e.Failed {
