@@ -15,6 +15,8 @@ import (
 
 	"github.com/duroxide-go/cdb/dashboard"
 	"github.com/duroxide-go/cdb/durable"
+	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/embedded"
 	"github.com/duroxide-go/cdb/memprovider"
 )
 
@@ -59,9 +61,21 @@ type env struct {
 	c *durable.Client
 }
 
-func newEnv(t *testing.T) *env {
+// newEnv runs on a memprovider.
+func newEnv(t *testing.T) *env { return newEnvOn(t, memprovider.New()) }
+
+// newCosmosEnv runs on the Cosmos DB provider over an in-memory
+// in-process cosmostest (embedded.Open with InMemory).
+func newCosmosEnv(t *testing.T) *env {
 	t.Helper()
-	p := memprovider.New()
+	st, err := embedded.Open(t.Context(), &embedded.Options{InMemory: true, Log: io.Discard})
+	must(t, err)
+	t.Cleanup(func() { must(t, st.Close()) })
+	return newEnvOn(t, st.Provider)
+}
+
+func newEnvOn(t *testing.T, p duroxide.Provider) *env {
+	t.Helper()
 	rt, err := durable.Start(t.Context(), p, registry(t), nil)
 	must(t, err)
 	t.Cleanup(func() { must(t, rt.Shutdown(context.Background())) })

@@ -38,7 +38,11 @@ func assertEscaped(t *testing.T, what, body string) {
 }
 
 func TestHostileValuesAreEscaped(t *testing.T) {
-	e := newEnv(t)
+	t.Run("memory", func(t *testing.T) { testHostileValues(t, newEnv(t)) })
+	t.Run("cosmostest", func(t *testing.T) { testHostileValues(t, newCosmosEnv(t)) })
+}
+
+func testHostileValues(t *testing.T, e *env) {
 	var ids []string
 	for i, h := range hostile {
 		// The id, the input, the output, the custom status and a KV key and
@@ -81,8 +85,21 @@ func TestHostileValuesAreEscaped(t *testing.T) {
 	// The ids, path-escaped, reach their own pages: '/', '?', '#' and '%'
 	// stay in the one path segment.
 	_, body = b.get("/instances/" + url.PathEscape(ids[0]))
-	if !strings.Contains(body, "&lt;script&gt;alert(&#34;xss&#34;)&lt;/script&gt;/a?q=1#frag%41-echo") {
-		t.Fatalf("the first id is not shown as text:\n%s", body)
+	esc := "&lt;script&gt;alert(&#34;xss&#34;)&lt;/script&gt;"
+	for _, want := range []string{
+		esc + "/a?q=1#frag%41-echo",         // the id
+		`id="state">Completed`,              // the KV key was accepted
+		"<td><code>" + esc + "</code></td>", // the KV key
+		`id="custom-status">` + esc,         // the custom status
+		`id="output">` + esc,                // the output
+	} {
+		if !strings.Contains(body, want) {
+			t.Fatalf("the echo page lacks %q:\n%s", want, body)
+		}
+	}
+	_, body = b.get("/instances/" + url.PathEscape(ids[2]))
+	if !strings.Contains(body, "ExternalSubscribed") || !strings.Contains(body, "<td>"+esc+"</td>") {
+		t.Fatalf("the wait page lacks the escaped event name:\n%s", body)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/duroxide-go/cdb/cmd/duroxide/cli"
 	"github.com/duroxide-go/cdb/durable"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/embedded"
 	"github.com/duroxide-go/cdb/memprovider"
 )
 
@@ -48,16 +49,28 @@ func opsRegistry(t *testing.T) *durable.Registry {
 	return reg
 }
 
-// opsEnv is a runtime over a memprovider, driven through the CLI.
+// opsEnv is a runtime over a provider, driven through the CLI.
 type opsEnv struct {
 	t *testing.T
-	p *memprovider.Provider
+	p duroxide.Provider
 	c *durable.Client
 }
 
-func newOpsEnv(t *testing.T) *opsEnv {
+// newOpsEnv runs on a memprovider.
+func newOpsEnv(t *testing.T) *opsEnv { return newOpsEnvOn(t, memprovider.New()) }
+
+// newCosmosEnv runs on the Cosmos DB provider over an in-memory
+// in-process cosmostest (embedded.Open with InMemory).
+func newCosmosEnv(t *testing.T) *opsEnv {
 	t.Helper()
-	p := memprovider.New()
+	st, err := embedded.Open(t.Context(), &embedded.Options{InMemory: true, Log: io.Discard})
+	must(t, err)
+	t.Cleanup(func() { must(t, st.Close()) })
+	return newOpsEnvOn(t, st.Provider)
+}
+
+func newOpsEnvOn(t *testing.T, p duroxide.Provider) *opsEnv {
+	t.Helper()
 	rt, err := durable.Start(t.Context(), p, opsRegistry(t), nil)
 	must(t, err)
 	t.Cleanup(func() { must(t, rt.Shutdown(context.Background())) })
@@ -381,4 +394,44 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// TestOnCosmos: the operator's path on the Cosmos DB provider (over
+// cosmostest): find the failed instance, read its timeline, unstick a
+// waiting one, cancel and purge the rest by filter.
+func TestOnCosmos(t *testing.T) {
+	e := newCosmosEnv(t)
+	e.start("Fail", "disk on fire", "bad-1")
+	e.start("Wait", "approval", "w-1", "w-2", "w-3")
+	e.start("Echo", "hello", "ok-1")
+
+	out, errOut := e.want(cli.ExitOK, "list", "-status", "Failed")
+	if !strings.Contains(out, "bad-1") || strings.Contains(out, "w-1") || !strings.Contains(errOut, "1 of 1 matching") {
+		t.Fatalf("list:\n%s\n%s", out, errOut)
+	}
+	out, _ = e.want(cli.ExitOK, "show", "bad-1")
+	if !strings.Contains(out, "FAILED: disk on fire") || !strings.Contains(out, "ActivityFailed") {
+		t.Fatalf("show:\n%s", out)
+	}
+	out, _ = e.want(cli.ExitOK, "show", "ok-1")
+	if !strings.Contains(out, "Custom status  hello") || !strings.Contains(out, "k = hello") {
+		t.Fatalf("show:\n%s", out)
+	}
+	e.want(cli.ExitOK, "raise", "w-1", "approval", "yes")
+	if st := e.terminal("w-1"); st.Output != "yes" {
+		t.Fatalf("raise: %v %q", st.State, st.Output)
+	}
+	out, errOut = e.want(cli.ExitOK, "cancel", "-status", "Running", "-prefix", "w-", "-progress")
+	if !strings.Contains(out, "2 of 2 succeeded") || !strings.Contains(errOut, "2/2 cancel") {
+		t.Fatalf("bulk cancel:\n%s\n%s", out, errOut)
+	}
+	for _, id := range []string{"w-2", "w-3"} {
+		e.terminal(id)
+	}
+	out, _ = e.want(cli.ExitOK, "purge", "-prefix", "w-")
+	if !strings.Contains(out, "3 of 3 succeeded") {
+		t.Fatalf("purge:\n%s", out)
+	}
+	e.want(cli.ExitNotFound, "show", "w-2")
+	e.want(cli.ExitNotSupported, "rewind", "bad-1")
 }
