@@ -17,9 +17,6 @@ import (
 // maxDetail bounds a payload shown in full in the timeline.
 const maxDetail = 4096
 
-// statuses are offered by the list's status filter.
-var statuses = []string{"Running", "Completed", "Failed", "ContinuedAsNew"}
-
 func (h *handler) funcs() template.FuncMap {
 	return template.FuncMap{
 		"instURL":    h.instanceURL,
@@ -28,6 +25,7 @@ func (h *handler) funcs() template.FuncMap {
 		"dur":        formatDuration,
 		"ts":         formatTime,
 		"clip":       clip,
+		"lower":      strings.ToLower,
 	}
 }
 
@@ -48,7 +46,7 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err)
 		return
 	}
-	data := map[string]any{"Page": page, "Form": form, "Statuses": statuses, "Done": r.URL.Query().Get("done"),
+	data := map[string]any{"Page": page, "Form": form, "Statuses": ops.States, "Done": r.URL.Query().Get("done"),
 		"DoneID": r.URL.Query().Get("id")}
 	if page.Next != "" {
 		next := url.Values{}
@@ -69,6 +67,7 @@ func parseQuery(v url.Values) (ops.Query, map[string]string, error) {
 	for _, k := range []string{"name", "status", "prefix", "parent", "after", "before", "size"} {
 		form[k] = strings.TrimSpace(v.Get(k))
 	}
+	form["status"] = strings.ToLower(form["status"])
 	q := ops.Query{Name: form["name"], Status: form["status"], Prefix: form["prefix"], Parent: form["parent"],
 		PageToken: v.Get("page")}
 	var err error

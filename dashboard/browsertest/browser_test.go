@@ -175,10 +175,10 @@ func TestOperatorFlows(t *testing.T) {
 	s.run("open the list", chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#instances")))
 	s.shot("01-instances")
 	s.run("filter by status",
-		chromedp.SetValue(chromedp.CSS("#f-status"), "Failed"),
+		chromedp.SetValue(chromedp.CSS("#f-status"), "failed"),
 		chromedp.Click(chromedp.CSS("#f-apply")),
 		// The server marks the option selected only on the filtered page.
-		chromedp.WaitReady(chromedp.Search(`//select[@id="f-status"]/option[@selected and text()="Failed"]`)),
+		chromedp.WaitReady(chromedp.Search(`//select[@id="f-status"]/option[@selected and text()="failed"]`)),
 	)
 	if got := s.text("count", "#count"); got != "1 matching" {
 		t.Fatalf("after filtering: %q", got)

@@ -98,7 +98,7 @@ func (s *Service) pending(ctx context.Context, instance string, notFound error) 
 	if st.State != durable.StateNotFound || st.Waiting == "" {
 		return nil, notFound
 	}
-	return &Detail{Summary: Summary{ID: instance, Status: StatePending}, State: StatePending, Waiting: st.Waiting}, nil
+	return &Detail{Summary: Summary{ID: instance, State: "pending", Status: StatePending}, State: StatePending, Waiting: st.Waiting}, nil
 }
 
 func (s *Service) readKV(ctx context.Context, d *Detail) error {

@@ -24,7 +24,8 @@ const MaxPageSize = 1000
 type Query struct {
 	// Name is the orchestration name (exact).
 	Name string
-	// Status is the instance status (Running, Completed, Failed, ...),
+	// Status is the instance's state (running, completed, failed,
+	// cancelled; see States) or its stored status (ContinuedAsNew),
 	// matched case-insensitively.
 	Status string
 	// Prefix is an instance id prefix.
@@ -42,9 +43,12 @@ type Query struct {
 
 // Summary is one instance in a search result.
 type Summary struct {
-	ID          string    `json:"id"`
-	Name        string    `json:"orchestration"`
-	Version     string    `json:"version,omitempty"`
+	ID      string `json:"id"`
+	Name    string `json:"orchestration"`
+	Version string `json:"version,omitempty"`
+	// State is the coarse state (see States); Status the stored status of
+	// the current execution behind it.
+	State       string    `json:"state"`
 	Status      string    `json:"status"`
 	Parent      string    `json:"parent,omitempty"`
 	ExecutionID uint64    `json:"execution_id"`
@@ -123,13 +127,44 @@ func (s *Service) matching(ctx context.Context, q Query) ([]Summary, error) {
 	return out, nil
 }
 
-// candidates lists the ids to check: by status when the query names a
-// stored status, else all.
-func (s *Service) candidates(ctx context.Context, q Query) ([]string, error) {
-	for _, st := range []string{duroxide.StatusRunning, duroxide.StatusCompleted, duroxide.StatusFailed} {
-		if strings.EqualFold(q.Status, st) {
-			return s.c.ListInstancesByStatus(ctx, st)
+// The states a search filters by, as the Client's search will name them.
+const (
+	StateRunning   = "running"
+	StateCompleted = "completed"
+	StateFailed    = "failed"
+	StateCancelled = "cancelled"
+)
+
+// States lists the states a Query's Status may name.
+var States = []string{StateRunning, StateCompleted, StateFailed, StateCancelled}
+
+// cancelledPrefix starts the stored output of a cancelled instance: the
+// failure's display text, "canceled: <reason>".
+const cancelledPrefix = "canceled: "
+
+// stateOf classifies an instance from its stored status and output.
+func stateOf(status string, output *string) string {
+	switch status {
+	case duroxide.StatusCompleted:
+		return StateCompleted
+	case duroxide.StatusFailed:
+		if output != nil && strings.HasPrefix(*output, cancelledPrefix) {
+			return StateCancelled
 		}
+		return StateFailed
+	}
+	return StateRunning
+}
+
+// candidates lists the ids to check: those of the one stored status the
+// query's state needs, else all.
+func (s *Service) candidates(ctx context.Context, q Query) ([]string, error) {
+	stored := map[string]string{
+		StateRunning: duroxide.StatusRunning, StateCompleted: duroxide.StatusCompleted,
+		StateFailed: duroxide.StatusFailed, StateCancelled: duroxide.StatusFailed,
+	}[strings.ToLower(q.Status)]
+	if stored != "" {
+		return s.c.ListInstancesByStatus(ctx, stored)
 	}
 	return s.c.ListAllInstances(ctx)
 }
@@ -137,7 +172,7 @@ func (s *Service) candidates(ctx context.Context, q Query) ([]string, error) {
 func (q Query) matches(s Summary) bool {
 	switch {
 	case q.Name != "" && s.Name != q.Name,
-		q.Status != "" && !strings.EqualFold(s.Status, q.Status),
+		q.Status != "" && !q.statusMatches(s),
 		q.Prefix != "" && !strings.HasPrefix(s.ID, q.Prefix),
 		q.Parent != "" && s.Parent != q.Parent,
 		!q.CreatedAfter.IsZero() && s.Created.Before(q.CreatedAfter),
@@ -145,6 +180,14 @@ func (q Query) matches(s Summary) bool {
 		return false
 	}
 	return true
+}
+
+// statusMatches matches a state by name, else the stored status.
+func (q Query) statusMatches(s Summary) bool {
+	if slices.Contains(States, strings.ToLower(q.Status)) {
+		return strings.EqualFold(s.State, q.Status)
+	}
+	return strings.EqualFold(s.Status, q.Status)
 }
 
 func (q Query) page() (size, offset int, err error) {
@@ -179,7 +222,7 @@ func decodeToken(t string) (int, error) {
 func summarize(info *duroxide.InstanceInfo) Summary {
 	s := Summary{
 		ID: info.InstanceID, Name: info.OrchestrationName, Version: info.OrchestrationVersion,
-		Status: info.Status, ExecutionID: info.CurrentExecutionID,
+		State: stateOf(info.Status, info.Output), Status: info.Status, ExecutionID: info.CurrentExecutionID,
 		Created: msTime(info.CreatedAt), Updated: msTime(info.UpdatedAt),
 	}
 	if info.ParentInstanceID != nil {

@@ -106,8 +106,8 @@ const usage = `usage:
                                         write stored histories as a JSON export (default stdout)
   duroxide replay [-export FILE | export filters] [-v]
                                         check the orchestration code against stored histories
-filters: -name NAME -status STATUS -prefix ID_PREFIX -parent ID -created-after T -created-before T
-  (T: RFC 3339, or a duration ago such as 24h)
+filters: -name NAME -status STATE -prefix ID_PREFIX -parent ID -created-after T -created-before T
+  (STATE: running, completed, failed, cancelled; T: RFC 3339, or a duration ago such as 24h)
 export filters: -orchestration NAME -status STATUS -prefix ID_PREFIX -all-executions
 The store: the Cosmos DB account of COSMOS_ENDPOINT (with COSMOS_KEY, or Entra ID without it) or
 COSMOS_CONNECTION_STRING, with COSMOS_DATABASE and COSMOS_CONTAINER; without one, the in-process

@@ -67,7 +67,7 @@ type filters struct {
 
 func (f *filters) add(fs *flag.FlagSet) {
 	fs.StringVar(&f.q.Name, "name", "", "orchestration name")
-	fs.StringVar(&f.q.Status, "status", "", "status: Running, Completed, Failed, ContinuedAsNew")
+	fs.StringVar(&f.q.Status, "status", "", "state: "+strings.Join(ops.States, ", "))
 	fs.StringVar(&f.q.Prefix, "prefix", "", "instance id prefix")
 	fs.StringVar(&f.q.Parent, "parent", "", "parent instance id (sub-orchestrations)")
 	fs.StringVar(&f.after, "created-after", "", "created at or after this time (RFC 3339, or a duration ago: 24h)")

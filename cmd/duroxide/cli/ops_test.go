@@ -266,6 +266,16 @@ func TestRaiseEnqueueCancel(t *testing.T) {
 	if st := e.terminal("w-3"); st.FailureMessage() != "canceled: stuck" {
 		t.Fatalf("cancel: %v %q", st.State, st.FailureMessage())
 	}
+	// A cancelled instance is its own state, apart from the failed ones.
+	e.start("Fail", "x", "bad-1")
+	out, _ = e.want(cli.ExitOK, "list", "-status", "cancelled")
+	if !strings.Contains(out, "w-3") || !strings.Contains(out, "cancelled") || strings.Contains(out, "bad-1") {
+		t.Fatalf("cancelled:\n%s", out)
+	}
+	out, _ = e.want(cli.ExitOK, "list", "-status", "failed")
+	if !strings.Contains(out, "bad-1") || strings.Contains(out, "w-3") {
+		t.Fatalf("failed:\n%s", out)
+	}
 }
 
 func TestBulkCancelDryRunAndProgress(t *testing.T) {
