@@ -101,6 +101,13 @@ func TestCancelThroughConfirmation(t *testing.T) {
 	if code != http.StatusSeeOther || loc != "/instances/w-1?done=cancel" {
 		t.Fatalf("cancel: %d %s", code, loc)
 	}
+	if _, body := b.get(loc); !strings.Contains(body, `id="flash">Done: cancel.`) {
+		t.Fatalf("no confirmation after the redirect:\n%s", body)
+	}
+	// The flash names only a known action, never text from the URL.
+	if _, body := b.get("/instances/w-1?done=your+account+was+hacked"); strings.Contains(body, "hacked") {
+		t.Fatalf("arbitrary flash text shown:\n%s", body)
+	}
 	st := e.waitFor("w-1", (*durable.OrchestrationStatus).IsTerminal)
 	if st.FailureMessage() != "canceled: stuck" {
 		t.Fatalf("after cancel: %v %q", st.State, st.FailureMessage())
@@ -203,6 +210,9 @@ func TestPurge(t *testing.T) {
 	code, loc := b.post("/instances/done-1/purge", url.Values{"csrf": {token}}, nil)
 	if code != http.StatusSeeOther || !strings.Contains(loc, "done=purge") {
 		t.Fatalf("purge: %d %s", code, loc)
+	}
+	if _, body := b.get(loc); !strings.Contains(body, "Purged <code>done-1</code>") {
+		t.Fatalf("no confirmation after purging:\n%s", body)
 	}
 	if code, _ := b.get("/instances/done-1"); code != http.StatusNotFound {
 		t.Fatalf("purged instance still served: %d", code)

@@ -46,8 +46,10 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err)
 		return
 	}
-	data := map[string]any{"Page": page, "Form": form, "Statuses": ops.States, "Done": r.URL.Query().Get("done"),
-		"DoneID": r.URL.Query().Get("id")}
+	data := map[string]any{"Page": page, "Form": form, "Statuses": ops.States}
+	if r.URL.Query().Get("done") == string(ops.ActionPurge) {
+		data["Purged"] = r.URL.Query().Get("id")
+	}
 	if page.Next != "" {
 		next := url.Values{}
 		for k, v := range form {
@@ -110,7 +112,10 @@ func (h *handler) instance(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err)
 		return
 	}
-	data := map[string]any{"D": d, "Done": r.URL.Query().Get("done")}
+	data := map[string]any{"D": d}
+	if a, ok := ops.ParseAction(r.URL.Query().Get("done")); ok {
+		data["Done"] = a // only an action's name, never arbitrary text
+	}
 	if !h.opts.ReadOnly {
 		data["Actions"] = actionsFor(d)
 	}

@@ -21,9 +21,6 @@ import (
 // Client cannot perform yet.
 var ErrNotSupported = errors.New("not supported yet by this version of the client")
 
-// ErrNotFound is durable.ErrInstanceNotFound: the instance does not exist.
-var ErrNotFound = durable.ErrInstanceNotFound
-
 // Action names an operation on one instance.
 type Action string
 
@@ -81,9 +78,6 @@ type Service struct {
 
 // New returns a Service over c.
 func New(c *durable.Client) *Service { return &Service{c: c} }
-
-// Client returns the client the service uses.
-func (s *Service) Client() *durable.Client { return s.c }
 
 // Do performs a on instance.
 func (s *Service) Do(ctx context.Context, instance string, a Action, r Request) error {

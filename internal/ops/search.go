@@ -90,12 +90,6 @@ func (s *Service) Search(ctx context.Context, q Query) (*Page, error) {
 	return p, nil
 }
 
-// Matching returns every instance q selects (ignoring paging), newest
-// first: the target of a bulk operation.
-func (s *Service) Matching(ctx context.Context, q Query) ([]Summary, error) {
-	return s.matching(ctx, q)
-}
-
 func (s *Service) matching(ctx context.Context, q Query) ([]Summary, error) {
 	ids, err := s.candidates(ctx, q)
 	if err != nil {
