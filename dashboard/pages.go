@@ -130,7 +130,7 @@ func actionsFor(d *ops.Detail) []actionView {
 	var as []ops.Action
 	switch {
 	case d.State == "Failed":
-		as = []ops.Action{ops.ActionRewind, ops.ActionRestart, ops.ActionPurge}
+		as = []ops.Action{ops.ActionRewind, ops.ActionRestart, ops.ActionRedrive, ops.ActionPurge}
 	case d.Terminal():
 		as = []ops.Action{ops.ActionRestart, ops.ActionPurge}
 	default:

@@ -24,8 +24,8 @@ var ErrNotSupported = errors.New("not supported yet by this version of the clien
 // Action names an operation on one instance.
 type Action string
 
-// The actions. Suspend, Resume, Rewind and Restart return ErrNotSupported
-// until the Client offers them.
+// The actions. Suspend, Resume, Rewind, Restart and Redrive return
+// ErrNotSupported until the Client offers them.
 const (
 	ActionCancel  Action = "cancel"
 	ActionRaise   Action = "raise"
@@ -34,11 +34,15 @@ const (
 	ActionResume  Action = "resume"
 	ActionRewind  Action = "rewind"
 	ActionRestart Action = "restart"
+	// ActionRedrive delivers a poisoned instance's or message's work again
+	// once the code is fixed.
+	ActionRedrive Action = "redrive"
 	ActionPurge   Action = "purge"
 )
 
 // Actions lists every Action in the order tools show them.
-var Actions = []Action{ActionCancel, ActionRaise, ActionEnqueue, ActionSuspend, ActionResume, ActionRewind, ActionRestart, ActionPurge}
+var Actions = []Action{ActionCancel, ActionRaise, ActionEnqueue, ActionSuspend, ActionResume, ActionRewind, ActionRestart,
+	ActionRedrive, ActionPurge}
 
 // ParseAction returns the Action named s.
 func ParseAction(s string) (Action, bool) {
@@ -53,7 +57,7 @@ func ParseAction(s string) (Action, bool) {
 // Supported reports whether a can be performed by this version.
 func (a Action) Supported() bool {
 	switch a {
-	case ActionSuspend, ActionResume, ActionRewind, ActionRestart:
+	case ActionSuspend, ActionResume, ActionRewind, ActionRestart, ActionRedrive:
 		return false
 	}
 	return true
@@ -100,7 +104,7 @@ func (s *Service) Do(ctx context.Context, instance string, a Action, r Request) 
 	case ActionPurge:
 		_, err := s.c.DeleteInstance(ctx, instance, r.Force)
 		return err
-	case ActionSuspend, ActionResume, ActionRewind, ActionRestart:
+	case ActionSuspend, ActionResume, ActionRewind, ActionRestart, ActionRedrive:
 		return fmt.Errorf("%s: %w", a, ErrNotSupported)
 	}
 	return fmt.Errorf("%w: unknown action %q", durable.ErrInvalidInput, a)

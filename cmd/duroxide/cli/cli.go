@@ -99,7 +99,7 @@ const usage = `usage:
                                         append a message to the instance's queue
   duroxide cancel [-reason R] INSTANCE | cancel [filters] [-dry-run] [-progress]
   duroxide purge [-force] INSTANCE | purge [filters] [-force] [-dry-run] [-progress]
-  duroxide suspend|resume|rewind|restart INSTANCE (not supported by this version yet)
+  duroxide suspend|resume|rewind|restart|redrive INSTANCE (not supported by this version yet)
   duroxide ui [-addr 127.0.0.1:8080] [-read-only]
                                         serve the web dashboard
   duroxide export [-o FILE] [export filters]
@@ -151,7 +151,7 @@ func (c Command) Run(ctx context.Context, args []string) int {
 		code, err = c.message(ctx, ops.ActionRaise, args[1:])
 	case "enqueue":
 		code, err = c.message(ctx, ops.ActionEnqueue, args[1:])
-	case "cancel", "purge", "suspend", "resume", "rewind", "restart":
+	case "cancel", "purge", "suspend", "resume", "rewind", "restart", "redrive":
 		a, _ := ops.ParseAction(args[0])
 		code, err = c.action(ctx, a, args[1:])
 	case "ui":

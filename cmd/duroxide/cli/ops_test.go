@@ -335,6 +335,7 @@ func TestOperationExitCodes(t *testing.T) {
 		{cli.ExitNotSupported, []string{"rewind", "bad-1"}, "not supported yet"},
 		{cli.ExitNotSupported, []string{"restart", "bad-1"}, "not supported yet"},
 		{cli.ExitNotSupported, []string{"suspend", "w-1"}, "not supported yet"},
+		{cli.ExitNotSupported, []string{"redrive", "bad-1"}, "not supported yet"},
 		{cli.ExitNotSupported, []string{"resume", "-status", "Running"}, "not supported yet"},
 		{cli.ExitFailed, []string{"purge", "w-1"}, "still running"},
 		{cli.ExitFailed, []string{"start", "-name", "Wait", "-input", "other", "w-1"}, "exists"},
