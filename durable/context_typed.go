@@ -2,12 +2,11 @@ package durable
 
 import (
 	"fmt"
+	"time"
 )
 
 // The typed helpers encode inputs and decode outputs with the typed codec
-// (see Encode and Decode), as Rust's *_typed methods do. An input that
-// cannot be encoded panics, as in Rust: it is a programming error, and the
-// panic fails the orchestration with the message.
+// (see Encode and Decode), as Rust's *_typed methods do.
 
 func mustEncode(v any) string {
 	s, err := Encode(v)
@@ -17,11 +16,18 @@ func mustEncode(v any) string {
 	return s
 }
 
-// decodeResult is Rust's .map(|r| r.and_then(decode)).
+// decodeResult is Rust's .map(|r| r.and_then(decode)), except that a
+// string result is the raw payload unchanged: that makes the string form of
+// each call the untyped Rust call, so one generic call serves both.
 func decodeResult[Out any](s string, err error) (Out, error) {
 	if err != nil {
 		var zero Out
 		return zero, err
+	}
+	var out Out
+	if p, ok := any(&out).(*string); ok {
+		*p = s
+		return out, nil
 	}
 	v, derr := Decode[Out](s)
 	if derr != nil {
@@ -30,61 +36,68 @@ func decodeResult[Out any](s string, err error) (Out, error) {
 	return v, nil
 }
 
-// ScheduleActivity schedules an activity with a typed input and output.
+// Deprecated wrappers, removed once every caller uses the calls in schedule.go.
+
+func (c *OrchestrationContext) ScheduleActivity(name, input string) *Future[string] {
+	return c.scheduleActivity(name, input, "", "")
+}
+func (c *OrchestrationContext) ScheduleActivityOnSession(name, input, sessionID string) *Future[string] {
+	return c.scheduleActivity(name, input, sessionID, "")
+}
+func (c *OrchestrationContext) ScheduleActivityWithRetry(name, input string, policy *RetryPolicy) (string, error) {
+	return c.retryActivity(name, input, *policy, "", "").Await()
+}
+func (c *OrchestrationContext) ScheduleActivityWithRetryOnSession(name, input string, policy *RetryPolicy, sessionID string) (string, error) {
+	return c.retryActivity(name, input, *policy, sessionID, "").Await()
+}
+func (c *OrchestrationContext) ScheduleTimer(d time.Duration) *Future[struct{}] { return c.scheduleTimer(d) }
+func (c *OrchestrationContext) ScheduleWait(name string) *Future[string]      { return c.scheduleWait(name) }
+func (c *OrchestrationContext) DequeueEvent(queue string) *Future[string]     { return c.dequeueEvent(queue) }
+func (c *OrchestrationContext) ScheduleSubOrchestration(name, input string) *Future[string] {
+	return c.scheduleSubOrchestration(name, nil, nil, input)
+}
+func (c *OrchestrationContext) ScheduleSubOrchestrationWithID(name, instance, input string) *Future[string] {
+	return c.scheduleSubOrchestration(name, nil, &instance, input)
+}
+func (c *OrchestrationContext) ScheduleSubOrchestrationVersioned(name, version, input string) *Future[string] {
+	return c.scheduleSubOrchestration(name, optString(version), nil, input)
+}
+func (c *OrchestrationContext) ScheduleSubOrchestrationVersionedWithID(name, version, instance, input string) *Future[string] {
+	return c.scheduleSubOrchestration(name, optString(version), &instance, input)
+}
+func (c *OrchestrationContext) ScheduleOrchestration(name, instance, input string) {
+	c.startDetached(name, nil, instance, input)
+}
+func (c *OrchestrationContext) ScheduleOrchestrationVersioned(name, version, instance, input string) {
+	c.startDetached(name, optString(version), instance, input)
+}
+func (c *OrchestrationContext) ContinueAsNew(input string) error { return c.continueAsNew(input, nil) }
+func (c *OrchestrationContext) ContinueAsNewVersioned(version, input string) error {
+	return c.continueAsNew(input, optString(version))
+}
 func ScheduleActivity[Out any](ctx *OrchestrationContext, name string, input any) *Future[Out] {
-	return mapFuture(ctx.ScheduleActivity(name, mustEncode(input)), decodeResult[Out])
+	return CallActivity[Out](ctx, name, input)
 }
-
-// ScheduleActivityOnSession is ScheduleActivity routed to sessionID.
 func ScheduleActivityOnSession[Out any](ctx *OrchestrationContext, name string, input any, sessionID string) *Future[Out] {
-	return mapFuture(ctx.ScheduleActivityOnSession(name, mustEncode(input), sessionID), decodeResult[Out])
+	return CallActivity[Out](ctx, name, input, ActivityOptions{Session: sessionID})
 }
-
-// ScheduleActivityWithRetry is the typed ScheduleActivityWithRetry.
-func ScheduleActivityWithRetry[Out any](ctx *OrchestrationContext, name string, input any, policy RetryPolicy) (Out, error) {
-	return decodeResult[Out](ctx.ScheduleActivityWithRetry(name, mustEncode(input), policy))
+func ScheduleActivityWithRetry[Out any](ctx *OrchestrationContext, name string, input any, policy *RetryPolicy) (Out, error) {
+	return CallActivity[Out](ctx, name, input, ActivityOptions{Retry: policy}).Await()
 }
-
-// ScheduleActivityWithRetryOnSession is the typed
-// ScheduleActivityWithRetryOnSession.
-func ScheduleActivityWithRetryOnSession[Out any](ctx *OrchestrationContext, name string, input any, policy RetryPolicy, sessionID string) (Out, error) {
-	return decodeResult[Out](ctx.ScheduleActivityWithRetryOnSession(name, mustEncode(input), policy, sessionID))
+func ScheduleActivityWithRetryOnSession[Out any](ctx *OrchestrationContext, name string, input any, policy *RetryPolicy, sessionID string) (Out, error) {
+	return CallActivity[Out](ctx, name, input, ActivityOptions{Retry: policy, Session: sessionID}).Await()
 }
-
-// ScheduleSubOrchestration starts a child with a typed input and output.
 func ScheduleSubOrchestration[Out any](ctx *OrchestrationContext, name string, input any) *Future[Out] {
-	return mapFuture(ctx.ScheduleSubOrchestration(name, mustEncode(input)), decodeResult[Out])
+	return CallSubOrchestration[Out](ctx, name, input)
 }
-
-// ScheduleSubOrchestrationWithID starts a typed child under an explicit id.
 func ScheduleSubOrchestrationWithID[Out any](ctx *OrchestrationContext, name, instance string, input any) *Future[Out] {
 	return mapFuture(ctx.ScheduleSubOrchestrationWithID(name, instance, mustEncode(input)), decodeResult[Out])
 }
-
-// ScheduleOrchestration starts a detached orchestration with a typed input.
 func ScheduleOrchestration(ctx *OrchestrationContext, name, instance string, input any) {
-	ctx.ScheduleOrchestration(name, instance, mustEncode(input))
+	StartOrchestration(ctx, name, instance, input)
 }
-
-// ScheduleWait waits for an external event and decodes its data. An event
-// raised while no wait of its name is pending (before the orchestration
-// gets here, for one) is dropped: see OrchestrationContext.ScheduleWait.
-// For approvals and other signals that may come early, use DequeueEvent.
-func ScheduleWait[T any](ctx *OrchestrationContext, name string) *Future[T] {
-	return mapFuture(ctx.ScheduleWait(name), decodeResult[T])
-}
-
-// DequeueEvent takes the next queue message (sent with the client's
-// EnqueueEvent) and decodes it. Messages sent before the orchestration
-// waits are kept, so this is the way to wait for an approval.
-func DequeueEvent[T any](ctx *OrchestrationContext, queue string) *Future[T] {
-	return mapFuture(ctx.DequeueEvent(queue), decodeResult[T])
-}
-
-// ContinueAsNew continues as new with a typed input; it never returns.
-func ContinueAsNew(ctx *OrchestrationContext, input any) error {
-	return ctx.ContinueAsNew(mustEncode(input))
-}
+func ScheduleWait[T any](ctx *OrchestrationContext, name string) *Future[T] { return WaitEvent[T](ctx, name) }
+func ContinueAsNewTyped(ctx *OrchestrationContext, input any) error { return ContinueAsNew(ctx, input) }
 
 // SetKVValue stores a typed KV value with the typed codec, as every typed
 // value is stored (a string as its raw text, anything else as JSON; see

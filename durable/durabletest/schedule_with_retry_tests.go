@@ -242,7 +242,7 @@ func flaky(counter *atomic.Uint32, okFrom uint32, failMsg func(uint32) string, o
 
 // retryOrch registers "RetryOrch", which returns the retried activity's
 // outcome as its own.
-func retryOrch(e *env, r *durable.Registry, activity string, policy durable.RetryPolicy) {
+func retryOrch(e *env, r *durable.Registry, activity string, policy *durable.RetryPolicy) {
 	orch(e.t, r, "RetryOrch", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		return ctx.ScheduleActivityWithRetry(activity, in, policy)
 	})

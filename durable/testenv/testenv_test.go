@@ -237,7 +237,7 @@ func TestDailyTimersAndUtcNowFollowTheVirtualClock(t *testing.T) {
 // double failing twice with a 6-hour backoff succeeds 12 virtual hours in.
 func TestRetryBackoffRunsInVirtualTime(t *testing.T) {
 	reg := durable.NewRegistry()
-	policy := durable.RetryPolicy{MaxAttempts: 3, Backoff: durable.FixedBackoff(6 * time.Hour)}
+	policy := &durable.RetryPolicy{MaxAttempts: 3, Backoff: durable.FixedBackoff(6 * time.Hour)}
 	err := durable.RegisterOrchestration(reg, "Sync", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		return durable.ScheduleActivityWithRetry[string](ctx, "CallPartner", "", policy)
 	})
