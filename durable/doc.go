@@ -13,13 +13,13 @@
 //
 // that is re-run from the start every time something it waits for happens.
 // On each run the runtime replays the recorded history into it: a call such
-// as ctx.ScheduleActivity is matched with the event recorded the first time,
+// as durable.CallActivity is matched with the event recorded the first time,
 // and its future resolves with the recorded result instead of running the
 // activity again. This only works if the code makes the same calls, in the
 // same order, on every run, so orchestration code must be deterministic:
 //
 //   - No time.Now, time.Since or time.Sleep. Use ctx.UtcNow (recorded in
-//     history) and ctx.ScheduleTimer (a durable timer).
+//     history) and durable.NewTimer (a durable timer).
 //   - No math/rand or crypto/rand, no uuid.New. Use ctx.NewGUID.
 //   - No go statements, channels, select statements, sync primitives or
 //     blocking I/O. Use durable.Go for concurrent blocks, ctx.Select to race
@@ -69,14 +69,14 @@
 // does not start at once: it runs when the creating code next waits, and
 // blocks run in creation order, one at a time, each until it waits or
 // returns. When the orchestration function returns, every block still
-// pending is stopped. ctx.ContinueAsNew never returns. A panic anywhere
+// pending is stopped. durable.ContinueAsNew never returns. A panic anywhere
 // fails the orchestration with "orchestration panicked: <message>".
 //
 // Signals from outside. Wait for an approval, or any message a client may
 // send before the orchestration is ready for it, on a persistent queue:
 // DequeueEvent in the orchestration, Client.EnqueueEvent to send. Queued
 // messages are kept until dequeued, first in, first out. External events
-// (ScheduleWait, Client.RaiseEvent) are delivered only to a wait pending
+// (WaitEvent, Client.RaiseEvent) are delivered only to a wait pending
 // when they arrive; one raised earlier is dropped.
 //
 // Errors. An activity or sub-orchestration failure resolves its future
