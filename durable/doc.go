@@ -44,10 +44,19 @@
 // call and the event) until code that replays it is deployed;
 // NondeterminismFail fails it, as duroxide does.
 //
+// Scheduling. Each durable call is one generic function taking the
+// context first and, last, an optional options struct: CallActivity
+// (ActivityOptions: Retry, Session, Tag), NewTimer, WaitEvent,
+// DequeueEvent, CallSubOrchestration (SubOrchestrationOptions: InstanceID,
+// Version), StartOrchestration (a detached start) and ContinueAsNew. Each
+// doc comment names the Rust call it ports.
+//
 // Typed values. Every typed value (inputs, outputs, events, queue
 // messages, activity results, KV values) goes through one codec, Encode
 // and Decode: a string is stored as its raw text, anything else as compact
-// JSON with sorted keys; decoding also accepts a JSON-quoted string.
+// JSON with sorted keys; decoding also accepts a JSON-quoted string. The
+// string result of a durable call is the raw payload, not decoded, so
+// CallActivity[string] is Rust's untyped call.
 //
 // Child ids. A sub-orchestration started without an explicit id is
 // "{parent}::sub::{event_id}" in the parent's first execution (Rust's id)
@@ -56,14 +65,15 @@
 // continues as new keeps its parent link: its last execution completes the
 // parent's future.
 //
-// Futures. Every durable call returns a *Future. Await blocks until it
-// resolves. A future that is pending when it is dropped is cancelled, as in
-// Rust: call Cancel explicitly, lose a ctx.Select, or simply return while
-// it is pending. A cancelled activity is withdrawn from its worker, a
-// cancelled sub-orchestration is cancelled, and history records a
-// "dropped_future" breadcrumb. A future belongs to the code that created
-// it, or that last waited on it; do not hand pending futures out of a
-// durable.Go block that then returns.
+// Futures. Every durable call with a result returns a *Future, a retried
+// activity included (a durable.Go block running the retry loop). Await
+// blocks until it resolves. A future that is pending when it is dropped is
+// cancelled, as in Rust: call Cancel explicitly, lose a ctx.Select, or
+// simply return while it is pending. A cancelled activity is withdrawn from
+// its worker, a cancelled sub-orchestration is cancelled, and history
+// records a "dropped_future" breadcrumb. A future belongs to the code that
+// created it, or that last waited on it; do not hand pending futures out of
+// a durable.Go block that then returns.
 //
 // Coroutines. durable.Go(ctx, fn) starts fn as a deterministic block. It
 // does not start at once: it runs when the creating code next waits, and
