@@ -66,8 +66,8 @@
 // parent's future.
 //
 // Futures. Every durable call with a result returns a *Future, a retried
-// activity included (a durable.Go block running the retry loop). Await
-// blocks until it resolves. A future that is pending when it is dropped is
+// activity included (its retry loop starts when the future is first
+// awaited, raced or joined). Await blocks until it resolves. A future that is pending when it is dropped is
 // cancelled, as in Rust: call Cancel explicitly, lose a ctx.Select, or
 // simply return while it is pending. A cancelled activity is withdrawn from
 // its worker, a cancelled sub-orchestration is cancelled, and history

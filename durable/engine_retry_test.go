@@ -195,3 +195,46 @@ func TestSchedulingCallsRejectTwoOptionValues(t *testing.T) {
 	require.Equal(t, TurnFailed, res.Kind)
 	require.Equal(t, "orchestration panicked: durable: CallActivity takes at most one options value, got 2", displayMessage(res.Details))
 }
+
+// The retry loop starts when its future is first polled, as Rust's async
+// schedule_activity_with_retry does: awaited at once, its first attempt is
+// scheduled before a block created earlier runs (which the Go block model
+// would run first), so the history matches the old inline call and Rust.
+func TestEngineRetryFutureStartsWhenFirstPolled(t *testing.T) {
+	h := func(ctx *OrchestrationContext, _ string) (string, error) {
+		g := Go(ctx, func(ctx *OrchestrationContext) (string, error) {
+			return CallActivity[string](ctx, "A", "").Await()
+		})
+		r, err := CallActivity[string](ctx, "R", "", ActivityOptions{Retry: NewRetryPolicy(2)}).Await()
+		if err != nil {
+			return "", err
+		}
+		a, err := g.Await()
+		return r + a, err
+	}
+	e, res := etStep(t, []duroxide.Event{etStarted("in")}, h)
+	require.Equal(t, TurnContinue, res.Kind)
+	etRequireDelta(t, e,
+		etEv(2, nil, duroxide.ActivityScheduled{Name: "R"}),
+		etEv(3, nil, duroxide.ActivityScheduled{Name: "A"}))
+}
+
+// A retried activity that is never polled schedules nothing, as an unpolled
+// Rust future: waiting on something else does not start it.
+func TestEngineRetryFutureNeverPolledSchedulesNothing(t *testing.T) {
+	h := func(ctx *OrchestrationContext, _ string) (string, error) {
+		r := CallActivity[string](ctx, "R", "", ActivityOptions{Retry: NewRetryPolicy(2)})
+		if _, err := NewTimer(ctx, time.Second).Await(); err != nil {
+			return "", err
+		}
+		r.Cancel()
+		return "ok", nil
+	}
+	fire := uint64(etClock.UnixMilli()) + 1000
+	e, res := etStep(t, []duroxide.Event{etStarted("in")}, h)
+	require.Equal(t, TurnContinue, res.Kind)
+	etRequireDelta(t, e, etEv(2, nil, duroxide.TimerCreated{FireAtMs: fire}))
+	e, res = etStep(t, e.finalHistory(), h, duroxide.TimerFiredItem{Instance: etInstance, ExecutionID: 1, ID: 2, FireAtMs: fire})
+	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "ok"}, res)
+	etRequireDelta(t, e, etEv(3, etSrc(2), duroxide.TimerFired{FireAtMs: fire}))
+}

@@ -153,13 +153,13 @@ func (p RetryPolicy) attempts() uint32 {
 const timeoutMessage = "timeout: activity timed out"
 
 // retryActivity returns the future of Rust's schedule_activity_with_retry
-// loop. Rust's loop is an async fn, so nothing is scheduled until it is
-// polled; the Go form is a Go block, which starts when the calling code
-// next waits, and so it can be raced and joined like any future.
+// loop, a lazy block: as Rust's async fn, it schedules nothing until its
+// future is first polled (awaited, raced or joined), and it can be raced and
+// joined like any future.
 func (c *OrchestrationContext) retryActivity(name, input string, policy RetryPolicy, session, tag string) *Future[string] {
-	return Go(c, func(ctx *OrchestrationContext) (string, error) {
+	return goBlock(c, func(ctx *OrchestrationContext) (string, error) {
 		return ctx.retryLoop(name, input, policy, session, tag)
-	})
+	}, true)
 }
 
 func (c *OrchestrationContext) retryLoop(name, input string, policy RetryPolicy, session, tag string) (string, error) {

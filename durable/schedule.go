@@ -36,12 +36,13 @@ type ActivityOptions struct {
 // _typed forms).
 //
 // Without a retry policy the activity is scheduled at once. With one, the
-// future is a Go block running Rust's retry loop: it starts when the calling
-// code next waits, schedules each attempt, waits between attempts on
-// durable timers, and resolves with the first success, or the last failure
-// once the attempts are used up; a per-attempt timeout fails at once with
-// "timeout: activity timed out". Either future goes into Select and Join.
-// At most one ActivityOptions may be given.
+// future runs Rust's retry loop, which, as Rust's async fn, starts when the
+// future is first awaited, raced or joined (never polled, it schedules
+// nothing): it schedules each attempt, waits between attempts on durable
+// timers, and resolves with the first success, or the last failure once the
+// attempts are used up; a per-attempt timeout fails at once with "timeout:
+// activity timed out". Either future goes into Select and Join. At most one
+// ActivityOptions may be given.
 func CallActivity[Out any](ctx *OrchestrationContext, name string, input any, opts ...ActivityOptions) *Future[Out] {
 	o := oneOption("CallActivity", opts)
 	in := mustEncode(input)
