@@ -50,9 +50,9 @@ func TestContinueAsNewItemFromAheadClockKeepsMessages(t *testing.T) {
 	reg := durable.NewRegistry()
 	require.NoError(t, reg.AddOrchestration("Loop", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		if in != "second" {
-			return "", ctx.ContinueAsNew("second")
+			return "", durable.ContinueAsNew(ctx, "second")
 		}
-		v, err := ctx.DequeueEvent("q").Await()
+		v, err := durable.DequeueEvent[string](ctx, "q").Await()
 		return "got:" + v, err
 	}))
 	rt, err := durable.Start(ctx, behind, reg, &durable.Options{MinPollInterval: 10 * time.Millisecond, MaxIdlePollInterval: 50 * time.Millisecond})
@@ -92,9 +92,9 @@ func TestContinueAsNewItemWrittenAfterDiscoveryKeepsMessages(t *testing.T) {
 	reg := durable.NewRegistry()
 	require.NoError(t, reg.AddOrchestration("Loop", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		if in != "second" {
-			return "", ctx.ContinueAsNew("second")
+			return "", durable.ContinueAsNew(ctx, "second")
 		}
-		v, err := ctx.DequeueEvent("q").Await()
+		v, err := durable.DequeueEvent[string](ctx, "q").Await()
 		return "got:" + v, err
 	}))
 	rt, err := durable.Start(ctx, other, reg, &durable.Options{MinPollInterval: 10 * time.Millisecond, MaxIdlePollInterval: 50 * time.Millisecond})

@@ -55,7 +55,7 @@ func TestClientWriteRetriedAfterLostResponse(t *testing.T) {
 	require.NoError(t, reg.AddOrchestration("Four", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		var got []string
 		for len(got) < 4 {
-			v, err := ctx.DequeueEvent("q").Await()
+			v, err := durable.DequeueEvent[string](ctx, "q").Await()
 			if err != nil {
 				return "", err
 			}

@@ -36,7 +36,7 @@ func sizeRuntime(t *testing.T, p *cdb.Provider, runs *atomic.Int32) *durable.Cli
 		return strings.Repeat(unit, n/len(unit)), nil
 	}))
 	require.NoError(t, reg.AddOrchestration("CallSized", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		out, err := ctx.ScheduleActivity("Sized", in).Await()
+		out, err := durable.CallActivity[string](ctx, "Sized", in).Await()
 		if err != nil {
 			return "activity failed: " + err.Error(), nil
 		}

@@ -96,7 +96,7 @@ func TestSecretsNeverReachLogsErrorsOrSpans(t *testing.T) {
 	}))
 	require.NoError(t, durable.RegisterOrchestration(reg, "Secrets", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		ctx.TraceInfo("orchestration running")
-		return durable.ScheduleActivity[string](ctx, "Fail", in).Await()
+		return durable.CallActivity[string](ctx, "Fail", in).Await()
 	}))
 	rt, err := durable.Start(t.Context(), p, reg, &durable.Options{Logger: logger, TracerProvider: spans})
 	require.NoError(t, err)

@@ -155,7 +155,7 @@ func TestRuntimeRidesOutTransientCosmosFaults(t *testing.T) {
 		return "slow:" + in, nil
 	}))
 	require.NoError(t, reg.AddOrchestration("CallSlow", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		return ctx.ScheduleActivity("Slow", in).Await()
+		return durable.CallActivity[string](ctx, "Slow", in).Await()
 	}))
 	c := startFaultRuntime(t, h.p, reg, &durable.Options{WorkerLockTimeout: 2 * time.Second, WorkerLockRenewalBuffer: time.Second})
 	require.NoError(t, c.StartOrchestration(t.Context(), inst, "CallSlow", "x"))

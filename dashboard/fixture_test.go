@@ -36,14 +36,14 @@ func registry(t *testing.T) *durable.Registry {
 		return in, nil
 	}))
 	must(t, reg.AddOrchestration("Fail", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		return ctx.ScheduleActivity("Boom", in).Await()
+		return durable.CallActivity[string](ctx, "Boom", in).Await()
 	}))
 	must(t, reg.AddOrchestration("Wait", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		ctx.SetCustomStatus("waiting for " + in)
-		return ctx.ScheduleWait(in).Await()
+		return durable.WaitEvent[string](ctx, in).Await()
 	}))
 	must(t, reg.AddOrchestration("Parent", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		return ctx.ScheduleSubOrchestration("Echo", in).Await()
+		return durable.CallSubOrchestration[string](ctx, "Echo", in).Await()
 	}))
 	return reg
 }

@@ -106,7 +106,7 @@ func (c *Client) start(ctx context.Context, instance, orchestration string, vers
 	return err
 }
 
-// RaiseEvent delivers an external event to a ScheduleWait(name) of
+// RaiseEvent delivers an external event to a WaitEvent(ctx, name) of
 // instance that is pending when the event arrives; if none is (the
 // orchestration has not reached its wait yet, say), the event is dropped.
 // data is encoded with the typed codec. To send a signal that must not be

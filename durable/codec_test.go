@@ -58,7 +58,7 @@ func TestTypedActivityRoundTrip(t *testing.T) {
 	}
 	var got res
 	h := func(ctx *OrchestrationContext, _ string) (string, error) {
-		r, err := ScheduleActivity[res](ctx, "Add", in{2, 3}).Await()
+		r, err := CallActivity[res](ctx, "Add", in{2, 3}).Await()
 		got = r
 		return "", err
 	}

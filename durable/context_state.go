@@ -109,7 +109,7 @@ func (c *OrchestrationContext) GetKVValueFromInstance(instanceID, key string) *F
 		Key        string `json:"key"`
 	}{instanceID, key}
 	b, _ := marshalNoEscape(in) // two strings cannot fail to encode
-	return mapFuture(c.ScheduleActivity(SyscallGetKVValue, string(b)), func(s string, err error) (*string, error) {
+	return mapFuture(c.scheduleActivity(SyscallGetKVValue, string(b), "", ""), func(s string, err error) (*string, error) {
 		if err != nil {
 			return nil, err
 		}

@@ -10,8 +10,8 @@ import (
 )
 
 func etRace(ctx *OrchestrationContext, _ string) (string, error) {
-	act := ctx.ScheduleActivity("Slow", "x")
-	timer := ctx.ScheduleTimer(time.Second)
+	act := CallActivity[string](ctx, "Slow", "x")
+	timer := NewTimer(ctx, time.Second)
 	if ctx.Select(act, timer) == 1 {
 		return "timeout", nil
 	}
@@ -53,7 +53,7 @@ func TestEngineSelectWinnerIsEarliestInHistory(t *testing.T) {
 	// Both complete in the same batch; the one recorded first wins even
 	// though it is the second argument.
 	h := func(ctx *OrchestrationContext, _ string) (string, error) {
-		a, b := ctx.ScheduleActivity("A", ""), ctx.ScheduleActivity("B", "")
+		a, b := CallActivity[string](ctx, "A", ""), CallActivity[string](ctx, "B", "")
 		return fmt.Sprint(ctx.Select(a, b)), nil
 	}
 	hist := []duroxide.Event{etStarted("in"),
@@ -74,7 +74,7 @@ func TestEngineSelectWinnerIsEarliestInHistory(t *testing.T) {
 
 func TestEngineJoinKeepsArgumentOrder(t *testing.T) {
 	h := func(ctx *OrchestrationContext, _ string) (string, error) {
-		rs := Join(ctx, ctx.ScheduleActivity("A", "1"), ctx.ScheduleActivity("B", "2"), ctx.ScheduleActivity("C", "3"))
+		rs := Join(ctx, CallActivity[string](ctx, "A", "1"), CallActivity[string](ctx, "B", "2"), CallActivity[string](ctx, "C", "3"))
 		return fmt.Sprintf("%s,%s,%v", rs[0].Value, rs[1].Value, rs[2].Err), nil
 	}
 	e := etEngine(etStarted("in"))
@@ -93,9 +93,9 @@ func TestEngineJoinKeepsArgumentOrder(t *testing.T) {
 
 func TestEngineUnawaitedFutureDroppedAtReturn(t *testing.T) {
 	h := func(ctx *OrchestrationContext, _ string) (string, error) {
-		ctx.ScheduleActivity("Forgotten", "")
-		ctx.ScheduleSubOrchestration("Child", "ci")
-		ctx.ScheduleWait("Evt")
+		CallActivity[string](ctx, "Forgotten", "")
+		CallSubOrchestration[string](ctx, "Child", "ci")
+		WaitEvent[string](ctx, "Evt")
 		return "done", nil
 	}
 	e := etEngine(etStarted("in"))
@@ -114,11 +114,11 @@ func TestEngineUnawaitedFutureDroppedAtReturn(t *testing.T) {
 func TestEngineExplicitCancelThenReplayWithoutCancelIsMismatch(t *testing.T) {
 	cancel := true
 	h := func(ctx *OrchestrationContext, _ string) (string, error) {
-		f := ctx.ScheduleActivity("A", "")
+		f := CallActivity[string](ctx, "A", "")
 		if cancel {
 			f.Cancel()
 		}
-		ctx.ScheduleTimer(time.Second).Await()
+		NewTimer(ctx, time.Second).Await()
 		return "x", nil
 	}
 	e := etEngine(etStarted("in"))
@@ -137,14 +137,14 @@ func TestEngineExplicitCancelThenReplayWithoutCancelIsMismatch(t *testing.T) {
 func TestEngineGoBlocksRunInCreationOrderAndLoserBlockIsStopped(t *testing.T) {
 	h := func(ctx *OrchestrationContext, _ string) (string, error) {
 		a := Go(ctx, func(ctx *OrchestrationContext) (string, error) {
-			x, err := ctx.ScheduleActivity("A1", "").Await()
+			x, err := CallActivity[string](ctx, "A1", "").Await()
 			if err != nil {
 				return "", err
 			}
-			return ctx.ScheduleActivity("A2", x).Await()
+			return CallActivity[string](ctx, "A2", x).Await()
 		})
 		b := Go(ctx, func(ctx *OrchestrationContext) (string, error) {
-			return ctx.ScheduleActivity("B1", "").Await()
+			return CallActivity[string](ctx, "B1", "").Await()
 		})
 		if ctx.Select(a, b) == 0 {
 			return a.Await()
@@ -176,9 +176,9 @@ func TestEngineGoBlocksRunInCreationOrderAndLoserBlockIsStopped(t *testing.T) {
 
 func TestEngineSelectLoserIsCancelledWhileTheCodeGoesOn(t *testing.T) {
 	h := func(ctx *OrchestrationContext, _ string) (string, error) {
-		act := ctx.ScheduleActivity("Slow", "x")
-		if ctx.Select(act, ctx.ScheduleTimer(time.Second)) == 1 {
-			return ctx.ScheduleActivity("Next", "").Await()
+		act := CallActivity[string](ctx, "Slow", "x")
+		if ctx.Select(act, NewTimer(ctx, time.Second)) == 1 {
+			return CallActivity[string](ctx, "Next", "").Await()
 		}
 		return act.Await()
 	}
@@ -200,14 +200,14 @@ func TestEngineSelectLoserIsCancelledWhileTheCodeGoesOn(t *testing.T) {
 func TestEngineAwaitOnDroppedFutureFailsFast(t *testing.T) {
 	var errs []error
 	h := func(ctx *OrchestrationContext, _ string) (string, error) {
-		f := ctx.ScheduleActivity("A", "")
+		f := CallActivity[string](ctx, "A", "")
 		f.Cancel()
 		_, err := f.Await()
 		errs = append(errs, err)
 		// A block waiting on a future that someone else drops wakes up too.
-		g := ctx.ScheduleWait("E")
+		g := WaitEvent[string](ctx, "E")
 		b := Go(ctx, func(ctx *OrchestrationContext) (string, error) { return g.Await() })
-		ctx.ScheduleTimer(0).Cancel() // give the block a chance to start
+		NewTimer(ctx, 0).Cancel() // give the block a chance to start
 		bres := Go(ctx, func(ctx *OrchestrationContext) (string, error) {
 			g.Cancel()
 			return "", nil
@@ -226,7 +226,7 @@ func TestEngineGoBlockCancellingItselfEnds(t *testing.T) {
 	h := func(ctx *OrchestrationContext, _ string) (string, error) {
 		var self *Future[string]
 		self = Go(ctx, func(ctx *OrchestrationContext) (string, error) {
-			ctx.ScheduleActivity("Held", "")
+			CallActivity[string](ctx, "Held", "")
 			self.Cancel()
 			return "unreachable", nil
 		})

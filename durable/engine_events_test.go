@@ -11,9 +11,9 @@ import (
 func TestEngineExternalEventsArePositionalAndSkipCancelledWaits(t *testing.T) {
 	// The first wait for "E" is dropped; the second gets the first arrival.
 	h := func(ctx *OrchestrationContext, _ string) (string, error) {
-		first := ctx.ScheduleWait("E")
+		first := WaitEvent[string](ctx, "E")
 		first.Cancel()
-		return ctx.ScheduleWait("E").Await()
+		return WaitEvent[string](ctx, "E").Await()
 	}
 	e := etEngine(etStarted("in"))
 	require.Equal(t, TurnContinue, etRun(e, h).Kind)
@@ -29,7 +29,7 @@ func TestEngineExternalEventsArePositionalAndSkipCancelledWaits(t *testing.T) {
 }
 
 func TestEngineExternalEventWithoutSubscriptionIsKeptButNotDelivered(t *testing.T) {
-	h := func(ctx *OrchestrationContext, _ string) (string, error) { return ctx.ScheduleWait("E").Await() }
+	h := func(ctx *OrchestrationContext, _ string) (string, error) { return WaitEvent[string](ctx, "E").Await() }
 	// The event arrives before the code subscribes: it is recorded, and
 	// the subscription made afterwards does not see it.
 	e := etEngine(etStarted("in"))
@@ -42,8 +42,8 @@ func TestEngineExternalEventWithoutSubscriptionIsKeptButNotDelivered(t *testing.
 
 func TestEngineQueueEventsAreFIFOAndResolveInTheSameTurn(t *testing.T) {
 	h := func(ctx *OrchestrationContext, _ string) (string, error) {
-		a, _ := ctx.DequeueEvent("q").Await()
-		b, _ := ctx.DequeueEvent("q").Await()
+		a, _ := DequeueEvent[string](ctx, "q").Await()
+		b, _ := DequeueEvent[string](ctx, "q").Await()
 		return a + b, nil
 	}
 	// Messages that arrived before any subscription are buffered; each new
@@ -69,7 +69,7 @@ func TestEngineQueueEventsAreFIFOAndResolveInTheSameTurn(t *testing.T) {
 func TestEngineUnboundedDequeueLoopHitsQuiescenceLimit(t *testing.T) {
 	h := func(ctx *OrchestrationContext, _ string) (string, error) {
 		for {
-			ctx.DequeueEvent("q").Await()
+			DequeueEvent[string](ctx, "q").Await()
 		}
 	}
 	msgs := make([]duroxide.WorkItem, 150)
@@ -85,9 +85,9 @@ func TestEngineUnboundedDequeueLoopHitsQuiescenceLimit(t *testing.T) {
 
 func TestEngineSubOrchestrationIDsAndDetachedStarts(t *testing.T) {
 	h := func(ctx *OrchestrationContext, _ string) (string, error) {
-		ctx.ScheduleOrchestration("Side", "side-1", "s")
-		auto := ctx.ScheduleSubOrchestration("Child", "a")
-		named := ctx.ScheduleSubOrchestrationVersionedWithID("Child", "2.0.0", "kid", "b")
+		StartOrchestration(ctx, "Side", "side-1", "s")
+		auto := CallSubOrchestration[string](ctx, "Child", "a")
+		named := CallSubOrchestration[string](ctx, "Child", "b", SubOrchestrationOptions{InstanceID: "kid", Version: "2.0.0"})
 		ctx.WaitAll(auto, named)
 		x, err := auto.Await()
 		if err != nil {
@@ -122,7 +122,7 @@ func TestEngineSubOrchestrationIDsAndDetachedStarts(t *testing.T) {
 func TestEngineContinueAsNewUsesAnEventIDButWritesNoEvent(t *testing.T) {
 	h := func(ctx *OrchestrationContext, in string) (string, error) {
 		ctx.SetCustomStatus("s1")
-		return "", ctx.ContinueAsNewVersioned("2.0.0", in+"+")
+		return "", ContinueAsNew(ctx, in+"+", ContinueAsNewOptions{Version: "2.0.0"})
 	}
 	e := etEngine(etStarted("x"))
 	res := etRun(e, h)
@@ -196,11 +196,11 @@ func TestEngineQueueMessageSurvivesCancelledSubscription(t *testing.T) {
 	// the engine: a dropped dequeue takes no message; the next one gets the
 	// first message, and the extra one stays unmatched.
 	h := func(ctx *OrchestrationContext, _ string) (string, error) {
-		wait := ctx.DequeueEvent("Signal")
-		if ctx.Select(wait, ctx.ScheduleTimer(50*time.Millisecond)) == 0 {
+		wait := DequeueEvent[string](ctx, "Signal")
+		if ctx.Select(wait, NewTimer(ctx, 50*time.Millisecond)) == 0 {
 			return "unexpected_phase1", nil
 		}
-		data, _ := ctx.DequeueEvent("Signal").Await()
+		data, _ := DequeueEvent[string](ctx, "Signal").Await()
 		return "got:" + data, nil
 	}
 	fire := uint64(etClock.UnixMilli()) + 50

@@ -42,7 +42,7 @@ func TestEngineKVReplayChecksKeyAndValue(t *testing.T) {
 		ctx.SetKVValue("k", "new")
 		// Block so the walk reaches the KV event (a function that returns
 		// in the first poll ends the walk before any event is checked).
-		return ctx.ScheduleWait("never").Await()
+		return WaitEvent[string](ctx, "never").Await()
 	})
 	require.Equal(t, nondeterminismError(`kv set mismatch: action=SetKeyValue { key: "k", value: "new", last_updated_at_ms: `+
 		"1700000000000"+` } vs event=KeyValueSet { key: "k", value: "old", last_updated_at_ms: 1 }`), res.Details)
@@ -83,9 +83,9 @@ func TestEngineIsReplayingFollowsPersistedLength(t *testing.T) {
 	var flags []bool
 	h := func(ctx *OrchestrationContext, _ string) (string, error) {
 		flags = append(flags, ctx.IsReplaying())
-		ctx.ScheduleActivity("A", "").Await()
+		CallActivity[string](ctx, "A", "").Await()
 		flags = append(flags, ctx.IsReplaying())
-		ctx.ScheduleActivity("B", "").Await()
+		CallActivity[string](ctx, "B", "").Await()
 		flags = append(flags, ctx.IsReplaying())
 		return "", nil
 	}
@@ -109,7 +109,7 @@ func TestEngineLoggerIsReplaySafe(t *testing.T) {
 	var buf bytes.Buffer
 	h := func(ctx *OrchestrationContext, _ string) (string, error) {
 		ctx.TraceInfo("before")
-		ctx.ScheduleActivity("A", "").Await()
+		CallActivity[string](ctx, "A", "").Await()
 		ctx.Logger().Info("after", "k", "v")
 		return "", nil
 	}
@@ -126,7 +126,7 @@ func TestEngineLoggerIsReplaySafe(t *testing.T) {
 
 func TestEngineActivityTagsAndSessions(t *testing.T) {
 	h := func(ctx *OrchestrationContext, _ string) (string, error) {
-		ctx.ScheduleActivity("Gpu", "x").WithTag("gpu").Await()
+		CallActivity[string](ctx, "Gpu", "x", ActivityOptions{Tag: "gpu"}).Await()
 		return "", nil
 	}
 	e := etEngine(etStarted("in"))
@@ -135,7 +135,7 @@ func TestEngineActivityTagsAndSessions(t *testing.T) {
 
 	e = etEngine(etStarted("in"))
 	etRun(e, func(ctx *OrchestrationContext, _ string) (string, error) {
-		return ctx.ScheduleActivityOnSession("S", "x", "sess-1").Await()
+		return CallActivity[string](ctx, "S", "x", ActivityOptions{Session: "sess-1"}).Await()
 	})
 	require.Equal(t, []action{actionCallActivity{SchedulingEventID: 2, Name: "S", Input: "x", SessionID: etStr("sess-1")}}, e.pendingActions())
 
@@ -174,18 +174,18 @@ func TestEngineLeavesNoGoroutines(t *testing.T) {
 		// block stuck in ContinueAsNew: all must be gone after the turn.
 		e := etEngine(etStarted("in"))
 		etRun(e, func(ctx *OrchestrationContext, _ string) (string, error) {
-			Go(ctx, func(ctx *OrchestrationContext) (string, error) { return ctx.ScheduleWait("x").Await() })
+			Go(ctx, func(ctx *OrchestrationContext) (string, error) { return WaitEvent[string](ctx, "x").Await() })
 			Go(ctx, func(ctx *OrchestrationContext) (string, error) {
 				defer func() { _ = recover() }()
-				return ctx.ScheduleActivity("A", "").Await()
+				return CallActivity[string](ctx, "A", "").Await()
 			})
-			ctx.ScheduleTimer(time.Hour).Await()
+			NewTimer(ctx, time.Hour).Await()
 			return "", nil
 		})
 		e = etEngine(etStarted("in"))
 		etRun(e, func(ctx *OrchestrationContext, _ string) (string, error) {
-			Go(ctx, func(ctx *OrchestrationContext) (string, error) { return ctx.ScheduleWait("x").Await() })
-			return "", ctx.ContinueAsNew("again")
+			Go(ctx, func(ctx *OrchestrationContext) (string, error) { return WaitEvent[string](ctx, "x").Await() })
+			return "", ContinueAsNew(ctx, "again")
 		})
 	}
 	// Count only coroutine goroutines, so tests of other code running in
@@ -235,12 +235,12 @@ func TestEngineContextUsedAfterTheTurnEndsThatGoroutineOnly(t *testing.T) {
 	e := etEngine(etStarted("in"))
 	etRun(e, func(ctx *OrchestrationContext, _ string) (string, error) {
 		kept = ctx
-		return ctx.ScheduleWait("x").Await()
+		return WaitEvent[string](ctx, "x").Await()
 	})
 	done := make(chan bool)
 	go func() {
 		defer close(done)
-		kept.ScheduleActivity("Late", "").Await() // misuse: ends this goroutine
+		CallActivity[string](kept, "Late", "").Await() // misuse: ends this goroutine
 		done <- true
 	}()
 	_, reachedAfterAwait := <-done

@@ -9,11 +9,11 @@ import (
 )
 
 func etHello(ctx *OrchestrationContext, in string) (string, error) {
-	a, err := ctx.ScheduleActivity("Greet", in).Await()
+	a, err := CallActivity[string](ctx, "Greet", in).Await()
 	if err != nil {
 		return "", err
 	}
-	b, err := ctx.ScheduleActivity("Greet", a).Await()
+	b, err := CallActivity[string](ctx, "Greet", a).Await()
 	if err != nil {
 		return "", err
 	}
@@ -51,7 +51,7 @@ func TestEngineActivityFailureFlowsToCode(t *testing.T) {
 	e.prepCompletions([]duroxide.WorkItem{duroxide.ActivityFailedItem{Instance: etInstance, ExecutionID: 1, ID: 2, Details: etAppErr("boom")}})
 	var seen error
 	res := etRun(e, func(ctx *OrchestrationContext, in string) (string, error) {
-		_, seen = ctx.ScheduleActivity("Greet", in).Await()
+		_, seen = CallActivity[string](ctx, "Greet", in).Await()
 		return "", errors.New("wrapped: " + seen.Error())
 	})
 	var tf *TaskFailedError

@@ -8,10 +8,10 @@ import (
 )
 
 // TestEarlyRaisedEventIsDroppedEarlyQueueMessageIsKept shows the
-// difference the docs of ScheduleWait and DequeueEvent describe. A raised
+// difference the docs of WaitEvent and DequeueEvent describe. A raised
 // event and a queue message, both sent before the orchestration runs at
 // all, reach its first turn together: DequeueEvent gets the queued one,
-// while the raised one came before the ScheduleWait of its name and is
+// while the raised one came before the WaitEvent of its name and is
 // dropped; the wait is satisfied only by an event raised after it.
 func TestEarlyRaisedEventIsDroppedEarlyQueueMessageIsKept(t *testing.T) {
 	reg := NewRegistry()
@@ -20,7 +20,7 @@ func TestEarlyRaisedEventIsDroppedEarlyQueueMessageIsKept(t *testing.T) {
 		if err != nil {
 			return "", err
 		}
-		raised := ScheduleWait[string](ctx, "go")
+		raised := WaitEvent[string](ctx, "go")
 		ctx.SetCustomStatus("waiting")
 		got, err := raised.Await()
 		return queued + " then " + got, err

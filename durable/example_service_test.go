@@ -17,7 +17,7 @@ func Greet(_ durable.ActivityContext, name string) (string, error) {
 // Hello is an orchestration: deterministic code that schedules work
 // through its context and is replayed from history after a restart.
 func Hello(ctx *durable.OrchestrationContext, name string) (string, error) {
-	return durable.ScheduleActivity[string](ctx, "Greet", name).Await()
+	return durable.CallActivity[string](ctx, "Greet", name).Await()
 }
 
 // A service registers its orchestrations and activities, starts a runtime

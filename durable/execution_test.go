@@ -195,7 +195,7 @@ func TestAutoChildIDPerExecution(t *testing.T) {
 	require.Equal(t, "sub::2", autoChildID(1, 2))
 	require.Equal(t, "sub::3::2", autoChildID(3, 2))
 	orch := func(ctx *OrchestrationContext, _ string) (string, error) {
-		return ctx.ScheduleSubOrchestration("Child", "x").Await()
+		return CallSubOrchestration[string](ctx, "Child", "x").Await()
 	}
 	started := newEventAt(time.UnixMilli(0), 1, "p", 2, nil, duroxide.OrchestrationStarted{Name: "O", Version: "1.0.0"})
 	e := newReplayEngine("p", 2, []duroxide.Event{started})

@@ -167,7 +167,7 @@ func pinClock(e *replayEngine) *replayEngine {
 func hScheduleUnawaited(activities ...nameInput) OrchestrationFunc {
 	return func(ctx *OrchestrationContext, _ string) (string, error) {
 		for _, a := range activities {
-			ctx.ScheduleActivity(a.name, a.input)
+			CallActivity[string](ctx, a.name, a.input)
 		}
 		return "done", nil
 	}

@@ -237,14 +237,14 @@ func hImmediateErr(message string) OrchestrationFunc {
 // hSingleActivity schedules one activity and returns its result.
 func hSingleActivity(name, input string) OrchestrationFunc {
 	return func(ctx *OrchestrationContext, _ string) (string, error) {
-		return ctx.ScheduleActivity(name, input).Await()
+		return CallActivity[string](ctx, name, input).Await()
 	}
 }
 
 // hSingleTimer waits for one timer and returns "timer_done".
 func hSingleTimer(d time.Duration) OrchestrationFunc {
 	return func(ctx *OrchestrationContext, _ string) (string, error) {
-		if _, err := ctx.ScheduleTimer(d).Await(); err != nil {
+		if _, err := NewTimer(ctx, d).Await(); err != nil {
 			return "", err
 		}
 		return "timer_done", nil
@@ -254,21 +254,21 @@ func hSingleTimer(d time.Duration) OrchestrationFunc {
 // hWaitExternal waits for the external event name and returns its data.
 func hWaitExternal(name string) OrchestrationFunc {
 	return func(ctx *OrchestrationContext, _ string) (string, error) {
-		return ctx.ScheduleWait(name).Await()
+		return WaitEvent[string](ctx, name).Await()
 	}
 }
 
 // hSubOrch runs one sub-orchestration and returns its result.
 func hSubOrch(name, input string) OrchestrationFunc {
 	return func(ctx *OrchestrationContext, _ string) (string, error) {
-		return ctx.ScheduleSubOrchestration(name, input).Await()
+		return CallSubOrchestration[string](ctx, name, input).Await()
 	}
 }
 
 // hContinueAsNew continues as new with input.
 func hContinueAsNew(input string) OrchestrationFunc {
 	return func(ctx *OrchestrationContext, _ string) (string, error) {
-		return "", ctx.ContinueAsNew(input)
+		return "", ContinueAsNew(ctx, input)
 	}
 }
 
@@ -276,8 +276,8 @@ func hContinueAsNew(input string) OrchestrationFunc {
 // continues as new.
 func hSubOrchThenContinueAsNew(subName, subInput, newInput string) OrchestrationFunc {
 	return func(ctx *OrchestrationContext, _ string) (string, error) {
-		ctx.ScheduleSubOrchestration(subName, subInput).Cancel()
-		return "", ctx.ContinueAsNew(newInput)
+		CallSubOrchestration[string](ctx, subName, subInput).Cancel()
+		return "", ContinueAsNew(ctx, newInput)
 	}
 }
 
@@ -285,8 +285,8 @@ func hSubOrchThenContinueAsNew(subName, subInput, newInput string) Orchestration
 // activity (so the OrchestrationChained event is replayed next turn).
 func hDetachedThenActivity(orchName, orchInstance, orchInput, activityName, activityInput string) OrchestrationFunc {
 	return func(ctx *OrchestrationContext, _ string) (string, error) {
-		ctx.ScheduleOrchestration(orchName, orchInstance, orchInput)
-		return ctx.ScheduleActivity(activityName, activityInput).Await()
+		StartOrchestration(ctx, orchName, orchInstance, orchInput)
+		return CallActivity[string](ctx, activityName, activityInput).Await()
 	}
 }
 
@@ -298,7 +298,7 @@ type nameInput struct{ name, input string }
 func hMultiScheduleNoAwait(activities ...nameInput) OrchestrationFunc {
 	return func(ctx *OrchestrationContext, _ string) (string, error) {
 		for _, a := range activities {
-			ctx.ScheduleActivity(a.name, a.input).Cancel()
+			CallActivity[string](ctx, a.name, a.input).Cancel()
 		}
 		return "done", nil
 	}
@@ -307,11 +307,11 @@ func hMultiScheduleNoAwait(activities ...nameInput) OrchestrationFunc {
 // hTwoActivities awaits two activities in turn and returns "r1,r2".
 func hTwoActivities(first, second nameInput) OrchestrationFunc {
 	return func(ctx *OrchestrationContext, _ string) (string, error) {
-		r1, err := ctx.ScheduleActivity(first.name, first.input).Await()
+		r1, err := CallActivity[string](ctx, first.name, first.input).Await()
 		if err != nil {
 			return "", err
 		}
-		r2, err := ctx.ScheduleActivity(second.name, second.input).Await()
+		r2, err := CallActivity[string](ctx, second.name, second.input).Await()
 		if err != nil {
 			return "", err
 		}
@@ -322,10 +322,10 @@ func hTwoActivities(first, second nameInput) OrchestrationFunc {
 // hTwoTimers awaits two timers in turn and returns "done".
 func hTwoTimers(first, second time.Duration) OrchestrationFunc {
 	return func(ctx *OrchestrationContext, _ string) (string, error) {
-		if _, err := ctx.ScheduleTimer(first).Await(); err != nil {
+		if _, err := NewTimer(ctx, first).Await(); err != nil {
 			return "", err
 		}
-		if _, err := ctx.ScheduleTimer(second).Await(); err != nil {
+		if _, err := NewTimer(ctx, second).Await(); err != nil {
 			return "", err
 		}
 		return "done", nil
@@ -335,11 +335,11 @@ func hTwoTimers(first, second time.Duration) OrchestrationFunc {
 // hSubOrchThenActivity awaits a child, then an activity: "r1,r2".
 func hSubOrchThenActivity(subName, subInput, activityName, activityInput string) OrchestrationFunc {
 	return func(ctx *OrchestrationContext, _ string) (string, error) {
-		r1, err := ctx.ScheduleSubOrchestration(subName, subInput).Await()
+		r1, err := CallSubOrchestration[string](ctx, subName, subInput).Await()
 		if err != nil {
 			return "", err
 		}
-		r2, err := ctx.ScheduleActivity(activityName, activityInput).Await()
+		r2, err := CallActivity[string](ctx, activityName, activityInput).Await()
 		if err != nil {
 			return "", err
 		}
@@ -351,11 +351,11 @@ func hSubOrchThenActivity(subName, subInput, activityName, activityInput string)
 // activity's result.
 func hActivityThenTimer(name, input string, d time.Duration) OrchestrationFunc {
 	return func(ctx *OrchestrationContext, _ string) (string, error) {
-		r, err := ctx.ScheduleActivity(name, input).Await()
+		r, err := CallActivity[string](ctx, name, input).Await()
 		if err != nil {
 			return "", err
 		}
-		if _, err := ctx.ScheduleTimer(d).Await(); err != nil {
+		if _, err := NewTimer(ctx, d).Await(); err != nil {
 			return "", err
 		}
 		return r, nil
@@ -366,8 +366,8 @@ func hActivityThenTimer(name, input string, d time.Duration) OrchestrationFunc {
 // activity wins, "activity_err:e" when it fails, "timeout" otherwise.
 func hSelect2(name, input string, d time.Duration) OrchestrationFunc {
 	return func(ctx *OrchestrationContext, _ string) (string, error) {
-		activity := ctx.ScheduleActivity(name, input)
-		timer := ctx.ScheduleTimer(d)
+		activity := CallActivity[string](ctx, name, input)
+		timer := NewTimer(ctx, d)
 		if ctx.Select(activity, timer) == 0 {
 			r, err := activity.Await()
 			if err != nil {
@@ -385,7 +385,7 @@ func hJoinActivities(activities ...nameInput) OrchestrationFunc {
 	return func(ctx *OrchestrationContext, _ string) (string, error) {
 		futs := make([]*Future[string], len(activities))
 		for i, a := range activities {
-			futs[i] = ctx.ScheduleActivity(a.name, a.input)
+			futs[i] = CallActivity[string](ctx, a.name, a.input)
 		}
 		results := Join(ctx, futs...)
 		out := make([]string, len(results))

@@ -26,7 +26,7 @@ func TestShutdownWaitsForInflightActivityAndLeaksNothing(t *testing.T) {
 		return "finished", nil
 	}))
 	require.NoError(t, reg.AddOrchestration("O", func(ctx *OrchestrationContext, _ string) (string, error) {
-		return ctx.ScheduleActivity("Block", "").Await()
+		return CallActivity[string](ctx, "Block", "").Await()
 	}))
 	rt, err := Start(t.Context(), p, reg, htOptions(Options{}))
 	require.NoError(t, err)
@@ -69,7 +69,7 @@ func TestShutdownBoundedByContextCancelsActivities(t *testing.T) {
 		return "", ctx.Err()
 	}))
 	require.NoError(t, reg.AddOrchestration("O", func(ctx *OrchestrationContext, _ string) (string, error) {
-		return ctx.ScheduleActivity("Wait", "").Await()
+		return CallActivity[string](ctx, "Wait", "").Await()
 	}))
 	rt, err := Start(t.Context(), p, reg, htOptions(Options{}))
 	require.NoError(t, err)
@@ -112,7 +112,7 @@ func TestUnregisteredActivityBecomesPoison(t *testing.T) {
 	p := htMem()
 	reg := NewRegistry()
 	require.NoError(t, reg.AddOrchestration("O", func(ctx *OrchestrationContext, _ string) (string, error) {
-		return ctx.ScheduleActivity("Missing", "x").Await()
+		return CallActivity[string](ctx, "Missing", "x").Await()
 	}))
 	htStart(t, p, reg, Options{MaxAttempts: 2, UnregisteredBackoff: Backoff{Base: time.Millisecond, Max: 5 * time.Millisecond}})
 	c := NewClient(p)
@@ -134,7 +134,7 @@ func TestCapabilityFilterSkipsIncompatiblePins(t *testing.T) {
 			return "", nil
 		}))
 		require.NoError(t, reg.AddOrchestration("O", func(ctx *OrchestrationContext, _ string) (string, error) {
-			if _, err := ctx.ScheduleActivity("A", "").Await(); err != nil {
+			if _, err := CallActivity[string](ctx, "A", "").Await(); err != nil {
 				return "", err
 			}
 			return result, nil
@@ -175,7 +175,7 @@ func TestTerminalTurnCancelsInflightActivity(t *testing.T) {
 		}
 	}))
 	require.NoError(t, reg.AddOrchestration("O", func(ctx *OrchestrationContext, _ string) (string, error) {
-		return ctx.ScheduleActivity("Long", "").Await()
+		return CallActivity[string](ctx, "Long", "").Await()
 	}))
 	htStart(t, p, reg, Options{WorkerLockTimeout: 2 * time.Second, ActivityCancellationGracePeriod: time.Second})
 	c := NewClient(p)
@@ -234,7 +234,7 @@ func TestActivityContextIdentity(t *testing.T) {
 		return "", nil
 	}))
 	require.NoError(t, reg.AddOrchestrationVersion("O", "1.2.3", func(ctx *OrchestrationContext, _ string) (string, error) {
-		return ctx.ScheduleActivityOnSession("Probe", "", "s1").WithTag("t1").Await()
+		return CallActivity[string](ctx, "Probe", "", ActivityOptions{Session: "s1", Tag: "t1"}).Await()
 	}))
 	tags, err := duroxide.Tags("t1")
 	require.NoError(t, err)
@@ -254,10 +254,10 @@ func TestLocalWakeUps(t *testing.T) {
 	reg := NewRegistry()
 	require.NoError(t, reg.AddActivity("A", func(_ ActivityContext, in string) (string, error) { return in + "!", nil }))
 	require.NoError(t, reg.AddOrchestration("O", func(ctx *OrchestrationContext, in string) (string, error) {
-		if _, err := ctx.ScheduleTimer(50 * time.Millisecond).Await(); err != nil {
+		if _, err := NewTimer(ctx, 50*time.Millisecond).Await(); err != nil {
 			return "", err
 		}
-		return ctx.ScheduleActivity("A", in).Await()
+		return CallActivity[string](ctx, "A", in).Await()
 	}))
 	counting := &htCounting{Provider: p}
 	htStart(t, counting, reg, Options{MinPollInterval: time.Hour, MaxIdlePollInterval: time.Hour})
@@ -323,7 +323,7 @@ func TestClientAdmin(t *testing.T) {
 	p := htMem()
 	reg := NewRegistry()
 	require.NoError(t, reg.AddOrchestration("Wait", func(ctx *OrchestrationContext, _ string) (string, error) {
-		return ctx.ScheduleWait("go").Await()
+		return WaitEvent[string](ctx, "go").Await()
 	}))
 	htStart(t, p, reg, Options{})
 	c := NewClient(p)
@@ -408,8 +408,8 @@ func TestMaxSessionsPerRuntime(t *testing.T) {
 		return "ok", nil
 	}))
 	require.NoError(t, reg.AddOrchestration("O", func(ctx *OrchestrationContext, _ string) (string, error) {
-		a := ctx.ScheduleActivityOnSession("Work", "", "s1")
-		b := ctx.ScheduleActivityOnSession("Work", "", "s2")
+		a := CallActivity[string](ctx, "Work", "", ActivityOptions{Session: "s1"})
+		b := CallActivity[string](ctx, "Work", "", ActivityOptions{Session: "s2"})
 		for _, r := range Join(ctx, a, b) {
 			if r.Err != nil {
 				return "", r.Err
@@ -466,10 +466,10 @@ func TestRuntimeHistoryIsRusts(t *testing.T) {
 	reg := NewRegistry()
 	require.NoError(t, reg.AddActivity("Hello", func(_ ActivityContext, in string) (string, error) { return "Hello, " + in + "!", nil }))
 	require.NoError(t, reg.AddOrchestration("HelloWorld", func(ctx *OrchestrationContext, in string) (string, error) {
-		if _, err := ctx.ScheduleActivity("Hello", "Rust").Await(); err != nil {
+		if _, err := CallActivity[string](ctx, "Hello", "Rust").Await(); err != nil {
 			return "", err
 		}
-		return ctx.ScheduleActivity("Hello", in).Await()
+		return CallActivity[string](ctx, "Hello", in).Await()
 	}))
 	htStart(t, p, reg, Options{})
 	c := NewClient(p)
@@ -514,7 +514,7 @@ func TestOversizeActivityResultFailsTheActivity(t *testing.T) {
 		return strings.Repeat("x", 5_000_000), nil
 	}))
 	require.NoError(t, reg.AddOrchestration("O", func(ctx *OrchestrationContext, _ string) (string, error) {
-		if _, err := ctx.ScheduleActivity("Big", "").Await(); err != nil {
+		if _, err := CallActivity[string](ctx, "Big", "").Await(); err != nil {
 			return "handled: " + err.Error(), nil
 		}
 		return "stored", nil

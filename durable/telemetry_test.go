@@ -40,12 +40,12 @@ func TestReplaySafeLogsAppearOnce(t *testing.T) {
 	require.NoError(t, RegisterActivity(reg, "Step", func(_ ActivityContext, in string) (string, error) { return in + "!", nil }))
 	require.NoError(t, RegisterOrchestration(reg, "Chatty", func(ctx *OrchestrationContext, in string) (string, error) {
 		ctx.TraceInfo("chatty: before first")
-		a, err := ScheduleActivity[string](ctx, "Step", in).Await()
+		a, err := CallActivity[string](ctx, "Step", in).Await()
 		if err != nil {
 			return "", err
 		}
 		ctx.TraceInfo("chatty: between")
-		b, err := ScheduleActivity[string](ctx, "Step", a).Await()
+		b, err := CallActivity[string](ctx, "Step", a).Await()
 		ctx.Logger().Info("chatty: done", "result", b)
 		return b, err
 	}))
@@ -124,7 +124,7 @@ func checkSpanOutcomes(t *testing.T, tp *recTracerProvider) {
 		return "", errors.New("boom")
 	}))
 	require.NoError(t, RegisterOrchestration(reg, "Fails", func(ctx *OrchestrationContext, in string) (string, error) {
-		return ScheduleActivity[string](ctx, "Boom", in).Await()
+		return CallActivity[string](ctx, "Boom", in).Await()
 	}))
 	rt := htStart(t, htMem(), reg, Options{TracerProvider: tp})
 	c := rt.Client()
@@ -191,7 +191,7 @@ func BenchmarkTelemetryOff(b *testing.B) {
 	reg := NewRegistry()
 	_ = RegisterActivity(reg, "Echo", func(_ ActivityContext, in string) (string, error) { return in, nil })
 	_ = RegisterOrchestration(reg, "One", func(ctx *OrchestrationContext, in string) (string, error) {
-		return ScheduleActivity[string](ctx, "Echo", in).Await()
+		return CallActivity[string](ctx, "Echo", in).Await()
 	})
 	rt, err := Start(b.Context(), htMem(), reg, htOptions(Options{}))
 	require.NoError(b, err)

@@ -36,13 +36,13 @@ func registry(t *testing.T) *durable.Registry {
 	}))
 	must(t, reg.AddOrchestration("Order", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		ctx.SetCustomStatus(`{"step":"charging"}`)
-		charged, err := ctx.ScheduleActivity("ChargeCard", in).Await()
+		charged, err := durable.CallActivity[string](ctx, "ChargeCard", in).Await()
 		if err != nil {
 			return "", err
 		}
 		ctx.SetKVValue("charge", charged)
 		ctx.SetCustomStatus(`{"step":"awaiting approval"}`)
-		return ctx.ScheduleWait("approval").Await()
+		return durable.WaitEvent[string](ctx, "approval").Await()
 	}))
 	return reg
 }

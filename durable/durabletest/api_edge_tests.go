@@ -36,7 +36,7 @@ func apiEdgeTests() []sample {
 func edgeRegistry(e *env) *durable.Registry {
 	r := durable.NewRegistry()
 	orch(e.t, r, "Echo", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		d, err := ctx.ScheduleWait("go").Await()
+		d, err := durable.WaitEvent[string](ctx, "go").Await()
 		return "echo:" + in + ":" + d, err
 	})
 	orch(e.t, r, "Other", func(*durable.OrchestrationContext, string) (string, error) { return "other", nil })
@@ -190,12 +190,12 @@ func unregisteredOrchestrationIsRefused(e *env) {
 func retriedEnqueueWithAKeyIsDeliveredOnce(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "Two", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		a, err := ctx.DequeueEvent("q").Await()
+		a, err := durable.DequeueEvent[string](ctx, "q").Await()
 		if err != nil {
 			return "", err
 		}
 		ctx.SetCustomStatus("got " + a)
-		b, err := ctx.DequeueEvent("q").Await()
+		b, err := durable.DequeueEvent[string](ctx, "q").Await()
 		return a + "," + b, err
 	})
 	e.start(r, fastOptions(nil))
@@ -218,7 +218,7 @@ func retriedRaiseWithAKeyIsDeliveredOnce(e *env) {
 	orch(e.t, r, "Count", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		// Both subscriptions up front: an event is matched to the
 		// subscriptions that exist when it arrives.
-		fa, fb := ctx.ScheduleWait("e"), ctx.ScheduleWait("e")
+		fa, fb := durable.WaitEvent[string](ctx, "e"), durable.WaitEvent[string](ctx, "e")
 		a, err := fa.Await()
 		if err != nil {
 			return "", err

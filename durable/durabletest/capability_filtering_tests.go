@@ -143,7 +143,7 @@ func twoRuntimesDifferentVersionRangesRouteCorrectly(e *env) {
 func subOrchestrationGetsOwnPinnedVersion(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "ParentOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		res, err := ctx.ScheduleSubOrchestration("ChildOrch", "child-input").Await()
+		res, err := durable.CallSubOrchestration[string](ctx, "ChildOrch", "child-input").Await()
 		return "parent-done:" + res, err
 	})
 	orch(e.t, r, "ChildOrch", constOrch("child-done"))
@@ -228,9 +228,9 @@ func activityCompletionAfterContinueAsNewIsDiscarded(e *env) {
 	act(e.t, r, "SlowActivity", func(durable.ActivityContext, string) (string, error) { return "slow-result", nil })
 	orch(e.t, r, "CANOrch", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		if in == "start" {
-			return "", ctx.ContinueAsNew("second")
+			return "", durable.ContinueAsNew(ctx, "second")
 		}
-		if _, err := ctx.ScheduleWait("done_signal").Await(); err != nil {
+		if _, err := durable.WaitEvent[string](ctx, "done_signal").Await(); err != nil {
 			return "", err
 		}
 		return "can-complete", nil

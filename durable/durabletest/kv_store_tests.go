@@ -265,7 +265,7 @@ func kvPersistsAcrossTurns(e *env) {
 	noop(e.t, r, "DoWork", "result")
 	orch(e.t, r, "KVTurns", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetKVValue("step", "before_activity")
-		_, _ = ctx.ScheduleActivity("DoWork", "").Await()
+		_, _ = durable.CallActivity[string](ctx, "DoWork", "").Await()
 		if err := expectKV(ctx, "step", some("before_activity"), "after the activity turn"); err != nil {
 			return "", err
 		}
@@ -336,7 +336,7 @@ func kvSurvivesContinueAsNew(e *env) {
 		//durablecheck:ignore counts executions across continue-as-new, as the Rust test's AtomicU32 does
 		if iteration.Add(1)-1 == 0 {
 			ctx.SetKVValue("counter", "1")
-			return "", ctx.ContinueAsNew("next")
+			return "", durable.ContinueAsNew(ctx, "next")
 		}
 		if err := expectKV(ctx, "counter", some("1"), "KV should survive continue_as_new"); err != nil {
 			return "", err
@@ -352,7 +352,7 @@ func kvGetValueFromInstance(e *env) {
 	noop(e.t, r, "Noop", "ok")
 	orch(e.t, r, "Writer", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetKVValue("secret", "42")
-		_, _ = ctx.ScheduleWait("done").Await()
+		_, _ = durable.WaitEvent[string](ctx, "done").Await()
 		return "done", nil
 	})
 	orch(e.t, r, "Reader", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
@@ -444,8 +444,8 @@ func kvWorksInSelectBranch(e *env) {
 	r := durable.NewRegistry()
 	noop(e.t, r, "FastTask", "fast")
 	orch(e.t, r, "SelectKV", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		timer := ctx.ScheduleTimer(60 * time.Second)
-		activity := ctx.ScheduleActivity("FastTask", "")
+		timer := durable.NewTimer(ctx, 60*time.Second)
+		activity := durable.CallActivity[string](ctx, "FastTask", "")
 		if ctx.Select(timer, activity) == 0 {
 			ctx.SetKVValue("winner", "timer")
 		} else {
@@ -480,7 +480,7 @@ func kvAccessibleAfterFailure(e *env) {
 	orch(e.t, r, "Failer", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetKVValue("progress", "started")
 		ctx.SetKVValue("step", "pre-activity")
-		if _, err := ctx.ScheduleActivity("FailActivity", "").Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, "FailActivity", "").Await(); err != nil {
 			return "", err
 		}
 		return "unreachable", nil

@@ -33,12 +33,12 @@ func operationsTests() []sample {
 func opsRegistry(e *env) *durable.Registry {
 	r := durable.NewRegistry()
 	orch(e.t, r, "Wait", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		return ctx.ScheduleWait("go").Await()
+		return durable.WaitEvent[string](ctx, "go").Await()
 	})
 	orch(e.t, r, "Done", func(_ *durable.OrchestrationContext, in string) (string, error) { return in, nil })
 	orch(e.t, r, "Fail", func(_ *durable.OrchestrationContext, in string) (string, error) { return "", errors.New(in) })
 	orch(e.t, r, "Parent", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		return ctx.ScheduleSubOrchestration("Done", in).Await()
+		return durable.CallSubOrchestration[string](ctx, "Done", in).Await()
 	})
 	return r
 }

@@ -28,11 +28,11 @@ func cancelledWith(reason string) func(duroxide.OrchestrationFailed) bool {
 func sampleCancellationParentCascadesToChildren(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "ChildSample", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		_, _ = ctx.ScheduleWait("Go").Await()
+		_, _ = durable.WaitEvent[string](ctx, "Go").Await()
 		return "done", nil
 	})
 	orch(e.t, r, "ParentSample", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		if _, err := ctx.ScheduleSubOrchestration("ChildSample", "seed").Await(); err != nil {
+		if _, err := durable.CallSubOrchestration[string](ctx, "ChildSample", "seed").Await(); err != nil {
 			return "", err
 		}
 		return "parent_done", nil
@@ -86,7 +86,7 @@ func sampleBasicErrorHandling(e *env) {
 	})
 	orch(e.t, r, "BasicErrorHandling", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		ctx.TraceInfo("Starting validation")
-		return ctx.ScheduleActivity("ValidateInput", in).Await()
+		return durable.CallActivity[string](ctx, "ValidateInput", in).Await()
 	})
 	e.start(r, nil)
 	e.startOrch("inst-basic-error-1", "BasicErrorHandling", "test")
@@ -107,11 +107,11 @@ func sampleNestedFunctionErrorHandling(e *env) {
 	act(e.t, r, "ProcessData", processDataActivity)
 	act(e.t, r, "FormatOutput", func(_ durable.ActivityContext, in string) (string, error) { return "Final: " + in, nil })
 	processAndFormat := func(ctx *durable.OrchestrationContext, data string) (string, error) {
-		processed, err := ctx.ScheduleActivity("ProcessData", data).Await()
+		processed, err := durable.CallActivity[string](ctx, "ProcessData", data).Await()
 		if err != nil {
 			return "", err
 		}
-		return ctx.ScheduleActivity("FormatOutput", processed).Await()
+		return durable.CallActivity[string](ctx, "FormatOutput", processed).Await()
 	}
 	orch(e.t, r, "NestedErrorHandling", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		return processAndFormat(ctx, in)
@@ -128,11 +128,11 @@ func sampleErrorRecovery(e *env) {
 	act(e.t, r, "ProcessData", processDataActivity)
 	act(e.t, r, "LogError", func(_ durable.ActivityContext, in string) (string, error) { return "Logged: " + in, nil })
 	orch(e.t, r, "ErrorRecovery", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		res, err := ctx.ScheduleActivity("ProcessData", in).Await()
+		res, err := durable.CallActivity[string](ctx, "ProcessData", in).Await()
 		if err == nil {
 			return res, nil
 		}
-		_, _ = ctx.ScheduleActivity("LogError", err.Error()).Await()
+		_, _ = durable.CallActivity[string](ctx, "LogError", err.Error()).Await()
 		return "", fmt.Errorf("Failed to process '%s': %s", in, err.Error())
 	})
 	e.start(r, nil)
@@ -167,17 +167,17 @@ func sampleSelfPruningEternalOrchestration(e *env) {
 		if json.Unmarshal([]byte(in), &s) != nil || s.TotalBatches == 0 {
 			s = state{BatchNum: 0, TotalBatches: 5}
 		}
-		if _, err := ctx.ScheduleActivity("ProcessBatch", strconv.Itoa(int(s.BatchNum))).Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, "ProcessBatch", strconv.Itoa(int(s.BatchNum))).Await(); err != nil {
 			return "", err
 		}
-		if _, err := ctx.ScheduleActivity("PruneSelf", "").Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, "PruneSelf", "").Await(); err != nil {
 			return "", err
 		}
 		if s.BatchNum >= s.TotalBatches-1 {
 			return fmt.Sprintf("Completed %d batches", s.TotalBatches), nil
 		}
 		next, _ := json.Marshal(state{BatchNum: s.BatchNum + 1, TotalBatches: s.TotalBatches})
-		return "", ctx.ContinueAsNew(string(next))
+		return "", durable.ContinueAsNew(ctx, string(next))
 	})
 	e.start(r, nil)
 	e.startOrch("inst-self-prune", "SelfPruningOrch", "{}")
@@ -196,8 +196,8 @@ func sampleConfigHotReloadPersistentEvents(e *env) {
 		var log []string
 		drain := func() error {
 			for {
-				cfg := ctx.DequeueEvent("ConfigUpdate")
-				timeout := ctx.ScheduleTimer(100 * time.Millisecond)
+				cfg := durable.DequeueEvent[string](ctx, "ConfigUpdate")
+				timeout := durable.NewTimer(ctx, 100*time.Millisecond)
 				if ctx.Select(cfg, timeout) != 0 {
 					return nil // no more pending updates
 				}
@@ -205,7 +205,7 @@ func sampleConfigHotReloadPersistentEvents(e *env) {
 				if err != nil {
 					return err
 				}
-				res, err := ctx.ScheduleActivity("ApplyConfig", v).Await()
+				res, err := durable.CallActivity[string](ctx, "ApplyConfig", v).Await()
 				if err != nil {
 					return err
 				}
@@ -216,10 +216,10 @@ func sampleConfigHotReloadPersistentEvents(e *env) {
 			if err := drain(); err != nil {
 				return "", err
 			}
-			if _, err := ctx.ScheduleTimer(time.Second).Await(); err != nil {
+			if _, err := durable.NewTimer(ctx, time.Second).Await(); err != nil {
 				return "", err
 			}
-			if _, err := ctx.ScheduleActivity("ApplyConfig", fmt.Sprintf("cycle_%d", cycle)).Await(); err != nil {
+			if _, err := durable.CallActivity[string](ctx, "ApplyConfig", fmt.Sprintf("cycle_%d", cycle)).Await(); err != nil {
 				return "", err
 			}
 			log = append(log, fmt.Sprintf("cycle:%d", cycle))
@@ -272,15 +272,15 @@ func sampleHeterogeneousWorkersWithTags(e *env) {
 	act(e.t, r, "Encode", func(_ durable.ActivityContext, in string) (string, error) { return "encoded:" + in, nil })
 	act(e.t, r, "Upload", func(_ durable.ActivityContext, in string) (string, error) { return "uploaded:" + in, nil })
 	orch(e.t, r, "VideoPipeline", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		rendered, err := ctx.ScheduleActivity("Render", "frame42").WithTag("gpu").Await()
+		rendered, err := durable.CallActivity[string](ctx, "Render", "frame42", durable.ActivityOptions{Tag: "gpu"}).Await()
 		if err != nil {
 			return "", err
 		}
-		encoded, err := ctx.ScheduleActivity("Encode", rendered).WithTag("cpu").Await()
+		encoded, err := durable.CallActivity[string](ctx, "Encode", rendered, durable.ActivityOptions{Tag: "cpu"}).Await()
 		if err != nil {
 			return "", err
 		}
-		return ctx.ScheduleActivity("Upload", encoded).Await()
+		return durable.CallActivity[string](ctx, "Upload", encoded).Await()
 	})
 	filter, err := duroxide.DefaultAnd("gpu", "cpu")
 	require.NoError(e.t, err)
@@ -298,12 +298,12 @@ func sampleStarvationSafeTaggedActivity(e *env) {
 	act(e.t, r, "GpuInference", func(_ durable.ActivityContext, in string) (string, error) { return "inference:" + in, nil })
 	act(e.t, r, "CpuFallback", func(_ durable.ActivityContext, in string) (string, error) { return "cpu_fallback:" + in, nil })
 	orch(e.t, r, "InferenceWithFallback", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		gpu := ctx.ScheduleActivity("GpuInference", in).WithTag("gpu")
-		timeout := ctx.ScheduleTimer(500 * time.Millisecond)
+		gpu := durable.CallActivity[string](ctx, "GpuInference", in, durable.ActivityOptions{Tag: "gpu"})
+		timeout := durable.NewTimer(ctx, 500*time.Millisecond)
 		if ctx.Select(gpu, timeout) == 0 {
 			return gpu.Await()
 		}
-		return ctx.ScheduleActivity("CpuFallback", in).Await()
+		return durable.CallActivity[string](ctx, "CpuFallback", in).Await()
 	})
 	e.start(r, &durable.Options{WorkerTagFilter: duroxide.DefaultOnly()})
 	e.startOrch("infer-1", "InferenceWithFallback", "model-v3")
@@ -317,15 +317,15 @@ func sampleDualRuntimeTagCooperation(e *env) {
 		act(e.t, r, "GpuTrain", func(_ durable.ActivityContext, in string) (string, error) { return "trained:" + in, nil })
 		act(e.t, r, "SaveModel", func(_ durable.ActivityContext, in string) (string, error) { return "saved:" + in, nil })
 		orch(e.t, r, "MLPipeline", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-			pre, err := ctx.ScheduleActivity("PreProcess", in).Await()
+			pre, err := durable.CallActivity[string](ctx, "PreProcess", in).Await()
 			if err != nil {
 				return "", err
 			}
-			model, err := ctx.ScheduleActivity("GpuTrain", pre).WithTag("gpu").Await()
+			model, err := durable.CallActivity[string](ctx, "GpuTrain", pre, durable.ActivityOptions{Tag: "gpu"}).Await()
 			if err != nil {
 				return "", err
 			}
-			return ctx.ScheduleActivity("SaveModel", model).Await()
+			return durable.CallActivity[string](ctx, "SaveModel", model).Await()
 		})
 		return r
 	}
@@ -348,7 +348,7 @@ func sampleKVRequestResponse(e *env) {
 	orch(e.t, r, "RequestServer", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetKVValue("status", "ready")
 		for i := 0; i < 3; i++ {
-			raw, err := ctx.ScheduleWait("request").Await()
+			raw, err := durable.WaitEvent[string](ctx, "request").Await()
 			if err != nil {
 				return "", err
 			}
@@ -360,7 +360,7 @@ func sampleKVRequestResponse(e *env) {
 				return "", err
 			}
 			ctx.SetKVValue("status", "processing")
-			result, err := ctx.ScheduleActivity("ProcessCommand", req.Command).Await()
+			result, err := durable.CallActivity[string](ctx, "ProcessCommand", req.Command).Await()
 			if err != nil {
 				result = "error: " + err.Error()
 			}
@@ -403,13 +403,13 @@ func sampleKVCrossOrchestrationRead(e *env) {
 	})
 	orch(e.t, r, "Producer", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		ctx.SetKVValue("status", "computing")
-		sq, err := ctx.ScheduleActivity("ComputeResult", in).Await()
+		sq, err := durable.CallActivity[string](ctx, "ComputeResult", in).Await()
 		if err != nil {
 			return "", err
 		}
 		ctx.SetKVValue("result", sq)
 		ctx.SetKVValue("status", "done")
-		_, _ = ctx.ScheduleWait("ack").Await()
+		_, _ = durable.WaitEvent[string](ctx, "ack").Await()
 		return "produced:" + sq, nil
 	})
 	orch(e.t, r, "Consumer", func(ctx *durable.OrchestrationContext, producer string) (string, error) {
@@ -424,7 +424,7 @@ func sampleKVCrossOrchestrationRead(e *env) {
 			if attempts++; attempts > 20 {
 				return "", errors.New("producer never finished")
 			}
-			if _, err := ctx.ScheduleTimer(100 * time.Millisecond).Await(); err != nil {
+			if _, err := durable.NewTimer(ctx, 100*time.Millisecond).Await(); err != nil {
 				return "", err
 			}
 		}
@@ -468,7 +468,7 @@ func sampleKVReadModifyWriteCounter(e *env) {
 			if err != nil {
 				return "", err
 			}
-			res, err := ctx.ScheduleActivity("ProcessBatch", batch).Await()
+			res, err := durable.CallActivity[string](ctx, "ProcessBatch", batch).Await()
 			if err != nil {
 				return "", err
 			}
@@ -496,7 +496,7 @@ func sampleOrchestrationStats(e *env) {
 	r := durable.NewRegistry()
 	act(e.t, r, "FetchData", func(_ durable.ActivityContext, in string) (string, error) { return "data from " + in, nil })
 	orch(e.t, r, "DataPipeline", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		res, err := ctx.ScheduleActivity("FetchData", "https://api.example.com").Await()
+		res, err := durable.CallActivity[string](ctx, "FetchData", "https://api.example.com").Await()
 		if err != nil {
 			return "", err
 		}

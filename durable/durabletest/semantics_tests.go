@@ -36,7 +36,7 @@ func counterChild(ctx *durable.OrchestrationContext, in string) (string, error) 
 		return "", err
 	}
 	if n < 2 {
-		return "", ctx.ContinueAsNew(strconv.Itoa(n + 1))
+		return "", durable.ContinueAsNew(ctx, strconv.Itoa(n+1))
 	}
 	return "counted:" + in, nil
 }
@@ -48,7 +48,7 @@ func subOrchestrationContinueAsNewReportsToParent(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "Counter", counterChild)
 	orch(e.t, r, "Parent", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		out, err := ctx.ScheduleSubOrchestrationWithID("Counter", "can-child", "0").Await()
+		out, err := durable.CallSubOrchestration[string](ctx, "Counter", "0", durable.SubOrchestrationOptions{InstanceID: "can-child"}).Await()
 		return "parent saw " + out, err
 	})
 	e.start(r, fastOptions(nil))
@@ -71,13 +71,13 @@ func autoChildIDsUniquePerParentExecution(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "Echo", func(_ *durable.OrchestrationContext, in string) (string, error) { return "echo:" + in, nil })
 	orch(e.t, r, "Eternal", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		out, err := ctx.ScheduleSubOrchestration("Echo", in).Await()
+		out, err := durable.CallSubOrchestration[string](ctx, "Echo", in).Await()
 		if err != nil {
 			return "", err
 		}
 		if in != "3" {
 			n, _ := strconv.Atoi(in)
-			return "", ctx.ContinueAsNew(strconv.Itoa(n + 1))
+			return "", durable.ContinueAsNew(ctx, strconv.Itoa(n+1))
 		}
 		return out, nil
 	})
@@ -149,11 +149,11 @@ func swapRegistry(e *env, first string) *durable.Registry {
 		act(e.t, r, name, func(_ durable.ActivityContext, in string) (string, error) { return name + "(" + in + ")", nil })
 	}
 	orch(e.t, r, "Swap", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		v, err := ctx.ScheduleActivity(first, in).Await()
+		v, err := durable.CallActivity[string](ctx, first, in).Await()
 		if err != nil {
 			return "", err
 		}
-		ev, err := ctx.ScheduleWait("go").Await()
+		ev, err := durable.WaitEvent[string](ctx, "go").Await()
 		return v + "|" + ev, err
 	})
 	return r

@@ -75,7 +75,7 @@ func testUtcNowMs(e *env) {
 		if err != nil {
 			return "", err
 		}
-		_, _ = ctx.ScheduleTimer(100 * time.Millisecond).Await()
+		_, _ = durable.NewTimer(ctx, 100*time.Millisecond).Await()
 		t2, err := ctx.UtcNow().Await()
 		if err != nil {
 			return "", err
@@ -128,8 +128,8 @@ func testSystemCallsWithSelect(e *env) {
 		if err != nil {
 			return "", err
 		}
-		a1 := ctx.ScheduleActivity("QuickTask", "task1")
-		a2 := ctx.ScheduleActivity("QuickTask", "task2")
+		a1 := durable.CallActivity[string](ctx, "QuickTask", "task1")
+		a2 := durable.CallActivity[string](ctx, "QuickTask", "task2")
 		w := ctx.Select(a1, a2)
 		first, err := []*durable.Future[string]{a1, a2}[w].Await()
 		if err != nil {
@@ -164,15 +164,15 @@ func testSystemCallsJoinWithActivities(e *env) {
 		if err != nil {
 			return "", err
 		}
-		ar, err := ctx.ScheduleActivity("SlowTask", "data1").Await()
+		ar, err := durable.CallActivity[string](ctx, "SlowTask", "data1").Await()
 		if err != nil {
 			return "", err
 		}
 		check(len(g) == 36, "GUID should be 36 chars")
 		check(t.UnixMilli() > 0, "Time should be positive")
 		check(ar == "processed:data1", "activity result %s", ar)
-		a1 := ctx.ScheduleActivity("SlowTask", "data2")
-		a2 := ctx.ScheduleActivity("SlowTask", "data3")
+		a1 := durable.CallActivity[string](ctx, "SlowTask", "data2")
+		a2 := durable.CallActivity[string](ctx, "SlowTask", "data3")
 		w := ctx.Select(a1, a2)
 		wr, err := []*durable.Future[string]{a1, a2}[w].Await()
 		check(err == nil, "Expected activity output: %v", err)
@@ -194,8 +194,8 @@ func testUtcNowAsActivityInputReplaysCorrectly(e *env) {
 		if err != nil {
 			return "", err
 		}
-		_, _ = ctx.ScheduleWait("continue").Await()
-		return ctx.ScheduleActivity("ProcessWithTimestamp", fmt.Sprint(t.UnixMilli())).Await()
+		_, _ = durable.WaitEvent[string](ctx, "continue").Await()
+		return durable.CallActivity[string](ctx, "ProcessWithTimestamp", fmt.Sprint(t.UnixMilli())).Await()
 	})
 	e.start(r, nil)
 	e.startOrch("test-utcnow-replay", "TestUtcNowReplayAsInput", "")
@@ -213,8 +213,8 @@ func testNewGUIDAsActivityInputReplaysCorrectly(e *env) {
 		if err != nil {
 			return "", err
 		}
-		_, _ = ctx.ScheduleWait("continue").Await()
-		return ctx.ScheduleActivity("ProcessWithId", g).Await()
+		_, _ = durable.WaitEvent[string](ctx, "continue").Await()
+		return durable.CallActivity[string](ctx, "ProcessWithId", g).Await()
 	})
 	e.start(r, nil)
 	e.startOrch("test-guid-replay", "TestGuidNondeterminism", "")
@@ -228,14 +228,14 @@ func testActivityThenSyscallOrdering(e *env) {
 	act(e.t, r, "A", func(durable.ActivityContext, string) (string, error) { return "a", nil })
 	act(e.t, r, "B", func(_ durable.ActivityContext, in string) (string, error) { return "b:" + in, nil })
 	orch(e.t, r, "Ordering", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		if _, err := ctx.ScheduleActivity("A", "").Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, "A", "").Await(); err != nil {
 			return "", err
 		}
 		g, err := ctx.NewGUID().Await()
 		if err != nil {
 			return "", err
 		}
-		if _, err := ctx.ScheduleActivity("B", g).Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, "B", g).Await(); err != nil {
 			return "", err
 		}
 		return "ok", nil
@@ -284,7 +284,7 @@ func testCancellationWithPendingSyscall(e *env) {
 		if _, err := ctx.UtcNow().Await(); err != nil {
 			return "", err
 		}
-		_, _ = ctx.ScheduleWait("hold").Await()
+		_, _ = durable.WaitEvent[string](ctx, "hold").Await()
 		return "done", nil
 	})
 	e.start(r, nil)

@@ -56,7 +56,7 @@ func unknownOrchestrationFailsWithPoison(e *env) {
 func unknownActivityFailsWithPoison(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "SimpleOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		return ctx.ScheduleActivity("UnknownActivity", "input").Await()
+		return durable.CallActivity[string](ctx, "UnknownActivity", "input").Await()
 	})
 	e.start(r, unregisteredOptions())
 	e.startOrch("inst-activity-unknown", "SimpleOrch", "")
@@ -86,7 +86,7 @@ func testBackoffCustomConfig(e *env) {
 func continueAsNewToMissingVersionFailsWithPoison(e *env) {
 	r := durable.NewRegistry()
 	must(e.t, r.AddOrchestrationVersion("CanToMissing", "1.0.0", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		return "", ctx.ContinueAsNewVersioned("3.0.0", "new-input")
+		return "", durable.ContinueAsNew(ctx, "new-input", durable.ContinueAsNewOptions{Version: "3.0.0"})
 	}))
 	e.start(r, unregisteredOptions())
 	require.NoError(e.t, e.client().StartOrchestrationVersion(e.ctx, "can-missing-test", "CanToMissing", "1.0.0", "start"))

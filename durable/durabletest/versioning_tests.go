@@ -72,10 +72,10 @@ func runtimeStartVersionedTypedUsesExplicitVersion(e *env) {
 func subOrchestrationVersionedExplicitAndPolicy(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "P1", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		return ctx.ScheduleSubOrchestrationVersioned("C", "1.0.0", "A").Await()
+		return durable.CallSubOrchestration[string](ctx, "C", "A", durable.SubOrchestrationOptions{Version: "1.0.0"}).Await()
 	})
 	orch(e.t, r, "P2", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		return ctx.ScheduleSubOrchestration("C", "B").Await()
+		return durable.CallSubOrchestration[string](ctx, "C", "B").Await()
 	})
 	orch(e.t, r, "C", constOrch("c1"))
 	must(e.t, r.AddOrchestrationVersion("C", "2.0.0", constOrch("c2")))
@@ -89,7 +89,7 @@ func subOrchestrationVersionedExplicitAndPolicy(e *env) {
 func detachedVersionedUsesPolicyLatest(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "Parent", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		ctx.ScheduleOrchestration("Leaf", "child-1", "")
+		durable.StartOrchestration(ctx, "Leaf", "child-1", "")
 		return "ok", nil
 	})
 	orch(e.t, r, "Leaf", constOrch("l1"))
@@ -104,7 +104,7 @@ func detachedVersionedUsesPolicyLatest(e *env) {
 func continueAsNewVersionedTypedExplicit(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "Up", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		return "", ctx.ContinueAsNewVersioned("2.0.0", "payload")
+		return "", durable.ContinueAsNew(ctx, "payload", durable.ContinueAsNewOptions{Version: "2.0.0"})
 	})
 	must(e.t, r.AddOrchestrationVersion("Up", "2.0.0", constOrch("done")))
 	e.start(r, nil)
@@ -138,7 +138,7 @@ func policyExactPinsStart(e *env) {
 func subOrchestrationUsesLatestByDefaultAndPinnedWhenSet(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "ParentFlow", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		return ctx.ScheduleSubOrchestration("ChildFlow", in).Await()
+		return durable.CallSubOrchestration[string](ctx, "ChildFlow", in).Await()
 	})
 	orch(e.t, r, "ChildFlow", prefixOrch("c1:"))
 	must(e.t, r.AddOrchestrationVersion("ChildFlow", "1.1.0", prefixOrch("c1.1:")))
@@ -153,7 +153,7 @@ func subOrchestrationUsesLatestByDefaultAndPinnedWhenSet(e *env) {
 func parentCallsChildUpgradeChildAndVerifyLatestUsed(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "Parent", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		return ctx.ScheduleSubOrchestration("Child", in).Await()
+		return durable.CallSubOrchestration[string](ctx, "Child", in).Await()
 	})
 	orch(e.t, r, "Child", prefixOrch("cv1:"))
 	must(e.t, r.AddOrchestrationVersion("Child", "1.1.0", prefixOrch("cv1.1:")))
@@ -168,7 +168,7 @@ func parentCallsChildUpgradeChildAndVerifyLatestUsed(e *env) {
 func continueAsNewUpgradesVersionDeterministically(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "Upgrader", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		return "", ctx.ContinueAsNewVersioned("2.0.0", "from_v1_to_v2")
+		return "", durable.ContinueAsNew(ctx, "from_v1_to_v2", durable.ContinueAsNewOptions{Version: "2.0.0"})
 	})
 	must(e.t, r.AddOrchestrationVersion("Upgrader", "2.0.0", prefixOrch("v2_done:")))
 	must(e.t, r.SetVersionPolicy("Upgrader", durable.Exact("1.0.0")))

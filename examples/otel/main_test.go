@@ -278,7 +278,7 @@ func TestPoisonIsCounted(t *testing.T) {
 	defer p.Close()
 	reg := durable.NewRegistry()
 	require.NoError(t, durable.RegisterOrchestration(reg, "CallsMissing", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		return durable.ScheduleActivity[string](ctx, "Missing", in).Await()
+		return durable.CallActivity[string](ctx, "Missing", in).Await()
 	}))
 	rt, err := durable.Start(ctx, p, reg, &durable.Options{TracerProvider: tel.tp, MeterProvider: tel.mp, MaxAttempts: 2,
 		UnregisteredBackoff: durable.Backoff{Base: time.Millisecond, Max: 5 * time.Millisecond}})
@@ -318,10 +318,10 @@ func TestNondeterminismIsCounted(t *testing.T) {
 			require.NoError(t, durable.RegisterActivity(reg, name, func(_ durable.ActivityContext, in string) (string, error) { return in, nil }))
 		}
 		require.NoError(t, durable.RegisterOrchestration(reg, "Swap", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-			if _, err := ctx.ScheduleActivity(first, in).Await(); err != nil {
+			if _, err := durable.CallActivity[string](ctx, first, in).Await(); err != nil {
 				return "", err
 			}
-			return ctx.ScheduleWait("go").Await()
+			return durable.WaitEvent[string](ctx, "go").Await()
 		}))
 		return reg
 	}

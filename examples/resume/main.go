@@ -71,11 +71,11 @@ func Step(_ durable.ActivityContext, what string) (string, error) {
 
 // Order sleeps on a durable timer, then runs the steps one after another.
 func Order(ctx *durable.OrchestrationContext, o order) (string, error) {
-	if _, err := ctx.ScheduleTimer(o.Delay).Await(); err != nil {
+	if _, err := durable.NewTimer(ctx, o.Delay).Await(); err != nil {
 		return "", err
 	}
 	for _, s := range steps {
-		if _, err := durable.ScheduleActivity[string](ctx, "Step", o.ID+" "+s).Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, "Step", o.ID+" "+s).Await(); err != nil {
 			return "", err
 		}
 	}

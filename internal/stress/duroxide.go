@@ -230,7 +230,7 @@ func (d *Duroxide) fanout(ctx *durable.OrchestrationContext, in string) (string,
 	}
 	futs := make([]*durable.Future[string], tasks)
 	for i := range futs {
-		futs[i] = ctx.ScheduleActivity(processTask, strconv.Itoa(i)+":"+payload)
+		futs[i] = durable.CallActivity[string](ctx, processTask, strconv.Itoa(i)+":"+payload)
 	}
 	for _, r := range durable.Join(ctx, futs...) {
 		if r.Err != nil {
@@ -250,13 +250,13 @@ func largePayload(ctx *durable.OrchestrationContext, in string) (string, error) 
 		sizes = append(sizes, []int{small, medium, large}[min(i/6, 2)])
 	}
 	for _, n := range sizes {
-		if _, err := ctx.ScheduleActivity(payloadTask, strconv.Itoa(n)).Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, payloadTask, strconv.Itoa(n)).Await(); err != nil {
 			return "", err
 		}
 	}
 	subs := make([]*durable.Future[string], 5)
 	for i := range subs {
-		subs[i] = ctx.ScheduleSubOrchestration(subOrch, strconv.Itoa(medium))
+		subs[i] = durable.CallSubOrchestration[string](ctx, subOrch, strconv.Itoa(medium))
 	}
 	for _, r := range durable.Join(ctx, subs...) {
 		if r.Err != nil {
@@ -264,7 +264,7 @@ func largePayload(ctx *durable.OrchestrationContext, in string) (string, error) 
 		}
 	}
 	for i := 0; i < 10; i++ {
-		if _, err := ctx.ScheduleActivity(payloadTask, strconv.Itoa(small)).Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, payloadTask, strconv.Itoa(small)).Await(); err != nil {
 			return "", err
 		}
 	}
@@ -274,7 +274,7 @@ func largePayload(ctx *durable.OrchestrationContext, in string) (string, error) 
 // largeSub runs two payload activities.
 func largeSub(ctx *durable.OrchestrationContext, in string) (string, error) {
 	for i := 0; i < 2; i++ {
-		if _, err := ctx.ScheduleActivity(payloadTask, in).Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, payloadTask, in).Await(); err != nil {
 			return "", err
 		}
 	}
@@ -285,7 +285,7 @@ func largeSub(ctx *durable.OrchestrationContext, in string) (string, error) {
 func longHistory(ctx *durable.OrchestrationContext, in string) (string, error) {
 	steps, _ := strconv.Atoi(in)
 	for i := 0; i < steps; i++ {
-		if _, err := ctx.ScheduleActivity(stepActivity, strconv.Itoa(i)).Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, stepActivity, strconv.Itoa(i)).Await(); err != nil {
 			return "", err
 		}
 	}
@@ -298,10 +298,10 @@ func continueAsNew(ctx *durable.OrchestrationContext, in string) (string, error)
 	if left <= 0 {
 		return "done", nil
 	}
-	if _, err := ctx.ScheduleActivity(stepActivity, in).Await(); err != nil {
+	if _, err := durable.CallActivity[string](ctx, stepActivity, in).Await(); err != nil {
 		return "", err
 	}
-	return "", ctx.ContinueAsNew(strconv.Itoa(left - 1))
+	return "", durable.ContinueAsNew(ctx, strconv.Itoa(left-1))
 }
 
 // Payload is n bytes of printable filler.

@@ -28,11 +28,11 @@ func registry(t *testing.T, swapped bool) *durable.Registry {
 		first, second = "B", "A"
 	}
 	must(t, reg.AddOrchestration("Order", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		a, err := ctx.ScheduleActivity(first, in).Await()
+		a, err := durable.CallActivity[string](ctx, first, in).Await()
 		if err != nil {
 			return "", err
 		}
-		return ctx.ScheduleActivity(second, a).Await()
+		return durable.CallActivity[string](ctx, second, a).Await()
 	}))
 	return reg
 }

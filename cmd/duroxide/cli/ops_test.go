@@ -36,11 +36,11 @@ func opsRegistry(t *testing.T) *durable.Registry {
 		return in, nil
 	}))
 	must(t, reg.AddOrchestration("Fail", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		return ctx.ScheduleActivity("Boom", in).Await()
+		return durable.CallActivity[string](ctx, "Boom", in).Await()
 	}))
 	must(t, reg.AddOrchestration("Wait", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		ctx.SetCustomStatus("waiting")
-		ev, msg := ctx.ScheduleWait(in), ctx.DequeueEvent("inbox")
+		ev, msg := durable.WaitEvent[string](ctx, in), durable.DequeueEvent[string](ctx, "inbox")
 		if ctx.Select(ev, msg) == 0 {
 			return ev.Await()
 		}

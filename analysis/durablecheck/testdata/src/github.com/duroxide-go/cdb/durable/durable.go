@@ -49,13 +49,11 @@ func RegisterActivity[In, Out any](r *Registry, name string, fn func(ActivityCon
 	return nil
 }
 
-func (c *OrchestrationContext) ScheduleActivity(name, input string) *Future[string] {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return &Future[string]{ch: make(chan string, 1)}
+func NewTimer(ctx *OrchestrationContext, d time.Duration) *Future[struct{}] {
+	ctx.mu.Lock()
+	defer ctx.mu.Unlock()
+	return &Future[struct{}]{ch: make(chan struct{}, 1)}
 }
-
-func (c *OrchestrationContext) ScheduleTimer(d time.Duration) *Future[struct{}] { return nil }
 
 func (c *OrchestrationContext) UtcNow() *Future[time.Time] { return nil }
 
@@ -71,7 +69,7 @@ func (c *OrchestrationContext) Logger() *slog.Logger { return slog.Default() }
 
 func (c *OrchestrationContext) Select(futs ...Awaitable) int { return 0 }
 
-func ScheduleActivity[Out any](ctx *OrchestrationContext, name string, input any) *Future[Out] {
+func CallActivity[Out any](ctx *OrchestrationContext, name string, input any) *Future[Out] {
 	return nil
 }
 
