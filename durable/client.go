@@ -255,8 +255,9 @@ type OrchestrationFailedError struct {
 // Error returns the failure's display text.
 func (e *OrchestrationFailedError) Error() string { return displayMessage(e.Details) }
 
-// GetOrchestrationStatus reads instance's status from its latest execution.
-func (c *Client) GetOrchestrationStatus(ctx context.Context, instance string) (*OrchestrationStatus, error) {
+// Status reads instance's status from its latest execution (Rust:
+// get_orchestration_status).
+func (c *Client) Status(ctx context.Context, instance string) (*OrchestrationStatus, error) {
 	view, err := c.readStatus(ctx, instance)
 	if err != nil {
 		return nil, err
@@ -293,7 +294,7 @@ func (c *Client) GetOrchestrationStatus(ctx context.Context, instance string) (*
 	return st, nil
 }
 
-// statusView is what GetOrchestrationStatus reads.
+// statusView is what Client.Status reads.
 type statusView struct {
 	duroxide.InstanceStatus
 	// blocked reads the blocked reason when the provider did not return
@@ -310,7 +311,7 @@ func (v *statusView) blockedReason(ctx context.Context) (string, error) {
 
 // readStatus reads instance's history, custom status and blocked reason:
 // in one call from a duroxide.StatusReader, else by Read and
-// GetCustomStatus, leaving BlockedReason for a running instance.
+// CustomStatus, leaving BlockedReason for a running instance.
 func (c *Client) readStatus(ctx context.Context, instance string) (*statusView, error) {
 	if r, ok := c.p.(duroxide.StatusReader); ok {
 		st, err := r.ReadStatus(ctx, instance)
@@ -328,7 +329,7 @@ func (c *Client) readStatus(ctx context.Context, instance string) (*statusView, 
 	}}
 	// Best effort, as in Rust: a custom status read error does not fail the
 	// status query.
-	if cs, err := c.p.GetCustomStatus(ctx, instance, 0); err == nil {
+	if cs, err := c.p.CustomStatus(ctx, instance, 0); err == nil {
 		v.CustomStatus = cs
 	}
 	return v, nil
@@ -347,7 +348,7 @@ func (c *Client) WaitForOrchestration(ctx context.Context, instance string, time
 func (c *Client) waitForOrchestration(ctx context.Context, instance string, timeout time.Duration) (*OrchestrationStatus, error) {
 	var out *OrchestrationStatus
 	err := c.poll(ctx, timeout, func() (bool, error) {
-		st, err := c.GetOrchestrationStatus(ctx, instance)
+		st, err := c.Status(ctx, instance)
 		if err != nil {
 			return false, err
 		}
@@ -372,11 +373,11 @@ func (c *Client) waitForOrchestration(ctx context.Context, instance string, time
 func (c *Client) WaitForStatusChange(ctx context.Context, instance string, lastSeenVersion uint64, pollInterval, timeout time.Duration) (*OrchestrationStatus, error) {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
-		cs, err := c.p.GetCustomStatus(ctx, instance, lastSeenVersion)
+		cs, err := c.p.CustomStatus(ctx, instance, lastSeenVersion)
 		if err != nil {
 			return nil, err
 		}
-		st, err := c.GetOrchestrationStatus(ctx, instance)
+		st, err := c.Status(ctx, instance)
 		if err != nil {
 			return nil, err
 		}
@@ -430,20 +431,20 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// GetKVValue reads key of instance's KV store (merged across executions);
-// a missing instance is ErrInstanceNotFound.
-func (c *Client) GetKVValue(ctx context.Context, instance, key string) (value string, found bool, err error) {
-	value, found, err = c.p.GetKVValue(ctx, instance, key)
+// KVValue reads key of instance's KV store (merged across executions);
+// a missing instance is ErrInstanceNotFound. Rust: get_kv_value.
+func (c *Client) KVValue(ctx context.Context, instance, key string) (value string, found bool, err error) {
+	value, found, err = c.p.KVValue(ctx, instance, key)
 	if err == nil && !found {
 		err = c.notFoundIfMissing(ctx, instance)
 	}
 	return value, found, err
 }
 
-// GetKVAllValues reads instance's whole KV store; a missing instance is
-// ErrInstanceNotFound.
-func (c *Client) GetKVAllValues(ctx context.Context, instance string) (map[string]string, error) {
-	kv, err := c.p.GetKVAllValues(ctx, instance)
+// KVValues reads instance's whole KV store; a missing instance is
+// ErrInstanceNotFound. Rust: get_kv_all_values.
+func (c *Client) KVValues(ctx context.Context, instance string) (map[string]string, error) {
+	kv, err := c.p.KVValues(ctx, instance)
 	if err == nil && len(kv) == 0 {
 		err = c.notFoundIfMissing(ctx, instance)
 	}
@@ -459,7 +460,7 @@ func (c *Client) WaitForKVValue(ctx context.Context, instance, key string, timeo
 	var out string
 	first := true
 	err := c.poll(ctx, timeout, func() (bool, error) {
-		v, ok, err := c.p.GetKVValue(ctx, instance, key)
+		v, ok, err := c.p.KVValue(ctx, instance, key)
 		if err == nil && !ok && first {
 			err = c.notFoundIfMissing(ctx, instance)
 		}
@@ -470,10 +471,11 @@ func (c *Client) WaitForKVValue(ctx context.Context, instance, key string, timeo
 	return out, err
 }
 
-// GetCustomStatus returns instance's custom status if its version exceeds
+// CustomStatus returns instance's custom status if its version exceeds
 // lastSeenVersion, else nil; a missing instance is ErrInstanceNotFound.
-func (c *Client) GetCustomStatus(ctx context.Context, instance string, lastSeenVersion uint64) (*duroxide.CustomStatus, error) {
-	cs, err := c.p.GetCustomStatus(ctx, instance, lastSeenVersion)
+// Rust: get_custom_status.
+func (c *Client) CustomStatus(ctx context.Context, instance string, lastSeenVersion uint64) (*duroxide.CustomStatus, error) {
+	cs, err := c.p.CustomStatus(ctx, instance, lastSeenVersion)
 	if err == nil && cs == nil {
 		err = c.notFoundIfMissing(ctx, instance)
 	}
@@ -483,10 +485,10 @@ func (c *Client) GetCustomStatus(ctx context.Context, instance string, lastSeenV
 	return cs, nil
 }
 
-// GetOrchestrationStats returns stats of instance's current execution (nil
-// for an unknown instance).
-func (c *Client) GetOrchestrationStats(ctx context.Context, instance string) (*duroxide.SystemStats, error) {
-	return c.p.GetInstanceStats(ctx, instance)
+// Stats returns stats of instance's current execution (nil for an unknown
+// instance). Rust: get_orchestration_stats.
+func (c *Client) Stats(ctx context.Context, instance string) (*duroxide.SystemStats, error) {
+	return c.p.InstanceStats(ctx, instance)
 }
 
 // HasManagementCapability reports whether the provider offers admin calls.
@@ -518,22 +520,23 @@ func (c *Client) ListInstancesByStatus(ctx context.Context, status string) ([]st
 	return a.ListInstancesByStatus(ctx, status)
 }
 
-// GetInstanceInfo describes instance.
-func (c *Client) GetInstanceInfo(ctx context.Context, instance string) (*duroxide.InstanceInfo, error) {
+// InstanceInfo describes instance (Rust: get_instance_info).
+func (c *Client) InstanceInfo(ctx context.Context, instance string) (*duroxide.InstanceInfo, error) {
 	a, err := c.admin()
 	if err != nil {
 		return nil, err
 	}
-	return a.GetInstanceInfo(ctx, instance)
+	return a.InstanceInfo(ctx, instance)
 }
 
-// GetExecutionInfo describes one execution of instance.
-func (c *Client) GetExecutionInfo(ctx context.Context, instance string, executionID uint64) (*duroxide.ExecutionInfo, error) {
+// ExecutionInfo describes one execution of instance (Rust:
+// get_execution_info).
+func (c *Client) ExecutionInfo(ctx context.Context, instance string, executionID uint64) (*duroxide.ExecutionInfo, error) {
 	a, err := c.admin()
 	if err != nil {
 		return nil, err
 	}
-	return a.GetExecutionInfo(ctx, instance, executionID)
+	return a.ExecutionInfo(ctx, instance, executionID)
 }
 
 // ListExecutions lists instance's execution ids; a missing instance is
@@ -570,31 +573,33 @@ func (c *Client) ReadExecutionHistory(ctx context.Context, instance string, exec
 	return h, nil
 }
 
-// GetSystemMetrics returns store-wide instance counts.
-func (c *Client) GetSystemMetrics(ctx context.Context) (*duroxide.SystemMetrics, error) {
+// SystemMetrics returns store-wide instance counts (Rust:
+// get_system_metrics).
+func (c *Client) SystemMetrics(ctx context.Context) (*duroxide.SystemMetrics, error) {
 	a, err := c.admin()
 	if err != nil {
 		return nil, err
 	}
-	return a.GetSystemMetrics(ctx)
+	return a.SystemMetrics(ctx)
 }
 
-// GetQueueDepths returns the queues' lengths.
-func (c *Client) GetQueueDepths(ctx context.Context) (*duroxide.QueueDepths, error) {
+// QueueDepths returns the queues' lengths (Rust: get_queue_depths).
+func (c *Client) QueueDepths(ctx context.Context) (*duroxide.QueueDepths, error) {
 	a, err := c.admin()
 	if err != nil {
 		return nil, err
 	}
-	return a.GetQueueDepths(ctx)
+	return a.QueueDepths(ctx)
 }
 
-// GetInstanceTree returns instance and all its descendants.
-func (c *Client) GetInstanceTree(ctx context.Context, instance string) (*duroxide.InstanceTree, error) {
+// InstanceTree returns instance and all its descendants (Rust:
+// get_instance_tree).
+func (c *Client) InstanceTree(ctx context.Context, instance string) (*duroxide.InstanceTree, error) {
 	a, err := c.admin()
 	if err != nil {
 		return nil, err
 	}
-	return a.GetInstanceTree(ctx, instance)
+	return a.InstanceTree(ctx, instance)
 }
 
 // DeleteInstance deletes a root instance and its descendants. Without
@@ -654,11 +659,12 @@ func (c *Client) PruneExecutionsBulk(ctx context.Context, filter duroxide.Instan
 	return a.PruneExecutionsBulk(ctx, filter, options)
 }
 
-// KVValue reads key of instance's KV store and decodes it with the typed
-// codec (see Encode), the client-side counterpart of the orchestration's
-// typed GetKVValue; found is false when the key is absent.
-func KVValue[T any](ctx context.Context, c *Client, instance, key string) (value T, found bool, err error) {
-	s, ok, err := c.GetKVValue(ctx, instance, key)
+// ClientKVValue reads key of instance's KV store and decodes it with the
+// typed codec (see Encode), the client-side counterpart of the
+// orchestration's typed KVValue (which owns the shorter name); found is
+// false when the key is absent. Rust: get_kv_value_typed on the client.
+func ClientKVValue[T any](ctx context.Context, c *Client, instance, key string) (value T, found bool, err error) {
+	s, ok, err := c.KVValue(ctx, instance, key)
 	if err != nil || !ok {
 		return value, false, err
 	}

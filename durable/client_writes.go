@@ -65,7 +65,7 @@ func (c *Client) startInstance(ctx context.Context, item duroxide.StartOrchestra
 // restartTerminal starts a new execution of a terminal instance
 // (IDReuseAllowTerminal); exists is returned for a running one.
 func (c *Client) restartTerminal(ctx context.Context, w duroxide.ClientWriter, item duroxide.StartOrchestrationItem, o StartOptions, exists error) error {
-	st, err := c.GetOrchestrationStatus(ctx, item.Instance)
+	st, err := c.Status(ctx, item.Instance)
 	if err != nil {
 		return err
 	}

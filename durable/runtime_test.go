@@ -141,7 +141,7 @@ func TestCapabilityFilterSkipsIncompatiblePins(t *testing.T) {
 		}))
 		return reg
 	}
-	old := duroxide.SemverRange{Min: duroxide.SemVer{}, Max: duroxide.MustParseSemVer("0.1.0")}
+	old := duroxide.SemVerRange{Min: duroxide.SemVer{}, Max: duroxide.MustParseSemVer("0.1.0")}
 	// The old runtime takes the unpinned start (pinning it to 0.1.29) but
 	// may never replay it.
 	htStart(t, p, registry("old"), Options{SupportedReplayVersions: &old})
@@ -151,7 +151,7 @@ func TestCapabilityFilterSkipsIncompatiblePins(t *testing.T) {
 	htStart(t, p, registry("new"), Options{OrchestrationConcurrency: 1, WorkerConcurrency: NoSlots})
 	st := htWaitDone(t, c, "i")
 	require.Equal(t, "new", st.Output, "only a runtime supporting 0.1.29 may finish the execution")
-	info, err := p.Admin().GetInstanceInfo(t.Context(), "i")
+	info, err := p.Admin().InstanceInfo(t.Context(), "i")
 	require.NoError(t, err)
 	require.Equal(t, duroxide.StatusCompleted, info.Status)
 }
@@ -307,7 +307,7 @@ func TestClientWaitTimesOutAndHonoursContext(t *testing.T) {
 	require.ErrorIs(t, err, ErrInstanceNotFound)
 	_, err = c.WaitForKVValue(t.Context(), "queued", "k", 20*time.Millisecond)
 	require.ErrorIs(t, err, ErrTimeout)
-	st, err := c.GetOrchestrationStatus(t.Context(), "nobody")
+	st, err := c.Status(t.Context(), "nobody")
 	require.NoError(t, err)
 	require.Equal(t, StateNotFound, st.State)
 	var ie *InputError
@@ -330,7 +330,7 @@ func TestClientAdmin(t *testing.T) {
 	require.True(t, c.HasManagementCapability())
 	require.NoError(t, c.StartOrchestration(t.Context(), "w", "Wait", ""))
 	htEventually(t, func() bool {
-		st, err := c.GetOrchestrationStatus(t.Context(), "w")
+		st, err := c.Status(t.Context(), "w")
 		return err == nil && st.State == StateRunning
 	}, "never running")
 	_, err := c.DeleteInstance(t.Context(), "w", false)
@@ -342,7 +342,7 @@ func TestClientAdmin(t *testing.T) {
 	require.Equal(t, []string{"w"}, ids)
 	require.NoError(t, c.RaiseEvent(t.Context(), "w", "go", "now"))
 	require.Equal(t, "now", htWaitDone(t, c, "w").Output)
-	info, err := c.GetInstanceInfo(t.Context(), "w")
+	info, err := c.InstanceInfo(t.Context(), "w")
 	require.NoError(t, err)
 	require.Equal(t, duroxide.StatusCompleted, info.Status)
 	res, err := c.DeleteInstance(t.Context(), "w", false)

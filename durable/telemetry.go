@@ -153,14 +153,14 @@ func (t *telemetry) observeRuntime(mp metric.MeterProvider, rt *Runtime) (unregi
 	slots, _ := m.Int64ObservableGauge("duroxide.dispatcher.slots", metric.WithUnit("{slot}"),
 		metric.WithDescription("Configured dispatcher slots, by queue; utilization is busy_slots / slots."))
 	depth, _ := m.Int64ObservableGauge("duroxide.queue.depth", metric.WithUnit("{message}"),
-		metric.WithDescription("Messages waiting in each queue (provider admin GetQueueDepths)."))
+		metric.WithDescription("Messages waiting in each queue (provider admin QueueDepths)."))
 	orch := metric.WithAttributes(attrQueue.String(queueOrchestrator))
 	work := metric.WithAttributes(attrQueue.String(queueWorker))
 	reg, err := m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
 		o.ObserveInt64(slots, int64(max(rt.opts.OrchestrationConcurrency, 0)), orch)
 		o.ObserveInt64(slots, int64(max(rt.opts.WorkerConcurrency, 0)), work)
 		if a := rt.p.Admin(); a != nil && rt.opts.QueueDepthMetrics {
-			if d, err := a.GetQueueDepths(ctx); err == nil && d != nil {
+			if d, err := a.QueueDepths(ctx); err == nil && d != nil {
 				o.ObserveInt64(depth, int64(d.OrchestratorQueue), orch)
 				o.ObserveInt64(depth, int64(d.WorkerQueue), work)
 			}

@@ -61,7 +61,7 @@ func TestOpenKeepsInstancesInTheDataDirectory(t *testing.T) {
 
 	st = open(t, &Options{DataDir: dir, Log: &bytes.Buffer{}})
 	defer st.Close()
-	status, err := durable.NewClient(st.Provider).GetOrchestrationStatus(t.Context(), "kept")
+	status, err := durable.NewClient(st.Provider).Status(t.Context(), "kept")
 	if err != nil {
 		t.Fatal(err)
 	}

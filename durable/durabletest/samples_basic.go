@@ -220,7 +220,7 @@ func dtfLegacyGabbarGreetings(e *env) {
 func sampleSystemActivities(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "SystemActivities", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		now, err := ctx.UtcNow().Await()
+		now, err := ctx.UTCNow().Await()
 		if err != nil {
 			return "", err
 		}

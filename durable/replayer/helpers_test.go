@@ -59,7 +59,7 @@ func (c code) registry(t *testing.T) *durable.Registry {
 			return "", ctx.ContinueAsNew(in)
 		}
 		activity := "B"
-		if v, _ := ctx.GetKVValue("phase"); v == "two" {
+		if v, _ := ctx.KVValue("phase"); v == "two" {
 			activity = "A"
 		}
 		if _, err := ctx.ScheduleActivity(activity, in).Await(); err != nil {

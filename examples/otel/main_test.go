@@ -340,7 +340,7 @@ func TestNondeterminismIsCounted(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, client.RaiseEvent(ctx, "swap-1", "go", "now"))
 	require.Eventually(t, func() bool {
-		st, err := client.GetOrchestrationStatus(ctx, "swap-1")
+		st, err := client.Status(ctx, "swap-1")
 		return err == nil && st.State == durable.StateBlocked
 	}, time.Minute, 5*time.Millisecond)
 	require.NoError(t, rt.Shutdown(ctx))

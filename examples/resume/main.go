@@ -112,7 +112,7 @@ func run(ctx context.Context, w io.Writer, o options) error {
 	done := 0
 	for k := range ids {
 		ids[k] = fmt.Sprintf("order-%02d", k+1)
-		if status, err := c.GetOrchestrationStatus(ctx, ids[k]); err != nil {
+		if status, err := c.Status(ctx, ids[k]); err != nil {
 			return fmt.Errorf("status %s: %w", ids[k], err)
 		} else if status.State == durable.StateCompleted {
 			done++

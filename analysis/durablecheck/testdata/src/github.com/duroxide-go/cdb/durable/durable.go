@@ -57,7 +57,7 @@ func (c *OrchestrationContext) ScheduleActivity(name, input string) *Future[stri
 
 func (c *OrchestrationContext) ScheduleTimer(d time.Duration) *Future[struct{}] { return nil }
 
-func (c *OrchestrationContext) UtcNow() *Future[time.Time] { return nil }
+func (c *OrchestrationContext) UTCNow() *Future[time.Time] { return nil }
 
 func (c *OrchestrationContext) NewGUID() *Future[string] { return nil }
 
@@ -80,6 +80,16 @@ func Go[T any](ctx *OrchestrationContext, fn func(ctx *OrchestrationContext) (T,
 	return nil
 }
 
-func GetKVValue[T any](ctx *OrchestrationContext, key string) (value T, found bool, err error) {
+func KVValue[T any](ctx *OrchestrationContext, key string) (value T, found bool, err error) {
 	return value, false, nil
 }
+
+func (c *OrchestrationContext) KVValue(key string) (string, bool) { return "", false }
+
+func (c *OrchestrationContext) KVValues() map[string]string { return nil }
+
+func (c *OrchestrationContext) KVKeys() []string { return nil }
+
+func (c *OrchestrationContext) KVLen() int { return 0 }
+
+func (c *OrchestrationContext) CustomStatus() (string, bool) { return "", false }
