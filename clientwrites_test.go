@@ -78,7 +78,7 @@ func TestClientWriteRetriedAfterLostResponse(t *testing.T) {
 	// After consumption the key still holds: a late retry enqueues nothing.
 	require.NoError(t, c.EnqueueEvent(ctx, inst, "q", "b", kb))
 	require.NoError(t, c.EnqueueEvent(ctx, inst, "q", "d"))
-	st, err := c.WaitForOrchestration(ctx, inst, time.Minute)
+	st, err := c.WaitForOrchestration(ctx, inst, durable.WaitOptions{Timeout: time.Minute})
 	require.NoError(t, err)
 	require.Equal(t, "a,b,c,d", st.Output)
 }

@@ -102,11 +102,11 @@ func TestSecretsNeverReachLogsErrorsOrSpans(t *testing.T) {
 	require.NoError(t, err)
 	client := durable.NewClientWithOptions(p, &durable.ClientOptions{TracerProvider: spans})
 	require.NoError(t, client.StartOrchestration(t.Context(), "secrets-1", "Secrets", "x"))
-	st, err := client.WaitForOrchestration(t.Context(), "secrets-1", time.Minute)
+	st, err := client.WaitForOrchestration(t.Context(), "secrets-1", durable.WaitOptions{Timeout: time.Minute})
 	require.NoError(t, err)
 	require.Equal(t, durable.StateFailed, st.State)
 	require.NoError(t, rt.Shutdown(t.Context()))
-	_, err = client.WaitForOrchestration(t.Context(), "missing", time.Millisecond)
+	_, err = client.WaitForOrchestration(t.Context(), "missing", durable.WaitOptions{Timeout: time.Millisecond})
 	errs = append(errs, err)
 
 	require.NotEmpty(t, logs.String(), "the error paths were logged")

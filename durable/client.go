@@ -64,10 +64,7 @@ const initialExecutionID = 1
 // repeats the start that created it; StartOptions pins a version, allows
 // reusing a terminal instance's id and sets the idempotency key.
 func (c *Client) StartOrchestration(ctx context.Context, instance, orchestration string, input any, opts ...StartOptions) error {
-	var o StartOptions
-	if len(opts) > 0 {
-		o = opts[len(opts)-1]
-	}
+	o := lastOption(opts)
 	var version *string
 	if o.Version != "" {
 		if _, err := duroxide.ParseSemVer(o.Version); err != nil {
@@ -76,15 +73,6 @@ func (c *Client) StartOrchestration(ctx context.Context, instance, orchestration
 		version = &o.Version
 	}
 	return c.start(ctx, instance, orchestration, version, input, o)
-}
-
-// StartOrchestrationVersion starts instance pinned to an exact version of
-// orchestration: StartOrchestration with StartOptions{Version: version}.
-func (c *Client) StartOrchestrationVersion(ctx context.Context, instance, orchestration, version string, input any) error {
-	if _, err := duroxide.ParseSemVer(version); err != nil {
-		return &InputError{Op: "start orchestration", Reason: err.Error()}
-	}
-	return c.start(ctx, instance, orchestration, &version, input, StartOptions{Version: version})
 }
 
 func (c *Client) start(ctx context.Context, instance, orchestration string, version *string, input any, o StartOptions) error {
@@ -336,18 +324,23 @@ func (c *Client) readStatus(ctx context.Context, instance string) (*statusView, 
 }
 
 // WaitForOrchestration polls instance's status until it completes or
-// fails, timeout passes (ErrTimeout) or ctx ends. Polls start 5 ms apart
-// and back off to 100 ms, as Rust's client does.
-func (c *Client) WaitForOrchestration(ctx context.Context, instance string, timeout time.Duration) (*OrchestrationStatus, error) {
+// fails, WaitOptions.Timeout passes (ErrTimeout) or ctx ends (ctx's
+// error). Polls start 5 ms apart and back off to 100 ms, as Rust's client
+// does, unless WaitOptions.PollInterval fixes the interval.
+func (c *Client) WaitForOrchestration(ctx context.Context, instance string, opts ...WaitOptions) (*OrchestrationStatus, error) {
+	o, err := waitOptions("wait for orchestration", opts)
+	if err != nil {
+		return nil, err
+	}
 	ctx, end := c.tel.clientSpan(ctx, "wait_for_orchestration", instance)
-	st, err := c.waitForOrchestration(ctx, instance, timeout)
+	st, err := c.waitForOrchestration(ctx, instance, o)
 	end(err)
 	return st, err
 }
 
-func (c *Client) waitForOrchestration(ctx context.Context, instance string, timeout time.Duration) (*OrchestrationStatus, error) {
+func (c *Client) waitForOrchestration(ctx context.Context, instance string, o WaitOptions) (*OrchestrationStatus, error) {
 	var out *OrchestrationStatus
-	err := c.poll(ctx, timeout, func() (bool, error) {
+	err := c.poll(ctx, o, func() (bool, error) {
 		st, err := c.Status(ctx, instance)
 		if err != nil {
 			return false, err
@@ -369,50 +362,68 @@ func (c *Client) waitForOrchestration(ctx context.Context, instance string, time
 }
 
 // WaitForStatusChange waits until instance's custom status version exceeds
-// lastSeenVersion or the instance finishes, polling every pollInterval.
-func (c *Client) WaitForStatusChange(ctx context.Context, instance string, lastSeenVersion uint64, pollInterval, timeout time.Duration) (*OrchestrationStatus, error) {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
+// lastSeenVersion or the instance finishes; WaitOptions bound the wait and
+// set the polling as for WaitForOrchestration.
+func (c *Client) WaitForStatusChange(ctx context.Context, instance string, lastSeenVersion uint64, opts ...WaitOptions) (*OrchestrationStatus, error) {
+	o, err := waitOptions("wait for status change", opts)
+	if err != nil {
+		return nil, err
+	}
+	var out *OrchestrationStatus
+	err = c.poll(ctx, o, func() (bool, error) {
 		cs, err := c.p.CustomStatus(ctx, instance, lastSeenVersion)
 		if err != nil {
-			return nil, err
+			return false, err
 		}
 		st, err := c.Status(ctx, instance)
 		if err != nil {
-			return nil, err
-		}
-		if cs != nil || st.IsTerminal() {
-			return st, nil
+			return false, err
 		}
 		if st.State == StateNotFound {
 			if err := c.notFoundIfMissing(ctx, instance); err != nil {
-				return nil, err
+				return false, err
 			}
 		}
-		if err := sleepCtx(ctx, min(pollInterval, time.Until(deadline))); err != nil {
-			return nil, err
-		}
+		out = st
+		return cs != nil || st.IsTerminal(), nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return nil, ErrTimeout
+	return out, nil
 }
 
-// poll calls check on Rust's client schedule until it reports done.
-func (c *Client) poll(ctx context.Context, timeout time.Duration, check func() (bool, error)) error {
-	deadline := time.Now().Add(timeout)
+// poll calls check until it reports done: at o.PollInterval, or on Rust's
+// client schedule (5 ms doubling to 100 ms). Past o.Timeout it returns
+// ErrTimeout after one last check; without a Timeout only ctx ends it.
+func (c *Client) poll(ctx context.Context, o WaitOptions, check func() (bool, error)) error {
+	var deadline time.Time
+	if o.Timeout > 0 {
+		deadline = time.Now().Add(o.Timeout)
+	}
 	delay := clientInitialPollDelay
+	if o.PollInterval > 0 {
+		delay = o.PollInterval
+	}
 	for {
 		done, err := check()
 		if err != nil || done {
 			return err
 		}
-		left := time.Until(deadline)
-		if left <= 0 {
-			return ErrTimeout
+		sleep := delay
+		if !deadline.IsZero() {
+			left := time.Until(deadline)
+			if left <= 0 {
+				return ErrTimeout
+			}
+			sleep = min(sleep, left)
 		}
-		if err := sleepCtx(ctx, min(delay, left)); err != nil {
+		if err := sleepCtx(ctx, sleep); err != nil {
 			return err
 		}
-		delay = min(delay*2, clientMaxPollDelay)
+		if o.PollInterval == 0 {
+			delay = min(delay*2, clientMaxPollDelay)
+		}
 	}
 }
 
@@ -455,11 +466,16 @@ func (c *Client) KVValues(ctx context.Context, instance string) (map[string]stri
 }
 
 // WaitForKVValue polls until key exists in instance's KV store; an
-// instance missing when the wait begins is ErrInstanceNotFound.
-func (c *Client) WaitForKVValue(ctx context.Context, instance, key string, timeout time.Duration) (string, error) {
+// instance missing when the wait begins is ErrInstanceNotFound. WaitOptions
+// bound the wait and set the polling as for WaitForOrchestration.
+func (c *Client) WaitForKVValue(ctx context.Context, instance, key string, opts ...WaitOptions) (string, error) {
+	o, err := waitOptions("wait for KV value", opts)
+	if err != nil {
+		return "", err
+	}
 	var out string
 	first := true
-	err := c.poll(ctx, timeout, func() (bool, error) {
+	err = c.poll(ctx, o, func() (bool, error) {
 		v, ok, err := c.p.KVValue(ctx, instance, key)
 		if err == nil && !ok && first {
 			err = c.notFoundIfMissing(ctx, instance)
@@ -501,23 +517,18 @@ func (c *Client) admin() (duroxide.ProviderAdmin, error) {
 	return nil, ErrManagementNotAvailable
 }
 
-// ListAllInstances lists every instance id.
-func (c *Client) ListAllInstances(ctx context.Context) ([]string, error) {
+// ListInstances lists every instance id or, with ListOptions.Status, the
+// ids of the instances in that status (Rust: list_all_instances and
+// list_instances_by_status).
+func (c *Client) ListInstances(ctx context.Context, opts ...ListOptions) ([]string, error) {
 	a, err := c.admin()
 	if err != nil {
 		return nil, err
+	}
+	if o := lastOption(opts); o.Status != "" {
+		return a.ListInstancesByStatus(ctx, o.Status)
 	}
 	return a.ListInstances(ctx)
-}
-
-// ListInstancesByStatus lists instances whose status is status (e.g.
-// duroxide.StatusCompleted).
-func (c *Client) ListInstancesByStatus(ctx context.Context, status string) ([]string, error) {
-	a, err := c.admin()
-	if err != nil {
-		return nil, err
-	}
-	return a.ListInstancesByStatus(ctx, status)
 }
 
 // InstanceInfo describes instance (Rust: get_instance_info).

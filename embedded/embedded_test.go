@@ -49,7 +49,7 @@ func TestOpenKeepsInstancesInTheDataDirectory(t *testing.T) {
 	if err := c.StartOrchestration(t.Context(), "kept", "Echo", "me"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.WaitForOrchestration(t.Context(), "kept", time.Minute); err != nil {
+	if _, err := c.WaitForOrchestration(t.Context(), "kept", durable.WaitOptions{Timeout: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 	if err := rt.Shutdown(t.Context()); err != nil {

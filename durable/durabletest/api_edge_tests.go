@@ -152,17 +152,17 @@ func readsOfAMissingInstanceAreNotFound(e *env) {
 	require.ErrorIs(e.t, err, duroxide.ErrInstanceNotFound, "DeleteInstance")
 	// A wait on a missing instance reports it instead of waiting out its
 	// timeout (ErrTimeout would mean it waited).
-	_, err = c.WaitForOrchestration(e.ctx, "ghost", waitTimeout)
+	_, err = c.WaitForOrchestration(e.ctx, "ghost", durable.WaitOptions{Timeout: waitTimeout})
 	require.ErrorIs(e.t, err, durable.ErrInstanceNotFound, "WaitForOrchestration")
-	_, err = c.WaitForStatusChange(e.ctx, "ghost", 0, 10*time.Millisecond, waitTimeout)
+	_, err = c.WaitForStatusChange(e.ctx, "ghost", 0, durable.WaitOptions{Timeout: waitTimeout, PollInterval: 10 * time.Millisecond})
 	require.ErrorIs(e.t, err, durable.ErrInstanceNotFound, "WaitForStatusChange")
-	_, err = c.WaitForKVValue(e.ctx, "ghost", "k", waitTimeout)
+	_, err = c.WaitForKVValue(e.ctx, "ghost", "k", durable.WaitOptions{Timeout: waitTimeout})
 	require.ErrorIs(e.t, err, durable.ErrInstanceNotFound, "WaitForKVValue")
 	// A started instance exists before its first turn: no error.
 	e.startOrch("queued", "Echo", "")
 	_, err = c.CustomStatus(e.ctx, "queued", 0)
 	require.NoError(e.t, err)
-	_, err = c.WaitForOrchestration(e.ctx, "queued", time.Millisecond)
+	_, err = c.WaitForOrchestration(e.ctx, "queued", durable.WaitOptions{Timeout: time.Millisecond})
 	require.ErrorIs(e.t, err, durable.ErrTimeout)
 }
 
@@ -178,7 +178,7 @@ func unregisteredOrchestrationIsRefused(e *env) {
 	c := durable.NewClientWithOptions(e.p, &durable.ClientOptions{Registry: r})
 	err := c.StartOrchestration(e.ctx, "unreg", "Missing", "")
 	require.ErrorIs(e.t, err, durable.ErrNotRegistered)
-	require.ErrorIs(e.t, c.StartOrchestrationVersion(e.ctx, "unreg", "Echo", "9.9.9", ""), duroxide.ErrNotRegistered)
+	require.ErrorIs(e.t, c.StartOrchestration(e.ctx, "unreg", "Echo", "", durable.StartOptions{Version: "9.9.9"}), duroxide.ErrNotRegistered)
 	exists, err := e.client().InstanceInfo(e.ctx, "unreg")
 	require.ErrorIs(e.t, err, durable.ErrInstanceNotFound, "a refused start writes nothing: %v", exists)
 	require.NoError(e.t, c.StartOrchestration(e.ctx, "reg", "Echo", ""))

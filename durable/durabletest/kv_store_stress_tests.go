@@ -50,7 +50,7 @@ func (e *env) startAndWaitConcurrently(n int, spec func(i int) (instance, name, 
 			if errs[i] = c.StartOrchestration(e.ctx, id, name, in); errs[i] != nil {
 				return
 			}
-			statuses[i], errs[i] = c.WaitForOrchestration(e.ctx, id, waitTimeout)
+			statuses[i], errs[i] = c.WaitForOrchestration(e.ctx, id, durable.WaitOptions{Timeout: waitTimeout})
 		}()
 	}
 	wg.Wait()

@@ -117,7 +117,7 @@ func (e *env) requireNoKV(instance, key string) {
 // stands in for Rust's fixed sleeps "until the writer has set its value".
 func (e *env) waitKV(instance, key string) string {
 	e.t.Helper()
-	v, err := e.client().WaitForKVValue(e.ctx, instance, key, waitTimeout)
+	v, err := e.client().WaitForKVValue(e.ctx, instance, key, durable.WaitOptions{Timeout: waitTimeout})
 	require.NoError(e.t, err, "waiting for %s's key %q", instance, key)
 	return v
 }

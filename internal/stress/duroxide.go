@@ -370,7 +370,7 @@ func (d *Duroxide) Status(ctx context.Context, id string) (done, failed bool, er
 
 // Wait implements Target with Client.WaitForOrchestration.
 func (d *Duroxide) Wait(ctx context.Context, id string) (failed bool, err error) {
-	st, err := d.client.WaitForOrchestration(ctx, id, 5*time.Minute)
+	st, err := d.client.WaitForOrchestration(ctx, id, durable.WaitOptions{Timeout: 5 * time.Minute})
 	if err != nil {
 		return false, err
 	}
