@@ -100,7 +100,7 @@ func TestSecretsNeverReachLogsErrorsOrSpans(t *testing.T) {
 	}))
 	rt, err := durable.Start(t.Context(), p, reg, &durable.Options{Logger: logger, TracerProvider: spans})
 	require.NoError(t, err)
-	client := durable.NewClientWithOptions(p, &durable.ClientOptions{TracerProvider: spans})
+	client := durable.NewClient(p, durable.ClientOptions{TracerProvider: spans})
 	require.NoError(t, client.StartOrchestration(t.Context(), "secrets-1", "Secrets", "x"))
 	st, err := client.WaitForOrchestration(t.Context(), "secrets-1", durable.WaitOptions{Timeout: time.Minute})
 	require.NoError(t, err)

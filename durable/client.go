@@ -19,9 +19,13 @@ type Client struct {
 	reg *Registry // nil: starts are not checked against a registry
 }
 
-// NewClient returns a Client over p, traced through OpenTelemetry's
-// global TracerProvider.
-func NewClient(p duroxide.Provider) *Client { return NewClientWithOptions(p, nil) }
+// NewClient returns a Client over p. Without ClientOptions its calls are
+// traced through OpenTelemetry's global TracerProvider and starts are not
+// checked against a registry.
+func NewClient(p duroxide.Provider, opts ...ClientOptions) *Client {
+	o := lastOption(opts)
+	return &Client{p: p, tel: newTelemetry(o.TracerProvider, nil), reg: o.Registry}
+}
 
 // Client errors.
 var (

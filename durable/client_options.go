@@ -2,7 +2,21 @@ package durable
 
 import (
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
+
+// ClientOptions configures a Client made by NewClient.
+type ClientOptions struct {
+	// TracerProvider traces the client's calls (default: OpenTelemetry's
+	// global provider).
+	TracerProvider trace.TracerProvider
+	// Registry, when set, lets StartOrchestration refuse an orchestration
+	// name (or version) it does not hold with ErrNotRegistered before
+	// writing anything. Leave it nil in a client that has no registry: the
+	// runtime then backs off until a runtime that has it picks it up.
+	Registry *Registry
+}
 
 // StartOptions configures Client.StartOrchestration. Rust's
 // start_orchestration_versioned is StartOptions{Version: ...}.

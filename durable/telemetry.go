@@ -390,29 +390,3 @@ func (t *telemetry) clientSpan(ctx context.Context, op, instance string, attrs .
 		span.End()
 	}
 }
-
-// ClientOptions configures a Client made by NewClientWithOptions.
-type ClientOptions struct {
-	// TracerProvider traces the client's calls (default: OpenTelemetry's
-	// global provider).
-	TracerProvider trace.TracerProvider
-	// Registry, when set, lets StartOrchestration refuse an orchestration
-	// name (or version) it does not hold with ErrNotRegistered before
-	// writing anything. Leave it nil in a client that has no registry: the
-	// runtime then backs off until a runtime that has it picks it up.
-	Registry *Registry
-}
-
-// NewClientWithOptions returns a Client over p configured by opts (nil =
-// defaults).
-func NewClientWithOptions(p duroxide.Provider, opts *ClientOptions) *Client {
-	var tp trace.TracerProvider
-	if opts != nil {
-		tp = opts.TracerProvider
-	}
-	c := &Client{p: p, tel: newTelemetry(tp, nil)}
-	if opts != nil {
-		c.reg = opts.Registry
-	}
-	return c
-}

@@ -95,7 +95,7 @@ func TestSemVerPacked(t *testing.T) {
 	}
 }
 
-func TestSemverRangeContains(t *testing.T) {
+func TestSemVerRangeContains(t *testing.T) {
 	r := SemVerRange{Min: MustParseSemVer("0.1.0"), Max: MustParseSemVer("0.1.29")}
 	for s, want := range map[string]bool{"0.0.9": false, "0.1.0": true, "0.1.10": true, "0.1.29": true, "0.1.30": false, "0.1.29-rc.1": true, "0.1.0-rc.1": false, "1.0.0": false} {
 		if got := r.Contains(MustParseSemVer(s)); got != want {

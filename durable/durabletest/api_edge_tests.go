@@ -175,7 +175,7 @@ func invalidInputMatchesTheSentinel(e *env) {
 
 func unregisteredOrchestrationIsRefused(e *env) {
 	r := edgeRegistry(e)
-	c := durable.NewClientWithOptions(e.p, &durable.ClientOptions{Registry: r})
+	c := durable.NewClient(e.p, durable.ClientOptions{Registry: r})
 	err := c.StartOrchestration(e.ctx, "unreg", "Missing", "")
 	require.ErrorIs(e.t, err, durable.ErrNotRegistered)
 	require.ErrorIs(e.t, c.StartOrchestration(e.ctx, "unreg", "Echo", "", durable.StartOptions{Version: "9.9.9"}), duroxide.ErrNotRegistered)

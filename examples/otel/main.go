@@ -119,7 +119,7 @@ func workload(ctx context.Context, tel *telemetry) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	client := durable.NewClientWithOptions(p, &durable.ClientOptions{TracerProvider: tel.tp})
+	client := durable.NewClient(p, durable.ClientOptions{TracerProvider: tel.tp})
 	const instance = "order-1"
 	if err := client.StartOrchestration(ctx, instance, "Order", "book"); err != nil {
 		return nil, errors.Join(err, rt.Shutdown(ctx))

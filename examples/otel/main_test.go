@@ -232,7 +232,7 @@ func TestTraceSurvivesRestart(t *testing.T) {
 
 	before, err := cdb.New(ctx, cfg, opts)
 	require.NoError(t, err)
-	client := durable.NewClientWithOptions(before, &durable.ClientOptions{TracerProvider: tel.tp})
+	client := durable.NewClient(before, durable.ClientOptions{TracerProvider: tel.tp})
 	require.NoError(t, client.StartOrchestration(ctx, "restart-1", "Ship", "parcel"))
 	require.NoError(t, before.Close())
 
