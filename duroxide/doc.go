@@ -31,6 +31,8 @@
 //     kind discriminator.
 //   - Option<T> is *T; u64 and u32 are uint64 and uint32; semver::Version
 //     is SemVer.
+//   - Rust's get_* methods drop the prefix, as Go names getters:
+//     get_kv_value is KVValue, get_instance_info is InstanceInfo.
 //   - TagFilter, SemVerRange and DispatcherCapabilityFilter carry the same
 //     matching rules as in Rust (see their Matches and Contains methods).
 //
