@@ -67,7 +67,7 @@ func newCostEnvRanges(tb testing.TB, opts cdb.Options, ranges int) *costEnv {
 	tb.Helper()
 	served := &atomic.Int64{}
 	// The server logs each request once, after counting its response.
-	srv := cosmostest.NewTestServer(tb, &cosmostest.Options{Logf: func(string, ...any) { served.Add(1) }, PartitionKeyRanges: ranges})
+	srv := cosmostest.New(tb, &cosmostest.Options{Logf: func(string, ...any) { served.Add(1) }, PartitionKeyRanges: ranges})
 	costContainerSeq.Lock()
 	costContainerSeq.n++
 	coll := fmt.Sprintf("c%d", costContainerSeq.n)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // Clock skew (issue 19 item 4). Every lock and lease expiry is written
@@ -57,10 +58,10 @@ func newSkewEnv(t *testing.T, o cdb.Options) *skewEnv {
 	t.Helper()
 	e := &skewEnv{clock: newLeaseClock()}
 	o.MaxClockSkew = cdb.DefaultMaxClockSkew // the harness turns it off
-	o.Test.Now = e.clock.Now
+	o = testhooks.With(o, testhooks.Knobs{Now: e.clock.Now})
 	e.h = newHarnessNoLag(t, o)
 	e.holder = e.h.p
-	o.Test.Now = e.thiefNow
+	o = testhooks.With(o, testhooks.Knobs{Now: e.thiefNow})
 	e.thief = e.h.open(o)
 	return e
 }
@@ -268,10 +269,10 @@ func (e *skewEnv) leaseRound(t *testing.T, skew time.Duration) (time.Duration, b
 	ctx := t.Context()
 	e.skew.Store(int64(skew))
 	group := fmt.Sprintf("g%d", e.round.Add(1))
-	open := func(id string, now func() time.Time, hooks *cdb.Hooks) *cdb.CosmosLeases {
-		l, err := cdb.NewCosmosLeases(cdb.LeaseOptions{ProcessID: id, Group: group})
+	open := func(id string, now func() time.Time, hooks *testhooks.Hooks) *cdb.Leases {
+		l, err := cdb.NewLeases(cdb.LeaseOptions{ProcessID: id, Group: group})
 		require.NoError(t, err)
-		e.h.open(cdb.Options{Leases: l, MaxClockSkew: cdb.DefaultMaxClockSkew, Test: cdb.TestOptions{Hooks: hooks, Now: now}})
+		e.h.open(testhooks.With(cdb.Options{Leases: l, MaxClockSkew: cdb.DefaultMaxClockSkew}, testhooks.Knobs{Hooks: hooks, Now: now}))
 		return l
 	}
 	// The holder's background renewal (every RenewInterval of real time)
@@ -279,7 +280,7 @@ func (e *skewEnv) leaseRound(t *testing.T, skew time.Duration) (time.Duration, b
 	// renewals below (and its start, at the round's first instant).
 	var renewing atomic.Bool
 	renewing.Store(true)
-	holder := open("holder", e.clock.Now, &cdb.Hooks{Before: func(context.Context, cdb.Call) error {
+	holder := open("holder", e.clock.Now, &testhooks.Hooks{Before: func(context.Context, testhooks.Call) error {
 		if !renewing.Load() {
 			return errors.New("the holder renews only on schedule")
 		}
@@ -371,7 +372,7 @@ func TestClockSkewMaintenanceLeavesARunningDeletionAlone(t *testing.T) {
 
 	gD := newGate(t)
 	pD := e.actor(gD)
-	stallD := gD.at(true, func(c cdb.Call) bool { return c.Op == cdb.OpPatch }) // the tombstone is written
+	stallD := gD.at(true, func(c testhooks.Call) bool { return c.Op == cdb.OpPatch }) // the tombstone is written
 	type result struct {
 		res *duroxide.DeleteInstanceResult
 		err error
@@ -385,7 +386,7 @@ func TestClockSkewMaintenanceLeavesARunningDeletionAlone(t *testing.T) {
 
 	ahead := func() time.Time { return e.clock.now().Add(minSkewTolerance + time.Second) }
 	loop, err := cdb.New(ctx, cdb.Config{Endpoint: e.srv.Endpoint(), Key: e.srv.Key(), Database: "db", Container: e.container},
-		&cdb.Options{MaintenanceInterval: 5 * time.Millisecond, Test: cdb.TestOptions{Now: ahead}})
+		testhooks.With(&cdb.Options{MaintenanceInterval: 5 * time.Millisecond}, testhooks.Knobs{Now: ahead}))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = loop.Close() })
 	// Several rounds of the loop, each of which scans for tombstones.

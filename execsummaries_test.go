@@ -9,6 +9,7 @@ import (
 
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // Execution summaries (issue 19 item 8): an eternal orchestration — a
@@ -57,7 +58,7 @@ func instanceDocSize(t *testing.T, h *harness, inst string) (int, int) {
 func TestExecutionSummariesBounded(t *testing.T) {
 	t.Parallel()
 	clock := newLeaseClock()
-	h := newHarnessNoLag(t, cdb.Options{Test: cdb.TestOptions{Now: clock.Now}})
+	h := newHarnessNoLag(t, testhooks.With(cdb.Options{}, testhooks.Knobs{Now: clock.Now}))
 	ctx := t.Context()
 	const inst = "eternal"
 	n := uint64(4 * cdb.MaxExecSummaries)
@@ -147,8 +148,8 @@ func TestExecutionSummariesBounded(t *testing.T) {
 func TestExecutionSummariesConcurrentPrunes(t *testing.T) {
 	t.Parallel()
 	clock := newLeaseClock()
-	h := newHarnessNoLag(t, cdb.Options{Test: cdb.TestOptions{Now: clock.Now}})
-	other := h.open(cdb.Options{Test: cdb.TestOptions{Now: clock.Now}})
+	h := newHarnessNoLag(t, testhooks.With(cdb.Options{}, testhooks.Knobs{Now: clock.Now}))
+	other := h.open(testhooks.With(cdb.Options{}, testhooks.Knobs{Now: clock.Now}))
 	ctx := t.Context()
 	const inst = "pruned-twice"
 	n := uint64(3 * cdb.MaxExecSummaries)

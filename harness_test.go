@@ -71,7 +71,7 @@ func newHarness(t *testing.T, o cdb.Options) *harness {
 	// backend's settings): a read without a covering session token may miss
 	// recent writes, as on a real account; reads that draw an up-to-date
 	// replica behave exactly like plain cosmostest.
-	srv := cosmostest.NewTestServer(t, &cosmostest.Options{Lag: testbackend.LagOptions()})
+	srv := cosmostest.New(t, &cosmostest.Options{Lag: testbackend.LagOptions()})
 	h := &harness{t: t, srv: srv, endpoint: srv.Endpoint(), key: srv.Key(), db: hDatabase, coll: hContainer, clientOpts: hClientOptions()}
 	h.p = h.open(o)
 	return h
@@ -87,7 +87,7 @@ func newHarness(t *testing.T, o cdb.Options) *harness {
 // ever renews its own locks and sessions).
 func newHarnessNoLag(t *testing.T, o cdb.Options) *harness {
 	t.Helper()
-	srv := cosmostest.NewTestServer(t, nil)
+	srv := cosmostest.New(t, nil)
 	h := &harness{t: t, srv: srv, endpoint: srv.Endpoint(), key: srv.Key(), db: hDatabase, coll: hContainer, clientOpts: hClientOptions()}
 	h.p = h.open(o)
 	return h

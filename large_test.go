@@ -16,6 +16,7 @@ import (
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/cosmostest"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // faultAt fails the n-th Cosmos call (0-based) after it is armed, either
@@ -30,9 +31,9 @@ type faultAt struct {
 
 var errInjected = errors.New("injected fault")
 
-func (f *faultAt) hooks() *cdb.Hooks {
-	return &cdb.Hooks{
-		Before: func(_ context.Context, c cdb.Call) error {
+func (f *faultAt) hooks() *testhooks.Hooks {
+	return &testhooks.Hooks{
+		Before: func(_ context.Context, c testhooks.Call) error {
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			if !f.armed {
@@ -45,7 +46,7 @@ func (f *faultAt) hooks() *cdb.Hooks {
 			}
 			return nil
 		},
-		After: func(_ context.Context, c cdb.Call, err error) error {
+		After: func(_ context.Context, c testhooks.Call, err error) error {
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			if !f.armed {
@@ -108,12 +109,12 @@ func bigTurn(inst string) duroxide.OrchestrationCommit {
 	return c
 }
 
-func newFaultyProvider(t *testing.T, srv *cosmostest.Server, container string, hooks *cdb.Hooks) *cdb.Provider {
+func newFaultyProvider(t *testing.T, srv *cosmostest.Server, container string, hooks *testhooks.Hooks) *cdb.Provider {
 	t.Helper()
 	p, err := cdb.New(t.Context(), cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key(), Database: "db", Container: container,
 		// The processes share this clock: locks expire exactly when the
 		// tests wait for (no skew margin).
-		ClientOptions: &azcosmos.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}}}, &cdb.Options{MaintenanceInterval: -1, MaxClockSkew: -1, Test: cdb.TestOptions{Hooks: hooks}})
+		ClientOptions: &azcosmos.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}}}, testhooks.With(&cdb.Options{MaintenanceInterval: -1, MaxClockSkew: -1}, testhooks.Knobs{Hooks: hooks}))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })
 	return p
@@ -187,7 +188,7 @@ func checkBigTurn(t *testing.T, srv *cosmostest.Server, p *cdb.Provider, contain
 // it is visible before its commit.
 func TestLargeTurnSurvivesAFaultAtEveryCall(t *testing.T) {
 	t.Parallel()
-	srv := cosmostest.NewTestServer(t, nil)
+	srv := cosmostest.New(t, nil)
 	ctx := t.Context()
 
 	// A clean run counts the calls of the ack.
@@ -237,11 +238,11 @@ func TestLargeTurnSurvivesAFaultAtEveryCall(t *testing.T) {
 // process dies half-way through staging; its lock expires; the next fetch
 // cleans up the leftovers and the re-run turn commits exactly once.
 func TestLargeTurnCrashBeforeCommitIsRetriedByTheNextLockHolder(t *testing.T) {
-	srv := cosmostest.NewTestServer(t, nil)
+	srv := cosmostest.New(t, nil)
 	ctx := t.Context()
 	var dead atomic.Bool
 	var batches atomic.Int32
-	hooks := &cdb.Hooks{Before: func(_ context.Context, c cdb.Call) error {
+	hooks := &testhooks.Hooks{Before: func(_ context.Context, c testhooks.Call) error {
 		if dead.Load() {
 			return errInjected
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/duroxide-go/cdb/duroxide"
 	"github.com/duroxide-go/cdb/duroxide/providertest"
 	"github.com/duroxide-go/cdb/internal/testbackend"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // Lease tests run several providers ("processes") on one cosmostest
@@ -47,7 +48,7 @@ func (c *leaseClock) Advance(d time.Duration) { c.ms.Add(d.Milliseconds()) }
 type leaseProc struct {
 	id   string
 	p    *cdb.Provider
-	l    *cdb.CosmosLeases
+	l    *cdb.Leases
 	dead atomic.Bool
 }
 
@@ -55,16 +56,16 @@ func (lp *leaseProc) kill() { lp.dead.Store(true); _ = lp.p.Close() }
 
 func openLeaseProc(t *testing.T, h *harness, clock *leaseClock, id string) *leaseProc {
 	t.Helper()
-	l, err := cdb.NewCosmosLeases(cdb.LeaseOptions{ProcessID: id, LeaseDuration: testLease})
+	l, err := cdb.NewLeases(cdb.LeaseOptions{ProcessID: id, LeaseDuration: testLease})
 	require.NoError(t, err)
 	lp := &leaseProc{id: id, l: l}
-	hooks := &cdb.Hooks{Before: func(context.Context, cdb.Call) error {
+	hooks := &testhooks.Hooks{Before: func(context.Context, testhooks.Call) error {
 		if lp.dead.Load() {
 			return errors.New("process is dead")
 		}
 		return nil
 	}}
-	lp.p = h.open(cdb.Options{Leases: l, Test: cdb.TestOptions{Hooks: hooks, Now: clock.Now}})
+	lp.p = h.open(testhooks.With(cdb.Options{Leases: l}, testhooks.Knobs{Hooks: hooks, Now: clock.Now}))
 	return lp
 }
 
@@ -205,15 +206,15 @@ func TestCosmosLeasesGroups(t *testing.T) {
 	h := newHarnessNoLag(t, cdb.Options{})
 	clock := newLeaseClock()
 	ctx := t.Context()
-	open := func(id, group string) *cdb.CosmosLeases {
-		l, err := cdb.NewCosmosLeases(cdb.LeaseOptions{ProcessID: id, Group: group, LeaseDuration: testLease})
+	open := func(id, group string) *cdb.Leases {
+		l, err := cdb.NewLeases(cdb.LeaseOptions{ProcessID: id, Group: group, LeaseDuration: testLease})
 		require.NoError(t, err)
-		h.open(cdb.Options{Leases: l, Test: cdb.TestOptions{Now: clock.Now}})
+		h.open(testhooks.With(cdb.Options{Leases: l}, testhooks.Knobs{Now: clock.Now}))
 		return l
 	}
 	o1, o2, w := open("orch-1", "orchestrators"), open("orch-2", "orchestrators"), open("worker-1", "workers")
 	for range 3 {
-		for _, l := range []*cdb.CosmosLeases{o1, o2, w} {
+		for _, l := range []*cdb.Leases{o1, o2, w} {
 			require.NoError(t, l.Refresh(ctx))
 		}
 	}
@@ -353,7 +354,7 @@ func TestCosmosLeasesFetchOnlyOwnedSlots(t *testing.T) {
 type leaseFactory struct{ *factory }
 
 func (f leaseFactory) NewProvider(t *testing.T) duroxide.Provider {
-	l, err := cdb.NewCosmosLeases(cdb.LeaseOptions{LeaseDuration: 3 * time.Second, RenewInterval: time.Second})
+	l, err := cdb.NewLeases(cdb.LeaseOptions{LeaseDuration: 3 * time.Second, RenewInterval: time.Second})
 	require.NoError(t, err)
 	return f.newCosmosProvider(t, cdb.Options{Leases: l})
 }
@@ -375,14 +376,14 @@ func TestValidationWithCosmosLeases(t *testing.T) {
 // renewals per minute. Three processes share the slots; the fetch path
 // reads no lease documents.
 func BenchmarkCosmosLeasesCost(b *testing.B) {
-	srv := cosmostest.NewTestServer(b, nil)
+	srv := cosmostest.New(b, nil)
 	clock := newLeaseClock()
 	var procs []*leaseProc
 	for _, id := range []string{"p1", "p2", "p3"} {
-		l, err := cdb.NewCosmosLeases(cdb.LeaseOptions{ProcessID: id})
+		l, err := cdb.NewLeases(cdb.LeaseOptions{ProcessID: id})
 		require.NoError(b, err)
 		p, err := cdb.New(b.Context(), cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key(), ClientOptions: hClientOptions()},
-			&cdb.Options{Leases: l, MaintenanceInterval: -1, Test: cdb.TestOptions{Now: clock.Now}})
+			testhooks.With(&cdb.Options{Leases: l, MaintenanceInterval: -1}, testhooks.Knobs{Now: clock.Now}))
 		require.NoError(b, err)
 		b.Cleanup(func() { _ = p.Close() })
 		procs = append(procs, &leaseProc{id: id, l: l, p: p})
@@ -424,16 +425,16 @@ func BenchmarkCosmosLeasesCost(b *testing.B) {
 func TestCosmosLeasesBackgroundRenewal(t *testing.T) {
 	h := newHarnessNoLag(t, cdb.Options{})
 	open := func(id string) *leaseProc {
-		l, err := cdb.NewCosmosLeases(cdb.LeaseOptions{ProcessID: id, LeaseDuration: 2 * time.Second, RenewInterval: 200 * time.Millisecond})
+		l, err := cdb.NewLeases(cdb.LeaseOptions{ProcessID: id, LeaseDuration: 2 * time.Second, RenewInterval: 200 * time.Millisecond})
 		require.NoError(t, err)
 		lp := &leaseProc{id: id, l: l}
-		hooks := &cdb.Hooks{Before: func(context.Context, cdb.Call) error {
+		hooks := &testhooks.Hooks{Before: func(context.Context, testhooks.Call) error {
 			if lp.dead.Load() {
 				return errors.New("process is dead")
 			}
 			return nil
 		}}
-		lp.p = h.open(cdb.Options{Leases: l, Test: cdb.TestOptions{Hooks: hooks}})
+		lp.p = h.open(testhooks.With(cdb.Options{Leases: l}, testhooks.Knobs{Hooks: hooks}))
 		return lp
 	}
 	a, b := open("bg-a"), open("bg-b")
@@ -446,18 +447,18 @@ func TestCosmosLeasesBackgroundRenewal(t *testing.T) {
 }
 
 // Share the dispatch slots between processes on one container: each
-// process gives its provider its own CosmosLeases, and renewals (in the
+// process gives its provider its own Leases, and renewals (in the
 // background every RenewInterval; here by hand) converge to fair shares.
-func ExampleNewCosmosLeases() {
+func ExampleNewLeases() {
 	srv, err := cosmostest.NewServer(nil)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer srv.Close()
 	ctx := context.Background()
-	var all []*cdb.CosmosLeases
+	var all []*cdb.Leases
 	for _, id := range []string{"worker-a", "worker-b", "worker-c"} {
-		leases, err := cdb.NewCosmosLeases(cdb.LeaseOptions{ProcessID: id})
+		leases, err := cdb.NewLeases(cdb.LeaseOptions{ProcessID: id})
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -497,22 +498,22 @@ func TestCosmosLeasesAmbiguousWrites(t *testing.T) {
 	// nothing behind that stops convergence once the faults stop.
 	var faulty atomic.Bool
 	var sent, answered atomic.Int64
-	leaseWrite := func(c cdb.Call) bool {
+	leaseWrite := func(c testhooks.Call) bool {
 		return faulty.Load() && c.PartitionKey == cdb.LeasePartition && c.Op != cdb.OpQuery
 	}
 	var refused, lost atomic.Int64
 	open := func(id string) *leaseProc {
-		l, err := cdb.NewCosmosLeases(cdb.LeaseOptions{ProcessID: id, LeaseDuration: testLease})
+		l, err := cdb.NewLeases(cdb.LeaseOptions{ProcessID: id, LeaseDuration: testLease})
 		require.NoError(t, err)
-		hooks := &cdb.Hooks{
-			Before: func(_ context.Context, c cdb.Call) error {
+		hooks := &testhooks.Hooks{
+			Before: func(_ context.Context, c testhooks.Call) error {
 				if leaseWrite(c) && sent.Add(1)%5 == 0 {
 					refused.Add(1)
 					return errors.New("injected: not sent")
 				}
 				return nil
 			},
-			After: func(_ context.Context, c cdb.Call, err error) error {
+			After: func(_ context.Context, c testhooks.Call, err error) error {
 				if err == nil && leaseWrite(c) && answered.Add(1)%4 == 0 {
 					lost.Add(1)
 					return errors.New("injected: applied, response lost")
@@ -520,7 +521,7 @@ func TestCosmosLeasesAmbiguousWrites(t *testing.T) {
 				return err
 			},
 		}
-		return &leaseProc{id: id, l: l, p: h.open(cdb.Options{Leases: l, Test: cdb.TestOptions{Hooks: hooks, Now: clock.Now}})}
+		return &leaseProc{id: id, l: l, p: h.open(testhooks.With(cdb.Options{Leases: l}, testhooks.Knobs{Hooks: hooks, Now: clock.Now}))}
 	}
 	procs := []*leaseProc{open("amb-a"), open("amb-b"), open("amb-c")}
 	ctx := t.Context()

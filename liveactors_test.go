@@ -12,6 +12,7 @@ import (
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/cosmostest"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // Races between live actors (issue #10). Each test drives two or more
@@ -29,19 +30,19 @@ type raceEnv struct {
 }
 
 func newRaceEnv(t *testing.T) *raceEnv {
-	return &raceEnv{t: t, srv: cosmostest.NewTestServer(t, nil), clock: newManualClock(), container: "races"}
+	return &raceEnv{t: t, srv: cosmostest.New(t, nil), clock: newManualClock(), container: "races"}
 }
 
 // actor opens a provider (a process) whose calls pass through g (nil: no
 // hooks).
 func (e *raceEnv) actor(g *gate) *cdb.Provider {
 	e.t.Helper()
-	var hooks *cdb.Hooks
+	var hooks *testhooks.Hooks
 	if g != nil {
 		hooks = g.hooks()
 	}
 	p, err := cdb.New(e.t.Context(), cdb.Config{Endpoint: e.srv.Endpoint(), Key: e.srv.Key(), Database: "db", Container: e.container,
-		ClientOptions: &azcosmos.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}}}, &cdb.Options{MaintenanceInterval: -1, Test: cdb.TestOptions{Hooks: hooks, Now: e.clock.now}})
+		ClientOptions: &azcosmos.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}}}, testhooks.With(&cdb.Options{MaintenanceInterval: -1}, testhooks.Knobs{Hooks: hooks, Now: e.clock.now}))
 	require.NoError(e.t, err)
 	e.t.Cleanup(func() { _ = p.Close() })
 	return p
@@ -87,7 +88,7 @@ func ackBigTurnLeavingItPending(t *testing.T, e *raceEnv, inst string, commit du
 	it := prepare(t, p, inst)
 	// The acking process loses its roll-forward (its first journal read
 	// fails): the turn is committed and left pending.
-	g.setFail(func(c cdb.Call) error {
+	g.setFail(func(c testhooks.Call) error {
 		if isJournalRead(c) {
 			return errInjected
 		}
@@ -119,7 +120,7 @@ func TestExpiredStagerCannotDeleteTheNewHoldersTurn(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, itB, "B takes the expired lock")
 	require.Len(t, itB.History, 1)
-	stallB := gB.at(false, func(c cdb.Call) bool { return c.Op == cdb.OpBatch && c.Operations <= 2 }) // B's commit
+	stallB := gB.at(false, func(c testhooks.Call) bool { return c.Op == cdb.OpBatch && c.Operations <= 2 }) // B's commit
 	ackB := async(func() error { return pB.AckOrchestrationItem(ctx, itB.LockToken, bigTurn("big")) })
 	stallB.wait(t)
 
@@ -231,7 +232,7 @@ func TestWorkerAckDuringDeletionLeavesNoOrphan(t *testing.T) {
 
 	gD := newGate(t)
 	pD := e.actor(gD)
-	stallD := gD.at(true, func(c cdb.Call) bool { return c.Op == cdb.OpPatch }) // the tombstone is written
+	stallD := gD.at(true, func(c testhooks.Call) bool { return c.Op == cdb.OpPatch }) // the tombstone is written
 	del := async(func() error { _, err := pD.DeleteInstance(ctx, "del", true); return err })
 	stallD.wait(t)
 
@@ -301,7 +302,7 @@ func TestDeleteInstanceBulkFallbackNeverForces(t *testing.T) {
 
 	g := newGate(t)
 	pD := e.actor(g)
-	stall := g.at(false, func(c cdb.Call) bool { return c.Op == cdb.OpPatch }) // before the first tombstone
+	stall := g.at(false, func(c testhooks.Call) bool { return c.Op == cdb.OpPatch }) // before the first tombstone
 	del := async(func() error {
 		_, err := pD.DeleteInstanceBulk(ctx, duroxide.InstanceFilter{InstanceIDs: []string{"root"}})
 		return err
@@ -365,7 +366,7 @@ func TestReadersNeverSeeHalfALargeTurn(t *testing.T) {
 		staged := gA.at(true, nth(1, isBigBatch)) // the first stage batch
 		ack := async(func() error { return pA.AckOrchestrationItem(ctx, it.LockToken, bigTurn("big")) })
 		staged.wait(t)
-		queried := gR.at(true, func(c cdb.Call) bool { return c.Op == cdb.OpQuery })
+		queried := gR.at(true, func(c testhooks.Call) bool { return c.Op == cdb.OpQuery })
 		read := make(chan []duroxide.Event, 1)
 		rd := async(func() error { h, err := pR.Read(ctx, "big"); read <- h; return err })
 		queried.wait(t)
@@ -387,7 +388,7 @@ func TestReadersNeverSeeHalfALargeTurn(t *testing.T) {
 		stallA := gA.at(true, afterFirst(isJournalRead, isBigBatch))
 		ack := async(func() error { return pA.AckOrchestrationItem(ctx, it.LockToken, bigTurn("big")) })
 		stallA.wait(t)
-		stallR := gR.at(true, func(c cdb.Call) bool { return c.Op == cdb.OpQuery })
+		stallR := gR.at(true, func(c testhooks.Call) bool { return c.Op == cdb.OpQuery })
 		read := make(chan []duroxide.Event, 1)
 		rd := async(func() error { h, err := pR.ReadWithExecution(ctx, "big", 1); read <- h; return err })
 		stallR.wait(t)
@@ -443,7 +444,7 @@ func TestRetriedLargeAckAfterLostCommitResponse(t *testing.T) {
 	p := e.actor(g)
 	it := prepare(t, p, "big")
 	lost := false
-	g.setFailAfter(func(c cdb.Call, err error) error {
+	g.setFailAfter(func(c testhooks.Call, err error) error {
 		if err == nil && !lost && c.Op == cdb.OpBatch && c.Operations == 1 {
 			lost = true // the commit is applied; its response is lost
 			return errInjected
@@ -542,7 +543,7 @@ func TestMaintenanceLoopLeavesARunningDeletionAlone(t *testing.T) {
 
 	gD := newGate(t)
 	pD := e.actor(gD)
-	stallD := gD.at(true, func(c cdb.Call) bool { return c.Op == cdb.OpPatch }) // the tombstone is written
+	stallD := gD.at(true, func(c testhooks.Call) bool { return c.Op == cdb.OpPatch }) // the tombstone is written
 	type result struct {
 		res *duroxide.DeleteInstanceResult
 		err error
@@ -555,7 +556,7 @@ func TestMaintenanceLoopLeavesARunningDeletionAlone(t *testing.T) {
 	stallD.wait(t)
 
 	loop, err := cdb.New(ctx, cdb.Config{Endpoint: e.srv.Endpoint(), Key: e.srv.Key(), Database: "db", Container: e.container},
-		&cdb.Options{MaintenanceInterval: 5 * time.Millisecond, Test: cdb.TestOptions{Now: e.clock.now}})
+		testhooks.With(&cdb.Options{MaintenanceInterval: 5 * time.Millisecond}, testhooks.Knobs{Now: e.clock.now}))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = loop.Close() })
 	// Several rounds of the loop, each of which scans for tombstones.

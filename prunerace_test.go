@@ -10,6 +10,7 @@ import (
 
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // threeExecutions gives inst executions 1 and 2 (continued as new) and a
@@ -60,9 +61,9 @@ func TestPruneActsOnlyOnTheIncarnationItRead(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		after bool
-		match func(cdb.Call) bool
+		match func(testhooks.Call) bool
 	}{
-		{"after listing the executions", true, nth(1, func(c cdb.Call) bool { return c.Op == cdb.OpQuery })},
+		{"after listing the executions", true, nth(1, func(c testhooks.Call) bool { return c.Op == cdb.OpQuery })},
 		{"before the first delete batch", false, nth(1, isBatch)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/cosmostest"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // isJournalPath matches requests on a large turn's journal documents.
@@ -71,7 +72,7 @@ func TestMaintenanceLoopLeavesAYoungPendingTurnToItsAcker(t *testing.T) {
 	require.True(t, pending)
 
 	loop, err := cdb.New(ctx, cdb.Config{Endpoint: e.srv.Endpoint(), Key: e.srv.Key(), Database: "db", Container: e.container},
-		&cdb.Options{MaintenanceInterval: 50 * time.Millisecond, OutboxMinAge: time.Second, Test: cdb.TestOptions{Now: e.clock.now}})
+		testhooks.With(&cdb.Options{MaintenanceInterval: 50 * time.Millisecond, OutboxMinAge: time.Second}, testhooks.Knobs{Now: e.clock.now}))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = loop.Close() })
 	// Several rounds of the loop, each of which scans for pending turns.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // storedTurnState is what the load query would hand the next turn of
@@ -346,7 +347,7 @@ func TestTurnCacheInvalidation(t *testing.T) {
 func TestTurnCacheSeesOutOfBandEditsWithinMaxAge(t *testing.T) {
 	var skew atomic.Int64
 	now := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
-	e := newCostEnv(t, cdb.Options{Test: cdb.TestOptions{Now: now}})
+	e := newCostEnv(t, testhooks.With(cdb.Options{}, testhooks.Knobs{Now: now}))
 	const inst = "cache-edit"
 	next := e.startInstance(t, inst)
 	for _, want := range []int64{3, 2} { // the second turn queries, the third is cached
@@ -394,7 +395,7 @@ func TestTurnCacheDefersToExpiringMarkers(t *testing.T) {
 	var skew atomic.Int64
 	// No lagging replicas: the test counts requests, and a lagging
 	// discovery could miss the message it just enqueued.
-	h := newHarnessNoLag(t, cdb.Options{Test: cdb.TestOptions{Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }}})
+	h := newHarnessNoLag(t, testhooks.With(cdb.Options{}, testhooks.Knobs{Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }}))
 	ctx := context.Background()
 	item, commit := startParentWithChild(t, h.p, "mk-parent", "mk-child")
 	require.NoError(t, h.p.AckOrchestrationItem(ctx, item.LockToken, commit))

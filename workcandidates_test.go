@@ -20,6 +20,7 @@ import (
 
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // keptTTL is long enough that no kept page expires during a test on a
@@ -89,7 +90,7 @@ func TestWorkCandidatesSteadyFetchRequests(t *testing.T) {
 func TestWorkCandidatesExpire(t *testing.T) {
 	var offset atomic.Int64
 	clock := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
-	e := newCostEnv(t, cdb.Options{WorkCandidateTTL: time.Minute, Test: cdb.TestOptions{Now: clock}})
+	e := newCostEnv(t, testhooks.With(cdb.Options{WorkCandidateTTL: time.Minute}, testhooks.Knobs{Now: clock}))
 	enqueueActivities(t, e.p, nil, "wc-a", "wc-b", "wc-c")
 	got, q, _ := fetchCounted(t, e.p, duroxide.AnyTag(), nil)
 	require.Equal(t, "wc-a", got)
