@@ -27,7 +27,7 @@ func TestContinueAsNewItemFromAheadClockKeepsMessages(t *testing.T) {
 		skew = 3 * time.Second
 	)
 	ctx := t.Context()
-	h := newHarnessNoLag(t, cdb.Options{})
+	h := newHarness(t, cdb.Options{}, withoutLag())
 	ahead := h.open(testhooks.With(cdb.Options{MaxClockSkew: 2 * skew}, testhooks.Knobs{Now: func() time.Time { return time.Now().Add(skew) }}))
 	behind := h.open(cdb.Options{MaxClockSkew: 2 * skew})
 	c := durable.NewClient(behind)
@@ -81,7 +81,7 @@ func TestContinueAsNewItemFromAheadClockKeepsMessages(t *testing.T) {
 func TestContinueAsNewItemWrittenAfterDiscoveryKeepsMessages(t *testing.T) {
 	const inst = "can-discovered"
 	ctx := t.Context()
-	h := newHarnessNoLag(t, cdb.Options{})
+	h := newHarness(t, cdb.Options{}, withoutLag())
 	c := durable.NewClient(h.p)
 	require.NoError(t, c.StartOrchestrationVersion(ctx, inst, "Loop", "1.0.0", "first"))
 	item := mustFetchOrch(t, h.p, inst) // execution 1's last turn begins
@@ -134,7 +134,7 @@ func TestContinueAsNewItemWrittenAfterDiscoveryKeepsMessages(t *testing.T) {
 func TestAbandonWithoutDelayKeepsMessageOrderAcrossClocks(t *testing.T) {
 	const inst = "abandon-order"
 	ctx := t.Context()
-	h := newHarnessNoLag(t, cdb.Options{})
+	h := newHarness(t, cdb.Options{}, withoutLag())
 	ahead := h.open(testhooks.With(cdb.Options{MaxClockSkew: time.Minute}, testhooks.Knobs{Now: func() time.Time { return time.Now().Add(30 * time.Second) }}))
 	onTime := h.open(cdb.Options{MaxClockSkew: time.Minute})
 	c := durable.NewClient(onTime)

@@ -59,7 +59,7 @@ func newSkewEnv(t *testing.T, o cdb.Options) *skewEnv {
 	e := &skewEnv{clock: newLeaseClock()}
 	o.MaxClockSkew = cdb.DefaultMaxClockSkew // the harness turns it off
 	o = testhooks.With(o, testhooks.Knobs{Now: e.clock.Now})
-	e.h = newHarnessNoLag(t, o)
+	e.h = newHarness(t, o, withoutLag())
 	e.holder = e.h.p
 	o = testhooks.With(o, testhooks.Knobs{Now: e.thiefNow})
 	e.thief = e.h.open(o)
@@ -361,7 +361,7 @@ func TestClockSkewCrashedHolderRecovered(t *testing.T) {
 // the loop takes the running deletion for an interrupted one.
 func TestClockSkewMaintenanceLeavesARunningDeletionAlone(t *testing.T) {
 	t.Parallel()
-	e := newRaceEnv(t)
+	e := newHarness(t, cdb.Options{}, withoutLag(), withManualClock())
 	ctx := t.Context()
 	p := e.actor(nil)
 	require.NoError(t, p.EnqueueForOrchestrator(ctx, hStart("cnt"), 0))
@@ -385,10 +385,7 @@ func TestClockSkewMaintenanceLeavesARunningDeletionAlone(t *testing.T) {
 	stallD.wait(t)
 
 	ahead := func() time.Time { return e.clock.now().Add(minSkewTolerance + time.Second) }
-	loop, err := cdb.New(ctx, cdb.Config{Endpoint: e.srv.Endpoint(), Key: e.srv.Key(), Database: "db", Container: e.container},
-		testhooks.With(&cdb.Options{MaintenanceInterval: 5 * time.Millisecond}, testhooks.Knobs{Now: ahead}))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = loop.Close() })
+	loop := e.open(testhooks.With(cdb.Options{MaintenanceInterval: 5 * time.Millisecond, MaxClockSkew: cdb.DefaultMaxClockSkew}, testhooks.Knobs{Now: ahead}))
 	// Several rounds of the loop, each of which scans for tombstones.
 	eventually(t, time.Minute, func() bool { return loop.RequestStats()[cdb.OpQuery].Requests >= 12 }, "the maintenance loop did not run")
 

@@ -58,7 +58,7 @@ func instanceDocSize(t *testing.T, h *harness, inst string) (int, int) {
 func TestExecutionSummariesBounded(t *testing.T) {
 	t.Parallel()
 	clock := newLeaseClock()
-	h := newHarnessNoLag(t, testhooks.With(cdb.Options{}, testhooks.Knobs{Now: clock.Now}))
+	h := newHarness(t, testhooks.With(cdb.Options{}, testhooks.Knobs{Now: clock.Now}), withoutLag())
 	ctx := t.Context()
 	const inst = "eternal"
 	n := uint64(4 * cdb.MaxExecSummaries)
@@ -148,7 +148,7 @@ func TestExecutionSummariesBounded(t *testing.T) {
 func TestExecutionSummariesConcurrentPrunes(t *testing.T) {
 	t.Parallel()
 	clock := newLeaseClock()
-	h := newHarnessNoLag(t, testhooks.With(cdb.Options{}, testhooks.Knobs{Now: clock.Now}))
+	h := newHarness(t, testhooks.With(cdb.Options{}, testhooks.Knobs{Now: clock.Now}), withoutLag())
 	other := h.open(testhooks.With(cdb.Options{}, testhooks.Knobs{Now: clock.Now}))
 	ctx := t.Context()
 	const inst = "pruned-twice"

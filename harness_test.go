@@ -2,6 +2,7 @@ package cdb_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sort"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/duroxide-go/cdb/cosmostest"
 	"github.com/duroxide-go/cdb/duroxide"
 	"github.com/duroxide-go/cdb/internal/testbackend"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // This file is the shared harness of the provider's fault-injection,
@@ -53,6 +55,10 @@ type harness struct {
 	endpoint, key, db, coll string
 	clientOpts              *azcosmos.ClientOptions
 	sdk                     *azcosmos.ContainerClient // nil with srv
+
+	// clock is the manual clock of the providers actor opens (nil unless
+	// withManualClock).
+	clock *manualClock
 }
 
 // hClientOptions turns the SDK's own retries off, so a fault injected
@@ -63,52 +69,80 @@ func hClientOptions() *azcosmos.ClientOptions {
 	return o
 }
 
-// newHarness starts a server and opens a provider on it (which bootstraps
-// the container). The outbox reconciler is off unless o asks for it.
-func newHarness(t *testing.T, o cdb.Options) *harness {
+// harnessOption chooses what newHarness builds. The default is a
+// cosmostest server of its own with lagging replicas and one partition-key
+// range, and a first provider that bootstraps the container.
+type harnessOption func(*harnessConfig)
+
+type harnessConfig struct {
+	server  cosmostest.Options
+	backend *testbackend.Backend
+	clock   *manualClock
+}
+
+// withoutLag runs the server without lagging replicas. Two groups of tests
+// use it, each an open finding rather than a property of the tests: the
+// Cosmos lease tests (lease documents of other processes are read stale,
+// so convergence takes longer there; ETag-conditional claims keep it
+// safe), and tests that hand one process's lock token or session owner to
+// another process (that process has no session token for the partition,
+// so its first read may miss the item; the runtime only ever renews its
+// own locks and sessions). The live-actor and multi-range tests, which
+// check what is stored after precisely staged interleavings, use it too.
+func withoutLag() harnessOption {
+	return func(c *harnessConfig) { c.server.Lag = nil }
+}
+
+// withRanges gives the server's containers n physical partitions.
+func withRanges(n int) harnessOption {
+	return func(c *harnessConfig) { c.server.PartitionKeyRanges = n }
+}
+
+// onBackend runs on b instead of a server of the harness's own: a
+// cosmostest backend's server, or a fresh database on another backend
+// (deleted when t ends), whose documents are then read through the SDK.
+func onBackend(b testbackend.Backend) harnessOption {
+	return func(c *harnessConfig) { c.backend = &b }
+}
+
+// withManualClock gives the harness a manual clock, which the providers
+// actor opens read: the live-actor tests advance it to expire locks and
+// leases instead of waiting.
+func withManualClock() harnessOption {
+	return func(c *harnessConfig) { c.clock = newManualClock() }
+}
+
+// newHarness starts a server (or takes a backend, onBackend) and opens a
+// provider on it, which bootstraps the container. The outbox reconciler
+// is off unless o asks for it.
+func newHarness(t *testing.T, o cdb.Options, opts ...harnessOption) *harness {
 	t.Helper()
-	// The fault tests run on lagging replicas (the cosmostest-lagging
+	// By default the tests run on lagging replicas (the cosmostest-lagging
 	// backend's settings): a read without a covering session token may miss
 	// recent writes, as on a real account; reads that draw an up-to-date
 	// replica behave exactly like plain cosmostest.
-	srv := cosmostest.New(t, &cosmostest.Options{Lag: testbackend.LagOptions()})
-	h := &harness{t: t, srv: srv, endpoint: srv.Endpoint(), key: srv.Key(), db: hDatabase, coll: hContainer, clientOpts: hClientOptions()}
-	h.p = h.open(o)
-	return h
-}
-
-// newHarnessNoLag is newHarness on a server without lagging replicas. Two
-// groups of tests use it, each an open finding rather than a property of
-// the tests: the Cosmos lease tests (lease documents of other processes
-// are read stale, so convergence takes longer there; ETag-conditional
-// claims keep it safe), and tests that hand one process's lock token or
-// session owner to another process (that process has no session token for
-// the partition, so its first read may miss the item; the runtime only
-// ever renews its own locks and sessions).
-func newHarnessNoLag(t *testing.T, o cdb.Options) *harness {
-	t.Helper()
-	srv := cosmostest.New(t, nil)
-	h := &harness{t: t, srv: srv, endpoint: srv.Endpoint(), key: srv.Key(), db: hDatabase, coll: hContainer, clientOpts: hClientOptions()}
-	h.p = h.open(o)
-	return h
-}
-
-// newHarnessOn is newHarness on any backend: a cosmostest backend's own
-// server, or a fresh database on another backend (deleted when t ends),
-// whose documents are then read through the SDK.
-func newHarnessOn(t *testing.T, b testbackend.Backend, o cdb.Options) *harness {
-	t.Helper()
-	if b.Server != nil {
-		h := &harness{t: t, srv: b.Server, endpoint: b.Endpoint, key: b.Key, db: testbackend.NewDatabaseName(t), coll: hContainer, clientOpts: hClientOptions()}
-		h.p = h.open(o)
-		return h
+	c := harnessConfig{server: cosmostest.Options{Lag: testbackend.LagOptions()}}
+	for _, opt := range opts {
+		opt(&c)
 	}
-	db := b.NewDatabase(t)
-	h := &harness{t: t, endpoint: b.Endpoint, key: b.Key, db: db.ID(), coll: hContainer, clientOpts: b.ClientOptions()}
+	h := &harness{t: t, db: hDatabase, coll: hContainer, clientOpts: hClientOptions(), clock: c.clock}
+	switch b := c.backend; {
+	case b == nil:
+		h.srv = cosmostest.New(t, &c.server)
+	case b.Server != nil:
+		h.srv, h.db = b.Server, testbackend.NewDatabaseName(t)
+	default:
+		h.db, h.clientOpts = b.NewDatabase(t).ID(), b.ClientOptions()
+		sdk, err := b.Client.NewContainer(h.db, h.coll)
+		require.NoError(t, err)
+		h.sdk = sdk
+	}
+	if c.backend != nil {
+		h.endpoint, h.key = c.backend.Endpoint, c.backend.Key
+	} else {
+		h.endpoint, h.key = h.srv.Endpoint(), h.srv.Key()
+	}
 	h.p = h.open(o)
-	c, err := b.Client.NewContainer(h.db, h.coll)
-	require.NoError(t, err)
-	h.sdk = c
 	return h
 }
 
@@ -133,6 +167,30 @@ func (h *harness) open(o cdb.Options) *cdb.Provider {
 	require.NoError(h.t, err)
 	h.t.Cleanup(func() { _ = p.Close() })
 	return p
+}
+
+// actor opens a provider (another process) on the manual clock whose
+// calls pass through g (nil: no hooks). Unlike open, it keeps the default
+// clock-skew margin: the actors share the manual clock, and the tests
+// advance it past lock expiry plus the margin.
+func (h *harness) actor(g *gate) *cdb.Provider {
+	h.t.Helper()
+	require.NotNil(h.t, h.clock, "actor needs withManualClock")
+	var hooks *testhooks.Hooks
+	if g != nil {
+		hooks = g.hooks()
+	}
+	return h.open(testhooks.With(cdb.Options{MaxClockSkew: cdb.DefaultMaxClockSkew}, testhooks.Knobs{Hooks: hooks, Now: h.clock.now}))
+}
+
+// ids lists the ids of instance's documents (for short failure messages).
+func (h *harness) ids(instance string) []string {
+	h.t.Helper()
+	var out []string
+	for _, d := range h.docsWhere("", instance) {
+		out = append(out, fmt.Sprint(d["id"]))
+	}
+	return out
 }
 
 // docs returns every stored document.

@@ -137,7 +137,7 @@ func prepare(t *testing.T, p *cdb.Provider, inst string) *duroxide.Orchestration
 }
 
 // checkBigTurn asserts the turn is fully and exactly once visible.
-func checkBigTurn(t *testing.T, srv *cosmostest.Server, p *cdb.Provider, container, inst string) {
+func checkBigTurn(t *testing.T, srv *cosmostest.Server, p *cdb.Provider, db, container, inst string) {
 	t.Helper()
 	ctx := t.Context()
 	hist, err := p.Read(ctx, inst)
@@ -149,7 +149,7 @@ func checkBigTurn(t *testing.T, srv *cosmostest.Server, p *cdb.Provider, contain
 	kv, err := p.GetKVAllValues(ctx, inst)
 	require.NoError(t, err)
 	require.Len(t, kv, bigKeys)
-	docs, err := srv.Documents("db", container)
+	docs, err := srv.Documents(db, container)
 	require.NoError(t, err)
 	counts := map[string]int{}
 	for _, d := range docs {
@@ -199,7 +199,7 @@ func TestLargeTurnSurvivesAFaultAtEveryCall(t *testing.T) {
 	require.NoError(t, p.AckOrchestrationItem(ctx, it.LockToken, bigTurn("big")))
 	calls := f.disarm()
 	require.Greater(t, calls, 10, "the turn must span many batches")
-	checkBigTurn(t, srv, p, "clean", "big")
+	checkBigTurn(t, srv, p, "db", "clean", "big")
 
 	for _, after := range []bool{false, true} {
 		for n := 0; n < calls; n++ {
@@ -228,7 +228,7 @@ func TestLargeTurnSurvivesAFaultAtEveryCall(t *testing.T) {
 				}
 				_, err = p.RunMaintenance(ctx)
 				require.NoError(t, err)
-				checkBigTurn(t, srv, p, container, "big")
+				checkBigTurn(t, srv, p, "db", container, "big")
 			})
 		}
 	}
@@ -275,5 +275,5 @@ func TestLargeTurnCrashBeforeCommitIsRetriedByTheNextLockHolder(t *testing.T) {
 	}, 5*time.Second, 50*time.Millisecond)
 	require.Empty(t, it2.History)
 	require.NoError(t, p2.AckOrchestrationItem(ctx, it2.LockToken, commit))
-	checkBigTurn(t, srv, p2, "crash", "big")
+	checkBigTurn(t, srv, p2, "db", "crash", "big")
 }

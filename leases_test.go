@@ -176,7 +176,7 @@ func converge(t *testing.T, h *harness, procs ...*leaseProc) int {
 }
 
 func TestCosmosLeasesConvergeOneThreeTwo(t *testing.T) {
-	h := newHarnessNoLag(t, cdb.Options{})
+	h := newHarness(t, cdb.Options{}, withoutLag())
 	clock := newLeaseClock()
 	a := openLeaseProc(t, h, clock, "proc-a")
 	converge(t, h, a)
@@ -203,7 +203,7 @@ func TestCosmosLeasesConvergeOneThreeTwo(t *testing.T) {
 // them in one group while a lone activity process holds all of them in
 // another.
 func TestCosmosLeasesGroups(t *testing.T) {
-	h := newHarnessNoLag(t, cdb.Options{})
+	h := newHarness(t, cdb.Options{}, withoutLag())
 	clock := newLeaseClock()
 	ctx := t.Context()
 	open := func(id, group string) *cdb.Leases {
@@ -231,7 +231,7 @@ func TestCosmosLeasesGroups(t *testing.T) {
 }
 
 func TestCosmosLeasesFairness(t *testing.T) {
-	h := newHarnessNoLag(t, cdb.Options{})
+	h := newHarness(t, cdb.Options{}, withoutLag())
 	clock := newLeaseClock()
 	var procs []*leaseProc
 	for _, id := range []string{"w3", "w1", "w5", "w2", "w4"} { // joining out of order
@@ -248,7 +248,7 @@ func TestCosmosLeasesFairness(t *testing.T) {
 }
 
 func TestCosmosLeasesDeadOwnerTakenOver(t *testing.T) {
-	h := newHarnessNoLag(t, cdb.Options{})
+	h := newHarness(t, cdb.Options{}, withoutLag())
 	clock := newLeaseClock()
 	ctx := t.Context()
 	a := openLeaseProc(t, h, clock, "proc-a")
@@ -283,7 +283,7 @@ func TestCosmosLeasesDeadOwnerTakenOver(t *testing.T) {
 }
 
 func TestCosmosLeasesStableIdentityKeepsSlotsAcrossRestart(t *testing.T) {
-	h := newHarnessNoLag(t, cdb.Options{})
+	h := newHarness(t, cdb.Options{}, withoutLag())
 	clock := newLeaseClock()
 	a := openLeaseProc(t, h, clock, "proc-a")
 	b := openLeaseProc(t, h, clock, "proc-b")
@@ -298,7 +298,7 @@ func TestCosmosLeasesStableIdentityKeepsSlotsAcrossRestart(t *testing.T) {
 }
 
 func TestCosmosLeasesFetchOnlyOwnedSlots(t *testing.T) {
-	h := newHarnessNoLag(t, cdb.Options{})
+	h := newHarness(t, cdb.Options{}, withoutLag())
 	clock := newLeaseClock()
 	ctx := t.Context()
 	a := openLeaseProc(t, h, clock, "proc-a")
@@ -423,7 +423,7 @@ func BenchmarkCosmosLeasesCost(b *testing.B) {
 // With the real clock and the background renewal only: two processes
 // share the slots, and when one dies the other takes them all over.
 func TestCosmosLeasesBackgroundRenewal(t *testing.T) {
-	h := newHarnessNoLag(t, cdb.Options{})
+	h := newHarness(t, cdb.Options{}, withoutLag())
 	open := func(id string) *leaseProc {
 		l, err := cdb.NewLeases(cdb.LeaseOptions{ProcessID: id, LeaseDuration: 2 * time.Second, RenewInterval: 200 * time.Millisecond})
 		require.NoError(t, err)
@@ -489,7 +489,7 @@ func ExampleNewLeases() {
 // error, or not applied — do not break the assignment: later renewals read
 // the truth and the documents still converge to fair shares.
 func TestCosmosLeasesAmbiguousWrites(t *testing.T) {
-	h := newHarnessNoLag(t, cdb.Options{})
+	h := newHarness(t, cdb.Options{}, withoutLag())
 	clock := newLeaseClock()
 	// Faults hit lease writes during the first rounds only: a fault pattern
 	// that never ends can starve one process forever (every one of its
@@ -551,7 +551,7 @@ func TestCosmosLeasesAmbiguousWrites(t *testing.T) {
 }
 
 func TestCosmosLeasesPartitionIsReserved(t *testing.T) {
-	h := newHarnessNoLag(t, cdb.Options{})
+	h := newHarness(t, cdb.Options{}, withoutLag())
 	err := h.p.EnqueueForOrchestrator(t.Context(), hStart(cdb.LeasePartition), 0)
 	requirePermanentErr(t, err)
 	require.ErrorContains(t, err, "reserved")

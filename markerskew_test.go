@@ -17,7 +17,7 @@ import (
 func TestKeyedRetryNoOpUnderSkew(t *testing.T) {
 	t.Parallel()
 	const skew = 121 * time.Second
-	h := newHarnessNoLag(t, cdb.Options{MaxClockSkew: skew})
+	h := newHarness(t, cdb.Options{MaxClockSkew: skew}, withoutLag())
 	ctx := t.Context()
 	const inst = "ms-1"
 	createHInstance(t, h.p, inst)

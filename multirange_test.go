@@ -23,16 +23,6 @@ import (
 // included, so discovery and the reconciler must page until the
 // continuation ends (spreading the pages over calls) to see every range.
 
-// newRangedHarness is newHarness on a server with ranges partition key
-// ranges.
-func newRangedHarness(t *testing.T, o cdb.Options, ranges int) *harness {
-	t.Helper()
-	srv := cosmostest.New(t, &cosmostest.Options{PartitionKeyRanges: ranges})
-	h := &harness{t: t, srv: srv, endpoint: srv.Endpoint(), key: srv.Key(), db: hDatabase, coll: hContainer, clientOpts: hClientOptions()}
-	h.p = h.open(o)
-	return h
-}
-
 // crossQueries counts cross-partition query pages.
 type crossQueries struct{ n atomic.Int64 }
 
@@ -50,7 +40,7 @@ func (c *crossQueries) hooks() *testhooks.Hooks {
 // partition lies.
 func TestMultiRangeDiscoveryFindsEveryInstance(t *testing.T) {
 	t.Parallel()
-	h := newRangedHarness(t, cdb.Options{}, 8)
+	h := newHarness(t, cdb.Options{}, withoutLag(), withRanges(8))
 	ctx := t.Context()
 	want := map[string]bool{}
 	for i := range 24 {
@@ -79,7 +69,7 @@ func TestMultiRangeDiscoveryBoundedPerCall(t *testing.T) {
 	t.Parallel()
 	const ranges, pages = 8, 3
 	var q crossQueries
-	h := newRangedHarness(t, testhooks.With(cdb.Options{ScanPages: pages}, testhooks.Knobs{Hooks: q.hooks()}), ranges)
+	h := newHarness(t, testhooks.With(cdb.Options{ScanPages: pages}, testhooks.Knobs{Hooks: q.hooks()}), withoutLag(), withRanges(ranges))
 	ctx := t.Context()
 	for i := range 6 {
 		inst := fmt.Sprintf("bp-%d", i)
@@ -112,7 +102,7 @@ func TestMultiRangeDiscoveryBoundedPerCall(t *testing.T) {
 func TestMultiRangeOutboxReachesEveryPartition(t *testing.T) {
 	t.Parallel()
 	// The acking provider reads every partition in one fetch.
-	h := newRangedHarness(t, cdb.Options{ScanPages: 16}, 16)
+	h := newHarness(t, cdb.Options{ScanPages: 16}, withoutLag(), withRanges(16))
 	ctx := t.Context()
 	const n = 20
 	h.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Status: http.StatusServiceUnavailable,
@@ -140,7 +130,7 @@ func TestMultiRangeOutboxReachesEveryPartition(t *testing.T) {
 // are bounded (ScanPages) and resume where the last one stopped, so with
 // more partitions than ScanPages every intent is still delivered.
 func TestMultiRangeBackgroundReconciler(t *testing.T) {
-	h := newRangedHarness(t, cdb.Options{ScanPages: 16}, 16)
+	h := newHarness(t, cdb.Options{ScanPages: 16}, withoutLag(), withRanges(16))
 	ctx := t.Context()
 	const n = 12
 	h.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Status: http.StatusServiceUnavailable,

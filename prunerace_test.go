@@ -68,7 +68,7 @@ func TestPruneActsOnlyOnTheIncarnationItRead(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			e := newRaceEnv(t)
+			e := newHarness(t, cdb.Options{}, withoutLag(), withManualClock())
 			ctx := t.Context()
 			const inst = "inc"
 			other := e.actor(nil)
@@ -101,7 +101,7 @@ func TestPruneActsOnlyOnTheIncarnationItRead(t *testing.T) {
 			info, err := reader.GetExecutionInfo(ctx, inst, 1)
 			require.NoError(t, err)
 			require.NotNil(t, info, "the new incarnation's execution 1 lost its summary")
-			for _, d := range e.docs(inst) {
+			for _, d := range e.docsWhere("", inst) {
 				if d["type"] == "instance" {
 					execs, _ := d["executions"].([]any)
 					require.Len(t, execs, 1, "the new incarnation has execution 1 only: %v", execs)

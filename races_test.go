@@ -49,7 +49,7 @@ func num(v any) int64 {
 // it must be renewed.
 func TestSessionRenewalSurvivesOwnersAck(t *testing.T) {
 	t.Parallel()
-	h := newHarnessNoLag(t, cdb.Options{}) // the renewer is another process (see newHarnessNoLag)
+	h := newHarness(t, cdb.Options{}, withoutLag()) // the renewer is another process (see withoutLag)
 	ctx := t.Context()
 	const inst, owner = "sr-1", "worker-A"
 	sid := "s1"
@@ -89,7 +89,7 @@ func TestSessionRenewalSurvivesOwnersAck(t *testing.T) {
 // item's lock (new ETag); the holder's ack must still succeed.
 func TestWorkItemAckAfterRenewalElsewhere(t *testing.T) {
 	t.Parallel()
-	h := newHarnessNoLag(t, cdb.Options{}) // the renewer is another process (see newHarnessNoLag)
+	h := newHarness(t, cdb.Options{}, withoutLag()) // the renewer is another process (see withoutLag)
 	ctx := t.Context()
 	require.NoError(t, h.p.EnqueueForWorker(ctx, hActivity("wr-1", 1, nil)))
 	w := mustFetchWork(t, h.p, nil)

@@ -34,7 +34,7 @@ const (
 func TestSessionOwnerFetchesItsItemsOutsideItsSlots(t *testing.T) {
 	for _, restart := range []bool{false, true} {
 		t.Run(fmt.Sprintf("restarted=%v", restart), func(t *testing.T) {
-			h := newHarnessNoLag(t, cdb.Options{})
+			h := newHarness(t, cdb.Options{}, withoutLag())
 			clock := newLeaseClock()
 			ctx := t.Context()
 			a := openLeaseProc(t, h, clock, "proc-a")

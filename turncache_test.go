@@ -395,7 +395,7 @@ func TestTurnCacheDefersToExpiringMarkers(t *testing.T) {
 	var skew atomic.Int64
 	// No lagging replicas: the test counts requests, and a lagging
 	// discovery could miss the message it just enqueued.
-	h := newHarnessNoLag(t, testhooks.With(cdb.Options{}, testhooks.Knobs{Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }}))
+	h := newHarness(t, testhooks.With(cdb.Options{}, testhooks.Knobs{Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }}), withoutLag())
 	ctx := context.Background()
 	item, commit := startParentWithChild(t, h.p, "mk-parent", "mk-child")
 	require.NoError(t, h.p.AckOrchestrationItem(ctx, item.LockToken, commit))
