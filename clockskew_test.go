@@ -40,7 +40,7 @@ const minSkewTolerance = 30 * time.Second
 // skewEnv is a holder and a thief on one cosmostest container.
 type skewEnv struct {
 	h      *harness
-	clock  *leaseClock
+	clock  *manualClock
 	skew   atomic.Int64 // the thief's clock minus the holder's (ns)
 	holder *cdb.Provider
 	thief  *cdb.Provider
@@ -56,9 +56,9 @@ func (e *skewEnv) renews(elapsed, every time.Duration) bool {
 
 func newSkewEnv(t *testing.T, o cdb.Options) *skewEnv {
 	t.Helper()
-	e := &skewEnv{clock: newLeaseClock()}
+	e := &skewEnv{clock: newManualClock()}
 	o.MaxClockSkew = cdb.DefaultMaxClockSkew // the harness turns it off
-	o = testhooks.With(o, testhooks.Knobs{Now: e.clock.Now})
+	o = testhooks.With(o, testhooks.Knobs{Now: e.clock.now})
 	e.h = newHarness(t, o, withoutLag())
 	e.holder = e.h.p
 	o = testhooks.With(o, testhooks.Knobs{Now: e.thiefNow})
@@ -66,7 +66,7 @@ func newSkewEnv(t *testing.T, o cdb.Options) *skewEnv {
 	return e
 }
 
-func (e *skewEnv) thiefNow() time.Time { return e.clock.Now().Add(time.Duration(e.skew.Load())) }
+func (e *skewEnv) thiefNow() time.Time { return e.clock.now().Add(time.Duration(e.skew.Load())) }
 
 // nextTag isolates one round from the others: its items carry a tag only
 // that round's fetches ask for.
@@ -144,7 +144,7 @@ func (e *skewEnv) workRound(t *testing.T, skew time.Duration) (time.Duration, bo
 			require.NoError(t, e.thief.AckWorkItem(ctx, got.LockToken, nil))
 			return elapsed, true
 		}
-		e.clock.Advance(skewStep)
+		e.clock.advance(skewStep)
 	}
 	require.False(t, e.crashed, "a dead holder's activity lock was never taken over")
 	require.NoError(t, e.holder.AckWorkItem(ctx, w.LockToken, nil))
@@ -192,7 +192,7 @@ func (e *skewEnv) orchRound(t *testing.T, skew time.Duration) (time.Duration, bo
 		if got != nil {
 			owner, token, at = e.thief, got.LockToken, elapsed
 		}
-		e.clock.Advance(skewStep)
+		e.clock.advance(skewStep)
 	}
 	require.False(t, e.crashed && owner == e.holder, "a dead holder's orchestration lock was never taken over")
 	require.NoError(t, owner.AckOrchestrationItem(ctx, token, duroxide.OrchestrationCommit{ExecutionID: 1,
@@ -241,7 +241,7 @@ func (e *skewEnv) sessionRound(t *testing.T, skew time.Duration) (time.Duration,
 			require.NoError(t, e.thief.AckWorkItem(ctx, got.LockToken, nil))
 			return elapsed, true
 		}
-		e.clock.Advance(skewStep)
+		e.clock.advance(skewStep)
 	}
 	require.False(t, e.crashed, "a dead holder's session was never taken over")
 	w, err = e.holder.FetchWorkItem(ctx, skewLock, 0, a, filter)
@@ -280,7 +280,7 @@ func (e *skewEnv) leaseRound(t *testing.T, skew time.Duration) (time.Duration, b
 	// renewals below (and its start, at the round's first instant).
 	var renewing atomic.Bool
 	renewing.Store(true)
-	holder := open("holder", e.clock.Now, &testhooks.Hooks{Before: func(context.Context, testhooks.Call) error {
+	holder := open("holder", e.clock.now, &testhooks.Hooks{Before: func(context.Context, testhooks.Call) error {
 		if !renewing.Load() {
 			return errors.New("the holder renews only on schedule")
 		}
@@ -306,7 +306,7 @@ func (e *skewEnv) leaseRound(t *testing.T, skew time.Duration) (time.Duration, b
 		if len(thief.Owned()) > cdb.NumSlots/2 {
 			return elapsed, true
 		}
-		e.clock.Advance(skewStep)
+		e.clock.advance(skewStep)
 	}
 	require.False(t, e.crashed, "a dead holder's slots were never taken over")
 	return 0, false

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -68,6 +69,21 @@ func hClientOptions() *azcosmos.ClientOptions {
 	o.Retry = policy.RetryOptions{MaxRetries: -1}
 	return o
 }
+
+// manualClock is a clock shared by several providers (testhooks.Knobs.Now);
+// it only moves when a test advances it. It starts on a whole millisecond,
+// the resolution of the expiries the provider stores, so a lock or lease
+// expires exactly when a test advances the clock past it.
+type manualClock struct{ ns atomic.Int64 }
+
+func newManualClock() *manualClock {
+	c := &manualClock{}
+	c.ns.Store(time.Now().Truncate(time.Millisecond).UnixNano())
+	return c
+}
+
+func (c *manualClock) now() time.Time          { return time.Unix(0, c.ns.Load()) }
+func (c *manualClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 // harnessOption chooses what newHarness builds. The default is a
 // cosmostest server of its own with lagging replicas and one partition-key

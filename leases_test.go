@@ -31,17 +31,6 @@ import (
 
 const testLease = time.Hour
 
-type leaseClock struct{ ms atomic.Int64 }
-
-func newLeaseClock() *leaseClock {
-	c := &leaseClock{}
-	c.ms.Store(time.Now().UnixMilli())
-	return c
-}
-
-func (c *leaseClock) Now() time.Time          { return time.UnixMilli(c.ms.Load()) }
-func (c *leaseClock) Advance(d time.Duration) { c.ms.Add(d.Milliseconds()) }
-
 // leaseProc is one process: a provider with Cosmos leases. Killing it makes
 // every Cosmos request it sends fail, as if the process were gone, so it
 // can neither renew nor give its slots up.
@@ -54,7 +43,7 @@ type leaseProc struct {
 
 func (lp *leaseProc) kill() { lp.dead.Store(true); _ = lp.p.Close() }
 
-func openLeaseProc(t *testing.T, h *harness, clock *leaseClock, id string) *leaseProc {
+func openLeaseProc(t *testing.T, h *harness, clock *manualClock, id string) *leaseProc {
 	t.Helper()
 	l, err := cdb.NewLeases(cdb.LeaseOptions{ProcessID: id, LeaseDuration: testLease})
 	require.NoError(t, err)
@@ -65,7 +54,7 @@ func openLeaseProc(t *testing.T, h *harness, clock *leaseClock, id string) *leas
 		}
 		return nil
 	}}
-	lp.p = h.open(testhooks.With(cdb.Options{Leases: l}, testhooks.Knobs{Hooks: hooks, Now: clock.Now}))
+	lp.p = h.open(testhooks.With(cdb.Options{Leases: l}, testhooks.Knobs{Hooks: hooks, Now: clock.now}))
 	return lp
 }
 
@@ -177,7 +166,7 @@ func converge(t *testing.T, h *harness, procs ...*leaseProc) int {
 
 func TestCosmosLeasesConvergeOneThreeTwo(t *testing.T) {
 	h := newHarness(t, cdb.Options{}, withoutLag())
-	clock := newLeaseClock()
+	clock := newManualClock()
 	a := openLeaseProc(t, h, clock, "proc-a")
 	converge(t, h, a)
 	require.Len(t, a.l.Owned(), 256)
@@ -204,12 +193,12 @@ func TestCosmosLeasesConvergeOneThreeTwo(t *testing.T) {
 // another.
 func TestCosmosLeasesGroups(t *testing.T) {
 	h := newHarness(t, cdb.Options{}, withoutLag())
-	clock := newLeaseClock()
+	clock := newManualClock()
 	ctx := t.Context()
 	open := func(id, group string) *cdb.Leases {
 		l, err := cdb.NewLeases(cdb.LeaseOptions{ProcessID: id, Group: group, LeaseDuration: testLease})
 		require.NoError(t, err)
-		h.open(testhooks.With(cdb.Options{Leases: l}, testhooks.Knobs{Now: clock.Now}))
+		h.open(testhooks.With(cdb.Options{Leases: l}, testhooks.Knobs{Now: clock.now}))
 		return l
 	}
 	o1, o2, w := open("orch-1", "orchestrators"), open("orch-2", "orchestrators"), open("worker-1", "workers")
@@ -232,7 +221,7 @@ func TestCosmosLeasesGroups(t *testing.T) {
 
 func TestCosmosLeasesFairness(t *testing.T) {
 	h := newHarness(t, cdb.Options{}, withoutLag())
-	clock := newLeaseClock()
+	clock := newManualClock()
 	var procs []*leaseProc
 	for _, id := range []string{"w3", "w1", "w5", "w2", "w4"} { // joining out of order
 		procs = append(procs, openLeaseProc(t, h, clock, id))
@@ -249,7 +238,7 @@ func TestCosmosLeasesFairness(t *testing.T) {
 
 func TestCosmosLeasesDeadOwnerTakenOver(t *testing.T) {
 	h := newHarness(t, cdb.Options{}, withoutLag())
-	clock := newLeaseClock()
+	clock := newManualClock()
 	ctx := t.Context()
 	a := openLeaseProc(t, h, clock, "proc-a")
 	b := openLeaseProc(t, h, clock, "proc-b")
@@ -257,14 +246,14 @@ func TestCosmosLeasesDeadOwnerTakenOver(t *testing.T) {
 	aSlots := a.l.Owned()
 
 	b.kill() // no renewal, no release
-	clock.Advance(testLease / 2)
+	clock.advance(testLease / 2)
 	require.NoError(t, a.l.Refresh(ctx))
 	require.Equal(t, aSlots, a.l.Owned(), "b's lease is still live: nothing moves")
 	polled, err := a.l.AcquireSlots(ctx, 0)
 	require.NoError(t, err)
 	require.Equal(t, aSlots, polled, "a polls only its own slots while b's lease is live")
 
-	clock.Advance(testLease / 2)
+	clock.advance(testLease / 2)
 	// b's lease has lapsed: before a renews, its fetches already poll
 	// b's slots too, so none waits longer than the lease.
 	polled, err = a.l.AcquireSlots(ctx, 0)
@@ -284,7 +273,7 @@ func TestCosmosLeasesDeadOwnerTakenOver(t *testing.T) {
 
 func TestCosmosLeasesStableIdentityKeepsSlotsAcrossRestart(t *testing.T) {
 	h := newHarness(t, cdb.Options{}, withoutLag())
-	clock := newLeaseClock()
+	clock := newManualClock()
 	a := openLeaseProc(t, h, clock, "proc-a")
 	b := openLeaseProc(t, h, clock, "proc-b")
 	converge(t, h, a, b)
@@ -299,7 +288,7 @@ func TestCosmosLeasesStableIdentityKeepsSlotsAcrossRestart(t *testing.T) {
 
 func TestCosmosLeasesFetchOnlyOwnedSlots(t *testing.T) {
 	h := newHarness(t, cdb.Options{}, withoutLag())
-	clock := newLeaseClock()
+	clock := newManualClock()
 	ctx := t.Context()
 	a := openLeaseProc(t, h, clock, "proc-a")
 	b := openLeaseProc(t, h, clock, "proc-b")
@@ -377,13 +366,13 @@ func TestValidationWithCosmosLeases(t *testing.T) {
 // reads no lease documents.
 func BenchmarkCosmosLeasesCost(b *testing.B) {
 	srv := cosmostest.New(b, nil)
-	clock := newLeaseClock()
+	clock := newManualClock()
 	var procs []*leaseProc
 	for _, id := range []string{"p1", "p2", "p3"} {
 		l, err := cdb.NewLeases(cdb.LeaseOptions{ProcessID: id})
 		require.NoError(b, err)
 		p, err := cdb.New(b.Context(), cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key(), ClientOptions: hClientOptions()},
-			testhooks.With(&cdb.Options{Leases: l, MaintenanceInterval: -1}, testhooks.Knobs{Now: clock.Now}))
+			testhooks.With(&cdb.Options{Leases: l, MaintenanceInterval: -1}, testhooks.Knobs{Now: clock.now}))
 		require.NoError(b, err)
 		b.Cleanup(func() { _ = p.Close() })
 		procs = append(procs, &leaseProc{id: id, l: l, p: p})
@@ -490,7 +479,7 @@ func ExampleNewLeases() {
 // the truth and the documents still converge to fair shares.
 func TestCosmosLeasesAmbiguousWrites(t *testing.T) {
 	h := newHarness(t, cdb.Options{}, withoutLag())
-	clock := newLeaseClock()
+	clock := newManualClock()
 	// Faults hit lease writes during the first rounds only: a fault pattern
 	// that never ends can starve one process forever (every one of its
 	// heartbeats refused), which says nothing about the leases. What must
@@ -521,7 +510,7 @@ func TestCosmosLeasesAmbiguousWrites(t *testing.T) {
 				return err
 			},
 		}
-		return &leaseProc{id: id, l: l, p: h.open(testhooks.With(cdb.Options{Leases: l}, testhooks.Knobs{Hooks: hooks, Now: clock.Now}))}
+		return &leaseProc{id: id, l: l, p: h.open(testhooks.With(cdb.Options{Leases: l}, testhooks.Knobs{Hooks: hooks, Now: clock.now}))}
 	}
 	procs := []*leaseProc{open("amb-a"), open("amb-b"), open("amb-c")}
 	ctx := t.Context()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,19 +16,6 @@ import (
 // provider — one actor — at a chosen Cosmos call until the test lets it
 // go, and a shared manual clock so a lock expires exactly when a test
 // says so.
-
-// manualClock is a clock shared by several providers; it only moves when
-// a test advances it.
-type manualClock struct{ ns atomic.Int64 }
-
-func newManualClock() *manualClock {
-	c := &manualClock{}
-	c.ns.Store(time.Now().UnixNano())
-	return c
-}
-
-func (c *manualClock) now() time.Time          { return time.Unix(0, c.ns.Load()) }
-func (c *manualClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 // pausePoint is one place an actor stops: the first call matching match,
 // before it is sent or (after) once it was applied.
