@@ -49,7 +49,7 @@ func TestLeaseOptionsValidation(t *testing.T) {
 
 // Two processes claiming the same slots at once, from the same snapshot:
 // every slot has exactly one winner, and its document names it.
-func TestCosmosLeasesConflictOneWinner(t *testing.T) {
+func TestLeasesConflictOneWinner(t *testing.T) {
 	srv := cosmostest.New(t, nil)
 	ctx := t.Context()
 	open := func(id string) *Leases {

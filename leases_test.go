@@ -17,7 +17,6 @@ import (
 
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/cosmostest"
-	"github.com/duroxide-go/cdb/duroxide"
 	"github.com/duroxide-go/cdb/duroxide/providertest"
 	"github.com/duroxide-go/cdb/internal/testbackend"
 	"github.com/duroxide-go/cdb/internal/testhooks"
@@ -164,7 +163,7 @@ func converge(t *testing.T, h *harness, procs ...*leaseProc) int {
 	return 0
 }
 
-func TestCosmosLeasesConvergeOneThreeTwo(t *testing.T) {
+func TestLeasesConvergeOneThreeTwo(t *testing.T) {
 	h := newHarness(t, cdb.Options{}, withoutLag())
 	clock := newManualClock()
 	a := openLeaseProc(t, h, clock, "proc-a")
@@ -191,7 +190,7 @@ func TestCosmosLeasesConvergeOneThreeTwo(t *testing.T) {
 // Groups split the slots independently: two orchestration processes share
 // them in one group while a lone activity process holds all of them in
 // another.
-func TestCosmosLeasesGroups(t *testing.T) {
+func TestLeasesGroups(t *testing.T) {
 	h := newHarness(t, cdb.Options{}, withoutLag())
 	clock := newManualClock()
 	ctx := t.Context()
@@ -219,7 +218,7 @@ func TestCosmosLeasesGroups(t *testing.T) {
 	require.Empty(t, leaseOwners(t, h), "nothing in the default group")
 }
 
-func TestCosmosLeasesFairness(t *testing.T) {
+func TestLeasesFairness(t *testing.T) {
 	h := newHarness(t, cdb.Options{}, withoutLag())
 	clock := newManualClock()
 	var procs []*leaseProc
@@ -236,7 +235,7 @@ func TestCosmosLeasesFairness(t *testing.T) {
 	}
 }
 
-func TestCosmosLeasesDeadOwnerTakenOver(t *testing.T) {
+func TestLeasesDeadOwnerTakenOver(t *testing.T) {
 	h := newHarness(t, cdb.Options{}, withoutLag())
 	clock := newManualClock()
 	ctx := t.Context()
@@ -271,7 +270,7 @@ func TestCosmosLeasesDeadOwnerTakenOver(t *testing.T) {
 	}
 }
 
-func TestCosmosLeasesStableIdentityKeepsSlotsAcrossRestart(t *testing.T) {
+func TestLeasesStableIdentityKeepsSlotsAcrossRestart(t *testing.T) {
 	h := newHarness(t, cdb.Options{}, withoutLag())
 	clock := newManualClock()
 	a := openLeaseProc(t, h, clock, "proc-a")
@@ -286,7 +285,7 @@ func TestCosmosLeasesStableIdentityKeepsSlotsAcrossRestart(t *testing.T) {
 	require.Equal(t, aSlots, a.l.Owned())
 }
 
-func TestCosmosLeasesFetchOnlyOwnedSlots(t *testing.T) {
+func TestLeasesFetchOnlyOwnedSlots(t *testing.T) {
 	h := newHarness(t, cdb.Options{}, withoutLag())
 	clock := newManualClock()
 	ctx := t.Context()
@@ -338,17 +337,7 @@ func TestCosmosLeasesFetchOnlyOwnedSlots(t *testing.T) {
 	}
 }
 
-// leaseFactory runs the validation suite with Cosmos leases on every
-// provider.
-type leaseFactory struct{ *factory }
-
-func (f leaseFactory) NewProvider(t *testing.T) duroxide.Provider {
-	l, err := cdb.NewLeases(cdb.LeaseOptions{LeaseDuration: 3 * time.Second, RenewInterval: time.Second})
-	require.NoError(t, err)
-	return f.newCosmosProvider(t, cdb.Options{Leases: l})
-}
-
-func TestValidationWithCosmosLeases(t *testing.T) {
+func TestValidationWithLeases(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the whole validation suite again; skipped with -short")
 	}
@@ -356,15 +345,17 @@ func TestValidationWithCosmosLeases(t *testing.T) {
 		if b.Name != testbackend.NameCosmostest {
 			t.Skip("leases change nothing backend-specific; TestValidation covers the other backends")
 		}
-		providertest.Run(t, leaseFactory{newFactory(t, b)})
+		f := newFactory(t, b)
+		f.leases = true
+		providertest.Run(t, f)
 	})
 }
 
-// BenchmarkCosmosLeasesCost measures what the leases cost one process with
+// BenchmarkLeasesCost measures what the leases cost one process with
 // the default intervals: the requests and RU of one renewal, times the
 // renewals per minute. Three processes share the slots; the fetch path
 // reads no lease documents.
-func BenchmarkCosmosLeasesCost(b *testing.B) {
+func BenchmarkLeasesCost(b *testing.B) {
 	srv := cosmostest.New(b, nil)
 	clock := newManualClock()
 	var procs []*leaseProc
@@ -411,7 +402,7 @@ func BenchmarkCosmosLeasesCost(b *testing.B) {
 
 // With the real clock and the background renewal only: two processes
 // share the slots, and when one dies the other takes them all over.
-func TestCosmosLeasesBackgroundRenewal(t *testing.T) {
+func TestLeasesBackgroundRenewal(t *testing.T) {
 	h := newHarness(t, cdb.Options{}, withoutLag())
 	open := func(id string) *leaseProc {
 		l, err := cdb.NewLeases(cdb.LeaseOptions{ProcessID: id, LeaseDuration: 2 * time.Second, RenewInterval: 200 * time.Millisecond})
@@ -477,7 +468,7 @@ func ExampleNewLeases() {
 // Lease writes whose outcome is unknown — applied but answered with an
 // error, or not applied — do not break the assignment: later renewals read
 // the truth and the documents still converge to fair shares.
-func TestCosmosLeasesAmbiguousWrites(t *testing.T) {
+func TestLeasesAmbiguousWrites(t *testing.T) {
 	h := newHarness(t, cdb.Options{}, withoutLag())
 	clock := newManualClock()
 	// Faults hit lease writes during the first rounds only: a fault pattern
@@ -539,7 +530,7 @@ func TestCosmosLeasesAmbiguousWrites(t *testing.T) {
 	require.True(t, fair, "converged after ambiguous writes: %v", counts)
 }
 
-func TestCosmosLeasesPartitionIsReserved(t *testing.T) {
+func TestLeasesPartitionIsReserved(t *testing.T) {
 	h := newHarness(t, cdb.Options{}, withoutLag())
 	err := h.p.EnqueueForOrchestrator(t.Context(), hStart(cdb.LeasePartition), 0)
 	requirePermanentErr(t, err)

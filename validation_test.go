@@ -15,11 +15,14 @@ import (
 	"github.com/duroxide-go/cdb/internal/testbackend"
 )
 
-// factory runs the duroxide validation suite against the Cosmos provider:
-// every test gets its own container in a database shared by the run.
+// factory runs the duroxide validation suite and the durabletest suites
+// against the Cosmos provider: every test gets its own container in a
+// database shared by the run.
 type factory struct {
 	b  testbackend.Backend
 	db string
+	// leases gives every provider Cosmos leases (cdb.Leases).
+	leases bool
 }
 
 type instance struct {
@@ -64,7 +67,13 @@ func (f *factory) newCosmosProvider(t *testing.T, opts cdb.Options) *instance {
 }
 
 func (f *factory) NewProvider(t *testing.T) duroxide.Provider {
-	return f.newCosmosProvider(t, cdb.Options{})
+	var o cdb.Options
+	if f.leases {
+		l, err := cdb.NewLeases(cdb.LeaseOptions{LeaseDuration: 3 * time.Second, RenewInterval: time.Second})
+		require.NoError(t, err)
+		o.Leases = l
+	}
+	return f.newCosmosProvider(t, o)
 }
 
 func (f *factory) LockTimeout() time.Duration        { return time.Second }
