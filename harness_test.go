@@ -1,6 +1,7 @@
 package cdb_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -48,14 +49,20 @@ const (
 // harness is one cosmostest server with a container bootstrapped by a
 // first provider.
 type harness struct {
-	t   *testing.T
+	t   testing.TB
+	ctx context.Context    // t's
 	srv *cosmostest.Server // nil on a backend other than cosmostest
 	p   *cdb.Provider
+	// served counts the requests the harness's own server has finished,
+	// stats included (nil on a backend): the server counts a response's
+	// documents and bytes only after writing it, so a client can see a
+	// response before its stats land (settle waits for them).
+	served *atomic.Int64
 
 	// Where the container is; on other backends, how to reach it.
 	endpoint, key, db, coll string
 	clientOpts              *azcosmos.ClientOptions
-	sdk                     *azcosmos.ContainerClient // nil with srv
+	sdk                     *azcosmos.ContainerClient // direct SDK access: setup and checks, never measured
 
 	// clock is the manual clock of the providers actor opens (nil unless
 	// withManualClock).
@@ -131,7 +138,7 @@ func withManualClock() harnessOption {
 // newHarness starts a server (or takes a backend, onBackend) and opens a
 // provider on it, which bootstraps the container. The outbox reconciler
 // is off unless o asks for it.
-func newHarness(t *testing.T, o cdb.Options, opts ...harnessOption) *harness {
+func newHarness(t testing.TB, o cdb.Options, opts ...harnessOption) *harness {
 	t.Helper()
 	// By default the tests run on lagging replicas (the cosmostest-lagging
 	// backend's settings): a read without a covering session token may miss
@@ -141,17 +148,19 @@ func newHarness(t *testing.T, o cdb.Options, opts ...harnessOption) *harness {
 	for _, opt := range opts {
 		opt(&c)
 	}
-	h := &harness{t: t, db: hDatabase, coll: hContainer, clientOpts: hClientOptions(), clock: c.clock}
+	h := &harness{t: t, ctx: t.Context(), db: hDatabase, coll: hContainer, clientOpts: hClientOptions(), clock: c.clock}
+	client := func() *azcosmos.Client { return h.srv.Client() }
 	switch b := c.backend; {
 	case b == nil:
+		// The server logs each request once, after counting its response.
+		h.served = &atomic.Int64{}
+		c.server.Logf = func(string, ...any) { h.served.Add(1) }
 		h.srv = cosmostest.New(t, &c.server)
 	case b.Server != nil:
 		h.srv, h.db = b.Server, testbackend.NewDatabaseName(t)
 	default:
 		h.db, h.clientOpts = b.NewDatabase(t).ID(), b.ClientOptions()
-		sdk, err := b.Client.NewContainer(h.db, h.coll)
-		require.NoError(t, err)
-		h.sdk = sdk
+		client = func() *azcosmos.Client { return b.Client }
 	}
 	if c.backend != nil {
 		h.endpoint, h.key = c.backend.Endpoint, c.backend.Key
@@ -159,6 +168,9 @@ func newHarness(t *testing.T, o cdb.Options, opts ...harnessOption) *harness {
 		h.endpoint, h.key = h.srv.Endpoint(), h.srv.Key()
 	}
 	h.p = h.open(o)
+	sdk, err := client().NewContainer(h.db, h.coll)
+	require.NoError(t, err)
+	h.sdk = sdk
 	return h
 }
 
