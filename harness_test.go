@@ -21,12 +21,17 @@ import (
 	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
-// This file is the shared harness of the provider's fault-injection,
-// bootstrap, bad-input and hostile-id tests: one in-process cosmostest
-// server per test, providers built with cdb.New on it, and direct access to
-// the stored documents to check what was (not) written.
+// This file is the root package's one test harness (newHarness and its
+// options): one in-process cosmostest server per test (or a backend),
+// providers built with cdb.New on it, direct access to the stored
+// documents to check what was (not) written, a manual clock for the
+// live-actor tests and the request metering of the cost tests and
+// benchmarks (bench_helpers_test.go). The explorer's per-schedule world
+// and the validation suite's factory (providertest.Factory) build their
+// providers themselves: thousands of schedules share one server, and the
+// suite asks for a fresh container per test.
 //
-// Parallelism: a test that owns its server (a harness, a race env, its own
+// Parallelism: a test that owns its server (a harness, its own
 // cosmostest server or backend database) and asserts no timing calls
 // t.Parallel. These stay serial, so nothing else competes for the CPU
 // while they run: the lease tests (lease renewal and expiry run on wall
@@ -46,8 +51,8 @@ const (
 	hLock = 30 * time.Second
 )
 
-// harness is one cosmostest server with a container bootstrapped by a
-// first provider.
+// harness is one container, bootstrapped by a first provider (p), on a
+// cosmostest server of its own or a backend.
 type harness struct {
 	t   testing.TB
 	ctx context.Context    // t's
