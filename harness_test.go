@@ -55,7 +55,7 @@ const (
 // cosmostest server of its own or a backend.
 type harness struct {
 	t   testing.TB
-	ctx context.Context    // t's
+	ctx context.Context    // t.Context()
 	srv *cosmostest.Server // nil on a backend other than cosmostest
 	p   *cdb.Provider
 	// served counts the requests the harness's own server has finished,
@@ -115,8 +115,9 @@ type harnessConfig struct {
 // safe), and tests that hand one process's lock token or session owner to
 // another process (that process has no session token for the partition,
 // so its first read may miss the item; the runtime only ever renews its
-// own locks and sessions). The live-actor and multi-range tests, which
-// check what is stored after precisely staged interleavings, use it too.
+// own locks and sessions). The live-actor and multi-range tests (what is
+// stored after precisely staged interleavings) and the cost tests and
+// benchmarks (exact request counts) use it too.
 func withoutLag() harnessOption {
 	return func(c *harnessConfig) { c.server.Lag = nil }
 }
