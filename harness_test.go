@@ -1,6 +1,7 @@
 package cdb_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -103,9 +104,10 @@ func (c *manualClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
 type harnessOption func(*harnessConfig)
 
 type harnessConfig struct {
-	server  cosmostest.Options
-	backend *testbackend.Backend
-	clock   *manualClock
+	server   cosmostest.Options
+	backend  *testbackend.Backend
+	clock    *manualClock
+	db, coll string
 }
 
 // withoutLag runs the server without lagging replicas. Two groups of tests
@@ -134,6 +136,14 @@ func onBackend(b testbackend.Backend) harnessOption {
 	return func(c *harnessConfig) { c.backend = &b }
 }
 
+// inContainer puts the harness's container, coll, in the database db,
+// which the caller made (on a backend, instead of a fresh database): the
+// validation suite's factory gives each test its own container in one
+// database per run.
+func inContainer(db, coll string) harnessOption {
+	return func(c *harnessConfig) { c.db, c.coll = db, coll }
+}
+
 // withManualClock gives the harness a manual clock, which the providers
 // actor opens read: the live-actor tests advance it to expire locks and
 // leases instead of waiting.
@@ -154,7 +164,7 @@ func newHarness(t testing.TB, o cdb.Options, opts ...harnessOption) *harness {
 	for _, opt := range opts {
 		opt(&c)
 	}
-	h := &harness{t: t, ctx: t.Context(), db: hDatabase, coll: hContainer, clientOpts: hClientOptions(), clock: c.clock}
+	h := &harness{t: t, ctx: t.Context(), db: cmp.Or(c.db, hDatabase), coll: cmp.Or(c.coll, hContainer), clientOpts: hClientOptions(), clock: c.clock}
 	client := func() *azcosmos.Client { return h.srv.Client() }
 	switch b := c.backend; {
 	case b == nil:
@@ -163,9 +173,15 @@ func newHarness(t testing.TB, o cdb.Options, opts ...harnessOption) *harness {
 		c.server.Logf = func(string, ...any) { h.served.Add(1) }
 		h.srv = cosmostest.New(t, &c.server)
 	case b.Server != nil:
-		h.srv, h.db = b.Server, testbackend.NewDatabaseName(t)
+		h.srv = b.Server
+		if c.db == "" {
+			h.db = testbackend.NewDatabaseName(t)
+		}
 	default:
-		h.db, h.clientOpts = b.NewDatabase(t).ID(), b.ClientOptions()
+		h.clientOpts = b.ClientOptions()
+		if c.db == "" {
+			h.db = b.NewDatabase(t).ID()
+		}
 		client = func() *azcosmos.Client { return b.Client }
 	}
 	if c.backend != nil {
