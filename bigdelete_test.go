@@ -12,6 +12,7 @@ import (
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/cosmostest"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // completeWithKeys creates an instance whose completed first execution
@@ -41,7 +42,7 @@ func completeWithKeys(t *testing.T, p *cdb.Provider, inst string, n int) {
 // nothing is left staged.
 func TestClearAllOverManyKeysIsAtomic(t *testing.T) {
 	t.Parallel()
-	srv := cosmostest.NewTestServer(t, nil)
+	srv := cosmostest.New(t, nil)
 	ctx := t.Context()
 	p := newFaultyProvider(t, srv, "kv", nil)
 	const keys = 150
@@ -80,11 +81,11 @@ func TestClearAllOverManyKeysIsAtomic(t *testing.T) {
 // the sweep.
 func TestDeleteLargeInstanceNeverLooksHalfAlive(t *testing.T) {
 	t.Parallel()
-	srv := cosmostest.NewTestServer(t, nil)
+	srv := cosmostest.New(t, nil)
 	ctx := t.Context()
 	var armed atomic.Bool
 	var batches atomic.Int32
-	hooks := &cdb.Hooks{Before: func(_ context.Context, c cdb.Call) error {
+	hooks := &testhooks.Hooks{Before: func(_ context.Context, c testhooks.Call) error {
 		if armed.Load() && c.Op == cdb.OpBatch && batches.Add(1) == 2 {
 			return errInjected
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/durable"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // A continue-as-new committed by a process whose clock runs ahead writes
@@ -26,8 +27,8 @@ func TestContinueAsNewItemFromAheadClockKeepsMessages(t *testing.T) {
 		skew = 3 * time.Second
 	)
 	ctx := t.Context()
-	h := newHarnessNoLag(t, cdb.Options{})
-	ahead := h.open(cdb.Options{MaxClockSkew: 2 * skew, Test: cdb.TestOptions{Now: func() time.Time { return time.Now().Add(skew) }}})
+	h := newHarness(t, cdb.Options{}, withoutLag())
+	ahead := h.open(testhooks.With(cdb.Options{MaxClockSkew: 2 * skew}, testhooks.Knobs{Now: func() time.Time { return time.Now().Add(skew) }}))
 	behind := h.open(cdb.Options{MaxClockSkew: 2 * skew})
 	c := durable.NewClient(behind)
 	require.NoError(t, c.StartOrchestration(ctx, inst, "Loop", "first", durable.StartOptions{Version: "1.0.0"}))
@@ -80,15 +81,15 @@ func TestContinueAsNewItemFromAheadClockKeepsMessages(t *testing.T) {
 func TestContinueAsNewItemWrittenAfterDiscoveryKeepsMessages(t *testing.T) {
 	const inst = "can-discovered"
 	ctx := t.Context()
-	h := newHarnessNoLag(t, cdb.Options{})
+	h := newHarness(t, cdb.Options{}, withoutLag())
 	c := durable.NewClient(h.p)
 	require.NoError(t, c.StartOrchestration(ctx, inst, "Loop", "first", durable.StartOptions{Version: "1.0.0"}))
 	item := mustFetchOrch(t, h.p, inst) // execution 1's last turn begins
 	require.NoError(t, c.EnqueueEvent(ctx, inst, "q", "late"))
 
 	g := newGate(t)
-	lock := g.at(false, func(c cdb.Call) bool { return c.Op == cdb.OpBatch && c.PartitionKey == inst })
-	other := h.open(cdb.Options{Test: cdb.TestOptions{Hooks: g.hooks()}})
+	lock := g.at(false, func(c testhooks.Call) bool { return c.Op == cdb.OpBatch && c.PartitionKey == inst })
+	other := h.open(testhooks.With(cdb.Options{}, testhooks.Knobs{Hooks: g.hooks()}))
 	reg := durable.NewRegistry()
 	require.NoError(t, reg.AddOrchestration("Loop", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		if in != "second" {
@@ -133,8 +134,8 @@ func TestContinueAsNewItemWrittenAfterDiscoveryKeepsMessages(t *testing.T) {
 func TestAbandonWithoutDelayKeepsMessageOrderAcrossClocks(t *testing.T) {
 	const inst = "abandon-order"
 	ctx := t.Context()
-	h := newHarnessNoLag(t, cdb.Options{})
-	ahead := h.open(cdb.Options{MaxClockSkew: time.Minute, Test: cdb.TestOptions{Now: func() time.Time { return time.Now().Add(30 * time.Second) }}})
+	h := newHarness(t, cdb.Options{}, withoutLag())
+	ahead := h.open(testhooks.With(cdb.Options{MaxClockSkew: time.Minute}, testhooks.Knobs{Now: func() time.Time { return time.Now().Add(30 * time.Second) }}))
 	onTime := h.open(cdb.Options{MaxClockSkew: time.Minute})
 	c := durable.NewClient(onTime)
 	require.NoError(t, c.StartOrchestration(ctx, inst, "Loop", "x", durable.StartOptions{Version: "1.0.0"}))

@@ -61,7 +61,7 @@ operation.
 # Many processes
 
 Any number of processes may share a container; instance and item locks keep
-them from taking the same work. [CosmosLeases] (in [Options].Leases) also
+them from taking the same work. [Leases] (in [Options].Leases) also
 splits the 256 dispatch slots between the live processes through lease
 documents in the reserved partition [LeasePartition], so each process polls
 only its fair share of the queue; shares are rebalanced as processes join,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // Execution summaries (issue 19 item 8): an eternal orchestration — a
@@ -21,7 +22,7 @@ import (
 // last one, its OrchestrationContinuedAsNew and the ContinueAsNew item
 // that starts the next. The clock moves a second per execution, so
 // completion times are distinct.
-func runExecutions(t *testing.T, p *cdb.Provider, clock *leaseClock, inst string, from, to uint64) {
+func runExecutions(t *testing.T, p *cdb.Provider, clock *manualClock, inst string, from, to uint64) {
 	t.Helper()
 	ctx := t.Context()
 	for exec := from; exec <= to; exec++ {
@@ -35,7 +36,7 @@ func runExecutions(t *testing.T, p *cdb.Provider, clock *leaseClock, inst string
 		commit.Metadata.Output = hptr("{}")
 		commit.OrchestratorItems = []duroxide.WorkItem{duroxide.ContinueAsNewItem{Instance: inst, Orchestration: "HOrch", Input: "{}", Version: hptr("1.0.0")}}
 		require.NoError(t, p.AckOrchestrationItem(ctx, item.LockToken, commit), "execution %d", exec)
-		clock.Advance(time.Second)
+		clock.advance(time.Second)
 	}
 }
 
@@ -56,8 +57,8 @@ func instanceDocSize(t *testing.T, h *harness, inst string) (int, int) {
 // every admin read that uses the summaries stays exact.
 func TestExecutionSummariesBounded(t *testing.T) {
 	t.Parallel()
-	clock := newLeaseClock()
-	h := newHarnessNoLag(t, cdb.Options{Test: cdb.TestOptions{Now: clock.Now}})
+	clock := newManualClock()
+	h := newHarness(t, testhooks.With(cdb.Options{}, testhooks.Knobs{Now: clock.now}), withoutLag())
 	ctx := t.Context()
 	const inst = "eternal"
 	n := uint64(4 * cdb.MaxExecSummaries)
@@ -146,9 +147,9 @@ func TestExecutionSummariesBounded(t *testing.T) {
 // the totals once.
 func TestExecutionSummariesConcurrentPrunes(t *testing.T) {
 	t.Parallel()
-	clock := newLeaseClock()
-	h := newHarnessNoLag(t, cdb.Options{Test: cdb.TestOptions{Now: clock.Now}})
-	other := h.open(cdb.Options{Test: cdb.TestOptions{Now: clock.Now}})
+	clock := newManualClock()
+	h := newHarness(t, testhooks.With(cdb.Options{}, testhooks.Knobs{Now: clock.now}), withoutLag())
+	other := h.open(testhooks.With(cdb.Options{}, testhooks.Knobs{Now: clock.now}))
 	ctx := t.Context()
 	const inst = "pruned-twice"
 	n := uint64(3 * cdb.MaxExecSummaries)

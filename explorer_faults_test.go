@@ -8,6 +8,7 @@ import (
 
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // Explorer scenarios for the faults of issue 19: a prune racing a
@@ -99,7 +100,7 @@ func laggingPendingTurnRace() scenario {
 			ctx := w.tb.Context()
 			it, err := p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
 			wmust(w, err)
-			g.setFail(func(c cdb.Call) error {
+			g.setFail(func(c testhooks.Call) error {
 				if isJournalRead(c) {
 					return errInjected
 				}

@@ -12,6 +12,7 @@ import (
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/cosmostest"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // TestExplorer runs the interleaving explorer (explorer_helpers_test.go)
@@ -28,7 +29,7 @@ import (
 // seed; the default run uses seed 1.
 func TestExplorer(t *testing.T) {
 	t.Parallel()
-	srv := cosmostest.NewTestServer(t, nil)
+	srv := cosmostest.New(t, nil)
 	e := &explorer{tb: t, srv: srv}
 	bound, limit, randomRuns := 1, 25, 2
 	budget := time.Duration(0)
@@ -279,7 +280,7 @@ func pendingTurnRace() scenario {
 			ctx := w.tb.Context()
 			it, err := p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
 			wmust(w, err)
-			g.setFail(func(c cdb.Call) error {
+			g.setFail(func(c testhooks.Call) error {
 				if isJournalRead(c) {
 					return errInjected
 				}
@@ -343,7 +344,7 @@ func completedTurnDeletionRace() scenario {
 			ctx := w.tb.Context()
 			it, err := p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
 			wmust(w, err)
-			g.setFail(func(c cdb.Call) error {
+			g.setFail(func(c testhooks.Call) error {
 				if isJournalRead(c) {
 					return errInjected
 				}

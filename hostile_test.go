@@ -209,7 +209,7 @@ func TestHostileIDsRoundTrip(t *testing.T) {
 	t.Parallel()
 	testbackend.ForEachProvider(t, func(t *testing.T, b testbackend.Backend) {
 		t.Parallel() // each backend has its own server or database
-		testHostileIDsRoundTrip(t, newHarnessOn(t, b, cdb.Options{}))
+		testHostileIDsRoundTrip(t, newHarness(t, cdb.Options{}, onBackend(b)))
 	})
 }
 
@@ -294,7 +294,7 @@ func TestHostileInvalidIDsRejected(t *testing.T) {
 	t.Parallel()
 	testbackend.ForEachProvider(t, func(t *testing.T, b testbackend.Backend) {
 		t.Parallel() // each backend has its own server or database
-		testHostileInvalidIDsRejected(t, newHarnessOn(t, b, cdb.Options{}))
+		testHostileInvalidIDsRejected(t, newHarness(t, cdb.Options{}, onBackend(b)))
 	})
 }
 

@@ -21,7 +21,7 @@ import (
 // is ErrInvalidInput, not a retryable store failure.
 func TestSearchRefusesForeignStoreContinuation(t *testing.T) {
 	t.Parallel()
-	e := newCostEnvRanges(t, cdb.Options{}, 2)
+	e := newHarness(t, cdb.Options{}, withoutLag(), withRanges(2))
 	e.startInstance(t, "tok-1")
 	q := duroxide.InstanceQuery{OrderBy: duroxide.OrderAny}
 	q.ContinuationToken = q.EncodeCursor(duroxide.SearchCursor{Store: `{"token":"forged","range":{"min":"","max":"FF"}}`})
@@ -32,8 +32,8 @@ func TestSearchRefusesForeignStoreContinuation(t *testing.T) {
 
 // searchCostFixture is n instances on a container of ranges partition key
 // ranges: every tenth Failed, the rest Completed.
-func searchCostFixture(t *testing.T, ranges, n int) *costEnv {
-	e := newCostEnvRanges(t, cdb.Options{}, ranges)
+func searchCostFixture(t *testing.T, ranges, n int) *harness {
+	e := newHarness(t, cdb.Options{}, withoutLag(), withRanges(ranges))
 	for i := range n {
 		inst := fmt.Sprintf("sc-%04d", i)
 		must(t, e.p.EnqueueForOrchestrator(e.ctx, duroxide.StartOrchestrationItem{Instance: inst, Orchestration: costOrchName,
@@ -52,7 +52,7 @@ func searchCostFixture(t *testing.T, ranges, n int) *costEnv {
 }
 
 // walkSearch pages through q, measuring each page.
-func (e *costEnv) walkSearch(t *testing.T, q duroxide.InstanceQuery) (pages []cost, rows int) {
+func (e *harness) walkSearch(t *testing.T, q duroxide.InstanceQuery) (pages []cost, rows int) {
 	for {
 		var page *duroxide.InstancePage
 		var err error

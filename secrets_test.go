@@ -33,7 +33,7 @@ import (
 // string and no span (names, attributes, events, statuses).
 func TestSecretsNeverReachLogsErrorsOrSpans(t *testing.T) {
 	t.Parallel()
-	srv := cosmostest.NewTestServer(t, &cosmostest.Options{Auth: cosmostest.AuthKeyOrToken})
+	srv := cosmostest.New(t, &cosmostest.Options{Auth: cosmostest.AuthKeyOrToken})
 	key := srv.Key()
 	wrongKey := "c2VjcmV0LXdyb25nLWtleS10aGF0LW11c3Qtbm90LWxlYWstYW55d2hlcmUh"
 	malformed := "not-base64!!secret-malformed-key"

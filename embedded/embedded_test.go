@@ -151,7 +151,7 @@ func TestOpenUsesTheAccountTheEnvironmentNames(t *testing.T) {
 	clearEnv(t)
 	wd := t.TempDir()
 	t.Chdir(wd)
-	srv := cosmostest.NewTestServer(t, nil)
+	srv := cosmostest.New(t, nil)
 	t.Setenv(cdb.EnvEndpoint, srv.Endpoint())
 	t.Setenv(cdb.EnvKey, srv.Key())
 	t.Setenv(cdb.EnvContainer, "mine")

@@ -4,7 +4,6 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -12,14 +11,6 @@ import (
 	"github.com/duroxide-go/cdb/durable"
 	"github.com/duroxide-go/cdb/duroxide"
 )
-
-// HistoryCorrupter is an optional Factory capability (the same method as
-// providertest.Factory's): overwrite every stored history event of
-// instance with content that cannot be decoded. Tests that need it are
-// skipped for factories without it.
-type HistoryCorrupter interface {
-	CorruptInstanceHistory(t *testing.T, p duroxide.Provider, instance string)
-}
 
 // capabilityFilteringTests ports tests/capability_filtering_tests.rs.
 //
@@ -259,12 +250,8 @@ func activityCompletionAfterContinueAsNewIsDiscarded(e *env) {
 }
 
 func wideSupportedRangeDrainsStuckItems(e *env) {
-	hc, ok := e.f.(HistoryCorrupter)
-	if !ok {
-		e.t.Skip("not checked for this provider: draining an item whose history cannot be decoded needs such a history stored, and this factory cannot write one (implement durabletest.HistoryCorrupter; every backend in this repository does)")
-	}
 	e.seedPinnedInstance("drain-29", "DrainOrch", semver(99, 0, 0))
-	hc.CorruptInstanceHistory(e.t, e.p, "drain-29")
+	e.f.CorruptInstanceHistory(e.t, e.p, "drain-29")
 	r := durable.NewRegistry()
 	orch(e.t, r, "DrainOrch", constOrch("should-not-reach"))
 	e.start(r, &durable.Options{MaxAttempts: 3, MinPollInterval: 10 * time.Millisecond, OrchestratorLockTimeout: 500 * time.Millisecond,

@@ -385,43 +385,32 @@ func sampleContinueAsNew(e *env) {
 	require.Equal(e.t, []uint64{1, 2, 3, 4}, execs)
 }
 
-// AddReq is the typed samples' request.
-type AddReq struct {
-	A int32 `json:"a"`
-	B int32 `json:"b"`
-}
-
-// AddRes is the typed samples' result.
-type AddRes struct {
-	Sum int32 `json:"sum"`
-}
-
-// Ack is the typed event sample's payload.
-type Ack struct {
+// readyAck is the typed event sample's payload.
+type readyAck struct {
 	OK bool `json:"ok"`
 }
 
-func addActivity(_ durable.ActivityContext, req AddReq) (AddRes, error) {
-	return AddRes{Sum: req.A + req.B}, nil
+func addActivity(_ durable.ActivityContext, req addReq) (addRes, error) {
+	return addRes{Sum: req.A + req.B}, nil
 }
 
 func sampleTypedActivityAndOrchestration(e *env) {
 	r := durable.NewRegistry()
 	must(e.t, durable.RegisterActivity(r, "Add", addActivity))
-	must(e.t, durable.RegisterOrchestration(r, "Adder", func(ctx *durable.OrchestrationContext, req AddReq) (AddRes, error) {
-		return durable.CallActivity[AddRes](ctx, "Add", req).Await()
+	must(e.t, durable.RegisterOrchestration(r, "Adder", func(ctx *durable.OrchestrationContext, req addReq) (addRes, error) {
+		return durable.CallActivity[addRes](ctx, "Add", req).Await()
 	}))
 	e.start(r, nil)
-	e.startOrch("inst-typed-add", "Adder", AddReq{A: 2, B: 3})
-	res, err := durable.DecodeOutput[AddRes](e.wait("inst-typed-add"))
+	e.startOrch("inst-typed-add", "Adder", addReq{A: 2, B: 3})
+	res, err := durable.DecodeOutput[addRes](e.wait("inst-typed-add"))
 	require.NoError(e.t, err)
-	require.Equal(e.t, AddRes{Sum: 5}, res)
+	require.Equal(e.t, addRes{Sum: 5}, res)
 }
 
 func sampleTypedEvent(e *env) {
 	r := durable.NewRegistry()
 	must(e.t, durable.RegisterOrchestration(r, "WaitAck", func(ctx *durable.OrchestrationContext, _ struct{}) (string, error) {
-		ack, err := durable.WaitEvent[Ack](ctx, "Ready").Await()
+		ack, err := durable.WaitEvent[readyAck](ctx, "Ready").Await()
 		if err != nil {
 			return "", err
 		}
@@ -432,7 +421,7 @@ func sampleTypedEvent(e *env) {
 	go func() {
 		defer close(done)
 		if e.waitSubscription("inst-typed-ack", "Ready") {
-			_ = e.client().RaiseEvent(e.ctx, "inst-typed-ack", "Ready", Ack{OK: true})
+			_ = e.client().RaiseEvent(e.ctx, "inst-typed-ack", "Ready", readyAck{OK: true})
 		}
 	}()
 	e.startOrch("inst-typed-ack", "WaitAck", nil)
@@ -451,9 +440,9 @@ func mixedActivities(e *env) *durable.Registry {
 
 // raceTypedAndString selects between a typed and a string activity, each
 // mapped to text in its own block, as the Rust samples' async blocks do.
-func raceTypedAndString(ctx *durable.OrchestrationContext, req AddReq, upper string) (string, error) {
+func raceTypedAndString(ctx *durable.OrchestrationContext, req addReq, upper string) (string, error) {
 	typed := durable.Go(ctx, func(ctx *durable.OrchestrationContext) (string, error) {
-		r, err := durable.CallActivity[AddRes](ctx, "Add", req).Await()
+		r, err := durable.CallActivity[addRes](ctx, "Add", req).Await()
 		return fmt.Sprintf("sum=%d", r.Sum), err
 	})
 	str := durable.Go(ctx, func(ctx *durable.OrchestrationContext) (string, error) {
@@ -468,11 +457,11 @@ func raceTypedAndString(ctx *durable.OrchestrationContext, req AddReq, upper str
 
 func sampleMixedStringAndTypedTypedOrch(e *env) {
 	r := mixedActivities(e)
-	must(e.t, durable.RegisterOrchestration(r, "MixedTypedOrch", func(ctx *durable.OrchestrationContext, req AddReq) (string, error) {
+	must(e.t, durable.RegisterOrchestration(r, "MixedTypedOrch", func(ctx *durable.OrchestrationContext, req addReq) (string, error) {
 		return raceTypedAndString(ctx, req, "hello")
 	}))
 	e.start(r, nil)
-	e.startOrch("inst-mixed-typed", "MixedTypedOrch", AddReq{A: 1, B: 2})
+	e.startOrch("inst-mixed-typed", "MixedTypedOrch", addReq{A: 1, B: 2})
 	s, err := durable.DecodeOutput[string](e.wait("inst-mixed-typed"))
 	require.NoError(e.t, err)
 	require.True(e.t, s == "sum=3" || s == "up=HELLO", s)
@@ -481,7 +470,7 @@ func sampleMixedStringAndTypedTypedOrch(e *env) {
 func sampleMixedStringAndTypedStringOrch(e *env) {
 	r := mixedActivities(e)
 	orch(e.t, r, "MixedStringOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		return raceTypedAndString(ctx, AddReq{A: 5, B: 7}, "race")
+		return raceTypedAndString(ctx, addReq{A: 5, B: 7}, "race")
 	})
 	e.start(r, nil)
 	e.startOrch("inst-mixed-string", "MixedStringOrch", "")

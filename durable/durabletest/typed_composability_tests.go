@@ -25,6 +25,8 @@ func typedComposabilityTests() []sample {
 	}
 }
 
+// addReq and addRes are the typed samples' request and result (also
+// e2e_samples' typed ones).
 type addReq struct {
 	A int32 `json:"a"`
 	B int32 `json:"b"`
