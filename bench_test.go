@@ -506,18 +506,18 @@ func BenchmarkAdmin(b *testing.B) {
 				t.report(b, "call")
 				t.logOps(b, name)
 			}
-			b.Run("GetSystemMetrics", func(b *testing.B) {
+			b.Run("SystemMetrics", func(b *testing.B) {
 				call(b, "metrics", func() error {
-					m, err := e.p.GetSystemMetrics(e.ctx)
+					m, err := e.p.SystemMetrics(e.ctx)
 					if err == nil && m.TotalInstances != uint64(n) {
 						err = fmt.Errorf("metrics count %d instances, want %d", m.TotalInstances, n)
 					}
 					return err
 				})
 			})
-			b.Run("GetQueueDepths", func(b *testing.B) {
+			b.Run("QueueDepths", func(b *testing.B) {
 				call(b, "depths", func() error {
-					d, err := e.p.GetQueueDepths(e.ctx)
+					d, err := e.p.QueueDepths(e.ctx)
 					if err == nil && (d.OrchestratorQueue != f.running || d.WorkerQueue != f.running) {
 						err = fmt.Errorf("queue depths %+v, want %d each", *d, f.running)
 					}

@@ -30,7 +30,7 @@ func completeWithKeys(t *testing.T, p *cdb.Provider, inst string, n int) {
 	}
 	c.OrchestratorItems = []duroxide.WorkItem{duroxide.ContinueAsNewItem{Instance: inst, Orchestration: "Big", Input: "next", Version: str("1.0.0")}}
 	require.NoError(t, p.AckOrchestrationItem(ctx, it.LockToken, c))
-	kv, err := p.GetKVAllValues(ctx, inst)
+	kv, err := p.KVValues(ctx, inst)
 	require.NoError(t, err)
 	require.Len(t, kv, n)
 }
@@ -59,10 +59,10 @@ func TestClearAllOverManyKeysIsAtomic(t *testing.T) {
 			ev(3, duroxide.KeyValueSet{Key: "survivor", Value: "x", LastUpdatedAtMs: 2}), ev(4, duroxide.OrchestrationCompleted{Output: "done"})},
 		Metadata: duroxide.ExecutionMetadata{Status: str(duroxide.StatusCompleted), Output: str("done")}}))
 
-	kv, err := p.GetKVAllValues(ctx, "many")
+	kv, err := p.KVValues(ctx, "many")
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{"survivor": "x"}, kv)
-	info, err := p.GetInstanceInfo(ctx, "many")
+	info, err := p.InstanceInfo(ctx, "many")
 	require.NoError(t, err)
 	require.Equal(t, duroxide.StatusCompleted, info.Status)
 	docs, err := srv.Documents("db", "kv")
@@ -104,7 +104,7 @@ func TestDeleteLargeInstanceNeverLooksHalfAlive(t *testing.T) {
 	armed.Store(false)
 
 	// Gone for every reader although documents remain.
-	_, err = p.GetInstanceInfo(ctx, "huge")
+	_, err = p.InstanceInfo(ctx, "huge")
 	require.Error(t, err)
 	h, err := p.Read(ctx, "huge")
 	require.NoError(t, err)
@@ -112,7 +112,7 @@ func TestDeleteLargeInstanceNeverLooksHalfAlive(t *testing.T) {
 	ids, err := p.ListInstances(ctx)
 	require.NoError(t, err)
 	require.NotContains(t, ids, "huge")
-	st, err := p.GetInstanceStats(ctx, "huge")
+	st, err := p.InstanceStats(ctx, "huge")
 	require.NoError(t, err)
 	require.Nil(t, st)
 	docs, err := srv.Documents("db", "del")

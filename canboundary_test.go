@@ -30,7 +30,7 @@ func TestContinueAsNewItemFromAheadClockKeepsMessages(t *testing.T) {
 	ahead := h.open(cdb.Options{MaxClockSkew: 2 * skew, Test: cdb.TestOptions{Now: func() time.Time { return time.Now().Add(skew) }}})
 	behind := h.open(cdb.Options{MaxClockSkew: 2 * skew})
 	c := durable.NewClient(behind)
-	require.NoError(t, c.StartOrchestrationVersion(ctx, inst, "Loop", "1.0.0", "first"))
+	require.NoError(t, c.StartOrchestration(ctx, inst, "Loop", "first", durable.StartOptions{Version: "1.0.0"}))
 
 	// Execution 1, on the process that runs ahead: continue as new.
 	item := mustFetchOrch(t, ahead, inst)
@@ -62,7 +62,7 @@ func TestContinueAsNewItemFromAheadClockKeepsMessages(t *testing.T) {
 		defer cancel()
 		_ = rt.Shutdown(sctx)
 	})
-	st, err := c.WaitForOrchestration(ctx, inst, time.Minute)
+	st, err := c.WaitForOrchestration(ctx, inst, durable.WaitOptions{Timeout: time.Minute})
 	require.NoError(t, err, "the successor never received the message")
 	require.Equal(t, durable.StateCompleted, st.State, st.FailureMessage())
 	require.Equal(t, "got:late", st.Output)
@@ -82,7 +82,7 @@ func TestContinueAsNewItemWrittenAfterDiscoveryKeepsMessages(t *testing.T) {
 	ctx := t.Context()
 	h := newHarnessNoLag(t, cdb.Options{})
 	c := durable.NewClient(h.p)
-	require.NoError(t, c.StartOrchestrationVersion(ctx, inst, "Loop", "1.0.0", "first"))
+	require.NoError(t, c.StartOrchestration(ctx, inst, "Loop", "first", durable.StartOptions{Version: "1.0.0"}))
 	item := mustFetchOrch(t, h.p, inst) // execution 1's last turn begins
 	require.NoError(t, c.EnqueueEvent(ctx, inst, "q", "late"))
 
@@ -118,7 +118,7 @@ func TestContinueAsNewItemWrittenAfterDiscoveryKeepsMessages(t *testing.T) {
 	}))
 	lock.open()
 
-	st, err := c.WaitForOrchestration(ctx, inst, time.Minute)
+	st, err := c.WaitForOrchestration(ctx, inst, durable.WaitOptions{Timeout: time.Minute})
 	require.NoError(t, err, "the successor never received the message")
 	require.Equal(t, durable.StateCompleted, st.State, st.FailureMessage())
 	require.Equal(t, "got:late", st.Output)
@@ -137,7 +137,7 @@ func TestAbandonWithoutDelayKeepsMessageOrderAcrossClocks(t *testing.T) {
 	ahead := h.open(cdb.Options{MaxClockSkew: time.Minute, Test: cdb.TestOptions{Now: func() time.Time { return time.Now().Add(30 * time.Second) }}})
 	onTime := h.open(cdb.Options{MaxClockSkew: time.Minute})
 	c := durable.NewClient(onTime)
-	require.NoError(t, c.StartOrchestrationVersion(ctx, inst, "Loop", "1.0.0", "x"))
+	require.NoError(t, c.StartOrchestration(ctx, inst, "Loop", "x", durable.StartOptions{Version: "1.0.0"}))
 	require.NoError(t, c.EnqueueEvent(ctx, inst, "q", "m0"))
 
 	item := mustFetchOrch(t, ahead, inst)

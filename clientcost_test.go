@@ -51,7 +51,7 @@ func TestClientRequestBudget(t *testing.T) {
 	}
 	status := func(inst string, want durable.State) func() error {
 		return func() error {
-			st, err := c.GetOrchestrationStatus(ctx, inst)
+			st, err := c.Status(ctx, inst)
 			if err == nil && st.State != want {
 				err = fmt.Errorf("state %s, want %s", st.State, want)
 			}

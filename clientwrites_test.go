@@ -72,13 +72,13 @@ func TestClientWriteRetriedAfterLostResponse(t *testing.T) {
 		_ = rt.Shutdown(sctx)
 	})
 	eventually(t, time.Minute, func() bool {
-		cs, err := c.GetCustomStatus(ctx, inst, 0)
+		cs, err := c.CustomStatus(ctx, inst, 0)
 		return err == nil && cs != nil && cs.Status != nil && *cs.Status == "a,b,c"
 	}, "a, b, c consumed")
 	// After consumption the key still holds: a late retry enqueues nothing.
 	require.NoError(t, c.EnqueueEvent(ctx, inst, "q", "b", kb))
 	require.NoError(t, c.EnqueueEvent(ctx, inst, "q", "d"))
-	st, err := c.WaitForOrchestration(ctx, inst, time.Minute)
+	st, err := c.WaitForOrchestration(ctx, inst, durable.WaitOptions{Timeout: time.Minute})
 	require.NoError(t, err)
 	require.Equal(t, "a,b,c,d", st.Output)
 }
@@ -113,7 +113,7 @@ func TestOrphanMessagesHaveABoundedLifetime(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, item)
 	require.Empty(t, h.docsWhere("orch_queue", "never"), "expired orphans are deleted")
-	depths, err := h2.Admin().GetQueueDepths(ctx)
+	depths, err := h2.Admin().QueueDepths(ctx)
 	require.NoError(t, err)
 	require.Zero(t, depths.OrchestratorQueue)
 	require.Equal(t, int64(2), h2.OrphansDropped())

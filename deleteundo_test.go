@@ -46,7 +46,7 @@ func TestDeleteInstancesAtomicUndoesAnAmbiguousTombstone(t *testing.T) {
 	_, err = p.RunMaintenance(ctx)
 	require.NoError(t, err)
 	for _, inst := range []string{"undo-a", "undo-b"} {
-		info, err := p.GetInstanceInfo(ctx, inst)
+		info, err := p.InstanceInfo(ctx, inst)
 		require.NoError(t, err, "%s was deleted by a deletion that failed (all or none)", inst)
 		require.Equal(t, duroxide.StatusCompleted, info.Status)
 		for _, d := range e.docs(inst) {

@@ -68,7 +68,7 @@ func TestExecutionSummariesBounded(t *testing.T) {
 	var sizeAtBound, perSummary int
 	for exec := uint64(1); exec <= n; exec++ {
 		runExecutions(t, h.p, clock, inst, exec, exec)
-		info, err := h.p.GetExecutionInfo(ctx, inst, exec)
+		info, err := h.p.ExecutionInfo(ctx, inst, exec)
 		require.NoError(t, err)
 		want[exec] = info
 		size, kept := instanceDocSize(t, h, inst)
@@ -86,7 +86,7 @@ func TestExecutionSummariesBounded(t *testing.T) {
 	// last ContinueAsNew item, not yet fetched) pending.
 
 	for exec := uint64(1); exec <= n; exec++ {
-		got, err := h.p.GetExecutionInfo(ctx, inst, exec)
+		got, err := h.p.ExecutionInfo(ctx, inst, exec)
 		require.NoError(t, err)
 		require.Equal(t, want[exec], got, "execution %d", exec)
 		require.Equal(t, duroxide.StatusContinuedAsNew, got.Status)
@@ -94,7 +94,7 @@ func TestExecutionSummariesBounded(t *testing.T) {
 	execs, err := h.p.ListExecutions(ctx, inst)
 	require.NoError(t, err)
 	require.Len(t, execs, int(n))
-	m, err := h.p.GetSystemMetrics(ctx)
+	m, err := h.p.SystemMetrics(ctx)
 	require.NoError(t, err)
 	require.Equal(t, n, m.TotalExecutions)
 	require.Equal(t, 2*n, m.TotalEvents)
@@ -105,13 +105,13 @@ func TestExecutionSummariesBounded(t *testing.T) {
 	res, err := h.p.PruneExecutions(ctx, inst, duroxide.PruneOptions{CompletedBefore: want[cut+1].CompletedAt})
 	require.NoError(t, err)
 	require.Equal(t, cut, res.ExecutionsDeleted)
-	m, err = h.p.GetSystemMetrics(ctx)
+	m, err = h.p.SystemMetrics(ctx)
 	require.NoError(t, err)
 	require.Equal(t, n-cut, m.TotalExecutions)
 	require.Equal(t, 2*(n-cut), m.TotalEvents)
-	_, err = h.p.GetExecutionInfo(ctx, inst, cut)
+	_, err = h.p.ExecutionInfo(ctx, inst, cut)
 	require.ErrorIs(t, err, duroxide.ErrInstanceNotFound)
-	got, err := h.p.GetExecutionInfo(ctx, inst, cut+1)
+	got, err := h.p.ExecutionInfo(ctx, inst, cut+1)
 	require.NoError(t, err)
 	require.Equal(t, want[cut+1], got)
 
@@ -119,7 +119,7 @@ func TestExecutionSummariesBounded(t *testing.T) {
 	res, err = h.p.PruneExecutions(ctx, inst, duroxide.PruneOptions{KeepLast: hptr(uint32(3))})
 	require.NoError(t, err)
 	require.Equal(t, n-cut-3, res.ExecutionsDeleted)
-	m, err = h.p.GetSystemMetrics(ctx)
+	m, err = h.p.SystemMetrics(ctx)
 	require.NoError(t, err)
 	require.Equal(t, uint64(3), m.TotalExecutions)
 	require.Equal(t, uint64(6), m.TotalEvents)
@@ -135,7 +135,7 @@ func TestExecutionSummariesBounded(t *testing.T) {
 
 	// The instance carries on.
 	runExecutions(t, h.p, clock, inst, n+1, n+1)
-	got, err = h.p.GetExecutionInfo(ctx, inst, n+1)
+	got, err = h.p.ExecutionInfo(ctx, inst, n+1)
 	require.NoError(t, err)
 	require.Equal(t, duroxide.StatusContinuedAsNew, got.Status)
 }
@@ -164,7 +164,7 @@ func TestExecutionSummariesConcurrentPrunes(t *testing.T) {
 	}
 	require.NoError(t, <-errs)
 	require.NoError(t, <-errs)
-	m, err := h.p.GetSystemMetrics(ctx)
+	m, err := h.p.SystemMetrics(ctx)
 	require.NoError(t, err)
 	require.Equal(t, uint64(3), m.TotalExecutions)
 	require.Equal(t, uint64(6), m.TotalEvents)

@@ -64,7 +64,7 @@ func pruneRecreateRace() scenario {
 				return v
 			}
 			v = append(v, historyViolations(w, inst, 2)...)
-			if info, err := w.admin.GetExecutionInfo(w.tb.Context(), inst, 1); err != nil || info == nil {
+			if info, err := w.admin.ExecutionInfo(w.tb.Context(), inst, 1); err != nil || info == nil {
 				v = append(v, fmt.Sprintf("the new incarnation's execution 1 has no summary (%v)", err))
 			}
 			for _, d := range w.docs(inst) {

@@ -145,7 +145,7 @@ func checkBigTurn(t *testing.T, srv *cosmostest.Server, p *cdb.Provider, contain
 	for i, e := range hist {
 		require.Equal(t, uint64(i+1), e.EventID)
 	}
-	kv, err := p.GetKVAllValues(ctx, inst)
+	kv, err := p.KVValues(ctx, inst)
 	require.NoError(t, err)
 	require.Len(t, kv, bigKeys)
 	docs, err := srv.Documents("db", container)

@@ -156,7 +156,7 @@ func TestStaleRollForwardCannotOverwriteANewerTurn(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, it)
 	require.Len(t, it.History, 1+bigEvents+bigKeys, "the fetch rolled the pending turn forward")
-	v0, ok0, err := pB.GetKVValue(ctx, "big", "k/000")
+	v0, ok0, err := pB.KVValue(ctx, "big", "k/000")
 	require.NoError(t, err)
 	require.True(t, ok0)
 	require.Equal(t, "v", v0)
@@ -167,7 +167,7 @@ func TestStaleRollForwardCannotOverwriteANewerTurn(t *testing.T) {
 
 	stallR.open()
 	require.NoError(t, recv(t, rec))
-	v, ok, err := pB.GetKVValue(ctx, "big", "k/000")
+	v, ok, err := pB.KVValue(ctx, "big", "k/000")
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Equal(t, "NEW", v, "the newer turn's value stands")
@@ -194,7 +194,7 @@ func TestRollForwardAfterDeletionResurrectsNothing(t *testing.T) {
 	stallR.wait(t)
 
 	pD := e.actor(nil)
-	info, err := pD.GetInstanceInfo(ctx, "big")
+	info, err := pD.InstanceInfo(ctx, "big")
 	require.NoError(t, err)
 	require.Equal(t, duroxide.StatusCompleted, info.Status)
 	_, err = pD.DeleteInstance(ctx, "big", false)
@@ -204,7 +204,7 @@ func TestRollForwardAfterDeletionResurrectsNothing(t *testing.T) {
 	stallR.open()
 	require.NoError(t, recv(t, rec))
 	require.Empty(t, e.ids("big"), "nothing of a deleted instance comes back")
-	_, ok, err := pD.GetKVValue(ctx, "big", "k/000")
+	_, ok, err := pD.KVValue(ctx, "big", "k/000")
 	require.NoError(t, err)
 	require.False(t, ok)
 }
@@ -282,10 +282,10 @@ func TestDeleteInstanceBulkNeverDeletesARunningChild(t *testing.T) {
 	res, err := p.DeleteInstanceBulk(ctx, duroxide.InstanceFilter{InstanceIDs: []string{"root"}})
 	require.NoError(t, err)
 	require.Zero(t, res.InstancesDeleted, "a tree with a running instance is skipped")
-	info, err := p.GetInstanceInfo(ctx, "child")
+	info, err := p.InstanceInfo(ctx, "child")
 	require.NoError(t, err)
 	require.Equal(t, duroxide.StatusRunning, info.Status)
-	_, err = p.GetInstanceInfo(ctx, "root")
+	_, err = p.InstanceInfo(ctx, "root")
 	require.NoError(t, err)
 }
 
@@ -316,7 +316,7 @@ func TestDeleteInstanceBulkFallbackNeverForces(t *testing.T) {
 
 	stall.open()
 	require.NoError(t, recv(t, del))
-	info, err := p.GetInstanceInfo(ctx, "child")
+	info, err := p.InstanceInfo(ctx, "child")
 	require.NoError(t, err, "the running child is not deleted")
 	require.Equal(t, duroxide.StatusRunning, info.Status)
 }
@@ -408,12 +408,12 @@ func TestReadersNeverSeeHalfALargeTurn(t *testing.T) {
 		ack := async(func() error { return pA.AckOrchestrationItem(ctx, it.LockToken, bigTurn("big")) })
 		for stall != nil {
 			stall.wait(t)
-			kv, err := pR.GetKVAllValues(ctx, "big")
+			kv, err := pR.KVValues(ctx, "big")
 			require.NoError(t, err)
 			require.Truef(t, len(kv) == 0 || len(kv) == bigKeys, "KV read saw %d of %d keys", len(kv), bigKeys)
-			_, ok, err := pR.GetKVValue(ctx, "big", "k/104")
+			_, ok, err := pR.KVValue(ctx, "big", "k/104")
 			require.NoError(t, err)
-			require.Equal(t, len(kv) > 0, ok, "GetKVValue and GetKVAllValues agree")
+			require.Equal(t, len(kv) > 0, ok, "KVValue and KVValues agree")
 			next := gA.at(true, isBigBatch)
 			stall.open()
 			select {
@@ -424,7 +424,7 @@ func TestReadersNeverSeeHalfALargeTurn(t *testing.T) {
 				stall = next
 			}
 		}
-		kv, err := pR.GetKVAllValues(ctx, "big")
+		kv, err := pR.KVValues(ctx, "big")
 		require.NoError(t, err)
 		require.Len(t, kv, bigKeys)
 	})
@@ -515,7 +515,7 @@ func TestAckRetryAfterConcurrentPruneKeepsThePrune(t *testing.T) {
 			require.EqualValues(t, 1, d["executionCount"])
 		}
 	}
-	info, err := p.GetExecutionInfo(ctx, "pr", 1)
+	info, err := p.ExecutionInfo(ctx, "pr", 1)
 	if err == nil {
 		require.Nil(t, info, "execution 1 was pruned")
 	}

@@ -56,7 +56,7 @@ func sizeRuntime(t *testing.T, p *cdb.Provider, runs *atomic.Int32) *durable.Cli
 func runSized(t *testing.T, c *durable.Client, instance, input string) string {
 	t.Helper()
 	require.NoError(t, c.StartOrchestration(t.Context(), instance, "CallSized", input))
-	st, err := c.WaitForOrchestration(t.Context(), instance, 2*time.Minute)
+	st, err := c.WaitForOrchestration(t.Context(), instance, durable.WaitOptions{Timeout: 2 * time.Minute})
 	require.NoError(t, err)
 	require.Equal(t, durable.StateCompleted, st.State, "the orchestration decides; it must not be failed for it: %s", st.FailureMessage())
 	return st.Output

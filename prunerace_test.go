@@ -97,7 +97,7 @@ func TestPruneActsOnlyOnTheIncarnationItRead(t *testing.T) {
 			hist, err := reader.Read(ctx, inst)
 			require.NoError(t, err)
 			require.Len(t, hist, 2, "the new incarnation's history was pruned by a prune of the old one")
-			info, err := reader.GetExecutionInfo(ctx, inst, 1)
+			info, err := reader.ExecutionInfo(ctx, inst, 1)
 			require.NoError(t, err)
 			require.NotNil(t, info, "the new incarnation's execution 1 lost its summary")
 			for _, d := range e.docs(inst) {

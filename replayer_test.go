@@ -57,7 +57,7 @@ func TestReplayerOnCosmos(t *testing.T) {
 		}, time.Minute, 5*time.Millisecond, id)
 	}
 	require.NoError(t, c.RaiseEvent(ctx, "done-1", "go", "now"))
-	st, err := c.WaitForOrchestration(ctx, "done-1", time.Minute)
+	st, err := c.WaitForOrchestration(ctx, "done-1", durable.WaitOptions{Timeout: time.Minute})
 	require.NoError(t, err)
 	require.Equal(t, durable.StateCompleted, st.State)
 	require.NoError(t, rt.Shutdown(context.WithoutCancel(ctx)))

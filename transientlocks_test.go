@@ -220,7 +220,7 @@ func startFaultRuntime(t *testing.T, p *cdb.Provider, reg *durable.Registry, o *
 // waitCompleted waits for instance and requires it completed.
 func waitCompleted(t *testing.T, c *durable.Client, instance string) string {
 	t.Helper()
-	st, err := c.WaitForOrchestration(t.Context(), instance, 2*time.Minute)
+	st, err := c.WaitForOrchestration(t.Context(), instance, durable.WaitOptions{Timeout: 2 * time.Minute})
 	require.NoError(t, err)
 	require.Equal(t, durable.StateCompleted, st.State, st.FailureMessage())
 	return st.Output

@@ -220,7 +220,7 @@ func TestTurnCacheMatchesStoredState(t *testing.T) {
 		require.NoError(t, e.p.AckOrchestrationItem(e.ctx, item.LockToken, commitOf(inst, turn, &next)), turn.name)
 		// The commit was planned from the cached KV state (kv_delta
 		// documents included), so a wrong cached state would show here.
-		got, err := e.p.GetKVAllValues(e.ctx, inst)
+		got, err := e.p.KVValues(e.ctx, inst)
 		require.NoError(t, err)
 		require.Equal(t, turn.kv, got, "KV after %q", turn.name)
 	}

@@ -90,7 +90,7 @@ func (e *env) run(instance, orchestration, input string) {
 		e.waitFor(instance, func(st *durable.OrchestrationStatus) bool { return st.CustomStatus != nil })
 		return
 	}
-	_, err := e.c.WaitForOrchestration(e.t.Context(), instance, time.Minute)
+	_, err := e.c.WaitForOrchestration(e.t.Context(), instance, durable.WaitOptions{Timeout: time.Minute})
 	must(e.t, err)
 }
 
@@ -98,7 +98,7 @@ func (e *env) run(instance, orchestration, input string) {
 func (e *env) waitFor(instance string, ok func(*durable.OrchestrationStatus) bool) *durable.OrchestrationStatus {
 	e.t.Helper()
 	for {
-		st, err := e.c.GetOrchestrationStatus(e.t.Context(), instance)
+		st, err := e.c.Status(e.t.Context(), instance)
 		must(e.t, err)
 		if ok(st) {
 			return st

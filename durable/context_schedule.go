@@ -11,10 +11,10 @@ import (
 // another instance's KV) schedule them so their results are recorded in
 // history and replay identically.
 const (
-	syscallPrefix     = ReservedActivityPrefix
-	SyscallNewGUID    = "__duroxide_syscall:new_guid"
-	SyscallUtcNowMs   = "__duroxide_syscall:utc_now_ms"
-	SyscallGetKVValue = "__duroxide_syscall:get_kv_value"
+	syscallPrefix   = ReservedActivityPrefix
+	SyscallNewGUID  = "__duroxide_syscall:new_guid"
+	SyscallUTCNowMs = "__duroxide_syscall:utc_now_ms"
+	SyscallKVValue  = "__duroxide_syscall:get_kv_value"
 )
 
 // Sub-orchestration instance id conventions (Rust SUB_ORCH_AUTO_PREFIX and
@@ -140,10 +140,10 @@ func (c *OrchestrationContext) NewGUID() *Future[string] {
 	return c.scheduleActivity(SyscallNewGUID, "", "", "")
 }
 
-// UtcNow returns the current time as recorded in history (millisecond
-// precision, UTC), so replays see the same value.
-func (c *OrchestrationContext) UtcNow() *Future[time.Time] {
-	return mapFuture(c.scheduleActivity(SyscallUtcNowMs, "", "", ""), func(s string, err error) (time.Time, error) {
+// UTCNow returns the current time as recorded in history (millisecond
+// precision, UTC), so replays see the same value. Rust: utc_now.
+func (c *OrchestrationContext) UTCNow() *Future[time.Time] {
+	return mapFuture(c.scheduleActivity(SyscallUTCNowMs, "", "", ""), func(s string, err error) (time.Time, error) {
 		if err != nil {
 			return time.Time{}, err
 		}

@@ -37,7 +37,7 @@ func decodeResult[Out any](s string, err error) (Out, error) {
 
 // SetKVValue stores a typed KV value with the typed codec, as every typed
 // value is stored (a string as its raw text, anything else as JSON; see
-// Encode). Rust's set_kv_value_typed quotes strings instead; GetKVValue
+// Encode). Rust's set_kv_value_typed quotes strings instead; KVValue
 // and KVValue read both forms. An unencodable value panics, as the typed
 // inputs do.
 func SetKVValue(ctx *OrchestrationContext, key string, value any) {
@@ -48,10 +48,10 @@ func SetKVValue(ctx *OrchestrationContext, key string, value any) {
 	ctx.SetKVValue(key, s)
 }
 
-// GetKVValue reads a typed KV value with the typed codec (see Decode);
-// found is false when the key is absent.
-func GetKVValue[T any](ctx *OrchestrationContext, key string) (value T, found bool, err error) {
-	s, ok := ctx.GetKVValue(key)
+// KVValue reads a typed KV value with the typed codec (see Decode);
+// found is false when the key is absent. Rust: get_kv_value_typed.
+func KVValue[T any](ctx *OrchestrationContext, key string) (value T, found bool, err error) {
+	s, ok := ctx.KVValue(key)
 	if !ok {
 		return value, false, nil
 	}
@@ -61,10 +61,11 @@ func GetKVValue[T any](ctx *OrchestrationContext, key string) (value T, found bo
 	return value, true, nil
 }
 
-// GetKVValueFromInstance reads a typed key of another instance; the value
-// is nil when the key does not exist.
-func GetKVValueFromInstance[T any](ctx *OrchestrationContext, instanceID, key string) *Future[*T] {
-	return mapFuture(ctx.GetKVValueFromInstance(instanceID, key), func(s *string, err error) (*T, error) {
+// KVValueFromInstance reads a typed key of another instance; the value
+// is nil when the key does not exist. Rust:
+// get_kv_value_from_instance_typed.
+func KVValueFromInstance[T any](ctx *OrchestrationContext, instanceID, key string) *Future[*T] {
+	return mapFuture(ctx.KVValueFromInstance(instanceID, key), func(s *string, err error) (*T, error) {
 		if err != nil || s == nil {
 			return nil, err
 		}

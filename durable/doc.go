@@ -20,7 +20,7 @@
 // activity again. This only works if the code makes the same calls, in the
 // same order, on every run, so orchestration code must be deterministic:
 //
-//   - No time.Now, time.Since or time.Sleep. Use ctx.UtcNow (recorded in
+//   - No time.Now, time.Since or time.Sleep. Use ctx.UTCNow (recorded in
 //     history) and durable.NewTimer (a durable timer).
 //   - No math/rand or crypto/rand, no uuid.New. Use ctx.NewGUID.
 //   - No go statements, channels, select statements, sync primitives or
@@ -30,7 +30,7 @@
 //     decides who runs next; a goroutine of your own or a blocking
 //     channel operation escapes that order (and may deadlock the turn).
 //   - No dependence on map iteration order when it decides what to
-//     schedule: sort the keys first (ctx.GetKVAllKeys is already sorted).
+//     schedule: sort the keys first (ctx.KVKeys is already sorted).
 //   - No reading of mutable global state, environment variables, files or
 //     the network; do that in activities and pass the results in.
 //   - Do not use the context after the orchestration returns, or from a

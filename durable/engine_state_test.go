@@ -16,13 +16,13 @@ import (
 func TestEngineKVSetClearAndSnapshot(t *testing.T) {
 	var seen []string
 	h := func(ctx *OrchestrationContext, _ string) (string, error) {
-		old, _ := ctx.GetKVValue("prev")
+		old, _ := ctx.KVValue("prev")
 		ctx.SetKVValue("k", "v1")
 		ctx.ClearKVValue("prev")
-		v, _ := ctx.GetKVValue("k")
+		v, _ := ctx.KVValue("k")
 		seen = append(seen, old, v)
 		ctx.ClearAllKVValues()
-		seen = append(seen, strings.Join(ctx.GetKVAllKeys(), ","))
+		seen = append(seen, strings.Join(ctx.KVKeys(), ","))
 		return "ok", nil
 	}
 	e := etEngine(etStarted("in")).withKVSnapshot(map[string]duroxide.KVEntry{"prev": {Value: "p", LastUpdatedAtMs: 5}})
@@ -66,10 +66,10 @@ func TestEngineCustomStatusCarriedFromStartedEvent(t *testing.T) {
 	st := etEv(1, nil, duroxide.OrchestrationStarted{Name: "Orch", Version: "1.0.0", InitialCustomStatus: etStr("carried")})
 	var got []string
 	h := func(ctx *OrchestrationContext, _ string) (string, error) {
-		s, _ := ctx.GetCustomStatus()
+		s, _ := ctx.CustomStatus()
 		got = append(got, s)
 		ctx.ResetCustomStatus()
-		_, ok := ctx.GetCustomStatus()
+		_, ok := ctx.CustomStatus()
 		require.False(t, ok)
 		return "", nil
 	}
@@ -148,8 +148,8 @@ func TestEngineSystemCallsUseReservedActivityNames(t *testing.T) {
 	var now time.Time
 	h := func(ctx *OrchestrationContext, _ string) (string, error) {
 		g, _ := ctx.NewGUID().Await()
-		now, _ = ctx.UtcNow().Await()
-		v, _ := ctx.GetKVValueFromInstance("other", "key").Await()
+		now, _ = ctx.UTCNow().Await()
+		v, _ := ctx.KVValueFromInstance("other", "key").Await()
 		if v == nil {
 			return g + ":nil", nil
 		}
@@ -205,17 +205,17 @@ func etCoroutines() int {
 	return strings.Count(string(buf), "durable.(*coroutine).body(")
 }
 
-func TestEngineUtcNowParseErrorsUseRustTexts(t *testing.T) {
+func TestEngineUTCNowParseErrorsUseRustTexts(t *testing.T) {
 	for raw, want := range map[string]string{
 		"":                        "cannot parse integer from empty string",
 		"12x":                     "invalid digit found in string",
 		"99999999999999999999999": "number too large to fit in target type",
 	} {
 		h := func(ctx *OrchestrationContext, _ string) (string, error) {
-			_, err := ctx.UtcNow().Await()
+			_, err := ctx.UTCNow().Await()
 			return "", err
 		}
-		hist := []duroxide.Event{etStarted("in"), etEv(2, nil, duroxide.ActivityScheduled{Name: SyscallUtcNowMs})}
+		hist := []duroxide.Event{etStarted("in"), etEv(2, nil, duroxide.ActivityScheduled{Name: SyscallUTCNowMs})}
 		_, res := etStep(t, hist, h, etActivityDone(2, raw))
 		require.Equal(t, want, displayMessage(res.Details), "raw %q", raw)
 	}

@@ -33,7 +33,7 @@ func TestEarlyRaisedEventIsDroppedEarlyQueueMessageIsKept(t *testing.T) {
 	require.NoError(t, c.RaiseEvent(ctx, "signals-1", "go", "early raised"))
 
 	htStart(t, p, reg, Options{})
-	st, err := c.WaitForStatusChange(ctx, "signals-1", 0, 5*time.Millisecond, htWait)
+	st, err := c.WaitForStatusChange(ctx, "signals-1", 0, WaitOptions{Timeout: htWait, PollInterval: 5 * time.Millisecond})
 	require.NoError(t, err)
 	require.Equal(t, StateRunning, st.State, "the early raised event must not satisfy the wait")
 	require.NoError(t, c.RaiseEvent(ctx, "signals-1", "go", "late raised"))

@@ -3,7 +3,6 @@ package durable_test
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/duroxide-go/cdb/durable"
 )
@@ -25,7 +24,7 @@ func ExampleCallSubOrchestration() {
 
 	st := runExample(c, "order-7", "Order", "order 7")
 	fmt.Println(st.State, st.Output)
-	child, err := c.GetOrchestrationStatus(context.Background(), "order-7-ship")
+	child, err := c.Status(context.Background(), "order-7-ship")
 	must(err)
 	fmt.Println("child:", child.State, child.Output)
 	// Output:
@@ -71,7 +70,7 @@ func ExampleRegisterOrchestrationVersion() {
 	must(c.StartOrchestration(ctx, "poll-old", "Poll", "", durable.StartOptions{Version: "1.0.0"}))
 	st := runExample(c, "poll-new", "Poll", "started")
 	fmt.Println(st.Output)
-	st, err := c.WaitForOrchestration(ctx, "poll-old", 30*time.Second)
+	st, err := c.WaitForOrchestration(ctx, "poll-old")
 	must(err)
 	fmt.Println(st.Output)
 	// Output:

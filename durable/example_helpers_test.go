@@ -31,7 +31,7 @@ func runExample(c *durable.Client, id, name string, input any) *durable.Orchestr
 	if err := c.StartOrchestration(ctx, id, name, input); err != nil {
 		panic(err)
 	}
-	st, err := c.WaitForOrchestration(ctx, id, 30*time.Second)
+	st, err := c.WaitForOrchestration(ctx, id, durable.WaitOptions{Timeout: 30 * time.Second})
 	if err != nil {
 		panic(err)
 	}

@@ -36,7 +36,7 @@ func ExampleClient_Search() {
 		if err := c.StartOrchestration(ctx, id, "Charge", card); err != nil {
 			panic(err)
 		}
-		if _, err := c.WaitForOrchestration(ctx, id, 30*time.Second); err != nil {
+		if _, err := c.WaitForOrchestration(ctx, id, durable.WaitOptions{Timeout: 30 * time.Second}); err != nil {
 			panic(err)
 		}
 	}

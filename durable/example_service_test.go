@@ -44,7 +44,7 @@ func Example_service() {
 	if err := c.StartOrchestration(ctx, "hello-1", "Hello", "World"); err != nil {
 		panic(err)
 	}
-	st, err := c.WaitForOrchestration(ctx, "hello-1", 30*time.Second)
+	st, err := c.WaitForOrchestration(ctx, "hello-1", durable.WaitOptions{Timeout: 30 * time.Second})
 	if err != nil {
 		panic(err)
 	}

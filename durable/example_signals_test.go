@@ -26,11 +26,11 @@ func ExampleWaitEvent() {
 
 	ctx := context.Background()
 	must(c.StartOrchestration(ctx, "deploy-1", "Deploy", "build-42"))
-	st, err := c.WaitForStatusChange(ctx, "deploy-1", 0, 5*time.Millisecond, 30*time.Second)
+	st, err := c.WaitForStatusChange(ctx, "deploy-1", 0)
 	must(err)
 	fmt.Println(*st.CustomStatus)
 	must(c.RaiseEvent(ctx, "deploy-1", "Approval", "alice"))
-	st, err = c.WaitForOrchestration(ctx, "deploy-1", 30*time.Second)
+	st, err = c.WaitForOrchestration(ctx, "deploy-1")
 	must(err)
 	fmt.Println(st.State, st.Output)
 	// Output:
@@ -65,7 +65,7 @@ func ExampleDequeueEvent() {
 	must(c.StartOrchestration(ctx, "cart-1", "Cart", ""))
 	must(c.EnqueueEvent(ctx, "cart-1", "orders", order{Item: "apple", Qty: 3}))
 	must(c.EnqueueEvent(ctx, "cart-1", "orders", order{Item: "pear", Qty: 1}))
-	st, err := c.WaitForOrchestration(ctx, "cart-1", 30*time.Second)
+	st, err := c.WaitForOrchestration(ctx, "cart-1")
 	must(err)
 	fmt.Println(st.State, st.Output)
 	// Output: Completed [3×apple 1×pear]
@@ -87,10 +87,10 @@ func ExampleClient_CancelInstance() {
 
 	ctx := context.Background()
 	must(c.StartOrchestration(ctx, "reminder-1", "Reminder", ""))
-	_, err := c.WaitForStatusChange(ctx, "reminder-1", 0, 5*time.Millisecond, 30*time.Second)
+	_, err := c.WaitForStatusChange(ctx, "reminder-1", 0)
 	must(err)
 	must(c.CancelInstance(ctx, "reminder-1", "user unsubscribed"))
-	st, err := c.WaitForOrchestration(ctx, "reminder-1", 30*time.Second)
+	st, err := c.WaitForOrchestration(ctx, "reminder-1")
 	must(err)
 	fmt.Println(st.State, st.FailureMessage())
 	// Output: Failed canceled: user unsubscribed

@@ -3,7 +3,6 @@ package durable_test
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/duroxide-go/cdb/durable"
 )
@@ -22,7 +21,7 @@ func ExampleSetKVValue() {
 			durable.SetKVValue(ctx, "progress", progress{Done: i + 1, Total: len(files)})
 		}
 		durable.SetKVValue(ctx, "last", files[len(files)-1])
-		p, _, err := durable.GetKVValue[progress](ctx, "progress")
+		p, _, err := durable.KVValue[progress](ctx, "progress")
 		return fmt.Sprintf("%d/%d", p.Done, p.Total), err
 	}))
 	c, stop := startExample(reg)
@@ -31,13 +30,13 @@ func ExampleSetKVValue() {
 	st := runExample(c, "import-1", "Import", []string{"a.csv", "b.csv"})
 	fmt.Println(st.State, st.Output)
 	ctx := context.Background()
-	p, found, err := durable.KVValue[progress](ctx, c, "import-1", "progress")
+	p, found, err := durable.ClientKVValue[progress](ctx, c, "import-1", "progress")
 	must(err)
 	fmt.Println(found, p.Done, p.Total)
-	raw, _, err := c.GetKVValue(ctx, "import-1", "progress")
+	raw, _, err := c.KVValue(ctx, "import-1", "progress")
 	must(err)
 	fmt.Println(raw)
-	last, _, err := c.GetKVValue(ctx, "import-1", "last")
+	last, _, err := c.KVValue(ctx, "import-1", "last")
 	must(err)
 	fmt.Println(last)
 	// Output:
@@ -64,11 +63,11 @@ func ExampleOrchestrationContext_SetCustomStatus() {
 
 	ctx := context.Background()
 	must(c.StartOrchestration(ctx, "onboard-1", "Onboard", "bob"))
-	st, err := c.WaitForStatusChange(ctx, "onboard-1", 0, 5*time.Millisecond, 30*time.Second)
+	st, err := c.WaitForStatusChange(ctx, "onboard-1", 0)
 	must(err)
 	fmt.Println(st.CustomStatusVersion, *st.CustomStatus)
 	must(c.RaiseEvent(ctx, "onboard-1", "Continue", ""))
-	st, err = c.WaitForOrchestration(ctx, "onboard-1", 30*time.Second)
+	st, err = c.WaitForOrchestration(ctx, "onboard-1")
 	must(err)
 	fmt.Println(st.CustomStatusVersion, *st.CustomStatus, "/", st.State, st.Output)
 	// Output:

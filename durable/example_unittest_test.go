@@ -55,7 +55,7 @@ func Example_unitTest() {
 	if err := c.StartOrchestration(ctx, "welcome-1", "Welcome", "u-17"); err != nil {
 		panic(err)
 	}
-	st, err := c.WaitForOrchestration(ctx, "welcome-1", 30*time.Second)
+	st, err := c.WaitForOrchestration(ctx, "welcome-1", durable.WaitOptions{Timeout: 30 * time.Second})
 	if err != nil {
 		panic(err)
 	}

@@ -70,7 +70,7 @@ func htStart(t *testing.T, p duroxide.Provider, reg *Registry, o Options) *Runti
 
 func htWaitDone(t *testing.T, c *Client, instance string) *OrchestrationStatus {
 	t.Helper()
-	st, err := c.WaitForOrchestration(t.Context(), instance, htWait)
+	st, err := c.WaitForOrchestration(t.Context(), instance, WaitOptions{Timeout: htWait})
 	require.NoError(t, err)
 	return st
 }

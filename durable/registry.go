@@ -248,10 +248,10 @@ func (r *Registry) resolveActivity(name string) (ActivityFunc, bool) {
 // runtime serves them, as Rust injects them into every registry.
 var systemActivities = map[string]ActivityFunc{
 	SyscallNewGUID: func(ActivityContext, string) (string, error) { return uuid.NewString(), nil },
-	SyscallUtcNowMs: func(ActivityContext, string) (string, error) {
+	SyscallUTCNowMs: func(ActivityContext, string) (string, error) {
 		return strconv.FormatInt(time.Now().UnixMilli(), 10), nil
 	},
-	SyscallGetKVValue: getKVValueActivity,
+	SyscallKVValue: getKVValueActivity,
 }
 
 // getKVValueActivity reads another instance's KV value; its result is the
@@ -270,7 +270,7 @@ func getKVValueActivity(ctx ActivityContext, input string) (string, error) {
 	if req.Key == nil {
 		return "", fmt.Errorf("get_kv_value: missing key")
 	}
-	v, ok, err := ctx.Client().GetKVValue(ctx, *req.InstanceID, *req.Key)
+	v, ok, err := ctx.Client().KVValue(ctx, *req.InstanceID, *req.Key)
 	if errors.Is(err, ErrInstanceNotFound) {
 		// Rust's activity answers null for an unknown instance.
 		ok, err = false, nil

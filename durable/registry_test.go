@@ -67,7 +67,7 @@ func TestRegistryActivities(t *testing.T) {
 	require.Contains(t, err.Error(), "reserved prefix")
 	_, ok := r.resolveActivity("A")
 	require.True(t, ok)
-	for _, name := range []string{SyscallNewGUID, SyscallUtcNowMs, SyscallGetKVValue} {
+	for _, name := range []string{SyscallNewGUID, SyscallUTCNowMs, SyscallKVValue} {
 		_, ok := r.resolveActivity(name)
 		require.True(t, ok, "system activity %s is always served", name)
 	}

@@ -14,7 +14,7 @@ import (
 
 // kvGetOr is Rust's ctx.get_kv_value(key).unwrap_or(def).
 func kvGetOr(ctx *OrchestrationContext, key, def string) string {
-	if v, ok := ctx.GetKVValue(key); ok {
+	if v, ok := ctx.KVValue(key); ok {
 		return v
 	}
 	return def

@@ -141,7 +141,7 @@ func TestCapabilityFilterSkipsIncompatiblePins(t *testing.T) {
 		}))
 		return reg
 	}
-	old := duroxide.SemverRange{Min: duroxide.SemVer{}, Max: duroxide.MustParseSemVer("0.1.0")}
+	old := duroxide.SemVerRange{Min: duroxide.SemVer{}, Max: duroxide.MustParseSemVer("0.1.0")}
 	// The old runtime takes the unpinned start (pinning it to 0.1.29) but
 	// may never replay it.
 	htStart(t, p, registry("old"), Options{SupportedReplayVersions: &old})
@@ -151,7 +151,7 @@ func TestCapabilityFilterSkipsIncompatiblePins(t *testing.T) {
 	htStart(t, p, registry("new"), Options{OrchestrationConcurrency: 1, WorkerConcurrency: NoSlots})
 	st := htWaitDone(t, c, "i")
 	require.Equal(t, "new", st.Output, "only a runtime supporting 0.1.29 may finish the execution")
-	info, err := p.Admin().GetInstanceInfo(t.Context(), "i")
+	info, err := p.Admin().InstanceInfo(t.Context(), "i")
 	require.NoError(t, err)
 	require.Equal(t, duroxide.StatusCompleted, info.Status)
 }
@@ -267,7 +267,7 @@ func TestLocalWakeUps(t *testing.T) {
 	// wrapper is a different provider value, so the client uses it too.
 	c := NewClient(counting)
 	require.NoError(t, c.StartOrchestration(t.Context(), "i", "O", "go"))
-	st, err := c.WaitForOrchestration(t.Context(), "i", 30*time.Second)
+	st, err := c.WaitForOrchestration(t.Context(), "i", WaitOptions{Timeout: 30 * time.Second})
 	require.NoError(t, err)
 	require.Equal(t, "go!", st.Output)
 }
@@ -293,26 +293,26 @@ func TestIdleRuntimeBacksOff(t *testing.T) {
 
 func TestClientWaitTimesOutAndHonoursContext(t *testing.T) {
 	c := NewClient(htMem())
-	_, err := c.WaitForOrchestration(t.Context(), "nobody", time.Hour)
+	_, err := c.WaitForOrchestration(t.Context(), "nobody", WaitOptions{Timeout: time.Hour})
 	require.ErrorIs(t, err, ErrInstanceNotFound, "a missing instance is reported, not waited for")
 	// A started instance that no runtime runs waits out the timeout.
 	require.NoError(t, c.StartOrchestration(t.Context(), "queued", "O", ""))
-	_, err = c.WaitForOrchestration(t.Context(), "queued", 30*time.Millisecond)
+	_, err = c.WaitForOrchestration(t.Context(), "queued", WaitOptions{Timeout: 30 * time.Millisecond})
 	require.ErrorIs(t, err, ErrTimeout)
 	ctx, cancel := context.WithCancel(t.Context())
 	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
-	_, err = c.WaitForOrchestration(ctx, "queued", time.Hour)
+	_, err = c.WaitForOrchestration(ctx, "queued", WaitOptions{Timeout: time.Hour})
 	require.ErrorIs(t, err, context.Canceled)
-	_, err = c.WaitForKVValue(t.Context(), "nobody", "k", time.Hour)
+	_, err = c.WaitForKVValue(t.Context(), "nobody", "k", WaitOptions{Timeout: time.Hour})
 	require.ErrorIs(t, err, ErrInstanceNotFound)
-	_, err = c.WaitForKVValue(t.Context(), "queued", "k", 20*time.Millisecond)
+	_, err = c.WaitForKVValue(t.Context(), "queued", "k", WaitOptions{Timeout: 20 * time.Millisecond})
 	require.ErrorIs(t, err, ErrTimeout)
-	st, err := c.GetOrchestrationStatus(t.Context(), "nobody")
+	st, err := c.Status(t.Context(), "nobody")
 	require.NoError(t, err)
 	require.Equal(t, StateNotFound, st.State)
 	var ie *InputError
 	require.ErrorAs(t, c.StartOrchestration(t.Context(), "", "O", ""), &ie)
-	require.ErrorAs(t, c.StartOrchestrationVersion(t.Context(), "i", "O", "v1", ""), &ie)
+	require.ErrorAs(t, c.StartOrchestration(t.Context(), "i", "O", "", StartOptions{Version: "v1"}), &ie)
 	_, err = DecodeOutput[string](st)
 	require.Error(t, err)
 }
@@ -330,19 +330,19 @@ func TestClientAdmin(t *testing.T) {
 	require.True(t, c.HasManagementCapability())
 	require.NoError(t, c.StartOrchestration(t.Context(), "w", "Wait", ""))
 	htEventually(t, func() bool {
-		st, err := c.GetOrchestrationStatus(t.Context(), "w")
+		st, err := c.Status(t.Context(), "w")
 		return err == nil && st.State == StateRunning
 	}, "never running")
 	_, err := c.DeleteInstance(t.Context(), "w", false)
 	require.ErrorIs(t, err, ErrInstanceStillRunning)
 	_, err = c.DeleteInstance(t.Context(), "missing", false)
 	require.ErrorIs(t, err, ErrInstanceNotFound)
-	ids, err := c.ListAllInstances(t.Context())
+	ids, err := c.ListInstances(t.Context())
 	require.NoError(t, err)
 	require.Equal(t, []string{"w"}, ids)
 	require.NoError(t, c.RaiseEvent(t.Context(), "w", "go", "now"))
 	require.Equal(t, "now", htWaitDone(t, c, "w").Output)
-	info, err := c.GetInstanceInfo(t.Context(), "w")
+	info, err := c.InstanceInfo(t.Context(), "w")
 	require.NoError(t, err)
 	require.Equal(t, duroxide.StatusCompleted, info.Status)
 	res, err := c.DeleteInstance(t.Context(), "w", false)

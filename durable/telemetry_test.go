@@ -204,7 +204,7 @@ func BenchmarkTelemetryOff(b *testing.B) {
 		if err := c.StartOrchestration(b.Context(), id, "One", "x"); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := c.WaitForOrchestration(b.Context(), id, time.Minute); err != nil {
+		if _, err := c.WaitForOrchestration(b.Context(), id, WaitOptions{Timeout: time.Minute}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -46,7 +46,7 @@
 //
 // # Rules and what to use instead
 //
-//   - time.Now, time.Since, time.Until: use ctx.UtcNow(), which records the
+//   - time.Now, time.Since, time.Until: use ctx.UTCNow(), which records the
 //     time in history. time.Sleep, time.After, time.AfterFunc, time.Tick,
 //     time.NewTimer, time.NewTicker: use durable.NewTimer(ctx, d), a durable
 //     timer. Methods of time.Time and time.Duration are fine.

@@ -13,7 +13,7 @@ import (
 
 // What to use instead, per rule. The names are the durable package's.
 const (
-	adviceNow     = "use ctx.UtcNow(), which records the time in history so replays see the same value"
+	adviceNow     = "use ctx.UTCNow(), which records the time in history so replays see the same value"
 	adviceSleep   = "use durable.NewTimer(ctx, d), a durable timer, and Await it"
 	adviceRand    = "take random values from ctx.NewGUID() or from an activity, so replays see the same value"
 	adviceUUID    = "use ctx.NewGUID(), which records the value in history"
@@ -181,8 +181,8 @@ func (c *checker) packageVar(e ast.Expr) *types.Var {
 // readOnlyCtx are the context's methods that record nothing in history.
 var readOnlyCtx = map[string]bool{
 	"InstanceID": true, "ExecutionID": true, "OrchestrationName": true, "OrchestrationVersion": true,
-	"IsReplaying": true, "GetCustomStatus": true, "GetKVValue": true, "GetKVAllValues": true,
-	"GetKVAllKeys": true, "GetKVLength": true, "Logger": true,
+	"IsReplaying": true, "CustomStatus": true, "KVValue": true, "KVValues": true,
+	"KVKeys": true, "KVLen": true, "Logger": true,
 	"TraceInfo": true, "TraceWarn": true, "TraceError": true, "TraceDebug": true,
 }
 

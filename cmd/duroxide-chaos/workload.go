@@ -273,7 +273,7 @@ func chaosOrchestration(ctx *durable.OrchestrationContext, in orchInput) (string
 		if _, err := durable.CallActivity[string](ctx, actEcho, "kv").Await(); err != nil {
 			return "", err
 		}
-		v, found, err := durable.GetKVValue[string](ctx, "k")
+		v, found, err := durable.KVValue[string](ctx, "k")
 		if err != nil || !found {
 			return "", fmt.Errorf("kv read back: found=%v err=%v", found, err)
 		}

@@ -235,7 +235,7 @@ func TestOperatorFlows(t *testing.T) {
 func waitFor(t *testing.T, c *durable.Client, id string, ok func(*durable.OrchestrationStatus) bool) {
 	t.Helper()
 	for {
-		st, err := c.GetOrchestrationStatus(t.Context(), id)
+		st, err := c.Status(t.Context(), id)
 		must(t, err)
 		if ok(st) {
 			return

@@ -346,7 +346,7 @@ func asyncBlockSuborchestrationWinsRace(e *env) {
 func (e *env) requireNotCompleted(instance string) {
 	e.t.Helper()
 	time.Sleep(200 * time.Millisecond)
-	st, err := e.client().GetOrchestrationStatus(e.ctx, instance)
+	st, err := e.client().Status(e.ctx, instance)
 	require.NoError(e.t, err)
 	require.NotEqual(e.t, durable.StateCompleted, st.State, "%s should NOT have completed (it lost the race), got: %s", instance, st.Output)
 }

@@ -135,7 +135,7 @@ func activitySkippedWhenOrchestrationTerminalAtFetch(e *env) {
 	// of Rust's fixed 2 s.
 	if a := e.p.Admin(); a != nil {
 		e.waitFor("worker queue drained", func() bool {
-			d, err := a.GetQueueDepths(e.ctx)
+			d, err := a.QueueDepths(e.ctx)
 			return err == nil && d.WorkerQueue == 0
 		})
 	} else {

@@ -34,7 +34,7 @@ func (e *env) childInstanceOf(parent string) string {
 func (e *env) waitStatusCancelled(instance string) {
 	e.t.Helper()
 	e.waitFor(instance+" cancelled", func() bool {
-		st, err := e.client().GetOrchestrationStatus(e.ctx, instance)
+		st, err := e.client().Status(e.ctx, instance)
 		require.NoError(e.t, err)
 		switch st.State {
 		case durable.StateFailed:

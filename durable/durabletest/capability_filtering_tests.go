@@ -51,7 +51,7 @@ func capabilityFilteringTests() []sample {
 		}},
 		{name: "custom_supported_replay_versions_narrows_range", run: func(e *env) {
 			incompatibleStaysRunning(e, "narrow-28", "NarrowOrch", semver(1, 0, 0), 3,
-				&duroxide.SemverRange{Min: semver(2, 0, 0), Max: semver(2, 99, 99)}, 2*time.Second)
+				&duroxide.SemVerRange{Min: semver(2, 0, 0), Max: semver(2, 99, 99)}, 2*time.Second)
 		}},
 		{name: "two_runtimes_different_version_ranges_route_correctly", run: twoRuntimesDifferentVersionRangesRouteCorrectly},
 		{name: "sub_orchestration_gets_own_pinned_version", run: subOrchestrationGetsOwnPinnedVersion},
@@ -67,17 +67,17 @@ func capabilityFilteringTests() []sample {
 
 // capOptions is Rust's options in this file: 10 ms polls, maxAttempts
 // (0 = default) and an optional supported range.
-func capOptions(maxAttempts uint32, supported *duroxide.SemverRange) *durable.Options {
+func capOptions(maxAttempts uint32, supported *duroxide.SemVerRange) *durable.Options {
 	return &durable.Options{MinPollInterval: 10 * time.Millisecond, MaxAttempts: maxAttempts, SupportedReplayVersions: supported}
 }
 
-func rangeOf(min, max duroxide.SemVer) *duroxide.SemverRange {
-	return &duroxide.SemverRange{Min: min, Max: max}
+func rangeOf(min, max duroxide.SemVer) *duroxide.SemVerRange {
+	return &duroxide.SemVerRange{Min: min, Max: max}
 }
 
 // incompatibleStaysRunning seeds instance pinned to pinned, runs a runtime
 // for d and requires the instance to be still Running.
-func incompatibleStaysRunning(e *env, instance, name string, pinned duroxide.SemVer, maxAttempts uint32, supported *duroxide.SemverRange, d time.Duration) {
+func incompatibleStaysRunning(e *env, instance, name string, pinned duroxide.SemVer, maxAttempts uint32, supported *duroxide.SemVerRange, d time.Duration) {
 	e.seedPinnedInstance(instance, name, pinned)
 	r := durable.NewRegistry()
 	orch(e.t, r, name, constOrch("should-not-reach"))
@@ -243,7 +243,7 @@ func activityCompletionAfterContinueAsNewIsDiscarded(e *env) {
 	}, 0))
 	if a := e.p.Admin(); a != nil {
 		require.True(e.t, eventually(func() bool {
-			d, err := a.GetQueueDepths(e.ctx)
+			d, err := a.QueueDepths(e.ctx)
 			return err == nil && d.OrchestratorQueue == 0
 		}), "the stale completion should be consumed")
 	} else {
@@ -271,7 +271,7 @@ func wideSupportedRangeDrainsStuckItems(e *env) {
 		SupportedReplayVersions: rangeOf(semver(0, 0, 0), semver(99, 99, 99))})
 	a := e.admin()
 	require.True(e.t, eventually(func() bool {
-		info, err := a.GetInstanceInfo(e.ctx, "drain-29")
+		info, err := a.InstanceInfo(e.ctx, "drain-29")
 		return err == nil && info.Status == "Failed"
 	}), "Drain procedure should terminate the orchestration as Failed via poison path")
 }

@@ -250,7 +250,7 @@ func continueAsNewMessageWhileSuccessorHidden(e *env) {
 	}))
 	backoff := durable.Backoff{Base: 2 * time.Second, Max: 2 * time.Second}
 	rt := e.start(a, &durable.Options{MinPollInterval: 10 * time.Millisecond, UnregisteredBackoff: backoff, Logger: slog.New(logs)})
-	require.NoError(e.t, e.client().StartOrchestrationVersion(e.ctx, inst, "CanHidden", "1.0.0", ""))
+	require.NoError(e.t, e.client().StartOrchestration(e.ctx, inst, "CanHidden", "", durable.StartOptions{Version: "1.0.0"}))
 	const unregistered = "orchestration not registered"
 	require.True(e.t, eventually(func() bool { return logs.count(slog.LevelWarn, unregistered) >= 1 }),
 		"the successor was never backed off")

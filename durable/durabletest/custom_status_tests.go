@@ -174,7 +174,7 @@ func customStatusAtSizeLimitSucceeds(e *env) {
 func customStatusPersistsAcrossContinueAsNew(e *env) {
 	readStatus := func(r *durable.Registry) {
 		act(e.t, r, "ReadStatus", func(ctx durable.ActivityContext, instance string) (string, error) {
-			cs, err := e.p.GetCustomStatus(ctx, instance, 0)
+			cs, err := e.p.CustomStatus(ctx, instance, 0)
 			if err != nil {
 				return "", err
 			}
@@ -224,7 +224,7 @@ func customStatusResetAcrossContinueAsNew(e *env) {
 
 // statusIs reports whether the context's custom status equals want (nil = none).
 func statusIs(ctx *durable.OrchestrationContext, want *string) bool {
-	s, ok := ctx.GetCustomStatus()
+	s, ok := ctx.CustomStatus()
 	if want == nil {
 		return !ok
 	}

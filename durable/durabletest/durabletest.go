@@ -180,7 +180,7 @@ func (e *env) startOrch(instance, name string, input any) {
 // wait waits for instance to finish.
 func (e *env) wait(instance string) *durable.OrchestrationStatus {
 	e.t.Helper()
-	st, err := e.client().WaitForOrchestration(e.ctx, instance, waitTimeout)
+	st, err := e.client().WaitForOrchestration(e.ctx, instance, durable.WaitOptions{Timeout: waitTimeout})
 	require.NoError(e.t, err, "waiting for %s", instance)
 	return st
 }

@@ -148,7 +148,7 @@ func eventAfterCompletionIsIgnored(e *env) {
 	// orchestrator queue to drain where the provider can say so.
 	if a := e.p.Admin(); a != nil {
 		e.waitFor("late event consumed", func() bool {
-			d, err := a.GetQueueDepths(e.ctx)
+			d, err := a.QueueDepths(e.ctx)
 			return err == nil && d.OrchestratorQueue == 0
 		})
 	}
@@ -190,7 +190,7 @@ func orchestrationImmediateFail(e *env) {
 	require.Len(e.t, h, 2)
 	require.IsType(e.t, duroxide.OrchestrationStarted{}, h[0].Kind)
 	require.IsType(e.t, duroxide.OrchestrationFailed{}, h[1].Kind)
-	st, err := e.client().GetOrchestrationStatus(e.ctx, "inst-fail-imm")
+	st, err := e.client().Status(e.ctx, "inst-fail-imm")
 	require.NoError(e.t, err)
 	a, ok := appDetails(st.Details)
 	require.True(e.t, ok && a.Kind.Type == duroxide.AppOrchestrationFailed && a.Message == "oops", "%#v", st.Details)
@@ -208,7 +208,7 @@ func orchestrationPropagatesActivityFailure(e *env) {
 	e.start(r, nil)
 	e.startOrch("inst-fail-prop", "PropagateFail", "")
 	for _, d := range []duroxide.ErrorDetails{e.failedDetails("inst-fail-prop"), func() duroxide.ErrorDetails {
-		st, err := e.client().GetOrchestrationStatus(e.ctx, "inst-fail-prop")
+		st, err := e.client().Status(e.ctx, "inst-fail-prop")
 		require.NoError(e.t, err)
 		return st.Details
 	}()} {
@@ -268,7 +268,7 @@ func testInstanceIDIdempotence(e *env) {
 	})
 	act(e.t, r, "B", func(_ durable.ActivityContext, in string) (string, error) { return "B(" + in + ")", nil })
 	orch(e.t, r, "IdempotenceTest", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		start, err := ctx.UtcNow().Await()
+		start, err := ctx.UTCNow().Await()
 		if err != nil {
 			return "", err
 		}

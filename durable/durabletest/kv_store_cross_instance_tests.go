@@ -19,7 +19,7 @@ func kvGetValueFromInstanceKeyMissing(e *env) {
 		return "done", nil
 	})
 	orch(e.t, r, "Reader2", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		v, err := ctx.GetKVValueFromInstance("kv-writer2", "nonexistent").Await()
+		v, err := ctx.KVValueFromInstance("kv-writer2", "nonexistent").Await()
 		if err != nil {
 			return "", err
 		}
@@ -37,7 +37,7 @@ func kvGetValueFromInstanceKeyMissing(e *env) {
 func kvGetValueFromInstanceUnknownInstance(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "ReaderUnknown", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		v, err := ctx.GetKVValueFromInstance("no-such-inst", "key").Await()
+		v, err := ctx.KVValueFromInstance("no-such-inst", "key").Await()
 		if err != nil {
 			return "", err
 		}
@@ -66,7 +66,7 @@ func kvGetValueFromInstanceTypedE2E(e *env) {
 		return "done", nil
 	})
 	orch(e.t, r, "TypedReader", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		v, err := durable.GetKVValueFromInstance[[]uint32](ctx, "kv-tw", "config").Await()
+		v, err := durable.KVValueFromInstance[[]uint32](ctx, "kv-tw", "config").Await()
 		if err != nil {
 			return "", err
 		}
@@ -90,7 +90,7 @@ func kvGetValueFromInstanceReplaySafe(e *env) {
 		return "done", nil
 	})
 	orch(e.t, r, "ReplayReader", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		v, err := ctx.GetKVValueFromInstance("kv-source", "data").Await()
+		v, err := ctx.KVValueFromInstance("kv-source", "data").Await()
 		if err != nil {
 			return "", err
 		}
@@ -118,13 +118,13 @@ func kvGetValueFromInstanceAfterSourceUpdate(e *env) {
 		return "done", nil
 	})
 	orch(e.t, r, "LiveReader", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		v1, err := ctx.GetKVValueFromInstance("kv-lsrc", "v").Await()
+		v1, err := ctx.KVValueFromInstance("kv-lsrc", "v").Await()
 		if err != nil {
 			return "", err
 		}
 		ctx.SetKVValue("read1", strOr(v1, ""))
 		_, _ = durable.WaitEvent[string](ctx, "source_updated").Await()
-		v2, err := ctx.GetKVValueFromInstance("kv-lsrc", "v").Await()
+		v2, err := ctx.KVValueFromInstance("kv-lsrc", "v").Await()
 		if err != nil {
 			return "", err
 		}

@@ -93,7 +93,7 @@ func kvGetValueFromInstanceSelf(e *env) {
 		if _, err := durable.CallActivity[string](ctx, "Noop", "").Await(); err != nil {
 			return "", err
 		}
-		v, err := ctx.GetKVValueFromInstance("kv-self", "key").Await()
+		v, err := ctx.KVValueFromInstance("kv-self", "key").Await()
 		if err != nil {
 			return "", err
 		}
@@ -106,7 +106,7 @@ func kvGetValueTypedWrongType(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "TypeMismatch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		durable.SetKVValue(ctx, "data", []uint32{1, 2, 3})
-		v, ok, err := durable.GetKVValue[map[string]string](ctx, "data")
+		v, ok, err := durable.KVValue[map[string]string](ctx, "data")
 		switch {
 		case err != nil:
 			return "error_caught", nil

@@ -50,7 +50,7 @@ func (e *env) startAndWaitConcurrently(n int, spec func(i int) (instance, name, 
 			if errs[i] = c.StartOrchestration(e.ctx, id, name, in); errs[i] != nil {
 				return
 			}
-			statuses[i], errs[i] = c.WaitForOrchestration(e.ctx, id, waitTimeout)
+			statuses[i], errs[i] = c.WaitForOrchestration(e.ctx, id, durable.WaitOptions{Timeout: waitTimeout})
 		}()
 	}
 	wg.Wait()
@@ -98,7 +98,7 @@ func kvStressCrossInstanceReads(e *env) {
 		return "done", nil
 	})
 	orch(e.t, r, "ConcReader", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		v, err := ctx.GetKVValueFromInstance("kv-shared-src", "shared").Await()
+		v, err := ctx.KVValueFromInstance("kv-shared-src", "shared").Await()
 		if err != nil {
 			return "", err
 		}
@@ -136,7 +136,7 @@ func kvStressCANThroughput(e *env) {
 
 func (e *env) kvAll(instance string) map[string]string {
 	e.t.Helper()
-	all, err := e.client().GetKVAllValues(e.ctx, instance)
+	all, err := e.client().KVValues(e.ctx, instance)
 	require.NoError(e.t, err)
 	return all
 }
@@ -204,7 +204,7 @@ func kvClientGetAllValuesAcrossCAN(e *env) {
 // --- prune_kv_values_updated_before ------------------------------------------------------------
 
 func utcNowMs(ctx *durable.OrchestrationContext) (uint64, error) {
-	now, err := ctx.UtcNow().Await()
+	now, err := ctx.UTCNow().Await()
 	if err != nil {
 		return 0, err
 	}

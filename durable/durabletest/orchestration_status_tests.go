@@ -35,7 +35,7 @@ func (e *env) closeAtEnd(ch chan struct{}) {
 
 func (e *env) status(instance string) *durable.OrchestrationStatus {
 	e.t.Helper()
-	st, err := e.client().GetOrchestrationStatus(e.ctx, instance)
+	st, err := e.client().Status(e.ctx, instance)
 	require.NoError(e.t, err)
 	return st
 }

@@ -248,7 +248,7 @@ func e2ePoisonMessageCreatesInstanceIfMissing(e *env) {
 	require.Equal(e.t, instance, p.MessageType.Instance, "Message type should reference our instance")
 	require.Equal(e.t, uint64(1), p.MessageType.ExecutionID)
 
-	info, err := e.client().GetInstanceInfo(e.ctx, instance)
+	info, err := e.client().InstanceInfo(e.ctx, instance)
 	require.NoError(e.t, err, "Instance MUST exist after poison handling")
 	require.Equal(e.t, instance, info.InstanceID)
 	require.Equal(e.t, "NeverRuns", info.OrchestrationName, "Should have correct orchestration name")

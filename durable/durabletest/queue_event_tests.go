@@ -180,7 +180,7 @@ func (e *env) waitOrchestratorQueueEmpty() {
 	e.t.Helper()
 	if a := e.p.Admin(); a != nil {
 		e.waitFor("orchestrator queue drained", func() bool {
-			d, err := a.GetQueueDepths(e.ctx)
+			d, err := a.QueueDepths(e.ctx)
 			return err == nil && d.OrchestratorQueue == 0
 		})
 	}

@@ -373,19 +373,19 @@ func sampleKVRequestResponse(e *env) {
 	e.start(r, nil)
 	c := e.client()
 	e.startOrch("req-resp-server", "RequestServer", "")
-	status, err := c.WaitForKVValue(e.ctx, "req-resp-server", "status", waitTimeout)
+	status, err := c.WaitForKVValue(e.ctx, "req-resp-server", "status", durable.WaitOptions{Timeout: waitTimeout})
 	require.NoError(e.t, err, "Server never became ready")
 	require.Equal(e.t, "ready", status)
 	for _, rq := range [][2]string{{"op-1", "hello"}, {"op-2", "world"}, {"op-3", "rust"}} {
 		data, _ := json.Marshal(map[string]string{"op_id": rq[0], "command": rq[1]})
 		require.NoError(e.t, c.RaiseEvent(e.ctx, "req-resp-server", "request", string(data)))
-		resp, err := c.WaitForKVValue(e.ctx, "req-resp-server", "response:"+rq[0], waitTimeout)
+		resp, err := c.WaitForKVValue(e.ctx, "req-resp-server", "response:"+rq[0], durable.WaitOptions{Timeout: waitTimeout})
 		require.NoError(e.t, err, "Timed out waiting for response to %s", rq[0])
 		require.Equal(e.t, reverse(rq[1]), resp, "Response for %s should be the reversed command", rq[0])
 	}
 	require.Equal(e.t, "served 3 requests", e.completed("req-resp-server"))
 	for key, want := range map[string]string{"status": "shutdown", "response:op-1": "olleh", "response:op-2": "dlrow", "response:op-3": "tsur"} {
-		v, ok, err := c.GetKVValue(e.ctx, "req-resp-server", key)
+		v, ok, err := c.KVValue(e.ctx, "req-resp-server", key)
 		require.NoError(e.t, err)
 		require.True(e.t, ok, key)
 		require.Equal(e.t, want, v, key)
@@ -414,7 +414,7 @@ func sampleKVCrossOrchestrationRead(e *env) {
 	})
 	orch(e.t, r, "Consumer", func(ctx *durable.OrchestrationContext, producer string) (string, error) {
 		for attempts := 0; ; {
-			status, err := ctx.GetKVValueFromInstance(producer, "status").Await()
+			status, err := ctx.KVValueFromInstance(producer, "status").Await()
 			if err != nil {
 				return "", fmt.Errorf("read status: %v", err)
 			}
@@ -428,7 +428,7 @@ func sampleKVCrossOrchestrationRead(e *env) {
 				return "", err
 			}
 		}
-		res, err := ctx.GetKVValueFromInstance(producer, "result").Await()
+		res, err := ctx.KVValueFromInstance(producer, "result").Await()
 		if err != nil {
 			return "", fmt.Errorf("read result: %v", err)
 		}
@@ -440,7 +440,7 @@ func sampleKVCrossOrchestrationRead(e *env) {
 	e.start(r, nil)
 	c := e.client()
 	e.startOrch("producer-1", "Producer", "7")
-	res, err := c.WaitForKVValue(e.ctx, "producer-1", "result", waitTimeout)
+	res, err := c.WaitForKVValue(e.ctx, "producer-1", "result", durable.WaitOptions{Timeout: waitTimeout})
 	require.NoError(e.t, err, "Producer never set result")
 	require.Equal(e.t, "49", res)
 	e.startOrch("consumer-1", "Consumer", "producer-1")
@@ -448,7 +448,7 @@ func sampleKVCrossOrchestrationRead(e *env) {
 	require.NoError(e.t, c.RaiseEvent(e.ctx, "producer-1", "ack", ""))
 	require.Equal(e.t, "produced:49", e.completed("producer-1"))
 	for key, want := range map[string]string{"result": "49", "status": "done"} {
-		v, ok, err := c.GetKVValue(e.ctx, "producer-1", key)
+		v, ok, err := c.KVValue(e.ctx, "producer-1", key)
 		require.NoError(e.t, err)
 		require.True(e.t, ok, key)
 		require.Equal(e.t, want, v, key)
@@ -460,7 +460,7 @@ func sampleKVReadModifyWriteCounter(e *env) {
 	act(e.t, r, "ProcessBatch", func(_ durable.ActivityContext, in string) (string, error) { return "processed:" + in, nil })
 	orch(e.t, r, "BatchProcessor", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		for _, batch := range []string{"alpha", "beta", "gamma"} {
-			processed, ok := ctx.GetKVValue("batches_processed")
+			processed, ok := ctx.KVValue("batches_processed")
 			if !ok {
 				processed = "0"
 			}
@@ -475,7 +475,7 @@ func sampleKVReadModifyWriteCounter(e *env) {
 			ctx.SetKVValue("batches_processed", strconv.Itoa(count+1))
 			ctx.SetKVValue("last_result", res)
 		}
-		if v, ok := ctx.GetKVValue("batches_processed"); ok {
+		if v, ok := ctx.KVValue("batches_processed"); ok {
 			return v, nil
 		}
 		return "0", nil
@@ -485,7 +485,7 @@ func sampleKVReadModifyWriteCounter(e *env) {
 	require.Equal(e.t, "3", e.completed("batch-proc"), "Should have processed 3 batches")
 	c := e.client()
 	for key, want := range map[string]string{"batches_processed": "3", "last_result": "processed:gamma"} {
-		v, ok, err := c.GetKVValue(e.ctx, "batch-proc", key)
+		v, ok, err := c.KVValue(e.ctx, "batch-proc", key)
 		require.NoError(e.t, err)
 		require.True(e.t, ok, key)
 		require.Equal(e.t, want, v, key)
@@ -506,12 +506,12 @@ func sampleOrchestrationStats(e *env) {
 	})
 	e.start(r, nil)
 	c := e.client()
-	missing, err := c.GetOrchestrationStats(e.ctx, "missing")
+	missing, err := c.Stats(e.ctx, "missing")
 	require.NoError(e.t, err)
 	require.Nil(e.t, missing)
 	e.startOrch("pipeline-1", "DataPipeline", "")
 	e.wait("pipeline-1")
-	stats, err := c.GetOrchestrationStats(e.ctx, "pipeline-1")
+	stats, err := c.Stats(e.ctx, "pipeline-1")
 	require.NoError(e.t, err)
 	require.NotNil(e.t, stats, "stats should exist after completion")
 	require.GreaterOrEqual(e.t, stats.HistoryEventCount, uint64(4))

@@ -220,7 +220,7 @@ func dtfLegacyGabbarGreetings(e *env) {
 func sampleSystemActivities(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "SystemActivities", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		now, err := ctx.UtcNow().Await()
+		now, err := ctx.UTCNow().Await()
 		if err != nil {
 			return "", err
 		}
@@ -535,7 +535,7 @@ func sampleVersioningContinueAsNewUpgrade(e *env) {
 		return "upgraded:" + in, nil
 	}))
 	e.start(r, nil)
-	require.NoError(e.t, e.client().StartOrchestrationVersion(e.ctx, "inst-can-upgrade", "LongRunner", "1.0.0", "state"))
+	require.NoError(e.t, e.client().StartOrchestration(e.ctx, "inst-can-upgrade", "LongRunner", "state", durable.StartOptions{Version: "1.0.0"}))
 	require.Equal(e.t, "upgraded:v1:state", e.completed("inst-can-upgrade"))
 	a := e.admin()
 	execs, err := a.ListExecutions(e.ctx, "inst-can-upgrade")

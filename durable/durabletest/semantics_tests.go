@@ -117,11 +117,11 @@ func typedKVStringReadsBackRawThroughClient(e *env) {
 		durable.SetKVValue(ctx, "greeting", in)
 		durable.SetKVValue(ctx, "point", map[string]int{"y": 2, "x": 1})
 		ctx.SetKVValue("rust_quoted", `"from rust"`)
-		s, _, err := durable.GetKVValue[string](ctx, "greeting")
+		s, _, err := durable.KVValue[string](ctx, "greeting")
 		if err != nil {
 			return "", err
 		}
-		q, _, err := durable.GetKVValue[string](ctx, "rust_quoted")
+		q, _, err := durable.KVValue[string](ctx, "rust_quoted")
 		if err != nil {
 			return "", err
 		}
@@ -134,7 +134,7 @@ func typedKVStringReadsBackRawThroughClient(e *env) {
 	require.Equal(e.t, "hello", started.Input, "typed input travels as raw text")
 	require.Equal(e.t, "hello", *e.kvValue("typed-kv", "greeting"), "typed KV string must be stored as the typed input is")
 	require.Equal(e.t, `{"x":1,"y":2}`, *e.kvValue("typed-kv", "point"))
-	v, ok, err := durable.KVValue[string](e.ctx, e.client(), "typed-kv", "greeting")
+	v, ok, err := durable.ClientKVValue[string](e.ctx, e.client(), "typed-kv", "greeting")
 	require.NoError(e.t, err)
 	require.True(e.t, ok)
 	require.Equal(e.t, "hello", v)
@@ -211,7 +211,7 @@ func nondeterminismBlocksUntilCodeReplaysCleanly(e *env) {
 	stop := e.startPolicy(swapRegistry(e, "B"), durable.NondeterminismBlock, logs)
 	e.raise("swap-block", "go", "now")
 	e.waitFor("5 blocked turns", func() bool { return logs.count(slog.LevelError, "nondeterminism") >= 5 })
-	st, err := e.client().GetOrchestrationStatus(e.ctx, "swap-block")
+	st, err := e.client().Status(e.ctx, "swap-block")
 	require.NoError(e.t, err)
 	require.Equal(e.t, durable.StateBlocked, st.State, "status: %+v", st)
 	require.Contains(e.t, st.BlockedReason, "schedule mismatch")
@@ -229,7 +229,7 @@ func nondeterminismBlocksUntilCodeReplaysCleanly(e *env) {
 	require.Equal(e.t, "A(x)|now", e.completed("swap-block"))
 	after := e.history("swap-block")
 	require.Equal(e.t, kinds(before), kinds(after[:len(before)]), "the resumed instance kept its history")
-	st, err = e.client().GetOrchestrationStatus(e.ctx, "swap-block")
+	st, err = e.client().Status(e.ctx, "swap-block")
 	require.NoError(e.t, err)
 	require.Empty(e.t, st.BlockedReason)
 }

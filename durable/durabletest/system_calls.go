@@ -17,11 +17,11 @@ import (
 func systemCallsTests() []sample {
 	return []sample{
 		{"test_new_guid", testNewGUID},
-		{"test_utc_now_ms", testUtcNowMs},
+		{"test_utc_now_ms", testUTCNowMs},
 		{"test_system_calls_deterministic_replay", testSystemCallsDeterministicReplay},
 		{"test_system_calls_with_select", testSystemCallsWithSelect},
 		{"test_system_calls_join_with_activities", testSystemCallsJoinWithActivities},
-		{"test_utc_now_as_activity_input_replays_correctly", testUtcNowAsActivityInputReplaysCorrectly},
+		{"test_utc_now_as_activity_input_replays_correctly", testUTCNowAsActivityInputReplaysCorrectly},
 		{"test_new_guid_as_activity_input_replays_correctly", testNewGUIDAsActivityInputReplaysCorrectly},
 		{"test_activity_then_syscall_ordering", testActivityThenSyscallOrdering},
 		{"test_multiple_syscalls_same_type", testMultipleSyscallsSameType},
@@ -68,15 +68,15 @@ func testNewGUID(e *env) {
 	}
 }
 
-func testUtcNowMs(e *env) {
+func testUTCNowMs(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "TestTime", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		t1, err := ctx.UtcNow().Await()
+		t1, err := ctx.UTCNow().Await()
 		if err != nil {
 			return "", err
 		}
 		_, _ = durable.NewTimer(ctx, 100*time.Millisecond).Await()
-		t2, err := ctx.UtcNow().Await()
+		t2, err := ctx.UTCNow().Await()
 		if err != nil {
 			return "", err
 		}
@@ -112,7 +112,7 @@ func testSystemCallsDeterministicReplay(e *env) {
 		if err != nil {
 			return "", err
 		}
-		t, err := ctx.UtcNow().Await()
+		t, err := ctx.UTCNow().Await()
 		if err != nil {
 			return "", err
 		}
@@ -135,7 +135,7 @@ func testSystemCallsWithSelect(e *env) {
 		if err != nil {
 			first = "error: " + err.Error()
 		}
-		t, err := ctx.UtcNow().Await()
+		t, err := ctx.UTCNow().Await()
 		if err != nil {
 			return "", err
 		}
@@ -160,7 +160,7 @@ func testSystemCallsJoinWithActivities(e *env) {
 		if err != nil {
 			return "", err
 		}
-		t, err := ctx.UtcNow().Await()
+		t, err := ctx.UTCNow().Await()
 		if err != nil {
 			return "", err
 		}
@@ -186,11 +186,11 @@ func testSystemCallsJoinWithActivities(e *env) {
 	require.Contains(e.t, out, "winner:")
 }
 
-func testUtcNowAsActivityInputReplaysCorrectly(e *env) {
+func testUTCNowAsActivityInputReplaysCorrectly(e *env) {
 	r := durable.NewRegistry()
 	act(e.t, r, "ProcessWithTimestamp", func(_ durable.ActivityContext, in string) (string, error) { return "processed:" + in, nil })
 	orch(e.t, r, "TestUtcNowReplayAsInput", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		t, err := ctx.UtcNow().Await()
+		t, err := ctx.UTCNow().Await()
 		if err != nil {
 			return "", err
 		}
@@ -267,7 +267,7 @@ func testSyscallsWorkInSingleThreadMode(e *env) {
 			if _, err := ctx.NewGUID().Await(); err != nil {
 				return "", err
 			}
-			if _, err := ctx.UtcNow().Await(); err != nil {
+			if _, err := ctx.UTCNow().Await(); err != nil {
 				return "", err
 			}
 		}
@@ -281,7 +281,7 @@ func testSyscallsWorkInSingleThreadMode(e *env) {
 func testCancellationWithPendingSyscall(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "CancelSyscall", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		if _, err := ctx.UtcNow().Await(); err != nil {
+		if _, err := ctx.UTCNow().Await(); err != nil {
 			return "", err
 		}
 		_, _ = durable.WaitEvent[string](ctx, "hold").Await()

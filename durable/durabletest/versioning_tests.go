@@ -53,7 +53,7 @@ func runtimeStartVersionedStringUsesExplicitVersion(e *env) {
 	must(e.t, r.AddOrchestrationVersion("S", "2.0.0", constOrch("v2")))
 	must(e.t, r.SetVersionPolicy("S", durable.Latest))
 	e.start(r, nil)
-	require.NoError(e.t, e.client().StartOrchestrationVersion(e.ctx, "i1", "S", "1.0.0", ""))
+	require.NoError(e.t, e.client().StartOrchestration(e.ctx, "i1", "S", "", durable.StartOptions{Version: "1.0.0"}))
 	require.Equal(e.t, "v1", e.completed("i1"))
 }
 
@@ -62,7 +62,7 @@ func runtimeStartVersionedTypedUsesExplicitVersion(e *env) {
 	must(e.t, durable.RegisterOrchestration(r, "T", func(*durable.OrchestrationContext, int32) (int32, error) { return 1, nil }))
 	must(e.t, r.AddOrchestrationVersion("T", "2.0.0", func(*durable.OrchestrationContext, string) (string, error) { return "2", nil }))
 	e.start(r, nil)
-	require.NoError(e.t, e.client().StartOrchestrationVersion(e.ctx, "i2", "T", "1.0.0", int32(0)))
+	require.NoError(e.t, e.client().StartOrchestration(e.ctx, "i2", "T", int32(0), durable.StartOptions{Version: "1.0.0"}))
 	st := e.wait("i2")
 	out, err := durable.DecodeOutput[int32](st)
 	require.NoError(e.t, err, "orchestration failed")

@@ -59,7 +59,7 @@ func (c code) registry(t *testing.T) *durable.Registry {
 			return "", durable.ContinueAsNew(ctx, in)
 		}
 		activity := "B"
-		if v, _ := ctx.GetKVValue("phase"); v == "two" {
+		if v, _ := ctx.KVValue("phase"); v == "two" {
 			activity = "A"
 		}
 		if _, err := durable.CallActivity[string](ctx, activity, in).Await(); err != nil {
@@ -99,7 +99,7 @@ func record(t *testing.T) *memprovider.Provider {
 		must(t, c.StartOrchestration(ctx, s.id, s.name, s.input))
 	}
 	for _, id := range []string{"order-1", "other-1"} {
-		st, err := c.WaitForOrchestration(ctx, id, time.Minute)
+		st, err := c.WaitForOrchestration(ctx, id, durable.WaitOptions{Timeout: time.Minute})
 		must(t, err)
 		if st.State != durable.StateCompleted {
 			t.Fatalf("%s: %v", id, st.State)

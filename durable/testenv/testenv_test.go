@@ -175,12 +175,12 @@ func TestWaitReportsStalledOrchestration(t *testing.T) {
 	}
 }
 
-// UtcNow and a loop of daily timers read the virtual clock: two months
+// UTCNow and a loop of daily timers read the virtual clock: two months
 // of daily reminders run through 61 timers.
-func TestDailyTimersAndUtcNowFollowTheVirtualClock(t *testing.T) {
+func TestDailyTimersAndUTCNowFollowTheVirtualClock(t *testing.T) {
 	reg := durable.NewRegistry()
 	err := durable.RegisterOrchestration(reg, "Daily", func(ctx *durable.OrchestrationContext, days int) (string, error) {
-		first, err := ctx.UtcNow().Await()
+		first, err := ctx.UTCNow().Await()
 		if err != nil {
 			return "", err
 		}
@@ -192,7 +192,7 @@ func TestDailyTimersAndUtcNowFollowTheVirtualClock(t *testing.T) {
 				return "", err
 			}
 		}
-		last, err := ctx.UtcNow().Await()
+		last, err := ctx.UTCNow().Await()
 		if err != nil {
 			return "", err
 		}

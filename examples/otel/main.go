@@ -119,12 +119,12 @@ func workload(ctx context.Context, tel *telemetry) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	client := durable.NewClientWithOptions(p, &durable.ClientOptions{TracerProvider: tel.tp})
+	client := durable.NewClient(p, durable.ClientOptions{TracerProvider: tel.tp})
 	const instance = "order-1"
 	if err := client.StartOrchestration(ctx, instance, "Order", "book"); err != nil {
 		return nil, errors.Join(err, rt.Shutdown(ctx))
 	}
-	st, err := client.WaitForOrchestration(ctx, instance, time.Minute)
+	st, err := client.WaitForOrchestration(ctx, instance, durable.WaitOptions{Timeout: time.Minute})
 	// The observable gauges (slots, queue depths) belong to the running
 	// runtime; the counters are read after Shutdown, when the last turn's
 	// span has ended and been counted.

@@ -195,7 +195,7 @@ func (d *demo) step(name, orchestration string, input any, want string, between 
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	st, err := d.c.WaitForOrchestration(d.ctx, instance, time.Minute)
+	st, err := d.c.WaitForOrchestration(d.ctx, instance, durable.WaitOptions{Timeout: time.Minute})
 	if err != nil {
 		return fmt.Errorf("%s: wait: %w", name, err)
 	}

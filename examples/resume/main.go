@@ -112,7 +112,7 @@ func run(ctx context.Context, w io.Writer, o options) error {
 	done := 0
 	for k := range ids {
 		ids[k] = fmt.Sprintf("order-%02d", k+1)
-		if status, err := c.GetOrchestrationStatus(ctx, ids[k]); err != nil {
+		if status, err := c.Status(ctx, ids[k]); err != nil {
 			return fmt.Errorf("status %s: %w", ids[k], err)
 		} else if status.State == durable.StateCompleted {
 			done++
@@ -127,7 +127,7 @@ func run(ctx context.Context, w io.Writer, o options) error {
 	fmt.Fprintf(w, "started    %d orders (order-01 .. %s): %d already completed, %d to go\n", len(ids), ids[len(ids)-1], done, len(ids)-done)
 
 	for _, id := range ids {
-		status, err := c.WaitForOrchestration(ctx, id, 5*time.Minute)
+		status, err := c.WaitForOrchestration(ctx, id, durable.WaitOptions{Timeout: 5 * time.Minute})
 		if err != nil {
 			return fmt.Errorf("wait %s: %w", id, err)
 		}

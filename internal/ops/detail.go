@@ -53,7 +53,7 @@ func (d *Detail) Terminal() bool { return d.State == "Completed" || d.State == "
 // Instance reads instance's status, custom status, KV, executions with
 // their timelines, and descendants.
 func (s *Service) Instance(ctx context.Context, instance string) (*Detail, error) {
-	info, err := s.c.GetInstanceInfo(ctx, instance)
+	info, err := s.c.InstanceInfo(ctx, instance)
 	if isNotFound(err) {
 		return s.pending(ctx, instance, err)
 	}
@@ -61,7 +61,7 @@ func (s *Service) Instance(ctx context.Context, instance string) (*Detail, error
 		return nil, err
 	}
 	d := &Detail{Summary: summarize(info)}
-	st, err := s.c.GetOrchestrationStatus(ctx, instance)
+	st, err := s.c.Status(ctx, instance)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +72,7 @@ func (s *Service) Instance(ctx context.Context, instance string) (*Detail, error
 	if err := s.readExecutions(ctx, d); err != nil {
 		return nil, err
 	}
-	tree, err := s.c.GetInstanceTree(ctx, instance)
+	tree, err := s.c.InstanceTree(ctx, instance)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +91,7 @@ const StatePending = "Pending"
 // pending describes an instance that has no stored execution yet: its
 // start is queued (Waiting may say why it has not run), or notFound.
 func (s *Service) pending(ctx context.Context, instance string, notFound error) (*Detail, error) {
-	st, err := s.c.GetOrchestrationStatus(ctx, instance)
+	st, err := s.c.Status(ctx, instance)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +102,7 @@ func (s *Service) pending(ctx context.Context, instance string, notFound error) 
 }
 
 func (s *Service) readKV(ctx context.Context, d *Detail) error {
-	kv, err := s.c.GetKVAllValues(ctx, d.ID)
+	kv, err := s.c.KVValues(ctx, d.ID)
 	if err != nil && !isNotFound(err) { // an empty store reads as not found
 		return err
 	}

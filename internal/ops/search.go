@@ -100,7 +100,7 @@ func (s *Service) matching(ctx context.Context, q Query) ([]Summary, error) {
 		if q.Prefix != "" && !strings.HasPrefix(id, q.Prefix) {
 			continue
 		}
-		info, err := s.c.GetInstanceInfo(ctx, id)
+		info, err := s.c.InstanceInfo(ctx, id)
 		if err != nil {
 			if isNotFound(err) {
 				continue // deleted since the listing
@@ -158,9 +158,9 @@ func (s *Service) candidates(ctx context.Context, q Query) ([]string, error) {
 		StateFailed: duroxide.StatusFailed, StateCancelled: duroxide.StatusFailed,
 	}[strings.ToLower(q.Status)]
 	if stored != "" {
-		return s.c.ListInstancesByStatus(ctx, stored)
+		return s.c.ListInstances(ctx, durable.ListOptions{Status: stored})
 	}
-	return s.c.ListAllInstances(ctx)
+	return s.c.ListInstances(ctx)
 }
 
 func (q Query) matches(s Summary) bool {

@@ -348,11 +348,11 @@ func (d *Duroxide) Start(ctx context.Context, id string) error {
 	return d.starter.StartOrchestration(ctx, id, d.orchestration(), d.input)
 }
 
-// Status implements Target with Client.GetInstanceInfo: one point read
-// of the instance document on Cosmos, where GetOrchestrationStatus reads
+// Status implements Target with Client.InstanceInfo: one point read
+// of the instance document on Cosmos, where Client.Status reads
 // the instance, its history and its custom status.
 func (d *Duroxide) Status(ctx context.Context, id string) (done, failed bool, err error) {
-	info, err := d.client.GetInstanceInfo(ctx, id)
+	info, err := d.client.InstanceInfo(ctx, id)
 	if errors.Is(err, duroxide.ErrInstanceNotFound) {
 		return false, false, nil // its first turn has not run yet
 	}
@@ -370,7 +370,7 @@ func (d *Duroxide) Status(ctx context.Context, id string) (done, failed bool, er
 
 // Wait implements Target with Client.WaitForOrchestration.
 func (d *Duroxide) Wait(ctx context.Context, id string) (failed bool, err error) {
-	st, err := d.client.WaitForOrchestration(ctx, id, 5*time.Minute)
+	st, err := d.client.WaitForOrchestration(ctx, id, durable.WaitOptions{Timeout: 5 * time.Minute})
 	if err != nil {
 		return false, err
 	}

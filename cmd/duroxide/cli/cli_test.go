@@ -55,7 +55,7 @@ func record(t *testing.T) *memprovider.Provider {
 	c := durable.NewClient(p)
 	for _, id := range []string{"order-1", "order-2"} {
 		must(t, c.StartOrchestration(ctx, id, "Order", id))
-		if _, err := c.WaitForOrchestration(ctx, id, time.Minute); err != nil {
+		if _, err := c.WaitForOrchestration(ctx, id, durable.WaitOptions{Timeout: time.Minute}); err != nil {
 			t.Fatal(err)
 		}
 	}

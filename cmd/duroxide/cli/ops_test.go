@@ -110,7 +110,7 @@ func (e *opsEnv) terminal(instance string) *durable.OrchestrationStatus {
 func (e *opsEnv) until(instance string, ok func(*durable.OrchestrationStatus) bool) *durable.OrchestrationStatus {
 	e.t.Helper()
 	for {
-		st, err := e.c.GetOrchestrationStatus(e.t.Context(), instance)
+		st, err := e.c.Status(e.t.Context(), instance)
 		must(e.t, err)
 		if ok(st) {
 			return st

@@ -14,7 +14,7 @@ import (
 // Hooks is what a test environment overrides in a runtime.
 type Hooks struct {
 	// Now is the runtime's clock: timer fire times, event timestamps and
-	// the UtcNow system call read it instead of time.Now.
+	// the UTCNow system call read it instead of time.Now.
 	Now func() time.Time
 	// Subscribe registers wake, called whenever the clock moves; the
 	// runtime then fetches at once instead of waiting out its idle

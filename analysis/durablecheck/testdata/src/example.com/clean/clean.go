@@ -14,7 +14,7 @@ func Fanout(ctx *durable.OrchestrationContext, in map[string]string) (string, er
 	for _, k := range slices.Sorted(maps.Keys(in)) {
 		futs = append(futs, durable.CallActivity[string](ctx, k, in[k]))
 	}
-	now, err := ctx.UtcNow().Await()
+	now, err := ctx.UTCNow().Await()
 	if err != nil {
 		return "", err
 	}

@@ -31,8 +31,8 @@ var (
 )
 
 func Clock(ctx *durable.OrchestrationContext, _ string) (string, error) {
-	start := time.Now()       // want `time\.Now in orchestration code: use ctx\.UtcNow\(\)`
-	_ = time.Since(start)     // want `time\.Since in orchestration code: use ctx\.UtcNow\(\)`
+	start := time.Now()       // want `time\.Now in orchestration code: use ctx\.UTCNow\(\)`
+	_ = time.Since(start)     // want `time\.Since in orchestration code: use ctx\.UTCNow\(\)`
 	time.Sleep(time.Second)   // want `time\.Sleep in orchestration code: use durable\.NewTimer\(ctx, d\)`
 	<-time.After(time.Second) // want `time\.After in orchestration code: use durable\.NewTimer` `channel receive in orchestration code`
 	_, err := durable.NewTimer(ctx, time.Second).Await()
@@ -94,7 +94,12 @@ func MapOrder(ctx *durable.OrchestrationContext, in map[string]string) (string, 
 	for k, v := range in { // order does not reach history: fine
 		n += len(k) + len(v)
 		ctx.TraceInfo(k)
-		_, _, _ = durable.GetKVValue[string](ctx, k)
+		_, _, _ = durable.KVValue[string](ctx, k)
+		_, _ = ctx.KVValue(k)
+		_ = ctx.KVKeys()
+		_ = ctx.KVValues()
+		_ = ctx.KVLen()
+		_, _ = ctx.CustomStatus()
 	}
 	return fmt.Sprint(n), nil
 }
@@ -155,7 +160,7 @@ func Reach(ctx *durable.OrchestrationContext, _ string) (string, error) {
 	return "", err
 }
 
-func stamp() { _ = time.Now().Unix() } // want `time\.Now in orchestration code: use ctx\.UtcNow\(\), .* \(orch\.stamp is reached from orch\.Reach\)$`
+func stamp() { _ = time.Now().Unix() } // want `time\.Now in orchestration code: use ctx\.UTCNow\(\), .* \(orch\.stamp is reached from orch\.Reach\)$`
 
 func run(f func()) { f() }
 
@@ -169,7 +174,7 @@ func (s *svc) step() { _ = rand.Int() } // want `math/rand\.Int in orchestration
 // that reach a nondeterministic construct are reported here, where they
 // become orchestration code.
 func CrossPackage(ctx *durable.OrchestrationContext, _ string) (string, error) {
-	t := helpers.Stamp()   // want `call to helpers\.Stamp reaches time\.Now \(helpers\.go:\d+\) in orchestration code: use ctx\.UtcNow\(\)`
+	t := helpers.Stamp()   // want `call to helpers\.Stamp reaches time\.Now \(helpers\.go:\d+\) in orchestration code: use ctx\.UTCNow\(\)`
 	_ = helpers.Indirect() // want `call to helpers\.Indirect reaches time\.Now \(helpers\.go:\d+\) in orchestration code`
 	c := helpers.Counter{}
 	c.Bump()                    // want `call to \(\*helpers\.Counter\)\.Bump reaches \(\*sync\.Mutex\)\.Lock`

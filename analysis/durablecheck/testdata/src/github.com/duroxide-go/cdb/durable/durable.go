@@ -55,7 +55,7 @@ func NewTimer(ctx *OrchestrationContext, d time.Duration) *Future[struct{}] {
 	return &Future[struct{}]{ch: make(chan struct{}, 1)}
 }
 
-func (c *OrchestrationContext) UtcNow() *Future[time.Time] { return nil }
+func (c *OrchestrationContext) UTCNow() *Future[time.Time] { return nil }
 
 func (c *OrchestrationContext) NewGUID() *Future[string] { return nil }
 
@@ -78,6 +78,16 @@ func Go[T any](ctx *OrchestrationContext, fn func(ctx *OrchestrationContext) (T,
 	return nil
 }
 
-func GetKVValue[T any](ctx *OrchestrationContext, key string) (value T, found bool, err error) {
+func KVValue[T any](ctx *OrchestrationContext, key string) (value T, found bool, err error) {
 	return value, false, nil
 }
+
+func (c *OrchestrationContext) KVValue(key string) (string, bool) { return "", false }
+
+func (c *OrchestrationContext) KVValues() map[string]string { return nil }
+
+func (c *OrchestrationContext) KVKeys() []string { return nil }
+
+func (c *OrchestrationContext) KVLen() int { return 0 }
+
+func (c *OrchestrationContext) CustomStatus() (string, bool) { return "", false }
