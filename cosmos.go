@@ -37,7 +37,7 @@ const (
 // matching duroxide.ErrTooLarge that holds a *duroxide.TooLargeError; an
 // activity result refused so fails the activity (see the durable
 // runtime).
-const MaxDocumentBytes = cosmos.MaxDocBytes
+const MaxDocumentBytes = 2 * 1024 * 1024
 
 // UnescapeHTMLPolicy returns the azcore per-call policy that sends the
 // documents of a transactional batch at their size: the SDK's JSON

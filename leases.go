@@ -45,7 +45,7 @@ import (
 
 // LeasePartition is the partition key value (instance id) of the lease
 // documents. It is reserved: no instance may use it.
-const LeasePartition = limits.ReservedInstanceID
+const LeasePartition = "_cdb_dispatch_leases"
 
 // Document types of the lease partition.
 const (

@@ -2,7 +2,6 @@ package durable
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,28 +10,10 @@ import (
 	"github.com/duroxide-go/cdb/duroxide"
 )
 
-// htReads counts a provider's status reads. Embedding the interface hides
-// the provider's optional ClientWriter and StatusReader, so every status
-// is one Read and one CustomStatus.
-type htReads struct {
-	duroxide.Provider
-	reads, customStatus atomic.Int64
-}
-
-func (r *htReads) Read(ctx context.Context, instance string) ([]duroxide.Event, error) {
-	r.reads.Add(1)
-	return r.Provider.Read(ctx, instance)
-}
-
-func (r *htReads) CustomStatus(ctx context.Context, instance string, lastSeen uint64) (*duroxide.CustomStatus, error) {
-	r.customStatus.Add(1)
-	return r.Provider.CustomStatus(ctx, instance, lastSeen)
-}
-
 // Without a Timeout a wait is bounded by its context alone: it ends with
 // the context's error, not ErrTimeout.
 func TestWaitOptionsWithoutTimeoutWaitUntilContextEnds(t *testing.T) {
-	c := NewClient(htMem())
+	c := NewClient(newMemProvider())
 	require.NoError(t, c.StartOrchestration(t.Context(), "queued", "O", ""))
 	waits := map[string]func(context.Context) error{
 		"WaitForOrchestration": func(ctx context.Context) error {
@@ -61,7 +42,7 @@ func TestWaitOptionsWithoutTimeoutWaitUntilContextEnds(t *testing.T) {
 
 // A negative Timeout or PollInterval is refused at once, before any read.
 func TestWaitOptionsRefuseNegativeDurations(t *testing.T) {
-	p := &htReads{Provider: htMem()}
+	p := &statusReadCountingProvider{Provider: newMemProvider()}
 	c := NewClient(p)
 	for _, o := range []WaitOptions{{Timeout: -time.Second}, {PollInterval: -time.Millisecond}} {
 		_, err := c.WaitForOrchestration(t.Context(), "i", o)
@@ -79,7 +60,7 @@ func TestWaitOptionsRefuseNegativeDurations(t *testing.T) {
 // than the timeout the wait reads once, sleeps to the deadline, reads a
 // last time and times out.
 func TestWaitOptionsPollIntervalSpacesReads(t *testing.T) {
-	p := &htReads{Provider: htMem()}
+	p := &statusReadCountingProvider{Provider: newMemProvider()}
 	c := NewClient(p)
 	require.NoError(t, c.StartOrchestration(t.Context(), "queued", "O", ""))
 	_, err := c.WaitForOrchestration(t.Context(), "queued", WaitOptions{Timeout: 30 * time.Millisecond, PollInterval: time.Hour})
@@ -95,22 +76,22 @@ func TestWaitOptionsPollIntervalSpacesReads(t *testing.T) {
 // ListInstances lists every instance, or with ListOptions.Status only
 // those in that status.
 func TestListInstancesFiltersByStatus(t *testing.T) {
-	p := htMem()
+	p := newMemProvider()
 	reg := NewRegistry()
 	require.NoError(t, reg.AddOrchestration("Wait", func(ctx *OrchestrationContext, _ string) (string, error) {
 		return WaitEvent[string](ctx, "go").Await()
 	}))
-	htStart(t, p, reg, Options{})
+	startRuntime(t, p, reg, Options{})
 	c := NewClient(p)
 	for _, id := range []string{"a", "b"} {
 		require.NoError(t, c.StartOrchestration(t.Context(), id, "Wait", ""))
-		htEventually(t, func() bool {
+		requireEventually(t, func() bool {
 			st, err := c.Status(t.Context(), id)
 			return err == nil && st.State == StateRunning
 		}, "never running")
 	}
 	require.NoError(t, c.RaiseEvent(t.Context(), "a", "go", "now"))
-	htWaitDone(t, c, "a")
+	waitDone(t, c, "a")
 
 	all, err := c.ListInstances(t.Context())
 	require.NoError(t, err)
@@ -126,11 +107,11 @@ func TestListInstancesFiltersByStatus(t *testing.T) {
 // A start pinned by StartOptions.Version runs that version, and a version
 // that is not semantic is refused before anything is written.
 func TestStartOptionsVersion(t *testing.T) {
-	p := htMem()
+	p := newMemProvider()
 	reg := NewRegistry()
-	require.NoError(t, reg.AddOrchestrationVersion("O", "1.0.0", htConst("one")))
-	require.NoError(t, reg.AddOrchestrationVersion("O", "2.0.0", htConst("two")))
-	htStart(t, p, reg, Options{})
+	require.NoError(t, reg.AddOrchestrationVersion("O", "1.0.0", hImmediateOK("one")))
+	require.NoError(t, reg.AddOrchestrationVersion("O", "2.0.0", hImmediateOK("two")))
+	startRuntime(t, p, reg, Options{})
 	c := NewClient(p)
 	var ie *InputError
 	require.ErrorAs(t, c.StartOrchestration(t.Context(), "bad", "O", "", StartOptions{Version: "v1"}), &ie)
@@ -138,7 +119,7 @@ func TestStartOptionsVersion(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, StateNotFound, st.State)
 	require.NoError(t, c.StartOrchestration(t.Context(), "pinned", "O", "", StartOptions{Version: "1.0.0"}))
-	require.Equal(t, "one", htWaitDone(t, c, "pinned").Output)
+	require.Equal(t, "one", waitDone(t, c, "pinned").Output)
 	require.NoError(t, c.StartOrchestration(t.Context(), "latest", "O", ""))
-	require.Equal(t, "two", htWaitDone(t, c, "latest").Output)
+	require.Equal(t, "two", waitDone(t, c, "latest").Output)
 }

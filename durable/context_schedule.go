@@ -11,7 +11,7 @@ import (
 // another instance's KV) schedule them so their results are recorded in
 // history and replay identically.
 const (
-	syscallPrefix   = "__duroxide_syscall:"
+	syscallPrefix   = ReservedActivityPrefix
 	SyscallNewGUID  = "__duroxide_syscall:new_guid"
 	SyscallUTCNowMs = "__duroxide_syscall:utc_now_ms"
 	SyscallKVValue  = "__duroxide_syscall:get_kv_value"

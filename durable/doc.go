@@ -2,8 +2,10 @@
 // duroxide.Provider: the orchestration context, futures and combinators,
 // the typed codec and the replay engine, plus the registry, runtime,
 // client and activity context. Histories it writes are the ones Rust
-// duroxide 0.1.29 writes for the same code, so Go and Rust nodes can share
-// a store.
+// duroxide 0.1.29 writes for the same code: duroxide's replay-engine and
+// runtime tests, ported with their assertions, check the event ids,
+// sources, order and texts. No test has run Go and Rust processes on one
+// store, so mixing them is unproven; run one language per store.
 //
 // # Writing orchestrations
 //

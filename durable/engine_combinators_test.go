@@ -9,44 +9,35 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func etRace(ctx *OrchestrationContext, _ string) (string, error) {
-	act := CallActivity[string](ctx, "Slow", "x")
-	timer := NewTimer(ctx, time.Second)
-	if ctx.Select(act, timer) == 1 {
-		return "timeout", nil
-	}
-	return act.Await()
-}
-
 func TestEngineSelectTimerWinsCancelsActivity(t *testing.T) {
-	fire := uint64(etClock.UnixMilli()) + 1000
-	hist := []duroxide.Event{etStarted("in"),
-		etEv(2, nil, duroxide.ActivityScheduled{Name: "Slow", Input: "x"}),
-		etEv(3, nil, duroxide.TimerCreated{FireAtMs: fire})}
-	e := etEngine(hist...)
-	e.prepCompletions([]duroxide.WorkItem{duroxide.TimerFiredItem{Instance: etInstance, ExecutionID: 1, ID: 3, FireAtMs: fire}})
-	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "timeout"}, etRun(e, etRace))
-	etRequireDelta(t, e,
-		etEv(4, etSrc(3), duroxide.TimerFired{FireAtMs: fire}),
-		etEv(5, etSrc(2), duroxide.ActivityCancelRequested{Reason: "dropped_future"}))
+	fire := uint64(testClock.UnixMilli()) + 1000
+	hist := []duroxide.Event{evStarted(1),
+		evWithID(2, nil, duroxide.ActivityScheduled{Name: "Slow", Input: "x"}),
+		evWithID(3, nil, duroxide.TimerCreated{FireAtMs: fire})}
+	e := newTestEngineOf(hist...)
+	e.prepCompletions([]duroxide.WorkItem{duroxide.TimerFiredItem{Instance: testInstance, ExecutionID: 1, ID: 3, FireAtMs: fire}})
+	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "timeout"}, executeTurn(e, hRace))
+	requireDelta(t, e,
+		evWithID(4, refU64(3), duroxide.TimerFired{FireAtMs: fire}),
+		evWithID(5, refU64(2), duroxide.ActivityCancelRequested{Reason: "dropped_future"}))
 	require.Equal(t, []uint64{2}, e.cancelledActivityIDs())
 
 	// Replaying the persisted breadcrumb is deterministic and emits nothing new.
-	e = etEngine(e.finalHistory()...)
-	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "timeout"}, etRun(e, etRace))
+	e = newTestEngineOf(e.finalHistory()...)
+	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "timeout"}, executeTurn(e, hRace))
 	require.Empty(t, e.historyDelta())
 	require.Empty(t, e.cancelledActivityIDs())
 }
 
 func TestEngineSelectActivityWinsTimerNeedsNoBreadcrumb(t *testing.T) {
-	fire := uint64(etClock.UnixMilli()) + 1000
-	hist := []duroxide.Event{etStarted("in"),
-		etEv(2, nil, duroxide.ActivityScheduled{Name: "Slow", Input: "x"}),
-		etEv(3, nil, duroxide.TimerCreated{FireAtMs: fire})}
-	e := etEngine(hist...)
-	e.prepCompletions([]duroxide.WorkItem{duroxide.ActivityCompletedItem{Instance: etInstance, ExecutionID: 1, ID: 2, Result: "r"}})
-	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "r"}, etRun(e, etRace))
-	etRequireDelta(t, e, etEv(4, etSrc(2), duroxide.ActivityCompleted{Result: "r"}))
+	fire := uint64(testClock.UnixMilli()) + 1000
+	hist := []duroxide.Event{evStarted(1),
+		evWithID(2, nil, duroxide.ActivityScheduled{Name: "Slow", Input: "x"}),
+		evWithID(3, nil, duroxide.TimerCreated{FireAtMs: fire})}
+	e := newTestEngineOf(hist...)
+	e.prepCompletions([]duroxide.WorkItem{duroxide.ActivityCompletedItem{Instance: testInstance, ExecutionID: 1, ID: 2, Result: "r"}})
+	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "r"}, executeTurn(e, hRace))
+	requireDelta(t, e, evWithID(4, refU64(2), duroxide.ActivityCompleted{Result: "r"}))
 }
 
 func TestEngineSelectWinnerIsEarliestInHistory(t *testing.T) {
@@ -56,20 +47,20 @@ func TestEngineSelectWinnerIsEarliestInHistory(t *testing.T) {
 		a, b := CallActivity[string](ctx, "A", ""), CallActivity[string](ctx, "B", "")
 		return fmt.Sprint(ctx.Select(a, b)), nil
 	}
-	hist := []duroxide.Event{etStarted("in"),
-		etEv(2, nil, duroxide.ActivityScheduled{Name: "A"}), etEv(3, nil, duroxide.ActivityScheduled{Name: "B"})}
-	e := etEngine(hist...)
+	hist := []duroxide.Event{evStarted(1),
+		evWithID(2, nil, duroxide.ActivityScheduled{Name: "A"}), evWithID(3, nil, duroxide.ActivityScheduled{Name: "B"})}
+	e := newTestEngineOf(hist...)
 	e.prepCompletions([]duroxide.WorkItem{
-		duroxide.ActivityCompletedItem{Instance: etInstance, ExecutionID: 1, ID: 3, Result: "b"},
-		duroxide.ActivityCompletedItem{Instance: etInstance, ExecutionID: 1, ID: 2, Result: "a"},
+		duroxide.ActivityCompletedItem{Instance: testInstance, ExecutionID: 1, ID: 3, Result: "b"},
+		duroxide.ActivityCompletedItem{Instance: testInstance, ExecutionID: 1, ID: 2, Result: "a"},
 	})
-	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "1"}, etRun(e, h))
+	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "1"}, executeTurn(e, h))
 	// The loser had completed in history but was never observed: Rust drops
 	// it and records the breadcrumb all the same.
-	etRequireDelta(t, e,
-		etEv(4, etSrc(3), duroxide.ActivityCompleted{Result: "b"}),
-		etEv(5, etSrc(2), duroxide.ActivityCompleted{Result: "a"}),
-		etEv(6, etSrc(2), duroxide.ActivityCancelRequested{Reason: "dropped_future"}))
+	requireDelta(t, e,
+		evWithID(4, refU64(3), duroxide.ActivityCompleted{Result: "b"}),
+		evWithID(5, refU64(2), duroxide.ActivityCompleted{Result: "a"}),
+		evWithID(6, refU64(2), duroxide.ActivityCancelRequested{Reason: "dropped_future"}))
 }
 
 func TestEngineJoinKeepsArgumentOrder(t *testing.T) {
@@ -77,17 +68,17 @@ func TestEngineJoinKeepsArgumentOrder(t *testing.T) {
 		rs := Join(ctx, CallActivity[string](ctx, "A", "1"), CallActivity[string](ctx, "B", "2"), CallActivity[string](ctx, "C", "3"))
 		return fmt.Sprintf("%s,%s,%v", rs[0].Value, rs[1].Value, rs[2].Err), nil
 	}
-	e := etEngine(etStarted("in"))
-	require.Equal(t, TurnContinue, etRun(e, h).Kind)
+	e := newTestEngineOf(evStarted(1))
+	require.Equal(t, TurnContinue, executeTurn(e, h).Kind)
 	require.Equal(t, []uint64{2, 3, 4}, []uint64{e.historyDelta()[0].EventID, e.historyDelta()[1].EventID, e.historyDelta()[2].EventID})
 
-	e = etEngine(e.finalHistory()...)
+	e = newTestEngineOf(e.finalHistory()...)
 	e.prepCompletions([]duroxide.WorkItem{
-		duroxide.ActivityFailedItem{Instance: etInstance, ExecutionID: 1, ID: 4, Details: etAppErr("c failed")},
-		duroxide.ActivityCompletedItem{Instance: etInstance, ExecutionID: 1, ID: 3, Result: "b"},
-		duroxide.ActivityCompletedItem{Instance: etInstance, ExecutionID: 1, ID: 2, Result: "a"},
+		duroxide.ActivityFailedItem{Instance: testInstance, ExecutionID: 1, ID: 4, Details: evAppDetails(duroxide.AppActivityFailed, "c failed")},
+		duroxide.ActivityCompletedItem{Instance: testInstance, ExecutionID: 1, ID: 3, Result: "b"},
+		duroxide.ActivityCompletedItem{Instance: testInstance, ExecutionID: 1, ID: 2, Result: "a"},
 	})
-	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "a,b,c failed"}, etRun(e, h))
+	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "a,b,c failed"}, executeTurn(e, h))
 	require.Len(t, e.historyDelta(), 3)
 }
 
@@ -98,15 +89,15 @@ func TestEngineUnawaitedFutureDroppedAtReturn(t *testing.T) {
 		WaitEvent[string](ctx, "Evt")
 		return "done", nil
 	}
-	e := etEngine(etStarted("in"))
-	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "done"}, etRun(e, h))
-	etRequireDelta(t, e,
-		etEv(2, nil, duroxide.ActivityScheduled{Name: "Forgotten"}),
-		etEv(3, nil, duroxide.SubOrchestrationScheduled{Name: "Child", Instance: "sub::3", Input: "ci"}),
-		etEv(4, nil, duroxide.ExternalSubscribed{Name: "Evt"}),
-		etEv(5, etSrc(2), duroxide.ActivityCancelRequested{Reason: "dropped_future"}),
-		etEv(6, etSrc(3), duroxide.SubOrchestrationCancelRequested{Reason: "dropped_future"}),
-		etEv(7, etSrc(4), duroxide.ExternalSubscribedCancelled{Reason: "dropped_future"}))
+	e := newTestEngineOf(evStarted(1))
+	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "done"}, executeTurn(e, h))
+	requireDelta(t, e,
+		evWithID(2, nil, duroxide.ActivityScheduled{Name: "Forgotten"}),
+		evWithID(3, nil, duroxide.SubOrchestrationScheduled{Name: "Child", Instance: "sub::3", Input: "ci"}),
+		evWithID(4, nil, duroxide.ExternalSubscribed{Name: "Evt"}),
+		evWithID(5, refU64(2), duroxide.ActivityCancelRequested{Reason: "dropped_future"}),
+		evWithID(6, refU64(3), duroxide.SubOrchestrationCancelRequested{Reason: "dropped_future"}),
+		evWithID(7, refU64(4), duroxide.ExternalSubscribedCancelled{Reason: "dropped_future"}))
 	require.Equal(t, []uint64{2}, e.cancelledActivityIDs())
 	require.Equal(t, []string{"sub::3"}, e.cancelledSubOrchestrationIDs())
 }
@@ -121,16 +112,16 @@ func TestEngineExplicitCancelThenReplayWithoutCancelIsMismatch(t *testing.T) {
 		NewTimer(ctx, time.Second).Await()
 		return "x", nil
 	}
-	e := etEngine(etStarted("in"))
-	require.Equal(t, TurnContinue, etRun(e, h).Kind)
-	etRequireDelta(t, e,
-		etEv(2, nil, duroxide.ActivityScheduled{Name: "A"}),
-		etEv(3, nil, duroxide.TimerCreated{FireAtMs: uint64(etClock.UnixMilli()) + 1000}),
-		etEv(4, etSrc(2), duroxide.ActivityCancelRequested{Reason: "dropped_future"}))
+	e := newTestEngineOf(evStarted(1))
+	require.Equal(t, TurnContinue, executeTurn(e, h).Kind)
+	requireDelta(t, e,
+		evWithID(2, nil, duroxide.ActivityScheduled{Name: "A"}),
+		evWithID(3, nil, duroxide.TimerCreated{FireAtMs: uint64(testClock.UnixMilli()) + 1000}),
+		evWithID(4, refU64(2), duroxide.ActivityCancelRequested{Reason: "dropped_future"}))
 
 	cancel = false
-	e = etEngine(e.finalHistory()...)
-	res := etRun(e, h)
+	e = newTestEngineOf(e.finalHistory()...)
+	res := executeTurn(e, h)
 	require.Equal(t, nondeterminismError("cancellation mismatch (activities): baseline_dropped_future_cancel_requests={2} ctx_cancelled_in_replayed_segment={}"), res.Details)
 }
 
@@ -151,26 +142,26 @@ func TestEngineGoBlocksRunInCreationOrderAndLoserBlockIsStopped(t *testing.T) {
 		}
 		return b.Await()
 	}
-	e := etEngine(etStarted("in"))
-	require.Equal(t, TurnContinue, etRun(e, h).Kind)
-	etRequireDelta(t, e,
-		etEv(2, nil, duroxide.ActivityScheduled{Name: "A1"}),
-		etEv(3, nil, duroxide.ActivityScheduled{Name: "B1"}))
+	e := newTestEngineOf(evStarted(1))
+	require.Equal(t, TurnContinue, executeTurn(e, h).Kind)
+	requireDelta(t, e,
+		evWithID(2, nil, duroxide.ActivityScheduled{Name: "A1"}),
+		evWithID(3, nil, duroxide.ActivityScheduled{Name: "B1"}))
 
-	e = etEngine(e.finalHistory()...)
-	e.prepCompletions([]duroxide.WorkItem{duroxide.ActivityCompletedItem{Instance: etInstance, ExecutionID: 1, ID: 2, Result: "x"}})
-	require.Equal(t, TurnContinue, etRun(e, h).Kind)
-	etRequireDelta(t, e,
-		etEv(4, etSrc(2), duroxide.ActivityCompleted{Result: "x"}),
-		etEv(5, nil, duroxide.ActivityScheduled{Name: "A2", Input: "x"}))
+	e = newTestEngineOf(e.finalHistory()...)
+	e.prepCompletions([]duroxide.WorkItem{duroxide.ActivityCompletedItem{Instance: testInstance, ExecutionID: 1, ID: 2, Result: "x"}})
+	require.Equal(t, TurnContinue, executeTurn(e, h).Kind)
+	requireDelta(t, e,
+		evWithID(4, refU64(2), duroxide.ActivityCompleted{Result: "x"}),
+		evWithID(5, nil, duroxide.ActivityScheduled{Name: "A2", Input: "x"}))
 
 	// B1 finishes first: block a is stopped and its pending A2 dropped.
-	e = etEngine(e.finalHistory()...)
-	e.prepCompletions([]duroxide.WorkItem{duroxide.ActivityCompletedItem{Instance: etInstance, ExecutionID: 1, ID: 3, Result: "b"}})
-	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "b"}, etRun(e, h))
-	etRequireDelta(t, e,
-		etEv(6, etSrc(3), duroxide.ActivityCompleted{Result: "b"}),
-		etEv(7, etSrc(5), duroxide.ActivityCancelRequested{Reason: "dropped_future"}))
+	e = newTestEngineOf(e.finalHistory()...)
+	e.prepCompletions([]duroxide.WorkItem{duroxide.ActivityCompletedItem{Instance: testInstance, ExecutionID: 1, ID: 3, Result: "b"}})
+	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "b"}, executeTurn(e, h))
+	requireDelta(t, e,
+		evWithID(6, refU64(3), duroxide.ActivityCompleted{Result: "b"}),
+		evWithID(7, refU64(5), duroxide.ActivityCancelRequested{Reason: "dropped_future"}))
 	require.Equal(t, []uint64{5}, e.cancelledActivityIDs())
 }
 
@@ -182,18 +173,18 @@ func TestEngineSelectLoserIsCancelledWhileTheCodeGoesOn(t *testing.T) {
 		}
 		return act.Await()
 	}
-	fire := uint64(etClock.UnixMilli()) + 1000
-	hist := []duroxide.Event{etStarted("in"),
-		etEv(2, nil, duroxide.ActivityScheduled{Name: "Slow", Input: "x"}),
-		etEv(3, nil, duroxide.TimerCreated{FireAtMs: fire})}
-	e, res := etStep(t, hist, h, duroxide.TimerFiredItem{Instance: etInstance, ExecutionID: 1, ID: 3, FireAtMs: fire})
+	fire := uint64(testClock.UnixMilli()) + 1000
+	hist := []duroxide.Event{evStarted(1),
+		evWithID(2, nil, duroxide.ActivityScheduled{Name: "Slow", Input: "x"}),
+		evWithID(3, nil, duroxide.TimerCreated{FireAtMs: fire})}
+	e, res := executeStep(t, hist, h, duroxide.TimerFiredItem{Instance: testInstance, ExecutionID: 1, ID: 3, FireAtMs: fire})
 	require.Equal(t, TurnContinue, res.Kind)
 	// New schedules get their ids first; breadcrumbs are collected at the
 	// end of the turn.
-	etRequireDelta(t, e,
-		etEv(4, etSrc(3), duroxide.TimerFired{FireAtMs: fire}),
-		etEv(5, nil, duroxide.ActivityScheduled{Name: "Next"}),
-		etEv(6, etSrc(2), duroxide.ActivityCancelRequested{Reason: "dropped_future"}))
+	requireDelta(t, e,
+		evWithID(4, refU64(3), duroxide.TimerFired{FireAtMs: fire}),
+		evWithID(5, nil, duroxide.ActivityScheduled{Name: "Next"}),
+		evWithID(6, refU64(2), duroxide.ActivityCancelRequested{Reason: "dropped_future"}))
 	require.Equal(t, []uint64{2}, e.cancelledActivityIDs())
 }
 
@@ -217,7 +208,7 @@ func TestEngineAwaitOnDroppedFutureFailsFast(t *testing.T) {
 		errs = append(errs, err)
 		return "", nil
 	}
-	res := etRun(etEngine(etStarted("in")), h)
+	res := executeTurn(newTestEngineOf(evStarted(1)), h)
 	require.Equal(t, TurnCompleted, res.Kind)
 	require.Equal(t, []error{ErrFutureDropped, ErrFutureDropped}, errs)
 }
@@ -233,9 +224,9 @@ func TestEngineGoBlockCancellingItselfEnds(t *testing.T) {
 		_, err := self.Await()
 		return fmt.Sprint(err == ErrFutureDropped), nil
 	}
-	e := etEngine(etStarted("in"))
-	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "true"}, etRun(e, h))
-	etRequireDelta(t, e,
-		etEv(2, nil, duroxide.ActivityScheduled{Name: "Held"}),
-		etEv(3, etSrc(2), duroxide.ActivityCancelRequested{Reason: "dropped_future"}))
+	e := newTestEngineOf(evStarted(1))
+	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "true"}, executeTurn(e, h))
+	requireDelta(t, e,
+		evWithID(2, nil, duroxide.ActivityScheduled{Name: "Held"}),
+		evWithID(3, refU64(2), duroxide.ActivityCancelRequested{Reason: "dropped_future"}))
 }

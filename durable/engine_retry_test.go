@@ -8,52 +8,44 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// etStep feeds one batch of messages into a fresh engine over hist.
-func etStep(t *testing.T, hist []duroxide.Event, h OrchestrationFunc, msgs ...duroxide.WorkItem) (*replayEngine, TurnResult) {
-	t.Helper()
-	e := etEngine(hist...)
-	e.prepCompletions(msgs)
-	return e, etRun(e, h)
-}
-
 func TestEngineRetryBacksOffOnDurableTimersThenSucceeds(t *testing.T) {
 	h := func(ctx *OrchestrationContext, _ string) (string, error) {
 		return CallActivity[string](ctx, "Flaky", "x", ActivityOptions{Retry: NewRetryPolicy(3)}).Await()
 	}
-	now := uint64(etClock.UnixMilli())
-	e, res := etStep(t, []duroxide.Event{etStarted("in")}, h)
+	now := uint64(testClock.UnixMilli())
+	e, res := executeStep(t, []duroxide.Event{evStarted(1)}, h)
 	require.Equal(t, TurnContinue, res.Kind)
-	etRequireDelta(t, e, etEv(2, nil, duroxide.ActivityScheduled{Name: "Flaky", Input: "x"}))
+	requireDelta(t, e, evWithID(2, nil, duroxide.ActivityScheduled{Name: "Flaky", Input: "x"}))
 
-	e, res = etStep(t, e.finalHistory(), h, duroxide.ActivityFailedItem{Instance: etInstance, ExecutionID: 1, ID: 2, Details: etAppErr("e1")})
+	e, res = executeStep(t, e.finalHistory(), h, duroxide.ActivityFailedItem{Instance: testInstance, ExecutionID: 1, ID: 2, Details: evAppDetails(duroxide.AppActivityFailed, "e1")})
 	require.Equal(t, TurnContinue, res.Kind)
-	etRequireDelta(t, e,
-		etEv(3, etSrc(2), duroxide.ActivityFailed{Details: etAppErr("e1")}),
-		etEv(4, nil, duroxide.TimerCreated{FireAtMs: now + 100})) // default backoff: 100 ms
+	requireDelta(t, e,
+		evWithID(3, refU64(2), duroxide.ActivityFailed{Details: evAppDetails(duroxide.AppActivityFailed, "e1")}),
+		evWithID(4, nil, duroxide.TimerCreated{FireAtMs: now + 100})) // default backoff: 100 ms
 
-	e, res = etStep(t, e.finalHistory(), h, duroxide.TimerFiredItem{Instance: etInstance, ExecutionID: 1, ID: 4, FireAtMs: now + 100})
+	e, res = executeStep(t, e.finalHistory(), h, duroxide.TimerFiredItem{Instance: testInstance, ExecutionID: 1, ID: 4, FireAtMs: now + 100})
 	require.Equal(t, TurnContinue, res.Kind)
-	etRequireDelta(t, e,
-		etEv(5, etSrc(4), duroxide.TimerFired{FireAtMs: now + 100}),
-		etEv(6, nil, duroxide.ActivityScheduled{Name: "Flaky", Input: "x"}))
+	requireDelta(t, e,
+		evWithID(5, refU64(4), duroxide.TimerFired{FireAtMs: now + 100}),
+		evWithID(6, nil, duroxide.ActivityScheduled{Name: "Flaky", Input: "x"}))
 
-	e, res = etStep(t, e.finalHistory(), h, duroxide.ActivityCompletedItem{Instance: etInstance, ExecutionID: 1, ID: 6, Result: "ok"})
+	e, res = executeStep(t, e.finalHistory(), h, duroxide.ActivityCompletedItem{Instance: testInstance, ExecutionID: 1, ID: 6, Result: "ok"})
 	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "ok"}, res)
-	etRequireDelta(t, e, etEv(7, etSrc(6), duroxide.ActivityCompleted{Result: "ok"}))
+	requireDelta(t, e, evWithID(7, refU64(6), duroxide.ActivityCompleted{Result: "ok"}))
 }
 
 func TestEngineRetryGivesUpWithLastError(t *testing.T) {
 	h := func(ctx *OrchestrationContext, _ string) (string, error) {
 		return CallActivity[string](ctx, "Bad", "", ActivityOptions{Retry: NewRetryPolicy(2).WithBackoff(NoBackoff())}).Await()
 	}
-	e, _ := etStep(t, []duroxide.Event{etStarted("in")}, h)
-	e, res := etStep(t, e.finalHistory(), h, duroxide.ActivityFailedItem{Instance: etInstance, ExecutionID: 1, ID: 2, Details: etAppErr("e1")})
+	e, _ := executeStep(t, []duroxide.Event{evStarted(1)}, h)
+	e, res := executeStep(t, e.finalHistory(), h, duroxide.ActivityFailedItem{Instance: testInstance, ExecutionID: 1, ID: 2, Details: evAppDetails(duroxide.AppActivityFailed, "e1")})
 	require.Equal(t, TurnContinue, res.Kind)
 	// No backoff: the second attempt follows at once, with no timer.
-	etRequireDelta(t, e,
-		etEv(3, etSrc(2), duroxide.ActivityFailed{Details: etAppErr("e1")}),
-		etEv(4, nil, duroxide.ActivityScheduled{Name: "Bad"}))
-	_, res = etStep(t, e.finalHistory(), h, duroxide.ActivityFailedItem{Instance: etInstance, ExecutionID: 1, ID: 4, Details: etAppErr("e2")})
+	requireDelta(t, e,
+		evWithID(3, refU64(2), duroxide.ActivityFailed{Details: evAppDetails(duroxide.AppActivityFailed, "e1")}),
+		evWithID(4, nil, duroxide.ActivityScheduled{Name: "Bad"}))
+	_, res = executeStep(t, e.finalHistory(), h, duroxide.ActivityFailedItem{Instance: testInstance, ExecutionID: 1, ID: 4, Details: evAppDetails(duroxide.AppActivityFailed, "e2")})
 	require.Equal(t, TurnFailed, res.Kind)
 	require.Equal(t, "e2", displayMessage(res.Details))
 }
@@ -62,20 +54,20 @@ func TestEngineRetryTimeoutIsNotRetried(t *testing.T) {
 	h := func(ctx *OrchestrationContext, _ string) (string, error) {
 		return CallActivity[string](ctx, "Slow", "", ActivityOptions{Retry: NewRetryPolicy(5).WithTimeout(2 * time.Second)}).Await()
 	}
-	fire := uint64(etClock.UnixMilli()) + 2000
-	e, res := etStep(t, []duroxide.Event{etStarted("in")}, h)
+	fire := uint64(testClock.UnixMilli()) + 2000
+	e, res := executeStep(t, []duroxide.Event{evStarted(1)}, h)
 	require.Equal(t, TurnContinue, res.Kind)
 	// The activity is scheduled before the per-attempt timer, as in Rust.
-	etRequireDelta(t, e,
-		etEv(2, nil, duroxide.ActivityScheduled{Name: "Slow"}),
-		etEv(3, nil, duroxide.TimerCreated{FireAtMs: fire}))
+	requireDelta(t, e,
+		evWithID(2, nil, duroxide.ActivityScheduled{Name: "Slow"}),
+		evWithID(3, nil, duroxide.TimerCreated{FireAtMs: fire}))
 
-	e, res = etStep(t, e.finalHistory(), h, duroxide.TimerFiredItem{Instance: etInstance, ExecutionID: 1, ID: 3, FireAtMs: fire})
+	e, res = executeStep(t, e.finalHistory(), h, duroxide.TimerFiredItem{Instance: testInstance, ExecutionID: 1, ID: 3, FireAtMs: fire})
 	require.Equal(t, TurnFailed, res.Kind)
 	require.Equal(t, "timeout: activity timed out", displayMessage(res.Details))
-	etRequireDelta(t, e,
-		etEv(4, etSrc(3), duroxide.TimerFired{FireAtMs: fire}),
-		etEv(5, etSrc(2), duroxide.ActivityCancelRequested{Reason: "dropped_future"}))
+	requireDelta(t, e,
+		evWithID(4, refU64(3), duroxide.TimerFired{FireAtMs: fire}),
+		evWithID(5, refU64(2), duroxide.ActivityCancelRequested{Reason: "dropped_future"}))
 	require.Equal(t, []uint64{2}, e.cancelledActivityIDs())
 }
 
@@ -102,14 +94,14 @@ func TestEngineRetryFutureLosesSelectToATimer(t *testing.T) {
 		}
 		return r.Await()
 	}
-	fire := uint64(etClock.UnixMilli()) + 5000
-	e, res := etStep(t, []duroxide.Event{etStarted("in")}, h)
+	fire := uint64(testClock.UnixMilli()) + 5000
+	e, res := executeStep(t, []duroxide.Event{evStarted(1)}, h)
 	require.Equal(t, TurnContinue, res.Kind)
-	etRequireDelta(t, e,
-		etEv(2, nil, duroxide.TimerCreated{FireAtMs: fire}),
-		etEv(3, nil, duroxide.ActivityScheduled{Name: "Slow", Input: "x"}))
+	requireDelta(t, e,
+		evWithID(2, nil, duroxide.TimerCreated{FireAtMs: fire}),
+		evWithID(3, nil, duroxide.ActivityScheduled{Name: "Slow", Input: "x"}))
 
-	e, res = etStep(t, e.finalHistory(), h, duroxide.TimerFiredItem{Instance: etInstance, ExecutionID: 1, ID: 2, FireAtMs: fire})
+	e, res = executeStep(t, e.finalHistory(), h, duroxide.TimerFiredItem{Instance: testInstance, ExecutionID: 1, ID: 2, FireAtMs: fire})
 	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "timeout"}, res)
 	require.Equal(t, []uint64{3}, e.cancelledActivityIDs())
 }
@@ -124,13 +116,13 @@ func TestEngineRetryFutureWinsSelectAfterARetry(t *testing.T) {
 		}
 		return r.Await()
 	}
-	e, _ := etStep(t, []duroxide.Event{etStarted("in")}, h)
-	e, res := etStep(t, e.finalHistory(), h, duroxide.ActivityFailedItem{Instance: etInstance, ExecutionID: 1, ID: 3, Details: etAppErr("e1")})
+	e, _ := executeStep(t, []duroxide.Event{evStarted(1)}, h)
+	e, res := executeStep(t, e.finalHistory(), h, duroxide.ActivityFailedItem{Instance: testInstance, ExecutionID: 1, ID: 3, Details: evAppDetails(duroxide.AppActivityFailed, "e1")})
 	require.Equal(t, TurnContinue, res.Kind)
-	etRequireDelta(t, e,
-		etEv(4, etSrc(3), duroxide.ActivityFailed{Details: etAppErr("e1")}),
-		etEv(5, nil, duroxide.ActivityScheduled{Name: "Flaky", Input: "x"}))
-	_, res = etStep(t, e.finalHistory(), h, duroxide.ActivityCompletedItem{Instance: etInstance, ExecutionID: 1, ID: 5, Result: "ok"})
+	requireDelta(t, e,
+		evWithID(4, refU64(3), duroxide.ActivityFailed{Details: evAppDetails(duroxide.AppActivityFailed, "e1")}),
+		evWithID(5, nil, duroxide.ActivityScheduled{Name: "Flaky", Input: "x"}))
+	_, res = executeStep(t, e.finalHistory(), h, duroxide.ActivityCompletedItem{Instance: testInstance, ExecutionID: 1, ID: 5, Result: "ok"})
 	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "ok"}, res)
 }
 
@@ -144,14 +136,14 @@ func TestEngineRetryFuturesJoinRunConcurrently(t *testing.T) {
 			CallActivity[string](ctx, "B", "2", ActivityOptions{Retry: p}))
 		return rs[0].Value + rs[1].Value, nil
 	}
-	e, res := etStep(t, []duroxide.Event{etStarted("in")}, h)
+	e, res := executeStep(t, []duroxide.Event{evStarted(1)}, h)
 	require.Equal(t, TurnContinue, res.Kind)
-	etRequireDelta(t, e,
-		etEv(2, nil, duroxide.ActivityScheduled{Name: "A", Input: "1"}),
-		etEv(3, nil, duroxide.ActivityScheduled{Name: "B", Input: "2"}))
-	_, res = etStep(t, e.finalHistory(), h,
-		duroxide.ActivityCompletedItem{Instance: etInstance, ExecutionID: 1, ID: 3, Result: "b"},
-		duroxide.ActivityCompletedItem{Instance: etInstance, ExecutionID: 1, ID: 2, Result: "a"})
+	requireDelta(t, e,
+		evWithID(2, nil, duroxide.ActivityScheduled{Name: "A", Input: "1"}),
+		evWithID(3, nil, duroxide.ActivityScheduled{Name: "B", Input: "2"}))
+	_, res = executeStep(t, e.finalHistory(), h,
+		duroxide.ActivityCompletedItem{Instance: testInstance, ExecutionID: 1, ID: 3, Result: "b"},
+		duroxide.ActivityCompletedItem{Instance: testInstance, ExecutionID: 1, ID: 2, Result: "a"})
 	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "ab"}, res)
 }
 
@@ -163,12 +155,12 @@ func TestEngineRetrySessionAndTagOnEveryAttempt(t *testing.T) {
 	}
 	s1, gpu := "s1", "gpu"
 	want := duroxide.ActivityScheduled{Name: "Gpu", Input: "x", SessionID: &s1, Tag: &gpu}
-	e, _ := etStep(t, []duroxide.Event{etStarted("in")}, h)
-	etRequireDelta(t, e, etEv(2, nil, want))
-	e, _ = etStep(t, e.finalHistory(), h, duroxide.ActivityFailedItem{Instance: etInstance, ExecutionID: 1, ID: 2, Details: etAppErr("e1")})
-	etRequireDelta(t, e,
-		etEv(3, etSrc(2), duroxide.ActivityFailed{Details: etAppErr("e1")}),
-		etEv(4, nil, want))
+	e, _ := executeStep(t, []duroxide.Event{evStarted(1)}, h)
+	requireDelta(t, e, evWithID(2, nil, want))
+	e, _ = executeStep(t, e.finalHistory(), h, duroxide.ActivityFailedItem{Instance: testInstance, ExecutionID: 1, ID: 2, Details: evAppDetails(duroxide.AppActivityFailed, "e1")})
+	requireDelta(t, e,
+		evWithID(3, refU64(2), duroxide.ActivityFailed{Details: evAppDetails(duroxide.AppActivityFailed, "e1")}),
+		evWithID(4, nil, want))
 }
 
 // A string result is the raw payload, unchanged, so CallActivity[string]
@@ -179,8 +171,8 @@ func TestCallActivityStringResultIsRaw(t *testing.T) {
 		h := func(ctx *OrchestrationContext, _ string) (string, error) {
 			return CallActivity[string](ctx, "Echo", "").Await()
 		}
-		e, _ := etStep(t, []duroxide.Event{etStarted("in")}, h)
-		_, res := etStep(t, e.finalHistory(), h, duroxide.ActivityCompletedItem{Instance: etInstance, ExecutionID: 1, ID: 2, Result: raw})
+		e, _ := executeStep(t, []duroxide.Event{evStarted(1)}, h)
+		_, res := executeStep(t, e.finalHistory(), h, duroxide.ActivityCompletedItem{Instance: testInstance, ExecutionID: 1, ID: 2, Result: raw})
 		require.Equal(t, TurnResult{Kind: TurnCompleted, Output: raw}, res, "raw result %s", raw)
 	}
 }
@@ -191,7 +183,7 @@ func TestSchedulingCallsRejectTwoOptionValues(t *testing.T) {
 	h := func(ctx *OrchestrationContext, _ string) (string, error) {
 		return CallActivity[string](ctx, "A", "", ActivityOptions{Tag: "a"}, ActivityOptions{Tag: "b"}).Await()
 	}
-	_, res := etStep(t, []duroxide.Event{etStarted("in")}, h)
+	_, res := executeStep(t, []duroxide.Event{evStarted(1)}, h)
 	require.Equal(t, TurnFailed, res.Kind)
 	require.Equal(t, "orchestration panicked: durable: CallActivity takes at most one options value, got 2", displayMessage(res.Details))
 }
@@ -212,11 +204,11 @@ func TestEngineRetryFutureStartsWhenFirstPolled(t *testing.T) {
 		a, err := g.Await()
 		return r + a, err
 	}
-	e, res := etStep(t, []duroxide.Event{etStarted("in")}, h)
+	e, res := executeStep(t, []duroxide.Event{evStarted(1)}, h)
 	require.Equal(t, TurnContinue, res.Kind)
-	etRequireDelta(t, e,
-		etEv(2, nil, duroxide.ActivityScheduled{Name: "R"}),
-		etEv(3, nil, duroxide.ActivityScheduled{Name: "A"}))
+	requireDelta(t, e,
+		evWithID(2, nil, duroxide.ActivityScheduled{Name: "R"}),
+		evWithID(3, nil, duroxide.ActivityScheduled{Name: "A"}))
 }
 
 // A retried activity that is never polled schedules nothing, as an unpolled
@@ -230,11 +222,11 @@ func TestEngineRetryFutureNeverPolledSchedulesNothing(t *testing.T) {
 		r.Cancel()
 		return "ok", nil
 	}
-	fire := uint64(etClock.UnixMilli()) + 1000
-	e, res := etStep(t, []duroxide.Event{etStarted("in")}, h)
+	fire := uint64(testClock.UnixMilli()) + 1000
+	e, res := executeStep(t, []duroxide.Event{evStarted(1)}, h)
 	require.Equal(t, TurnContinue, res.Kind)
-	etRequireDelta(t, e, etEv(2, nil, duroxide.TimerCreated{FireAtMs: fire}))
-	e, res = etStep(t, e.finalHistory(), h, duroxide.TimerFiredItem{Instance: etInstance, ExecutionID: 1, ID: 2, FireAtMs: fire})
+	requireDelta(t, e, evWithID(2, nil, duroxide.TimerCreated{FireAtMs: fire}))
+	e, res = executeStep(t, e.finalHistory(), h, duroxide.TimerFiredItem{Instance: testInstance, ExecutionID: 1, ID: 2, FireAtMs: fire})
 	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "ok"}, res)
-	etRequireDelta(t, e, etEv(3, etSrc(2), duroxide.TimerFired{FireAtMs: fire}))
+	requireDelta(t, e, evWithID(3, refU64(2), duroxide.TimerFired{FireAtMs: fire}))
 }

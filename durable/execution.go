@@ -19,8 +19,8 @@ const (
 	maxCarryForwardEvents = 100
 	maxCustomStatusBytes  = 256 * 1024
 	maxTagNameBytes       = 256
-	maxKVKeys             = 150
-	maxKVValueBytes       = 64 * 1024
+	maxKVKeys             = MaxKVKeys
+	maxKVValueBytes       = MaxKVValueBytes
 )
 
 // childInstanceID is the full id of a child: auto-generated ids are

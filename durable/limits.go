@@ -6,7 +6,7 @@ package durable
 // per item should bound its item count by these.
 const (
 	// MaxKVKeys is the most keys an instance's KV store may hold.
-	MaxKVKeys = maxKVKeys
+	MaxKVKeys = 150
 	// MaxKVValueBytes is the largest KV value, in bytes.
-	MaxKVValueBytes = maxKVValueBytes
+	MaxKVValueBytes = 64 * 1024
 )

@@ -48,7 +48,7 @@ const DefaultVersion = "1.0.0"
 
 // ReservedActivityPrefix starts the names of the runtime's system
 // activities; user activities may not use it.
-const ReservedActivityPrefix = syscallPrefix
+const ReservedActivityPrefix = "__duroxide_syscall:"
 
 // NewRegistry returns an empty Registry.
 func NewRegistry() *Registry {

@@ -16,7 +16,7 @@ import (
 // Shutdown waits for an activity in flight, commits its result, and
 // leaves no runtime goroutine behind.
 func TestShutdownWaitsForInflightActivityAndLeaksNothing(t *testing.T) {
-	p := htMem()
+	p := newMemProvider()
 	release := make(chan struct{})
 	started := make(chan struct{})
 	reg := NewRegistry()
@@ -28,7 +28,7 @@ func TestShutdownWaitsForInflightActivityAndLeaksNothing(t *testing.T) {
 	require.NoError(t, reg.AddOrchestration("O", func(ctx *OrchestrationContext, _ string) (string, error) {
 		return CallActivity[string](ctx, "Block", "").Await()
 	}))
-	rt, err := Start(t.Context(), p, reg, htOptions(Options{}))
+	rt, err := Start(t.Context(), p, reg, fastOptions(Options{}))
 	require.NoError(t, err)
 	c := NewClient(p)
 	require.NoError(t, c.StartOrchestration(t.Context(), "i", "O", ""))
@@ -44,12 +44,12 @@ func TestShutdownWaitsForInflightActivityAndLeaksNothing(t *testing.T) {
 	require.NoError(t, <-done)
 	// A goroutine that has signalled the WaitGroup may still be unwinding:
 	// wait for it, as goleak does.
-	htEventually(t, func() bool { return htRuntimeGoroutines() == 0 }, "runtime goroutines left after Shutdown")
+	requireEventually(t, func() bool { return runtimeGoroutines() == 0 }, "runtime goroutines left after Shutdown")
 
 	// The activity's completion was committed: a new runtime finishes the
 	// orchestration from it.
-	htStart(t, p, reg, Options{})
-	st := htWaitDone(t, c, "i")
+	startRuntime(t, p, reg, Options{})
+	st := waitDone(t, c, "i")
 	require.Equal(t, StateCompleted, st.State, st.FailureMessage())
 	require.Equal(t, "finished", st.Output)
 	require.NoError(t, rt.Shutdown(t.Context()), "Shutdown is idempotent")
@@ -58,7 +58,7 @@ func TestShutdownWaitsForInflightActivityAndLeaksNothing(t *testing.T) {
 // A Shutdown whose context ends cancels the activities' contexts and
 // returns the context's error.
 func TestShutdownBoundedByContextCancelsActivities(t *testing.T) {
-	p := htMem()
+	p := newMemProvider()
 	started := make(chan struct{})
 	sawCancel := make(chan struct{})
 	reg := NewRegistry()
@@ -71,7 +71,7 @@ func TestShutdownBoundedByContextCancelsActivities(t *testing.T) {
 	require.NoError(t, reg.AddOrchestration("O", func(ctx *OrchestrationContext, _ string) (string, error) {
 		return CallActivity[string](ctx, "Wait", "").Await()
 	}))
-	rt, err := Start(t.Context(), p, reg, htOptions(Options{}))
+	rt, err := Start(t.Context(), p, reg, fastOptions(Options{}))
 	require.NoError(t, err)
 	require.NoError(t, NewClient(p).StartOrchestration(t.Context(), "i", "O", ""))
 	<-started
@@ -84,11 +84,11 @@ func TestShutdownBoundedByContextCancelsActivities(t *testing.T) {
 // An orchestration nobody registered is abandoned with backoff until its
 // attempts exceed MaxAttempts, then failed as poison.
 func TestUnregisteredOrchestrationBecomesPoison(t *testing.T) {
-	p := htMem()
-	htStart(t, p, NewRegistry(), Options{MaxAttempts: 2, UnregisteredBackoff: Backoff{Base: time.Millisecond, Max: 5 * time.Millisecond}})
+	p := newMemProvider()
+	startRuntime(t, p, NewRegistry(), Options{MaxAttempts: 2, UnregisteredBackoff: Backoff{Base: time.Millisecond, Max: 5 * time.Millisecond}})
 	c := NewClient(p)
 	require.NoError(t, c.StartOrchestration(t.Context(), "ghost", "Nobody", "in"))
-	st := htWaitDone(t, c, "ghost")
+	st := waitDone(t, c, "ghost")
 	require.Equal(t, StateFailed, st.State)
 	pe, ok := st.Details.(duroxide.PoisonError)
 	require.True(t, ok, "details %#v", st.Details)
@@ -109,15 +109,15 @@ func TestUnregisteredOrchestrationBecomesPoison(t *testing.T) {
 // An activity nobody registered is poisoned the same way; the
 // orchestration sees the failure.
 func TestUnregisteredActivityBecomesPoison(t *testing.T) {
-	p := htMem()
+	p := newMemProvider()
 	reg := NewRegistry()
 	require.NoError(t, reg.AddOrchestration("O", func(ctx *OrchestrationContext, _ string) (string, error) {
 		return CallActivity[string](ctx, "Missing", "x").Await()
 	}))
-	htStart(t, p, reg, Options{MaxAttempts: 2, UnregisteredBackoff: Backoff{Base: time.Millisecond, Max: 5 * time.Millisecond}})
+	startRuntime(t, p, reg, Options{MaxAttempts: 2, UnregisteredBackoff: Backoff{Base: time.Millisecond, Max: 5 * time.Millisecond}})
 	c := NewClient(p)
 	require.NoError(t, c.StartOrchestration(t.Context(), "i", "O", ""))
-	st := htWaitDone(t, c, "i")
+	st := waitDone(t, c, "i")
 	require.Equal(t, StateFailed, st.State)
 	require.Equal(t, "poison: activity Missing#2 exceeded 3 attempts (max 2)", st.FailureMessage())
 }
@@ -125,7 +125,7 @@ func TestUnregisteredActivityBecomesPoison(t *testing.T) {
 // An execution pinned to a duroxide version outside the runtime's range is
 // left for a runtime that supports it.
 func TestCapabilityFilterSkipsIncompatiblePins(t *testing.T) {
-	p := htMem()
+	p := newMemProvider()
 	ran := make(chan struct{}, 1)
 	registry := func(result string) *Registry {
 		reg := NewRegistry()
@@ -144,12 +144,12 @@ func TestCapabilityFilterSkipsIncompatiblePins(t *testing.T) {
 	old := duroxide.SemVerRange{Min: duroxide.SemVer{}, Max: duroxide.MustParseSemVer("0.1.0")}
 	// The old runtime takes the unpinned start (pinning it to 0.1.29) but
 	// may never replay it.
-	htStart(t, p, registry("old"), Options{SupportedReplayVersions: &old})
+	startRuntime(t, p, registry("old"), Options{SupportedReplayVersions: &old})
 	c := NewClient(p)
 	require.NoError(t, c.StartOrchestration(t.Context(), "i", "O", ""))
 	<-ran
-	htStart(t, p, registry("new"), Options{OrchestrationConcurrency: 1, WorkerConcurrency: NoSlots})
-	st := htWaitDone(t, c, "i")
+	startRuntime(t, p, registry("new"), Options{OrchestrationConcurrency: 1, WorkerConcurrency: NoSlots})
+	st := waitDone(t, c, "i")
 	require.Equal(t, "new", st.Output, "only a runtime supporting 0.1.29 may finish the execution")
 	info, err := p.Admin().InstanceInfo(t.Context(), "i")
 	require.NoError(t, err)
@@ -160,7 +160,7 @@ func TestCapabilityFilterSkipsIncompatiblePins(t *testing.T) {
 // failure, then a terminal cancel request for the activity; the activity's
 // context is cancelled once its lock renewal finds the item gone.
 func TestTerminalTurnCancelsInflightActivity(t *testing.T) {
-	p := htMem()
+	p := newMemProvider()
 	started := make(chan struct{})
 	cancelled := make(chan struct{})
 	reg := NewRegistry()
@@ -170,19 +170,19 @@ func TestTerminalTurnCancelsInflightActivity(t *testing.T) {
 		case <-ctx.Done():
 			close(cancelled)
 			return "", ctx.Err()
-		case <-time.After(htWait):
+		case <-time.After(testWait):
 			return "too late", nil
 		}
 	}))
 	require.NoError(t, reg.AddOrchestration("O", func(ctx *OrchestrationContext, _ string) (string, error) {
 		return CallActivity[string](ctx, "Long", "").Await()
 	}))
-	htStart(t, p, reg, Options{WorkerLockTimeout: 2 * time.Second, ActivityCancellationGracePeriod: time.Second})
+	startRuntime(t, p, reg, Options{WorkerLockTimeout: 2 * time.Second, ActivityCancellationGracePeriod: time.Second})
 	c := NewClient(p)
 	require.NoError(t, c.StartOrchestration(t.Context(), "i", "O", ""))
 	<-started
 	require.NoError(t, c.CancelInstance(t.Context(), "i", "stop"))
-	st := htWaitDone(t, c, "i")
+	st := waitDone(t, c, "i")
 	require.Equal(t, "canceled: stop", st.FailureMessage())
 	hist, err := p.Read(t.Context(), "i")
 	require.NoError(t, err)
@@ -194,30 +194,30 @@ func TestTerminalTurnCancelsInflightActivity(t *testing.T) {
 	require.Equal(t, uint64(2), *hist[n-1].SourceEventID)
 	select {
 	case <-cancelled:
-	case <-time.After(htWait):
+	case <-time.After(testWait):
 		t.Fatal("the activity's context was never cancelled")
 	}
 }
 
 // A custom status over duroxide's limit fails the orchestration.
 func TestLimitsFailTheOrchestration(t *testing.T) {
-	p := htMem()
+	p := newMemProvider()
 	reg := NewRegistry()
 	require.NoError(t, reg.AddOrchestration("Big", func(ctx *OrchestrationContext, _ string) (string, error) {
 		ctx.SetCustomStatus(strings.Repeat("x", maxCustomStatusBytes+1))
 		return "unreachable", nil
 	}))
-	htStart(t, p, reg, Options{})
+	startRuntime(t, p, reg, Options{})
 	c := NewClient(p)
 	require.NoError(t, c.StartOrchestration(t.Context(), "i", "Big", ""))
-	st := htWaitDone(t, c, "i")
+	st := waitDone(t, c, "i")
 	require.Equal(t, StateFailed, st.State)
 	require.Equal(t, "Custom status size (262145 bytes) exceeds limit (262144 bytes)", st.FailureMessage())
 }
 
 // The activity context carries the activity's identity and a client.
 func TestActivityContextIdentity(t *testing.T) {
-	p := htMem()
+	p := newMemProvider()
 	type seen struct {
 		instance, orch, version, name, session, tag string
 		exec, id                                    uint64
@@ -238,10 +238,10 @@ func TestActivityContextIdentity(t *testing.T) {
 	}))
 	tags, err := duroxide.Tags("t1")
 	require.NoError(t, err)
-	htStart(t, p, reg, Options{WorkerTagFilter: tags})
+	startRuntime(t, p, reg, Options{WorkerTagFilter: tags})
 	c := NewClient(p)
 	require.NoError(t, c.StartOrchestration(t.Context(), "inst", "O", ""))
-	require.Equal(t, StateCompleted, htWaitDone(t, c, "inst").State)
+	require.Equal(t, StateCompleted, waitDone(t, c, "inst").State)
 	require.Equal(t, seen{instance: "inst", orch: "O", version: "1.2.3", name: "Probe", session: "s1", tag: "t1",
 		exec: 1, id: 2, hasSession: true, hasTag: true, hasClient: true}, <-got)
 }
@@ -250,7 +250,7 @@ func TestActivityContextIdentity(t *testing.T) {
 // once, and a timer wakes it when it fires: with an idle backoff of an
 // hour, nothing else could.
 func TestLocalWakeUps(t *testing.T) {
-	p := htMem()
+	p := newMemProvider()
 	reg := NewRegistry()
 	require.NoError(t, reg.AddActivity("A", func(_ ActivityContext, in string) (string, error) { return in + "!", nil }))
 	require.NoError(t, reg.AddOrchestration("O", func(ctx *OrchestrationContext, in string) (string, error) {
@@ -259,9 +259,9 @@ func TestLocalWakeUps(t *testing.T) {
 		}
 		return CallActivity[string](ctx, "A", in).Await()
 	}))
-	counting := &htCounting{Provider: p}
-	htStart(t, counting, reg, Options{MinPollInterval: time.Hour, MaxIdlePollInterval: time.Hour})
-	htEventually(t, func() bool { return counting.orchFetches.Load() >= 2 && counting.workFetches.Load() >= 2 },
+	counting := &fetchCountingProvider{Provider: p}
+	startRuntime(t, counting, reg, Options{MinPollInterval: time.Hour, MaxIdlePollInterval: time.Hour})
+	requireEventually(t, func() bool { return counting.orchFetches.Load() >= 2 && counting.workFetches.Load() >= 2 },
 		"the slots never made their first fetch")
 	// Every slot is now asleep for an hour unless woken. The counting
 	// wrapper is a different provider value, so the client uses it too.
@@ -276,9 +276,9 @@ func TestLocalWakeUps(t *testing.T) {
 // most once per MaxIdlePollInterval after the ramp, however slow the
 // machine; the other slots sleep until woken.
 func TestIdleRuntimeBacksOff(t *testing.T) {
-	counting := &htCounting{Provider: htMem()}
+	counting := &fetchCountingProvider{Provider: newMemProvider()}
 	const maxIdle = 40 * time.Millisecond
-	htStart(t, counting, NewRegistry(), Options{MinPollInterval: 5 * time.Millisecond, MaxIdlePollInterval: maxIdle,
+	startRuntime(t, counting, NewRegistry(), Options{MinPollInterval: 5 * time.Millisecond, MaxIdlePollInterval: maxIdle,
 		OrchestrationConcurrency: 4, WorkerConcurrency: 4})
 	start := time.Now()
 	time.Sleep(400 * time.Millisecond)
@@ -292,7 +292,7 @@ func TestIdleRuntimeBacksOff(t *testing.T) {
 }
 
 func TestClientWaitTimesOutAndHonoursContext(t *testing.T) {
-	c := NewClient(htMem())
+	c := NewClient(newMemProvider())
 	_, err := c.WaitForOrchestration(t.Context(), "nobody", WaitOptions{Timeout: time.Hour})
 	require.ErrorIs(t, err, ErrInstanceNotFound, "a missing instance is reported, not waited for")
 	// A started instance that no runtime runs waits out the timeout.
@@ -320,16 +320,16 @@ func TestClientWaitTimesOutAndHonoursContext(t *testing.T) {
 // The client's admin calls reach ProviderAdmin; deleting a running
 // instance without force is refused with a typed error.
 func TestClientAdmin(t *testing.T) {
-	p := htMem()
+	p := newMemProvider()
 	reg := NewRegistry()
 	require.NoError(t, reg.AddOrchestration("Wait", func(ctx *OrchestrationContext, _ string) (string, error) {
 		return WaitEvent[string](ctx, "go").Await()
 	}))
-	htStart(t, p, reg, Options{})
+	startRuntime(t, p, reg, Options{})
 	c := NewClient(p)
 	require.True(t, c.HasManagementCapability())
 	require.NoError(t, c.StartOrchestration(t.Context(), "w", "Wait", ""))
-	htEventually(t, func() bool {
+	requireEventually(t, func() bool {
 		st, err := c.Status(t.Context(), "w")
 		return err == nil && st.State == StateRunning
 	}, "never running")
@@ -341,7 +341,7 @@ func TestClientAdmin(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"w"}, ids)
 	require.NoError(t, c.RaiseEvent(t.Context(), "w", "go", "now"))
-	require.Equal(t, "now", htWaitDone(t, c, "w").Output)
+	require.Equal(t, "now", waitDone(t, c, "w").Output)
 	info, err := c.InstanceInfo(t.Context(), "w")
 	require.NoError(t, err)
 	require.Equal(t, duroxide.StatusCompleted, info.Status)
@@ -350,34 +350,12 @@ func TestClientAdmin(t *testing.T) {
 	require.Equal(t, uint64(1), res.InstancesDeleted)
 }
 
-// htSessions counts the session calls of a provider.
-type htSessions struct {
-	duroxide.Provider
-	renews, cleanups chan []string
-}
-
-func (s *htSessions) RenewSessionLock(ctx context.Context, owners []string, extend, idle time.Duration) (int, error) {
-	select {
-	case s.renews <- owners:
-	default:
-	}
-	return s.Provider.RenewSessionLock(ctx, owners, extend, idle)
-}
-
-func (s *htSessions) CleanupOrphanedSessions(ctx context.Context, idle time.Duration) (int, error) {
-	select {
-	case s.cleanups <- nil:
-	default:
-	}
-	return s.Provider.CleanupOrphanedSessions(ctx, idle)
-}
-
 // The session manager renews the sessions of every worker slot (or of the
 // stable node id) and cleans up orphans, on their intervals.
 func TestSessionManagerRenewsAndCleansUp(t *testing.T) {
 	for _, node := range []string{"", "node-7"} {
-		s := &htSessions{Provider: htMem(), renews: make(chan []string, 1), cleanups: make(chan []string, 1)}
-		rt := htStart(t, s, NewRegistry(), Options{WorkerNodeID: node, SessionLockTimeout: 2 * time.Second,
+		s := &sessionCountingProvider{Provider: newMemProvider(), renews: make(chan []string, 1), cleanups: make(chan []string, 1)}
+		rt := startRuntime(t, s, NewRegistry(), Options{WorkerNodeID: node, SessionLockTimeout: 2 * time.Second,
 			SessionIdleTimeout: time.Minute, SessionCleanupInterval: 20 * time.Millisecond})
 		owners := <-s.renews
 		if node == "" {
@@ -392,7 +370,7 @@ func TestSessionManagerRenewsAndCleansUp(t *testing.T) {
 // With MaxSessionsPerRuntime 1 a runtime serves one session at a time,
 // even with idle worker slots.
 func TestMaxSessionsPerRuntime(t *testing.T) {
-	p := htMem()
+	p := newMemProvider()
 	var running, maxRunning atomic.Int32
 	reg := NewRegistry()
 	require.NoError(t, reg.AddActivity("Work", func(ActivityContext, string) (string, error) {
@@ -417,17 +395,17 @@ func TestMaxSessionsPerRuntime(t *testing.T) {
 		}
 		return "both", nil
 	}))
-	htStart(t, p, reg, Options{MaxSessionsPerRuntime: 1, WorkerConcurrency: 2})
+	startRuntime(t, p, reg, Options{MaxSessionsPerRuntime: 1, WorkerConcurrency: 2})
 	c := NewClient(p)
 	require.NoError(t, c.StartOrchestration(t.Context(), "i", "O", ""))
-	require.Equal(t, "both", htWaitDone(t, c, "i").Output)
+	require.Equal(t, "both", waitDone(t, c, "i").Output)
 	require.Equal(t, int32(1), maxRunning.Load(), "two sessions ran at once")
 }
 
 // The orchestration lock is renewed while a turn runs, so a turn longer
 // than the lock timeout is not taken over by another runtime.
 func TestOrchestrationLockRenewedDuringLongTurn(t *testing.T) {
-	p := htMem()
+	p := newMemProvider()
 	var firstTurns atomic.Int32
 	reg := NewRegistry()
 	require.NoError(t, reg.AddOrchestration("Slow", func(ctx *OrchestrationContext, _ string) (string, error) {
@@ -438,11 +416,11 @@ func TestOrchestrationLockRenewedDuringLongTurn(t *testing.T) {
 		return "done", nil
 	}))
 	o := Options{OrchestratorLockTimeout: 2 * time.Second}
-	htStart(t, p, reg, o)
-	htStart(t, p, reg, o)
+	startRuntime(t, p, reg, o)
+	startRuntime(t, p, reg, o)
 	c := NewClient(p)
 	require.NoError(t, c.StartOrchestration(t.Context(), "i", "Slow", ""))
-	require.Equal(t, "done", htWaitDone(t, c, "i").Output)
+	require.Equal(t, "done", waitDone(t, c, "i").Output)
 	require.Equal(t, int32(1), firstTurns.Load(), "another runtime ran the turn while the lock was held")
 }
 
@@ -450,7 +428,7 @@ func TestOrchestrationLockRenewedDuringLongTurn(t *testing.T) {
 // poll timeout (30 s by default).
 func TestShutdownInterruptsLongPolls(t *testing.T) {
 	p := memprovider.New(memprovider.WithLongPolling())
-	rt, err := Start(t.Context(), p, NewRegistry(), htOptions(Options{}))
+	rt, err := Start(t.Context(), p, NewRegistry(), fastOptions(Options{}))
 	require.NoError(t, err)
 	time.Sleep(20 * time.Millisecond) // let the slots enter their polls
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
@@ -462,7 +440,7 @@ func TestShutdownInterruptsLongPolls(t *testing.T) {
 // one Rust writes: ids in order, completions pointing at their schedules,
 // every event stamped with the instance, execution and duroxide version.
 func TestRuntimeHistoryIsRusts(t *testing.T) {
-	p := htMem()
+	p := newMemProvider()
 	reg := NewRegistry()
 	require.NoError(t, reg.AddActivity("Hello", func(_ ActivityContext, in string) (string, error) { return "Hello, " + in + "!", nil }))
 	require.NoError(t, reg.AddOrchestration("HelloWorld", func(ctx *OrchestrationContext, in string) (string, error) {
@@ -471,10 +449,10 @@ func TestRuntimeHistoryIsRusts(t *testing.T) {
 		}
 		return CallActivity[string](ctx, "Hello", in).Await()
 	}))
-	htStart(t, p, reg, Options{})
+	startRuntime(t, p, reg, Options{})
 	c := NewClient(p)
 	require.NoError(t, c.StartOrchestration(t.Context(), "h", "HelloWorld", "World"))
-	require.Equal(t, "Hello, World!", htWaitDone(t, c, "h").Output)
+	require.Equal(t, "Hello, World!", waitDone(t, c, "h").Output)
 	hist, err := p.Read(t.Context(), "h")
 	require.NoError(t, err)
 	src := func(id uint64) *uint64 { return &id }
@@ -519,10 +497,10 @@ func TestOversizeActivityResultFailsTheActivity(t *testing.T) {
 		}
 		return "stored", nil
 	}))
-	htStart(t, p, reg, Options{})
+	startRuntime(t, p, reg, Options{})
 	c := NewClient(p)
 	require.NoError(t, c.StartOrchestration(t.Context(), "i", "O", ""))
-	st := htWaitDone(t, c, "i")
+	st := waitDone(t, c, "i")
 	require.Equal(t, StateCompleted, st.State, st.FailureMessage())
 	require.Contains(t, st.Output, "handled: ")
 	require.Regexp(t, `ActivityCompleted too large: 50[0-9]{5} bytes`, st.Output)

@@ -50,9 +50,9 @@ func TestReplaySafeLogsAppearOnce(t *testing.T) {
 		return b, err
 	}))
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	rt := htStart(t, htMem(), reg, Options{Logger: logger})
+	rt := startRuntime(t, newMemProvider(), reg, Options{Logger: logger})
 	require.NoError(t, rt.Client().StartOrchestration(t.Context(), "chatty-1", "Chatty", "x"))
-	st := htWaitDone(t, rt.Client(), "chatty-1")
+	st := waitDone(t, rt.Client(), "chatty-1")
 	require.Equal(t, StateCompleted, st.State)
 	require.Equal(t, "x!!", st.Output)
 	out := logs.String()
@@ -126,14 +126,14 @@ func checkSpanOutcomes(t *testing.T, tp *recTracerProvider) {
 	require.NoError(t, RegisterOrchestration(reg, "Fails", func(ctx *OrchestrationContext, in string) (string, error) {
 		return CallActivity[string](ctx, "Boom", in).Await()
 	}))
-	rt := htStart(t, htMem(), reg, Options{TracerProvider: tp})
+	rt := startRuntime(t, newMemProvider(), reg, Options{TracerProvider: tp})
 	c := rt.Client()
 	require.NoError(t, c.StartOrchestration(t.Context(), "fails-1", "Fails", "x"))
-	st := htWaitDone(t, c, "fails-1")
+	st := waitDone(t, c, "fails-1")
 	require.Equal(t, StateFailed, st.State)
 	// The client saw the orchestration fail, but the slots may not have
 	// ended their spans yet: wait for every span checked below.
-	htEventually(t, func() bool {
+	requireEventually(t, func() bool {
 		return len(tp.named("orchestration Fails")) == 2 && len(tp.named("activity Boom")) == 1
 	}, "both turns and the activity ended")
 
@@ -193,7 +193,7 @@ func BenchmarkTelemetryOff(b *testing.B) {
 	_ = RegisterOrchestration(reg, "One", func(ctx *OrchestrationContext, in string) (string, error) {
 		return CallActivity[string](ctx, "Echo", in).Await()
 	})
-	rt, err := Start(b.Context(), htMem(), reg, htOptions(Options{}))
+	rt, err := Start(b.Context(), newMemProvider(), reg, fastOptions(Options{}))
 	require.NoError(b, err)
 	defer func() { _ = rt.Shutdown(b.Context()) }()
 	c := rt.Client()
