@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Helpers of rt-engine's own engine tests. Every name starts with "et" so
-// they never collide with the helpers of the ported Rust tests
+// Helpers of the engine tests (engine_*_test.go). Every name starts with
+// "et" so they never collide with the helpers of the ported Rust tests
 // (replay_*_test.go) in the same package.
 
 const (
