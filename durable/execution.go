@@ -270,9 +270,9 @@ func (rt *Runtime) applyTurn(c *commit, instance string, r *batch, fn Orchestrat
 	b.delta = append(b.delta, out.Delta...)
 	res := out.Result
 	switch res.Kind {
-	case TurnContinue:
+	case turnContinue:
 		rt.dispatchActions(c, instance, out.Actions)
-	case TurnCompleted:
+	case turnCompleted:
 		c.orch = append(c.orch, detachedStarts(out.Actions)...)
 		cancelOpenSubscriptions(b, instance, c.executionID)
 		b.append(instance, c.executionID, nil, duroxide.OrchestrationCompleted{Output: res.Output})
@@ -280,7 +280,7 @@ func (rt *Runtime) applyTurn(c *commit, instance string, r *batch, fn Orchestrat
 			c.orch = append(c.orch, duroxide.SubOrchCompletedItem{ParentInstance: parent.instance,
 				ParentExecutionID: rt.parentExecution(parent), ParentID: parent.id, Result: res.Output})
 		}
-	case TurnFailed:
+	case turnFailed:
 		c.orch = append(c.orch, detachedStarts(out.Actions)...)
 		cancelOpenSubscriptions(b, instance, c.executionID)
 		b.append(instance, c.executionID, nil, duroxide.OrchestrationFailed{Details: res.Details})
@@ -288,7 +288,7 @@ func (rt *Runtime) applyTurn(c *commit, instance string, r *batch, fn Orchestrat
 			c.orch = append(c.orch, duroxide.SubOrchFailedItem{ParentInstance: parent.instance,
 				ParentExecutionID: rt.parentExecution(parent), ParentID: parent.id, Details: res.Details})
 		}
-	case TurnContinueAsNew:
+	case turnContinueAsNew:
 		unmatched := unmatchedQueueMessages(b.all())
 		cancelOpenSubscriptions(b, instance, c.executionID)
 		b.append(instance, c.executionID, nil, duroxide.OrchestrationContinuedAsNew{Input: res.Input})
@@ -305,7 +305,7 @@ func (rt *Runtime) applyTurn(c *commit, instance string, r *batch, fn Orchestrat
 			can.ParentInstance, can.ParentID, can.ParentExecutionID = &parent.instance, &parent.id, parent.executionID
 		}
 		c.orch = append(c.orch, can)
-	case TurnCancelled:
+	case turnCancelled:
 		details := duroxide.ApplicationError{Kind: duroxide.AppErrorKind{Type: duroxide.AppCancelled, Reason: res.Reason}}
 		open := outstandingSchedules(b.all())
 		cancelOpenSubscriptions(b, instance, c.executionID)

@@ -33,7 +33,7 @@ import (
 //	engine.made_progress()                    engine.madeProgress()
 //	engine.final_history()                    engine.finalHistory()
 //	engine.baseline_history / .abort_error    engine.baselineHistory / .abortError
-//	TurnResult::Completed(s) etc.             TurnResult{Kind: TurnCompleted, Output: s} etc. (turn_result.go)
+//	TurnResult::Completed(s) etc.             turnResult{Kind: turnCompleted, Output: s} etc. (turn_result.go)
 //	Action::CallActivity { .. } etc.          actionCallActivity{..} etc. (action.go)
 
 // DuroxideVersion is the duroxide release whose behaviour this runtime
@@ -158,7 +158,7 @@ type turnInput struct {
 
 // turnOutput is what the host commits for one turn.
 type turnOutput struct {
-	Result                       TurnResult
+	Result                       turnResult
 	Delta                        []duroxide.Event
 	Actions                      []action
 	CancelledActivityIDs         []uint64
@@ -188,7 +188,7 @@ func runTurn(in turnInput) turnOutput {
 		Actions:                      e.actions,
 		CancelledActivityIDs:         e.cancelledActivities,
 		CancelledSubOrchestrationIDs: e.cancelledSubOrchestrations,
-		CodeMismatch:                 e.replayedCode && res.Kind == TurnFailed && isNondeterminism(res.Details),
+		CodeMismatch:                 e.replayedCode && res.Kind == turnFailed && isNondeterminism(res.Details),
 	}
 }
 

@@ -101,7 +101,7 @@ func CheckHistory(reg *Registry, rec RecordedExecution) error {
 		WorkerID: "replayer", Logger: slog.New(slog.DiscardHandler),
 	})
 	res := out.Result
-	if res.Kind != TurnFailed {
+	if res.Kind != turnFailed {
 		return nil
 	}
 	if isPanic(res.Details) && !endedInFailure(rec.History, len(history)) {

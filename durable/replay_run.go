@@ -32,25 +32,25 @@ type run struct {
 }
 
 // turnAbort carries a result that ends the turn early.
-type turnAbort struct{ res TurnResult }
+type turnAbort struct{ res turnResult }
 
 func failed(d duroxide.ErrorDetails) *turnAbort {
-	return &turnAbort{TurnResult{Kind: TurnFailed, Details: d}}
+	return &turnAbort{turnResult{Kind: turnFailed, Details: d}}
 }
 
 func nondeterminism(msg string) *turnAbort { return failed(nondeterminismError(msg)) }
 
 // executeOrchestration is stage 2: replay baseline+delta through the
 // orchestration, then record what the code did beyond history.
-func (e *replayEngine) executeOrchestration(handler OrchestrationFunc, input, name, version, workerID string) TurnResult {
+func (e *replayEngine) executeOrchestration(handler OrchestrationFunc, input, name, version, workerID string) turnResult {
 	if e.abortError != nil {
-		return TurnResult{Kind: TurnFailed, Details: e.abortError}
+		return turnResult{Kind: turnFailed, Details: e.abortError}
 	}
 	working := e.finalHistory()
 	for _, ev := range working {
 		switch ev.Kind.(type) {
 		case duroxide.OrchestrationCompleted, duroxide.OrchestrationFailed, duroxide.OrchestrationContinuedAsNew:
-			return TurnResult{Kind: TurnContinue}
+			return turnResult{Kind: turnContinue}
 		}
 	}
 	if len(working) == 0 {
@@ -163,29 +163,29 @@ func (r *run) quiesce() *turnAbort {
 }
 
 // finalize picks the outcome: cancel > continue-as-new > output.
-func (r *run) finalize() TurnResult {
+func (r *run) finalize() turnResult {
 	e := r.e
 	if c, ok := e.cancelEvent(); ok {
-		return TurnResult{Kind: TurnCancelled, Reason: c.Reason}
+		return turnResult{Kind: turnCancelled, Reason: c.Reason}
 	}
 	for _, a := range e.actions {
 		if can, ok := a.(actionContinueAsNew); ok {
-			return TurnResult{Kind: TurnContinueAsNew, Input: can.Input, Version: can.Version}
+			return turnResult{Kind: turnContinueAsNew, Input: can.Input, Version: can.Version}
 		}
 	}
 	if abort := r.collectCancelled(); abort != nil {
 		return abort.res
 	}
 	if !r.done {
-		return TurnResult{Kind: TurnContinue}
+		return turnResult{Kind: turnContinue}
 	}
 	if r.outErr != nil {
-		return TurnResult{Kind: TurnFailed, Details: duroxide.ApplicationError{
+		return turnResult{Kind: turnFailed, Details: duroxide.ApplicationError{
 			Kind:    duroxide.AppErrorKind{Type: duroxide.AppOrchestrationFailed},
 			Message: r.outErr.Error(),
 		}}
 	}
-	return TurnResult{Kind: TurnCompleted, Output: r.output}
+	return turnResult{Kind: turnCompleted, Output: r.output}
 }
 
 // convertEmitted gives each new action the next event id, binds its future

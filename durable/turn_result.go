@@ -6,67 +6,68 @@ import (
 	"github.com/duroxide-go/cdb/duroxide"
 )
 
-// TurnResultKind says how an orchestration turn ended.
-type TurnResultKind int
+// turnResultKind says how an orchestration turn ended.
+type turnResultKind int
 
-// The outcomes of a turn, in Rust's TurnResult order.
+// The outcomes of a turn, in the order of Rust's TurnResult.
 const (
-	// TurnContinue: the orchestration is waiting for more completions.
-	TurnContinue TurnResultKind = iota
-	// TurnCompleted: the orchestration returned an output.
-	TurnCompleted
-	// TurnFailed: the orchestration (or the turn) failed; see Details.
-	TurnFailed
-	// TurnContinueAsNew: the orchestration asked to restart with new input.
-	TurnContinueAsNew
-	// TurnCancelled: a cancellation request was recorded; see Reason.
-	TurnCancelled
+	// turnContinue: the orchestration is waiting for more completions.
+	turnContinue turnResultKind = iota
+	// turnCompleted: the orchestration returned an output.
+	turnCompleted
+	// turnFailed: the orchestration (or the turn) failed; see Details.
+	turnFailed
+	// turnContinueAsNew: the orchestration asked to restart with new input.
+	turnContinueAsNew
+	// turnCancelled: a cancellation request was recorded; see Reason.
+	turnCancelled
 )
 
 // String returns the Rust variant name.
-func (k TurnResultKind) String() string {
+func (k turnResultKind) String() string {
 	switch k {
-	case TurnContinue:
+	case turnContinue:
 		return "Continue"
-	case TurnCompleted:
+	case turnCompleted:
 		return "Completed"
-	case TurnFailed:
+	case turnFailed:
 		return "Failed"
-	case TurnContinueAsNew:
+	case turnContinueAsNew:
 		return "ContinueAsNew"
-	case TurnCancelled:
+	case turnCancelled:
 		return "Cancelled"
 	}
-	return fmt.Sprintf("TurnResultKind(%d)", int(k))
+	return fmt.Sprintf("turnResultKind(%d)", int(k))
 }
 
-// TurnResult is Rust's TurnResult enum. Only the fields of Kind are set.
-type TurnResult struct {
-	Kind    TurnResultKind
-	Output  string                // TurnCompleted
-	Details duroxide.ErrorDetails // TurnFailed
-	Input   string                // TurnContinueAsNew
-	Version *string               // TurnContinueAsNew; nil = resolve by policy
-	Reason  string                // TurnCancelled
+// turnResult is how one turn ended: Rust's TurnResult enum. Only the
+// fields of Kind are set.
+type turnResult struct {
+	Kind    turnResultKind
+	Output  string                // turnCompleted
+	Details duroxide.ErrorDetails // turnFailed
+	Input   string                // turnContinueAsNew
+	Version *string               // turnContinueAsNew; nil = resolve by policy
+	Reason  string                // turnCancelled
 }
 
 // String renders the result for test failure messages.
-func (r TurnResult) String() string {
+func (r turnResult) String() string {
 	switch r.Kind {
-	case TurnCompleted:
+	case turnCompleted:
 		return fmt.Sprintf("Completed(%q)", r.Output)
-	case TurnFailed:
+	case turnFailed:
 		if r.Details == nil {
 			return "Failed(<nil>)"
 		}
 		return fmt.Sprintf("Failed(%s: %q)", r.Details.Variant(), displayMessage(r.Details))
-	case TurnContinueAsNew:
+	case turnContinueAsNew:
 		v := "None"
 		if r.Version != nil {
 			v = *r.Version
 		}
 		return fmt.Sprintf("ContinueAsNew(input=%q, version=%s)", r.Input, v)
-	case TurnCancelled:
+	case turnCancelled:
 		return fmt.Sprintf("Cancelled(%q)", r.Reason)
 	}
 	return r.Kind.String()
