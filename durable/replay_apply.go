@@ -8,7 +8,7 @@ import (
 
 // apply replays one history event into the context (Rust's
 // apply_history_event).
-func (r *run) apply(ev duroxide.Event) *turnAbort {
+func (r *run) apply(ev duroxide.Event) *turnResult {
 	ctx := r.ctx
 	switch k := ev.Kind.(type) {
 	case duroxide.OrchestrationStarted:
@@ -97,7 +97,7 @@ func (r *run) apply(ev duroxide.Event) *turnAbort {
 
 // popMetadata consumes the custom-status or KV action the code emitted for
 // a metadata event; none left is fine (a carried-over initial status).
-func (r *run) popMetadata(kind duroxide.EventKind, what string) *turnAbort {
+func (r *run) popMetadata(kind duroxide.EventKind, what string) *turnResult {
 	if len(r.emitted) == 0 {
 		return nil
 	}
@@ -111,7 +111,7 @@ func (r *run) popMetadata(kind duroxide.EventKind, what string) *turnAbort {
 
 // matchSchedule pops the oldest emitted action, checks it against the
 // schedule event and binds its future to the event id.
-func (r *run) matchSchedule(ev duroxide.Event, kind scheduleKind) (uint64, *turnAbort) {
+func (r *run) matchSchedule(ev duroxide.Event, kind scheduleKind) (uint64, *turnResult) {
 	if len(r.emitted) == 0 {
 		return 0, nondeterminism("history schedule but no emitted action")
 	}
@@ -128,7 +128,7 @@ func (r *run) matchSchedule(ev duroxide.Event, kind scheduleKind) (uint64, *turn
 
 // complete delivers a completion to its open schedule. Only an activity
 // completion checks the schedule's kind (as in Rust).
-func (r *run) complete(ev duroxide.Event, checkActivity bool, c completion) *turnAbort {
+func (r *run) complete(ev duroxide.Event, checkActivity bool, c completion) *turnResult {
 	if ev.SourceEventID == nil {
 		return nil
 	}

@@ -69,7 +69,7 @@ var breadcrumbKinds = []breadcrumbKind{
 // turn fails with "cancellation mismatch". Each new drop then gets one
 // breadcrumb event; dropped activities and children also go to the
 // provider side channels.
-func (r *run) collectCancelled() *turnAbort {
+func (r *run) collectCancelled() *turnResult {
 	e, ctx := r.e, r.ctx
 	dropped := make([][]uint64, len(breadcrumbKinds))
 	for i, bk := range breadcrumbKinds {
@@ -113,7 +113,7 @@ func (r *run) collectCancelled() *turnAbort {
 }
 
 // checkBreadcrumbs enforces persisted ⊆ dropped-in-replayed-segment.
-func checkBreadcrumbs(bk breadcrumbKind, persisted []duroxide.Event, dropped []uint64) *turnAbort {
+func checkBreadcrumbs(bk breadcrumbKind, persisted []duroxide.Event, dropped []uint64) *turnResult {
 	baseline := map[uint64]bool{}
 	schedules := map[uint64]bool{}
 	for _, ev := range persisted {

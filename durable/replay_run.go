@@ -31,14 +31,13 @@ type run struct {
 	outErr   error
 }
 
-// turnAbort carries a result that ends the turn early.
-type turnAbort struct{ res turnResult }
-
-func failed(d duroxide.ErrorDetails) *turnAbort {
-	return &turnAbort{turnResult{Kind: turnFailed, Details: d}}
+// failed is the result of a turn that fails with d. The steps of stage 2
+// return it (a non-nil *turnResult) to end the turn early.
+func failed(d duroxide.ErrorDetails) *turnResult {
+	return &turnResult{Kind: turnFailed, Details: d}
 }
 
-func nondeterminism(msg string) *turnAbort { return failed(nondeterminismError(msg)) }
+func nondeterminism(msg string) *turnResult { return failed(nondeterminismError(msg)) }
 
 // executeOrchestration is stage 2: replay baseline+delta through the
 // orchestration, then record what the code did beyond history.
@@ -54,11 +53,11 @@ func (e *replayEngine) executeOrchestration(handler OrchestrationFunc, input, na
 		}
 	}
 	if len(working) == 0 {
-		return failed(nondeterminismError("corrupted history: empty")).res
+		return *failed(nondeterminismError("corrupted history: empty"))
 	}
 	started, ok := working[0].Kind.(duroxide.OrchestrationStarted)
 	if !ok {
-		return failed(nondeterminismError("corrupted history: first event must be OrchestrationStarted")).res
+		return *failed(nondeterminismError("corrupted history: first event must be OrchestrationStarted"))
 	}
 	_ = workerID // Rust keeps it for API compatibility only
 
@@ -89,12 +88,12 @@ func (e *replayEngine) executeOrchestration(handler OrchestrationFunc, input, na
 	}
 	e.replayedCode = true
 	if abort := r.execute(working); abort != nil {
-		return abort.res
+		return *abort
 	}
 	return r.finalize()
 }
 
-func (r *run) execute(working []duroxide.Event) *turnAbort {
+func (r *run) execute(working []duroxide.Event) *turnResult {
 	for i, ev := range working {
 		if i >= r.e.persistedHistoryLen {
 			r.ctx.isReplaying = false
@@ -128,7 +127,7 @@ func (r *run) execute(working []duroxide.Event) *turnAbort {
 
 // poll runs the orchestration's coroutines until all are blocked (one Rust
 // poll) and collects the actions they emitted.
-func (r *run) poll() *turnAbort {
+func (r *run) poll() *turnResult {
 	r.ctx.sched.poll()
 	r.emitted = append(r.emitted, r.ctx.drainEmitted()...)
 	if msg := r.ctx.sched.panicMsg; msg != nil {
@@ -142,7 +141,7 @@ func (r *run) poll() *turnAbort {
 
 // quiesce re-polls while new actions keep appearing (a subscription bound
 // this turn may resolve at once from an event already delivered).
-func (r *run) quiesce() *turnAbort {
+func (r *run) quiesce() *turnResult {
 	iter := 0
 	for !r.done && len(r.e.actions) > 0 && iter < maxQuiescenceIterations {
 		iter++
@@ -174,7 +173,7 @@ func (r *run) finalize() turnResult {
 		}
 	}
 	if abort := r.collectCancelled(); abort != nil {
-		return abort.res
+		return *abort
 	}
 	if !r.done {
 		return turnResult{Kind: turnContinue}
