@@ -72,6 +72,20 @@ type replayEngine struct {
 	// turnOutput.CodeMismatch), not the messages' or a corrupt history's.
 	replayedCode bool
 
+	// The state of stage 2 (executeOrchestration): the orchestration's
+	// context, the actions its code emitted not yet matched to history,
+	// the schedules still open (by event id, with their kinds), whether
+	// the code must be polled before the next event, and what the
+	// orchestration function returned once done.
+	ctx      *OrchestrationContext
+	emitted  []emittedAction
+	open     map[uint64]bool
+	kinds    map[uint64]scheduleKind
+	mustPoll bool
+	done     bool
+	output   string
+	outErr   error
+
 	// now is the wall clock read for timer fire times, KV timestamps and
 	// event timestamps; tests may pin it.
 	now func() time.Time
