@@ -1,7 +1,6 @@
 package durable
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -36,7 +35,7 @@ func (rt *Runtime) orchestrationLoop(workerID string) {
 		if !rt.compatible(item) {
 			continue
 		}
-		lease := rt.startOrchestrationLease(item.LockToken, time.Now())
+		lease := rt.startLease(queueOrchestrator, item.LockToken, time.Now())
 		endSpan := rt.tel.startTurn(rt.ctx, item, fetched)
 		rt.processSafely(item, lease, workerID)
 		endSpan()
@@ -75,16 +74,6 @@ func (rt *Runtime) compatible(item *duroxide.OrchestrationItem) bool {
 		return false
 	}
 	return true
-}
-
-// startOrchestrationLease keeps the instance lock alive while the turn
-// runs and its commit is retried (locklease.go).
-func (rt *Runtime) startOrchestrationLease(token string, fetched time.Time) *lockLease {
-	return rt.startLease(queueOrchestrator, fetched, rt.opts.OrchestratorLockTimeout,
-		renewalInterval(rt.opts.OrchestratorLockTimeout, rt.opts.OrchestratorLockRenewalBuffer),
-		func(ctx context.Context) error {
-			return rt.p.RenewOrchestrationItemLock(rt.tel.context(token, ctx), token, rt.opts.OrchestratorLockTimeout)
-		})
 }
 
 // processOrchestrationItem runs one fetched batch to its commit
@@ -235,7 +224,7 @@ func (rt *Runtime) ack(item *duroxide.OrchestrationItem, lease *lockLease, c *co
 // ackWithRetry commits oc, retrying retryable failures while the lock is
 // ours (lockLease.ackDeadline).
 func (rt *Runtime) ackWithRetry(token string, lease *lockLease, oc duroxide.OrchestrationCommit) error {
-	return retryTransient(rt.ctx, lease.ackDeadline(rt.opts.OrchestratorLockTimeout), func() error {
+	return retryTransient(rt.ctx, lease.ackDeadline(), func() error {
 		return rt.p.AckOrchestrationItem(rt.tel.context(token, rt.ctx), token, oc)
 	})
 }
