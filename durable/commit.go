@@ -9,10 +9,12 @@ import (
 	"github.com/duroxide-go/cdb/duroxide"
 )
 
-// Turning a turn's result into a commit: the history delta, the work items
-// for both queues, the execution metadata and the activities to cancel —
-// duroxide's execution.rs, state_helpers.rs and the commit half of its
-// orchestration dispatcher.
+// Turning a replayed turn into its commit: the events the host writes
+// beside the engine's (terminal events, breadcrumbs, limit failures), the
+// work items for both queues, the execution metadata and the activities to
+// cancel — duroxide's execution.rs, state_helpers.rs and the commit half of
+// its orchestration dispatcher. The ack itself is the dispatcher's
+// (dispatch_orchestration.go).
 
 // duroxide's limits (src/runtime/limits.rs).
 const (
@@ -43,286 +45,68 @@ func newEventAt(now time.Time, id uint64, instance string, executionID uint64, s
 
 func ptr[T any](v T) *T { return &v }
 
-// historyBook is duroxide's HistoryManager: the fetched history plus the
-// events this turn adds.
-type historyBook struct {
-	history, delta []duroxide.Event
-
-	name, version, input *string
-	parentInstance       *string
-	parentID             *uint64
-	parentExecutionID    *uint64
-	completed, failed    bool
-	continuedAsNew       bool
-	// now stamps the events appended (nil: time.Now); a test
-	// environment's runtime gives its virtual clock.
-	now func() time.Time
-}
-
-func newHistoryBook(history []duroxide.Event) *historyBook {
-	b := &historyBook{history: history}
-	start := -1
-	for i, e := range history {
-		if s, ok := e.Kind.(duroxide.OrchestrationStarted); ok {
-			b.name, b.version, b.input = ptr(s.Name), ptr(s.Version), ptr(s.Input)
-			b.parentInstance, b.parentID, b.parentExecutionID = s.ParentInstance, s.ParentID, s.ParentExecutionID
-			start = i
-		}
-	}
-	if start < 0 {
-		return b
-	}
-	for _, e := range history[start+1:] {
-		switch e.Kind.(type) {
-		case duroxide.OrchestrationCompleted:
-			b.completed = true
-		case duroxide.OrchestrationFailed:
-			b.failed = true
-		case duroxide.OrchestrationContinuedAsNew:
-			b.continuedAsNew = true
-		default:
-			continue
-		}
-		break
-	}
-	return b
-}
-
-func (b *historyBook) empty() bool { return len(b.history) == 0 && len(b.delta) == 0 }
-
-func (b *historyBook) all() []duroxide.Event {
-	return append(slices.Clip(b.history), b.delta...)
-}
-
-func (b *historyBook) nextEventID() uint64 {
-	var m uint64
-	for _, e := range b.history {
-		m = max(m, e.EventID)
-	}
-	for _, e := range b.delta {
-		m = max(m, e.EventID)
-	}
-	return m + 1
-}
-
-func (b *historyBook) append(instance string, executionID uint64, source *uint64, kind duroxide.EventKind) {
-	b.delta = append(b.delta, newEventAt(b.clock(), b.nextEventID(), instance, executionID, source, kind))
-}
-
-// clock reads the book's clock.
-func (b *historyBook) clock() time.Time {
-	if b.now == nil {
-		return time.Now()
-	}
-	return b.now()
-}
-
-// pinnedVersion is the version recorded in history, nil for "0.0.0" (the
-// placeholder of an unresolved start).
-func (b *historyBook) pinnedVersion() *string {
-	v := b.version
-	if v == nil {
-		for i := len(b.delta) - 1; i >= 0; i-- {
-			if s, ok := b.delta[i].Kind.(duroxide.OrchestrationStarted); ok {
-				v = &s.Version
-				break
-			}
-		}
-	}
-	if v == nil || *v == "0.0.0" {
-		return nil
-	}
-	return v
-}
-
-// parentLink is a sub-orchestration's link to the parent's future: the
-// parent instance, the id of its SubOrchestrationScheduled event and, when
-// recorded (duroxide 0.1.31's optional field), the parent's execution.
-type parentLink struct {
-	instance    string
-	id          uint64
-	executionID *uint64
-}
-
-// context returns the execution's input and parent link (nil for a root).
-func (b *historyBook) context() (input string, parent *parentLink) {
-	if b.input != nil {
-		return *b.input, newParentLink(b.parentInstance, b.parentID, b.parentExecutionID)
-	}
-	for i := len(b.delta) - 1; i >= 0; i-- {
-		if s, ok := b.delta[i].Kind.(duroxide.OrchestrationStarted); ok {
-			return s.Input, newParentLink(s.ParentInstance, s.ParentID, s.ParentExecutionID)
-		}
-	}
-	return "", nil
-}
-
-func newParentLink(instance *string, id, executionID *uint64) *parentLink {
-	if instance == nil || id == nil {
-		return nil
-	}
-	return &parentLink{instance: *instance, id: *id, executionID: executionID}
-}
-
-// batch is duroxide's WorkItemReader: a fetched batch split into the
-// start item (the first Start or ContinueAsNew; later ones are ignored)
-// and the completion messages for the engine.
-type batch struct {
-	start          duroxide.WorkItem
-	completions    []duroxide.WorkItem
-	name, input    string
-	version        *string
-	parentInstance *string
-	parentID       *uint64
-	parentExecID   *uint64
-	continueAsNew  bool
-}
-
-func readBatch(messages []duroxide.WorkItem, b *historyBook, instance string) *batch {
-	r := &batch{}
-	for _, m := range messages {
-		switch m.(type) {
-		case duroxide.StartOrchestrationItem:
-			// A start for an execution that already started is a
-			// duplicate: the turn replays what the execution's
-			// OrchestrationStarted names, never a later start's name.
-			if r.start == nil && b.name == nil {
-				r.start = m
-			}
-		case duroxide.ContinueAsNewItem:
-			if r.start == nil {
-				r.start = m
-			}
-		case duroxide.ActivityExecuteItem:
-		default:
-			r.completions = append(r.completions, m)
-		}
-	}
-	switch s := r.start.(type) {
-	case duroxide.StartOrchestrationItem:
-		r.name, r.input, r.version, r.parentInstance, r.parentID = s.Orchestration, s.Input, s.Version, s.ParentInstance, s.ParentID
-		r.parentExecID = s.ParentExecutionID
-	case duroxide.ContinueAsNewItem:
-		carried := make([]duroxide.WorkItem, 0, len(s.CarryForwardEvents)+len(r.completions))
-		for _, c := range s.CarryForwardEvents {
-			carried = append(carried, duroxide.QueueMessageItem{Instance: instance, Name: c.Name, Data: c.Data})
-		}
-		r.completions = append(carried, r.completions...)
-		r.name, r.input, r.version, r.continueAsNew = s.Orchestration, s.Input, s.Version, true
-		// The parent link a sub-orchestration carries across
-		// continue-as-new (absent from items written by Rust 0.1.29).
-		r.parentInstance, r.parentID, r.parentExecID = s.ParentInstance, s.ParentID, s.ParentExecutionID
-	default:
-		if b.name != nil {
-			r.name = *b.name
-		}
-		if b.input != nil {
-			r.input = *b.input
-		}
-		r.version, r.parentInstance, r.parentID, r.parentExecID = b.pinnedVersion(), b.parentInstance, b.parentID, b.parentExecutionID
-	}
-	return r
-}
-
-// commit is everything one turn acks.
-type commit struct {
-	executionID uint64
-	book        *historyBook
-	worker      []duroxide.WorkItem
-	orch        []duroxide.WorkItem
-	cancelled   []duroxide.ScheduledActivityIdentifier
-	metadata    duroxide.ExecutionMetadata
-}
-
-// startedEvent is a new execution's first event.
-func startedEvent(b *historyBook, instance string, executionID uint64, r *batch, version string) duroxide.Event {
-	s := duroxide.OrchestrationStarted{Name: r.name, Version: version, Input: r.input,
-		ParentInstance: r.parentInstance, ParentID: r.parentID, ParentExecutionID: r.parentExecID}
-	if can, ok := r.start.(duroxide.ContinueAsNewItem); ok {
-		if len(can.CarryForwardEvents) > 0 {
-			s.CarryForwardEvents = can.CarryForwardEvents
-		}
-		s.InitialCustomStatus = can.InitialCustomStatus
-	}
-	return newEventAt(b.clock(), 1, instance, executionID, nil, s)
-}
-
-// applyTurn runs the handler for one turn and folds its result into c
-// (duroxide's run_single_execution_atomic). A nondeterministic turn under
-// NondeterminismBlock folds nothing: it returns the error's message, and
-// the caller holds the instance (nondeterminism.go).
-func (rt *Runtime) applyTurn(c *commit, instance string, r *batch, fn OrchestrationFunc, version string, kv map[string]duroxide.KVEntry, workerID string) (blocked string) {
-	b := c.book
-	input, parent := b.context()
-	out := runTurn(turnInput{
-		Instance: instance, ExecutionID: c.executionID, History: b.all(), PersistedLen: len(b.history),
-		Messages: r.completions, KVSnapshot: kv, Handler: fn, Input: input, Name: r.name, Version: version,
-		WorkerID: workerID, Logger: rt.log, Now: rt.now,
-	})
-	if out.CodeMismatch {
-		if msg := rt.nondeterministic(instance, c.executionID, r.name, version, out.Result.Details); msg != "" {
-			return msg
-		}
-	}
-	for _, id := range out.CancelledActivityIDs {
-		c.cancelled = append(c.cancelled, duroxide.ScheduledActivityIdentifier{Instance: instance, ExecutionID: c.executionID, ActivityID: id})
-	}
-	b.delta = append(b.delta, out.Delta...)
-	res := out.Result
+// commitResult folds the replayed turn's outcome into its commit
+// (the second half of duroxide's run_single_execution_atomic): a
+// continuing turn dispatches its actions; an ending one writes its
+// terminal event after the subscriptions it leaves open, and reports to
+// its parent or starts its next execution.
+func (rt *Runtime) commitResult(t *turn) {
+	_, parent := t.context()
+	instance := t.instance
+	res := t.result
 	switch res.Kind {
 	case turnContinue:
-		rt.dispatchActions(c, instance, out.Actions)
+		t.dispatchActions()
 	case turnCompleted:
-		c.orch = append(c.orch, detachedStarts(out.Actions)...)
-		cancelOpenSubscriptions(b, instance, c.executionID)
-		b.append(instance, c.executionID, nil, duroxide.OrchestrationCompleted{Output: res.Output})
+		t.orch = append(t.orch, detachedStarts(t.actions)...)
+		t.cancelOpenSubscriptions()
+		t.append(nil, duroxide.OrchestrationCompleted{Output: res.Output})
 		if parent != nil {
-			c.orch = append(c.orch, duroxide.SubOrchCompletedItem{ParentInstance: parent.instance,
+			t.orch = append(t.orch, duroxide.SubOrchCompletedItem{ParentInstance: parent.instance,
 				ParentExecutionID: rt.parentExecution(parent), ParentID: parent.id, Result: res.Output})
 		}
 	case turnFailed:
-		c.orch = append(c.orch, detachedStarts(out.Actions)...)
-		cancelOpenSubscriptions(b, instance, c.executionID)
-		b.append(instance, c.executionID, nil, duroxide.OrchestrationFailed{Details: res.Details})
+		t.orch = append(t.orch, detachedStarts(t.actions)...)
+		t.cancelOpenSubscriptions()
+		t.append(nil, duroxide.OrchestrationFailed{Details: res.Details})
 		if parent != nil {
-			c.orch = append(c.orch, duroxide.SubOrchFailedItem{ParentInstance: parent.instance,
+			t.orch = append(t.orch, duroxide.SubOrchFailedItem{ParentInstance: parent.instance,
 				ParentExecutionID: rt.parentExecution(parent), ParentID: parent.id, Details: res.Details})
 		}
 	case turnContinueAsNew:
-		unmatched := unmatchedQueueMessages(b.all())
-		cancelOpenSubscriptions(b, instance, c.executionID)
-		b.append(instance, c.executionID, nil, duroxide.OrchestrationContinuedAsNew{Input: res.Input})
+		unmatched := unmatchedQueueMessages(t.all())
+		t.cancelOpenSubscriptions()
+		t.append(nil, duroxide.OrchestrationContinuedAsNew{Input: res.Input})
 		if len(unmatched) > maxCarryForwardEvents {
 			rt.log.Warn("dropping carry-forward events beyond the limit during continue-as-new",
 				"instance_id", instance, "dropped", len(unmatched)-maxCarryForwardEvents)
 			unmatched = unmatched[:maxCarryForwardEvents]
 		}
-		can := duroxide.ContinueAsNewItem{Instance: instance, Orchestration: r.name, Input: res.Input,
-			Version: res.Version, CarryForwardEvents: unmatched, InitialCustomStatus: accumulatedCustomStatus(b.all())}
+		can := duroxide.ContinueAsNewItem{Instance: instance, Orchestration: t.name, Input: res.Input,
+			Version: res.Version, CarryForwardEvents: unmatched, InitialCustomStatus: accumulatedCustomStatus(t.all())}
 		if parent != nil {
 			// The next execution reports to the parent in this one's place
 			// (duroxide 0.1.31's optional fields; omitted for a root).
 			can.ParentInstance, can.ParentID, can.ParentExecutionID = &parent.instance, &parent.id, parent.executionID
 		}
-		c.orch = append(c.orch, can)
+		t.orch = append(t.orch, can)
 	case turnCancelled:
 		details := duroxide.ApplicationError{Kind: duroxide.AppErrorKind{Type: duroxide.AppCancelled, Reason: res.Reason}}
-		open := outstandingSchedules(b.all())
-		cancelOpenSubscriptions(b, instance, c.executionID)
-		b.append(instance, c.executionID, nil, duroxide.OrchestrationFailed{Details: details})
+		open := outstandingSchedules(t.all())
+		t.cancelOpenSubscriptions()
+		t.append(nil, duroxide.OrchestrationFailed{Details: details})
 		for _, child := range open.subOrchestrations {
-			c.orch = append(c.orch, duroxide.CancelInstanceItem{Instance: childInstanceID(instance, child.instance), Reason: "parent canceled"})
+			t.orch = append(t.orch, duroxide.CancelInstanceItem{Instance: childInstanceID(instance, child.instance), Reason: "parent canceled"})
 		}
 		if parent != nil {
-			c.orch = append(c.orch, duroxide.SubOrchFailedItem{ParentInstance: parent.instance,
+			t.orch = append(t.orch, duroxide.SubOrchFailedItem{ParentInstance: parent.instance,
 				ParentExecutionID: rt.parentExecution(parent), ParentID: parent.id, Details: details})
 		}
 	}
-	for _, child := range out.CancelledSubOrchestrationIDs {
-		c.orch = append(c.orch, duroxide.CancelInstanceItem{Instance: childInstanceID(instance, child),
+	for _, child := range t.cancelledChildren {
+		t.orch = append(t.orch, duroxide.CancelInstanceItem{Instance: childInstanceID(instance, child),
 			Reason: "parent dropped sub-orchestration future"})
 	}
-	return ""
 }
 
 // parentExecution is the parent execution a child reports to: the one
@@ -337,21 +121,22 @@ func (rt *Runtime) parentExecution(p *parentLink) uint64 {
 }
 
 // dispatchActions turns a continuing turn's new actions into work items.
-func (rt *Runtime) dispatchActions(c *commit, instance string, actions []action) {
-	for _, a := range actions {
+func (t *turn) dispatchActions() {
+	instance := t.instance
+	for _, a := range t.actions {
 		switch a := a.(type) {
 		case actionCallActivity:
-			c.worker = append(c.worker, duroxide.ActivityExecuteItem{Instance: instance, ExecutionID: c.executionID,
+			t.worker = append(t.worker, duroxide.ActivityExecuteItem{Instance: instance, ExecutionID: t.executionID,
 				ID: a.SchedulingEventID, Name: a.Name, Input: a.Input, SessionID: a.SessionID, Tag: a.Tag})
 		case actionCreateTimer:
-			c.orch = append(c.orch, duroxide.TimerFiredItem{Instance: instance, ExecutionID: c.executionID,
+			t.orch = append(t.orch, duroxide.TimerFiredItem{Instance: instance, ExecutionID: t.executionID,
 				ID: a.SchedulingEventID, FireAtMs: a.FireAtMs})
 		case actionStartSubOrchestration:
-			c.orch = append(c.orch, duroxide.StartOrchestrationItem{Instance: childInstanceID(instance, a.Instance),
+			t.orch = append(t.orch, duroxide.StartOrchestrationItem{Instance: childInstanceID(instance, a.Instance),
 				Orchestration: a.Name, Input: a.Input, Version: a.Version, ParentInstance: ptr(instance),
 				ParentID: ptr(a.SchedulingEventID), ExecutionID: initialExecutionID})
 		case actionStartOrchestrationDetached:
-			c.orch = append(c.orch, detachedStart(a))
+			t.orch = append(t.orch, detachedStart(a))
 		}
 	}
 }
@@ -537,13 +322,13 @@ func outstandingSchedules(history []duroxide.Event) openSchedules {
 // cancelOpenSubscriptions writes the "orchestration_terminal" breadcrumbs
 // for subscriptions still waiting when an execution ends; they precede the
 // terminal event.
-func cancelOpenSubscriptions(b *historyBook, instance string, executionID uint64) {
-	open := outstandingSchedules(b.all())
+func (t *turn) cancelOpenSubscriptions() {
+	open := outstandingSchedules(t.all())
 	for _, id := range open.externalSubs {
-		b.append(instance, executionID, ptr(id), duroxide.ExternalSubscribedCancelled{Reason: "orchestration_terminal"})
+		t.append(ptr(id), duroxide.ExternalSubscribedCancelled{Reason: "orchestration_terminal"})
 	}
 	for _, id := range open.queueSubs {
-		b.append(instance, executionID, ptr(id), duroxide.ExternalSubscribedPersistentCancelled{Reason: "orchestration_terminal"})
+		t.append(ptr(id), duroxide.ExternalSubscribedPersistentCancelled{Reason: "orchestration_terminal"})
 	}
 }
 
@@ -615,23 +400,23 @@ func limitViolation(delta []duroxide.Event, kv map[string]duroxide.KVEntry) stri
 
 // enforceLimits fails the execution when the turn exceeded a limit: the
 // failure event is appended and every work item dropped.
-func enforceLimits(c *commit, instance string, kv map[string]duroxide.KVEntry) {
-	msg := limitViolation(c.book.delta, kv)
+func (t *turn) enforceLimits() {
+	msg := limitViolation(t.delta, t.kv)
 	if msg == "" {
 		return
 	}
 	details := duroxide.ApplicationError{Kind: duroxide.AppErrorKind{Type: duroxide.AppOrchestrationFailed}, Message: msg}
-	c.book.append(instance, c.executionID, nil, duroxide.OrchestrationFailed{Details: details})
-	c.metadata.Status, c.metadata.Output = ptr(duroxide.StatusFailed), ptr(displayMessage(details))
-	c.worker, c.orch = nil, nil
+	t.append(nil, duroxide.OrchestrationFailed{Details: details})
+	t.metadata.Status, t.metadata.Output = ptr(duroxide.StatusFailed), ptr(displayMessage(details))
+	t.worker, t.orch = nil, nil
 }
 
 // cancelInflightActivities ends a terminal turn: every activity still in
 // flight gets an ActivityCancelRequested after the terminal event, and is
 // listed for the provider to delete from the worker queue.
-func cancelInflightActivities(c *commit, instance string) {
+func (t *turn) cancelInflightActivities() {
 	var reason string
-	switch valueOf(c.metadata.Status) {
+	switch valueOf(t.metadata.Status) {
 	case duroxide.StatusCompleted:
 		reason = "orchestration_terminal_completed"
 	case duroxide.StatusFailed:
@@ -641,7 +426,7 @@ func cancelInflightActivities(c *commit, instance string) {
 	default:
 		return
 	}
-	all := c.book.all()
+	all := t.all()
 	done := map[uint64]bool{}
 	for _, e := range all {
 		switch e.Kind.(type) {
@@ -653,8 +438,8 @@ func cancelInflightActivities(c *commit, instance string) {
 	}
 	for _, e := range all {
 		if _, ok := e.Kind.(duroxide.ActivityScheduled); ok && !done[e.EventID] {
-			c.book.append(instance, c.executionID, ptr(e.EventID), duroxide.ActivityCancelRequested{Reason: reason})
-			c.cancelled = append(c.cancelled, duroxide.ScheduledActivityIdentifier{Instance: instance, ExecutionID: c.executionID, ActivityID: e.EventID})
+			t.append(ptr(e.EventID), duroxide.ActivityCancelRequested{Reason: reason})
+			t.cancelled = append(t.cancelled, duroxide.ScheduledActivityIdentifier{Instance: t.instance, ExecutionID: t.executionID, ActivityID: e.EventID})
 		}
 	}
 }

@@ -168,11 +168,12 @@ func TestReadBatch(t *testing.T) {
 	v := "2.0.0"
 	can := duroxide.ContinueAsNewItem{Instance: "i", Orchestration: "O", Input: "next", Version: &v,
 		CarryForwardEvents: xCarry("q", "1")}
-	r := readBatch([]duroxide.WorkItem{
+	r := &turn{instance: "i"}
+	r.readMessages([]duroxide.WorkItem{
 		duroxide.ExternalRaisedItem{Instance: "i", Name: "e", Data: "d"},
 		can,
 		duroxide.StartOrchestrationItem{Instance: "i", Orchestration: "Other"},
-	}, newHistoryBook(nil), "i")
+	})
 	require.True(t, r.continueAsNew)
 	require.Equal(t, "O", r.name)
 	require.Equal(t, "next", r.input)

@@ -15,7 +15,7 @@ import (
 // replay_cancel.go) replays baseline+delta through the orchestration code
 // and records what the code did beyond history. Both follow Rust's
 // replay_engine.rs step by step, so event ids, source ids, order and error
-// texts are Rust's. The dispatcher reaches the engine through runTurn; the
+// texts are Rust's. The dispatcher reaches the engine through turn.replay (turn.go); the
 // ported Rust replay-engine tests drive it directly, with the same names in
 // Go spelling:
 //
@@ -69,7 +69,7 @@ type replayEngine struct {
 	kvSnapshot          map[string]duroxide.KVEntry
 	// replayedCode is set once the orchestration code runs against the
 	// history: a nondeterminism error after that is the code's (see
-	// turnOutput.CodeMismatch), not the messages' or a corrupt history's.
+	// turn.codeMismatch), not the messages' or a corrupt history's.
 	replayedCode bool
 
 	// The state of stage 2 (executeOrchestration): the orchestration's
@@ -147,63 +147,6 @@ func (e *replayEngine) finalHistory() []duroxide.Event {
 	out := make([]duroxide.Event, 0, len(e.baselineHistory)+len(e.delta))
 	out = append(out, e.baselineHistory...)
 	return append(out, e.delta...)
-}
-
-// turnInput is everything one orchestration turn needs: the fetched history
-// (with a new execution's OrchestrationStarted already appended), how much
-// of it was persisted, the locked messages, the KV snapshot and the handler.
-type turnInput struct {
-	Instance     string
-	ExecutionID  uint64
-	History      []duroxide.Event
-	PersistedLen int
-	Messages     []duroxide.WorkItem
-	KVSnapshot   map[string]duroxide.KVEntry
-	Handler      OrchestrationFunc
-	Input        string
-	Name         string
-	Version      string
-	WorkerID     string
-	Logger       *slog.Logger
-	// Now is the clock of timer fire times and event timestamps (nil:
-	// time.Now).
-	Now func() time.Time
-}
-
-// turnOutput is what the host commits for one turn.
-type turnOutput struct {
-	Result                       turnResult
-	Delta                        []duroxide.Event
-	Actions                      []action
-	CancelledActivityIDs         []uint64
-	CancelledSubOrchestrationIDs []string
-	// CodeMismatch: the turn failed with a nondeterminism error because
-	// the orchestration code does not replay the history (other code could
-	// replay it), rather than because a message disagrees with history or
-	// the history is corrupt.
-	CodeMismatch bool
-}
-
-// runTurn runs stage 1 (prepCompletions) and stage 2
-// (executeOrchestration) for one orchestration item.
-func runTurn(in turnInput) turnOutput {
-	e := newReplayEngine(in.Instance, in.ExecutionID, in.History).
-		withPersistedHistoryLen(in.PersistedLen).
-		withKVSnapshot(in.KVSnapshot)
-	e.logger = in.Logger
-	if in.Now != nil {
-		e.now = in.Now
-	}
-	e.prepCompletions(in.Messages)
-	res := e.executeOrchestration(in.Handler, in.Input, in.Name, in.Version, in.WorkerID)
-	return turnOutput{
-		Result:                       res,
-		Delta:                        e.delta,
-		Actions:                      e.actions,
-		CancelledActivityIDs:         e.cancelledActivities,
-		CancelledSubOrchestrationIDs: e.cancelledSubOrchestrations,
-		CodeMismatch:                 e.replayedCode && res.Kind == turnFailed && isNondeterminism(res.Details),
-	}
 }
 
 // newEvent builds an event stamped like Rust's Event::with_event_id: now,
