@@ -11,7 +11,7 @@ import (
 // The replay engine: one turn of one execution, pure (no provider, no
 // I/O). Stage 1 (prepCompletions, this file) turns the messages of a
 // fetched orchestration item into events appended to this turn's delta;
-// stage 2 (executeOrchestration, replay_run.go, with replay_apply.go and
+// stage 2 (executeOrchestration, replay_execute.go, with replay_apply.go and
 // replay_cancel.go) replays baseline+delta through the orchestration code
 // and records what the code did beyond history. Both follow Rust's
 // replay_engine.rs step by step, so event ids, source ids, order and error
