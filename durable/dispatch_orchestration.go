@@ -12,6 +12,29 @@ import (
 // The orchestration dispatcher: OrchestrationConcurrency slots, each
 // fetching one instance's batch at a time, running one turn under a lock
 // renewer and acking the commit.
+//
+// The life of a turn, one *turn value (turn.go) from fetch to ack:
+//
+//  1. Fetch (orchestrationLoop, here): FetchOrchestrationItem locks one
+//     instance's messages and history; startLease (locklease.go) keeps the
+//     lock renewed until the turn is over; newTurn wraps the item.
+//  2. Read (processOrchestrationItem, here; turn.readHistory and
+//     turn.readMessages, turn.go): poison and undecodable items end here;
+//     the messages name the start item and completions; a continue-as-new
+//     moves the turn to the next execution; resolve (here, over
+//     registry.go) picks the handler.
+//  3. Replay (turn.replay, turn.go → replayEngine, replay.go): stage 1
+//     (prepCompletions, replay.go) turns completions into events; stage 2
+//     (executeOrchestration, replay_execute.go, with replay_apply.go and
+//     replay_cancel.go) runs the code (context*.go, coroutine.go) over the
+//     history and records its new events and actions (action.go) and the
+//     turn's result (turnResult, turn.go). A nondeterministic turn may be held
+//     instead (nondeterminism.go).
+//  4. Commit (commitResult and the turn methods in commit.go): the result
+//     becomes terminal events, work items and metadata; limits and
+//     in-flight activity cancellation are applied.
+//  5. Ack (ack, here): AckOrchestrationItem, retried while the lease says
+//     the lock is ours; afterCommit wakes the dispatchers for the new work.
 
 // orchestrationLoop is one orchestration slot.
 func (rt *Runtime) orchestrationLoop(workerID string) {

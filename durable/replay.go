@@ -33,7 +33,7 @@ import (
 //	engine.made_progress()                    engine.madeProgress()
 //	engine.final_history()                    engine.finalHistory()
 //	engine.baseline_history / .abort_error    engine.baselineHistory / .abortError
-//	TurnResult::Completed(s) etc.             turnResult{Kind: turnCompleted, Output: s} etc. (turn_result.go)
+//	TurnResult::Completed(s) etc.             turnResult{Kind: turnCompleted, Output: s} etc. (turn.go)
 //	Action::CallActivity { .. } etc.          actionCallActivity{..} etc. (action.go)
 
 // DuroxideVersion is the duroxide release whose behaviour this runtime
