@@ -1,7 +1,6 @@
 package durable
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -15,15 +14,6 @@ import (
 // cancel — duroxide's execution.rs, state_helpers.rs and the commit half of
 // its orchestration dispatcher. The ack itself is the dispatcher's
 // (dispatch_orchestration.go).
-
-// duroxide's limits (src/runtime/limits.rs).
-const (
-	maxCarryForwardEvents = 100
-	maxCustomStatusBytes  = 256 * 1024
-	maxTagNameBytes       = 256
-	maxKVKeys             = 150
-	maxKVValueBytes       = 64 * 1024
-)
 
 // childInstanceID is the full id of a child: auto-generated ids are
 // prefixed with the parent ("{parent}::sub::5"), explicit ids are used as
@@ -355,60 +345,6 @@ func executionMetadata(delta []duroxide.Event) duroxide.ExecutionMetadata {
 		}
 	}
 	return m
-}
-
-// limitViolation checks the turn's delta against duroxide's limits and
-// returns the failure message of the first one exceeded ("" if none).
-func limitViolation(delta []duroxide.Event, kv map[string]duroxide.KVEntry) string {
-	for i := len(delta) - 1; i >= 0; i-- {
-		if k, ok := delta[i].Kind.(duroxide.CustomStatusUpdated); ok && k.Status != nil {
-			if len(*k.Status) > maxCustomStatusBytes {
-				return fmt.Sprintf("Custom status size (%d bytes) exceeds limit (%d bytes)", len(*k.Status), maxCustomStatusBytes)
-			}
-			break
-		}
-	}
-	for _, e := range delta {
-		if k, ok := e.Kind.(duroxide.ActivityScheduled); ok && k.Tag != nil && len(*k.Tag) > maxTagNameBytes {
-			return fmt.Sprintf("Activity '%s' tag size (%d bytes) exceeds limit (%d bytes)", k.Name, len(*k.Tag), maxTagNameBytes)
-		}
-	}
-	for _, e := range delta {
-		if k, ok := e.Kind.(duroxide.KeyValueSet); ok && len(k.Value) > maxKVValueBytes {
-			return fmt.Sprintf("KV value for key '%s' (%d bytes) exceeds limit (%d bytes)", k.Key, len(k.Value), maxKVValueBytes)
-		}
-	}
-	keys := map[string]bool{}
-	for k := range kv {
-		keys[k] = true
-	}
-	for _, e := range delta {
-		switch k := e.Kind.(type) {
-		case duroxide.KeyValueSet:
-			keys[k.Key] = true
-		case duroxide.KeyValueCleared:
-			delete(keys, k.Key)
-		case duroxide.KeyValuesCleared:
-			clear(keys)
-		}
-	}
-	if len(keys) > maxKVKeys {
-		return fmt.Sprintf("KV key count (%d) exceeds limit (%d)", len(keys), maxKVKeys)
-	}
-	return ""
-}
-
-// enforceLimits fails the execution when the turn exceeded a limit: the
-// failure event is appended and every work item dropped.
-func (t *turn) enforceLimits() {
-	msg := limitViolation(t.delta, t.kv)
-	if msg == "" {
-		return
-	}
-	details := duroxide.ApplicationError{Kind: duroxide.AppErrorKind{Type: duroxide.AppOrchestrationFailed}, Message: msg}
-	t.append(nil, duroxide.OrchestrationFailed{Details: details})
-	t.metadata.Status, t.metadata.Output = ptr(duroxide.StatusFailed), ptr(displayMessage(details))
-	t.worker, t.orch = nil, nil
 }
 
 // cancelInflightActivities ends a terminal turn: every activity still in
