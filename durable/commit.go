@@ -347,6 +347,17 @@ func executionMetadata(delta []duroxide.Event) duroxide.ExecutionMetadata {
 	return m
 }
 
+// finishCommit completes the commit of a turn that replayed (or had no
+// orchestration to run): the execution's metadata from the delta, the
+// limits, and the cancellation of the activities a terminal turn leaves
+// in flight.
+func (t *turn) finishCommit() {
+	t.metadata = executionMetadata(t.delta)
+	t.enforceLimits()
+	t.cancelInflightActivities()
+	t.cancelled = dedupeCancelled(t.cancelled)
+}
+
 // cancelInflightActivities ends a terminal turn: every activity still in
 // flight gets an ActivityCancelRequested after the terminal event, and is
 // listed for the provider to delete from the worker queue.

@@ -20,18 +20,18 @@ import (
 //     lock renewed until the turn is over; newTurn wraps the item.
 //  2. Read (processOrchestrationItem, here; turn.readHistory and
 //     turn.readMessages, turn.go): poison and undecodable items end here;
-//     the messages name the start item and completions; a continue-as-new
-//     moves the turn to the next execution; resolve (here, over
-//     registry.go) picks the handler.
-//  3. Replay (turn.replay, turn.go → replayEngine, replay.go): stage 1
-//     (prepCompletions, replay.go) turns completions into events; stage 2
-//     (executeOrchestration, replay_execute.go, with replay_apply.go and
-//     replay_cancel.go) runs the code (context*.go, coroutine.go) over the
-//     history and records its new events and actions (action.go) and the
-//     turn's result (turnResult, turn.go). A nondeterministic turn may be held
-//     instead (nondeterminism.go).
-//  4. Commit (commitResult and the turn methods in commit.go): the result
-//     becomes terminal events, work items and metadata; limits and
+//     the messages name the start item and the completions; a
+//     continue-as-new moves the turn to the next execution.
+//  3. Replay (runTurn, here): resolve picks the handler (registry.go);
+//     turn.replay (turn.go) runs the replay engine (replayEngine,
+//     replay.go). Stage 1 (prepCompletions, replay.go) turns completions
+//     into events; stage 2 (executeOrchestration, replay_execute.go, with
+//     replay_apply.go and replay_cancel.go) runs the code (context*.go,
+//     coroutine.go) over the history and records its new events, its
+//     actions (action.go) and the turn's result (turnResult, turn.go). A
+//     nondeterministic turn may be held instead (nondeterminism.go).
+//  4. Commit (commitResult and finishCommit, commit.go; limits.go): the
+//     result becomes terminal events, work items and metadata; limits and
 //     in-flight activity cancellation are applied.
 //  5. Ack (ack, here): AckOrchestrationItem, retried while the lease says
 //     the lock is ours; afterCommit wakes the dispatchers for the new work.
@@ -128,36 +128,42 @@ func (rt *Runtime) processOrchestrationItem(t *turn) {
 		t.executionID++
 		t.readHistory(nil)
 	}
-	if t.name != "" {
-		version, fn, ok := rt.resolve(t)
-		if !ok {
-			delay := rt.opts.UnregisteredBackoff.Delay(item.AttemptCount)
-			rt.log.Warn("orchestration not registered, abandoning with backoff", "instance_id", instance,
-				"orchestration_name", t.name, "version", valueOf(t.version), "attempt", item.AttemptCount,
-				"max_attempts", rt.opts.MaxAttempts, "backoff", delay)
-			rt.notePending(instance, t, item.AttemptCount, delay)
-			_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, delay, false)
-			return
-		}
-		if t.empty() {
-			// A new execution: its started event is part of this turn's delta.
-			t.delta = append(t.delta, t.startedEvent(version))
-		}
-		rt.executionID(instance, t.executionID)
-		t.replay(fn, version, rt.log)
-		if t.codeMismatch {
-			if reason := rt.nondeterministic(instance, t.executionID, t.name, version, t.result.Details); reason != "" {
-				rt.block(item, instance, reason)
-				return
-			}
-		}
-		rt.commitResult(t)
+	if t.name != "" && !rt.runTurn(t) {
+		return
 	}
-	t.metadata = executionMetadata(t.delta)
-	t.enforceLimits()
-	t.cancelInflightActivities()
-	t.cancelled = dedupeCancelled(t.cancelled)
+	t.finishCommit()
 	rt.ack(t)
+}
+
+// runTurn resolves the turn's handler, replays the turn and folds its
+// result into the commit. It returns false when the item went back
+// instead (orchestration not registered, or a nondeterministic turn held).
+func (rt *Runtime) runTurn(t *turn) bool {
+	item, instance := t.item, t.instance
+	version, fn, ok := rt.resolve(t)
+	if !ok {
+		delay := rt.opts.UnregisteredBackoff.Delay(item.AttemptCount)
+		rt.log.Warn("orchestration not registered, abandoning with backoff", "instance_id", instance,
+			"orchestration_name", t.name, "version", valueOf(t.version), "attempt", item.AttemptCount,
+			"max_attempts", rt.opts.MaxAttempts, "backoff", delay)
+		rt.notePending(instance, t, item.AttemptCount, delay)
+		_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, delay, false)
+		return false
+	}
+	if t.empty() {
+		// A new execution: its started event is part of this turn's delta.
+		t.delta = append(t.delta, t.startedEvent(version))
+	}
+	rt.executionID(instance, t.executionID)
+	t.replay(fn, version, rt.log)
+	if t.codeMismatch {
+		if reason := rt.nondeterministic(instance, t.executionID, t.name, version, t.result.Details); reason != "" {
+			rt.block(item, instance, reason)
+			return false
+		}
+	}
+	rt.commitResult(t)
+	return true
 }
 
 // awaitingSuccessor reports whether history's execution ended by
