@@ -127,7 +127,7 @@ func (c *Client) pendingNote(ctx context.Context, instance string) string {
 
 // notePending tells clients (through the provider's PendingNoter) that
 // instance waits for an orchestration no runtime has registered.
-func (rt *Runtime) notePending(instance string, r *batch, attempt uint32, delay time.Duration) {
+func (rt *Runtime) notePending(instance string, r *turn, attempt uint32, delay time.Duration) {
 	n, ok := rt.p.(duroxide.PendingNoter)
 	if !ok {
 		return

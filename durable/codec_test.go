@@ -66,11 +66,11 @@ func TestTypedActivityRoundTrip(t *testing.T) {
 	executeTurn(e, h)
 	require.Equal(t, []action{actionCallActivity{SchedulingEventID: 2, Name: "Add", Input: `{"A":2,"B":3}`}}, e.pendingActions())
 	_, r := executeStep(t, e.finalHistory(), h, msgActivityCompleted(2, `{"sum":5}`))
-	require.Equal(t, TurnCompleted, r.Kind)
+	require.Equal(t, turnCompleted, r.Kind)
 	require.Equal(t, res{5}, got)
 
 	// A result that does not decode fails the future with the decoder's text.
 	_, r = executeStep(t, e.finalHistory(), h, msgActivityCompleted(2, `{"sum":"five"}`))
-	require.Equal(t, TurnFailed, r.Kind)
+	require.Equal(t, turnFailed, r.Kind)
 	require.Contains(t, displayMessage(r.Details), "cannot unmarshal")
 }

@@ -16,7 +16,7 @@ func TestEngineSelectTimerWinsCancelsActivity(t *testing.T) {
 		evWithID(3, nil, duroxide.TimerCreated{FireAtMs: fire})}
 	e := newTestEngineOf(hist...)
 	e.prepCompletions([]duroxide.WorkItem{duroxide.TimerFiredItem{Instance: testInstance, ExecutionID: 1, ID: 3, FireAtMs: fire}})
-	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "timeout"}, executeTurn(e, hRace))
+	require.Equal(t, turnResult{Kind: turnCompleted, Output: "timeout"}, executeTurn(e, hRace))
 	requireDelta(t, e,
 		evWithID(4, refU64(3), duroxide.TimerFired{FireAtMs: fire}),
 		evWithID(5, refU64(2), duroxide.ActivityCancelRequested{Reason: "dropped_future"}))
@@ -24,7 +24,7 @@ func TestEngineSelectTimerWinsCancelsActivity(t *testing.T) {
 
 	// Replaying the persisted breadcrumb is deterministic and emits nothing new.
 	e = newTestEngineOf(e.finalHistory()...)
-	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "timeout"}, executeTurn(e, hRace))
+	require.Equal(t, turnResult{Kind: turnCompleted, Output: "timeout"}, executeTurn(e, hRace))
 	require.Empty(t, e.historyDelta())
 	require.Empty(t, e.cancelledActivityIDs())
 }
@@ -36,7 +36,7 @@ func TestEngineSelectActivityWinsTimerNeedsNoBreadcrumb(t *testing.T) {
 		evWithID(3, nil, duroxide.TimerCreated{FireAtMs: fire})}
 	e := newTestEngineOf(hist...)
 	e.prepCompletions([]duroxide.WorkItem{duroxide.ActivityCompletedItem{Instance: testInstance, ExecutionID: 1, ID: 2, Result: "r"}})
-	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "r"}, executeTurn(e, hRace))
+	require.Equal(t, turnResult{Kind: turnCompleted, Output: "r"}, executeTurn(e, hRace))
 	requireDelta(t, e, evWithID(4, refU64(2), duroxide.ActivityCompleted{Result: "r"}))
 }
 
@@ -54,7 +54,7 @@ func TestEngineSelectWinnerIsEarliestInHistory(t *testing.T) {
 		duroxide.ActivityCompletedItem{Instance: testInstance, ExecutionID: 1, ID: 3, Result: "b"},
 		duroxide.ActivityCompletedItem{Instance: testInstance, ExecutionID: 1, ID: 2, Result: "a"},
 	})
-	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "1"}, executeTurn(e, h))
+	require.Equal(t, turnResult{Kind: turnCompleted, Output: "1"}, executeTurn(e, h))
 	// The loser had completed in history but was never observed: Rust drops
 	// it and records the breadcrumb all the same.
 	requireDelta(t, e,
@@ -69,7 +69,7 @@ func TestEngineJoinKeepsArgumentOrder(t *testing.T) {
 		return fmt.Sprintf("%s,%s,%v", rs[0].Value, rs[1].Value, rs[2].Err), nil
 	}
 	e := newTestEngineOf(evStarted(1))
-	require.Equal(t, TurnContinue, executeTurn(e, h).Kind)
+	require.Equal(t, turnContinue, executeTurn(e, h).Kind)
 	require.Equal(t, []uint64{2, 3, 4}, []uint64{e.historyDelta()[0].EventID, e.historyDelta()[1].EventID, e.historyDelta()[2].EventID})
 
 	e = newTestEngineOf(e.finalHistory()...)
@@ -78,7 +78,7 @@ func TestEngineJoinKeepsArgumentOrder(t *testing.T) {
 		duroxide.ActivityCompletedItem{Instance: testInstance, ExecutionID: 1, ID: 3, Result: "b"},
 		duroxide.ActivityCompletedItem{Instance: testInstance, ExecutionID: 1, ID: 2, Result: "a"},
 	})
-	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "a,b,c failed"}, executeTurn(e, h))
+	require.Equal(t, turnResult{Kind: turnCompleted, Output: "a,b,c failed"}, executeTurn(e, h))
 	require.Len(t, e.historyDelta(), 3)
 }
 
@@ -90,7 +90,7 @@ func TestEngineUnawaitedFutureDroppedAtReturn(t *testing.T) {
 		return "done", nil
 	}
 	e := newTestEngineOf(evStarted(1))
-	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "done"}, executeTurn(e, h))
+	require.Equal(t, turnResult{Kind: turnCompleted, Output: "done"}, executeTurn(e, h))
 	requireDelta(t, e,
 		evWithID(2, nil, duroxide.ActivityScheduled{Name: "Forgotten"}),
 		evWithID(3, nil, duroxide.SubOrchestrationScheduled{Name: "Child", Instance: "sub::3", Input: "ci"}),
@@ -113,7 +113,7 @@ func TestEngineExplicitCancelThenReplayWithoutCancelIsMismatch(t *testing.T) {
 		return "x", nil
 	}
 	e := newTestEngineOf(evStarted(1))
-	require.Equal(t, TurnContinue, executeTurn(e, h).Kind)
+	require.Equal(t, turnContinue, executeTurn(e, h).Kind)
 	requireDelta(t, e,
 		evWithID(2, nil, duroxide.ActivityScheduled{Name: "A"}),
 		evWithID(3, nil, duroxide.TimerCreated{FireAtMs: uint64(testClock.UnixMilli()) + 1000}),
@@ -143,14 +143,14 @@ func TestEngineGoBlocksRunInCreationOrderAndLoserBlockIsStopped(t *testing.T) {
 		return b.Await()
 	}
 	e := newTestEngineOf(evStarted(1))
-	require.Equal(t, TurnContinue, executeTurn(e, h).Kind)
+	require.Equal(t, turnContinue, executeTurn(e, h).Kind)
 	requireDelta(t, e,
 		evWithID(2, nil, duroxide.ActivityScheduled{Name: "A1"}),
 		evWithID(3, nil, duroxide.ActivityScheduled{Name: "B1"}))
 
 	e = newTestEngineOf(e.finalHistory()...)
 	e.prepCompletions([]duroxide.WorkItem{duroxide.ActivityCompletedItem{Instance: testInstance, ExecutionID: 1, ID: 2, Result: "x"}})
-	require.Equal(t, TurnContinue, executeTurn(e, h).Kind)
+	require.Equal(t, turnContinue, executeTurn(e, h).Kind)
 	requireDelta(t, e,
 		evWithID(4, refU64(2), duroxide.ActivityCompleted{Result: "x"}),
 		evWithID(5, nil, duroxide.ActivityScheduled{Name: "A2", Input: "x"}))
@@ -158,7 +158,7 @@ func TestEngineGoBlocksRunInCreationOrderAndLoserBlockIsStopped(t *testing.T) {
 	// B1 finishes first: block a is stopped and its pending A2 dropped.
 	e = newTestEngineOf(e.finalHistory()...)
 	e.prepCompletions([]duroxide.WorkItem{duroxide.ActivityCompletedItem{Instance: testInstance, ExecutionID: 1, ID: 3, Result: "b"}})
-	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "b"}, executeTurn(e, h))
+	require.Equal(t, turnResult{Kind: turnCompleted, Output: "b"}, executeTurn(e, h))
 	requireDelta(t, e,
 		evWithID(6, refU64(3), duroxide.ActivityCompleted{Result: "b"}),
 		evWithID(7, refU64(5), duroxide.ActivityCancelRequested{Reason: "dropped_future"}))
@@ -178,7 +178,7 @@ func TestEngineSelectLoserIsCancelledWhileTheCodeGoesOn(t *testing.T) {
 		evWithID(2, nil, duroxide.ActivityScheduled{Name: "Slow", Input: "x"}),
 		evWithID(3, nil, duroxide.TimerCreated{FireAtMs: fire})}
 	e, res := executeStep(t, hist, h, duroxide.TimerFiredItem{Instance: testInstance, ExecutionID: 1, ID: 3, FireAtMs: fire})
-	require.Equal(t, TurnContinue, res.Kind)
+	require.Equal(t, turnContinue, res.Kind)
 	// New schedules get their ids first; breadcrumbs are collected at the
 	// end of the turn.
 	requireDelta(t, e,
@@ -209,7 +209,7 @@ func TestEngineAwaitOnDroppedFutureFailsFast(t *testing.T) {
 		return "", nil
 	}
 	res := executeTurn(newTestEngineOf(evStarted(1)), h)
-	require.Equal(t, TurnCompleted, res.Kind)
+	require.Equal(t, turnCompleted, res.Kind)
 	require.Equal(t, []error{ErrFutureDropped, ErrFutureDropped}, errs)
 }
 
@@ -225,7 +225,7 @@ func TestEngineGoBlockCancellingItselfEnds(t *testing.T) {
 		return fmt.Sprint(err == ErrFutureDropped), nil
 	}
 	e := newTestEngineOf(evStarted(1))
-	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "true"}, executeTurn(e, h))
+	require.Equal(t, turnResult{Kind: turnCompleted, Output: "true"}, executeTurn(e, h))
 	requireDelta(t, e,
 		evWithID(2, nil, duroxide.ActivityScheduled{Name: "Held"}),
 		evWithID(3, refU64(2), duroxide.ActivityCancelRequested{Reason: "dropped_future"}))

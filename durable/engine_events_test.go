@@ -16,7 +16,7 @@ func TestEngineExternalEventsArePositionalAndSkipCancelledWaits(t *testing.T) {
 		return WaitEvent[string](ctx, "E").Await()
 	}
 	e := newTestEngineOf(evStarted(1))
-	require.Equal(t, TurnContinue, executeTurn(e, h).Kind)
+	require.Equal(t, turnContinue, executeTurn(e, h).Kind)
 	requireDelta(t, e,
 		evWithID(2, nil, duroxide.ExternalSubscribed{Name: "E"}),
 		evWithID(3, nil, duroxide.ExternalSubscribed{Name: "E"}),
@@ -24,7 +24,7 @@ func TestEngineExternalEventsArePositionalAndSkipCancelledWaits(t *testing.T) {
 
 	e = newTestEngineOf(e.finalHistory()...)
 	e.prepCompletions([]duroxide.WorkItem{duroxide.ExternalRaisedItem{Instance: testInstance, Name: "E", Data: "payload"}})
-	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "payload"}, executeTurn(e, h))
+	require.Equal(t, turnResult{Kind: turnCompleted, Output: "payload"}, executeTurn(e, h))
 	requireDelta(t, e, evWithID(5, nil, duroxide.ExternalEvent{Name: "E", Data: "payload"}))
 }
 
@@ -34,7 +34,7 @@ func TestEngineExternalEventWithoutSubscriptionIsKeptButNotDelivered(t *testing.
 	// the subscription made afterwards does not see it.
 	e := newTestEngineOf(evStarted(1))
 	e.prepCompletions([]duroxide.WorkItem{duroxide.ExternalRaisedItem{Instance: testInstance, Name: "E", Data: "early"}})
-	require.Equal(t, TurnContinue, executeTurn(e, h).Kind)
+	require.Equal(t, turnContinue, executeTurn(e, h).Kind)
 	requireDelta(t, e,
 		evWithID(2, nil, duroxide.ExternalEvent{Name: "E", Data: "early"}),
 		evWithID(3, nil, duroxide.ExternalSubscribed{Name: "E"}))
@@ -53,7 +53,7 @@ func TestEngineQueueEventsAreFIFOAndResolveInTheSameTurn(t *testing.T) {
 		duroxide.QueueMessageItem{Instance: testInstance, Name: "q", Data: "1"},
 		duroxide.QueueMessageItem{Instance: testInstance, Name: "q", Data: "2"},
 	})
-	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "12"}, executeTurn(e, h))
+	require.Equal(t, turnResult{Kind: turnCompleted, Output: "12"}, executeTurn(e, h))
 	requireDelta(t, e,
 		evWithID(2, nil, duroxide.ExternalEventPersistent{Name: "q", Data: "1"}),
 		evWithID(3, nil, duroxide.ExternalEventPersistent{Name: "q", Data: "2"}),
@@ -62,7 +62,7 @@ func TestEngineQueueEventsAreFIFOAndResolveInTheSameTurn(t *testing.T) {
 
 	// Replay of the whole history gives the same answer.
 	e = newTestEngineOf(e.finalHistory()...)
-	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "12"}, executeTurn(e, h))
+	require.Equal(t, turnResult{Kind: turnCompleted, Output: "12"}, executeTurn(e, h))
 	require.Empty(t, e.historyDelta())
 }
 
@@ -79,7 +79,7 @@ func TestEngineUnboundedDequeueLoopHitsQuiescenceLimit(t *testing.T) {
 	e := newTestEngineOf(evStarted(1))
 	e.prepCompletions(msgs)
 	res := executeTurn(e, h)
-	require.Equal(t, TurnFailed, res.Kind)
+	require.Equal(t, turnFailed, res.Kind)
 	require.Equal(t, duroxide.InfrastructureError{Operation: "quiescence_loop", Message: quiescenceMessage}, res.Details)
 }
 
@@ -97,7 +97,7 @@ func TestEngineSubOrchestrationIDsAndDetachedStarts(t *testing.T) {
 		return x, err
 	}
 	e := newTestEngineOf(evStarted(1))
-	require.Equal(t, TurnContinue, executeTurn(e, h).Kind)
+	require.Equal(t, turnContinue, executeTurn(e, h).Kind)
 	requireDelta(t, e,
 		evWithID(2, nil, duroxide.OrchestrationChained{Name: "Side", Instance: "side-1", Input: "s"}),
 		evWithID(3, nil, duroxide.SubOrchestrationScheduled{Name: "Child", Instance: "sub::3", Input: "a"}),
@@ -115,7 +115,7 @@ func TestEngineSubOrchestrationIDsAndDetachedStarts(t *testing.T) {
 			Details: duroxide.ApplicationError{Kind: duroxide.AppErrorKind{Type: duroxide.AppOrchestrationFailed}, Message: "kid broke"}},
 	})
 	res := executeTurn(e, h)
-	require.Equal(t, TurnFailed, res.Kind)
+	require.Equal(t, turnFailed, res.Kind)
 	require.Equal(t, "kid broke", displayMessage(res.Details))
 }
 
@@ -126,7 +126,7 @@ func TestEngineContinueAsNewUsesAnEventIDButWritesNoEvent(t *testing.T) {
 	}
 	e := newTestEngineOf(evStarted(1))
 	res := executeTurn(e, h)
-	require.Equal(t, TurnResult{Kind: TurnContinueAsNew, Input: testOrchInput + "+", Version: refStr("2.0.0")}, res)
+	require.Equal(t, turnResult{Kind: turnContinueAsNew, Input: testOrchInput + "+", Version: refStr("2.0.0")}, res)
 	requireDelta(t, e, evWithID(2, nil, duroxide.CustomStatusUpdated{Status: refStr("s1")}))
 	require.Equal(t, uint64(4), e.nextEventID)
 }
@@ -138,7 +138,7 @@ func TestEngineCancelOutranksCompletion(t *testing.T) {
 		duroxide.CancelInstanceItem{Instance: testInstance, Reason: "again"},
 	})
 	res := executeTurn(e, func(*OrchestrationContext, string) (string, error) { return "ok", nil })
-	require.Equal(t, TurnResult{Kind: TurnCancelled, Reason: "user"}, res)
+	require.Equal(t, turnResult{Kind: turnCancelled, Reason: "user"}, res)
 	requireDelta(t, e, evWithID(2, nil, duroxide.OrchestrationCancelRequested{Reason: "user"}))
 }
 
@@ -174,7 +174,7 @@ func TestEnginePrepNondeterminismAndSystemErrors(t *testing.T) {
 	e = newTestEngineOf(hist...)
 	e.prepCompletions([]duroxide.WorkItem{duroxide.ActivityFailedItem{Instance: testInstance, ExecutionID: 1, ID: 2, Details: infra}})
 	requireDelta(t, e, evWithID(3, refU64(2), duroxide.ActivityFailed{Details: infra}))
-	require.Equal(t, TurnResult{Kind: TurnFailed, Details: infra}, executeTurn(e, hHello))
+	require.Equal(t, turnResult{Kind: turnFailed, Details: infra}, executeTurn(e, hHello))
 	require.Equal(t, "infrastructure:op: down", displayMessage(infra))
 }
 
@@ -187,7 +187,7 @@ func TestEngineCorruptedHistory(t *testing.T) {
 func TestEngineTerminalHistoryIsContinue(t *testing.T) {
 	e := newTestEngineOf(evStarted(1), evWithID(2, nil, duroxide.OrchestrationCompleted{Output: "x"}))
 	e.prepCompletions([]duroxide.WorkItem{duroxide.CancelInstanceItem{Instance: testInstance, Reason: "late"}})
-	require.Equal(t, TurnResult{Kind: TurnContinue}, executeTurn(e, hHello))
+	require.Equal(t, turnResult{Kind: turnContinue}, executeTurn(e, hHello))
 	require.Empty(t, e.historyDelta())
 }
 
@@ -205,13 +205,13 @@ func TestEngineQueueMessageSurvivesCancelledSubscription(t *testing.T) {
 	}
 	fire := uint64(testClock.UnixMilli()) + 50
 	e, res := executeStep(t, []duroxide.Event{evStarted(1)}, h)
-	require.Equal(t, TurnContinue, res.Kind)
+	require.Equal(t, turnContinue, res.Kind)
 	requireDelta(t, e,
 		evWithID(2, nil, duroxide.ExternalSubscribedPersistent{Name: "Signal"}),
 		evWithID(3, nil, duroxide.TimerCreated{FireAtMs: fire}))
 
 	e, res = executeStep(t, e.finalHistory(), h, duroxide.TimerFiredItem{Instance: testInstance, ExecutionID: 1, ID: 3, FireAtMs: fire})
-	require.Equal(t, TurnContinue, res.Kind)
+	require.Equal(t, turnContinue, res.Kind)
 	requireDelta(t, e,
 		evWithID(4, refU64(3), duroxide.TimerFired{FireAtMs: fire}),
 		evWithID(5, nil, duroxide.ExternalSubscribedPersistent{Name: "Signal"}),
@@ -220,7 +220,7 @@ func TestEngineQueueMessageSurvivesCancelledSubscription(t *testing.T) {
 	e, res = executeStep(t, e.finalHistory(), h,
 		duroxide.QueueMessageItem{Instance: testInstance, Name: "Signal", Data: "survived"},
 		duroxide.QueueMessageItem{Instance: testInstance, Name: "Signal", Data: "extra"})
-	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "got:survived"}, res)
+	require.Equal(t, turnResult{Kind: turnCompleted, Output: "got:survived"}, res)
 	requireDelta(t, e,
 		evWithID(7, nil, duroxide.ExternalEventPersistent{Name: "Signal", Data: "survived"}),
 		evWithID(8, nil, duroxide.ExternalEventPersistent{Name: "Signal", Data: "extra"}))

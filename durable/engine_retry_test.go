@@ -14,23 +14,23 @@ func TestEngineRetryBacksOffOnDurableTimersThenSucceeds(t *testing.T) {
 	}
 	now := uint64(testClock.UnixMilli())
 	e, res := executeStep(t, []duroxide.Event{evStarted(1)}, h)
-	require.Equal(t, TurnContinue, res.Kind)
+	require.Equal(t, turnContinue, res.Kind)
 	requireDelta(t, e, evWithID(2, nil, duroxide.ActivityScheduled{Name: "Flaky", Input: "x"}))
 
 	e, res = executeStep(t, e.finalHistory(), h, duroxide.ActivityFailedItem{Instance: testInstance, ExecutionID: 1, ID: 2, Details: evAppDetails(duroxide.AppActivityFailed, "e1")})
-	require.Equal(t, TurnContinue, res.Kind)
+	require.Equal(t, turnContinue, res.Kind)
 	requireDelta(t, e,
 		evWithID(3, refU64(2), duroxide.ActivityFailed{Details: evAppDetails(duroxide.AppActivityFailed, "e1")}),
 		evWithID(4, nil, duroxide.TimerCreated{FireAtMs: now + 100})) // default backoff: 100 ms
 
 	e, res = executeStep(t, e.finalHistory(), h, duroxide.TimerFiredItem{Instance: testInstance, ExecutionID: 1, ID: 4, FireAtMs: now + 100})
-	require.Equal(t, TurnContinue, res.Kind)
+	require.Equal(t, turnContinue, res.Kind)
 	requireDelta(t, e,
 		evWithID(5, refU64(4), duroxide.TimerFired{FireAtMs: now + 100}),
 		evWithID(6, nil, duroxide.ActivityScheduled{Name: "Flaky", Input: "x"}))
 
 	e, res = executeStep(t, e.finalHistory(), h, duroxide.ActivityCompletedItem{Instance: testInstance, ExecutionID: 1, ID: 6, Result: "ok"})
-	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "ok"}, res)
+	require.Equal(t, turnResult{Kind: turnCompleted, Output: "ok"}, res)
 	requireDelta(t, e, evWithID(7, refU64(6), duroxide.ActivityCompleted{Result: "ok"}))
 }
 
@@ -40,13 +40,13 @@ func TestEngineRetryGivesUpWithLastError(t *testing.T) {
 	}
 	e, _ := executeStep(t, []duroxide.Event{evStarted(1)}, h)
 	e, res := executeStep(t, e.finalHistory(), h, duroxide.ActivityFailedItem{Instance: testInstance, ExecutionID: 1, ID: 2, Details: evAppDetails(duroxide.AppActivityFailed, "e1")})
-	require.Equal(t, TurnContinue, res.Kind)
+	require.Equal(t, turnContinue, res.Kind)
 	// No backoff: the second attempt follows at once, with no timer.
 	requireDelta(t, e,
 		evWithID(3, refU64(2), duroxide.ActivityFailed{Details: evAppDetails(duroxide.AppActivityFailed, "e1")}),
 		evWithID(4, nil, duroxide.ActivityScheduled{Name: "Bad"}))
 	_, res = executeStep(t, e.finalHistory(), h, duroxide.ActivityFailedItem{Instance: testInstance, ExecutionID: 1, ID: 4, Details: evAppDetails(duroxide.AppActivityFailed, "e2")})
-	require.Equal(t, TurnFailed, res.Kind)
+	require.Equal(t, turnFailed, res.Kind)
 	require.Equal(t, "e2", displayMessage(res.Details))
 }
 
@@ -56,14 +56,14 @@ func TestEngineRetryTimeoutIsNotRetried(t *testing.T) {
 	}
 	fire := uint64(testClock.UnixMilli()) + 2000
 	e, res := executeStep(t, []duroxide.Event{evStarted(1)}, h)
-	require.Equal(t, TurnContinue, res.Kind)
+	require.Equal(t, turnContinue, res.Kind)
 	// The activity is scheduled before the per-attempt timer, as in Rust.
 	requireDelta(t, e,
 		evWithID(2, nil, duroxide.ActivityScheduled{Name: "Slow"}),
 		evWithID(3, nil, duroxide.TimerCreated{FireAtMs: fire}))
 
 	e, res = executeStep(t, e.finalHistory(), h, duroxide.TimerFiredItem{Instance: testInstance, ExecutionID: 1, ID: 3, FireAtMs: fire})
-	require.Equal(t, TurnFailed, res.Kind)
+	require.Equal(t, turnFailed, res.Kind)
 	require.Equal(t, "timeout: activity timed out", displayMessage(res.Details))
 	requireDelta(t, e,
 		evWithID(4, refU64(3), duroxide.TimerFired{FireAtMs: fire}),
@@ -96,13 +96,13 @@ func TestEngineRetryFutureLosesSelectToATimer(t *testing.T) {
 	}
 	fire := uint64(testClock.UnixMilli()) + 5000
 	e, res := executeStep(t, []duroxide.Event{evStarted(1)}, h)
-	require.Equal(t, TurnContinue, res.Kind)
+	require.Equal(t, turnContinue, res.Kind)
 	requireDelta(t, e,
 		evWithID(2, nil, duroxide.TimerCreated{FireAtMs: fire}),
 		evWithID(3, nil, duroxide.ActivityScheduled{Name: "Slow", Input: "x"}))
 
 	e, res = executeStep(t, e.finalHistory(), h, duroxide.TimerFiredItem{Instance: testInstance, ExecutionID: 1, ID: 2, FireAtMs: fire})
-	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "timeout"}, res)
+	require.Equal(t, turnResult{Kind: turnCompleted, Output: "timeout"}, res)
 	require.Equal(t, []uint64{3}, e.cancelledActivityIDs())
 }
 
@@ -118,12 +118,12 @@ func TestEngineRetryFutureWinsSelectAfterARetry(t *testing.T) {
 	}
 	e, _ := executeStep(t, []duroxide.Event{evStarted(1)}, h)
 	e, res := executeStep(t, e.finalHistory(), h, duroxide.ActivityFailedItem{Instance: testInstance, ExecutionID: 1, ID: 3, Details: evAppDetails(duroxide.AppActivityFailed, "e1")})
-	require.Equal(t, TurnContinue, res.Kind)
+	require.Equal(t, turnContinue, res.Kind)
 	requireDelta(t, e,
 		evWithID(4, refU64(3), duroxide.ActivityFailed{Details: evAppDetails(duroxide.AppActivityFailed, "e1")}),
 		evWithID(5, nil, duroxide.ActivityScheduled{Name: "Flaky", Input: "x"}))
 	_, res = executeStep(t, e.finalHistory(), h, duroxide.ActivityCompletedItem{Instance: testInstance, ExecutionID: 1, ID: 5, Result: "ok"})
-	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "ok"}, res)
+	require.Equal(t, turnResult{Kind: turnCompleted, Output: "ok"}, res)
 }
 
 // Two retried activities joined run side by side: both first attempts are
@@ -137,14 +137,14 @@ func TestEngineRetryFuturesJoinRunConcurrently(t *testing.T) {
 		return rs[0].Value + rs[1].Value, nil
 	}
 	e, res := executeStep(t, []duroxide.Event{evStarted(1)}, h)
-	require.Equal(t, TurnContinue, res.Kind)
+	require.Equal(t, turnContinue, res.Kind)
 	requireDelta(t, e,
 		evWithID(2, nil, duroxide.ActivityScheduled{Name: "A", Input: "1"}),
 		evWithID(3, nil, duroxide.ActivityScheduled{Name: "B", Input: "2"}))
 	_, res = executeStep(t, e.finalHistory(), h,
 		duroxide.ActivityCompletedItem{Instance: testInstance, ExecutionID: 1, ID: 3, Result: "b"},
 		duroxide.ActivityCompletedItem{Instance: testInstance, ExecutionID: 1, ID: 2, Result: "a"})
-	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "ab"}, res)
+	require.Equal(t, turnResult{Kind: turnCompleted, Output: "ab"}, res)
 }
 
 // Session and tag apply to every attempt of a retried activity.
@@ -173,7 +173,7 @@ func TestCallActivityStringResultIsRaw(t *testing.T) {
 		}
 		e, _ := executeStep(t, []duroxide.Event{evStarted(1)}, h)
 		_, res := executeStep(t, e.finalHistory(), h, duroxide.ActivityCompletedItem{Instance: testInstance, ExecutionID: 1, ID: 2, Result: raw})
-		require.Equal(t, TurnResult{Kind: TurnCompleted, Output: raw}, res, "raw result %s", raw)
+		require.Equal(t, turnResult{Kind: turnCompleted, Output: raw}, res, "raw result %s", raw)
 	}
 }
 
@@ -184,7 +184,7 @@ func TestSchedulingCallsRejectTwoOptionValues(t *testing.T) {
 		return CallActivity[string](ctx, "A", "", ActivityOptions{Tag: "a"}, ActivityOptions{Tag: "b"}).Await()
 	}
 	_, res := executeStep(t, []duroxide.Event{evStarted(1)}, h)
-	require.Equal(t, TurnFailed, res.Kind)
+	require.Equal(t, turnFailed, res.Kind)
 	require.Equal(t, "orchestration panicked: durable: CallActivity takes at most one options value, got 2", displayMessage(res.Details))
 }
 
@@ -205,7 +205,7 @@ func TestEngineRetryFutureStartsWhenFirstPolled(t *testing.T) {
 		return r + a, err
 	}
 	e, res := executeStep(t, []duroxide.Event{evStarted(1)}, h)
-	require.Equal(t, TurnContinue, res.Kind)
+	require.Equal(t, turnContinue, res.Kind)
 	requireDelta(t, e,
 		evWithID(2, nil, duroxide.ActivityScheduled{Name: "R"}),
 		evWithID(3, nil, duroxide.ActivityScheduled{Name: "A"}))
@@ -224,9 +224,9 @@ func TestEngineRetryFutureNeverPolledSchedulesNothing(t *testing.T) {
 	}
 	fire := uint64(testClock.UnixMilli()) + 1000
 	e, res := executeStep(t, []duroxide.Event{evStarted(1)}, h)
-	require.Equal(t, TurnContinue, res.Kind)
+	require.Equal(t, turnContinue, res.Kind)
 	requireDelta(t, e, evWithID(2, nil, duroxide.TimerCreated{FireAtMs: fire}))
 	e, res = executeStep(t, e.finalHistory(), h, duroxide.TimerFiredItem{Instance: testInstance, ExecutionID: 1, ID: 2, FireAtMs: fire})
-	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "ok"}, res)
+	require.Equal(t, turnResult{Kind: turnCompleted, Output: "ok"}, res)
 	requireDelta(t, e, evWithID(3, refU64(2), duroxide.TimerFired{FireAtMs: fire}))
 }

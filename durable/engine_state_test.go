@@ -25,7 +25,7 @@ func TestEngineKVSetClearAndSnapshot(t *testing.T) {
 		return "ok", nil
 	}
 	e := newTestEngineOf(evStarted(1)).withKVSnapshot(map[string]duroxide.KVEntry{"prev": {Value: "p", LastUpdatedAtMs: 5}})
-	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "ok"}, executeTurn(e, h))
+	require.Equal(t, turnResult{Kind: turnCompleted, Output: "ok"}, executeTurn(e, h))
 	require.Equal(t, []string{"p", "v1", ""}, seen)
 	at := uint64(testClock.UnixMilli())
 	requireDelta(t, e,
@@ -140,7 +140,7 @@ func TestEngineActivityTagsAndSessions(t *testing.T) {
 
 	// Replaying with a different tag is a schedule mismatch.
 	e = newTestEngineOf(evStarted(1), evWithID(2, nil, duroxide.ActivityScheduled{Name: "Gpu", Input: "x", Tag: refStr("cpu")}))
-	require.Equal(t, TurnFailed, executeTurn(e, h).Kind)
+	require.Equal(t, turnFailed, executeTurn(e, h).Kind)
 }
 
 func TestEngineSystemCallsUseReservedActivityNames(t *testing.T) {
@@ -163,7 +163,7 @@ func TestEngineSystemCallsUseReservedActivityNames(t *testing.T) {
 		evWithID(6, nil, duroxide.ActivityScheduled{Name: "__duroxide_syscall:get_kv_value", Input: `{"instance_id":"other","key":"key"}`}),
 		evWithID(7, refU64(6), duroxide.ActivityCompleted{Result: `"val"`}))
 	e = newTestEngineOf(hist...)
-	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "g-1:val"}, executeTurn(e, h))
+	require.Equal(t, turnResult{Kind: turnCompleted, Output: "g-1:val"}, executeTurn(e, h))
 	require.Equal(t, time.UnixMilli(1700000000123).UTC(), now)
 }
 

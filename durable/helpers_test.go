@@ -240,7 +240,7 @@ func newTestEngineOf(history ...duroxide.Event) *replayEngine {
 
 // executeStep feeds one batch of messages into a fresh engine over hist
 // and runs one turn.
-func executeStep(t *testing.T, hist []duroxide.Event, h OrchestrationFunc, msgs ...duroxide.WorkItem) (*replayEngine, TurnResult) {
+func executeStep(t *testing.T, hist []duroxide.Event, h OrchestrationFunc, msgs ...duroxide.WorkItem) (*replayEngine, turnResult) {
 	t.Helper()
 	e := newTestEngineOf(hist...)
 	e.prepCompletions(msgs)
@@ -253,7 +253,7 @@ func newTestEngineWithPersistedLen(history []duroxide.Event, persistedLen int) *
 }
 
 // executeTurn is Rust's execute: one turn with the test identity.
-func executeTurn(e *replayEngine, h OrchestrationFunc) TurnResult {
+func executeTurn(e *replayEngine, h OrchestrationFunc) turnResult {
 	return e.executeOrchestration(h, testOrchInput, testOrchName, testOrchVersion, testWorkerID)
 }
 
@@ -472,30 +472,30 @@ func (h *isReplayingHandler) fn(ctx *OrchestrationContext, _ string) (string, er
 }
 
 // ============================================================================
-// Assertions on TurnResult.
+// Assertions on turnResult.
 // ============================================================================
 
-func assertTurnContinue(t *testing.T, r TurnResult) {
+func assertTurnContinue(t *testing.T, r turnResult) {
 	t.Helper()
-	if r.Kind != TurnContinue {
-		t.Fatalf("Expected TurnResult::Continue, got %v", r)
+	if r.Kind != turnContinue {
+		t.Fatalf("Expected turnResult::Continue, got %v", r)
 	}
 }
 
-func assertTurnCompleted(t *testing.T, r TurnResult, expected string) {
+func assertTurnCompleted(t *testing.T, r turnResult, expected string) {
 	t.Helper()
-	if r.Kind != TurnCompleted {
-		t.Fatalf("Expected TurnResult::Completed, got %v", r)
+	if r.Kind != turnCompleted {
+		t.Fatalf("Expected turnResult::Completed, got %v", r)
 	}
 	if r.Output != expected {
 		t.Fatalf("Unexpected completion output: got %q, want %q", r.Output, expected)
 	}
 }
 
-func assertTurnFailed(t *testing.T, r TurnResult) {
+func assertTurnFailed(t *testing.T, r turnResult) {
 	t.Helper()
-	if r.Kind != TurnFailed {
-		t.Fatalf("Expected TurnResult::Failed, got %v", r)
+	if r.Kind != turnFailed {
+		t.Fatalf("Expected turnResult::Failed, got %v", r)
 	}
 }
 
@@ -513,53 +513,53 @@ func appErrorType(d duroxide.ErrorDetails) duroxide.AppErrorType {
 	return ""
 }
 
-func assertTurnNondeterminism(t *testing.T, r TurnResult) {
+func assertTurnNondeterminism(t *testing.T, r turnResult) {
 	t.Helper()
-	if r.Kind != TurnFailed || !isNondeterminism(r.Details) {
-		t.Fatalf("Expected TurnResult::Failed(Nondeterminism), got %v", r)
+	if r.Kind != turnFailed || !isNondeterminism(r.Details) {
+		t.Fatalf("Expected turnResult::Failed(Nondeterminism), got %v", r)
 	}
 }
 
-func assertTurnPanicked(t *testing.T, r TurnResult) {
+func assertTurnPanicked(t *testing.T, r turnResult) {
 	t.Helper()
-	if r.Kind != TurnFailed || appErrorType(r.Details) != duroxide.AppPanicked {
-		t.Fatalf("Expected TurnResult::Failed(Panicked), got %v", r)
+	if r.Kind != turnFailed || appErrorType(r.Details) != duroxide.AppPanicked {
+		t.Fatalf("Expected turnResult::Failed(Panicked), got %v", r)
 	}
 }
 
 // assertTurnFailedWithMessage checks that the failure's display message
 // (Rust's ErrorDetails::display_message) contains substr.
-func assertTurnFailedWithMessage(t *testing.T, r TurnResult, substr string) {
+func assertTurnFailedWithMessage(t *testing.T, r turnResult, substr string) {
 	t.Helper()
-	if r.Kind != TurnFailed {
-		t.Fatalf("Expected TurnResult::Failed, got %v", r)
+	if r.Kind != turnFailed {
+		t.Fatalf("Expected turnResult::Failed, got %v", r)
 	}
 	if msg := displayMessage(r.Details); !strings.Contains(msg, substr) {
 		t.Fatalf("Expected error message to contain %q, got %q", substr, msg)
 	}
 }
 
-func assertTurnContinueAsNew(t *testing.T, r TurnResult, expectedInput string) {
+func assertTurnContinueAsNew(t *testing.T, r turnResult, expectedInput string) {
 	t.Helper()
-	if r.Kind != TurnContinueAsNew {
-		t.Fatalf("Expected TurnResult::ContinueAsNew, got %v", r)
+	if r.Kind != turnContinueAsNew {
+		t.Fatalf("Expected turnResult::ContinueAsNew, got %v", r)
 	}
 	if r.Input != expectedInput {
 		t.Fatalf("Unexpected continue_as_new input: got %q, want %q", r.Input, expectedInput)
 	}
 }
 
-func assertTurnCancelled(t *testing.T, r TurnResult) {
+func assertTurnCancelled(t *testing.T, r turnResult) {
 	t.Helper()
-	if r.Kind != TurnCancelled {
-		t.Fatalf("Expected TurnResult::Cancelled, got %v", r)
+	if r.Kind != turnCancelled {
+		t.Fatalf("Expected turnResult::Cancelled, got %v", r)
 	}
 }
 
-func assertTurnCancelledWithReason(t *testing.T, r TurnResult, reason string) {
+func assertTurnCancelledWithReason(t *testing.T, r turnResult, reason string) {
 	t.Helper()
-	if r.Kind != TurnCancelled {
-		t.Fatalf("Expected TurnResult::Cancelled, got %v", r)
+	if r.Kind != turnCancelled {
+		t.Fatalf("Expected turnResult::Cancelled, got %v", r)
 	}
 	if r.Reason != reason {
 		t.Fatalf("Unexpected cancellation reason: got %q, want %q", r.Reason, reason)
@@ -689,7 +689,7 @@ func requireNoLeakedGoroutines(t *testing.T, before int) {
 // whole text is asserted where Rust's format has no Debug rendering,
 // because it lands verbatim in the OrchestrationFailed event a Rust node
 // would read.
-func assertTurnNondeterminismText(t *testing.T, r TurnResult, message string) {
+func assertTurnNondeterminismText(t *testing.T, r turnResult, message string) {
 	t.Helper()
 	assertTurnNondeterminism(t, r)
 	if got, want := displayMessage(r.Details), "nondeterministic: "+message; got != want {

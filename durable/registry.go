@@ -13,6 +13,12 @@ import (
 	"github.com/duroxide-go/cdb/duroxide"
 )
 
+// OrchestrationFunc is the untyped form of an orchestration: raw input in,
+// raw output or error out. The typed helpers in the registry adapt
+// func(*OrchestrationContext, In) (Out, error) to it. A returned error
+// fails the orchestration with its Error() text as the message.
+type OrchestrationFunc func(ctx *OrchestrationContext, input string) (string, error)
+
 // Registry maps orchestration names (with semantic versions) and activity
 // names to their functions. Register everything before Start; the version
 // policy may be changed while the runtime runs. A Registry is safe for
