@@ -88,6 +88,12 @@ type instanceDoc struct {
 	// code does not replay the history: BlockOrchestrationItem); the next
 	// committed turn clears it.
 	Blocked *string `json:"blocked,omitempty"`
+	// Held names the messages an abandon put back with a delay, and until
+	// when (the abandoner's clock): until they are visible again, a fetch
+	// that did not lock them all gives the instance back, so that messages
+	// arriving meanwhile do not overtake them (fetch.go). The next
+	// committed turn, or an abandon without a delay, clears it.
+	Held *heldMessages `json:"held,omitempty"`
 	// PendingTurn is set between the commit and the roll-forward of a turn
 	// larger than one batch (large.go).
 	PendingTurn *pendingTurn `json:"pendingTurn,omitempty"`
@@ -307,6 +313,12 @@ const receivedRetention = time.Hour
 // remove a marker before the retention has passed for its writer (a
 // keyed client write retried within the hour must still meet it).
 func (p *Provider) markerLifetime() time.Duration { return receivedRetention + p.skew() }
+
+// heldMessages is instanceDoc.Held.
+type heldMessages struct {
+	Until int64    `json:"until"`
+	IDs   []string `json:"ids"`
+}
 
 // pendingTurn is recorded on the instance document between commit and
 // roll-forward.

@@ -140,6 +140,10 @@ func (p *Provider) tryLockOrchestration(ctx context.Context, c candidate, lockTi
 		}
 	}
 
+	if p.heldBack(lk, now) {
+		return nil, p.releaseHeld(ctx, lk, now)
+	}
+
 	item := &duroxide.OrchestrationItem{Instance: c.instance, LockToken: token, KVSnapshot: map[string]duroxide.KVEntry{}}
 	var decodeErr error
 	for _, m := range lk.messages {
@@ -159,7 +163,11 @@ func (p *Provider) tryLockOrchestration(ctx context.Context, c candidate, lockTi
 	if !lk.doc.exists() {
 		start := startOf(item.Messages)
 		if start == nil && decodeErr == nil {
-			return nil, p.releaseOrphan(ctx, lk, created, item.Messages)
+			keep, err := p.startOnItsWay(ctx, lk, item.Messages)
+			if err != nil {
+				p.opts.Logger.Warn("checking whether an instance's start is on its way", "instance_id", lk.instance, "error", err)
+			}
+			return nil, p.releaseOrphan(ctx, lk, created, item.Messages, keep || err != nil)
 		}
 		item.OrchestrationName, item.Version, item.ExecutionID = nameVersionOf(start)
 		lk.doc.OrchestrationName, lk.doc.OrchestrationVersion = item.OrchestrationName, item.Version
@@ -425,15 +433,79 @@ func (p *Provider) deleteAll(ctx context.Context, partition string, ids []string
 	return nil
 }
 
+// startOnItsWay reports whether an instance without a committed
+// document, whose locked batch holds no start, was started all the same
+// (duroxide.ClientWriter's existence: a start record, a queued start not
+// visible yet — delayed, or held back by an abandon — or an outbox intent
+// that will deliver one). It is asked only when the orphan rule would
+// drop a queue message: an instance exists from the moment its start is
+// accepted, and its messages wait for the start.
+func (p *Provider) startOnItsWay(ctx context.Context, lk *orchLock, items []duroxide.WorkItem) (bool, error) {
+	drops := false
+	for i, m := range lk.messages {
+		if i < len(items) && p.orphanExpired(items[i], m) {
+			drops = true
+		}
+	}
+	if !drops {
+		return false, nil
+	}
+	return p.InstanceExists(ctx, lk.instance)
+}
+
+// startWait is how long a process leaves alone an instance whose
+// messages wait for a start or a held batch that it cannot see yet.
+const startWait = time.Second
+
+// heldBack reports whether lk's instance has messages an abandon put back
+// with a delay (instanceDoc.Held) that this lock did not take: they are
+// not visible yet, and delivering the newer ones first would reorder the
+// instance's queue. The hold is honoured until MaxClockSkew after its end
+// by our clock, past which the held messages are visible to every
+// process (or gone).
+func (p *Provider) heldBack(lk *orchLock, now time.Time) bool {
+	h := lk.doc.Held
+	if h == nil || h.Until <= ms(now.Add(-p.skew())) {
+		return false
+	}
+	taken := make(map[string]bool, len(lk.messages))
+	for _, m := range lk.messages {
+		taken[m.ID] = true
+	}
+	for _, id := range h.IDs {
+		if !taken[id] {
+			return true
+		}
+	}
+	return false
+}
+
+// releaseHeld gives back a lock taken while older messages are held back
+// (heldBack): the messages are unlocked without counting the attempt and
+// keep their visibility, the instance keeps its hold, and this process
+// leaves the instance alone for a while.
+func (p *Provider) releaseHeld(ctx context.Context, lk *orchLock, now time.Time) error {
+	b := cosmos.NewBatch(lk.instance)
+	b.Patch(instanceDocID(lk.instance), releaseOps(), &lk.etag)
+	for _, m := range lk.messages {
+		b.Patch(m.ID, unlockMessageOps(m.AttemptCount-1, nil), nil)
+	}
+	_, err := p.st.ExecuteTolerant(ctx, b, false)
+	wait := time.UnixMilli(lk.doc.Held.Until).Sub(now)
+	p.busy.mark(lk.instance, now.Add(min(max(wait, busyRetry), startWait)))
+	return err
+}
+
 // releaseOrphan applies the orphan rule to an instance that does not
 // exist and whose batch cannot create it: queue messages (events for an
 // instance that never started) are deleted; anything else is unlocked
-// and left for the start that will come.
-func (p *Provider) releaseOrphan(ctx context.Context, lk *orchLock, created bool, items []duroxide.WorkItem) error {
+// and left for the start that will come. With keep (the instance's
+// start is on its way: startOnItsWay) nothing is deleted.
+func (p *Provider) releaseOrphan(ctx context.Context, lk *orchLock, created bool, items []duroxide.WorkItem, keep bool) error {
 	b := cosmos.NewBatch(lk.instance)
 	dropped := 0
 	for i, m := range lk.messages {
-		if p.orphanExpired(items[i], m) {
+		if !keep && p.orphanExpired(items[i], m) {
 			b.Delete(m.ID, nil, cosmos.ErrNotFound)
 			dropped++
 		} else {
@@ -452,7 +524,11 @@ func (p *Provider) releaseOrphan(ctx context.Context, lk *orchLock, created bool
 	if err == nil {
 		p.orphansDropped.Add(int64(dropped))
 	}
-	p.busy.clear(lk.instance)
+	if keep {
+		p.busy.mark(lk.instance, p.now().Add(startWait))
+	} else {
+		p.busy.clear(lk.instance)
+	}
 	return err
 }
 

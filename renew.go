@@ -42,6 +42,16 @@ func (p *Provider) abandonOrchestrationItem(ctx context.Context, op, lockToken s
 	if blocked != nil {
 		release.AppendSet("/blocked", *blocked)
 	}
+	switch {
+	case visible != nil && len(lk.messages) > 0:
+		ids := make([]string, len(lk.messages))
+		for i, m := range lk.messages {
+			ids[i] = m.ID
+		}
+		release.AppendSet("/held", heldMessages{Until: *visible, IDs: ids})
+	case lk.doc.Held != nil:
+		release.AppendSet("/held", jsonNull) // what was held is visible again
+	}
 	b.Patch(instanceDocID(lk.instance), release, &lk.etag)
 	for _, m := range lk.messages {
 		n := m.AttemptCount
