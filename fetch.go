@@ -111,7 +111,7 @@ func (p *Provider) tryLockOrchestration(ctx context.Context, c candidate, lockTi
 			c.ids = ids
 		}
 	}
-	res, created, err := p.lockBatch(ctx, c, token, now, until, filter)
+	res, created, takeover, err := p.lockBatch(ctx, c, token, now, until, filter)
 	if err != nil || res == nil {
 		return nil, err
 	}
@@ -127,6 +127,12 @@ func (p *Provider) tryLockOrchestration(ctx context.Context, c candidate, lockTi
 		}
 		m.ETag = string(res.ETags[i])
 		lk.messages = append(lk.messages, &m)
+	}
+	if takeover {
+		if ok, err := p.lockStragglers(ctx, lk, until); err != nil || !ok {
+			p.releaseQuietly(ctx, lk)
+			return nil, err
+		}
 	}
 	sort.SliceStable(lk.messages, func(i, j int) bool { return lk.messages[i].order() < lk.messages[j].order() })
 	if lk.doc.PendingTurn != nil {
@@ -242,17 +248,73 @@ func (p *Provider) finishTurnUnderLock(ctx context.Context, lk *orchLock) error 
 	return nil
 }
 
+// lockStragglers locks, after a takeover, the messages the lapsed lock
+// held that discovery did not see: discovery judged them still locked,
+// while the instance's lock, which lapses with them, had lapsed by the
+// time the lock batch ran (a resumed scan's or a slow query's "now" is
+// older than the batch's). Without them the turn would take newer
+// messages before older ones. It reports false when a message changed
+// under us (the caller gives the lock back; the next fetch sees the
+// current state).
+func (p *Provider) lockStragglers(ctx context.Context, lk *orchLock, until time.Time) (bool, error) {
+	ready, err := p.readyMessages(ctx, lk.instance, p.now())
+	if err != nil {
+		return false, err
+	}
+	taken := make(map[string]bool, len(lk.messages))
+	for _, m := range lk.messages {
+		taken[m.ID] = true
+	}
+	var ids []string
+	for _, id := range ready {
+		if !taken[id] && len(lk.messages)+len(ids) < cosmos.MaxBatchOps-1 {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return true, nil
+	}
+	b := cosmos.NewBatch(lk.instance)
+	p.addMessageLocks(b, ids, lk.token, until)
+	res, err := p.st.Execute(ctx, b, true)
+	var be *BatchError
+	if errors.As(err, &be) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	for i, body := range res.Bodies {
+		var m queueDoc
+		if err := json.Unmarshal(body, &m); err != nil {
+			return false, fmt.Errorf("decode queue message: %w", err)
+		}
+		m.ETag = string(res.ETags[i])
+		lk.messages = append(lk.messages, &m)
+	}
+	return true, nil
+}
+
 // lockBatch runs the lock batch. A nil result with a nil error means the
 // instance could not be locked (busy, incompatible, or its messages
 // changed under us). created reports that the instance document was
-// created by this batch (a provisional one).
-func (p *Provider) lockBatch(ctx context.Context, c candidate, token string, now, until time.Time, filter *duroxide.DispatcherCapabilityFilter) (res *cosmos.BatchResult, created bool, err error) {
+// created by this batch (a provisional one); takeover that it was locked
+// by a lock that had lapsed (its holder died or stalled), whose messages
+// discovery may not have seen (lockStragglers).
+func (p *Provider) lockBatch(ctx context.Context, c candidate, token string, now, until time.Time, filter *duroxide.DispatcherCapabilityFilter) (res *cosmos.BatchResult, created, takeover bool, err error) {
 	// A start usually means a new instance: try creating the (provisional)
 	// instance document first, which saves the failed patch; otherwise
 	// patch the existing one. Each falls back to the other.
 	create := c.start
 	for try := 0; try < 2; try++ {
 		b := cosmos.NewBatch(c.instance)
+		head := 0 // operations before the instance's
+		if !create {
+			// The document as it was before the patch, in the same
+			// request: it tells a takeover from a free instance.
+			b.Read(instanceDocID(c.instance))
+			head = 1
+		}
 		if create {
 			doc := instanceDoc{ID: instanceDocID(c.instance), InstanceID: c.instance, Type: docInstance, Status: duroxide.StatusRunning,
 				LockToken: &token, LockedUntil: ptr(ms(until)), CreatedAt: ms(now), UpdatedAt: ms(now), Provisional: true}
@@ -267,14 +329,20 @@ func (p *Provider) lockBatch(ctx context.Context, c candidate, token string, now
 		p.addMessageLocks(b, c.ids, token, until)
 		res, err = p.st.Execute(ctx, b, true)
 		be, ok := err.(*BatchError)
+		inst := ok && be.Index <= head // the instance's read or write failed
 		switch {
 		case err == nil:
-			return res, create, nil
-		case ok && be.Index == 0 && create && errors.Is(be, cosmos.ErrConflict),
-			ok && be.Index == 0 && !create && errors.Is(be, cosmos.ErrNotFound):
+			if head > 0 {
+				var prev instanceDoc
+				takeover = json.Unmarshal(res.Bodies[0], &prev) == nil && prev.LockToken != nil
+				res.Bodies, res.ETags = res.Bodies[head:], res.ETags[head:]
+			}
+			return res, create, takeover, nil
+		case inst && create && errors.Is(be, cosmos.ErrConflict),
+			inst && !create && errors.Is(be, cosmos.ErrNotFound):
 			create = !create // guessed wrong: the other way
 			continue
-		case ok && be.Index == 0 && errors.Is(be, cosmos.ErrPreconditionFailed):
+		case inst && errors.Is(be, cosmos.ErrPreconditionFailed):
 			// Locked, or pinned to a version outside the filter. We
 			// cannot tell which without a read, and neither is worth one.
 			if filter != nil {
@@ -282,20 +350,20 @@ func (p *Provider) lockBatch(ctx context.Context, c candidate, token string, now
 			} else {
 				p.busy.mark(c.instance, now.Add(busyRetry))
 			}
-			return nil, false, nil
-		case ok && be.Index == 0 && errors.Is(be, cosmos.ErrConflict):
+			return nil, false, false, nil
+		case inst && errors.Is(be, cosmos.ErrConflict):
 			p.busy.mark(c.instance, now.Add(busyRetry)) // created by another dispatcher just now
-			return nil, false, nil
+			return nil, false, false, nil
 		case ok:
 			// A message that vanished (404, or 412 where its received
 			// marker now holds the id) was consumed by a turn that ended
 			// after our discovery; the next fetch sees the current state.
-			return nil, false, nil
+			return nil, false, false, nil
 		default:
-			return nil, false, err
+			return nil, false, false, err
 		}
 	}
-	return nil, false, nil
+	return nil, false, false, nil
 }
 
 // lockCondition is the instance patch's predicate: the instance is not
