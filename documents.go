@@ -88,11 +88,11 @@ type instanceDoc struct {
 	// code does not replay the history: BlockOrchestrationItem); the next
 	// committed turn clears it.
 	Blocked *string `json:"blocked,omitempty"`
-	// Held names the messages an abandon put back with a delay, and until
-	// when (the abandoner's clock): until they are visible again, a fetch
-	// that did not lock them all gives the instance back, so that messages
-	// arriving meanwhile do not overtake them (fetch.go). The next
-	// committed turn, or an abandon without a delay, clears it.
+	// Held names the messages the last abandon gave back, and when they
+	// are visible again (the abandoner's clock: its now plus the delay): a
+	// fetch that did not lock them all gives the instance back, so that
+	// newer messages do not overtake them (fetch.go heldBack). The next
+	// committed turn clears it.
 	Held *heldMessages `json:"held,omitempty"`
 	// PendingTurn is set between the commit and the roll-forward of a turn
 	// larger than one batch (large.go).

@@ -525,15 +525,22 @@ func (p *Provider) startOnItsWay(ctx context.Context, lk *orchLock, items []duro
 // messages wait for a start or a held batch that it cannot see yet.
 const startWait = time.Second
 
-// heldBack reports whether lk's instance has messages an abandon put back
-// with a delay (instanceDoc.Held) that this lock did not take: they are
-// not visible yet, and delivering the newer ones first would reorder the
-// instance's queue. The hold is honoured until MaxClockSkew after its end
-// by our clock, past which the held messages are visible to every
-// process (or gone).
+// heldGrace is how long after held messages became visible a fetch that
+// did not lock them still gives the instance back: its discovery may
+// have read them before they were given back (still locked), or from a
+// replica that had not seen the release yet.
+const heldGrace = 5 * time.Second
+
+// heldBack reports whether lk's instance has messages the last abandon
+// gave back (instanceDoc.Held) that this lock did not take: not visible
+// yet (a delay), or missed by a discovery that read them while they were
+// still locked. Delivering the newer ones first would reorder the
+// instance's queue. The hold is honoured until MaxClockSkew plus
+// heldGrace after the held messages became visible (by the abandoner's
+// clock), past which every process sees them (or they are gone).
 func (p *Provider) heldBack(lk *orchLock, now time.Time) bool {
 	h := lk.doc.Held
-	if h == nil || h.Until <= ms(now.Add(-p.skew())) {
+	if h == nil || h.Until <= ms(now.Add(-p.skew()-heldGrace)) {
 		return false
 	}
 	taken := make(map[string]bool, len(lk.messages))

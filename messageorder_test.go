@@ -62,3 +62,51 @@ func TestTakeoverAfterDiscoveryKeepsMessageOrder(t *testing.T) {
 	require.True(t, jumped.Load(), "the clock jumped between discovery and lock")
 	require.Equal(t, []duroxide.WorkItem{m1, m2}, got, "the dead holder's message first, then the newer one")
 }
+
+// A process discovers an instance while another holds its lock: it sees
+// only the message that arrived meanwhile (the held one is locked). The
+// holder then gives its batch back without a delay (the runtime does so
+// when it fetched messages without the continue-as-new item they wait
+// for), and only then does the first process's lock batch run. The turn
+// must not get the newer message without the older one.
+func TestAbandonAfterDiscoveryKeepsMessageOrder(t *testing.T) {
+	const inst = "abandon-after-discovery"
+	ctx := t.Context()
+	h := newHarnessNoLag(t, cdb.Options{})
+	createHInstance(t, h.p, inst)
+	m1 := duroxide.QueueMessageItem{Instance: inst, Name: "q", Data: "m1"}
+	m2 := duroxide.QueueMessageItem{Instance: inst, Name: "q", Data: "m2"}
+	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, m1, 0))
+	holder := mustFetchOrch(t, h.p, inst)
+	require.Equal(t, []duroxide.WorkItem{m1}, holder.Messages)
+	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, m2, 0))
+
+	g := newGate(t)
+	lock := g.at(false, func(c cdb.Call) bool { return c.Op == cdb.OpBatch && c.PartitionKey == inst })
+	other := h.open(cdb.Options{Test: cdb.TestOptions{Hooks: g.hooks()}})
+	type fetched struct {
+		item *duroxide.OrchestrationItem
+		err  error
+	}
+	first := make(chan fetched, 1)
+	go func() {
+		item, err := other.FetchOrchestrationItem(ctx, hLock, 0, nil)
+		first <- fetched{item, err}
+	}()
+	lock.wait(t) // discovered by m2 alone; about to lock
+	require.NoError(t, h.p.AbandonOrchestrationItem(ctx, holder.LockToken, 0, true))
+	lock.open()
+	r := <-first
+	require.NoError(t, r.err)
+	got := r.item
+	eventually(t, 30*time.Second, func() bool {
+		if got != nil {
+			return true
+		}
+		item, err := other.FetchOrchestrationItem(ctx, hLock, 0, nil)
+		require.NoError(t, err)
+		got = item
+		return got != nil
+	}, "the instance was never fetched again")
+	require.Equal(t, []duroxide.WorkItem{m1, m2}, got.Messages, "the given-back message first, then the newer one")
+}
