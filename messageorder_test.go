@@ -110,3 +110,59 @@ func TestAbandonAfterDiscoveryKeepsMessageOrder(t *testing.T) {
 	}, "the instance was never fetched again")
 	require.Equal(t, []duroxide.WorkItem{m1, m2}, got.Messages, "the given-back message first, then the newer one")
 }
+
+// A message written without a delay is visible at once to every process
+// whose clock is within MaxClockSkew of the writer's: one written by a
+// process whose clock runs ahead must not wait, invisible, until the
+// clock of the process that owns its instance catches up (the chaos soak
+// at ±60 s saw hand-offs — a child's start, an activity and its result —
+// each wait up to 120 s). Covered: an activity a turn schedules, an
+// orchestrator item a turn writes, an activity's result, an enqueue.
+func TestImmediateMessagesFromAheadClockVisibleAtOnce(t *testing.T) {
+	const inst = "ahead-writes"
+	ctx := t.Context()
+	h := newHarnessNoLag(t, cdb.Options{})
+	const skew = time.Minute
+	ahead := h.open(cdb.Options{MaxClockSkew: 2 * skew, Test: cdb.TestOptions{Now: func() time.Time { return time.Now().Add(skew) }}})
+	onTime := h.open(cdb.Options{MaxClockSkew: 2 * skew})
+
+	require.NoError(t, ahead.EnqueueForOrchestrator(ctx, hStart(inst), 0))
+	first := mustFetchOrch(t, onTime, inst)
+	act := duroxide.ActivityExecuteItem{Instance: inst, ExecutionID: 1, ID: 2, Name: "A", Input: "x"}
+	raised := duroxide.ExternalRaisedItem{Instance: inst, Name: "self", Data: "{}"}
+	require.NoError(t, onTime.AckOrchestrationItem(ctx, first.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1,
+		HistoryDelta: []duroxide.Event{hStarted(inst, "HOrch")}, Metadata: hRunning("HOrch")}))
+
+	// A turn on the process ahead schedules an activity and writes an
+	// orchestrator item for its own instance.
+	require.NoError(t, ahead.EnqueueForOrchestrator(ctx, duroxide.ExternalRaisedItem{Instance: inst, Name: "poke", Data: "{}"}, 0))
+	turn, err := ahead.FetchOrchestrationItem(ctx, hLock, 0, nil)
+	require.NoError(t, err)
+	require.NotNil(t, turn)
+	require.NoError(t, ahead.AckOrchestrationItem(ctx, turn.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1,
+		WorkerItems: []duroxide.WorkItem{act}, OrchestratorItems: []duroxide.WorkItem{raised}, Metadata: hRunning("HOrch")}))
+
+	w, err := onTime.FetchWorkItem(ctx, hLock, 0, nil, duroxide.TagFilter{Mode: duroxide.TagDefaultOnly})
+	require.NoError(t, err)
+	require.NotNil(t, w, "the activity the process ahead scheduled is visible at once")
+	require.NoError(t, onTime.AbandonWorkItem(ctx, w.LockToken, 0, true))
+	item, err := onTime.FetchOrchestrationItem(ctx, hLock, 0, nil)
+	require.NoError(t, err)
+	require.NotNil(t, item, "the orchestrator item the process ahead wrote is visible at once")
+	require.Equal(t, []duroxide.WorkItem{raised}, item.Messages)
+	require.NoError(t, onTime.AckOrchestrationItem(ctx, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1, Metadata: hRunning("HOrch")}))
+
+	// The process ahead runs the activity; its result, and a message it
+	// enqueues, are visible at once.
+	w, err = ahead.FetchWorkItem(ctx, hLock, 0, nil, duroxide.TagFilter{Mode: duroxide.TagDefaultOnly})
+	require.NoError(t, err)
+	require.NotNil(t, w)
+	done := duroxide.ActivityCompletedItem{Instance: inst, ExecutionID: 1, ID: 2, Result: "r"}
+	require.NoError(t, ahead.AckWorkItem(ctx, w.LockToken, done))
+	msg := duroxide.QueueMessageItem{Instance: inst, Name: "q", Data: "m"}
+	require.NoError(t, ahead.EnqueueForOrchestrator(ctx, msg, 0))
+	item, err = onTime.FetchOrchestrationItem(ctx, hLock, 0, nil)
+	require.NoError(t, err)
+	require.NotNil(t, item, "the result and the message from the process ahead are visible at once")
+	require.Equal(t, []duroxide.WorkItem{done, msg}, item.Messages)
+}
