@@ -88,6 +88,12 @@ type instanceDoc struct {
 	// code does not replay the history: BlockOrchestrationItem); the next
 	// committed turn clears it.
 	Blocked *string `json:"blocked,omitempty"`
+	// Held names the messages the last abandon gave back, and when they
+	// are visible again (the abandoner's clock: its now plus the delay): a
+	// fetch that did not lock them all gives the instance back, so that
+	// newer messages do not overtake them (fetch.go heldBack). The next
+	// committed turn clears it.
+	Held *heldMessages `json:"held,omitempty"`
 	// PendingTurn is set between the commit and the roll-forward of a turn
 	// larger than one batch (large.go).
 	PendingTurn *pendingTurn `json:"pendingTurn,omitempty"`
@@ -307,6 +313,12 @@ const receivedRetention = time.Hour
 // remove a marker before the retention has passed for its writer (a
 // keyed client write retried within the hour must still meet it).
 func (p *Provider) markerLifetime() time.Duration { return receivedRetention + p.skew() }
+
+// heldMessages is instanceDoc.Held.
+type heldMessages struct {
+	Until int64    `json:"until"`
+	IDs   []string `json:"ids"`
+}
 
 // pendingTurn is recorded on the instance document between commit and
 // roll-forward.

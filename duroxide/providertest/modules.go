@@ -14,6 +14,7 @@ var modules = []module{
 	{"custom_status", customStatusTests},
 	{"deletion", deletionTests},
 	{"error_handling", errorHandlingTests},
+	{"held_messages", heldMessagesTests},
 	{"instance_creation", instanceCreationTests},
 	{"instance_locking", instanceLockingTests},
 	{"instance_search", instanceSearchTests},
