@@ -2,6 +2,7 @@ package cdb_test
 
 import (
 	"context"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,7 +24,7 @@ import (
 func TestTakeoverAfterDiscoveryKeepsMessageOrder(t *testing.T) {
 	const inst = "takeover-order"
 	ctx := t.Context()
-	h := newHarnessNoLag(t, cdb.Options{})
+	h := newHarness(t, cdb.Options{}, withoutLag())
 	createHInstance(t, h.p, inst)
 	m1 := duroxide.QueueMessageItem{Instance: inst, Name: "q", Data: "m1"}
 	m2 := duroxide.QueueMessageItem{Instance: inst, Name: "q", Data: "m2"}
@@ -41,13 +42,13 @@ func TestTakeoverAfterDiscoveryKeepsMessageOrder(t *testing.T) {
 	var offset atomic.Int64
 	now := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
 	var jumped atomic.Bool
-	hooks := &cdb.Hooks{After: func(_ context.Context, c cdb.Call, err error) error {
+	hooks := &testhooks.Hooks{After: func(_ context.Context, c testhooks.Call, err error) error {
 		if c.Op == cdb.OpQuery && c.PartitionKey == "" && jumped.CompareAndSwap(false, true) {
 			offset.Store(int64(time.Minute))
 		}
 		return err
 	}}
-	taker := h.open(cdb.Options{MaxClockSkew: -1, Test: cdb.TestOptions{Now: now, Hooks: hooks}})
+	taker := h.open(testhooks.With(cdb.Options{MaxClockSkew: -1}, testhooks.Knobs{Now: now, Hooks: hooks}))
 
 	var got []duroxide.WorkItem
 	eventually(t, 30*time.Second, func() bool {
@@ -72,7 +73,7 @@ func TestTakeoverAfterDiscoveryKeepsMessageOrder(t *testing.T) {
 func TestAbandonAfterDiscoveryKeepsMessageOrder(t *testing.T) {
 	const inst = "abandon-after-discovery"
 	ctx := t.Context()
-	h := newHarnessNoLag(t, cdb.Options{})
+	h := newHarness(t, cdb.Options{}, withoutLag())
 	createHInstance(t, h.p, inst)
 	m1 := duroxide.QueueMessageItem{Instance: inst, Name: "q", Data: "m1"}
 	m2 := duroxide.QueueMessageItem{Instance: inst, Name: "q", Data: "m2"}
@@ -82,8 +83,8 @@ func TestAbandonAfterDiscoveryKeepsMessageOrder(t *testing.T) {
 	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, m2, 0))
 
 	g := newGate(t)
-	lock := g.at(false, func(c cdb.Call) bool { return c.Op == cdb.OpBatch && c.PartitionKey == inst })
-	other := h.open(cdb.Options{Test: cdb.TestOptions{Hooks: g.hooks()}})
+	lock := g.at(false, func(c testhooks.Call) bool { return c.Op == cdb.OpBatch && c.PartitionKey == inst })
+	other := h.open(testhooks.With(cdb.Options{}, testhooks.Knobs{Hooks: g.hooks()}))
 	type fetched struct {
 		item *duroxide.OrchestrationItem
 		err  error
@@ -121,9 +122,9 @@ func TestAbandonAfterDiscoveryKeepsMessageOrder(t *testing.T) {
 func TestImmediateMessagesFromAheadClockVisibleAtOnce(t *testing.T) {
 	const inst = "ahead-writes"
 	ctx := t.Context()
-	h := newHarnessNoLag(t, cdb.Options{})
+	h := newHarness(t, cdb.Options{}, withoutLag())
 	const skew = time.Minute
-	ahead := h.open(cdb.Options{MaxClockSkew: 2 * skew, Test: cdb.TestOptions{Now: func() time.Time { return time.Now().Add(skew) }}})
+	ahead := h.open(testhooks.With(cdb.Options{MaxClockSkew: 2 * skew}, testhooks.Knobs{Now: func() time.Time { return time.Now().Add(skew) }}))
 	onTime := h.open(cdb.Options{MaxClockSkew: 2 * skew})
 
 	require.NoError(t, ahead.EnqueueForOrchestrator(ctx, hStart(inst), 0))
