@@ -571,9 +571,9 @@ func (c *Client) ListExecutions(ctx context.Context, instance string) ([]uint64,
 	return execs, nil
 }
 
-// ReadExecutionHistory reads one execution's history; a missing instance
-// is ErrInstanceNotFound.
-func (c *Client) ReadExecutionHistory(ctx context.Context, instance string, executionID uint64) ([]duroxide.Event, error) {
+// ExecutionHistory reads one execution's history; a missing instance
+// is ErrInstanceNotFound. Rust: read_execution_history.
+func (c *Client) ExecutionHistory(ctx context.Context, instance string, executionID uint64) ([]duroxide.Event, error) {
 	a, err := c.admin()
 	if err != nil {
 		return nil, err

@@ -136,8 +136,8 @@ func writesToAMissingInstanceAreNotFound(e *env) {
 
 func readsOfAMissingInstanceAreNotFound(e *env) {
 	c := e.client()
-	_, err := c.ReadExecutionHistory(e.ctx, "ghost", 1)
-	require.ErrorIs(e.t, err, durable.ErrInstanceNotFound, "ReadExecutionHistory")
+	_, err := c.ExecutionHistory(e.ctx, "ghost", 1)
+	require.ErrorIs(e.t, err, durable.ErrInstanceNotFound, "ExecutionHistory")
 	_, err = c.ListExecutions(e.ctx, "ghost")
 	require.ErrorIs(e.t, err, durable.ErrInstanceNotFound, "ListExecutions")
 	_, _, err = c.KVValue(e.ctx, "ghost", "k")
