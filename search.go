@@ -73,7 +73,7 @@ var stateClauses = map[duroxide.InstanceState]string{
 	duroxide.InstanceBlocked:   "((c.status = 'Running' OR c.status = 'ContinuedAsNew') AND IS_STRING(c.blocked))",
 	duroxide.InstanceCompleted: "c.status = 'Completed'",
 	duroxide.InstanceFailed:    "(c.status = 'Failed' AND NOT (IS_STRING(c.output) AND STARTSWITH(c.output, @cancelled)))",
-	duroxide.InstanceCanceled: "(c.status = 'Failed' AND IS_STRING(c.output) AND STARTSWITH(c.output, @cancelled))",
+	duroxide.InstanceCanceled:  "(c.status = 'Failed' AND IS_STRING(c.output) AND STARTSWITH(c.output, @cancelled))",
 }
 
 // searchFilter is the WHERE clause (after liveInstances) and parameters of
