@@ -45,7 +45,8 @@ var (
 	// ErrNotRegistered is duroxide.ErrNotRegistered: the client's registry
 	// has no orchestration of the name (and version) a start asked for.
 	ErrNotRegistered = duroxide.ErrNotRegistered
-	// ErrInstanceStillRunning: deleting a running instance needs force (or
+	// ErrInstanceStillRunning: deleting a running instance needs
+	// DeleteOptions.Force (or
 	// cancel it first).
 	ErrInstanceStillRunning = errors.New("durable: instance is still running; use force or cancel first")
 	// ErrCannotDeleteSubOrchestration: delete the root instead.
