@@ -46,8 +46,7 @@ var (
 	// has no orchestration of the name (and version) a start asked for.
 	ErrNotRegistered = duroxide.ErrNotRegistered
 	// ErrInstanceStillRunning: deleting a running instance needs
-	// DeleteOptions.Force (or
-	// cancel it first).
+	// DeleteOptions.Force (or cancel it first).
 	ErrInstanceStillRunning = errors.New("durable: instance is still running; use force or cancel first")
 	// ErrCannotDeleteSubOrchestration: delete the root instead.
 	ErrCannotDeleteSubOrchestration = errors.New("durable: cannot delete a sub-orchestration directly; delete the root orchestration instead")
