@@ -507,7 +507,7 @@ func (c *Client) CustomStatus(ctx context.Context, instance string, lastSeenVers
 
 // Stats returns stats of instance's current execution (nil for an unknown
 // instance). Rust: get_orchestration_stats.
-func (c *Client) Stats(ctx context.Context, instance string) (*duroxide.SystemStats, error) {
+func (c *Client) Stats(ctx context.Context, instance string) (*duroxide.InstanceStats, error) {
 	return c.p.InstanceStats(ctx, instance)
 }
 
