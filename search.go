@@ -73,7 +73,7 @@ var stateClauses = map[duroxide.InstanceState]string{
 	duroxide.InstanceBlocked:   "((c.status = 'Running' OR c.status = 'ContinuedAsNew') AND IS_STRING(c.blocked))",
 	duroxide.InstanceCompleted: "c.status = 'Completed'",
 	duroxide.InstanceFailed:    "(c.status = 'Failed' AND NOT (IS_STRING(c.output) AND STARTSWITH(c.output, @cancelled)))",
-	duroxide.InstanceCancelled: "(c.status = 'Failed' AND IS_STRING(c.output) AND STARTSWITH(c.output, @cancelled))",
+	duroxide.InstanceCanceled:  "(c.status = 'Failed' AND IS_STRING(c.output) AND STARTSWITH(c.output, @cancelled))",
 }
 
 // searchFilter is the WHERE clause (after liveInstances) and parameters of
@@ -117,7 +117,7 @@ func searchFilter(q duroxide.InstanceQuery) (where string, params cosmos.QueryPa
 	for _, s := range duroxide.InstanceStates() {
 		if c, ok := stateClauses[s]; ok && q.WantsState(s) {
 			ors = append(ors, c)
-			cancel = cancel || s == duroxide.InstanceFailed || s == duroxide.InstanceCancelled
+			cancel = cancel || s == duroxide.InstanceFailed || s == duroxide.InstanceCanceled
 		}
 	}
 	if len(ors) == 0 {
@@ -129,7 +129,7 @@ func searchFilter(q duroxide.InstanceQuery) (where string, params cosmos.QueryPa
 	}
 	where += ")"
 	if cancel {
-		params = params.Add("@cancelled", duroxide.CancelledOutputPrefix)
+		params = params.Add("@cancelled", duroxide.CanceledOutputPrefix)
 	}
 	return where, params, false
 }

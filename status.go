@@ -83,7 +83,7 @@ func (p *Provider) BlockedReason(ctx context.Context, instance string) (string, 
 // history (count and serialized bytes), the merged KV view (keys and value
 // bytes, tombstones excluded) and the carry-forward count of the current
 // execution's first event.
-func (p *Provider) InstanceStats(ctx context.Context, instance string) (*duroxide.SystemStats, error) {
+func (p *Provider) InstanceStats(ctx context.Context, instance string) (*duroxide.InstanceStats, error) {
 	const op = "get_instance_stats"
 	if err := validateInstanceID(op, instance); err != nil {
 		return nil, err
@@ -95,7 +95,7 @@ func (p *Provider) InstanceStats(ctx context.Context, instance string) (*duroxid
 	if !doc.exists() {
 		return nil, nil
 	}
-	stats := &duroxide.SystemStats{}
+	stats := &duroxide.InstanceStats{}
 	exec := doc.CurrentExecutionID
 	q := "SELECT * FROM c WHERE (c.type = 'history' AND c.executionId = @exec) OR c.type = 'kv' OR c.type = 'kv_delta'"
 	store, delta := map[string]kvDoc{}, map[string]kvDoc{}

@@ -81,8 +81,8 @@ func (a ActivityContext) SessionID() (string, bool) { return deref(a.info.sessio
 // Tag is the activity's routing tag, if it has one.
 func (a ActivityContext) Tag() (string, bool) { return deref(a.info.tag) }
 
-// IsCancelled reports whether the activity has been asked to stop.
-func (a ActivityContext) IsCancelled() bool { return a.Err() != nil }
+// IsCanceled reports whether the activity has been asked to stop.
+func (a ActivityContext) IsCanceled() bool { return a.Err() != nil }
 
 // Client returns a Client over the runtime's store, so an activity can
 // start, signal or inspect orchestrations (including its own).

@@ -45,8 +45,8 @@ var (
 	// ErrNotRegistered is duroxide.ErrNotRegistered: the client's registry
 	// has no orchestration of the name (and version) a start asked for.
 	ErrNotRegistered = duroxide.ErrNotRegistered
-	// ErrInstanceStillRunning: deleting a running instance needs force (or
-	// cancel it first).
+	// ErrInstanceStillRunning: deleting a running instance needs
+	// DeleteOptions.Force (or cancel it first).
 	ErrInstanceStillRunning = errors.New("durable: instance is still running; use force or cancel first")
 	// ErrCannotDeleteSubOrchestration: delete the root instead.
 	ErrCannotDeleteSubOrchestration = errors.New("durable: cannot delete a sub-orchestration directly; delete the root orchestration instead")
@@ -507,7 +507,7 @@ func (c *Client) CustomStatus(ctx context.Context, instance string, lastSeenVers
 
 // Stats returns stats of instance's current execution (nil for an unknown
 // instance). Rust: get_orchestration_stats.
-func (c *Client) Stats(ctx context.Context, instance string) (*duroxide.SystemStats, error) {
+func (c *Client) Stats(ctx context.Context, instance string) (*duroxide.InstanceStats, error) {
 	return c.p.InstanceStats(ctx, instance)
 }
 
@@ -571,9 +571,9 @@ func (c *Client) ListExecutions(ctx context.Context, instance string) ([]uint64,
 	return execs, nil
 }
 
-// ReadExecutionHistory reads one execution's history; a missing instance
-// is ErrInstanceNotFound.
-func (c *Client) ReadExecutionHistory(ctx context.Context, instance string, executionID uint64) ([]duroxide.Event, error) {
+// ExecutionHistory reads one execution's history; a missing instance
+// is ErrInstanceNotFound. Rust: read_execution_history.
+func (c *Client) ExecutionHistory(ctx context.Context, instance string, executionID uint64) ([]duroxide.Event, error) {
 	a, err := c.admin()
 	if err != nil {
 		return nil, err
@@ -617,14 +617,17 @@ func (c *Client) InstanceTree(ctx context.Context, instance string) (*duroxide.I
 	return a.InstanceTree(ctx, instance)
 }
 
-// DeleteInstance deletes a root instance and its descendants. Without
-// force a running instance is refused (ErrInstanceStillRunning).
-func (c *Client) DeleteInstance(ctx context.Context, instance string, force bool) (*duroxide.DeleteInstanceResult, error) {
+// DeleteInstance deletes a root instance and its descendants. A running
+// instance is refused (ErrInstanceStillRunning) unless
+// DeleteOptions.Force is set; a sub-orchestration is refused
+// (ErrCannotDeleteSubOrchestration): it goes with its root. DeleteMany
+// deletes what a search selects.
+func (c *Client) DeleteInstance(ctx context.Context, instance string, opts ...DeleteOptions) (*duroxide.DeleteInstanceResult, error) {
 	a, err := c.admin()
 	if err != nil {
 		return nil, err
 	}
-	res, err := a.DeleteInstance(ctx, instance, force)
+	res, err := a.DeleteInstance(ctx, instance, lastOption(opts).Force)
 	if err != nil {
 		return nil, translateDeleteError(err, instance)
 	}
@@ -647,31 +650,14 @@ func translateDeleteError(err error, instance string) error {
 	return err
 }
 
-// DeleteInstanceBulk deletes the terminal instances filter selects.
-func (c *Client) DeleteInstanceBulk(ctx context.Context, filter duroxide.InstanceFilter) (*duroxide.DeleteInstanceResult, error) {
-	a, err := c.admin()
-	if err != nil {
-		return nil, err
-	}
-	return a.DeleteInstanceBulk(ctx, filter)
-}
-
-// PruneExecutions deletes old executions of instance.
+// PruneExecutions deletes old executions of instance (the current one is
+// always kept); PruneMany prunes what a search selects.
 func (c *Client) PruneExecutions(ctx context.Context, instance string, options duroxide.PruneOptions) (*duroxide.PruneResult, error) {
 	a, err := c.admin()
 	if err != nil {
 		return nil, err
 	}
 	return a.PruneExecutions(ctx, instance, options)
-}
-
-// PruneExecutionsBulk prunes the instances filter selects.
-func (c *Client) PruneExecutionsBulk(ctx context.Context, filter duroxide.InstanceFilter, options duroxide.PruneOptions) (*duroxide.PruneResult, error) {
-	a, err := c.admin()
-	if err != nil {
-		return nil, err
-	}
-	return a.PruneExecutionsBulk(ctx, filter, options)
 }
 
 // ClientKVValue reads key of instance's KV store and decodes it with the

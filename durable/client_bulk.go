@@ -8,9 +8,13 @@ import (
 )
 
 // Search and bulk operations: find instances with the same criteria the
-// dashboard and CLI offer, then cancel or purge everything a search
-// selects, page by page (never the whole set in memory), with a dry run
-// and progress reports.
+// dashboard and CLI offer, then cancel, delete or prune everything a
+// search selects, page by page (never the whole set in memory), with a dry
+// run and progress reports. Each bulk call is the single-instance call's
+// name with "Many": CancelInstance/CancelMany, DeleteInstance/DeleteMany,
+// PruneExecutions/PruneMany. They replace Rust's delete_instance_bulk and
+// prune_executions_bulk on the client (the provider contract keeps
+// ProviderAdmin.DeleteInstanceBulk and PruneExecutionsBulk).
 
 // Search returns one page of the instances q selects; pass the page's
 // ContinuationToken back in q for the next. Bad criteria and a token that
@@ -23,12 +27,12 @@ func (c *Client) Search(ctx context.Context, q duroxide.InstanceQuery) (*duroxid
 	return a.SearchInstances(ctx, q)
 }
 
-// BulkOptions tunes CancelMany and PurgeMany.
+// BulkOptions tunes CancelMany, DeleteMany and PruneMany.
 type BulkOptions struct {
 	// DryRun examines and reports every instance without changing any:
 	// Done counts what the operation would do.
 	DryRun bool
-	// Force makes PurgeMany delete instances that are not terminal too.
+	// Force makes DeleteMany delete instances that are not terminal too.
 	Force bool
 	// Limit stops the operation once it has acted on this many instances
 	// (0 = no limit).
@@ -80,9 +84,12 @@ type BulkResult struct {
 	Total, Examined, Done, Skipped, Failed int
 	// Errors holds the first 100 failures.
 	Errors []BulkItem
-	// Deleted totals what PurgeMany removed (zero for CancelMany and dry
-	// runs).
+	// Deleted totals what DeleteMany removed (zero for the other calls and
+	// for dry runs).
 	Deleted duroxide.DeleteInstanceResult
+	// Pruned totals what PruneMany removed (zero for the other calls and
+	// for dry runs).
+	Pruned duroxide.PruneResult
 }
 
 // CancelMany cancels, with reason, every instance q selects that is not
@@ -91,7 +98,8 @@ type BulkResult struct {
 // and CountTotal are ignored: the operation walks the store's cheapest
 // order from the start. It stops at ctx's end, returning what it did so
 // far with ctx's error.
-func (c *Client) CancelMany(ctx context.Context, q duroxide.InstanceQuery, reason string, o BulkOptions) (*BulkResult, error) {
+func (c *Client) CancelMany(ctx context.Context, q duroxide.InstanceQuery, reason string, opts ...BulkOptions) (*BulkResult, error) {
+	o := lastOption(opts)
 	return c.bulk(ctx, q, o, func(s duroxide.InstanceSummary) BulkItem {
 		if s.State.IsTerminal() {
 			return BulkItem{InstanceID: s.InstanceID, Outcome: BulkSkipped, Reason: "already terminal"}
@@ -104,12 +112,13 @@ func (c *Client) CancelMany(ctx context.Context, q duroxide.InstanceQuery, reaso
 	})
 }
 
-// PurgeMany deletes every instance q selects that is terminal (all of them
-// with Force), each with its sub-orchestrations, as DeleteInstance does.
-// A sub-orchestration is skipped: it goes with its root. Instances a
+// DeleteMany deletes every instance q selects that is terminal (all of
+// them with Force), each with its sub-orchestrations, as DeleteInstance
+// does. A sub-orchestration is skipped: it goes with its root. Instances a
 // cascade already removed are skipped too. q is walked as CancelMany
-// walks it.
-func (c *Client) PurgeMany(ctx context.Context, q duroxide.InstanceQuery, o BulkOptions) (*BulkResult, error) {
+// walks it. The CLI and dashboard call this "purge".
+func (c *Client) DeleteMany(ctx context.Context, q duroxide.InstanceQuery, opts ...BulkOptions) (*BulkResult, error) {
+	o := lastOption(opts)
 	a, err := c.admin()
 	if err != nil {
 		return nil, err
@@ -133,6 +142,36 @@ func (c *Client) PurgeMany(ctx context.Context, q duroxide.InstanceQuery, o Bulk
 	})
 	if res != nil {
 		res.Deleted = deleted
+	}
+	return res, err
+}
+
+// PruneMany prunes the executions of every instance q selects, as
+// PruneExecutions does with prune (each instance's current execution is
+// always kept, so running instances are pruned too). q is walked as
+// CancelMany walks it; BulkOptions.Force has no effect.
+func (c *Client) PruneMany(ctx context.Context, q duroxide.InstanceQuery, prune duroxide.PruneOptions, opts ...BulkOptions) (*BulkResult, error) {
+	o := lastOption(opts)
+	a, err := c.admin()
+	if err != nil {
+		return nil, err
+	}
+	var pruned duroxide.PruneResult
+	res, err := c.bulk(ctx, q, o, func(s duroxide.InstanceSummary) BulkItem {
+		if o.DryRun {
+			return BulkItem{InstanceID: s.InstanceID, Outcome: BulkDone}
+		}
+		r, err := a.PruneExecutions(ctx, s.InstanceID, prune)
+		if err != nil {
+			return outcome(s.InstanceID, err)
+		}
+		pruned.InstancesProcessed += r.InstancesProcessed
+		pruned.ExecutionsDeleted += r.ExecutionsDeleted
+		pruned.EventsDeleted += r.EventsDeleted
+		return outcome(s.InstanceID, nil)
+	})
+	if res != nil {
+		res.Pruned = pruned
 	}
 	return res, err
 }

@@ -73,6 +73,14 @@ type ListOptions struct {
 	Status string
 }
 
+// DeleteOptions configures Client.DeleteInstance.
+type DeleteOptions struct {
+	// Force deletes an instance that is still running (and its running
+	// sub-orchestrations); without it a running instance is refused with
+	// ErrInstanceStillRunning.
+	Force bool
+}
+
 // lastOption returns the last of opts (the one a caller means when an
 // options slice holds several), or the zero value.
 func lastOption[T any](opts []T) T {

@@ -38,7 +38,7 @@ func decodeResult[Out any](s string, err error) (Out, error) {
 // SetKVValue stores a typed KV value with the typed codec, as every typed
 // value is stored (a string as its raw text, anything else as JSON; see
 // Encode). Rust's set_kv_value_typed quotes strings instead; KVValue
-// and KVValue read both forms. An unencodable value panics, as the typed
+// and ClientKVValue read both forms. An unencodable value panics, as the typed
 // inputs do.
 func SetKVValue(ctx *OrchestrationContext, key string, value any) {
 	s, err := Encode(value)

@@ -57,12 +57,12 @@ func ExampleClient_Search() {
 	}
 
 	q.ContinuationToken = ""
-	dry, err := c.PurgeMany(ctx, q, durable.BulkOptions{DryRun: true})
+	dry, err := c.DeleteMany(ctx, q, durable.BulkOptions{DryRun: true})
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println("would purge", dry.Done)
-	res, err := c.PurgeMany(ctx, q, durable.BulkOptions{Progress: func(p durable.BulkProgress) {
+	res, err := c.DeleteMany(ctx, q, durable.BulkOptions{Progress: func(p durable.BulkProgress) {
 		fmt.Printf("progress %d/%d\n", p.Examined, p.Total)
 	}})
 	if err != nil {

@@ -333,9 +333,9 @@ func TestClientAdmin(t *testing.T) {
 		st, err := c.Status(t.Context(), "w")
 		return err == nil && st.State == StateRunning
 	}, "never running")
-	_, err := c.DeleteInstance(t.Context(), "w", false)
+	_, err := c.DeleteInstance(t.Context(), "w")
 	require.ErrorIs(t, err, ErrInstanceStillRunning)
-	_, err = c.DeleteInstance(t.Context(), "missing", false)
+	_, err = c.DeleteInstance(t.Context(), "missing")
 	require.ErrorIs(t, err, ErrInstanceNotFound)
 	ids, err := c.ListInstances(t.Context())
 	require.NoError(t, err)
@@ -345,7 +345,7 @@ func TestClientAdmin(t *testing.T) {
 	info, err := c.InstanceInfo(t.Context(), "w")
 	require.NoError(t, err)
 	require.Equal(t, duroxide.StatusCompleted, info.Status)
-	res, err := c.DeleteInstance(t.Context(), "w", false)
+	res, err := c.DeleteInstance(t.Context(), "w")
 	require.NoError(t, err)
 	require.Equal(t, uint64(1), res.InstancesDeleted)
 }

@@ -39,7 +39,7 @@
 // # JSON wire format
 //
 // Event, WorkItem and ErrorDetails are the types duroxide serializes (with
-// SystemStats, whose struct tags suffice), and their JSON is shared across
+// InstanceStats, whose struct tags suffice), and their JSON is shared across
 // languages, so it is reproduced exactly.
 // Encoding (Event.MarshalJSON, AppendEvent, MarshalWorkItem,
 // MarshalErrorDetails, and MarshalJSON on every variant) writes the bytes

@@ -92,7 +92,7 @@ type Provider interface {
 	// KVValues reads the merged KV view.
 	KVValues(ctx context.Context, instance string) (map[string]string, error)
 	// InstanceStats returns stats for the instance, nil if unknown.
-	InstanceStats(ctx context.Context, instance string) (*SystemStats, error)
+	InstanceStats(ctx context.Context, instance string) (*InstanceStats, error)
 
 	// Admin returns the management capability, or nil if unsupported.
 	Admin() ProviderAdmin
@@ -191,8 +191,9 @@ type SessionFetchConfig struct {
 	LockTimeout time.Duration
 }
 
-// SystemStats describes one instance's current execution.
-type SystemStats struct {
+// InstanceStats describes one instance's current execution (Rust's
+// SystemStats, returned by get_orchestration_stats).
+type InstanceStats struct {
 	HistoryEventCount uint64 `json:"history_event_count"`
 	HistorySizeBytes  uint64 `json:"history_size_bytes"`
 	QueuePendingCount uint64 `json:"queue_pending_count"`

@@ -24,34 +24,36 @@ import (
 type InstanceState string
 
 // The states. A cancelled instance is stored as Failed with the runtime's
-// cancellation text (CancelledOutputPrefix); Failed means every other
+// cancellation text (CanceledOutputPrefix); Failed means every other
 // failure. Blocked is a Running instance whose turns the runtime holds back
 // (BlockOrchestrationItem). Suspended is reserved for suspend/resume: no
-// provider stores it yet, so a search for it matches nothing.
+// provider stores it yet, so a search for it matches nothing. Go names
+// spell "canceled" as Go's context does; the values (what the CLI, the
+// dashboard and search tokens carry) keep "cancelled".
 const (
 	InstanceRunning   InstanceState = "running"
 	InstanceCompleted InstanceState = "completed"
 	InstanceFailed    InstanceState = "failed"
-	InstanceCancelled InstanceState = "cancelled"
+	InstanceCanceled  InstanceState = "cancelled"
 	InstanceSuspended InstanceState = "suspended"
 	InstanceBlocked   InstanceState = "blocked"
 )
 
 // InstanceStates lists every state, for help texts and validation.
 func InstanceStates() []InstanceState {
-	return []InstanceState{InstanceRunning, InstanceCompleted, InstanceFailed, InstanceCancelled, InstanceSuspended, InstanceBlocked}
+	return []InstanceState{InstanceRunning, InstanceCompleted, InstanceFailed, InstanceCanceled, InstanceSuspended, InstanceBlocked}
 }
 
 // IsTerminal reports whether the state is final (completed, failed or
 // cancelled): what purge accepts without force.
 func (s InstanceState) IsTerminal() bool {
-	return s == InstanceCompleted || s == InstanceFailed || s == InstanceCancelled
+	return s == InstanceCompleted || s == InstanceFailed || s == InstanceCanceled
 }
 
-// CancelledOutputPrefix starts the stored output of an instance that failed
+// CanceledOutputPrefix starts the stored output of an instance that failed
 // because it was cancelled: the runtime stores the failure's display text,
 // "canceled: <reason>" (Rust's AppErrorKind::Cancelled display).
-const CancelledOutputPrefix = "canceled: "
+const CanceledOutputPrefix = "canceled: "
 
 // StateOf classifies an instance from what providers store: the current
 // execution's status (StatusRunning, ...), its output, and whether the
@@ -62,8 +64,8 @@ func StateOf(status string, output *string, blocked bool) InstanceState {
 	case StatusCompleted:
 		return InstanceCompleted
 	case StatusFailed:
-		if output != nil && strings.HasPrefix(*output, CancelledOutputPrefix) {
-			return InstanceCancelled
+		if output != nil && strings.HasPrefix(*output, CanceledOutputPrefix) {
+			return InstanceCanceled
 		}
 		return InstanceFailed
 	}

@@ -36,7 +36,7 @@ func TestParseInstanceStateAndOrder(t *testing.T) {
 // only.
 func TestStateOfClassifiesStoredFields(t *testing.T) {
 	out := func(s string) *string { return &s }
-	require.Equal(t, duroxide.InstanceCancelled, duroxide.StateOf(duroxide.StatusFailed, out("canceled: by operator"), false))
+	require.Equal(t, duroxide.InstanceCanceled, duroxide.StateOf(duroxide.StatusFailed, out("canceled: by operator"), false))
 	require.Equal(t, duroxide.InstanceFailed, duroxide.StateOf(duroxide.StatusFailed, out("cancelled: not the runtime's text"), false))
 	require.Equal(t, duroxide.InstanceFailed, duroxide.StateOf(duroxide.StatusFailed, nil, false))
 	require.Equal(t, duroxide.InstanceCompleted, duroxide.StateOf(duroxide.StatusCompleted, out("canceled: output"), true))
@@ -47,11 +47,11 @@ func TestStateOfClassifiesStoredFields(t *testing.T) {
 // TestContinuationTokenIsBoundToItsCriteria: a token resumes only the
 // search that made it; page size may change.
 func TestContinuationTokenIsBoundToItsCriteria(t *testing.T) {
-	q := duroxide.InstanceQuery{Name: "A", States: []duroxide.InstanceState{duroxide.InstanceFailed, duroxide.InstanceCancelled}, CreatedFrom: time.UnixMilli(1000)}
+	q := duroxide.InstanceQuery{Name: "A", States: []duroxide.InstanceState{duroxide.InstanceFailed, duroxide.InstanceCanceled}, CreatedFrom: time.UnixMilli(1000)}
 	tok := q.EncodeCursor(duroxide.SearchCursor{CreatedAt: 5, ID: "it's"})
 	same := q
 	same.PageSize, same.CountTotal, same.ContinuationToken = 7, true, tok
-	same.States = []duroxide.InstanceState{duroxide.InstanceCancelled, duroxide.InstanceFailed, duroxide.InstanceFailed}
+	same.States = []duroxide.InstanceState{duroxide.InstanceCanceled, duroxide.InstanceFailed, duroxide.InstanceFailed}
 	c, ok, err := same.DecodeCursor("test")
 	require.NoError(t, err)
 	require.True(t, ok)

@@ -156,7 +156,7 @@ const corruptContent = "NOT_VALID_JSON{{{"
 
 // InstanceStats implements duroxide.Provider. Sizes are the JSON
 // encoding of the events and the byte length of KV values.
-func (p *Provider) InstanceStats(ctx context.Context, instance string) (*duroxide.SystemStats, error) {
+func (p *Provider) InstanceStats(ctx context.Context, instance string) (*duroxide.InstanceStats, error) {
 	const op = "get_instance_stats"
 	if err := ctx.Err(); err != nil {
 		return nil, duroxide.Wrap(op, err)
@@ -170,7 +170,7 @@ func (p *Provider) InstanceStats(ctx context.Context, instance string) (*duroxid
 	if st == nil {
 		return nil, nil
 	}
-	stats := &duroxide.SystemStats{}
+	stats := &duroxide.InstanceStats{}
 	for _, r := range p.history[instance][st.currentExecution] {
 		stats.HistoryEventCount++
 		if r.corrupt {

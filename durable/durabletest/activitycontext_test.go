@@ -21,9 +21,9 @@ func TestNewActivityContext(t *testing.T) {
 	require.Equal(t, "inst-1", a.InstanceID())
 	require.Equal(t, "Charge", a.ActivityName())
 	require.Same(t, client, a.Client())
-	require.False(t, a.IsCancelled())
+	require.False(t, a.IsCanceled())
 	cancel()
-	require.True(t, a.IsCancelled())
+	require.True(t, a.IsCanceled())
 	require.NotNil(t, a.Logger())
 
 	noClient := durabletest.NewActivityContext(t.Context(), "inst-2", "Ship", nil)

@@ -136,8 +136,8 @@ func writesToAMissingInstanceAreNotFound(e *env) {
 
 func readsOfAMissingInstanceAreNotFound(e *env) {
 	c := e.client()
-	_, err := c.ReadExecutionHistory(e.ctx, "ghost", 1)
-	require.ErrorIs(e.t, err, durable.ErrInstanceNotFound, "ReadExecutionHistory")
+	_, err := c.ExecutionHistory(e.ctx, "ghost", 1)
+	require.ErrorIs(e.t, err, durable.ErrInstanceNotFound, "ExecutionHistory")
 	_, err = c.ListExecutions(e.ctx, "ghost")
 	require.ErrorIs(e.t, err, durable.ErrInstanceNotFound, "ListExecutions")
 	_, _, err = c.KVValue(e.ctx, "ghost", "k")
@@ -148,7 +148,7 @@ func readsOfAMissingInstanceAreNotFound(e *env) {
 	require.ErrorIs(e.t, err, durable.ErrInstanceNotFound, "CustomStatus")
 	_, err = c.InstanceInfo(e.ctx, "ghost")
 	require.ErrorIs(e.t, err, durable.ErrInstanceNotFound, "InstanceInfo")
-	_, err = c.DeleteInstance(e.ctx, "ghost", false)
+	_, err = c.DeleteInstance(e.ctx, "ghost")
 	require.ErrorIs(e.t, err, duroxide.ErrInstanceNotFound, "DeleteInstance")
 	// A wait on a missing instance reports it instead of waiting out its
 	// timeout (ErrTimeout would mean it waited).

@@ -87,10 +87,15 @@ func findModule(name string) (module, bool) {
 	return module{}, false
 }
 
-// Names lists the samples' names (the Rust test names), in file order.
-func Names() []string {
+// Tests returns the names of a module's tests (the Rust test names) in
+// file order, or nil for an unknown module, as providertest.Tests does.
+func Tests(module string) []string {
+	m, ok := findModule(module)
+	if !ok {
+		return nil
+	}
 	var out []string
-	for _, s := range samples() {
+	for _, s := range m.tests() {
 		out = append(out, s.name)
 	}
 	return out

@@ -185,7 +185,7 @@ func orchestrationImmediateFail(e *env) {
 	e.start(r, nil)
 	e.startOrch("inst-fail-imm", "AlwaysErr", "")
 	e.failed("inst-fail-imm")
-	h, err := e.client().ReadExecutionHistory(e.ctx, "inst-fail-imm", 1)
+	h, err := e.client().ExecutionHistory(e.ctx, "inst-fail-imm", 1)
 	require.NoError(e.t, err)
 	require.Len(e.t, h, 2)
 	require.IsType(e.t, duroxide.OrchestrationStarted{}, h[0].Kind)
@@ -215,7 +215,7 @@ func orchestrationPropagatesActivityFailure(e *env) {
 		a, ok := appDetails(d)
 		require.True(e.t, ok && a.Kind.Type == duroxide.AppOrchestrationFailed && a.Message == "bad", "%#v", d)
 	}
-	h, err := e.client().ReadExecutionHistory(e.ctx, "inst-fail-prop", 1)
+	h, err := e.client().ExecutionHistory(e.ctx, "inst-fail-prop", 1)
 	require.NoError(e.t, err)
 	require.IsType(e.t, duroxide.OrchestrationFailed{}, h[len(h)-1].Kind)
 }

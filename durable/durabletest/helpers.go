@@ -237,7 +237,7 @@ func eventually(cond func() bool) bool {
 // executionHistory reads one execution of instance through the client.
 func (e *env) executionHistory(instance string, execution uint64) []duroxide.Event {
 	e.t.Helper()
-	h, err := e.client().ReadExecutionHistory(e.ctx, instance, execution)
+	h, err := e.client().ExecutionHistory(e.ctx, instance, execution)
 	require.NoError(e.t, err)
 	return h
 }

@@ -180,7 +180,7 @@ func kvDeleteParentCascadesChildKV(e *env) {
 		return "done", nil
 	})
 	e.requireCompleted(e.runOne(r, "kv-pdel", "ParentDel", ""))
-	del, err := e.client().DeleteInstance(e.ctx, "kv-pdel", false)
+	del, err := e.client().DeleteInstance(e.ctx, "kv-pdel")
 	require.NoError(e.t, err)
 	require.GreaterOrEqual(e.t, del.InstancesDeleted, uint64(1))
 	e.requireNoKV("kv-pdel", "parent_key")

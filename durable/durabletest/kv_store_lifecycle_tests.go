@@ -51,7 +51,7 @@ func kvDeleteInstanceRemovesAllKV(e *env) {
 	e.requireKV("kv-delinst", "a", "1")
 	e.requireKV("kv-delinst", "b", "2")
 	e.requireKV("kv-delinst", "c", "3")
-	res, err := e.client().DeleteInstance(e.ctx, "kv-delinst", false)
+	res, err := e.client().DeleteInstance(e.ctx, "kv-delinst")
 	require.NoError(e.t, err)
 	require.GreaterOrEqual(e.t, res.InstancesDeleted, uint64(1))
 	e.requireNoKV("kv-delinst", "a")

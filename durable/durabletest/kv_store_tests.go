@@ -379,7 +379,7 @@ func kvDeletedWithInstance(e *env) {
 	})
 	e.runOne(r, "kv-del", "KVDel", "")
 	e.requireKV("kv-del", "foo", "bar")
-	_, err := e.client().DeleteInstance(e.ctx, "kv-del", true)
+	_, err := e.client().DeleteInstance(e.ctx, "kv-del", durable.DeleteOptions{Force: true})
 	require.NoError(e.t, err)
 	e.requireNoKV("kv-del", "foo")
 }
@@ -500,7 +500,7 @@ func kvNotAccessibleAfterDeletion(e *env) {
 	})
 	e.requireCompleted(e.runOne(r, "kv-del", "KvOrch", ""))
 	e.requireKV("kv-del", "important", "data")
-	res, err := e.client().DeleteInstance(e.ctx, "kv-del", false)
+	res, err := e.client().DeleteInstance(e.ctx, "kv-del")
 	require.NoError(e.t, err)
 	require.GreaterOrEqual(e.t, res.InstancesDeleted, uint64(1))
 	e.requireNoKV("kv-del", "important")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/stretchr/testify/require"
 
@@ -12,24 +13,25 @@ import (
 	"github.com/duroxide-go/cdb/duroxide"
 )
 
-// operationsTests are Go-only: the Client's search and its bulk cancel and
-// purge over instances a real runtime ran, which duroxide's tests do not
-// cover.
+// operationsTests are Go-only: the Client's search and its bulk cancel,
+// delete and prune over instances a real runtime ran, which duroxide's
+// tests do not cover.
 func operationsTests() []sample {
 	return []sample{
 		{"search_finds_instances_by_the_state_a_run_left", searchFindsInstancesByState},
 		{"cancel_many_cancels_what_runs_and_skips_what_ended", cancelManyCancelsRunningSkipsTerminal},
 		{"cancel_many_dry_run_changes_nothing", cancelManyDryRunChangesNothing},
-		{"purge_many_deletes_terminal_trees_and_keeps_running", purgeManyDeletesTerminalKeepsRunning},
+		{"delete_many_deletes_terminal_trees_and_keeps_running", deleteManyDeletesTerminalKeepsRunning},
 		{"bulk_reports_progress_per_page_and_honours_the_limit", bulkReportsProgressAndLimit},
 		{"bulk_refuses_invalid_input", bulkRefusesInvalidInput},
-		{"purge_many_reports_a_transient_failure_and_a_rerun_finishes", purgeManyTransientFailureThenRerun},
+		{"delete_many_reports_a_transient_failure_and_a_rerun_finishes", deleteManyTransientFailureThenRerun},
+		{"prune_many_prunes_the_executions_of_each_selected_instance", pruneManyPrunesEachInstance},
 	}
 }
 
 // opsRegistry has "Wait" (waits for event "go"), "Done" (returns its
-// input), "Fail" (fails with its input) and "Parent" (runs "Done" as a
-// sub-orchestration).
+// input), "Fail" (fails with its input), "Parent" (runs "Done" as a
+// sub-orchestration) and "Loop" (continues as new until its input is 0).
 func opsRegistry(e *env) *durable.Registry {
 	r := durable.NewRegistry()
 	orch(e.t, r, "Wait", func(ctx *durable.OrchestrationContext, in string) (string, error) {
@@ -39,6 +41,13 @@ func opsRegistry(e *env) *durable.Registry {
 	orch(e.t, r, "Fail", func(_ *durable.OrchestrationContext, in string) (string, error) { return "", errors.New(in) })
 	orch(e.t, r, "Parent", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		return durable.CallSubOrchestration[string](ctx, "Done", in).Await()
+	})
+	orch(e.t, r, "Loop", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		n, err := strconv.Atoi(in)
+		if err != nil || n == 0 {
+			return in, err
+		}
+		return "", durable.ContinueAsNew(ctx, strconv.Itoa(n-1))
 	})
 	return r
 }
@@ -93,7 +102,7 @@ func searchFindsInstancesByState(e *env) {
 	require.Equal(e.t, []string{"find-run-0"}, e.searchIDs(duroxide.InstanceQuery{States: states(duroxide.InstanceRunning)}))
 	require.Equal(e.t, []string{"find-done"}, e.searchIDs(duroxide.InstanceQuery{States: states(duroxide.InstanceCompleted)}))
 	require.Equal(e.t, []string{"find-fail"}, e.searchIDs(duroxide.InstanceQuery{States: states(duroxide.InstanceFailed)}))
-	require.Equal(e.t, []string{"find-cancel-0"}, e.searchIDs(duroxide.InstanceQuery{States: states(duroxide.InstanceCancelled)}))
+	require.Equal(e.t, []string{"find-cancel-0"}, e.searchIDs(duroxide.InstanceQuery{States: states(duroxide.InstanceCanceled)}))
 	require.Equal(e.t, []string{"find-fail"}, e.searchIDs(duroxide.InstanceQuery{Name: "Fail"}))
 
 	page, err := e.client().Search(e.ctx, duroxide.InstanceQuery{IDPrefix: "find-cancel"})
@@ -121,7 +130,7 @@ func cancelManyCancelsRunningSkipsTerminal(e *env) {
 	for _, id := range running {
 		require.Equal(e.t, "canceled: maintenance", e.failed(id))
 	}
-	require.Equal(e.t, running, e.searchIDs(duroxide.InstanceQuery{IDPrefix: "cm-", States: states(duroxide.InstanceCancelled)}))
+	require.Equal(e.t, running, e.searchIDs(duroxide.InstanceQuery{IDPrefix: "cm-", States: states(duroxide.InstanceCanceled)}))
 	require.Equal(e.t, "out", e.completed("cm-done"), "a skipped instance is untouched")
 }
 
@@ -147,7 +156,7 @@ func cancelManyDryRunChangesNothing(e *env) {
 	}
 }
 
-func purgeManyDeletesTerminalKeepsRunning(e *env) {
+func deleteManyDeletesTerminalKeepsRunning(e *env) {
 	e.start(opsRegistry(e), fastOptions(nil))
 	e.startRunning("pm-run", 2)
 	e.startOrch("pm-done", "Done", "out")
@@ -159,13 +168,13 @@ func purgeManyDeletesTerminalKeepsRunning(e *env) {
 	all := e.searchIDs(duroxide.InstanceQuery{IDPrefix: "pm-"})
 	require.Len(e.t, all, 6, "two running, three terminal roots and the parent's child: %v", all)
 
-	dry, err := e.client().PurgeMany(e.ctx, duroxide.InstanceQuery{IDPrefix: "pm-"}, durable.BulkOptions{DryRun: true})
+	dry, err := e.client().DeleteMany(e.ctx, duroxide.InstanceQuery{IDPrefix: "pm-"}, durable.BulkOptions{DryRun: true})
 	require.NoError(e.t, err)
 	require.Equal(e.t, 3, dry.Done, "would purge the three terminal roots")
 	require.Equal(e.t, 3, dry.Skipped, "two running instances and a sub-orchestration")
 	require.Equal(e.t, all, e.searchIDs(duroxide.InstanceQuery{IDPrefix: "pm-"}), "a dry run deletes nothing")
 
-	res, err := e.client().PurgeMany(e.ctx, duroxide.InstanceQuery{IDPrefix: "pm-"}, durable.BulkOptions{})
+	res, err := e.client().DeleteMany(e.ctx, duroxide.InstanceQuery{IDPrefix: "pm-"}, durable.BulkOptions{})
 	require.NoError(e.t, err)
 	require.Equal(e.t, 3, res.Done)
 	require.Zero(e.t, res.Failed, "%v", res.Errors)
@@ -186,7 +195,7 @@ func bulkReportsProgressAndLimit(e *env) {
 		e.completed(fmt.Sprintf("lim-%d", i))
 	}
 	var reports []durable.BulkProgress
-	res, err := e.client().PurgeMany(e.ctx, duroxide.InstanceQuery{IDPrefix: "lim-", PageSize: 1},
+	res, err := e.client().DeleteMany(e.ctx, duroxide.InstanceQuery{IDPrefix: "lim-", PageSize: 1},
 		durable.BulkOptions{Limit: 3, Progress: func(p durable.BulkProgress) { reports = append(reports, p) }})
 	require.NoError(e.t, err)
 	require.Equal(e.t, 3, res.Done, "stops at the limit")
@@ -204,9 +213,9 @@ func bulkRefusesInvalidInput(e *env) {
 	c := e.client()
 	_, err := c.CancelMany(e.ctx, duroxide.InstanceQuery{States: states("Running")}, "x", durable.BulkOptions{})
 	require.ErrorIs(e.t, err, duroxide.ErrInvalidInput)
-	_, err = c.PurgeMany(e.ctx, duroxide.InstanceQuery{IDPrefix: "\xff"}, durable.BulkOptions{})
+	_, err = c.DeleteMany(e.ctx, duroxide.InstanceQuery{IDPrefix: "\xff"}, durable.BulkOptions{})
 	require.ErrorIs(e.t, err, duroxide.ErrInvalidInput)
-	_, err = c.PurgeMany(e.ctx, duroxide.InstanceQuery{}, durable.BulkOptions{Limit: -1})
+	_, err = c.DeleteMany(e.ctx, duroxide.InstanceQuery{}, durable.BulkOptions{Limit: -1})
 	require.ErrorIs(e.t, err, duroxide.ErrInvalidInput)
 	_, err = c.Search(e.ctx, duroxide.InstanceQuery{ContinuationToken: "forged"})
 	require.ErrorIs(e.t, err, duroxide.ErrInvalidInput)
@@ -235,7 +244,7 @@ func (a failingDeleteAdmin) DeleteInstance(ctx context.Context, instance string,
 	return a.ProviderAdmin.DeleteInstance(ctx, instance, force)
 }
 
-func purgeManyTransientFailureThenRerun(e *env) {
+func deleteManyTransientFailureThenRerun(e *env) {
 	e.start(opsRegistry(e), fastOptions(nil))
 	for i := range 4 {
 		e.startOrch(fmt.Sprintf("tf-%d", i), "Done", "out")
@@ -244,7 +253,7 @@ func purgeManyTransientFailureThenRerun(e *env) {
 		e.completed(fmt.Sprintf("tf-%d", i))
 	}
 	q := duroxide.InstanceQuery{IDPrefix: "tf-", PageSize: 3}
-	res, err := durable.NewClient(failingDeletes{Provider: e.p, fail: "tf-2"}).PurgeMany(e.ctx, q, durable.BulkOptions{})
+	res, err := durable.NewClient(failingDeletes{Provider: e.p, fail: "tf-2"}).DeleteMany(e.ctx, q, durable.BulkOptions{})
 	require.NoError(e.t, err, "one instance's failure does not stop the operation")
 	require.Equal(e.t, 3, res.Done)
 	require.Equal(e.t, 1, res.Failed)
@@ -253,8 +262,40 @@ func purgeManyTransientFailureThenRerun(e *env) {
 	require.ErrorIs(e.t, res.Errors[0].Err, duroxide.ErrRetryable, "the failure keeps its kind")
 	require.Equal(e.t, []string{"tf-2"}, e.searchIDs(q))
 
-	again, err := e.client().PurgeMany(e.ctx, q, durable.BulkOptions{})
+	again, err := e.client().DeleteMany(e.ctx, q, durable.BulkOptions{})
 	require.NoError(e.t, err)
 	require.Equal(e.t, 1, again.Done, "running it again purges what is left, and only that")
 	require.Equal(e.t, []string{}, e.searchIDs(q))
+}
+
+func pruneManyPrunesEachInstance(e *env) {
+	e.start(opsRegistry(e), fastOptions(nil))
+	for i := range 2 {
+		e.startOrch(fmt.Sprintf("pr-%d", i), "Loop", "2")
+	}
+	e.startRunning("pr-run", 1)
+	for i := range 2 {
+		e.completed(fmt.Sprintf("pr-%d", i))
+		require.Equal(e.t, []uint64{1, 2, 3}, e.executions(fmt.Sprintf("pr-%d", i)))
+	}
+	q := duroxide.InstanceQuery{IDPrefix: "pr-"}
+	keep := uint32(1)
+
+	dry, err := e.client().PruneMany(e.ctx, q, duroxide.PruneOptions{KeepLast: &keep}, durable.BulkOptions{DryRun: true})
+	require.NoError(e.t, err)
+	require.Equal(e.t, 3, dry.Done, "every selected instance, running ones included")
+	require.Zero(e.t, dry.Pruned.ExecutionsDeleted, "a dry run prunes nothing")
+	require.Equal(e.t, []uint64{1, 2, 3}, e.executions("pr-0"))
+
+	res, err := e.client().PruneMany(e.ctx, q, duroxide.PruneOptions{KeepLast: &keep}, durable.BulkOptions{})
+	require.NoError(e.t, err)
+	require.Equal(e.t, 3, res.Done)
+	require.Zero(e.t, res.Failed, "%v", res.Errors)
+	require.Equal(e.t, uint64(4), res.Pruned.ExecutionsDeleted, "two old executions of each looping instance")
+	require.Equal(e.t, uint64(3), res.Pruned.InstancesProcessed)
+	for i := range 2 {
+		require.Equal(e.t, []uint64{3}, e.executions(fmt.Sprintf("pr-%d", i)), "the current execution is kept")
+	}
+	e.raise("pr-run-0", "go", "x")
+	e.completed("pr-run-0")
 }

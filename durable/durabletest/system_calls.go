@@ -243,7 +243,7 @@ func testActivityThenSyscallOrdering(e *env) {
 	e.start(r, nil)
 	e.startOrch("test-ordering-1", "Ordering", "")
 	e.completed("test-ordering-1")
-	h, err := e.client().ReadExecutionHistory(e.ctx, "test-ordering-1", 1)
+	h, err := e.client().ExecutionHistory(e.ctx, "test-ordering-1", 1)
 	require.NoError(e.t, err)
 	var names []string
 	for _, ev := range h {

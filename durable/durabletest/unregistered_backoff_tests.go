@@ -98,7 +98,7 @@ func deletePoisonedOrchestration(e *env) {
 	e.start(durable.NewRegistry(), unregisteredOptions())
 	e.startOrch(instance, "UnregisteredOrch", "input")
 	require.Equal(e.t, durable.StateFailed, e.wait(instance).State, "Should have failed with poison")
-	_, err := e.client().DeleteInstance(e.ctx, instance, false)
+	_, err := e.client().DeleteInstance(e.ctx, instance)
 	require.NoError(e.t, err, "Delete should succeed for poisoned orchestration")
 	require.Equal(e.t, durable.StateNotFound, e.status(instance).State, "Instance should be NotFound after delete")
 }

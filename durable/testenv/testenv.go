@@ -205,9 +205,10 @@ func (e *Env) ReplaceActivity(name string, fn durable.ActivityFunc) {
 	e.doubles[name] = fn
 }
 
-// ReplaceActivityTyped is ReplaceActivity for a typed double, with the
-// codec of durable.RegisterActivity.
-func ReplaceActivityTyped[In, Out any](e *Env, name string, fn func(durable.ActivityContext, In) (Out, error)) {
+// ReplaceActivity is Env.ReplaceActivity for a typed double, with the
+// codec of durable.RegisterActivity (as durable.RegisterActivity is the
+// typed Registry.AddActivity).
+func ReplaceActivity[In, Out any](e *Env, name string, fn func(durable.ActivityContext, In) (Out, error)) {
 	e.ReplaceActivity(name, func(ctx durable.ActivityContext, raw string) (string, error) {
 		in, err := durable.Decode[In](raw)
 		if err != nil {

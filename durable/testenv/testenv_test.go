@@ -73,7 +73,7 @@ func TestApprovalTimesOutAfter30VirtualDays(t *testing.T) {
 		notified.Add(1)
 		return "", nil
 	})
-	testenv.ReplaceActivityTyped(env, "Escalate", func(_ durable.ActivityContext, in string) (string, error) {
+	testenv.ReplaceActivity(env, "Escalate", func(_ durable.ActivityContext, in string) (string, error) {
 		return "escalated " + in, nil
 	})
 	start := env.Now()

@@ -63,7 +63,7 @@ func createSearchInstance(t *testing.T, p duroxide.Provider, s searchInstance) {
 var searchFixture = []searchInstance{
 	{id: "s-a1", name: "A", version: "1", status: duroxide.StatusCompleted, output: `"done"`},
 	{id: "s-a2", name: "A", version: "2", status: duroxide.StatusFailed, output: "boom"},
-	{id: "s-b1", name: "B", version: "1", status: duroxide.StatusFailed, output: duroxide.CancelledOutputPrefix + "by operator"},
+	{id: "s-b1", name: "B", version: "1", status: duroxide.StatusFailed, output: duroxide.CanceledOutputPrefix + "by operator"},
 	{id: "s-b2", name: "B", version: "1"},
 	{id: "s-c1", name: "C", version: "1", status: duroxide.StatusCompleted, output: "child", parent: "s-a1"},
 	{id: "t-x", name: "A", version: "1"},
@@ -132,11 +132,11 @@ func testSearchFiltersByEachField(t *testing.T, f Factory) {
 		{"version", duroxide.InstanceQuery{Version: "2"}, []string{"s-a2"}},
 		{"completed", duroxide.InstanceQuery{States: []duroxide.InstanceState{duroxide.InstanceCompleted}}, []string{"s-a1", "s-c1"}},
 		{"failed is not cancelled", duroxide.InstanceQuery{States: []duroxide.InstanceState{duroxide.InstanceFailed}}, []string{"s-a2"}},
-		{"cancelled", duroxide.InstanceQuery{States: []duroxide.InstanceState{duroxide.InstanceCancelled}}, []string{"s-b1"}},
+		{"cancelled", duroxide.InstanceQuery{States: []duroxide.InstanceState{duroxide.InstanceCanceled}}, []string{"s-b1"}},
 		{"running is not blocked", duroxide.InstanceQuery{States: []duroxide.InstanceState{duroxide.InstanceRunning}}, []string{"s-b2", "t-x"}},
 		{"blocked", duroxide.InstanceQuery{States: []duroxide.InstanceState{duroxide.InstanceBlocked}}, []string{"s-b3"}},
 		{"suspended", duroxide.InstanceQuery{States: []duroxide.InstanceState{duroxide.InstanceSuspended}}, []string{}},
-		{"any of two states", duroxide.InstanceQuery{States: []duroxide.InstanceState{duroxide.InstanceFailed, duroxide.InstanceCancelled}}, []string{"s-a2", "s-b1"}},
+		{"any of two states", duroxide.InstanceQuery{States: []duroxide.InstanceState{duroxide.InstanceFailed, duroxide.InstanceCanceled}}, []string{"s-a2", "s-b1"}},
 		{"parent", duroxide.InstanceQuery{ParentID: "s-a1"}, []string{"s-c1"}},
 		{"id prefix", duroxide.InstanceQuery{IDPrefix: "s-b"}, []string{"s-b1", "s-b2", "s-b3"}},
 		{"completed window", duroxide.InstanceQuery{CompletedBefore: future}, []string{"s-a1", "s-a2", "s-b1", "s-c1"}},
@@ -174,9 +174,9 @@ func testSearchReportsSummaries(t *testing.T, f Factory) {
 		byID[s.InstanceID] = s
 	}
 	b1 := byID["s-b1"]
-	require.Equal(t, duroxide.InstanceCancelled, b1.State)
+	require.Equal(t, duroxide.InstanceCanceled, b1.State)
 	require.Equal(t, duroxide.StatusFailed, b1.Status)
-	require.Equal(t, duroxide.CancelledOutputPrefix+"by operator", b1.Output)
+	require.Equal(t, duroxide.CanceledOutputPrefix+"by operator", b1.Output)
 	require.Equal(t, "B", b1.Name)
 	require.Equal(t, "1", b1.Version)
 	require.Equal(t, uint64(1), b1.ExecutionID)
@@ -278,7 +278,7 @@ func testSearchCountsAllMatches(t *testing.T, f Factory) {
 	}{
 		{duroxide.InstanceQuery{}, len(searchFixture)},
 		{duroxide.InstanceQuery{Name: "B"}, 3},
-		{duroxide.InstanceQuery{States: []duroxide.InstanceState{duroxide.InstanceCancelled, duroxide.InstanceCompleted}}, 3},
+		{duroxide.InstanceQuery{States: []duroxide.InstanceState{duroxide.InstanceCanceled, duroxide.InstanceCompleted}}, 3},
 		{duroxide.InstanceQuery{IDPrefix: "nothing"}, 0},
 	} {
 		for _, o := range []duroxide.SearchOrder{duroxide.OrderCreatedDesc, duroxide.OrderAny} {

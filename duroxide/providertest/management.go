@@ -42,7 +42,7 @@ func mgmtStartAndAck(t *testing.T, p duroxide.Provider, instance string, ev duro
 }
 
 // mustInstanceStats reads the instance's stats and requires them.
-func mustInstanceStats(t *testing.T, p duroxide.Provider, instance string) *duroxide.SystemStats {
+func mustInstanceStats(t *testing.T, p duroxide.Provider, instance string) *duroxide.InstanceStats {
 	t.Helper()
 	s, err := p.InstanceStats(t.Context(), instance)
 	require.NoError(t, err, "get_instance_stats")

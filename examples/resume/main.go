@@ -161,7 +161,7 @@ func completedOnce(ctx context.Context, c *durable.Client, ids []string) (int, e
 		if len(execs) != 1 {
 			continue
 		}
-		history, err := c.ReadExecutionHistory(ctx, id, execs[0])
+		history, err := c.ExecutionHistory(ctx, id, execs[0])
 		if err != nil {
 			return 0, fmt.Errorf("%s: history: %w", id, err)
 		}

@@ -44,7 +44,7 @@ func TestHistoryCompletedOnceCountsCompletions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	history, err := durable.NewClient(st.Provider).ReadExecutionHistory(t.Context(), "order-01", 1)
+	history, err := durable.NewClient(st.Provider).ExecutionHistory(t.Context(), "order-01", 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -127,7 +127,7 @@ func (s *Service) readExecutions(ctx context.Context, d *Detail) error {
 		return err
 	}
 	for _, id := range ids {
-		hist, err := s.c.ReadExecutionHistory(ctx, d.ID, id)
+		hist, err := s.c.ExecutionHistory(ctx, d.ID, id)
 		if err != nil {
 			return err
 		}

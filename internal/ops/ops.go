@@ -102,7 +102,7 @@ func (s *Service) Do(ctx context.Context, instance string, a Action, r Request) 
 		}
 		return s.c.EnqueueEvent(ctx, instance, r.Name, r.Data)
 	case ActionPurge:
-		_, err := s.c.DeleteInstance(ctx, instance, r.Force)
+		_, err := s.c.DeleteInstance(ctx, instance, durable.DeleteOptions{Force: r.Force})
 		return err
 	case ActionSuspend, ActionResume, ActionRewind, ActionRestart, ActionRedrive:
 		return fmt.Errorf("%s: %w", a, ErrNotSupported)
