@@ -260,7 +260,7 @@ func (s *Server) queryItems(req *request) (*response, *apiError) {
 			return nil, newSubError(http.StatusGone, 1002, "The partition key range '%s' is gone.", rangeID)
 		}
 		scope = "range:0"
-		docs = c.live(c.all)
+		docs = c.live(c.scanDocs(q, params))
 	default:
 		if vals, ok := q.PartitionKeyFilter(c.pk.paths, params); ok && len(vals) == len(c.pk.paths) {
 			scope = "pk:" + pkKey(normalizePK(vals))
@@ -274,7 +274,7 @@ func (s *Server) queryItems(req *request) (*response, *apiError) {
 			}
 			opts.CrossPartition = true
 			scope = "cross"
-			docs = c.live(c.all)
+			docs = c.live(c.scanDocs(q, params))
 		}
 	}
 	docs, lagLSN := s.laggedDocs(c, docs, sessionFloor(req.r), inScope)

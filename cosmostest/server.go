@@ -155,7 +155,7 @@ func NewServer(opts *Options) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		st.disk = d
+		st.disk, st.wal = d, d.gs
 	}
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
@@ -390,6 +390,8 @@ func (s *Server) handle(req *request, perr *apiError) *response {
 		return s.errorResponse(req, errDisk(err))
 	}
 	resp, herr := s.route(req)
+	// Answer only once everything this request wrote or read is on disk.
+	_ = s.st.waitDurable()
 	if err := s.st.failure(); err != nil {
 		// This request's change may be the one that was not logged.
 		return s.errorResponse(req, errDisk(err))

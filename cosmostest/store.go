@@ -41,9 +41,13 @@ type store struct {
 	etagSeq uint64
 	now     func() int64 // server clock, Unix seconds
 	ranges  int          // partition key ranges per container (ranges.go)
+	// fullScan makes queries read every document instead of the index
+	// (index.go); tests set it to compare the two.
+	fullScan bool
 
 	// Persistence (persist.go): nil disk keeps everything in memory only.
 	disk   *disk
+	wal    *groupSync                  // set with disk, never cleared: requests wait on it
 	jr     journal                     // changes of the write in progress
 	failed atomic.Pointer[diskFailure] // set when a change could not be logged
 }
@@ -73,7 +77,8 @@ type container struct {
 	uniqueKeys [][][]string // unique key constraints: list of path lists (segments)
 	defaultTTL *int64       // nil: time to live off; -1: on, no default expiry
 	parts      map[string]*partition
-	all        []*document // every document, ordered by seq (creation order)
+	all        []*document            // every document, ordered by seq (creation order)
+	byType     map[string][]*document // index.go: documents by type, each ordered by seq
 	docSeq     uint64
 	lsn        int64
 	offer      map[string]any
@@ -196,6 +201,7 @@ func (c *container) put(d *document) *document {
 	p.docs[d.id] = d
 	p.ordered = putSorted(p.ordered, d)
 	c.all = putSorted(c.all, d)
+	c.indexPut(d, prev)
 	c.db.st.touched(c, d.pk, d.id)
 	return prev
 }
@@ -214,6 +220,7 @@ func (c *container) remove(pk, id string) *document {
 	c.db.st.touched(c, pk, id)
 	p.ordered = removeSorted(p.ordered, prev.seq)
 	c.all = removeSorted(c.all, prev.seq)
+	c.indexRemove(prev)
 	if len(p.docs) == 0 {
 		delete(c.parts, pk)
 	}

@@ -84,6 +84,7 @@ func systems() []system {
 	return []system{
 		{"duroxide-go", "memory", nil},
 		{"duroxide-go", "cosmostest", nil},
+		{"duroxide-go", "embedded", nil},
 		{"durabletask-go", "sqlite-memory", dt(false)},
 		{"durabletask-go", "sqlite-file", dt(true)},
 		{"go-workflows", "sqlite-memory", gw(false)},

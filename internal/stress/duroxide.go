@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -23,6 +24,10 @@ import (
 const (
 	BackendMemory     = "memory"
 	BackendCosmostest = "cosmostest"
+	// BackendEmbedded is the store embedded.Open starts without an
+	// account: cosmostest with a data directory (a fresh temporary one,
+	// removed at Close), every acknowledged write fsynced to its log.
+	BackendEmbedded = "embedded"
 	BackendCosmos     = "cosmos"
 )
 
@@ -138,6 +143,18 @@ func (d *Duroxide) providers(ctx context.Context) (runtimeProv, clientProv durox
 			srv.SetLatency(l, l)
 		}
 		return d.cosmosProviders(ctx, cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key(), Database: "stress", Container: "stress"})
+	case BackendEmbedded:
+		dir, err := os.MkdirTemp("", "stress-embedded-")
+		if err != nil {
+			return nil, nil, err
+		}
+		d.closers = append(d.closers, func() { _ = os.RemoveAll(dir) })
+		srv, err := cosmostest.NewServer(&cosmostest.Options{DataDir: dir})
+		if err != nil {
+			return nil, nil, err
+		}
+		d.closers = append(d.closers, srv.Close)
+		return d.cosmosProviders(ctx, cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key(), Database: "stress", Container: "stress"})
 	case BackendCosmos:
 		cfg, err := cdb.ConfigFromEnv()
 		if err != nil {
@@ -145,7 +162,7 @@ func (d *Duroxide) providers(ctx context.Context) (runtimeProv, clientProv durox
 		}
 		return d.cosmosProviders(ctx, cfg)
 	}
-	return nil, nil, fmt.Errorf("stress: unknown backend %q (want memory, cosmostest or cosmos)", d.opts.Backend)
+	return nil, nil, fmt.Errorf("stress: unknown backend %q (want memory, cosmostest, embedded or cosmos)", d.opts.Backend)
 }
 
 func (d *Duroxide) cosmosProviders(ctx context.Context, cfg cdb.Config) (duroxide.Provider, duroxide.Provider, error) {
