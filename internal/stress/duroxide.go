@@ -28,7 +28,7 @@ const (
 	// account: cosmostest with a data directory (a fresh temporary one,
 	// removed at Close), every acknowledged write fsynced to its log.
 	BackendEmbedded = "embedded"
-	BackendCosmos     = "cosmos"
+	BackendCosmos   = "cosmos"
 )
 
 // Workloads of the duroxide-go target.
