@@ -100,6 +100,7 @@ type Server struct {
 
 	closeOnce sync.Once
 	done      chan struct{} // closed by Close; ends fault delays
+	inproc    inProcess     // requests served by InProcessTransport (transport.go)
 }
 
 // NewServer starts a server listening on Options.Addr (by default 127.0.0.1
@@ -237,6 +238,7 @@ func (s *Server) Close() {
 		defer cancel()
 		_ = s.srv.Shutdown(ctx)
 		_ = s.srv.Close()
+		s.closeInProcess()
 		s.st.closeDisk()
 	})
 }

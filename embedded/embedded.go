@@ -5,9 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/cosmostest"
@@ -141,6 +145,12 @@ func openInProcess(o Options) (*Store, error) {
 		Key:       srv.Key(),
 		Database:  os.Getenv(cdb.EnvDatabase),
 		Container: os.Getenv(cdb.EnvContainer),
+		// The provider calls the server in process, without the loopback
+		// socket (cosmostest.Server.InProcessTransport); Endpoint still
+		// serves other clients.
+		ClientOptions: &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{
+			Transport: &http.Client{Transport: srv.InProcessTransport()},
+		}},
 	}
 	return &Store{
 		Config:      cfg,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"github.com/duroxide-go/cdb/cosmostest"
 	"github.com/duroxide-go/cdb/durable"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/embedded"
 	"github.com/duroxide-go/cdb/memprovider"
 )
 
@@ -24,9 +26,10 @@ import (
 const (
 	BackendMemory     = "memory"
 	BackendCosmostest = "cosmostest"
-	// BackendEmbedded is the store embedded.Open starts without an
+	// BackendEmbedded is the store embedded.Open opens without an
 	// account: cosmostest with a data directory (a fresh temporary one,
-	// removed at Close), every acknowledged write fsynced to its log.
+	// removed at Close), every acknowledged write fsynced to its log, and
+	// the provider calling it in process.
 	BackendEmbedded = "embedded"
 	BackendCosmos   = "cosmos"
 )
@@ -149,12 +152,22 @@ func (d *Duroxide) providers(ctx context.Context) (runtimeProv, clientProv durox
 			return nil, nil, err
 		}
 		d.closers = append(d.closers, func() { _ = os.RemoveAll(dir) })
-		srv, err := cosmostest.NewServer(&cosmostest.Options{DataDir: dir})
+		st, err := embedded.Open(ctx, &embedded.Options{DataDir: dir, Log: io.Discard})
 		if err != nil {
 			return nil, nil, err
 		}
-		d.closers = append(d.closers, srv.Close)
-		return d.cosmosProviders(ctx, cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key(), Database: "stress", Container: "stress"})
+		d.closers = append(d.closers, func() { _ = st.Close() })
+		// The status polls' provider shares the store's configuration,
+		// in-process transport included.
+		cfg := st.Config
+		cfg.SkipBootstrap = true
+		cp, err := cdb.New(ctx, cfg, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		d.closers = append(d.closers, func() { _ = cp.Close() })
+		d.rtProv = st.Provider
+		return st.Provider, cp, nil
 	case BackendCosmos:
 		cfg, err := cdb.ConfigFromEnv()
 		if err != nil {
