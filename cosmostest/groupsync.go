@@ -72,7 +72,7 @@ func (g *groupSync) syncOnce() {
 	g.syncing = true
 	upTo, f := g.written, g.seg
 	g.mu.Unlock()
-	err := f.Sync()
+	err := syncData(f)
 	g.mu.Lock()
 	g.syncing = false
 	if err != nil {
