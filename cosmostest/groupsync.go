@@ -32,10 +32,11 @@ type groupSync struct {
 	synced  uint64   // records known to be on disk
 	syncing bool     // an fsync is running (outside mu)
 	err     error    // the first fsync failure; sticky
+	sync    func(*os.File) error
 }
 
 func newGroupSync(dir string, seg *os.File) *groupSync {
-	g := &groupSync{dir: dir, seg: seg}
+	g := &groupSync{dir: dir, seg: seg, sync: syncData}
 	g.cond = sync.NewCond(&g.mu)
 	return g
 }
@@ -72,7 +73,7 @@ func (g *groupSync) syncOnce() {
 	g.syncing = true
 	upTo, f := g.written, g.seg
 	g.mu.Unlock()
-	err := syncData(f)
+	err := g.sync(f)
 	g.mu.Lock()
 	g.syncing = false
 	if err != nil {
