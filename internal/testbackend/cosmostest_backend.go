@@ -35,7 +35,7 @@ func init() {
 		{name: NameCosmostest, make: cosmostestBackend},
 		{name: NameCosmostestRanges, make: cosmostestRangesBackend},
 		{name: NameCosmostestLagging, make: cosmostestLaggingBackend, optIn: true},
-		{name: NameCosmostestPersistent, make: cosmostestPersistentBackend, providersOnRequest: true},
+		{name: NameCosmostestPersistent, make: cosmostestPersistentBackend},
 	}, factories...)
 }
 
