@@ -169,3 +169,23 @@ func testIndexedQueries(t *testing.T, lag *LagOptions, sizes []int) {
 		t.Errorf("request charge with the index %.2f, full scan %.2f: want less", ci, cs)
 	}
 }
+
+// The partition key header's fast path reads exactly what the JSON
+// decoder reads, and leaves everything else to it.
+func TestPlainStringPKMatchesDecoder(t *testing.T) {
+	t.Parallel()
+	for _, h := range []string{`["a"]`, `[""]`, `["i-1/x y"]`, `["é"]`, `["a\"b"]`, `["a\\b"]`, `["\u00e9"]`,
+		"[\"\x01\"]", "[\"\xff\"]", `["a","b"]`, `[ "a" ]`, `["a"`, `[1]`, `["a"] `} {
+		s, ok := plainStringPK(h)
+		if !ok {
+			continue
+		}
+		var raw []any
+		if err := decodeJSON([]byte(h), &raw); err != nil || len(raw) != 1 || raw[0] != s {
+			t.Errorf("%q: fast path %q, decoder %v (%v)", h, s, raw, err)
+		}
+	}
+	if _, ok := plainStringPK(`["plain-id"]`); !ok {
+		t.Error(`["plain-id"] does not take the fast path`)
+	}
+}

@@ -1,6 +1,7 @@
 package cosmostest
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"fmt"
@@ -363,7 +364,7 @@ func (s *Server) handle(req *request, perr *apiError) *response {
 	if perr != nil {
 		return s.errorResponse(req, perr)
 	}
-	body, err := io.ReadAll(io.LimitReader(req.r.Body, maxRequestBody+1))
+	body, err := readBody(req.r)
 	if err != nil {
 		return s.errorResponse(req, errBadRequest(msgInvalidPayload))
 	}
@@ -613,4 +614,16 @@ func readJSONObject(body []byte) (map[string]any, *apiError) {
 		return nil, errBadRequest(msgInvalidPayload)
 	}
 	return m, nil
+}
+
+// readBody reads up to maxRequestBody+1 bytes of r's body, in one buffer
+// of the announced length when there is one.
+func readBody(r *http.Request) ([]byte, error) {
+	lr := io.LimitReader(r.Body, maxRequestBody+1)
+	if n := r.ContentLength; n > 0 && n <= maxRequestBody {
+		buf := bytes.NewBuffer(make([]byte, 0, n+1)) // +1: ReadFrom's probe for EOF
+		_, err := buf.ReadFrom(lr)
+		return buf.Bytes(), err
+	}
+	return io.ReadAll(lr)
 }

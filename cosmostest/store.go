@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 )
 
 // maxDocumentSize is the largest serialized item the service accepts
@@ -418,7 +419,9 @@ func (c *container) parsePKHeader(h string, exact bool) ([]any, *apiError) {
 		return nil, errBadRequest(msgPKMissing)
 	}
 	var raw []any
-	if err := decodeJSON([]byte(h), &raw); err != nil {
+	if s, ok := plainStringPK(h); ok {
+		raw = []any{s}
+	} else if err := decodeJSON([]byte(h), &raw); err != nil {
 		return nil, errBadRequest(msgPKFormat)
 	}
 	vals := make([]any, len(raw))
@@ -560,4 +563,23 @@ func sortedContainers(db *database) []*container {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
 	return out
+}
+
+// plainStringPK reads the common header ["value"] without the JSON decoder
+// when value needs no unescaping: no quote, backslash or control
+// character, valid UTF-8. Anything else goes through decodeJSON.
+func plainStringPK(h string) (string, bool) {
+	if len(h) < 4 || !strings.HasPrefix(h, `["`) || !strings.HasSuffix(h, `"]`) {
+		return "", false
+	}
+	v := h[2 : len(h)-2]
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c == '"' || c == '\\' || c < 0x20 {
+			return "", false
+		}
+	}
+	if !utf8.ValidString(v) {
+		return "", false
+	}
+	return v, true
 }
