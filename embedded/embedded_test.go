@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"net/http"
-	"strconv"
-	"sync"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
