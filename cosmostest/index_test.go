@@ -101,6 +101,8 @@ func testIndexedQueries(t *testing.T, lag *LagOptions, sizes []int) {
 		{text: "SELECT * FROM c WHERE c['type'] = 'history' AND IS_DEFINED(c.n)"},
 		{text: "SELECT c.id, a FROM c JOIN a IN c.arr WHERE c.type = 'history'"},
 		{text: "SELECT * FROM c WHERE c.sub.type = 'history'"},
+		{text: "SELECT * FROM c.sub s WHERE s.type = 'history'"},
+		{text: "SELECT VALUE r.id FROM root r WHERE r.type = 'history' AND r.n > 2"},
 		{text: "SELECT * FROM c WHERE c.type = 5"},
 		{text: "SELECT * FROM c WHERE c.type = @missing"},
 		{text: "SELECT * FROM c WHERE c.type = @t", params: []param{{"@t", []string{"history"}}}},
