@@ -2,6 +2,7 @@ package cosmostest
 
 import (
 	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
@@ -115,4 +116,66 @@ func BenchmarkQueryCrossPartitionPaged(b *testing.B) {
 			b.Fatal(n)
 		}
 	}
+}
+
+// BenchmarkQueryByType is a discovery-shaped cross-partition query (one
+// type, 50 matching documents) on a container that also holds 5,000
+// documents of another type, through the type index and as a full scan.
+func BenchmarkQueryByType(b *testing.B) {
+	for _, mode := range []string{"index", "fullscan"} {
+		b.Run(mode, func(b *testing.B) {
+			f := newFixture(b, nil)
+			f.s.st.fullScan = mode == "fullscan"
+			ctx := testCtx(b)
+			for i := range 5050 {
+				ty := "history"
+				if i%101 == 0 {
+					ty = "orch_queue"
+				}
+				inst := fmt.Sprintf("i%d", i%500)
+				if _, err := f.ct.CreateItem(ctx, pkOf(inst), item(fmt.Sprintf("d%d", i), inst, "type", ty, "n", i), nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			q := "SELECT c.id, c.instanceId FROM c WHERE c.type = @type AND c.n >= 0"
+			opts := &azcosmos.QueryOptions{PageSizeHint: -1, QueryParameters: []azcosmos.QueryParameter{{Name: "@type", Value: "orch_queue"}}}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				pager := f.ct.NewQueryItemsPager(q, azcosmos.NewPartitionKey(), opts)
+				n := 0
+				for pager.More() {
+					resp, err := pager.NextPage(ctx)
+					if err != nil {
+						b.Fatal(err)
+					}
+					n += len(resp.Items)
+				}
+				if n != 50 {
+					b.Fatalf("%d results, want 50", n)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkUpsertPersistentParallel is BenchmarkUpsertPersistent with
+// concurrent writers, whose records share fsyncs (group commit).
+func BenchmarkUpsertPersistentParallel(b *testing.B) {
+	f := newFixture(b, &Options{DataDir: b.TempDir()})
+	ctx := testCtx(b)
+	var n atomic.Int64
+	b.ReportAllocs()
+	b.SetParallelism(4)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		inst := fmt.Sprintf("i%d", n.Add(1))
+		body := item("a", inst, "payload", "0123456789abcdef0123456789abcdef")
+		for pb.Next() {
+			if _, err := f.ct.UpsertItem(ctx, pkOf(inst), body, nil); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }

@@ -37,6 +37,13 @@ func (s *Server) Documents(db, coll string) ([]map[string]any, error) {
 // document, UpdateDocuments stops with an error; changes already made stay.
 func (s *Server) UpdateDocuments(db, coll string, fn func(doc map[string]any) (keep bool)) error {
 	st := s.st
+	if err := st.updateDocuments(s, db, coll, fn); err != nil {
+		return err
+	}
+	return st.waitDurable()
+}
+
+func (st *store) updateDocuments(s *Server, db, coll string, fn func(doc map[string]any) (keep bool)) error {
 	st.lock()
 	defer st.unlock()
 	c, err := st.directContainer(db, coll)

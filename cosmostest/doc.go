@@ -103,8 +103,19 @@ resource tokens, attachments, conflicts, multiple regions, partition splits
 (GET .../pkranges reports one range even when [Options].PartitionKeyRanges
 models several for query paging), analytical store, vector and full-text
 search, and TLS (the server speaks plain HTTP). Indexing policies only decide
-which ORDER BY queries are allowed; queries always scan. Such requests get 400
-with a message starting "cosmostest does not support".
+which ORDER BY queries are allowed. Such requests get 400 with a message
+starting "cosmostest does not support".
+
+# Index
+
+Each container keeps its documents grouped by the string value of their
+"type" property. A cross-partition (or range-addressed) query whose WHERE
+clause requires type to equal a string, or one of several (c.type = 'a' OR
+c.type = @b), reads only those documents, in creation order; other queries
+read the whole scope. Results, order, paging and continuations are those
+of a full scan (TestIndexedQueriesMatchFullScan compares both on random
+data, with partition key ranges and lagging replicas); the request charge,
+which counts documents read, is lower.
 
 # Test hooks
 
@@ -123,9 +134,13 @@ outcome), and [Server.SetLatency] delays every request.
 By default everything is in memory and lost when the server closes.
 [Options].DataDir keeps the account in a directory instead (the command's
 -data flag): every change a request makes is one record of a write-ahead
-log, fsynced before the response is written, so every acknowledged write
-survives a crash of the process, SIGKILL included, and a transactional
-batch is on disk whole or not at all. The log is compacted into a snapshot
+log, fsynced (fdatasync on Linux) before the response is written, so every
+acknowledged write survives a crash of the process, SIGKILL included, and a
+transactional batch is on disk whole or not at all. Records are appended
+under the write lock but synced after it is released, one fsync serving
+every write appended meanwhile (group commit); a read, too, answers only
+once every record appended before it is on disk, so no response shows a
+change a crash could still undo. The log is compacted into a snapshot
 once it exceeds [Options].CompactAfterBytes (64 MiB by default). Records
 hold the stored documents with their system properties and the counters
 behind _rid, ETags and session tokens, so after a restart ETags, _ts,
@@ -138,7 +153,11 @@ or another, is refused with [ErrDataDirInUse] (on Unix, where the directory
 is locked with flock). TestPersistKill kills a writer process at random
 moments, mid-batch and mid-compaction included, and checks the recovered
 account against the writes it had acknowledged. A write costs one fsync
-more (BenchmarkUpsertPersistent).
+more, shared with concurrent writes (BenchmarkUpsertPersistent).
+
+[Server.InProcessTransport] serves a client in the server's process
+without the loopback socket: the same handler, requests and responses,
+called in the client's goroutine. embedded.Open's provider uses it.
 
 # Sharing one server between processes
 

@@ -185,7 +185,13 @@ func (s *Server) laggedDocs(c *container, docs []*document, floor int64, inScope
 	}
 	over := map[string]map[string]*document{}
 	var lsn int64
+	// In a fixed order, so that a seeded run draws the same replicas.
+	pks := make([]string, 0, len(c.lag))
 	for pk := range c.lag {
+		pks = append(pks, pk)
+	}
+	sort.Strings(pks)
+	for _, pk := range pks {
 		undone, l := s.staleView(c, pk, floor)
 		if undone == nil {
 			continue

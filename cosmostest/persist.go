@@ -17,9 +17,10 @@ import (
 // holding the resulting state of every touched document (with its _etag,
 // _ts, _rid and LSN, exactly as stored), the container counters behind
 // session tokens and _rid, and, for control-plane changes, an image of
-// every database and container. The record is appended and fsynced before
-// the lock is released, so before the response is written: a transactional
-// batch is one record, on disk all or nothing as in memory. Replay stores
+// every database and container. The record is appended before the lock is
+// released and fsynced (together with those of concurrent writes, see
+// groupsync.go) before the response is written: a transactional batch is
+// one record, on disk all or nothing as in memory. Replay stores
 // the recorded state instead of re-running requests, so it reproduces the
 // account exactly. When the current segment outgrows
 // Options.CompactAfterBytes the account is written as a snapshot and the
@@ -44,6 +45,7 @@ type disk struct {
 	segSize      int64
 	compactAfter int64
 	logf         func(format string, args ...any)
+	gs           *groupSync // which appended records are fsynced
 }
 
 // diskFailure holds the error that made the server stop serving: a record
@@ -167,7 +169,8 @@ func (st *store) failure() error {
 	return nil
 }
 
-// commit writes the journal as one record and fsyncs it (write lock held).
+// commit writes the journal as one record (write lock held); the request
+// waits for its fsync before it is answered (waitDurable).
 // If that fails, memory holds a change the disk lacks: the server answers
 // every later request with an error rather than serve state it could lose.
 func (st *store) commit() {
@@ -236,7 +239,9 @@ func (st *store) catalogImage() *catalogImage {
 	return img
 }
 
-// append writes one record to the current segment and fsyncs it.
+// append writes one record to the current segment (store write lock
+// held); the request that made it waits for its fsync before it is
+// answered (groupsync.go).
 func (d *disk) append(payload []byte) error {
 	if len(payload) > maxRecordSize {
 		return fmt.Errorf("a change of %d bytes is more than a log record holds (%d)", len(payload), maxRecordSize)
@@ -245,10 +250,22 @@ func (d *disk) append(payload []byte) error {
 	if _, err := d.seg.Write(fr); err != nil {
 		return err
 	}
-	if err := d.seg.Sync(); err != nil {
-		return err
-	}
+	d.gs.appended()
 	d.segSize += int64(len(fr))
+	return nil
+}
+
+// waitDurable returns once every change made before the call is on disk.
+// If the log cannot be synced, the server stops serving (as when a record
+// cannot be written) and the error is returned.
+func (st *store) waitDurable() error {
+	if st.wal == nil {
+		return nil
+	}
+	if err := st.wal.wait(); err != nil {
+		st.failed.CompareAndSwap(nil, &diskFailure{err: fmt.Errorf("cosmostest: write-ahead log in %s: %w", st.wal.dir, err)})
+		return st.failure()
+	}
 	return nil
 }
 
@@ -264,6 +281,13 @@ func (st *store) compact() error {
 		return err
 	}
 	old := d.seg
+	if err := d.gs.switchTo(f); err != nil {
+		// Records of the old segment may not be on disk: their requests
+		// get the error (waitDurable) and the server stops serving.
+		d.seg, d.segNo, d.segSize = f, next, 0
+		_ = old.Close()
+		return err
+	}
 	d.seg, d.segNo, d.segSize = f, next, 0
 	_ = old.Close()
 	if err := writeFileSync(snapshotPath(d.dir, next), st.snapshotFrames()); err != nil {
@@ -354,6 +378,7 @@ func openDisk(st *store, dir string, compactAfter int64, logf func(string, ...an
 		d.close()
 		return nil, err
 	}
+	d.gs = newGroupSync(dir, d.seg)
 	return d, nil
 }
 
@@ -649,6 +674,9 @@ func (st *store) closeDisk() {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.disk != nil {
+		if err := st.disk.gs.switchTo(nil); err != nil {
+			st.disk.logf("cosmostest: closing %s: %v", st.disk.dir, err)
+		}
 		st.disk.close()
 		st.disk = nil
 	}

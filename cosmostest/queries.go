@@ -69,12 +69,20 @@ type queryCache struct {
 	m  map[string]*query.Query
 }
 
-var parsedQueries = &queryCache{m: map[string]*query.Query{}}
+// parsedQueries caches query texts; parsedConditions caches patch
+// conditions apart, as clients often write those with literal values
+// (a timestamp in each), which would otherwise flush the queries out.
+var (
+	parsedQueries    = &queryCache{m: map[string]*query.Query{}}
+	parsedConditions = &queryCache{m: map[string]*query.Query{}}
+)
 
-func parseQuery(text string) (*query.Query, *apiError) {
-	parsedQueries.mu.Lock()
-	q := parsedQueries.m[text]
-	parsedQueries.mu.Unlock()
+func parseQuery(text string) (*query.Query, *apiError) { return parsedQueries.parse(text) }
+
+func (qc *queryCache) parse(text string) (*query.Query, *apiError) {
+	qc.mu.Lock()
+	q := qc.m[text]
+	qc.mu.Unlock()
 	if q != nil {
 		return q, nil
 	}
@@ -82,12 +90,12 @@ func parseQuery(text string) (*query.Query, *apiError) {
 	if err != nil {
 		return nil, fromQueryError(err)
 	}
-	parsedQueries.mu.Lock()
-	if len(parsedQueries.m) >= 1024 {
-		parsedQueries.m = map[string]*query.Query{}
+	qc.mu.Lock()
+	if len(qc.m) >= 1024 {
+		qc.m = map[string]*query.Query{}
 	}
-	parsedQueries.m[text] = q
-	parsedQueries.mu.Unlock()
+	qc.m[text] = q
+	qc.mu.Unlock()
 	return q, nil
 }
 
@@ -161,7 +169,7 @@ func evalCondition(cond string, doc map[string]any) (bool, *apiError) {
 	if len(t) < 4 || !strings.EqualFold(t[:4], "from") {
 		return false, errBadRequest("Invalid patch request: the condition '%s' must be a filter predicate of the form 'FROM c WHERE <condition>'.", cond)
 	}
-	q, e := parseQuery("SELECT VALUE 1 " + t)
+	q, e := parsedConditions.parse("SELECT VALUE 1 " + t)
 	if e != nil {
 		return false, e
 	}
@@ -260,7 +268,7 @@ func (s *Server) queryItems(req *request) (*response, *apiError) {
 			return nil, newSubError(http.StatusGone, 1002, "The partition key range '%s' is gone.", rangeID)
 		}
 		scope = "range:0"
-		docs = c.live(c.all)
+		docs = c.live(c.scanDocs(q, params))
 	default:
 		if vals, ok := q.PartitionKeyFilter(c.pk.paths, params); ok && len(vals) == len(c.pk.paths) {
 			scope = "pk:" + pkKey(normalizePK(vals))
@@ -274,7 +282,7 @@ func (s *Server) queryItems(req *request) (*response, *apiError) {
 			}
 			opts.CrossPartition = true
 			scope = "cross"
-			docs = c.live(c.all)
+			docs = c.live(c.scanDocs(q, params))
 		}
 	}
 	docs, lagLSN := s.laggedDocs(c, docs, sessionFloor(req.r), inScope)

@@ -1,6 +1,7 @@
 package cosmostest
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"fmt"
@@ -100,6 +101,7 @@ type Server struct {
 
 	closeOnce sync.Once
 	done      chan struct{} // closed by Close; ends fault delays
+	inproc    inProcess     // requests served by InProcessTransport (transport.go)
 }
 
 // NewServer starts a server listening on Options.Addr (by default 127.0.0.1
@@ -155,7 +157,7 @@ func NewServer(opts *Options) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		st.disk = d
+		st.disk, st.wal = d, d.gs
 	}
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
@@ -237,6 +239,7 @@ func (s *Server) Close() {
 		defer cancel()
 		_ = s.srv.Shutdown(ctx)
 		_ = s.srv.Close()
+		s.closeInProcess()
 		s.st.closeDisk()
 	})
 }
@@ -361,7 +364,7 @@ func (s *Server) handle(req *request, perr *apiError) *response {
 	if perr != nil {
 		return s.errorResponse(req, perr)
 	}
-	body, err := io.ReadAll(io.LimitReader(req.r.Body, maxRequestBody+1))
+	body, err := readBody(req.r)
 	if err != nil {
 		return s.errorResponse(req, errBadRequest(msgInvalidPayload))
 	}
@@ -390,6 +393,8 @@ func (s *Server) handle(req *request, perr *apiError) *response {
 		return s.errorResponse(req, errDisk(err))
 	}
 	resp, herr := s.route(req)
+	// Answer only once everything this request wrote or read is on disk.
+	_ = s.st.waitDurable()
 	if err := s.st.failure(); err != nil {
 		// This request's change may be the one that was not logged.
 		return s.errorResponse(req, errDisk(err))
@@ -609,4 +614,16 @@ func readJSONObject(body []byte) (map[string]any, *apiError) {
 		return nil, errBadRequest(msgInvalidPayload)
 	}
 	return m, nil
+}
+
+// readBody reads up to maxRequestBody+1 bytes of r's body, in one buffer
+// of the announced length when there is one.
+func readBody(r *http.Request) ([]byte, error) {
+	lr := io.LimitReader(r.Body, maxRequestBody+1)
+	if n := r.ContentLength; n > 0 && n <= maxRequestBody {
+		buf := bytes.NewBuffer(make([]byte, 0, n+1)) // +1: ReadFrom's probe for EOF
+		_, err := buf.ReadFrom(lr)
+		return buf.Bytes(), err
+	}
+	return io.ReadAll(lr)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 )
 
 // maxDocumentSize is the largest serialized item the service accepts
@@ -41,9 +42,13 @@ type store struct {
 	etagSeq uint64
 	now     func() int64 // server clock, Unix seconds
 	ranges  int          // partition key ranges per container (ranges.go)
+	// fullScan makes queries read every document instead of the index
+	// (index.go); tests set it to compare the two.
+	fullScan bool
 
 	// Persistence (persist.go): nil disk keeps everything in memory only.
 	disk   *disk
+	wal    *groupSync                  // set with disk, never cleared: requests wait on it
 	jr     journal                     // changes of the write in progress
 	failed atomic.Pointer[diskFailure] // set when a change could not be logged
 }
@@ -73,7 +78,8 @@ type container struct {
 	uniqueKeys [][][]string // unique key constraints: list of path lists (segments)
 	defaultTTL *int64       // nil: time to live off; -1: on, no default expiry
 	parts      map[string]*partition
-	all        []*document // every document, ordered by seq (creation order)
+	all        []*document            // every document, ordered by seq (creation order)
+	byType     map[string][]*document // index.go: documents by type, each ordered by seq
 	docSeq     uint64
 	lsn        int64
 	offer      map[string]any
@@ -196,6 +202,7 @@ func (c *container) put(d *document) *document {
 	p.docs[d.id] = d
 	p.ordered = putSorted(p.ordered, d)
 	c.all = putSorted(c.all, d)
+	c.indexPut(d, prev)
 	c.db.st.touched(c, d.pk, d.id)
 	return prev
 }
@@ -214,6 +221,7 @@ func (c *container) remove(pk, id string) *document {
 	c.db.st.touched(c, pk, id)
 	p.ordered = removeSorted(p.ordered, prev.seq)
 	c.all = removeSorted(c.all, prev.seq)
+	c.indexRemove(prev)
 	if len(p.docs) == 0 {
 		delete(c.parts, pk)
 	}
@@ -411,7 +419,9 @@ func (c *container) parsePKHeader(h string, exact bool) ([]any, *apiError) {
 		return nil, errBadRequest(msgPKMissing)
 	}
 	var raw []any
-	if err := decodeJSON([]byte(h), &raw); err != nil {
+	if s, ok := plainStringPK(h); ok {
+		raw = []any{s}
+	} else if err := decodeJSON([]byte(h), &raw); err != nil {
 		return nil, errBadRequest(msgPKFormat)
 	}
 	vals := make([]any, len(raw))
@@ -553,4 +563,23 @@ func sortedContainers(db *database) []*container {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
 	return out
+}
+
+// plainStringPK reads the common header ["value"] without the JSON decoder
+// when value needs no unescaping: no quote, backslash or control
+// character, valid UTF-8. Anything else goes through decodeJSON.
+func plainStringPK(h string) (string, bool) {
+	if len(h) < 4 || !strings.HasPrefix(h, `["`) || !strings.HasSuffix(h, `"]`) {
+		return "", false
+	}
+	v := h[2 : len(h)-2]
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c == '"' || c == '\\' || c < 0x20 {
+			return "", false
+		}
+	}
+	if !utf8.ValidString(v) {
+		return "", false
+	}
+	return v, true
 }

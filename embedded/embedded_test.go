@@ -3,14 +3,18 @@ package embedded
 import (
 	"bytes"
 	"errors"
+	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/cosmostest"
 	"github.com/duroxide-go/cdb/durable"
+	"github.com/duroxide-go/cdb/duroxide"
 )
 
 // clearEnv makes Open choose by the test's settings only.
@@ -182,5 +186,41 @@ func TestOpenReportsABadAccountConfiguration(t *testing.T) {
 	_, err := Open(t.Context(), &Options{Log: &bytes.Buffer{}})
 	if !errors.Is(err, cdb.ErrConfig) {
 		t.Fatalf("Open = %v, want cdb.ErrConfig", err)
+	}
+}
+
+// The in-process store's discovery reads pages of InProcessDiscoveryPageSize
+// queue entries unless the caller's provider options say otherwise.
+func TestOpenInProcessReadsLargerDiscoveryPages(t *testing.T) {
+	clearEnv(t)
+	for _, tc := range []struct {
+		opts *cdb.Options
+		want string
+	}{
+		{nil, strconv.Itoa(InProcessDiscoveryPageSize)},
+		{&cdb.Options{DiscoveryPageSize: 7}, "7"},
+	} {
+		st := open(t, &Options{DataDir: t.TempDir(), Log: &bytes.Buffer{}, Provider: tc.opts})
+		var mu sync.Mutex
+		sizes := map[string]bool{}
+		remove := st.server.InjectFault(cosmostest.Fault{Op: cosmostest.OpQuery, Match: func(r *http.Request) bool {
+			if r.Header.Get("x-ms-documentdb-partitionkey") == "" { // discovery is cross-partition
+				mu.Lock()
+				sizes[r.Header.Get("x-ms-max-item-count")] = true
+				mu.Unlock()
+			}
+			return false
+		}})
+		_, err := st.Provider.FetchWorkItem(t.Context(), time.Second, 0, nil, duroxide.DefaultOnly())
+		remove()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sizes[tc.want] {
+			t.Errorf("provider options %+v: discovery page sizes %v, want %s", tc.opts, sizes, tc.want)
+		}
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -84,6 +84,7 @@ func systems() []system {
 	return []system{
 		{"duroxide-go", "memory", nil},
 		{"duroxide-go", "cosmostest", nil},
+		{"duroxide-go", "embedded", nil},
 		{"durabletask-go", "sqlite-memory", dt(false)},
 		{"durabletask-go", "sqlite-file", dt(true)},
 		{"go-workflows", "sqlite-memory", gw(false)},
@@ -97,7 +98,7 @@ type options struct {
 	inflight            int
 	variant, wait, only string
 	jsonOut, quiet      bool
-	profDir             string
+	profDir, memProfDir string
 	progress            io.Writer
 	selected            []system
 	selectedVariants    []setup
@@ -117,6 +118,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.jsonOut, "json", false, "one JSON object per run instead of the table")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
 	fs.StringVar(&o.profDir, "cpuprofile-dir", "", "write a CPU profile per run into this directory")
+	fs.StringVar(&o.memProfDir, "memprofile-dir", "", "write the allocations profile (cumulative since the process started) after each run into this directory")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -217,6 +219,9 @@ func runOne(ctx context.Context, o options, s system, v setup, wait time.Duratio
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if o.memProfDir != "" {
+		defer writeAllocs(fmt.Sprintf("%s/%s.allocs.pprof", o.memProfDir, cfg.Label))
+	}
 	if s.open == nil {
 		return stress.RunDuroxide(ctx, stress.DuroxideOptions{Backend: s.backend, FanOut: v.fanOut, ActivityDelay: v.delay,
 			PayloadBytes: v.payload, OrchConcurrency: v.orch, WorkerConcurrency: v.worker}, cfg)
@@ -236,4 +241,19 @@ func runOne(ctx context.Context, o options, s system, v setup, wait time.Duratio
 		WorkerConcurrency: v.worker, FanOut: v.fanOut, ActivityDelayMS: float64(v.delay.Microseconds()) / 1000, PayloadBytes: v.payload}
 	r.Fill(m, cfg)
 	return r, nil
+}
+
+// writeAllocs writes the allocations profile to path (errors go to stderr:
+// a missing profile does not spoil the run's result).
+func writeAllocs(path string) {
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.Lookup("allocs").WriteTo(f, 0)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "peers: allocations profile:", err)
+	}
 }

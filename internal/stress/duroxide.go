@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/duroxide-go/cdb/cosmostest"
 	"github.com/duroxide-go/cdb/durable"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/embedded"
 	"github.com/duroxide-go/cdb/memprovider"
 )
 
@@ -23,7 +26,12 @@ import (
 const (
 	BackendMemory     = "memory"
 	BackendCosmostest = "cosmostest"
-	BackendCosmos     = "cosmos"
+	// BackendEmbedded is the store embedded.Open opens without an
+	// account: cosmostest with a data directory (a fresh temporary one,
+	// removed at Close), every acknowledged write fsynced to its log, and
+	// the provider calling it in process.
+	BackendEmbedded = "embedded"
+	BackendCosmos   = "cosmos"
 )
 
 // Workloads of the duroxide-go target.
@@ -138,6 +146,28 @@ func (d *Duroxide) providers(ctx context.Context) (runtimeProv, clientProv durox
 			srv.SetLatency(l, l)
 		}
 		return d.cosmosProviders(ctx, cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key(), Database: "stress", Container: "stress"})
+	case BackendEmbedded:
+		dir, err := os.MkdirTemp("", "stress-embedded-")
+		if err != nil {
+			return nil, nil, err
+		}
+		d.closers = append(d.closers, func() { _ = os.RemoveAll(dir) })
+		st, err := embedded.Open(ctx, &embedded.Options{DataDir: dir, Log: io.Discard})
+		if err != nil {
+			return nil, nil, err
+		}
+		d.closers = append(d.closers, func() { _ = st.Close() })
+		// The status polls' provider shares the store's configuration,
+		// in-process transport included.
+		cfg := st.Config
+		cfg.SkipBootstrap = true
+		cp, err := cdb.New(ctx, cfg, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		d.closers = append(d.closers, func() { _ = cp.Close() })
+		d.rtProv = st.Provider
+		return st.Provider, cp, nil
 	case BackendCosmos:
 		cfg, err := cdb.ConfigFromEnv()
 		if err != nil {
@@ -145,7 +175,7 @@ func (d *Duroxide) providers(ctx context.Context) (runtimeProv, clientProv durox
 		}
 		return d.cosmosProviders(ctx, cfg)
 	}
-	return nil, nil, fmt.Errorf("stress: unknown backend %q (want memory, cosmostest or cosmos)", d.opts.Backend)
+	return nil, nil, fmt.Errorf("stress: unknown backend %q (want memory, cosmostest, embedded or cosmos)", d.opts.Backend)
 }
 
 func (d *Duroxide) cosmosProviders(ctx context.Context, cfg cdb.Config) (duroxide.Provider, duroxide.Provider, error) {

@@ -1,6 +1,7 @@
 package testbackend
 
 import (
+	"net/http"
 	"os"
 	"strconv"
 	"testing"
@@ -34,7 +35,7 @@ func init() {
 		{name: NameCosmostest, make: cosmostestBackend},
 		{name: NameCosmostestRanges, make: cosmostestRangesBackend},
 		{name: NameCosmostestLagging, make: cosmostestLaggingBackend, optIn: true},
-		{name: NameCosmostestPersistent, make: cosmostestPersistentBackend, providersOnRequest: true},
+		{name: NameCosmostestPersistent, make: cosmostestPersistentBackend},
 	}, factories...)
 }
 
@@ -67,16 +68,18 @@ const PersistentCompactAfter = 256 << 10
 
 // cosmostestPersistentBackend starts an in-process cosmostest server that
 // keeps its account in a data directory of t's (write-ahead log and
-// snapshots, fsynced before each acknowledgement).
+// snapshots, fsynced before each acknowledgement). Its clients (Client,
+// NewClient) reach it through the in-process transport, as the embedded
+// store's provider does; clients built from Endpoint use the socket.
 func cosmostestPersistentBackend(t testing.TB) (Backend, bool) {
-	return newCosmostestWith(t, NameCosmostestPersistent, &cosmostest.Options{DataDir: t.TempDir(), CompactAfterBytes: PersistentCompactAfter}), true
+	return newCosmostestWith(t, NameCosmostestPersistent, &cosmostest.Options{DataDir: t.TempDir(), CompactAfterBytes: PersistentCompactAfter}, true), true
 }
 
 func newCosmostest(t testing.TB, name string, ranges int, lag *cosmostest.LagOptions) Backend {
-	return newCosmostestWith(t, name, &cosmostest.Options{PartitionKeyRanges: ranges, Lag: lag})
+	return newCosmostestWith(t, name, &cosmostest.Options{PartitionKeyRanges: ranges, Lag: lag}, false)
 }
 
-func newCosmostestWith(t testing.TB, name string, opts *cosmostest.Options) Backend {
+func newCosmostestWith(t testing.TB, name string, opts *cosmostest.Options, inProcess bool) Backend {
 	o := *opts
 	o.Auth = cosmostest.AuthKey
 	ranges := max(o.PartitionKeyRanges, 1)
@@ -93,6 +96,11 @@ func newCosmostestWith(t testing.TB, name string, opts *cosmostest.Options) Back
 		Server:   s,
 		newClient: func(key string, opts *azcosmos.ClientOptions) (*azcosmos.Client, error) {
 			if key == s.Key() {
+				if inProcess && opts.Transport == nil {
+					o := *opts
+					o.Transport = &http.Client{Transport: s.InProcessTransport()}
+					opts = &o
+				}
 				return s.NewClient(opts)
 			}
 			return keyClient(s.Endpoint(), nil)(key, opts)

@@ -12,8 +12,8 @@
 //   - "cosmostest-lagging": the same fake with lagging replicas, in
 //     [AllProviders] and [ForEachProvider] only.
 //   - "cosmostest-persistent": the same fake keeping its account in a data
-//     directory; in [AllProviders] and [ForEachProvider] only when
-//     CDB_BACKENDS names it.
+//     directory and serving its clients in process, as the embedded store
+//     (embedded.Open) does.
 //   - "vercel": @vercel/cosmosdb-server behind the project's shim
 //     (cosmostest/testdata/cosmos-shim), when CDB_VERCEL_ENDPOINT is set.
 //   - "cosmos": a real account or the official emulator, when COSMOS_ENDPOINT
@@ -64,10 +64,10 @@ const (
 	// read without tokens and would rightly see stale data there.
 	NameCosmostestLagging = "cosmostest-lagging"
 	// NameCosmostestPersistent is cosmostest keeping its account in a data
-	// directory (cosmostest.Options.DataDir). [All] includes it; [AllProviders]
-	// and [ForEachProvider] only when CDB_BACKENDS names it, as the
-	// provider suites are long and the fidelity it must keep is the raw
-	// API's, which [All] checks.
+	// directory (cosmostest.Options.DataDir), its clients served through
+	// cosmostest.Server.InProcessTransport: the embedded store's
+	// configuration. [All], [AllProviders] and [ForEachProvider] include
+	// it (the provider suites on it add about 35 s of CPU to go test).
 	NameCosmostestPersistent = "cosmostest-persistent"
 	NameVercel               = "vercel"
 	NameCosmos               = "cosmos"
@@ -136,7 +136,7 @@ func all(t testing.TB, withOptIn bool) []Backend {
 	t.Helper()
 	var out []Backend
 	for _, f := range factories {
-		if !selected(f.name) || (f.optIn && !withOptIn) || (f.providersOnRequest && withOptIn && !named(f.name)) {
+		if !selected(f.name) || (f.optIn && !withOptIn) {
 			continue
 		}
 		b, ok := f.make(t)
@@ -287,9 +287,6 @@ type factory struct {
 	make func(t testing.TB) (b Backend, ok bool)
 	// optIn backends are only in AllProviders.
 	optIn bool
-	// providersOnRequest backends are in AllProviders only when
-	// CDB_BACKENDS names them.
-	providersOnRequest bool
 }
 
 // factories lists the backends in the order tests run them. The cosmostest
