@@ -1,0 +1,72 @@
+package cdb_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/duroxide-go/cdb"
+	"github.com/duroxide-go/cdb/cosmostest"
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// A fetch locks a work item with one patch that also counts the attempt.
+// When the service applies that patch but the answer is lost (a 503 or
+// 408 after the write, a connection reset), the fetch must not walk away:
+// the item would stay locked under a token nobody holds until the lock
+// and the clock-skew margin pass, and the attempt would count although
+// the activity never ran — under repeated faults, a healthy activity is
+// poisoned. The fetch confirms its lock by reading the item back and
+// returns it.
+func TestFetchWorkItemLockAppliedButAnswerLost(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		fault cosmostest.Fault
+	}{
+		{"applied_then_503", cosmostest.Fault{Op: cosmostest.OpPatchItem, Status: http.StatusServiceUnavailable, ApplyFirst: true, Times: 1}},
+		{"applied_then_408", cosmostest.Fault{Op: cosmostest.OpPatchItem, Status: http.StatusRequestTimeout, ApplyFirst: true, Times: 1}},
+		{"reset_after_apply", cosmostest.Fault{Op: cosmostest.OpPatchItem, Drop: cosmostest.DropAfterApply, Times: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, cdb.Options{}, withoutLag())
+			ctx := t.Context()
+			inst := "fetch-ambiguous-" + tc.name
+			require.NoError(t, h.p.EnqueueForWorker(ctx, hActivity(inst, 2, nil)))
+
+			h.srv.InjectFault(tc.fault)
+			w, err := h.p.FetchWorkItem(ctx, hLock, 0, nil, duroxide.AnyTag())
+			require.NoError(t, err, "the lock was applied: the fetch confirms it and returns the item")
+			require.NotNil(t, w, "the item this fetch locked")
+			require.Equal(t, uint32(1), w.AttemptCount, "one fetch, one attempt")
+
+			require.NoError(t, h.p.RenewWorkItemLock(ctx, w.LockToken, hLock), "the lock is ours")
+			require.NoError(t, h.p.AckWorkItem(ctx, w.LockToken, duroxide.ActivityCompletedItem{Instance: inst, ExecutionID: 1, ID: 2, Result: "r"}))
+			require.Len(t, h.docsWhere("orch_queue", inst), 1, "the completion is enqueued once")
+		})
+	}
+}
+
+// A lock patch refused before it applied leaves the item as it was: the
+// fetch's confirming read finds no lock of its own and reports the
+// retryable error; the next fetch locks the item as its first attempt.
+func TestFetchWorkItemLockNotAppliedStaysUnlocked(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, cdb.Options{}, withoutLag())
+	ctx := t.Context()
+	const inst = "fetch-not-applied"
+	require.NoError(t, h.p.EnqueueForWorker(ctx, hActivity(inst, 2, nil)))
+
+	h.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpPatchItem, Status: http.StatusServiceUnavailable, Times: 1})
+	w, err := h.p.FetchWorkItem(ctx, hLock, 0, nil, duroxide.AnyTag())
+	require.Error(t, err)
+	require.True(t, duroxide.IsRetryable(err), "a 503 is retryable: %v", err)
+	require.Nil(t, w)
+
+	w, err = h.p.FetchWorkItem(ctx, hLock, 0, nil, duroxide.AnyTag())
+	require.NoError(t, err)
+	require.NotNil(t, w, "the item was never locked")
+	require.Equal(t, uint32(1), w.AttemptCount, "the refused patch counted nothing")
+}
