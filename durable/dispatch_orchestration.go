@@ -190,8 +190,9 @@ func (rt *Runtime) resolve(r *batch) (string, OrchestrationFunc, bool) {
 
 // ack commits c. Retryable failures (throttling, timeouts, resets) are
 // retried while the lock is ours; if they outlast it, the item is
-// abandoned and its turn runs again later: a transient fault never fails
-// an instance. A lost lock leaves the instance to its new holder. Only a
+// abandoned without counting the attempt (poison is for messages that
+// fail, not for a store that does) and its turn runs again later: a
+// transient fault never fails an instance. A lost lock leaves the instance to its new holder. Only a
 // permanent failure (the store refused this commit) commits an
 // Infrastructure failure of the execution instead, as duroxide does; if
 // even that fails the lock is abandoned.
@@ -213,7 +214,7 @@ func (rt *Runtime) ack(item *duroxide.OrchestrationItem, lease *lockLease, c *co
 	case duroxide.IsRetryable(err):
 		rt.log.Warn("orchestration ack kept failing with retryable errors while the lock held; abandoning the item",
 			"instance_id", item.Instance, "error", err)
-		_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, 100*time.Millisecond, false)
+		_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, 100*time.Millisecond, true)
 		return
 	}
 	rt.log.Warn("orchestration ack failed, failing the orchestration", "instance_id", item.Instance, "error", err)
