@@ -284,6 +284,10 @@ func (p *Provider) lockBatch(ctx context.Context, c candidate, token string, now
 			// after our discovery; the next fetch sees the current state.
 			return nil, false, nil
 		default:
+			// Applied but unanswered, the lock is ours (lockconfirm.go).
+			if res, ok := p.confirmLock(ctx, c.instance, token, lockedIDs(c.instance, b), err); ok {
+				return res, create, nil
+			}
 			return nil, false, err
 		}
 	}

@@ -70,3 +70,47 @@ func TestFetchWorkItemLockNotAppliedStaysUnlocked(t *testing.T) {
 	require.NotNil(t, w, "the item was never locked")
 	require.Equal(t, uint32(1), w.AttemptCount, "the refused patch counted nothing")
 }
+
+// The same for an orchestration fetch: its lock is one batch (the
+// instance document, created or patched, and every message it takes, each
+// attempt counted). Applied but answered with a fault, the fetch confirms
+// the lock at the primary and returns the item, for a new instance (the
+// batch creates its document) and for a running one (it patches it).
+func TestFetchOrchestrationLockAppliedButAnswerLost(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		fault cosmostest.Fault
+	}{
+		{"applied_then_503", cosmostest.Fault{Op: cosmostest.OpBatch, Status: http.StatusServiceUnavailable, ApplyFirst: true, Times: 1}},
+		{"reset_after_apply", cosmostest.Fault{Op: cosmostest.OpBatch, Drop: cosmostest.DropAfterApply, Times: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, cdb.Options{}, withoutLag())
+			ctx := t.Context()
+			inst := "orch-ambiguous-" + tc.name
+			require.NoError(t, h.p.EnqueueForOrchestrator(ctx, hStart(inst), 0))
+
+			h.srv.InjectFault(tc.fault)
+			item, err := h.p.FetchOrchestrationItem(ctx, hLock, 0, nil)
+			require.NoError(t, err, "the new instance's lock was applied: the fetch confirms it")
+			require.NotNil(t, item)
+			require.Equal(t, uint32(1), item.AttemptCount)
+			require.Len(t, item.Messages, 1)
+			require.NoError(t, h.p.AckOrchestrationItem(ctx, item.LockToken, duroxide.OrchestrationCommit{
+				ExecutionID: 1, HistoryDelta: []duroxide.Event{hStarted(inst, "HOrch")}, Metadata: hRunning("HOrch")}))
+
+			require.NoError(t, h.p.EnqueueForOrchestrator(ctx, duroxide.ExternalRaisedItem{Instance: inst, Name: "go", Data: "1"}, 0))
+			h.srv.InjectFault(tc.fault)
+			item, err = h.p.FetchOrchestrationItem(ctx, hLock, 0, nil)
+			require.NoError(t, err, "the running instance's lock was applied: the fetch confirms it")
+			require.NotNil(t, item)
+			require.Equal(t, uint32(1), item.AttemptCount)
+			require.Len(t, item.Messages, 1)
+			require.Len(t, item.History, 1, "the history is loaded as for any fetch")
+			require.NoError(t, h.p.AckOrchestrationItem(ctx, item.LockToken, duroxide.OrchestrationCommit{
+				ExecutionID: 1, HistoryDelta: []duroxide.Event{hEvent(inst, 1, 2, duroxide.ExternalEvent{Name: "go", Data: "1"})}, Metadata: hRunning("HOrch")}))
+		})
+	}
+}

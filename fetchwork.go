@@ -153,10 +153,14 @@ func (p *Provider) tryLockWorkItem(ctx context.Context, c candidate, lockTimeout
 		return nil, nil // another worker got it first
 	}
 	if err != nil {
-		var ok bool
-		if body, newEtag, ok = p.confirmWorkLock(ctx, c.instance, id, token); !ok {
+		// Applied but unanswered, the lock is ours: confirm it rather than
+		// leave the item locked, its attempt counted, under a token nobody
+		// holds (lockconfirm.go).
+		res, ok := p.confirmLock(ctx, c.instance, token, []string{id}, err)
+		if !ok {
 			return nil, err
 		}
+		body, newEtag = res.Bodies[0], res.ETags[0]
 	}
 	var doc queueDoc
 	if err := json.Unmarshal(body, &doc); err != nil {
@@ -177,36 +181,4 @@ func (p *Provider) tryLockWorkItem(ctx context.Context, c candidate, lockTimeout
 	doc.ETag = string(newEtag)
 	p.workLocks.put(token, &workLock{instance: c.instance, itemID: id, token: token, etag: newEtag, lockedUntil: until, doc: doc})
 	return &duroxide.LockedWorkItem{Item: wi, LockToken: token, AttemptCount: doc.AttemptCount, TraceParent: doc.TraceParent}, nil
-}
-
-// confirmWorkLock settles a lock patch whose answer was lost (a 503 or
-// 408 after the write, a reset): the service may have applied it, and
-// then the item is locked under token, its attempt counted, and nobody
-// would run it until the lock and the clock-skew margin pass. A read at
-// the primary (a lagging replica may not have the patch yet) tells: ok
-// when the item holds token, with its body and ETag. A read that fails
-// leaves the outcome unknown (not ok): the caller reports the patch's
-// error, as before.
-func (p *Provider) confirmWorkLock(ctx context.Context, instance, id, token string) (body []byte, etag azcore.ETag, ok bool) {
-	b := cosmos.NewBatch(instance)
-	b.Read(id)
-	err := p.retryIdempotent(ctx, "read", func() error {
-		res, err := p.st.Execute(ctx, b, true)
-		if err != nil {
-			return err
-		}
-		if len(res.Bodies) == 0 || len(res.ETags) == 0 {
-			return fmt.Errorf("cosmos batch read of %s returned no body", id)
-		}
-		body, etag = res.Bodies[0], res.ETags[0]
-		return nil
-	})
-	if err != nil {
-		return nil, "", false
-	}
-	var doc queueDoc
-	if json.Unmarshal(body, &doc) != nil || doc.LockToken == nil || *doc.LockToken != token {
-		return nil, "", false
-	}
-	return body, etag, true
 }
