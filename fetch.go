@@ -285,7 +285,7 @@ func (p *Provider) lockBatch(ctx context.Context, c candidate, token string, now
 			return nil, false, nil
 		default:
 			// Applied but unanswered, the lock is ours (lockconfirm.go).
-			if res, ok := p.confirmLock(ctx, c.instance, token, lockedIDs(c.instance, b), err); ok {
+			if res, ok := p.confirmLock(ctx, c.instance, token, lockedIDs(c.instance, b), until, err); ok {
 				return res, create, nil
 			}
 			return nil, false, err

@@ -2,6 +2,7 @@ package cdb_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -28,6 +29,7 @@ func TestFetchWorkItemLockAppliedButAnswerLost(t *testing.T) {
 		{"applied_then_503", cosmostest.Fault{Op: cosmostest.OpPatchItem, Status: http.StatusServiceUnavailable, ApplyFirst: true, Times: 1}},
 		{"applied_then_408", cosmostest.Fault{Op: cosmostest.OpPatchItem, Status: http.StatusRequestTimeout, ApplyFirst: true, Times: 1}},
 		{"reset_after_apply", cosmostest.Fault{Op: cosmostest.OpPatchItem, Drop: cosmostest.DropAfterApply, Times: 1}},
+		{"applied_then_503_while_reads_fail", cosmostest.Fault{Op: cosmostest.OpPatchItem, Status: http.StatusServiceUnavailable, ApplyFirst: true, Times: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -37,6 +39,9 @@ func TestFetchWorkItemLockAppliedButAnswerLost(t *testing.T) {
 			require.NoError(t, h.p.EnqueueForWorker(ctx, hActivity(inst, 2, nil)))
 
 			h.srv.InjectFault(tc.fault)
+			if strings.HasSuffix(tc.name, "_while_reads_fail") {
+				injectReadBurst(h.srv)
+			}
 			w, err := h.p.FetchWorkItem(ctx, hLock, 0, nil, duroxide.AnyTag())
 			require.NoError(t, err, "the lock was applied: the fetch confirms it and returns the item")
 			require.NotNil(t, w, "the item this fetch locked")
@@ -84,6 +89,7 @@ func TestFetchOrchestrationLockAppliedButAnswerLost(t *testing.T) {
 	}{
 		{"applied_then_503", cosmostest.Fault{Op: cosmostest.OpBatch, Status: http.StatusServiceUnavailable, ApplyFirst: true, Times: 1}},
 		{"reset_after_apply", cosmostest.Fault{Op: cosmostest.OpBatch, Drop: cosmostest.DropAfterApply, Times: 1}},
+		{"applied_then_503_while_reads_fail", cosmostest.Fault{Op: cosmostest.OpBatch, Status: http.StatusServiceUnavailable, ApplyFirst: true, Times: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -93,6 +99,9 @@ func TestFetchOrchestrationLockAppliedButAnswerLost(t *testing.T) {
 			require.NoError(t, h.p.EnqueueForOrchestrator(ctx, hStart(inst), 0))
 
 			h.srv.InjectFault(tc.fault)
+			if strings.HasSuffix(tc.name, "_while_reads_fail") {
+				injectReadBurst(h.srv)
+			}
 			item, err := h.p.FetchOrchestrationItem(ctx, hLock, 0, nil)
 			require.NoError(t, err, "the new instance's lock was applied: the fetch confirms it")
 			require.NotNil(t, item)
@@ -103,6 +112,9 @@ func TestFetchOrchestrationLockAppliedButAnswerLost(t *testing.T) {
 
 			require.NoError(t, h.p.EnqueueForOrchestrator(ctx, duroxide.ExternalRaisedItem{Instance: inst, Name: "go", Data: "1"}, 0))
 			h.srv.InjectFault(tc.fault)
+			if strings.HasSuffix(tc.name, "_while_reads_fail") {
+				injectReadBurst(h.srv)
+			}
 			item, err = h.p.FetchOrchestrationItem(ctx, hLock, 0, nil)
 			require.NoError(t, err, "the running instance's lock was applied: the fetch confirms it")
 			require.NotNil(t, item)
@@ -113,4 +125,13 @@ func TestFetchOrchestrationLockAppliedButAnswerLost(t *testing.T) {
 				ExecutionID: 1, HistoryDelta: []duroxide.Event{hEvent(inst, 1, 2, duroxide.ExternalEvent{Name: "go", Data: "1"})}, Metadata: hRunning("HOrch")}))
 		})
 	}
+}
+
+// injectReadBurst makes the next six batches and six point reads answer
+// 503: the fault that lost a lock write's answer often lasts a while, and
+// the fetch's confirming reads (a batch read at the primary, then a point
+// read) meet it too before one gets through.
+func injectReadBurst(srv *cosmostest.Server) {
+	srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpBatch, Status: http.StatusServiceUnavailable, Times: 6})
+	srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpReadItem, Status: http.StatusServiceUnavailable, Times: 6})
 }

@@ -156,7 +156,7 @@ func (p *Provider) tryLockWorkItem(ctx context.Context, c candidate, lockTimeout
 		// Applied but unanswered, the lock is ours: confirm it rather than
 		// leave the item locked, its attempt counted, under a token nobody
 		// holds (lockconfirm.go).
-		res, ok := p.confirmLock(ctx, c.instance, token, []string{id}, err)
+		res, ok := p.confirmLock(ctx, c.instance, token, []string{id}, until, err)
 		if !ok {
 			return nil, err
 		}
