@@ -135,3 +135,30 @@ func injectReadBurst(srv *cosmostest.Server) {
 	srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpBatch, Status: http.StatusServiceUnavailable, Times: 6})
 	srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpReadItem, Status: http.StatusServiceUnavailable, Times: 6})
 }
+
+// A renewal the service applied but answered with a 503 moves the item's
+// ETag without the holder learning it. The holder then gives the item up
+// (its lease lapsed while renewals kept failing): the abandon meets 412,
+// yet the item is still locked with the holder's token — nobody else has
+// taken it. The abandon must re-read and release it, not report the lock
+// lost and leave the item locked, its attempt counted, until the lock and
+// the clock-skew margin pass.
+func TestAbandonWorkItemAfterRenewalAppliedButAnswerLost(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, cdb.Options{}, withoutLag())
+	ctx := t.Context()
+	const inst = "abandon-after-ambiguous-renewal"
+	require.NoError(t, h.p.EnqueueForWorker(ctx, hActivity(inst, 2, nil)))
+	w, err := h.p.FetchWorkItem(ctx, hLock, 0, nil, duroxide.AnyTag())
+	require.NoError(t, err)
+	require.NotNil(t, w)
+
+	h.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpPatchItem, Status: http.StatusServiceUnavailable, ApplyFirst: true, Times: 1})
+	requireTransient(t, h.p.RenewWorkItemLock(ctx, w.LockToken, hLock), "renewal applied, answered 503")
+
+	require.NoError(t, h.p.AbandonWorkItem(ctx, w.LockToken, 0, true), "the lock is still ours: the abandon releases it")
+	again, err := h.p.FetchWorkItem(ctx, hLock, 0, nil, duroxide.AnyTag())
+	require.NoError(t, err)
+	require.NotNil(t, again, "the abandoned item is visible at once")
+	require.Equal(t, uint32(1), again.AttemptCount, "the abandon gave the attempt back")
+}

@@ -214,7 +214,10 @@ func (rt *Runtime) ack(item *duroxide.OrchestrationItem, lease *lockLease, c *co
 	case duroxide.IsRetryable(err):
 		rt.log.Warn("orchestration ack kept failing with retryable errors while the lock held; abandoning the item",
 			"instance_id", item.Instance, "error", err)
-		_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, 100*time.Millisecond, true)
+		limit := time.Now().Add(rt.opts.OrchestratorLockTimeout)
+		_ = retryTransient(rt.ctx, func() time.Time { return limit }, func() error {
+			return rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, 100*time.Millisecond, true)
+		})
 		return
 	}
 	rt.log.Warn("orchestration ack failed, failing the orchestration", "instance_id", item.Instance, "error", err)

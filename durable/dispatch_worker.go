@@ -172,7 +172,7 @@ func (rt *Runtime) dropActivity(w *activityWork, lease *lockLease) {
 		rt.log.Debug("activity lock lost; result dropped", "instance_id", w.item.Instance, "activity_id", w.item.ID)
 		return
 	}
-	if err := rt.p.AbandonWorkItem(rt.ctx, w.token, 0, true); err != nil {
+	if err := rt.abandonWork(w, 0, true); err != nil {
 		rt.log.Debug("abandoning an activity whose lock expired failed", "instance_id", w.item.Instance, "error", err)
 	}
 }
@@ -234,9 +234,22 @@ func (rt *Runtime) ackActivity(w *activityWork, lease *lockLease, completion dur
 		}
 		rt.log.Warn("activity ack failed, abandoning the work item", "instance_id", w.item.Instance,
 			"activity_id", w.item.ID, "error", err)
-		_ = rt.p.AbandonWorkItem(rt.ctx, w.token, 100*time.Millisecond, duroxide.IsRetryable(err))
+		_ = rt.abandonWork(w, 100*time.Millisecond, duroxide.IsRetryable(err))
 		return
 	}
+}
+
+// abandonWork gives w's item back, retrying transient failures for up to
+// one lock timeout: the fault that made the runtime give up often lasts
+// a while, and an abandon that does not get through leaves the item locked
+// until its lock (and the store's clock-skew margin) passes, its attempt
+// counted. A retry cannot release the item twice: the abandon is fenced
+// by the lock, which the first release ends.
+func (rt *Runtime) abandonWork(w *activityWork, delay time.Duration, ignoreAttempt bool) error {
+	limit := time.Now().Add(rt.opts.WorkerLockTimeout)
+	return retryTransient(rt.ctx, func() time.Time { return limit }, func() error {
+		return rt.p.AbandonWorkItem(rt.ctx, w.token, delay, ignoreAttempt)
+	})
 }
 
 // tooLargeFailure returns the activity failure that replaces a completion

@@ -27,6 +27,7 @@ func transientFaultTests() []sample {
 		{name: "activity_ack_transient_errors_outlasting_the_lock_count_no_attempt", run: activityAckTransientOutlastingCountsNoAttempt},
 		{name: "activity_renewal_transient_errors_outlasting_the_lock_count_no_attempt", run: activityRenewalTransientOutlastingCountsNoAttempt},
 		{name: "orchestration_ack_transient_errors_outlasting_the_lock_count_no_attempt", run: orchestrationAckTransientOutlastingCountsNoAttempt},
+		{name: "activity_abandon_after_transient_errors_is_retried", run: activityAbandonAfterTransientErrorsIsRetried},
 	}
 }
 
@@ -283,4 +284,22 @@ func orchestrationAckTransientOutlastingCountsNoAttempt(e *env) {
 	require.Equal(e.t, "ok", e.completed("orch-ack-outlast"))
 	require.Zero(e.t, fp.TransientLeft(AckOrchestrationItem))
 	require.Greater(e.t, turns.Load(), int32(1), "the faults outlasted one lock: the turn must have run again")
+}
+
+// An activity's renewals keep failing transiently until its lock expires,
+// and so do the first abandons that give it back (the same fault): the
+// abandon is retried, so the item is given back — visible at once, the
+// attempt not counted — instead of staying locked until it expires and
+// counting an attempt for nothing.
+func activityAbandonAfterTransientErrorsIsRetried(e *env) {
+	fp := e.faulty()
+	var runs atomic.Int32
+	r := slowActivityOrchestration(e, &runs, 2500*time.Millisecond)
+	fp.FailTransiently(RenewWorkItemLock, 12)
+	fp.FailTransiently(AbandonWorkItem, 3)
+	e.start(r, oneAttempt)
+	e.startOrch("act-abandon-retried", "CallSlow", "c")
+	require.Equal(e.t, "slow:c", e.completed("act-abandon-retried"))
+	require.Zero(e.t, fp.TransientLeft(AbandonWorkItem), "the abandons must have met the faults")
+	require.Equal(e.t, 1, activityCompletions(e.history("act-abandon-retried")))
 }
