@@ -461,12 +461,14 @@ func (p *Provider) releaseOrphan(ctx context.Context, lk *orchLock, created bool
 }
 
 // releaseQuietly gives a lock back after a failure, best effort: if it
-// fails, the lock simply expires.
+// fails, the lock simply expires. The fetch never handed the messages
+// over, so the attempt its lock counted on each is given back: a run of
+// transient faults must not poison them.
 func (p *Provider) releaseQuietly(ctx context.Context, lk *orchLock) {
 	b := cosmos.NewBatch(lk.instance)
 	b.Patch(instanceDocID(lk.instance), releaseOps(), &lk.etag)
 	for _, m := range lk.messages {
-		b.Patch(m.ID, unlockMessageOps(m.AttemptCount, nil), nil)
+		b.Patch(m.ID, unlockMessageOps(max(m.AttemptCount, 1)-1, nil), nil)
 	}
 	if _, err := p.st.Execute(ctx, b, false); err != nil {
 		p.opts.Logger.Warn("releasing a lock after a failed fetch", "instance_id", lk.instance, "error", err)

@@ -3,6 +3,7 @@ package cdb_test
 import (
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -10,6 +11,7 @@ import (
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/cosmostest"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // A fetch locks a work item with one patch that also counts the attempt.
@@ -161,4 +163,39 @@ func TestAbandonWorkItemAfterRenewalAppliedButAnswerLost(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, again, "the abandoned item is visible at once")
 	require.Equal(t, uint32(1), again.AttemptCount, "the abandon gave the attempt back")
+}
+
+// A fetch that locked an instance and then failed before handing the item
+// over (here the history query meets a 503) releases the lock; it must
+// give the attempt back too, since nothing ran: otherwise a run of such
+// faults poisons a healthy instance on the fetch that finally succeeds.
+func TestFailedOrchestrationFetchGivesTheAttemptBack(t *testing.T) {
+	t.Parallel()
+	g := newGate(t)
+	h := newHarness(t, testhooks.With(cdb.Options{TurnCacheBytes: -1}, testhooks.Knobs{Hooks: g.hooks()}), withoutLag())
+	ctx := t.Context()
+	const inst = "failed-fetch-attempt"
+	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, hStart(inst), 0))
+	item := mustFetchOrch(t, h.p, inst)
+	require.NoError(t, h.p.AckOrchestrationItem(ctx, item.LockToken, duroxide.OrchestrationCommit{
+		ExecutionID: 1, HistoryDelta: []duroxide.Event{hStarted(inst, "HOrch")}, Metadata: hRunning("HOrch")}))
+	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, duroxide.ExternalRaisedItem{Instance: inst, Name: "go", Data: "1"}, 0))
+
+	var armed atomic.Int32
+	armed.Store(3)
+	g.setFail(func(c testhooks.Call) error {
+		if c.Op == cdb.OpQuery && c.PartitionKey == inst && armed.Add(-1) >= 0 {
+			return &cdb.RequestError{Call: c, StatusCode: http.StatusServiceUnavailable}
+		}
+		return nil
+	})
+	for range 3 {
+		_, err := h.p.FetchOrchestrationItem(ctx, hLock, 0, nil)
+		require.Error(t, err, "the history query fails after the lock")
+		require.True(t, duroxide.IsRetryable(err), "%v", err)
+	}
+	item, err := h.p.FetchOrchestrationItem(ctx, hLock, 0, nil)
+	require.NoError(t, err)
+	require.NotNil(t, item)
+	require.Equal(t, uint32(1), item.AttemptCount, "three failed fetches ran nothing: the first delivery is the first attempt")
 }
