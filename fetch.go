@@ -470,7 +470,9 @@ func (p *Provider) releaseQuietly(ctx context.Context, lk *orchLock) {
 	for _, m := range lk.messages {
 		b.Patch(m.ID, unlockMessageOps(max(m.AttemptCount, 1)-1, nil), nil)
 	}
-	if _, err := p.st.Execute(ctx, b, false); err != nil {
+	// Retried through transient faults (a release that applied fails the
+	// retry's If-Match harmlessly).
+	if err := p.retryIdempotent(ctx, "release", func() error { _, err := p.st.Execute(ctx, b, false); return err }); err != nil {
 		p.opts.Logger.Warn("releasing a lock after a failed fetch", "instance_id", lk.instance, "error", err)
 	}
 	p.busy.clear(lk.instance)
