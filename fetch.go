@@ -360,6 +360,10 @@ func (p *Provider) lockBatch(ctx context.Context, c candidate, token string, now
 			// after our discovery; the next fetch sees the current state.
 			return nil, false, false, nil
 		default:
+			// Applied but unanswered, the lock is ours (lockconfirm.go).
+			if res, ok := p.confirmLock(ctx, c.instance, token, lockedIDs(c.instance, b), until, err); ok {
+				return res, create, true, nil // whether it was a takeover is unknown: lock stragglers anyway
+			}
 			return nil, false, false, err
 		}
 	}
@@ -608,14 +612,18 @@ func (p *Provider) releaseOrphan(ctx context.Context, lk *orchLock, created bool
 }
 
 // releaseQuietly gives a lock back after a failure, best effort: if it
-// fails, the lock simply expires.
+// fails, the lock simply expires. The fetch never handed the messages
+// over, so the attempt its lock counted on each is given back: a run of
+// transient faults must not poison them.
 func (p *Provider) releaseQuietly(ctx context.Context, lk *orchLock) {
 	b := cosmos.NewBatch(lk.instance)
 	b.Patch(instanceDocID(lk.instance), releaseOps(), &lk.etag)
 	for _, m := range lk.messages {
-		b.Patch(m.ID, unlockMessageOps(m.AttemptCount, nil), nil)
+		b.Patch(m.ID, unlockMessageOps(max(m.AttemptCount, 1)-1, nil), nil)
 	}
-	if _, err := p.st.Execute(ctx, b, false); err != nil {
+	// Retried through transient faults (a release that applied fails the
+	// retry's If-Match harmlessly).
+	if err := p.retryIdempotent(ctx, "release", func() error { _, err := p.st.Execute(ctx, b, false); return err }); err != nil {
 		p.opts.Logger.Warn("releasing a lock after a failed fetch", "instance_id", lk.instance, "error", err)
 	}
 	p.busy.clear(lk.instance)

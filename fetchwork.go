@@ -153,7 +153,14 @@ func (p *Provider) tryLockWorkItem(ctx context.Context, c candidate, lockTimeout
 		return nil, nil // another worker got it first
 	}
 	if err != nil {
-		return nil, err
+		// Applied but unanswered, the lock is ours: confirm it rather than
+		// leave the item locked, its attempt counted, under a token nobody
+		// holds (lockconfirm.go).
+		res, ok := p.confirmLock(ctx, c.instance, token, []string{id}, until, err)
+		if !ok {
+			return nil, err
+		}
+		body, newEtag = res.Bodies[0], res.ETags[0]
 	}
 	var doc queueDoc
 	if err := json.Unmarshal(body, &doc); err != nil {

@@ -130,25 +130,41 @@ func (p *Provider) RenewOrchestrationItemLock(ctx context.Context, lockToken str
 	}
 }
 
-// AbandonWorkItem implements duroxide.Provider.
+// AbandonWorkItem implements duroxide.Provider. A 412 is not taken at its
+// word: a renewal the service applied but did not answer moves the ETag
+// too, so the item is read again (the lock no longer cached) and, still
+// locked with lockToken — nobody else took it —, released with its
+// current ETag.
 func (p *Provider) AbandonWorkItem(ctx context.Context, lockToken string, delay time.Duration, ignoreAttempt bool) error {
 	const op = "abandon_work_item"
-	lk, err := p.workLockFor(ctx, op, lockToken)
-	if err != nil {
-		return err
+	for try := 0; ; try++ {
+		lk, err := p.workLockFor(ctx, op, lockToken)
+		if err != nil {
+			return err
+		}
+		err = p.abandonWorkLock(ctx, lk, delay, ignoreAttempt)
+		p.workLocks.drop(lockToken)
+		if errors.Is(err, cosmos.ErrPreconditionFailed) && try == 0 {
+			continue
+		}
+		if errors.Is(err, cosmos.ErrPreconditionFailed) || errors.Is(err, cosmos.ErrNotFound) {
+			return errLockExpired(op)
+		}
+		return duroxide.Wrap(op, err)
 	}
+}
+
+// abandonWorkLock releases lk's item with one patch conditioned on lk's
+// ETag.
+func (p *Provider) abandonWorkLock(ctx context.Context, lk *workLock, delay time.Duration, ignoreAttempt bool) error {
 	lk.mu.Lock()
 	defer lk.mu.Unlock()
 	n := lk.doc.AttemptCount
 	if ignoreAttempt && n > 0 {
 		n--
 	}
-	_, _, err = p.st.Patch(ctx, lk.instance, lk.itemID, unlockMessageOps(n, p.releaseVisibleAt(delay)), &lk.etag, false)
-	p.workLocks.drop(lockToken)
-	if errors.Is(err, cosmos.ErrPreconditionFailed) || errors.Is(err, cosmos.ErrNotFound) {
-		return errLockExpired(op)
-	}
-	return duroxide.Wrap(op, err)
+	_, _, err := p.st.Patch(ctx, lk.instance, lk.itemID, unlockMessageOps(n, p.releaseVisibleAt(delay)), &lk.etag, false)
+	return err
 }
 
 // RenewWorkItemLock implements duroxide.Provider.

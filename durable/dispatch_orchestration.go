@@ -211,8 +211,9 @@ func (rt *Runtime) resolve(t *turn) (string, OrchestrationFunc, bool) {
 
 // ack commits t. Retryable failures (throttling, timeouts, resets) are
 // retried while the lock is ours; if they outlast it, the item is
-// abandoned and its turn runs again later: a transient fault never fails
-// an instance. A lost lock leaves the instance to its new holder. Only a
+// abandoned without counting the attempt (poison is for messages that
+// fail, not for a store that does) and its turn runs again later: a
+// transient fault never fails an instance. A lost lock leaves the instance to its new holder. Only a
 // permanent failure (the store refused this commit) commits an
 // Infrastructure failure of the execution instead, as duroxide does; if
 // even that fails the lock is abandoned.
@@ -235,7 +236,10 @@ func (rt *Runtime) ack(t *turn) {
 	case duroxide.IsRetryable(err):
 		rt.log.Warn("orchestration ack kept failing with retryable errors while the lock held; abandoning the item",
 			"instance_id", item.Instance, "error", err)
-		_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, 100*time.Millisecond, false)
+		limit := time.Now().Add(rt.opts.OrchestratorLockTimeout)
+		_ = retryTransient(rt.ctx, func() time.Time { return limit }, func() error {
+			return rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, 100*time.Millisecond, true)
+		})
 		return
 	}
 	rt.log.Warn("orchestration ack failed, failing the orchestration", "instance_id", item.Instance, "error", err)

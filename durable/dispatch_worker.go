@@ -155,13 +155,15 @@ func (rt *Runtime) runActivity(w *activityWork, fn ActivityFunc) {
 // was deleted): nothing to do. A lock that expired while renewals failed
 // transiently may still be ours, so it is abandoned, making the item
 // visible again at once; if it was not ours, the abandon fails harmlessly.
+// The abandon does not count the attempt: the infrastructure spoiled it,
+// not the activity, and a transient fault must never poison an activity.
 func (rt *Runtime) dropActivity(w *activityWork, lease *lockLease) {
 	rt.tel.acked(w.token, nil)
 	if lease.gone.Load() {
 		rt.log.Debug("activity lock lost; result dropped", "instance_id", w.item.Instance, "activity_id", w.item.ID)
 		return
 	}
-	if err := rt.p.AbandonWorkItem(rt.ctx, w.token, 0, false); err != nil {
+	if err := rt.abandonWork(w, 0, true); err != nil {
 		rt.log.Debug("abandoning an activity whose lock expired failed", "instance_id", w.item.Instance, "error", err)
 	}
 }
@@ -191,7 +193,9 @@ func (rt *Runtime) completion(w *activityWork, r activityResult) duroxide.WorkIt
 // becomes an activity failure naming the size and the limit, acked at
 // once: re-running the activity would produce it again. A lock reported
 // lost leaves the item to its new holder; any other failure abandons the
-// item so it is retried.
+// item so it is retried — without counting the attempt when the failure
+// was transient (it outlasted the lock), so that transient faults never
+// poison an activity.
 func (rt *Runtime) ackActivity(w *activityWork, lease *lockLease, completion duroxide.WorkItem) {
 	deadline := lease.ackDeadline()
 	sizeRefused := false // the failure replacing a refused completion is small: one replacement
@@ -221,9 +225,22 @@ func (rt *Runtime) ackActivity(w *activityWork, lease *lockLease, completion dur
 		}
 		rt.log.Warn("activity ack failed, abandoning the work item", "instance_id", w.item.Instance,
 			"activity_id", w.item.ID, "error", err)
-		_ = rt.p.AbandonWorkItem(rt.ctx, w.token, 100*time.Millisecond, false)
+		_ = rt.abandonWork(w, 100*time.Millisecond, duroxide.IsRetryable(err))
 		return
 	}
+}
+
+// abandonWork gives w's item back, retrying transient failures for up to
+// one lock timeout: the fault that made the runtime give up often lasts
+// a while, and an abandon that does not get through leaves the item locked
+// until its lock (and the store's clock-skew margin) passes, its attempt
+// counted. A retry cannot release the item twice: the abandon is fenced
+// by the lock, which the first release ends.
+func (rt *Runtime) abandonWork(w *activityWork, delay time.Duration, ignoreAttempt bool) error {
+	limit := time.Now().Add(rt.opts.WorkerLockTimeout)
+	return retryTransient(rt.ctx, func() time.Time { return limit }, func() error {
+		return rt.p.AbandonWorkItem(rt.ctx, w.token, delay, ignoreAttempt)
+	})
 }
 
 // tooLargeFailure returns the activity failure that replaces a completion

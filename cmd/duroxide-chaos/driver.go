@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -152,7 +153,7 @@ func (d *driver) setUp(ctx context.Context) (err error) {
 	d.workers = &workerSet{command: command, dir: d.dir, procs: map[string]*exec.Cmd{}, exited: map[*exec.Cmd]chan struct{}{},
 		skews: workerSkews(d.cfg.Processes, d.cfg.MaxClockSkew),
 		env: []string{cdb.EnvEndpoint + "=" + d.srv.Endpoint(), cdb.EnvKey + "=" + d.srv.Key(), envLogDir + "=" + d.dir,
-			envSkewMargin + "=" + skewMargin(d.cfg.MaxClockSkew).String()}}
+			envSkewMargin + "=" + skewMargin(d.cfg.MaxClockSkew).String(), envMaxAttempts + "=" + strconv.FormatUint(uint64(d.cfg.MaxAttempts), 10)}}
 	for i := range d.cfg.Processes {
 		if err := d.workers.start(workerID(i)); err != nil {
 			d.tearDown()

@@ -64,6 +64,7 @@
 //	-kill-interval   time between worker kills (default 5s; 0 disables kills)
 //	-fault-interval  time between faults (default 2s; 0 disables faults)
 //	-clock-skew      spread of the workers' clocks, [-this, +this] (default 0)
+//	-max-attempts    the workers' durable.Options.MaxAttempts (default: 10 plus one per kill the run can make)
 //	-seed            random seed (default: time-based)
 //	-keep            keep the working directory (worker logs)
 package main
@@ -136,8 +137,11 @@ type config struct {
 	FaultInterval  time.Duration
 	// MaxClockSkew spreads the workers' clocks over [-it, +it].
 	MaxClockSkew time.Duration
-	Seed         int64
-	Keep         bool
+	// MaxAttempts is the workers' durable.Options.MaxAttempts (0:
+	// killTolerantAttempts).
+	MaxAttempts uint
+	Seed        int64
+	Keep        bool
 	// WorkerID is set with -worker: run as that worker.
 	WorkerID string
 	// workerCommand, when set, replaces the re-execution of this binary
@@ -159,6 +163,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.KillInterval, "kill-interval", 5*time.Second, "time between worker kills (0: none)")
 	fs.DurationVar(&c.FaultInterval, "fault-interval", 2*time.Second, "time between injected faults (0: none)")
 	fs.DurationVar(&c.MaxClockSkew, "clock-skew", 0, "workers' clocks are skewed evenly over [-this, +this] (0: none)")
+	fs.UintVar(&c.MaxAttempts, "max-attempts", 0, "the workers' MaxAttempts (0: 10 plus one per kill the run can make)")
 	fs.Int64Var(&c.Seed, "seed", 0, "random seed (0: time-based)")
 	fs.BoolVar(&c.Keep, "keep", false, "keep the working directory (worker logs)")
 	worker := fs.Bool("worker", false, "run as a worker (started by the driver)")
@@ -180,6 +185,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if c.Ramp < 0 {
 		c.Ramp = c.Duration / 2
+	}
+	if c.MaxAttempts == 0 {
+		c.MaxAttempts = killTolerantAttempts(c.Duration, c.KillInterval)
 	}
 	c.WorkerID = *id
 	if c.Seed == 0 {
@@ -205,4 +213,18 @@ func watchParent(ctx context.Context, cancel func()) {
 			}
 		}
 	}
+}
+
+// killTolerantAttempts is the workers' MaxAttempts by default: duroxide's
+// 10 plus every kill the chaos phase can make. Poison counts each fetch
+// of a message, so that a message that keeps crashing its worker stops;
+// the driver kills workers at random, and a message whose worker is killed
+// while it runs (a slow activity outlives a short kill interval often) is
+// fetched again, counted, through no fault of its own. A message poisoned
+// beyond this bound met attempts that no kill explains: a defect.
+func killTolerantAttempts(duration, killInterval time.Duration) uint {
+	if killInterval <= 0 {
+		return 10
+	}
+	return 10 + uint(duration/killInterval)
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/duroxide-go/cdb"
@@ -23,6 +24,9 @@ const (
 	envClockSkew = "DUROXIDE_CHAOS_CLOCK_SKEW"
 	// envSkewMargin is the workers' cdb.Options.MaxClockSkew (skewMargin).
 	envSkewMargin = "DUROXIDE_CHAOS_SKEW_MARGIN"
+	// envMaxAttempts is the workers' durable.Options.MaxAttempts
+	// (killTolerantAttempts unless -max-attempts says otherwise).
+	envMaxAttempts = "DUROXIDE_CHAOS_MAX_ATTEMPTS"
 )
 
 // Lease and lock timings of the workers: short, so a killed worker's slots
@@ -70,6 +74,10 @@ func runWorker(ctx context.Context, id string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	maxAttempts, err := envUint32(envMaxAttempts)
+	if err != nil {
+		return err
+	}
 	opts := &cdb.Options{Leases: leases, Logger: logger, MaintenanceInterval: 2 * time.Second, OutboxMinAge: time.Second, MaxClockSkew: margin}
 	if skew != 0 {
 		// The provider's clock is the one every lock, lease, visibility
@@ -89,6 +97,7 @@ func runWorker(ctx context.Context, id string, stderr io.Writer) error {
 		WorkerLockTimeout:        workerLockTimeout,
 		SessionLockTimeout:       sessionLockTimeout,
 		WorkerNodeID:             id,
+		MaxAttempts:              maxAttempts,
 		Logger:                   logger,
 	})
 	if err != nil {
@@ -116,4 +125,17 @@ func envDuration(name string) (time.Duration, error) {
 		return 0, fmt.Errorf("%s: %w", name, err)
 	}
 	return d, nil
+}
+
+// envUint32 reads a uint32 from environment variable name (0 when unset).
+func envUint32(name string) (uint32, error) {
+	v := os.Getenv(name)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseUint(v, 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", name, err)
+	}
+	return uint32(n), nil
 }

@@ -52,6 +52,8 @@ const (
 	RenewOrchestrationItemLock
 	// RenewSessionLock fails with a permanent error.
 	RenewSessionLock
+	// AbandonWorkItem fails only transiently (FailTransiently).
+	AbandonWorkItem
 )
 
 // attemptInjection overrides the attempt count a fetch reports.
@@ -339,4 +341,13 @@ func (p *FaultyProvider) RenewSessionLock(ctx context.Context, ownerIDs []string
 		return 0, duroxide.Permanent(op, "simulated permanent failure")
 	}
 	return p.Provider.RenewSessionLock(ctx, ownerIDs, extendFor, idleTimeout)
+}
+
+// AbandonWorkItem abandons through the wrapped provider unless a transient
+// failure is armed.
+func (p *FaultyProvider) AbandonWorkItem(ctx context.Context, lockToken string, delay time.Duration, ignoreAttempt bool) error {
+	if p.takeTransient(AbandonWorkItem) {
+		return transientError("abandon_work_item")
+	}
+	return p.Provider.AbandonWorkItem(ctx, lockToken, delay, ignoreAttempt)
 }

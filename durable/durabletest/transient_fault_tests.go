@@ -24,6 +24,10 @@ func transientFaultTests() []sample {
 		{name: "orchestration_ack_transient_burst_does_not_fail_the_instance", run: orchestrationAckTransientBurst},
 		{name: "orchestration_ack_transient_errors_outlasting_the_lock_abandon_and_retry", run: orchestrationAckTransientOutlastingTheLock},
 		{name: "session_renewal_transient_errors_keep_the_session", run: sessionRenewalTransientErrorsKeepTheSession},
+		{name: "activity_ack_transient_errors_outlasting_the_lock_count_no_attempt", run: activityAckTransientOutlastingCountsNoAttempt},
+		{name: "activity_renewal_transient_errors_outlasting_the_lock_count_no_attempt", run: activityRenewalTransientOutlastingCountsNoAttempt},
+		{name: "orchestration_ack_transient_errors_outlasting_the_lock_count_no_attempt", run: orchestrationAckTransientOutlastingCountsNoAttempt},
+		{name: "activity_abandon_after_transient_errors_is_retried", run: activityAbandonAfterTransientErrorsIsRetried},
 	}
 }
 
@@ -218,4 +222,84 @@ func raiseTo(m *atomic.Int32, n int32) {
 			return
 		}
 	}
+}
+
+// oneAttempt poisons a message on its second counted fetch, with one slot
+// per dispatcher (no sibling slot refetches an item whose lock lapsed
+// before its holder gave it back) and 2 s locks renewed every second.
+var oneAttempt = &durable.Options{MaxAttempts: 1, OrchestrationConcurrency: 1, WorkerConcurrency: 1,
+	OrchestratorLockTimeout: 2 * time.Second, OrchestratorLockRenewalBuffer: time.Second,
+	WorkerLockTimeout: 2 * time.Second, WorkerLockRenewalBuffer: time.Second}
+
+// An activity's acks keep failing transiently for longer than its lock
+// holds: the item is given back and the activity runs again, but the
+// attempt the infrastructure spoiled does not count towards MaxAttempts.
+// (Counted, enough such faults poisoned a healthy activity and failed its
+// instance: a transient fault must never fail an instance.)
+func activityAckTransientOutlastingCountsNoAttempt(e *env) {
+	fp := e.faulty()
+	var runs atomic.Int32
+	r := slowActivityOrchestration(e, &runs, 0)
+	fp.FailTransiently(AckWorkItem, 12)
+	e.start(r, oneAttempt)
+	e.startOrch("act-ack-outlast", "CallSlow", "a")
+	require.Equal(e.t, "slow:a", e.completed("act-ack-outlast"))
+	require.Zero(e.t, fp.TransientLeft(AckWorkItem), "the acks must have met the faults")
+	require.Greater(e.t, runs.Load(), int32(1), "the faults outlasted one lock: the activity must have run again")
+	require.Equal(e.t, 1, activityCompletions(e.history("act-ack-outlast")))
+}
+
+// An activity's renewals keep failing transiently until its lock expires:
+// the activity is cancelled and its item given back, and runs again; the
+// spoiled attempt does not count towards MaxAttempts.
+func activityRenewalTransientOutlastingCountsNoAttempt(e *env) {
+	fp := e.faulty()
+	var runs atomic.Int32
+	r := slowActivityOrchestration(e, &runs, 2500*time.Millisecond)
+	fp.FailTransiently(RenewWorkItemLock, 12)
+	e.start(r, oneAttempt)
+	e.startOrch("act-renew-outlast", "CallSlow", "b")
+	require.Equal(e.t, "slow:b", e.completed("act-renew-outlast"))
+	require.Zero(e.t, fp.TransientLeft(RenewWorkItemLock), "the renewals must have met the faults")
+	require.Greater(e.t, runs.Load(), int32(1), "the faults outlasted one lock: the activity must have run again")
+	require.Equal(e.t, 1, activityCompletions(e.history("act-renew-outlast")))
+	require.Zero(e.t, fp.EmptyAcks(), "no work item may be acked without its completion")
+}
+
+// An orchestration's acks keep failing transiently for longer than its
+// lock holds: the item is abandoned and the turn runs again, without the
+// spoiled attempt counting towards MaxAttempts.
+func orchestrationAckTransientOutlastingCountsNoAttempt(e *env) {
+	fp := e.faulty()
+	var turns atomic.Int32
+	r := durable.NewRegistry()
+	orch(e.t, r, "Plain", func(*durable.OrchestrationContext, string) (string, error) {
+		//durablecheck:ignore counts turns for the test's assertion
+		turns.Add(1)
+		return "ok", nil
+	})
+	fp.FailTransiently(AckOrchestrationItem, 12)
+	e.start(r, oneAttempt)
+	e.startOrch("orch-ack-outlast", "Plain", "")
+	require.Equal(e.t, "ok", e.completed("orch-ack-outlast"))
+	require.Zero(e.t, fp.TransientLeft(AckOrchestrationItem))
+	require.Greater(e.t, turns.Load(), int32(1), "the faults outlasted one lock: the turn must have run again")
+}
+
+// An activity's renewals keep failing transiently until its lock expires,
+// and so do the first abandons that give it back (the same fault): the
+// abandon is retried, so the item is given back — visible at once, the
+// attempt not counted — instead of staying locked until it expires and
+// counting an attempt for nothing.
+func activityAbandonAfterTransientErrorsIsRetried(e *env) {
+	fp := e.faulty()
+	var runs atomic.Int32
+	r := slowActivityOrchestration(e, &runs, 2500*time.Millisecond)
+	fp.FailTransiently(RenewWorkItemLock, 12)
+	fp.FailTransiently(AbandonWorkItem, 3)
+	e.start(r, oneAttempt)
+	e.startOrch("act-abandon-retried", "CallSlow", "c")
+	require.Equal(e.t, "slow:c", e.completed("act-abandon-retried"))
+	require.Zero(e.t, fp.TransientLeft(AbandonWorkItem), "the abandons must have met the faults")
+	require.Equal(e.t, 1, activityCompletions(e.history("act-abandon-retried")))
 }
