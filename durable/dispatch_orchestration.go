@@ -101,6 +101,12 @@ func (rt *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, le
 		_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, time.Second, false)
 		return
 	}
+	if req, rest := takeRewind(item.Messages); req != nil {
+		if rt.rewind(item, lease, workerID, req, rest) {
+			return
+		}
+		item.Messages = rest // a request that does not apply is dropped
+	}
 	fetched := newHistoryBook(item.History)
 	fetched.now = rt.now
 	r := readBatch(item.Messages, fetched, instance)

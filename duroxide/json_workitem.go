@@ -78,6 +78,17 @@ func appendWorkItem(b []byte, w WorkItem) ([]byte, error) {
 		b = appendStrField(b, "instance", x.Instance)
 		b = appendStrField(b, "name", x.Name)
 		b = appendStrField(b, "data", x.Data)
+	case RewindInstanceItem:
+		b = append(b, `{"RewindInstance":{`...)
+		b = appendStrField(b, "instance", x.Instance)
+		b = appendU64Field(b, "execution_id", x.ExecutionID)
+		b = appendStrField(b, "reason", x.Reason)
+		b = appendSkipU64Field(b, "parent_execution_id", x.ParentExecutionID)
+	case RedriveInstanceItem:
+		b = append(b, `{"RedriveInstance":{`...)
+		b = appendStrField(b, "instance", x.Instance)
+		b = appendU64Field(b, "execution_id", x.ExecutionID)
+		b = appendStrField(b, "reason", x.Reason)
 	case nil:
 		return nil, &EncodeError{Msg: "WorkItem is nil"}
 	default:
@@ -122,6 +133,13 @@ var workItemLayouts = map[string]*layout{
 		defaults: bits(fParentInstance, fParentID, fParentExecutionID, fCarryForwardEvents, fInitialCustomStatus),
 	},
 	"QueueMessage": {name: "struct variant WorkItem::QueueMessage", order: []field{fInstance, fName, fData}},
+	// Go-only variants (README, compatibility).
+	"RewindInstance": {
+		name:     "struct variant WorkItem::RewindInstance",
+		order:    []field{fInstance, fExecutionID, fReason, fParentExecutionID},
+		defaults: bits(fParentExecutionID),
+	},
+	"RedriveInstance": {name: "struct variant WorkItem::RedriveInstance", order: []field{fInstance, fExecutionID, fReason}},
 }
 
 // workItem decodes an externally tagged WorkItem at the current position.
@@ -220,6 +238,11 @@ func (d *decoder) workItem() (WorkItem, error) {
 		}
 	case "QueueMessage":
 		w = QueueMessageItem{Instance: f.str(fInstance), Name: f.str(fName), Data: f.str(fData)}
+	case "RewindInstance":
+		w = RewindInstanceItem{Instance: f.str(fInstance), ExecutionID: f.u64(fExecutionID), Reason: f.str(fReason),
+			ParentExecutionID: f.optU64(fParentExecutionID)}
+	case "RedriveInstance":
+		w = RedriveInstanceItem{Instance: f.str(fInstance), ExecutionID: f.u64(fExecutionID), Reason: f.str(fReason)}
 	}
 	if f.err != nil {
 		return nil, prefixField(f.err, name)
@@ -263,6 +286,24 @@ func (w ContinueAsNewItem) MarshalJSON() ([]byte, error) { return MarshalWorkIte
 
 // MarshalJSON encodes the item as {"QueueMessage":{...}}.
 func (w QueueMessageItem) MarshalJSON() ([]byte, error) { return MarshalWorkItem(w) }
+
+// MarshalJSON encodes the item as {"RewindInstance":{...}}.
+func (w RewindInstanceItem) MarshalJSON() ([]byte, error) { return MarshalWorkItem(w) }
+
+// MarshalJSON encodes the item as {"RedriveInstance":{...}}.
+func (w RedriveInstanceItem) MarshalJSON() ([]byte, error) { return MarshalWorkItem(w) }
+
+// UnmarshalJSON decodes {"RewindInstance":{...}}; other variants are an
+// error.
+func (w *RewindInstanceItem) UnmarshalJSON(data []byte) error {
+	return unmarshalVariant("WorkItem", data, UnmarshalWorkItem, w)
+}
+
+// UnmarshalJSON decodes {"RedriveInstance":{...}}; other variants are an
+// error.
+func (w *RedriveInstanceItem) UnmarshalJSON(data []byte) error {
+	return unmarshalVariant("WorkItem", data, UnmarshalWorkItem, w)
+}
 
 // UnmarshalJSON decodes {"StartOrchestration":{...}}; other variants are
 // an error.

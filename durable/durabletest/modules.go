@@ -39,5 +39,7 @@ func modules() []module {
 		// Go-only: transient store faults on renewals and acks.
 		{"transient_fault_tests", transientFaultTests},
 		{"api_edge_tests", apiEdgeTests},
+		// Go-only: rewind, re-drive and restart.
+		{"lifecycle_tests", lifecycleTests},
 	}
 }

@@ -1,0 +1,204 @@
+package durable
+
+import (
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// rewindRequest is a RewindInstanceItem or RedriveInstanceItem found in a
+// fetched batch.
+type rewindRequest struct {
+	executionID uint64
+	reason      string
+	parentExec  *uint64
+	redrive     bool
+}
+
+// takeRewind removes the batch's first rewind or re-drive request from
+// messages; later ones are duplicates of it (the same execution can be
+// rewound once) and are dropped.
+func takeRewind(messages []duroxide.WorkItem) (*rewindRequest, []duroxide.WorkItem) {
+	var req *rewindRequest
+	rest := make([]duroxide.WorkItem, 0, len(messages))
+	for _, m := range messages {
+		switch w := m.(type) {
+		case duroxide.RewindInstanceItem:
+			if req == nil {
+				req = &rewindRequest{executionID: w.ExecutionID, reason: w.Reason, parentExec: w.ParentExecutionID}
+			}
+		case duroxide.RedriveInstanceItem:
+			if req == nil {
+				req = &rewindRequest{executionID: w.ExecutionID, reason: w.Reason, redrive: true}
+			}
+		default:
+			rest = append(rest, m)
+		}
+	}
+	return req, rest
+}
+
+// rewind handles a batch holding a rewind request. It reports false when
+// the request does not apply (the instance's current execution is not
+// the failed one it names); the caller then processes the rest of the
+// batch as usual, which drops the request.
+func (rt *Runtime) rewind(item *duroxide.OrchestrationItem, lease *lockLease, workerID string, req *rewindRequest, rest []duroxide.WorkItem) bool {
+	instance := item.Instance
+	if req.executionID != 0 && req.executionID != item.ExecutionID {
+		rt.log.Warn("rewind request for an execution that is not the current one; dropping it", "instance_id", instance,
+			"execution_id", item.ExecutionID, "requested_execution_id", req.executionID)
+		return false
+	}
+	if req.parentExec != nil && rt.resendChildResult(item, lease, req, rest) {
+		return true
+	}
+	cut, extra, ok := rt.rewindCutOf(item, req)
+	if !ok {
+		return false
+	}
+	next := item.ExecutionID + 1
+	plan := planRewind(item.History, instance, next, cut, req.parentExec)
+	rt.log.Info("rewinding failed execution", "instance_id", instance, "execution_id", item.ExecutionID, "new_execution_id", next,
+		"reason", req.reason, "kept_events", len(plan.prefix), "kept_results", len(plan.kept), "reruns", len(plan.reruns), "redrive", req.redrive)
+	book := newHistoryBook(plan.prefix)
+	book.now = rt.now
+	c := &commit{executionID: next, book: book}
+	r := readBatch(rest, book, instance)
+	r.completions = append(append(plan.kept, extra...), r.completions...)
+	version, fn, ok := rt.resolve(r)
+	if !ok {
+		delay := rt.opts.UnregisteredBackoff.Delay(item.AttemptCount)
+		rt.log.Warn("orchestration not registered, abandoning the rewind with backoff", "instance_id", instance,
+			"orchestration_name", r.name, "version", valueOf(r.version), "backoff", delay)
+		rt.notePending(instance, r, item.AttemptCount, delay)
+		_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, delay, false)
+		return true
+	}
+	rt.executionID(instance, next)
+	if reason := rt.applyTurn(c, instance, r, fn, version, item.KVSnapshot, workerID); reason != "" {
+		rt.block(item, instance, reason)
+		return true
+	}
+	// The whole prefix is new to the store: it is N+1's history.
+	book.delta, book.history = append(book.history, book.delta...), nil
+	c.worker = append(c.worker, unresolved(plan.reruns, extra)...)
+	c.orch = append(c.orch, unresolved(plan.orch, extra)...)
+	c.metadata = executionMetadata(c.book.delta)
+	if c.metadata.Status == nil {
+		c.metadata.Status = ptr(duroxide.StatusRunning)
+	}
+	enforceLimits(c, instance, item.KVSnapshot)
+	cancelInflightActivities(c, instance)
+	c.cancelled = dedupeCancelled(c.cancelled)
+	rt.ack(item, lease, c)
+	return true
+}
+
+// rewindCutOf finds where the rewind cuts item's history, and for a
+// re-drive of an orchestration poisoned by its messages, those messages
+// readdressed to the new execution. ok is false when the current
+// execution did not fail or a re-drive finds nothing poisoned.
+func (rt *Runtime) rewindCutOf(item *duroxide.OrchestrationItem, req *rewindRequest) (cut int, extra []duroxide.WorkItem, ok bool) {
+	details, failed := terminalFailure(item.History)
+	if !failed {
+		rt.log.Warn("rewind request for an execution that did not fail; dropping it", "instance_id", item.Instance,
+			"execution_id", item.ExecutionID)
+		return 0, nil, false
+	}
+	if !req.redrive {
+		return rewindCut(item.History, false), nil, true
+	}
+	if p, ok := poisonOf(details); ok && p.MessageType.Kind == duroxide.PoisonOrchestration {
+		msgs, err := poisonedMessages(p, item.ExecutionID, item.ExecutionID+1)
+		if err != nil {
+			rt.log.Warn("re-drive: the poisoned messages cannot be decoded; rewinding without them", "instance_id", item.Instance, "error", err)
+		}
+		return rewindCut(item.History, true), msgs, true
+	}
+	if !poisoned(item.History) {
+		rt.log.Warn("re-drive request for an execution that was not poisoned; dropping it", "instance_id", item.Instance,
+			"execution_id", item.ExecutionID)
+		return 0, nil, false
+	}
+	return rewindCut(item.History, false), nil, true
+}
+
+// poisoned reports whether a failure in history is a poison failure.
+func poisoned(history []duroxide.Event) bool {
+	for _, e := range history {
+		var d duroxide.ErrorDetails
+		switch k := e.Kind.(type) {
+		case duroxide.ActivityFailed:
+			d = k.Details
+		case duroxide.SubOrchestrationFailed:
+			d = k.Details
+		case duroxide.OrchestrationFailed:
+			d = k.Details
+		default:
+			continue
+		}
+		if _, ok := poisonOf(d); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// resendChildResult answers a rewound parent's request to a child that
+// completed: the parent's new execution needs the result its failed one
+// never received (the parent had already failed when it arrived), so the
+// child sends it again, to that execution.
+func (rt *Runtime) resendChildResult(item *duroxide.OrchestrationItem, lease *lockLease, req *rewindRequest, rest []duroxide.WorkItem) bool {
+	book := newHistoryBook(item.History)
+	if !book.completed || book.parentInstance == nil || book.parentID == nil {
+		return false
+	}
+	var out string
+	for _, e := range item.History {
+		if k, ok := e.Kind.(duroxide.OrchestrationCompleted); ok {
+			out = k.Output
+		}
+	}
+	c := &commit{executionID: item.ExecutionID, book: &historyBook{}}
+	c.orch = append(c.orch, duroxide.SubOrchCompletedItem{ParentInstance: *book.parentInstance,
+		ParentExecutionID: *req.parentExec, ParentID: *book.parentID, Result: out})
+	rt.ack(item, lease, c)
+	return true
+}
+
+// unresolved drops from work what the re-driven messages resolve: a
+// poisoned batch's completion is delivered again, so its work is not
+// issued again.
+func unresolved(work, messages []duroxide.WorkItem) []duroxide.WorkItem {
+	done := map[uint64]bool{}
+	for _, m := range messages {
+		switch w := m.(type) {
+		case duroxide.ActivityCompletedItem:
+			done[w.ID] = true
+		case duroxide.ActivityFailedItem:
+			done[w.ID] = true
+		case duroxide.TimerFiredItem:
+			done[w.ID] = true
+		case duroxide.SubOrchCompletedItem:
+			done[w.ParentID] = true
+		case duroxide.SubOrchFailedItem:
+			done[w.ParentID] = true
+		}
+	}
+	kept := work[:0:0]
+	for _, w := range work {
+		if id, ok := scheduleID(w); !ok || !done[id] {
+			kept = append(kept, w)
+		}
+	}
+	return kept
+}
+
+// scheduleID is the schedule event a re-issued work item is for.
+func scheduleID(w duroxide.WorkItem) (uint64, bool) {
+	switch v := w.(type) {
+	case duroxide.ActivityExecuteItem:
+		return v.ID, true
+	case duroxide.TimerFiredItem:
+		return v.ID, true
+	}
+	return 0, false
+}

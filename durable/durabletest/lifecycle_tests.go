@@ -1,0 +1,286 @@
+package durabletest
+
+import (
+	"errors"
+	"sync/atomic"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/duroxide-go/cdb/durable"
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// lifecycleTests are Go-only: the Client's operations on an instance's
+// life (rewind, re-drive, restart), which duroxide does not have.
+func lifecycleTests() []sample {
+	return []sample{
+		{"rewind_reruns_the_failed_activity_and_keeps_the_others", rewindRerunsTheFailedActivityAndKeepsTheOthers},
+		{"rewind_reruns_a_failed_sub_orchestration", rewindRerunsAFailedSubOrchestration},
+		{"rewind_keeps_a_handled_failure_and_its_retry", rewindKeepsAHandledFailureAndItsRetry},
+		{"rewind_refuses_instances_that_did_not_fail", rewindRefusesInstancesThatDidNotFail},
+		{"restart_runs_a_terminal_instance_again", restartRunsATerminalInstanceAgain},
+		{"restart_refuses_a_running_instance", restartRefusesARunningInstance},
+		{"redrive_delivers_the_poisoned_messages_again", redriveDeliversThePoisonedMessagesAgain},
+		{"redrive_reruns_a_poisoned_activity", redriveRerunsAPoisonedActivity},
+		{"redrive_refuses_a_failure_that_is_not_poison", redriveRefusesAFailureThatIsNotPoison},
+	}
+}
+
+// counted registers activity name, counting its runs; it fails with
+// "broken" until fixed is set (nil: never fails).
+func counted(e *env, r *durable.Registry, name string, runs *atomic.Int32, fixed *atomic.Bool) {
+	act(e.t, r, name, func(_ durable.ActivityContext, in string) (string, error) {
+		runs.Add(1)
+		if fixed != nil && !fixed.Load() {
+			return "", errors.New("broken")
+		}
+		return name + "(" + in + ")", nil
+	})
+}
+
+// waitExecutions waits until instance has n executions.
+func (e *env) waitExecutions(instance string, n int) {
+	e.t.Helper()
+	e.waitFor("execution count", func() bool {
+		x, err := e.client().ListExecutions(e.ctx, instance)
+		return err == nil && len(x) >= n
+	})
+}
+
+// requireFailedExecution requires instance's execution exec to have kept
+// its failure.
+func (e *env) requireFailedExecution(instance string, exec uint64) {
+	e.t.Helper()
+	h := e.executionHistory(instance, exec)
+	require.True(e.t, anyKind[duroxide.OrchestrationFailed](h), "execution %d keeps its failure: %s", exec, kinds(h))
+}
+
+func rewindRerunsTheFailedActivityAndKeepsTheOthers(e *env) {
+	var a, b, c atomic.Int32
+	var fixed atomic.Bool
+	r := durable.NewRegistry()
+	counted(e, r, "A", &a, nil)
+	counted(e, r, "B", &b, nil)
+	counted(e, r, "C", &c, &fixed)
+	orch(e.t, r, "ABC", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		out := in
+		for _, name := range []string{"A", "B", "C"} {
+			v, err := ctx.ScheduleActivity(name, out).Await()
+			if err != nil {
+				return "", err
+			}
+			out = v
+		}
+		return out, nil
+	})
+	e.start(r, fastOptions(nil))
+	const instance = "rewind-abc"
+	e.startOrch(instance, "ABC", "x")
+	require.Contains(e.t, e.failed(instance), "broken")
+	fixed.Store(true)
+	require.NoError(e.t, e.client().Rewind(e.ctx, instance, durable.RewindOptions{Reason: "C fixed"}))
+	e.waitExecutions(instance, 2)
+	require.Equal(e.t, "C(B(A(x)))", e.completed(instance))
+	require.Equal(e.t, int32(1), a.Load(), "A succeeded before the failure: not run again")
+	require.Equal(e.t, int32(1), b.Load(), "B succeeded before the failure: not run again")
+	require.Equal(e.t, int32(2), c.Load(), "C failed: run again")
+	x, err := e.client().ListExecutions(e.ctx, instance)
+	require.NoError(e.t, err)
+	require.Equal(e.t, []uint64{1, 2}, x)
+	e.requireFailedExecution(instance, 1)
+	h := e.executionHistory(instance, 2)
+	require.Equal(e.t, 3, countKind[duroxide.ActivityScheduled](h), "the new execution holds the three schedules once: %s", kinds(h))
+	require.Zero(e.t, countKind[duroxide.ActivityFailed](h), "the failure is not part of the new execution: %s", kinds(h))
+	// Rewinding again: the instance no longer failed.
+	require.ErrorIs(e.t, e.client().Rewind(e.ctx, instance, durable.RewindOptions{}), durable.ErrInvalidState)
+}
+
+func rewindRerunsAFailedSubOrchestration(e *env) {
+	var a, x atomic.Int32
+	var fixed atomic.Bool
+	r := durable.NewRegistry()
+	counted(e, r, "A", &a, nil)
+	counted(e, r, "X", &x, &fixed)
+	orch(e.t, r, "Child", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		return ctx.ScheduleActivity("X", in).Await()
+	})
+	orch(e.t, r, "Parent", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		v, err := ctx.ScheduleActivity("A", in).Await()
+		if err != nil {
+			return "", err
+		}
+		return ctx.ScheduleSubOrchestration("Child", v).Await()
+	})
+	e.start(r, fastOptions(nil))
+	const instance = "rewind-parent"
+	e.startOrch(instance, "Parent", "p")
+	require.Contains(e.t, e.failed(instance), "broken")
+	fixed.Store(true)
+	require.NoError(e.t, e.client().Rewind(e.ctx, instance, durable.RewindOptions{}))
+	e.waitExecutions(instance, 2)
+	require.Equal(e.t, "X(A(p))", e.completed(instance))
+	require.Equal(e.t, int32(1), a.Load(), "A is kept")
+	require.Equal(e.t, int32(2), x.Load(), "the child's failed activity ran again")
+	child := instance + "::" + e.childInstanceOf(instance) // an auto id, relative to the parent
+	cx, err := e.client().ListExecutions(e.ctx, child)
+	require.NoError(e.t, err)
+	require.Equal(e.t, []uint64{1, 2}, cx, "the child was rewound too")
+	e.requireFailedExecution(child, 1)
+}
+
+// A failure the orchestration handled (a retry) is kept: only the
+// failure it did not move on from runs again.
+func rewindKeepsAHandledFailureAndItsRetry(e *env) {
+	var flaky, final atomic.Int32
+	var fixed atomic.Bool
+	r := durable.NewRegistry()
+	act(e.t, r, "Flaky", func(_ durable.ActivityContext, in string) (string, error) {
+		if flaky.Add(1) == 1 {
+			return "", errors.New("first attempt fails")
+		}
+		return "flaky(" + in + ")", nil
+	})
+	counted(e, r, "Final", &final, &fixed)
+	orch(e.t, r, "Retrying", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		v, err := ctx.ScheduleActivity("Flaky", in).Await()
+		if err != nil {
+			if v, err = ctx.ScheduleActivity("Flaky", in).Await(); err != nil {
+				return "", err
+			}
+		}
+		return ctx.ScheduleActivity("Final", v).Await()
+	})
+	e.start(r, fastOptions(nil))
+	const instance = "rewind-retry"
+	e.startOrch(instance, "Retrying", "i")
+	require.Contains(e.t, e.failed(instance), "broken")
+	fixed.Store(true)
+	require.NoError(e.t, e.client().Rewind(e.ctx, instance, durable.RewindOptions{}))
+	e.waitExecutions(instance, 2)
+	require.Equal(e.t, "Final(flaky(i))", e.completed(instance))
+	require.Equal(e.t, int32(2), flaky.Load(), "the handled failure and its retry are kept")
+	require.Equal(e.t, int32(2), final.Load())
+	h := e.executionHistory(instance, 2)
+	require.Equal(e.t, 1, countKind[duroxide.ActivityFailed](h), "the handled failure stays in the history: %s", kinds(h))
+}
+
+func rewindRefusesInstancesThatDidNotFail(e *env) {
+	e.start(edgeRegistry(e), fastOptions(nil))
+	require.ErrorIs(e.t, e.client().Rewind(e.ctx, "rewind-missing", durable.RewindOptions{}), durable.ErrInstanceNotFound)
+	e.startOrch("rewind-running", "Echo", "in")
+	e.waitRunning("rewind-running")
+	err := e.client().Rewind(e.ctx, "rewind-running", durable.RewindOptions{})
+	require.ErrorIs(e.t, err, durable.ErrInvalidState)
+	require.Contains(e.t, err.Error(), "Running")
+	e.raise("rewind-running", "go", "d")
+	require.Equal(e.t, "echo:in:d", e.completed("rewind-running"))
+	require.ErrorIs(e.t, e.client().Rewind(e.ctx, "rewind-running", durable.RewindOptions{}), durable.ErrInvalidState)
+	require.ErrorIs(e.t, e.client().Rewind(e.ctx, "", durable.RewindOptions{}), durable.ErrInvalidInput)
+}
+
+func restartRunsATerminalInstanceAgain(e *env) {
+	var runs atomic.Int32
+	var fixed atomic.Bool
+	r := durable.NewRegistry()
+	counted(e, r, "Step", &runs, &fixed)
+	orch(e.t, r, "Once", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		return ctx.ScheduleActivity("Step", in).Await()
+	})
+	e.start(r, fastOptions(nil))
+	const instance = "restart-once"
+	e.startOrch(instance, "Once", "first")
+	require.Contains(e.t, e.failed(instance), "broken")
+	fixed.Store(true)
+	require.NoError(e.t, e.client().Restart(e.ctx, instance, durable.RestartOptions{}))
+	e.waitExecutions(instance, 2)
+	require.Equal(e.t, "Step(first)", e.completed(instance), "restarted with the original input")
+	require.NoError(e.t, e.client().Restart(e.ctx, instance, durable.RestartOptions{Input: "second", Version: "1.0.0"}))
+	e.waitExecutions(instance, 3)
+	require.Equal(e.t, "Step(second)", e.completed(instance), "restarted with a new input")
+	require.Equal(e.t, int32(3), runs.Load(), "every restart runs from the beginning")
+	x, err := e.client().ListExecutions(e.ctx, instance)
+	require.NoError(e.t, err)
+	require.Equal(e.t, []uint64{1, 2, 3}, x, "earlier executions are kept")
+	e.requireFailedExecution(instance, 1)
+	require.ErrorIs(e.t, e.client().Restart(e.ctx, instance, durable.RestartOptions{Version: "not-a-version"}), durable.ErrInvalidInput)
+}
+
+func restartRefusesARunningInstance(e *env) {
+	e.start(edgeRegistry(e), fastOptions(nil))
+	require.ErrorIs(e.t, e.client().Restart(e.ctx, "restart-missing", durable.RestartOptions{}), durable.ErrInstanceNotFound)
+	e.startOrch("restart-running", "Echo", "in")
+	e.waitRunning("restart-running")
+	require.ErrorIs(e.t, e.client().Restart(e.ctx, "restart-running", durable.RestartOptions{}), durable.ErrInvalidState)
+	e.cancel("restart-running", "stop")
+	e.waitStatusCancelled("restart-running")
+	require.NoError(e.t, e.client().Restart(e.ctx, "restart-running", durable.RestartOptions{Input: "again"}))
+	e.waitExecutions("restart-running", 2)
+	e.waitRunning("restart-running")
+	e.raise("restart-running", "go", "d")
+	e.waitFor("the restarted execution to complete", func() bool {
+		st, err := e.client().GetOrchestrationStatus(e.ctx, "restart-running")
+		return err == nil && st.State == durable.StateCompleted && st.Output == "echo:again:d"
+	})
+}
+
+// The orchestration's turn that takes the activity's result is poisoned;
+// after the re-drive the result arrives again, and the activity is not
+// run a second time.
+func redriveDeliversThePoisonedMessagesAgain(e *env) {
+	fp := e.faulty()
+	var runs atomic.Int32
+	r := durable.NewRegistry()
+	counted(e, r, "Work", &runs, nil)
+	orch(e.t, r, "OneStep", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		return ctx.ScheduleActivity("Work", in).Await()
+	})
+	fp.InjectOrchestrationAttemptsAfterSkip(1, 11)
+	e.start(r, fastPoisonOptions(10))
+	const instance = "redrive-orch"
+	e.startOrch(instance, "OneStep", "in")
+	p := poisonDetails(e, e.wait(instance))
+	require.Equal(e.t, duroxide.PoisonOrchestration, p.MessageType.Kind)
+	require.NoError(e.t, e.client().Redrive(e.ctx, instance))
+	e.waitExecutions(instance, 2)
+	require.Equal(e.t, "Work(in)", e.completed(instance))
+	require.Equal(e.t, int32(1), runs.Load(), "the activity's result was delivered again, not recomputed")
+	e.requireFailedExecution(instance, 1)
+}
+
+func redriveRerunsAPoisonedActivity(e *env) {
+	fp := e.faulty()
+	var runs atomic.Int32
+	r := durable.NewRegistry()
+	counted(e, r, "Work", &runs, nil)
+	orch(e.t, r, "OneStep", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		return ctx.ScheduleActivity("Work", in).Await()
+	})
+	fp.InjectActivityAttempts(11)
+	e.start(r, fastPoisonOptions(10))
+	const instance = "redrive-activity"
+	e.startOrch(instance, "OneStep", "in")
+	require.Contains(e.t, e.failed(instance), "poison")
+	require.Zero(e.t, runs.Load(), "a poisoned activity does not run")
+	require.NoError(e.t, e.client().Redrive(e.ctx, instance))
+	e.waitExecutions(instance, 2)
+	require.Equal(e.t, "Work(in)", e.completed(instance))
+	require.Equal(e.t, int32(1), runs.Load())
+}
+
+func redriveRefusesAFailureThatIsNotPoison(e *env) {
+	var runs atomic.Int32
+	var fixed atomic.Bool
+	r := durable.NewRegistry()
+	counted(e, r, "Work", &runs, &fixed)
+	orch(e.t, r, "OneStep", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		return ctx.ScheduleActivity("Work", in).Await()
+	})
+	e.start(r, fastOptions(nil))
+	require.ErrorIs(e.t, e.client().Redrive(e.ctx, "redrive-missing"), durable.ErrInstanceNotFound)
+	const instance = "redrive-not-poison"
+	e.startOrch(instance, "OneStep", "in")
+	require.Contains(e.t, e.failed(instance), "broken")
+	err := e.client().Redrive(e.ctx, instance)
+	require.ErrorIs(e.t, err, durable.ErrInvalidState)
+	require.Contains(e.t, err.Error(), "Rewind")
+}
