@@ -182,6 +182,10 @@ const (
 	// orchestration code does not match its history (NondeterminismBlock);
 	// BlockedReason says why. Deploying code that replays it resumes it.
 	StateBlocked
+	// StateSuspended: running, but suspended by Client.Suspend: it takes
+	// no turns, and its messages and fired timers wait, until
+	// Client.Resume. SuspendedReason says why.
+	StateSuspended
 )
 
 // String returns the Rust variant name.
@@ -195,6 +199,8 @@ func (s State) String() string {
 		return "Failed"
 	case StateBlocked:
 		return "Blocked"
+	case StateSuspended:
+		return "Suspended"
 	}
 	return "NotFound"
 }
@@ -213,6 +219,9 @@ type OrchestrationStatus struct {
 	// BlockedReason is the nondeterminism error that holds a Blocked
 	// instance (the mismatching call and event); empty otherwise.
 	BlockedReason string
+	// SuspendedReason is the reason given to Client.Suspend for a
+	// Suspended instance; empty otherwise.
+	SuspendedReason string
 	// Waiting says why a started instance has not run yet (State
 	// NotFound), e.g. that no runtime has its orchestration registered;
 	// "" when nothing is known. Needs a provider with
@@ -239,7 +248,7 @@ func (s *OrchestrationStatus) IsTerminal() bool {
 func DecodeOutput[T any](s *OrchestrationStatus) (T, error) {
 	var zero T
 	switch {
-	case s == nil || s.State == StateNotFound || s.State == StateRunning || s.State == StateBlocked:
+	case s == nil || s.State == StateNotFound || s.State == StateRunning || s.State == StateBlocked || s.State == StateSuspended:
 		return zero, fmt.Errorf("durable: orchestration is not finished")
 	case s.State == StateFailed:
 		return zero, &OrchestrationFailedError{Details: s.Details}
@@ -279,6 +288,14 @@ func (c *Client) GetOrchestrationStatus(ctx context.Context, instance string) (*
 	for _, e := range hist {
 		if _, ok := e.Kind.(duroxide.OrchestrationStarted); ok {
 			st.State = StateRunning
+			suspended, why, err := view.suspension(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if suspended {
+				st.State, st.SuspendedReason = StateSuspended, why
+				return st, nil
+			}
 			reason, err := view.blockedReason(ctx)
 			if err != nil {
 				return nil, err
@@ -299,6 +316,16 @@ type statusView struct {
 	// blocked reads the blocked reason when the provider did not return
 	// it with the history (it is needed for a running instance only).
 	blocked func(context.Context) (string, error)
+	// suspended reads the suspension likewise (nil: the provider
+	// returned it, or cannot suspend).
+	suspended func(context.Context) (bool, string, error)
+}
+
+func (v *statusView) suspension(ctx context.Context) (bool, string, error) {
+	if v.suspended == nil {
+		return v.Suspended, v.SuspendedReason, nil
+	}
+	return v.suspended(ctx)
 }
 
 func (v *statusView) blockedReason(ctx context.Context) (string, error) {
@@ -326,6 +353,9 @@ func (c *Client) readStatus(ctx context.Context, instance string) (*statusView, 
 	v := &statusView{InstanceStatus: duroxide.InstanceStatus{History: hist}, blocked: func(ctx context.Context) (string, error) {
 		return c.p.BlockedReason(ctx, instance)
 	}}
+	if r, ok := c.p.(duroxide.SuspensionReader); ok {
+		v.suspended = func(ctx context.Context) (bool, string, error) { return r.Suspension(ctx, instance) }
+	}
 	// Best effort, as in Rust: a custom status read error does not fail the
 	// status query.
 	if cs, err := c.p.GetCustomStatus(ctx, instance, 0); err == nil {

@@ -183,3 +183,65 @@ func stateOf(hist []duroxide.Event) string {
 	}
 	return "Running"
 }
+
+// ErrSuspensionNotSupported: the provider cannot suspend instances (it
+// is not a duroxide.SuspensionReader).
+var ErrSuspensionNotSupported = errors.New("durable: the provider does not support suspending instances")
+
+// Suspend stops a running instance from taking turns: once a runtime has
+// taken the request the instance's status is Suspended (with reason),
+// and the events, completions and fired timers that arrive for it wait,
+// in order, until Resume. Activities already running finish and their
+// results wait too. A suspension is stored with the instance, so it
+// outlasts the processes. Cancelling a suspended instance ends it.
+// An instance that does not exist is ErrInstanceNotFound; one that ended
+// or is already Suspended is ErrInvalidState; a provider that cannot
+// suspend is ErrSuspensionNotSupported.
+func (c *Client) Suspend(ctx context.Context, instance, reason string) error {
+	ctx, end := c.tel.clientSpan(ctx, "suspend_instance", instance)
+	err := c.changeSuspension(ctx, instance, true, reason)
+	end(err)
+	return err
+}
+
+// Resume lets a Suspended instance take turns again: the next turn
+// receives everything that waited. An instance that does not exist is
+// ErrInstanceNotFound; one that is not Suspended is ErrInvalidState.
+func (c *Client) Resume(ctx context.Context, instance, reason string) error {
+	ctx, end := c.tel.clientSpan(ctx, "resume_instance", instance)
+	err := c.changeSuspension(ctx, instance, false, reason)
+	end(err)
+	return err
+}
+
+func (c *Client) changeSuspension(ctx context.Context, instance string, suspend bool, reason string) error {
+	op := "resume"
+	if suspend {
+		op = "suspend"
+	}
+	sr, ok := c.p.(duroxide.SuspensionReader)
+	if !ok {
+		return ErrSuspensionNotSupported
+	}
+	hist, err := c.latestHistory(ctx, instance, op)
+	if err != nil {
+		return err
+	}
+	if state := stateOf(hist); state != "Running" {
+		return fmt.Errorf("%w: %s needs a running instance; %s is %s", ErrInvalidState, op, instance, state)
+	}
+	suspended, _, err := sr.Suspension(ctx, instance)
+	switch {
+	case err != nil:
+		return err
+	case suspend && suspended:
+		return fmt.Errorf("%w: %s is already Suspended", ErrInvalidState, instance)
+	case !suspend && !suspended:
+		return fmt.Errorf("%w: resume needs a Suspended instance; %s is not suspended", ErrInvalidState, instance)
+	}
+	var item duroxide.WorkItem = duroxide.ResumeInstanceItem{Instance: instance, Reason: reason}
+	if suspend {
+		item = duroxide.SuspendInstanceItem{Instance: instance, Reason: reason}
+	}
+	return c.enqueueFor(ctx, item, nil)
+}

@@ -107,6 +107,8 @@ func (rt *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, le
 		}
 		item.Messages = rest // a request that does not apply is dropped
 	}
+	suspend, rest := takeSuspension(item.Messages)
+	item.Messages = rest
 	fetched := newHistoryBook(item.History)
 	fetched.now = rt.now
 	r := readBatch(item.Messages, fetched, instance)
@@ -148,6 +150,7 @@ func (rt *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, le
 	enforceLimits(c, instance, item.KVSnapshot)
 	cancelInflightActivities(c, instance)
 	c.cancelled = dedupeCancelled(c.cancelled)
+	c.suspend = suspensionAfter(suspend, c.metadata.Status, item.Messages)
 	rt.ack(item, lease, c)
 }
 
@@ -203,7 +206,7 @@ func (rt *Runtime) resolve(r *batch) (string, OrchestrationFunc, bool) {
 // even that fails the lock is abandoned.
 func (rt *Runtime) ack(item *duroxide.OrchestrationItem, lease *lockLease, c *commit) {
 	oc := duroxide.OrchestrationCommit{ExecutionID: c.executionID, HistoryDelta: c.book.delta,
-		WorkerItems: c.worker, OrchestratorItems: c.orch, Metadata: c.metadata, CancelledActivities: c.cancelled}
+		WorkerItems: c.worker, OrchestratorItems: c.orch, Metadata: c.metadata, CancelledActivities: c.cancelled, Suspend: c.suspend}
 	err := rt.ackWithRetry(item.LockToken, lease, oc)
 	if err == nil {
 		rt.tel.committed(item.LockToken, &oc)

@@ -232,6 +232,7 @@ type commit struct {
 	orch        []duroxide.WorkItem
 	cancelled   []duroxide.ScheduledActivityIdentifier
 	metadata    duroxide.ExecutionMetadata
+	suspend     *duroxide.SuspendChange
 }
 
 // startedEvent is a new execution's first event.

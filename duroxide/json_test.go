@@ -90,6 +90,8 @@ func sampleItems() []WorkItem {
 		RewindInstanceItem{Instance: nasty, ExecutionID: math.MaxUint64, Reason: nasty},
 		RewindInstanceItem{Instance: "c", ExecutionID: 0, ParentExecutionID: ptr(uint64(7))},
 		RedriveInstanceItem{Instance: "i", ExecutionID: 3, Reason: nasty},
+		SuspendInstanceItem{Instance: nasty, Reason: nasty},
+		ResumeInstanceItem{Instance: "i"},
 	}
 	for _, d := range sampleDetails {
 		items = append(items, ActivityFailedItem{Instance: "i", ExecutionID: 1, ID: 2, Details: d}, SubOrchFailedItem{ParentInstance: "p", ParentExecutionID: 1, ParentID: 5, Details: d})
@@ -109,12 +111,12 @@ func TestSamplesCoverEveryVariant(t *testing.T) {
 	for _, w := range sampleItems() {
 		variants[w.Variant()] = true
 	}
-	// duroxide's 11 variants plus the Go-only RewindInstance and
-	// RedriveInstance.
-	if len(variants) != 13 {
-		t.Errorf("sample work items cover %d variants, want 13", len(variants))
+	// duroxide's 11 variants plus the Go-only RewindInstance,
+	// RedriveInstance, SuspendInstance and ResumeInstance.
+	if len(variants) != 15 {
+		t.Errorf("sample work items cover %d variants, want 15", len(variants))
 	}
-	if len(workItemLayouts) != 13 {
+	if len(workItemLayouts) != 15 {
 		t.Errorf("workItemLayouts has %d variants", len(workItemLayouts))
 	}
 }

@@ -89,6 +89,14 @@ func appendWorkItem(b []byte, w WorkItem) ([]byte, error) {
 		b = appendStrField(b, "instance", x.Instance)
 		b = appendU64Field(b, "execution_id", x.ExecutionID)
 		b = appendStrField(b, "reason", x.Reason)
+	case SuspendInstanceItem:
+		b = append(b, `{"SuspendInstance":{`...)
+		b = appendStrField(b, "instance", x.Instance)
+		b = appendStrField(b, "reason", x.Reason)
+	case ResumeInstanceItem:
+		b = append(b, `{"ResumeInstance":{`...)
+		b = appendStrField(b, "instance", x.Instance)
+		b = appendStrField(b, "reason", x.Reason)
 	case nil:
 		return nil, &EncodeError{Msg: "WorkItem is nil"}
 	default:
@@ -140,6 +148,8 @@ var workItemLayouts = map[string]*layout{
 		defaults: bits(fParentExecutionID),
 	},
 	"RedriveInstance": {name: "struct variant WorkItem::RedriveInstance", order: []field{fInstance, fExecutionID, fReason}},
+	"SuspendInstance": {name: "struct variant WorkItem::SuspendInstance", order: []field{fInstance, fReason}},
+	"ResumeInstance":  {name: "struct variant WorkItem::ResumeInstance", order: []field{fInstance, fReason}},
 }
 
 // workItem decodes an externally tagged WorkItem at the current position.
@@ -243,6 +253,10 @@ func (d *decoder) workItem() (WorkItem, error) {
 			ParentExecutionID: f.optU64(fParentExecutionID)}
 	case "RedriveInstance":
 		w = RedriveInstanceItem{Instance: f.str(fInstance), ExecutionID: f.u64(fExecutionID), Reason: f.str(fReason)}
+	case "SuspendInstance":
+		w = SuspendInstanceItem{Instance: f.str(fInstance), Reason: f.str(fReason)}
+	case "ResumeInstance":
+		w = ResumeInstanceItem{Instance: f.str(fInstance), Reason: f.str(fReason)}
 	}
 	if f.err != nil {
 		return nil, prefixField(f.err, name)
@@ -292,6 +306,24 @@ func (w RewindInstanceItem) MarshalJSON() ([]byte, error) { return MarshalWorkIt
 
 // MarshalJSON encodes the item as {"RedriveInstance":{...}}.
 func (w RedriveInstanceItem) MarshalJSON() ([]byte, error) { return MarshalWorkItem(w) }
+
+// MarshalJSON encodes the item as {"SuspendInstance":{...}}.
+func (w SuspendInstanceItem) MarshalJSON() ([]byte, error) { return MarshalWorkItem(w) }
+
+// MarshalJSON encodes the item as {"ResumeInstance":{...}}.
+func (w ResumeInstanceItem) MarshalJSON() ([]byte, error) { return MarshalWorkItem(w) }
+
+// UnmarshalJSON decodes {"SuspendInstance":{...}}; other variants are an
+// error.
+func (w *SuspendInstanceItem) UnmarshalJSON(data []byte) error {
+	return unmarshalVariant("WorkItem", data, UnmarshalWorkItem, w)
+}
+
+// UnmarshalJSON decodes {"ResumeInstance":{...}}; other variants are an
+// error.
+func (w *ResumeInstanceItem) UnmarshalJSON(data []byte) error {
+	return unmarshalVariant("WorkItem", data, UnmarshalWorkItem, w)
+}
 
 // UnmarshalJSON decodes {"RewindInstance":{...}}; other variants are an
 // error.

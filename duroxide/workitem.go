@@ -158,6 +158,24 @@ type RedriveInstanceItem struct {
 	Reason      string
 }
 
+// SuspendInstanceItem asks the runtime to suspend an instance: the turn
+// that takes it commits OrchestrationCommit.Suspend, after which the
+// provider hands out none of the instance's messages until a
+// ResumeInstanceItem (or a CancelInstanceItem) is among them. Go-only,
+// as RewindInstanceItem.
+type SuspendInstanceItem struct {
+	Instance string
+	Reason   string
+}
+
+// ResumeInstanceItem asks the runtime to resume a suspended instance;
+// the provider hands it out with the messages held while suspended.
+// Go-only, as RewindInstanceItem.
+type ResumeInstanceItem struct {
+	Instance string
+	Reason   string
+}
+
 // Variant returns "StartOrchestration".
 func (StartOrchestrationItem) Variant() string { return "StartOrchestration" }
 
@@ -211,6 +229,38 @@ func (RedriveInstanceItem) Queue() Queue { return OrchestratorQueue }
 
 func (RewindInstanceItem) isWorkItem()  {}
 func (RedriveInstanceItem) isWorkItem() {}
+
+// Variant returns "SuspendInstance".
+func (SuspendInstanceItem) Variant() string { return "SuspendInstance" }
+
+// Variant returns "ResumeInstance".
+func (ResumeInstanceItem) Variant() string { return "ResumeInstance" }
+
+// InstanceID returns Instance.
+func (w SuspendInstanceItem) InstanceID() string { return w.Instance }
+
+// InstanceID returns Instance.
+func (w ResumeInstanceItem) InstanceID() string { return w.Instance }
+
+// Queue returns OrchestratorQueue.
+func (SuspendInstanceItem) Queue() Queue { return OrchestratorQueue }
+
+// Queue returns OrchestratorQueue.
+func (ResumeInstanceItem) Queue() Queue { return OrchestratorQueue }
+
+func (SuspendInstanceItem) isWorkItem() {}
+func (ResumeInstanceItem) isWorkItem()  {}
+
+// WakesSuspended reports whether w is fetched for a suspended instance
+// (ResumeInstanceItem and CancelInstanceItem are; a cancellation is not
+// held back by a suspension), with every message the instance holds.
+func WakesSuspended(w WorkItem) bool {
+	switch w.(type) {
+	case ResumeInstanceItem, CancelInstanceItem:
+		return true
+	}
+	return false
+}
 
 // InstanceID returns Instance.
 func (w StartOrchestrationItem) InstanceID() string { return w.Instance }
