@@ -3,6 +3,7 @@ package durabletest
 import (
 	"errors"
 	"sync/atomic"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -23,6 +24,10 @@ func lifecycleTests() []sample {
 		{"redrive_delivers_the_poisoned_messages_again", redriveDeliversThePoisonedMessagesAgain},
 		{"redrive_reruns_a_poisoned_activity", redriveRerunsAPoisonedActivity},
 		{"redrive_refuses_a_failure_that_is_not_poison", redriveRefusesAFailureThatIsNotPoison},
+		{"suspended_instance_takes_no_turns_until_resumed", suspendedInstanceTakesNoTurnsUntilResumed},
+		{"suspension_outlasts_the_runtime", suspensionOutlastsTheRuntime},
+		{"cancel_ends_a_suspended_instance", cancelEndsASuspendedInstance},
+		{"suspend_and_resume_refuse_the_wrong_state", suspendAndResumeRefuseTheWrongState},
 	}
 }
 
@@ -283,4 +288,158 @@ func redriveRefusesAFailureThatIsNotPoison(e *env) {
 	err := e.client().Redrive(e.ctx, instance)
 	require.ErrorIs(e.t, err, durable.ErrInvalidState)
 	require.Contains(e.t, err.Error(), "Rewind")
+}
+
+// suspendable is "Steps": it waits for event "go", runs activity Step
+// (counted), waits on a 50 ms timer, then for event "go" again.
+func suspendable(e *env, steps *atomic.Int32) *durable.Registry {
+	r := durable.NewRegistry()
+	counted(e, r, "Step", steps, nil)
+	orch(e.t, r, "Steps", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		first, err := ctx.ScheduleWait("go").Await()
+		if err != nil {
+			return "", err
+		}
+		v, err := ctx.ScheduleActivity("Step", in+first).Await()
+		if err != nil {
+			return "", err
+		}
+		if _, err := ctx.ScheduleTimer(50 * time.Millisecond).Await(); err != nil {
+			return "", err
+		}
+		second, err := ctx.ScheduleWait("go").Await()
+		return v + ":" + second, err
+	})
+	return r
+}
+
+// waitState waits until instance's status is state.
+func (e *env) waitState(instance string, state durable.State) *durable.OrchestrationStatus {
+	e.t.Helper()
+	var st *durable.OrchestrationStatus
+	e.waitFor(instance+" "+state.String(), func() bool {
+		var err error
+		st, err = e.client().GetOrchestrationStatus(e.ctx, instance)
+		return err == nil && st.State == state
+	})
+	return st
+}
+
+// requireNoTurn requires that instance's history does not grow while
+// the runtime keeps polling: each check waits for the runtime's own idle
+// poll to pass, by starting and completing another instance.
+func (e *env) requireNoTurn(instance string, probe func()) {
+	e.t.Helper()
+	before := len(e.history(instance))
+	probe()
+	require.Len(e.t, e.history(instance), before, "a suspended instance took a turn: %s", kinds(e.history(instance)))
+}
+
+func suspendedInstanceTakesNoTurnsUntilResumed(e *env) {
+	var steps atomic.Int32
+	r := suspendable(e, &steps)
+	orch(e.t, r, "Probe", func(*durable.OrchestrationContext, string) (string, error) { return "probe", nil })
+	e.start(r, fastOptions(nil))
+	const instance = "suspend-steps"
+	e.startOrch(instance, "Steps", "in")
+	e.waitSubscription(instance, "go")
+	require.NoError(e.t, e.client().Suspend(e.ctx, instance, "maintenance"))
+	st := e.waitState(instance, durable.StateSuspended)
+	require.Equal(e.t, "maintenance", st.SuspendedReason)
+	require.False(e.t, st.IsTerminal())
+	e.raise(instance, "go", "1")
+	probes := 0
+	e.requireNoTurn(instance, func() {
+		for range 3 {
+			probes++
+			id := "probe-" + string(rune('a'+probes))
+			e.startOrch(id, "Probe", "")
+			require.Equal(e.t, "probe", e.completed(id))
+		}
+	})
+	require.Zero(e.t, steps.Load(), "no turn: the activity was not scheduled")
+	require.NoError(e.t, e.client().Resume(e.ctx, instance, "done"))
+	e.waitFor("the held event to run the activity", func() bool { return steps.Load() == 1 })
+	// Suspended again while the timer runs: it fires, and waits.
+	e.waitHist(instance, "the timer", anyKind[duroxide.TimerCreated])
+	require.NoError(e.t, e.client().Suspend(e.ctx, instance, "again"))
+	e.waitState(instance, durable.StateSuspended)
+	e.requireNoTurn(instance, func() {
+		e.startOrch("probe-timer", "Probe", "")
+		require.Equal(e.t, "probe", e.completed("probe-timer"))
+	})
+	require.NoError(e.t, e.client().Resume(e.ctx, instance, ""))
+	e.raiseOnSecondWait(instance, "2")
+	require.Equal(e.t, "Step(in1):2", e.completed(instance))
+}
+
+// raiseOnSecondWait raises "go" once the orchestration waits for it a
+// second time (an event raised before its wait is dropped).
+func (e *env) raiseOnSecondWait(instance, data string) {
+	e.t.Helper()
+	e.waitHist(instance, "the second wait", func(h []duroxide.Event) bool { return countKind[duroxide.ExternalSubscribed](h) == 2 })
+	e.raise(instance, "go", data)
+}
+
+func suspensionOutlastsTheRuntime(e *env) {
+	var steps atomic.Int32
+	rt := e.start(suspendable(e, &steps), fastOptions(nil))
+	const instance = "suspend-restart"
+	e.startOrch(instance, "Steps", "in")
+	e.waitSubscription(instance, "go")
+	require.NoError(e.t, e.client().Suspend(e.ctx, instance, "across restarts"))
+	e.waitState(instance, durable.StateSuspended)
+	shutdownRuntime(e, rt)
+	e.raise(instance, "go", "1")
+	var probe atomic.Int32
+	r := suspendable(e, &steps)
+	counted(e, r, "Probe", &probe, nil)
+	orch(e.t, r, "Probe", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		return ctx.ScheduleActivity("Probe", in).Await()
+	})
+	e.start(r, fastOptions(nil))
+	e.requireNoTurn(instance, func() {
+		e.startOrch("suspend-restart-probe", "Probe", "x")
+		require.Equal(e.t, "Probe(x)", e.completed("suspend-restart-probe"))
+	})
+	st := e.waitState(instance, durable.StateSuspended)
+	require.Equal(e.t, "across restarts", st.SuspendedReason)
+	require.NoError(e.t, e.client().Resume(e.ctx, instance, ""))
+	e.waitFor("the held event to run the activity", func() bool { return steps.Load() == 1 })
+	e.raiseOnSecondWait(instance, "2")
+	require.Equal(e.t, "Step(in1):2", e.completed(instance))
+}
+
+func cancelEndsASuspendedInstance(e *env) {
+	var steps atomic.Int32
+	e.start(suspendable(e, &steps), fastOptions(nil))
+	const instance = "suspend-cancel"
+	e.startOrch(instance, "Steps", "in")
+	e.waitSubscription(instance, "go")
+	require.NoError(e.t, e.client().Suspend(e.ctx, instance, "hold"))
+	e.waitState(instance, durable.StateSuspended)
+	e.cancel(instance, "stop")
+	e.waitStatusCancelled(instance)
+	// Restarted, it is not suspended.
+	require.NoError(e.t, e.client().Restart(e.ctx, instance, durable.RestartOptions{}))
+	e.waitExecutions(instance, 2)
+	e.waitState(instance, durable.StateRunning)
+}
+
+func suspendAndResumeRefuseTheWrongState(e *env) {
+	e.start(edgeRegistry(e), fastOptions(nil))
+	require.ErrorIs(e.t, e.client().Suspend(e.ctx, "suspend-missing", ""), durable.ErrInstanceNotFound)
+	require.ErrorIs(e.t, e.client().Resume(e.ctx, "suspend-missing", ""), durable.ErrInstanceNotFound)
+	const instance = "suspend-states"
+	e.startOrch(instance, "Echo", "in")
+	e.waitRunning(instance)
+	require.ErrorIs(e.t, e.client().Resume(e.ctx, instance, ""), durable.ErrInvalidState, "not suspended")
+	require.NoError(e.t, e.client().Suspend(e.ctx, instance, "x"))
+	e.waitState(instance, durable.StateSuspended)
+	require.ErrorIs(e.t, e.client().Suspend(e.ctx, instance, "y"), durable.ErrInvalidState, "already suspended")
+	require.NoError(e.t, e.client().Resume(e.ctx, instance, ""))
+	e.waitState(instance, durable.StateRunning)
+	e.raise(instance, "go", "d")
+	require.Equal(e.t, "echo:in:d", e.completed(instance))
+	require.ErrorIs(e.t, e.client().Suspend(e.ctx, instance, ""), durable.ErrInvalidState, "completed")
 }
