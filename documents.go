@@ -88,6 +88,10 @@ type instanceDoc struct {
 	// code does not replay the history: BlockOrchestrationItem); the next
 	// committed turn clears it.
 	Blocked *string `json:"blocked,omitempty"`
+	// Suspended holds the instance's turns back (Client.Suspend, through
+	// OrchestrationCommit.Suspend) until a message that
+	// duroxide.WakesSuspended arrives (suspend.go). Go-only.
+	Suspended *suspendedDoc `json:"suspended,omitempty"`
 	// PendingTurn is set between the commit and the roll-forward of a turn
 	// larger than one batch (large.go).
 	PendingTurn *pendingTurn `json:"pendingTurn,omitempty"`
@@ -218,7 +222,11 @@ type queueDoc struct {
 	// message (telemetry.go). Provider-side only: the work item JSON is
 	// untouched and readers that do not know the field ignore it.
 	TraceParent string `json:"traceparent,omitempty"`
-	ETag        string `json:"_etag,omitempty"`
+	// Held is when a fetch found the message's instance suspended and put
+	// the message aside (suspend.go), so the fetch that resumes the
+	// instance finds it however far its visibleAt was moved. Go-only.
+	Held *int64 `json:"held,omitempty"`
+	ETag string `json:"_etag,omitempty"`
 }
 
 func (q *queueDoc) order() int64 {

@@ -128,6 +128,12 @@ func (p *Provider) tryLockOrchestration(ctx context.Context, c candidate, lockTi
 		m.ETag = string(res.ETags[i])
 		lk.messages = append(lk.messages, &m)
 	}
+	if lk.doc.Suspended != nil {
+		woken, err := p.wakeOrHold(ctx, lk, until)
+		if err != nil || !woken {
+			return nil, err
+		}
+	}
 	sort.SliceStable(lk.messages, func(i, j int) bool { return lk.messages[i].order() < lk.messages[j].order() })
 	if lk.doc.PendingTurn != nil {
 		if err := p.finishTurnUnderLock(ctx, lk); err != nil {

@@ -1,0 +1,129 @@
+package cdb
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/cosmos"
+)
+
+// Suspension: a turn that commits OrchestrationCommit.Suspend sets the
+// instance document's suspended field. Discovery cannot see it (it reads
+// queue documents only), so a fetch that locks a suspended instance whose
+// messages hold nothing that wakes it (duroxide.WakesSuspended) puts them
+// aside instead of returning them: one batch unlocks them, undoes the
+// fetch's attempt, marks them held and makes them invisible for
+// suspendedHold. A suspended instance with pending messages therefore
+// costs one lock batch and one release batch per suspendedHold, not a
+// fetch per poll. The fetch that finds a wake message locks the held
+// messages too and returns them all, oldest first, so the resumed turn
+// receives everything that waited.
+
+// suspendedHold is how long a suspended instance's messages stay aside
+// before a fetch looks at the instance again.
+const suspendedHold = time.Minute
+
+// suspendedDoc is the instance document's suspension.
+type suspendedDoc struct {
+	Reason string `json:"reason"`
+	At     int64  `json:"at"`
+}
+
+// wakeOrHold handles a locked suspended instance: woken reports that a
+// locked message wakes it, and then the held messages have joined
+// lk.messages; otherwise the messages were put aside and the lock given
+// back.
+func (p *Provider) wakeOrHold(ctx context.Context, lk *orchLock, until time.Time) (woken bool, err error) {
+	for _, m := range lk.messages {
+		if wi, err := duroxide.UnmarshalWorkItem([]byte(m.WorkItem)); err == nil && duroxide.WakesSuspended(wi) {
+			return true, p.lockHeld(ctx, lk, until)
+		}
+	}
+	now := p.now()
+	b := cosmos.NewBatch(lk.instance)
+	b.Patch(instanceDocID(lk.instance), releaseOps(), &lk.etag)
+	for _, m := range lk.messages {
+		ops := unlockMessageOps(max(m.AttemptCount, 1)-1, ptr(ms(now.Add(suspendedHold))))
+		ops.AppendSet("/held", ms(now))
+		b.Patch(m.ID, ops, nil)
+	}
+	if _, err := p.st.Execute(ctx, b, false); err != nil {
+		p.releaseQuietly(ctx, lk)
+		return false, err
+	}
+	p.busy.clear(lk.instance)
+	return false, nil
+}
+
+// lockHeld locks the messages a suspended instance holds aside into lk
+// (its lock token and expiry) and adds them to lk.messages. Messages
+// beyond one batch wait for the next turn; if the batch fails (a message
+// vanished), the turn runs without them and they come back after their
+// hold.
+func (p *Provider) lockHeld(ctx context.Context, lk *orchLock, until time.Time) error {
+	q := "SELECT c.id FROM c WHERE c.type = 'orch_queue' AND IS_DEFINED(c.held) AND NOT IS_NULL(c.held) AND " + lockFree + " AND " + notStaged
+	var ids []string
+	_, err := p.st.Query(ctx, q, cosmos.QueryParams{}.Add("@lapsed", ms(p.lapsedBefore())), cosmos.QueryOptions{Partition: &lk.instance, PageSize: -1}, func(raw []byte) bool {
+		var r struct {
+			ID string `json:"id"`
+		}
+		if json.Unmarshal(raw, &r) == nil && r.ID != "" {
+			ids = append(ids, r.ID)
+		}
+		return true
+	})
+	if err != nil || len(ids) == 0 {
+		if err != nil {
+			p.releaseQuietly(ctx, lk)
+		}
+		return err
+	}
+	b := cosmos.NewBatch(lk.instance)
+	for _, id := range ids[:min(len(ids), cosmos.MaxBatchOps)] {
+		var ops azcosmos.PatchOperations
+		ops.SetCondition("FROM c WHERE c.type = '" + docOrchQueue + "'")
+		ops.AppendSet("/lockToken", lk.token)
+		ops.AppendSet("/lockedUntil", ms(until))
+		ops.AppendIncrement("/attemptCount", 1)
+		ops.AppendSet("/held", jsonNull)
+		b.Patch(id, ops, nil)
+	}
+	res, err := p.st.Execute(ctx, b, true)
+	if err != nil {
+		p.opts.Logger.Warn("locking a resumed instance's held messages failed; they follow after their hold", "instance_id", lk.instance, "error", err)
+		return nil
+	}
+	for i, body := range res.Bodies {
+		var m queueDoc
+		if err := json.Unmarshal(body, &m); err != nil {
+			return fmt.Errorf("decode held message: %w", err)
+		}
+		m.ETag = string(res.ETags[i])
+		lk.messages = append(lk.messages, &m)
+	}
+	return nil
+}
+
+var _ duroxide.SuspensionReader = (*Provider)(nil)
+
+// Suspension implements duroxide.SuspensionReader (a point read of the
+// instance document).
+func (p *Provider) Suspension(ctx context.Context, instance string) (bool, string, error) {
+	const op = "suspension"
+	if err := validateInstanceID(op, instance); err != nil {
+		return false, "", err
+	}
+	doc, _, err := p.readInstance(ctx, instance)
+	if err != nil {
+		return false, "", duroxide.Wrap(op, err)
+	}
+	if !doc.exists() || doc.Suspended == nil {
+		return false, "", nil
+	}
+	return true, doc.Suspended.Reason, nil
+}
