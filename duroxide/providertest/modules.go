@@ -17,6 +17,7 @@ var modules = []module{
 	{"instance_creation", instanceCreationTests},
 	{"instance_locking", instanceLockingTests},
 	{"kv_store", kvStoreTests},
+	{"lifecycle", lifecycleTests},
 	{"lock_expiration", lockExpirationTests},
 	{"long_polling", longPollingTests},
 	{"management", managementTests},
