@@ -19,6 +19,7 @@ func lifecycleTests() []sample {
 		{"rewind_reruns_a_failed_sub_orchestration", rewindRerunsAFailedSubOrchestration},
 		{"rewind_keeps_a_handled_failure_and_its_retry", rewindKeepsAHandledFailureAndItsRetry},
 		{"rewind_refuses_instances_that_did_not_fail", rewindRefusesInstancesThatDidNotFail},
+		{"rewind_of_a_long_history", rewindOfALongHistory},
 		{"restart_runs_a_terminal_instance_again", restartRunsATerminalInstanceAgain},
 		{"restart_refuses_a_running_instance", restartRefusesARunningInstance},
 		{"redrive_delivers_the_poisoned_messages_again", redriveDeliversThePoisonedMessagesAgain},
@@ -167,6 +168,36 @@ func rewindKeepsAHandledFailureAndItsRetry(e *env) {
 	require.Equal(e.t, int32(2), final.Load())
 	h := e.executionHistory(instance, 2)
 	require.Equal(e.t, 1, countKind[duroxide.ActivityFailed](h), "the handled failure stays in the history: %s", kinds(h))
+}
+
+// A prefix of more events than one Cosmos DB batch holds is committed
+// in one turn all the same.
+func rewindOfALongHistory(e *env) {
+	const steps = 80
+	var runs, last atomic.Int32
+	var fixed atomic.Bool
+	r := durable.NewRegistry()
+	counted(e, r, "Step", &runs, nil)
+	counted(e, r, "Last", &last, &fixed)
+	orch(e.t, r, "Long", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		for range steps {
+			if _, err := ctx.ScheduleActivity("Step", in).Await(); err != nil {
+				return "", err
+			}
+		}
+		return ctx.ScheduleActivity("Last", in).Await()
+	})
+	e.start(r, fastOptions(nil))
+	const instance = "rewind-long"
+	e.startOrch(instance, "Long", "x")
+	require.Contains(e.t, e.failed(instance), "broken")
+	fixed.Store(true)
+	require.NoError(e.t, e.client().Rewind(e.ctx, instance, durable.RewindOptions{}))
+	e.waitExecutions(instance, 2)
+	require.Equal(e.t, "Last(x)", e.completed(instance))
+	require.Equal(e.t, int32(steps), runs.Load(), "no step ran again")
+	require.Equal(e.t, int32(2), last.Load())
+	require.Len(e.t, e.executionHistory(instance, 2), 2*steps+4, "started, the steps, Last scheduled and completed, completed")
 }
 
 func rewindRefusesInstancesThatDidNotFail(e *env) {
