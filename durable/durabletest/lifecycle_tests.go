@@ -18,6 +18,7 @@ func lifecycleTests() []sample {
 		{"rewind_reruns_the_failed_activity_and_keeps_the_others", rewindRerunsTheFailedActivityAndKeepsTheOthers},
 		{"rewind_reruns_a_failed_sub_orchestration", rewindRerunsAFailedSubOrchestration},
 		{"rewind_keeps_a_handled_failure_and_its_retry", rewindKeepsAHandledFailureAndItsRetry},
+		{"rewind_reaches_a_child_that_outlived_the_failure", rewindReachesAChildThatOutlivedTheFailure},
 		{"rewind_refuses_instances_that_did_not_fail", rewindRefusesInstancesThatDidNotFail},
 		{"rewind_of_a_long_history", rewindOfALongHistory},
 		{"restart_runs_a_terminal_instance_again", restartRunsATerminalInstanceAgain},
@@ -132,6 +133,50 @@ func rewindRerunsAFailedSubOrchestration(e *env) {
 	require.NoError(e.t, err)
 	require.Equal(e.t, []uint64{1, 2}, cx, "the child was rewound too")
 	e.requireFailedExecution(child, 1)
+}
+
+// The parent fails while its child still waits for an event; the
+// parent's end cancels the child ("parent dropped sub-orchestration
+// future"). Rewinding the parent rewinds the child too, which waits
+// again and reports to the parent's new execution.
+func rewindReachesAChildThatOutlivedTheFailure(e *env) {
+	var a atomic.Int32
+	var fixed atomic.Bool
+	r := durable.NewRegistry()
+	counted(e, r, "A", &a, &fixed)
+	orch(e.t, r, "Waiter", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		d, err := ctx.ScheduleWait("go").Await()
+		return "waited(" + in + d + ")", err
+	})
+	orch(e.t, r, "Parent", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		child := ctx.ScheduleSubOrchestration("Waiter", in)
+		v, err := ctx.ScheduleActivity("A", in).Await()
+		if err != nil {
+			return "", err
+		}
+		c, err := child.Await()
+		return v + "+" + c, err
+	})
+	e.start(r, fastOptions(nil))
+	const instance = "rewind-outlived"
+	e.startOrch(instance, "Parent", "p")
+	require.Contains(e.t, e.failed(instance), "broken")
+	child := instance + "::" + e.childInstanceOf(instance)
+	e.waitStatusCancelled(child)
+	fixed.Store(true)
+	require.NoError(e.t, e.client().Rewind(e.ctx, instance, durable.RewindOptions{}))
+	e.waitExecutions(instance, 2)
+	e.waitExecutions(child, 2)
+	e.waitFor("the rewound child to wait again", func() bool {
+		h := e.history(child)
+		return len(h) > 0 && h[0].ExecutionID == 2 && anyKind[duroxide.ExternalSubscribed](h)
+	})
+	e.raise(child, "go", "!")
+	require.Equal(e.t, "A(p)+waited(p!)", e.completed(instance))
+	require.Equal(e.t, int32(2), a.Load())
+	_, started, ok := findKind[duroxide.OrchestrationStarted](e.executionHistory(child, 2))
+	require.True(e.t, ok)
+	require.Equal(e.t, u64p(2), started.ParentExecutionID, "the rewound child reports to the parent's new execution")
 }
 
 // A failure the orchestration handled (a retry) is kept: only the
