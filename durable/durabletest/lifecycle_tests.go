@@ -19,6 +19,7 @@ func lifecycleTests() []sample {
 		{"rewind_reruns_a_failed_sub_orchestration", rewindRerunsAFailedSubOrchestration},
 		{"rewind_keeps_a_handled_failure_and_its_retry", rewindKeepsAHandledFailureAndItsRetry},
 		{"rewind_reaches_a_child_that_outlived_the_failure", rewindReachesAChildThatOutlivedTheFailure},
+		{"rewound_parent_gets_the_result_of_a_completed_child_again", rewoundParentGetsTheResultOfACompletedChildAgain},
 		{"rewind_refuses_instances_that_did_not_fail", rewindRefusesInstancesThatDidNotFail},
 		{"rewind_of_a_long_history", rewindOfALongHistory},
 		{"restart_runs_a_terminal_instance_again", restartRunsATerminalInstanceAgain},
@@ -178,6 +179,59 @@ func rewindReachesAChildThatOutlivedTheFailure(e *env) {
 	require.True(e.t, ok)
 	require.Equal(e.t, u64p(2), started.ParentExecutionID, "the rewound child reports to the parent's new execution")
 }
+
+// seedHistory commits events as execution 1 of a new instance (before
+// any runtime runs), with status.
+func (e *env) seedHistory(instance string, events []duroxide.Event, status string) {
+	e.t.Helper()
+	s := events[0].Kind.(duroxide.OrchestrationStarted)
+	require.NoError(e.t, e.p.EnqueueForOrchestrator(e.ctx, duroxide.StartOrchestrationItem{Instance: instance,
+		Orchestration: s.Name, Input: s.Input, Version: &s.Version, ParentInstance: s.ParentInstance, ParentID: s.ParentID, ExecutionID: 1}, 0))
+	item, err := e.p.FetchOrchestrationItem(e.ctx, 30*time.Second, 0, nil)
+	require.NoError(e.t, err)
+	require.NotNil(e.t, item)
+	require.Equal(e.t, instance, item.Instance)
+	md := duroxide.ExecutionMetadata{Status: &status, OrchestrationName: &s.Name, OrchestrationVersion: &s.Version, ParentInstanceID: s.ParentInstance}
+	if k, ok := events[len(events)-1].Kind.(duroxide.OrchestrationCompleted); ok {
+		md.Output = &k.Output
+	}
+	require.NoError(e.t, e.p.AckOrchestrationItem(e.ctx, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1, HistoryDelta: events, Metadata: md}))
+}
+
+// A child completed after its parent failed, so its result went to the
+// failed execution. The rewound parent asks it to rewind (a
+// RewindInstanceItem naming the parent's new execution); a completed
+// child answers with its result again. Seeded: parent execution 1 waits
+// for child "outlived-child", which completed.
+func rewoundParentGetsTheResultOfACompletedChildAgain(e *env) {
+	const parent, child = "outlived-parent", "outlived-child"
+	ev := func(instance string, id uint64, source *uint64, k duroxide.EventKind) duroxide.Event {
+		return duroxide.Event{EventID: id, SourceEventID: source, InstanceID: instance, ExecutionID: 1,
+			TimestampMs: uint64(time.Now().UnixMilli()), DuroxideVersion: durable.DuroxideVersion, Kind: k}
+	}
+	e.seedHistory(parent, []duroxide.Event{
+		ev(parent, 1, nil, duroxide.OrchestrationStarted{Name: "Holder", Version: "1.0.0", Input: "in"}),
+		ev(parent, 2, nil, duroxide.SubOrchestrationScheduled{Name: "Child", Instance: child, Input: "in"}),
+	}, duroxide.StatusRunning)
+	e.seedHistory(child, []duroxide.Event{
+		ev(child, 1, nil, duroxide.OrchestrationStarted{Name: "Child", Version: "1.0.0", Input: "in", ParentInstance: ptrTo(parent), ParentID: u64p(2)}),
+		ev(child, 2, nil, duroxide.OrchestrationCompleted{Output: "child-out"}),
+	}, duroxide.StatusCompleted)
+	r := durable.NewRegistry()
+	orch(e.t, r, "Holder", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		return ctx.ScheduleSubOrchestrationWithID("Child", child, in).Await()
+	})
+	orch(e.t, r, "Child", func(*durable.OrchestrationContext, string) (string, error) { return "", errors.New("must not run") })
+	e.start(r, fastOptions(nil))
+	require.NoError(e.t, e.p.EnqueueForOrchestrator(e.ctx, duroxide.RewindInstanceItem{Instance: child, Reason: "parent rewound",
+		ParentExecutionID: u64p(1)}, 0))
+	require.Equal(e.t, "child-out", e.completed(parent))
+	x, err := e.client().ListExecutions(e.ctx, child)
+	require.NoError(e.t, err)
+	require.Equal(e.t, []uint64{1}, x, "a completed child is not rewound")
+}
+
+func ptrTo[T any](v T) *T { return &v }
 
 // A failure the orchestration handled (a retry) is kept: only the
 // failure it did not move on from runs again.
