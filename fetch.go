@@ -128,12 +128,6 @@ func (p *Provider) tryLockOrchestration(ctx context.Context, c candidate, lockTi
 		m.ETag = string(res.ETags[i])
 		lk.messages = append(lk.messages, &m)
 	}
-	if lk.doc.Suspended != nil {
-		woken, err := p.wakeOrHold(ctx, lk, until)
-		if err != nil || !woken {
-			return nil, err
-		}
-	}
 	sort.SliceStable(lk.messages, func(i, j int) bool { return lk.messages[i].order() < lk.messages[j].order() })
 	if lk.doc.PendingTurn != nil {
 		if err := p.finishTurnUnderLock(ctx, lk); err != nil {
@@ -144,6 +138,13 @@ func (p *Provider) tryLockOrchestration(ctx context.Context, c candidate, lockTi
 			p.releaseQuietly(ctx, lk)
 			return nil, nil
 		}
+	}
+	if lk.doc.Suspended != nil { // suspend.go
+		woken, err := p.wakeOrHold(ctx, lk, until)
+		if err != nil || !woken {
+			return nil, err
+		}
+		sort.SliceStable(lk.messages, func(i, j int) bool { return lk.messages[i].order() < lk.messages[j].order() })
 	}
 
 	item := &duroxide.OrchestrationItem{Instance: c.instance, LockToken: token, KVSnapshot: map[string]duroxide.KVEntry{}}

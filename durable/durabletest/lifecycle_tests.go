@@ -22,6 +22,7 @@ func lifecycleTests() []sample {
 		{"rewound_parent_gets_the_result_of_a_completed_child_again", rewoundParentGetsTheResultOfACompletedChildAgain},
 		{"rewind_refuses_instances_that_did_not_fail", rewindRefusesInstancesThatDidNotFail},
 		{"rewind_of_a_long_history", rewindOfALongHistory},
+		{"rewind_keeps_kv_and_custom_status", rewindKeepsKVAndCustomStatus},
 		{"restart_runs_a_terminal_instance_again", restartRunsATerminalInstanceAgain},
 		{"restart_refuses_a_running_instance", restartRefusesARunningInstance},
 		{"redrive_delivers_the_poisoned_messages_again", redriveDeliversThePoisonedMessagesAgain},
@@ -297,6 +298,42 @@ func rewindOfALongHistory(e *env) {
 	require.Equal(e.t, int32(steps), runs.Load(), "no step ran again")
 	require.Equal(e.t, int32(2), last.Load())
 	require.Len(e.t, e.executionHistory(instance, 2), 2*steps+4, "started, the steps, Last scheduled and completed, completed")
+}
+
+func rewindKeepsKVAndCustomStatus(e *env) {
+	var a, c atomic.Int32
+	var fixed atomic.Bool
+	r := durable.NewRegistry()
+	counted(e, r, "A", &a, nil)
+	counted(e, r, "C", &c, &fixed)
+	orch(e.t, r, "Stateful", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		ctx.SetKVValue("step", "started")
+		v, err := ctx.ScheduleActivity("A", in).Await()
+		if err != nil {
+			return "", err
+		}
+		ctx.SetCustomStatus("after " + v)
+		ctx.SetKVValue("step", v)
+		if v, err = ctx.ScheduleActivity("C", v).Await(); err != nil {
+			return "", err
+		}
+		ctx.SetKVValue("done", v)
+		return v, nil
+	})
+	e.start(r, fastOptions(nil))
+	const instance = "rewind-state"
+	e.startOrch(instance, "Stateful", "x")
+	require.Contains(e.t, e.failed(instance), "broken")
+	fixed.Store(true)
+	require.NoError(e.t, e.client().Rewind(e.ctx, instance, durable.RewindOptions{}))
+	e.waitExecutions(instance, 2)
+	require.Equal(e.t, "C(A(x))", e.completed(instance))
+	e.requireKV(instance, "step", "A(x)")
+	e.requireKV(instance, "done", "C(A(x))")
+	st, err := e.client().GetOrchestrationStatus(e.ctx, instance)
+	require.NoError(e.t, err)
+	require.Equal(e.t, ptrTo("after A(x)"), st.CustomStatus)
+	require.Equal(e.t, int32(1), a.Load())
 }
 
 func rewindRefusesInstancesThatDidNotFail(e *env) {
