@@ -53,18 +53,36 @@ func (p *Provider) wakeOrHold(ctx context.Context, lk *orchLock, until time.Time
 		b.Patch(m.ID, ops, nil)
 	}
 	if _, err := p.st.Execute(ctx, b, false); err != nil {
-		p.releaseQuietly(ctx, lk)
+		p.releaseUncounted(ctx, lk, until)
 		return false, err
 	}
 	p.busy.clear(lk.instance)
 	return false, nil
 }
 
+// releaseUncounted gives back a suspended instance's lock after a failed
+// hold or wake, best effort, undoing the fetch's attempt: the failure was
+// the store's, not the messages'. Held messages a failed batch may have
+// locked stay locked until until (a transient error can hide a batch that
+// applied), so this process leaves the instance alone until then, and the
+// wake that follows finds them held again.
+func (p *Provider) releaseUncounted(ctx context.Context, lk *orchLock, until time.Time) {
+	b := cosmos.NewBatch(lk.instance)
+	b.Patch(instanceDocID(lk.instance), releaseOps(), &lk.etag)
+	for _, m := range lk.messages {
+		b.Patch(m.ID, unlockMessageOps(max(m.AttemptCount, 1)-1, nil), nil)
+	}
+	if _, err := p.st.Execute(ctx, b, false); err != nil {
+		p.opts.Logger.Warn("releasing a suspended instance's lock", "instance_id", lk.instance, "error", err)
+	}
+	p.busy.mark(lk.instance, until)
+}
+
 // lockHeld locks the messages a suspended instance holds aside into lk
 // (its lock token and expiry) and adds them to lk.messages. Messages
-// beyond one batch wait for the next turn; if the batch fails (a message
-// vanished), the turn runs without them and they come back after their
-// hold.
+// beyond one batch follow when their hold ends. If the query or the batch
+// fails, the whole lock is given back and the fetch fails: the next one
+// tries the wake again.
 func (p *Provider) lockHeld(ctx context.Context, lk *orchLock, until time.Time) error {
 	q := "SELECT c.id FROM c WHERE c.type = 'orch_queue' AND IS_DEFINED(c.held) AND NOT IS_NULL(c.held) AND " + lockFree + " AND " + notStaged
 	var ids []string
@@ -77,11 +95,12 @@ func (p *Provider) lockHeld(ctx context.Context, lk *orchLock, until time.Time) 
 		}
 		return true
 	})
-	if err != nil || len(ids) == 0 {
-		if err != nil {
-			p.releaseQuietly(ctx, lk)
-		}
+	if err != nil {
+		p.releaseUncounted(ctx, lk, until)
 		return err
+	}
+	if len(ids) == 0 {
+		return nil
 	}
 	b := cosmos.NewBatch(lk.instance)
 	for _, id := range ids[:min(len(ids), cosmos.MaxBatchOps)] {
@@ -90,13 +109,12 @@ func (p *Provider) lockHeld(ctx context.Context, lk *orchLock, until time.Time) 
 		ops.AppendSet("/lockToken", lk.token)
 		ops.AppendSet("/lockedUntil", ms(until))
 		ops.AppendIncrement("/attemptCount", 1)
-		ops.AppendSet("/held", jsonNull)
-		b.Patch(id, ops, nil)
+		b.Patch(id, ops, nil) // held stays set until the message is consumed: a wake finds it whatever its visibleAt
 	}
 	res, err := p.st.Execute(ctx, b, true)
 	if err != nil {
-		p.opts.Logger.Warn("locking a resumed instance's held messages failed; they follow after their hold", "instance_id", lk.instance, "error", err)
-		return nil
+		p.releaseUncounted(ctx, lk, until)
+		return err
 	}
 	for i, body := range res.Bodies {
 		var m queueDoc
