@@ -102,10 +102,10 @@ func (rt *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, le
 		return
 	}
 	if req, rest := takeRewind(item.Messages); req != nil {
-		if rt.rewind(item, lease, workerID, req, rest) {
+		item.Messages = rest // a request that does not apply is dropped
+		if rt.rewind(item, lease, workerID, req) {
 			return
 		}
-		item.Messages = rest // a request that does not apply is dropped
 	}
 	suspend, rest := takeSuspension(item.Messages)
 	item.Messages = rest

@@ -36,11 +36,16 @@ func takeRewind(messages []duroxide.WorkItem) (*rewindRequest, []duroxide.WorkIt
 	return req, rest
 }
 
-// rewind handles a batch holding a rewind request. It reports false when
-// the request does not apply (the instance's current execution is not
-// the failed one it names); the caller then processes the rest of the
-// batch as usual, which drops the request.
-func (rt *Runtime) rewind(item *duroxide.OrchestrationItem, lease *lockLease, workerID string, req *rewindRequest, rest []duroxide.WorkItem) bool {
+// rewind handles a batch holding a rewind request, whose other messages
+// are item.Messages. It reports false when the request does not apply
+// (the instance's current execution is not the failed one it names); the
+// caller then processes item.Messages as usual. A re-drive of an
+// execution poisoned before its first turn (its history is the
+// OrchestrationStarted the poison wrote) also reports false, having put
+// the poisoned start back into item.Messages as the start of the next
+// execution.
+func (rt *Runtime) rewind(item *duroxide.OrchestrationItem, lease *lockLease, workerID string, req *rewindRequest) bool {
+	rest := item.Messages
 	instance := item.Instance
 	if req.executionID != 0 && req.executionID != item.ExecutionID {
 		rt.log.Warn("rewind request for an execution that is not the current one; dropping it", "instance_id", instance,
@@ -54,6 +59,13 @@ func (rt *Runtime) rewind(item *duroxide.OrchestrationItem, lease *lockLease, wo
 	if !ok {
 		return false
 	}
+	if start := startAgain(extra); req.redrive && cut <= 1 && start != nil {
+		rt.log.Info("re-driving an execution poisoned before its first turn: starting it again", "instance_id", instance,
+			"execution_id", item.ExecutionID, "reason", req.reason)
+		item.Messages = append(append([]duroxide.WorkItem{start}, withoutStarts(extra)...), rest...)
+		return false
+	}
+	extra = withoutStarts(extra)
 	next := item.ExecutionID + 1
 	plan := planRewind(item.History, instance, next, cut, req.parentExec)
 	rt.log.Info("rewinding failed execution", "instance_id", instance, "execution_id", item.ExecutionID, "new_execution_id", next,
@@ -201,4 +213,35 @@ func scheduleID(w duroxide.WorkItem) (uint64, bool) {
 		return v.ID, true
 	}
 	return 0, false
+}
+
+// startAgain turns the first start among poisoned messages into the
+// continue-as-new item that starts the next execution of a failed
+// instance as it would have started.
+func startAgain(messages []duroxide.WorkItem) duroxide.WorkItem {
+	for _, m := range messages {
+		switch w := m.(type) {
+		case duroxide.StartOrchestrationItem:
+			return duroxide.ContinueAsNewItem{Instance: w.Instance, Orchestration: w.Orchestration, Input: w.Input, Version: w.Version,
+				ParentInstance: w.ParentInstance, ParentID: w.ParentID, ParentExecutionID: w.ParentExecutionID,
+				CarryForwardEvents: []duroxide.CarryForwardEvent{}}
+		case duroxide.ContinueAsNewItem:
+			return w
+		}
+	}
+	return nil
+}
+
+// withoutStarts drops the start items: the kept history holds the
+// execution's OrchestrationStarted.
+func withoutStarts(messages []duroxide.WorkItem) []duroxide.WorkItem {
+	out := messages[:0:0]
+	for _, m := range messages {
+		switch m.(type) {
+		case duroxide.StartOrchestrationItem, duroxide.ContinueAsNewItem:
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
 }

@@ -200,8 +200,7 @@ func terminalFailure(history []duroxide.Event) (duroxide.ErrorDetails, bool) {
 
 // poisonedMessages decodes the messages an orchestration poison recorded
 // (marshalItems) and readdresses them to execution next: completions of
-// the poisoned execution become completions of the new one, and starts
-// are dropped (the prefix holds the OrchestrationStarted).
+// the poisoned execution become completions of the new one.
 func poisonedMessages(p duroxide.PoisonError, from, next uint64) ([]duroxide.WorkItem, error) {
 	var raws []json.RawMessage
 	if err := json.Unmarshal([]byte(p.Message), &raws); err != nil {
@@ -220,10 +219,11 @@ func poisonedMessages(p duroxide.PoisonError, from, next uint64) ([]duroxide.Wor
 	return out, nil
 }
 
-// readdress moves a message for execution from to execution next.
+// readdress moves a message for execution from to execution next
+// (nil: a request to rewind, which is not delivered again).
 func readdress(w duroxide.WorkItem, from, next uint64) duroxide.WorkItem {
 	switch m := w.(type) {
-	case duroxide.StartOrchestrationItem, duroxide.ContinueAsNewItem, duroxide.RewindInstanceItem, duroxide.RedriveInstanceItem:
+	case duroxide.RewindInstanceItem, duroxide.RedriveInstanceItem:
 		return nil
 	case duroxide.ActivityCompletedItem:
 		if m.ExecutionID == from {

@@ -78,8 +78,12 @@ func TestPoisonedMessagesAreReaddressed(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []duroxide.WorkItem{
 		duroxide.ActivityCompletedItem{Instance: "i", ExecutionID: 4, ID: 2, Result: "r"},
+		duroxide.StartOrchestrationItem{Instance: "i", Orchestration: "O", ExecutionID: 1},
 		duroxide.ExternalRaisedItem{Instance: "i", Name: "e", Data: "d"},
 	}, got)
+	require.Equal(t, duroxide.ContinueAsNewItem{Instance: "i", Orchestration: "O", CarryForwardEvents: []duroxide.CarryForwardEvent{}}, startAgain(got),
+		"a start poisoned before the first turn starts the next execution")
+	require.Len(t, withoutStarts(got), 2)
 }
 
 func mustMarshal(t *testing.T, w duroxide.WorkItem) []byte {

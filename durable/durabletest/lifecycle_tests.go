@@ -27,6 +27,7 @@ func lifecycleTests() []sample {
 		{"restart_refuses_a_running_instance", restartRefusesARunningInstance},
 		{"redrive_delivers_the_poisoned_messages_again", redriveDeliversThePoisonedMessagesAgain},
 		{"redrive_reruns_a_poisoned_activity", redriveRerunsAPoisonedActivity},
+		{"redrive_starts_an_instance_poisoned_before_its_first_turn", redriveStartsAnInstancePoisonedBeforeItsFirstTurn},
 		{"redrive_refuses_a_failure_that_is_not_poison", redriveRefusesAFailureThatIsNotPoison},
 		{"suspended_instance_takes_no_turns_until_resumed", suspendedInstanceTakesNoTurnsUntilResumed},
 		{"suspension_outlasts_the_runtime", suspensionOutlastsTheRuntime},
@@ -417,6 +418,27 @@ func redriveDeliversThePoisonedMessagesAgain(e *env) {
 	require.Equal(e.t, "Work(in)", e.completed(instance))
 	require.Equal(e.t, int32(1), runs.Load(), "the activity's result was delivered again, not recomputed")
 	e.requireFailedExecution(instance, 1)
+}
+
+func redriveStartsAnInstancePoisonedBeforeItsFirstTurn(e *env) {
+	fp := e.faulty()
+	var runs atomic.Int32
+	r := durable.NewRegistry()
+	counted(e, r, "Work", &runs, nil)
+	orch(e.t, r, "OneStep", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		return ctx.ScheduleActivity("Work", in).Await()
+	})
+	fp.InjectOrchestrationAttempts(11)
+	e.start(r, fastPoisonOptions(10))
+	const instance = "redrive-start"
+	e.startOrch(instance, "OneStep", "in")
+	p := poisonDetails(e, e.wait(instance))
+	require.Equal(e.t, duroxide.PoisonOrchestration, p.MessageType.Kind)
+	require.Zero(e.t, runs.Load())
+	require.NoError(e.t, e.client().Redrive(e.ctx, instance))
+	e.waitExecutions(instance, 2)
+	require.Equal(e.t, "Work(in)", e.completed(instance))
+	require.Equal(e.t, int32(1), runs.Load())
 }
 
 func redriveRerunsAPoisonedActivity(e *env) {
