@@ -101,14 +101,14 @@ func (rt *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, le
 		_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, time.Second, false)
 		return
 	}
+	suspend, rest := takeSuspension(item.Messages)
+	item.Messages = rest
 	if req, rest := takeRewind(item.Messages); req != nil {
 		item.Messages = rest // a request that does not apply is dropped
 		if rt.rewind(item, lease, workerID, req) {
 			return
 		}
 	}
-	suspend, rest := takeSuspension(item.Messages)
-	item.Messages = rest
 	fetched := newHistoryBook(item.History)
 	fetched.now = rt.now
 	r := readBatch(item.Messages, fetched, instance)

@@ -65,8 +65,16 @@ func (rt *Runtime) rewind(item *duroxide.OrchestrationItem, lease *lockLease, wo
 		item.Messages = append(append([]duroxide.WorkItem{start}, withoutStarts(extra)...), rest...)
 		return false
 	}
-	extra = withoutStarts(extra)
-	next := item.ExecutionID + 1
+	rt.rewindTurn(item, lease, workerID, req, cut, withoutStarts(extra), withoutStarts(rest))
+	return true
+}
+
+// rewindTurn commits execution N+1 of item's failed execution N: the
+// history before cut, replayed with the kept results, extra (re-driven
+// messages) and rest (the batch's other messages; a restart racing the
+// rewind is dropped), plus the work the prefix leaves open.
+func (rt *Runtime) rewindTurn(item *duroxide.OrchestrationItem, lease *lockLease, workerID string, req *rewindRequest, cut int, extra, rest []duroxide.WorkItem) {
+	instance, next := item.Instance, item.ExecutionID+1
 	plan := planRewind(item.History, instance, next, cut, req.parentExec)
 	rt.log.Info("rewinding failed execution", "instance_id", instance, "execution_id", item.ExecutionID, "new_execution_id", next,
 		"reason", req.reason, "kept_events", len(plan.prefix), "kept_results", len(plan.kept), "reruns", len(plan.reruns), "redrive", req.redrive)
@@ -82,12 +90,12 @@ func (rt *Runtime) rewind(item *duroxide.OrchestrationItem, lease *lockLease, wo
 			"orchestration_name", r.name, "version", valueOf(r.version), "backoff", delay)
 		rt.notePending(instance, r, item.AttemptCount, delay)
 		_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, delay, false)
-		return true
+		return
 	}
 	rt.executionID(instance, next)
 	if reason := rt.applyTurn(c, instance, r, fn, version, item.KVSnapshot, workerID); reason != "" {
 		rt.block(item, instance, reason)
-		return true
+		return
 	}
 	// The whole prefix is new to the store: it is N+1's history.
 	book.delta, book.history = append(book.history, book.delta...), nil
@@ -101,7 +109,6 @@ func (rt *Runtime) rewind(item *duroxide.OrchestrationItem, lease *lockLease, wo
 	cancelInflightActivities(c, instance)
 	c.cancelled = dedupeCancelled(c.cancelled)
 	rt.ack(item, lease, c)
-	return true
 }
 
 // rewindCutOf finds where the rewind cuts item's history, and for a
