@@ -25,6 +25,7 @@ func lifecycleTests() []sample {
 		{"rewind_keeps_kv_and_custom_status", rewindKeepsKVAndCustomStatus},
 		{"restart_runs_a_terminal_instance_again", restartRunsATerminalInstanceAgain},
 		{"restart_refuses_a_running_instance", restartRefusesARunningInstance},
+		{"restart_pins_a_version", restartPinsAVersion},
 		{"redrive_delivers_the_poisoned_messages_again", redriveDeliversThePoisonedMessagesAgain},
 		{"redrive_reruns_a_poisoned_activity", redriveRerunsAPoisonedActivity},
 		{"redrive_starts_an_instance_poisoned_before_its_first_turn", redriveStartsAnInstancePoisonedBeforeItsFirstTurn},
@@ -376,6 +377,22 @@ func restartRunsATerminalInstanceAgain(e *env) {
 	require.Equal(e.t, []uint64{1, 2, 3}, x, "earlier executions are kept")
 	e.requireFailedExecution(instance, 1)
 	require.ErrorIs(e.t, e.client().Restart(e.ctx, instance, durable.RestartOptions{Version: "not-a-version"}), durable.ErrInvalidInput)
+}
+
+func restartPinsAVersion(e *env) {
+	r := durable.NewRegistry()
+	must(e.t, r.AddOrchestrationVersion("Versioned", "1.0.0", func(_ *durable.OrchestrationContext, in string) (string, error) { return "v1:" + in, nil }))
+	must(e.t, r.AddOrchestrationVersion("Versioned", "2.0.0", func(_ *durable.OrchestrationContext, in string) (string, error) { return "v2:" + in, nil }))
+	e.start(r, fastOptions(nil))
+	const instance = "restart-versioned"
+	e.startOrch(instance, "Versioned", "a")
+	require.Equal(e.t, "v2:a", e.completed(instance), "a start runs the latest version")
+	require.NoError(e.t, e.client().Restart(e.ctx, instance, durable.RestartOptions{Version: "1.0.0"}))
+	e.waitExecutions(instance, 2)
+	require.Equal(e.t, "v1:a", e.completed(instance), "the restart runs the pinned version")
+	require.NoError(e.t, e.client().Restart(e.ctx, instance, durable.RestartOptions{}))
+	e.waitExecutions(instance, 3)
+	require.Equal(e.t, "v2:a", e.completed(instance), "without a pin the registry chooses again")
 }
 
 func restartRefusesARunningInstance(e *env) {
