@@ -10,7 +10,8 @@ import (
 	"github.com/duroxide-go/cdb/duroxide"
 )
 
-// Client starts, signals, cancels and observes orchestrations through a
+// Client starts, signals, cancels, observes and repairs (rewind,
+// re-drive, restart, suspend and resume) orchestrations through a
 // Provider. It needs no Runtime: any process sharing the store may use it.
 // A Client is safe for concurrent use.
 type Client struct {
