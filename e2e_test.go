@@ -25,7 +25,8 @@ func TestE2E(t *testing.T) {
 			return
 		}
 		// The API edge's checks (existence, id reuse, idempotency keys)
-		// read what other calls wrote: they run on every backend.
-		durabletest.RunModules(t, newFactory(t, b), "e2e_samples", "api_edge_tests")
+		// and the instance operations' state checks read what other calls
+		// wrote: they run on every backend.
+		durabletest.RunModules(t, newFactory(t, b), "e2e_samples", "api_edge_tests", "lifecycle_tests")
 	})
 }
