@@ -65,7 +65,7 @@ type accountProps struct {
 // checkAccount reads the account and enforces the consistency rules above.
 func checkAccount(ctx context.Context, s *cosmos.Store, cfg Config) error {
 	var props accountProps
-	err := s.Do(ctx, Call{Op: OpReadAccount}, func(ctx context.Context) (cosmos.Result, error) {
+	err := s.Do(ctx, cosmos.Call{Op: OpReadAccount}, func(ctx context.Context) (cosmos.Result, error) {
 		body, err := readAccount(ctx, cfg)
 		if err == nil {
 			err = json.Unmarshal(body, &props)

@@ -50,8 +50,8 @@ func (p *Provider) ListChildren(ctx context.Context, instance string) ([]string,
 	return p.listIDs(ctx, "list_children", " AND c.parentInstanceId = @parent", cosmos.QueryParams{}.Add("@parent", instance))
 }
 
-// GetParentID implements duroxide.ProviderAdmin.
-func (p *Provider) GetParentID(ctx context.Context, instance string) (string, bool, error) {
+// ParentID implements duroxide.ProviderAdmin.
+func (p *Provider) ParentID(ctx context.Context, instance string) (string, bool, error) {
 	doc, _, err := p.mustInstance(ctx, "get_parent_id", instance)
 	if err != nil {
 		return "", false, err
@@ -62,8 +62,8 @@ func (p *Provider) GetParentID(ctx context.Context, instance string) (string, bo
 	return *doc.ParentInstanceID, true, nil
 }
 
-// GetInstanceInfo implements duroxide.ProviderAdmin.
-func (p *Provider) GetInstanceInfo(ctx context.Context, instance string) (*duroxide.InstanceInfo, error) {
+// InstanceInfo implements duroxide.ProviderAdmin.
+func (p *Provider) InstanceInfo(ctx context.Context, instance string) (*duroxide.InstanceInfo, error) {
 	doc, _, err := p.mustInstance(ctx, "get_instance_info", instance)
 	if err != nil {
 		return nil, err
@@ -120,8 +120,8 @@ func (p *Provider) ReadHistoryWithExecutionID(ctx context.Context, instance stri
 	return p.ReadWithExecution(ctx, instance, executionID)
 }
 
-// GetExecutionInfo implements duroxide.ProviderAdmin.
-func (p *Provider) GetExecutionInfo(ctx context.Context, instance string, executionID uint64) (*duroxide.ExecutionInfo, error) {
+// ExecutionInfo implements duroxide.ProviderAdmin.
+func (p *Provider) ExecutionInfo(ctx context.Context, instance string, executionID uint64) (*duroxide.ExecutionInfo, error) {
 	const op = "get_execution_info"
 	doc, _, err := p.mustInstance(ctx, op, instance)
 	if err != nil {
@@ -168,10 +168,10 @@ func (p *Provider) GetExecutionInfo(ctx context.Context, instance string, execut
 	return info, nil
 }
 
-// GetSystemMetrics implements duroxide.ProviderAdmin: one projected row
+// SystemMetrics implements duroxide.ProviderAdmin: one projected row
 // per instance (status and the per-execution summaries the acks
 // maintain), no history.
-func (p *Provider) GetSystemMetrics(ctx context.Context) (*duroxide.SystemMetrics, error) {
+func (p *Provider) SystemMetrics(ctx context.Context) (*duroxide.SystemMetrics, error) {
 	m := &duroxide.SystemMetrics{}
 	err := p.scanInstances(ctx, "c.status, c.executionCount, c.eventCount", "", nil, func(r instanceRow) {
 		m.TotalInstances++
@@ -194,10 +194,10 @@ func (p *Provider) GetSystemMetrics(ctx context.Context) (*duroxide.SystemMetric
 	return m, nil
 }
 
-// GetQueueDepths implements duroxide.ProviderAdmin: unlocked, committed
+// QueueDepths implements duroxide.ProviderAdmin: unlocked, committed
 // messages, counted from a one-value projection (the gateway refuses a
 // cross-partition COUNT).
-func (p *Provider) GetQueueDepths(ctx context.Context) (*duroxide.QueueDepths, error) {
+func (p *Provider) QueueDepths(ctx context.Context) (*duroxide.QueueDepths, error) {
 	d := &duroxide.QueueDepths{}
 	q := "SELECT VALUE c.type FROM c WHERE (c.type = 'orch_queue' OR c.type = 'worker_queue') AND " + lockFree + " AND " + notStaged
 	_, err := p.st.Query(ctx, q, cosmos.QueryParams{}.Add("@lapsed", ms(p.lapsedBefore())), cosmos.QueryOptions{PageSize: 1000}, func(raw []byte) bool {
@@ -215,7 +215,7 @@ func (p *Provider) GetQueueDepths(ctx context.Context) (*duroxide.QueueDepths, e
 	return d, nil
 }
 
-// GetInstanceTree implements duroxide.ProviderAdmin.
-func (p *Provider) GetInstanceTree(ctx context.Context, instance string) (*duroxide.InstanceTree, error) {
-	return duroxide.GetInstanceTree(ctx, p, instance)
+// InstanceTree implements duroxide.ProviderAdmin.
+func (p *Provider) InstanceTree(ctx context.Context, instance string) (*duroxide.InstanceTree, error) {
+	return duroxide.WalkInstanceTree(ctx, p, instance)
 }

@@ -6,17 +6,14 @@ package cdb_test
 // and fast ways to fill a container with many instances or queue entries.
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/duroxide-go/cdb"
@@ -25,69 +22,12 @@ import (
 )
 
 const (
-	costDB        = "cost"
 	costLock      = 5 * time.Minute // long enough that no lock expires during a run
 	costOrchName  = "CostOrch"
 	costOrchVer   = "1.0.0"
 	costDuroxide  = "0.1.29"
 	costFillConns = 8 // concurrent requests while filling a container
 )
-
-// costEnv is one provider on its own container of a cosmostest server.
-type costEnv struct {
-	srv *cosmostest.Server
-	// served counts requests the server has finished, stats included: it
-	// counts a response's documents and bytes only after writing it, so a
-	// client can see a response before its stats land (see settle).
-	served *atomic.Int64
-	p      *cdb.Provider
-	ct     *azcosmos.ContainerClient // direct SDK access: setup only, never measured
-	ctx    context.Context
-	coll   string
-}
-
-var costContainerSeq struct {
-	sync.Mutex
-	n int
-}
-
-// newCostEnv starts a cosmostest server for tb and builds a provider on a
-// fresh container. The outbox reconciler is disabled so
-// that no background request lands inside a measured section; the SDK's
-// own retries are off, so every request the provider makes is one request
-// on the wire.
-func newCostEnv(tb testing.TB, opts cdb.Options) *costEnv {
-	tb.Helper()
-	return newCostEnvRanges(tb, opts, 1)
-}
-
-// newCostEnvRanges is newCostEnv on a server whose containers have ranges
-// physical partitions.
-func newCostEnvRanges(tb testing.TB, opts cdb.Options, ranges int) *costEnv {
-	tb.Helper()
-	served := &atomic.Int64{}
-	// The server logs each request once, after counting its response.
-	srv := cosmostest.NewTestServer(tb, &cosmostest.Options{Logf: func(string, ...any) { served.Add(1) }, PartitionKeyRanges: ranges})
-	costContainerSeq.Lock()
-	costContainerSeq.n++
-	coll := fmt.Sprintf("c%d", costContainerSeq.n)
-	costContainerSeq.Unlock()
-	if opts.MaintenanceInterval == 0 {
-		opts.MaintenanceInterval = -1
-	}
-	ctx := tb.Context()
-	p, err := cdb.New(ctx, cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key(), Database: costDB, Container: coll,
-		ClientOptions: &azcosmos.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}}}, &opts)
-	if err != nil {
-		tb.Fatalf("cdb.New: %v", err)
-	}
-	tb.Cleanup(func() { _ = p.Close() })
-	ct, err := srv.Client().NewContainer(costDB, coll)
-	if err != nil {
-		tb.Fatalf("container client: %v", err)
-	}
-	return &costEnv{srv: srv, served: served, p: p, ct: ct, ctx: ctx, coll: coll}
-}
 
 // ---- metering ----
 
@@ -132,25 +72,25 @@ type snapshot struct {
 	srv  map[cosmostest.Op]cosmostest.Stats
 }
 
-func (e *costEnv) snap() snapshot {
-	e.settle()
-	s := snapshot{prov: e.p.RequestStats(), srv: map[cosmostest.Op]cosmostest.Stats{}}
-	for op := range e.srv.Counts() {
-		s.srv[op] = e.srv.Stats(op)
+func (h *harness) snap() snapshot {
+	h.settle()
+	s := snapshot{prov: h.p.RequestStats(), srv: map[cosmostest.Op]cosmostest.Stats{}}
+	for op := range h.srv.Counts() {
+		s.srv[op] = h.srv.Stats(op)
 	}
 	return s
 }
 
 // settle waits until the server has finished accounting for every request
 // it received (bounded, in case a request was abandoned mid-flight).
-func (e *costEnv) settle() {
+func (h *harness) settle() {
 	deadline := time.Now().Add(time.Second)
 	for time.Now().Before(deadline) {
 		total := 0
-		for _, n := range e.srv.Counts() {
+		for _, n := range h.srv.Counts() {
 			total += n
 		}
-		if e.served.Load() >= int64(total) {
+		if h.served.Load() >= int64(total) {
 			return
 		}
 		time.Sleep(20 * time.Microsecond)
@@ -177,10 +117,10 @@ func (a snapshot) to(b snapshot) cost {
 
 // measure runs f and returns what it cost. Nothing else may use the
 // server meanwhile.
-func (e *costEnv) measure(f func()) cost {
-	before := e.snap()
+func (h *harness) measure(f func()) cost {
+	before := h.snap()
 	f()
-	return before.to(e.snap())
+	return before.to(h.snap())
 }
 
 // tally accumulates the cost of n operations of one kind.
@@ -248,21 +188,21 @@ func runningMeta() duroxide.ExecutionMetadata {
 // startInstance creates inst through the provider (enqueue, fetch, ack
 // with OrchestrationStarted) and returns the next free event id. The
 // queue must hold nothing else that is visible.
-func (e *costEnv) startInstance(tb testing.TB, inst string) uint64 {
+func (h *harness) startInstance(tb testing.TB, inst string) uint64 {
 	tb.Helper()
-	must(tb, e.p.EnqueueForOrchestrator(e.ctx, duroxide.StartOrchestrationItem{Instance: inst, Orchestration: costOrchName,
+	must(tb, h.p.EnqueueForOrchestrator(h.ctx, duroxide.StartOrchestrationItem{Instance: inst, Orchestration: costOrchName,
 		Input: "{}", Version: ptrTo(costOrchVer), ExecutionID: 1}, 0))
-	item := e.fetchOrch(tb, inst)
-	must(tb, e.p.AckOrchestrationItem(e.ctx, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1,
+	item := h.fetchOrch(tb, inst)
+	must(tb, h.p.AckOrchestrationItem(h.ctx, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1,
 		HistoryDelta: []duroxide.Event{ev(inst, 1, 1, duroxide.OrchestrationStarted{Name: costOrchName, Version: costOrchVer, Input: "{}"})},
 		Metadata:     runningMeta()}))
 	return 2
 }
 
 // fetchOrch fetches an orchestration item and requires it to be inst's.
-func (e *costEnv) fetchOrch(tb testing.TB, inst string) *duroxide.OrchestrationItem {
+func (h *harness) fetchOrch(tb testing.TB, inst string) *duroxide.OrchestrationItem {
 	tb.Helper()
-	item, err := e.p.FetchOrchestrationItem(e.ctx, costLock, 0, nil)
+	item, err := h.p.FetchOrchestrationItem(h.ctx, costLock, 0, nil)
 	must(tb, err)
 	if item == nil {
 		tb.Fatalf("fetch_orchestration_item: nothing fetched, want %s", inst)
@@ -276,9 +216,9 @@ func (e *costEnv) fetchOrch(tb testing.TB, inst string) *duroxide.OrchestrationI
 	return item
 }
 
-func (e *costEnv) fetchWork(tb testing.TB, session *duroxide.SessionFetchConfig) *duroxide.LockedWorkItem {
+func (h *harness) fetchWork(tb testing.TB, session *duroxide.SessionFetchConfig) *duroxide.LockedWorkItem {
 	tb.Helper()
-	w, err := e.p.FetchWorkItem(e.ctx, costLock, 0, session, duroxide.AnyTag())
+	w, err := h.p.FetchWorkItem(h.ctx, costLock, 0, session, duroxide.AnyTag())
 	must(tb, err)
 	if w == nil {
 		tb.Fatal("fetch_work_item: nothing fetched")
@@ -298,14 +238,14 @@ func must(tb testing.TB, err error) {
 // purge deletes every document of the given types in one partition,
 // through the SDK (not the provider), to keep a long benchmark's
 // container small.
-func (e *costEnv) purge(tb testing.TB, partition string, types ...string) {
+func (h *harness) purge(tb testing.TB, partition string, types ...string) {
 	tb.Helper()
 	q := "SELECT c.id FROM c WHERE ARRAY_CONTAINS(@types, c.type)"
-	pager := e.ct.NewQueryItemsPager(q, azcosmos.NewPartitionKeyString(partition),
+	pager := h.sdk.NewQueryItemsPager(q, azcosmos.NewPartitionKeyString(partition),
 		&azcosmos.QueryOptions{QueryParameters: []azcosmos.QueryParameter{{Name: "@types", Value: types}}})
 	var ids []string
 	for pager.More() {
-		page, err := pager.NextPage(e.ctx)
+		page, err := pager.NextPage(h.ctx)
 		must(tb, err)
 		for _, raw := range page.Items {
 			var r struct {
@@ -317,11 +257,11 @@ func (e *costEnv) purge(tb testing.TB, partition string, types ...string) {
 	}
 	for len(ids) > 0 {
 		n := min(len(ids), 100)
-		b := e.ct.NewTransactionalBatch(azcosmos.NewPartitionKeyString(partition))
+		b := h.sdk.NewTransactionalBatch(azcosmos.NewPartitionKeyString(partition))
 		for _, id := range ids[:n] {
 			b.DeleteItem(id, nil)
 		}
-		r, err := e.ct.ExecuteTransactionalBatch(e.ctx, b, nil)
+		r, err := h.sdk.ExecuteTransactionalBatch(h.ctx, b, nil)
 		must(tb, err)
 		if !r.Success {
 			tb.Fatalf("purge %s: batch failed", partition)
@@ -332,7 +272,7 @@ func (e *costEnv) purge(tb testing.TB, partition string, types ...string) {
 
 // writeBatches writes each partition's documents with one transactional
 // batch, costFillConns at a time.
-func (e *costEnv) writeBatches(tb testing.TB, parts map[string][][]byte) {
+func (h *harness) writeBatches(tb testing.TB, parts map[string][][]byte) {
 	tb.Helper()
 	keys := make([]string, 0, len(parts))
 	for k := range parts {
@@ -350,11 +290,11 @@ func (e *costEnv) writeBatches(tb testing.TB, parts map[string][][]byte) {
 				docs := parts[k]
 				for len(docs) > 0 {
 					n := min(len(docs), 100)
-					b := e.ct.NewTransactionalBatch(azcosmos.NewPartitionKeyString(k))
+					b := h.sdk.NewTransactionalBatch(azcosmos.NewPartitionKeyString(k))
 					for _, d := range docs[:n] {
 						b.UpsertItem(d, nil)
 					}
-					r, err := e.ct.ExecuteTransactionalBatch(e.ctx, b, nil)
+					r, err := h.sdk.ExecuteTransactionalBatch(h.ctx, b, nil)
 					if err == nil && !r.Success {
 						err = fmt.Errorf("batch for %s failed", k)
 					}

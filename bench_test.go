@@ -60,7 +60,7 @@ const (
 // between 1 and 1+turnsPerInst×(events per turn) events and the container
 // stays small whatever b.N is.
 type turnRunner struct {
-	e     *costEnv
+	e     *harness
 	kind  turnKind
 	inst  string
 	next  uint64 // next event id
@@ -146,7 +146,7 @@ func (r *turnRunner) cleanup(tb testing.TB) {
 func BenchmarkOrchestrationTurn(b *testing.B) {
 	for _, kind := range []turnKind{turnPlain, turnKVStatus, turnActivities, turnSubOrch} {
 		b.Run(string(kind), func(b *testing.B) {
-			r := &turnRunner{e: newCostEnv(b, cdb.Options{}), kind: kind}
+			r := &turnRunner{e: newHarness(b, cdb.Options{}, withoutLag()), kind: kind}
 			for b.Loop() {
 				b.StopTimer()
 				r.prepare(b)
@@ -182,7 +182,7 @@ const (
 // activities; the completions (and, for first claims, the sessions) it
 // leaves are purged every purgeEvery activities, unmeasured.
 type activityRunner struct {
-	e    *costEnv
+	e    *harness
 	mode sessionMode
 	cfg  *duroxide.SessionFetchConfig
 	seq  uint64
@@ -195,7 +195,7 @@ func newActivityRunner(tb testing.TB, mode sessionMode) *activityRunner {
 }
 
 func newActivityRunnerRanges(tb testing.TB, mode sessionMode, ranges int) *activityRunner {
-	r := &activityRunner{e: newCostEnvRanges(tb, cdb.Options{}, ranges), mode: mode}
+	r := &activityRunner{e: newHarness(tb, cdb.Options{}, withoutLag(), withRanges(ranges)), mode: mode}
 	if mode != sessionNone {
 		r.cfg = &duroxide.SessionFetchConfig{OwnerID: workerOwner, LockTimeout: costLock}
 	}
@@ -272,7 +272,7 @@ func BenchmarkActivity(b *testing.B) {
 // fillQueues writes n running instances, each with one visible
 // orchestrator message (ExternalRaised) and one visible worker item, in
 // one batch per instance. Instance ids sort in enqueue order.
-func fillQueues(tb testing.TB, e *costEnv, n int) {
+func fillQueues(tb testing.TB, e *harness, n int) {
 	tb.Helper()
 	parts := map[string][][]byte{}
 	now := time.Now().Add(-time.Second)
@@ -291,14 +291,14 @@ func fillQueues(tb testing.TB, e *costEnv, n int) {
 // seedDiscovery measures what the seed's discovery reads: the gateway
 // refuses its cross-partition TOP 1 … ORDER BY, so finding the oldest
 // visible entry means reading every visible entry's projection, all pages.
-func seedDiscovery(tb testing.TB, e *costEnv, docType string) (requests, docs int, bytes int64, ru float64) {
+func seedDiscovery(tb testing.TB, e *harness, docType string) (requests, docs int, bytes int64, ru float64) {
 	tb.Helper()
 	e.settle()
 	b := e.srv.Stats(cosmostest.OpQuery)
 	q := "SELECT c.id, c.instanceId, c._etag, c.enqueuedAt FROM c WHERE c.type = @type AND c.visibleAt <= @now AND " +
 		"(NOT IS_DEFINED(c.lockedUntil) OR IS_NULL(c.lockedUntil) OR c.lockedUntil <= @now)"
 	rows := 0
-	pager := e.ct.NewQueryItemsPager(q, azcosmosCross(), queryParams("@type", docType, "@now", time.Now().UnixMilli()))
+	pager := e.sdk.NewQueryItemsPager(q, azcosmosCross(), queryParams("@type", docType, "@now", time.Now().UnixMilli()))
 	for pager.More() {
 		page, err := pager.NextPage(e.ctx)
 		must(tb, err)
@@ -315,7 +315,7 @@ func seedDiscovery(tb testing.TB, e *costEnv, docType string) (requests, docs in
 func BenchmarkFetchQueueDepth(b *testing.B) {
 	for _, n := range []int{10, 1000, 10000} {
 		b.Run(fmt.Sprintf("visible=%d", n), func(b *testing.B) {
-			e := newCostEnv(b, cdb.Options{})
+			e := newHarness(b, cdb.Options{}, withoutLag())
 			fillQueues(b, e, n)
 			b.Run("orchestrator", func(b *testing.B) {
 				var fetch tally
@@ -359,7 +359,7 @@ func BenchmarkFetchQueueDepth(b *testing.B) {
 
 // ownSessions makes workerOwner own k sessions, one per instance, through
 // the provider (enqueue, session-aware fetch that claims, ack).
-func ownSessions(tb testing.TB, e *costEnv, k int) {
+func ownSessions(tb testing.TB, e *harness, k int) {
 	tb.Helper()
 	cfg := &duroxide.SessionFetchConfig{OwnerID: workerOwner, LockTimeout: costLock}
 	for i := range k {
@@ -374,7 +374,7 @@ func ownSessions(tb testing.TB, e *costEnv, k int) {
 func BenchmarkRenewSessionLock(b *testing.B) {
 	for _, k := range []int{1, 100} {
 		b.Run(fmt.Sprintf("owned=%d", k), func(b *testing.B) {
-			e := newCostEnv(b, cdb.Options{})
+			e := newHarness(b, cdb.Options{}, withoutLag())
 			ownSessions(b, e, k)
 			var renew tally
 			for b.Loop() {
@@ -397,7 +397,7 @@ func BenchmarkRenewSessionLock(b *testing.B) {
 func BenchmarkCleanupOrphanedSessions(b *testing.B) {
 	for _, k := range []int{0, 100} {
 		b.Run(fmt.Sprintf("expired=%d", k), func(b *testing.B) {
-			e := newCostEnv(b, cdb.Options{})
+			e := newHarness(b, cdb.Options{}, withoutLag())
 			// 100 live sessions that cleanup must leave alone.
 			live := map[string][][]byte{}
 			now := time.Now()
@@ -437,25 +437,16 @@ func BenchmarkCleanupOrphanedSessions(b *testing.B) {
 
 const victims = 100
 
-// adminFixture is a container of n instances: nine in ten Completed (one
-// execution of two events, summarised on the instance document), one in
-// ten Running with one history event, one pending orchestrator message and
-// one pending worker item. The completed instances' history documents are
-// left out: none of the measured calls reads them, and on cosmostest, whose
-// queries scan instead of using an index, they would only slow the run and
-// inflate the scan-based RU of cross-partition queries. Bulk-deletion
-// benchmarks add victims more completed instances (with their history),
-// older than all others, before each measured call.
-type adminFixture struct {
-	e         *costEnv
-	n         int
-	running   int
-	victimIDs []string
-}
-
-func newAdminFixture(tb testing.TB, n int) *adminFixture {
+// seedAdmin writes n instances to h: nine in ten Completed (one execution
+// of two events, summarised on the instance document), one in ten Running
+// with one history event, one pending orchestrator message and one pending
+// worker item; it returns how many are running. The completed instances'
+// history documents are left out: none of the measured calls reads them,
+// and on cosmostest, whose queries scan instead of using an index, they
+// would only slow the run and inflate the scan-based RU of cross-partition
+// queries.
+func seedAdmin(tb testing.TB, h *harness, n int) (running int) {
 	tb.Helper()
-	f := &adminFixture{e: newCostEnv(tb, cdb.Options{}), n: n}
 	parts := map[string][][]byte{}
 	now := time.Now().Add(-time.Hour)
 	base := now.UnixMicro()
@@ -463,7 +454,7 @@ func newAdminFixture(tb testing.TB, n int) *adminFixture {
 		inst := fmt.Sprintf("adm-%05d", i)
 		created := now.UnixMilli() + int64(i)
 		if i%10 == 9 {
-			f.running++
+			running++
 			docs := runningInstanceDocs(inst, created)
 			docs = append(docs,
 				queueJSON(inst+":orch:fill", inst, "orch_queue", duroxide.ExternalRaisedItem{Instance: inst, Name: pokeName, Data: pokeData}, now, base+int64(2*i)),
@@ -474,30 +465,37 @@ func newAdminFixture(tb testing.TB, n int) *adminFixture {
 		completed := created + 1000
 		parts[inst] = [][]byte{instanceJSON(inst, duroxide.StatusCompleted, created, &completed, 2)}
 	}
-	f.e.writeBatches(tb, parts)
-	for i := range victims {
-		f.victimIDs = append(f.victimIDs, fmt.Sprintf("old-%03d", i))
-	}
-	return f
+	h.writeBatches(tb, parts)
+	return running
 }
 
-// addVictims writes the victims: completed a day ago, before every other
-// instance completed.
-func (f *adminFixture) addVictims(tb testing.TB) {
+// victimIDs are the instances the bulk-deletion benchmarks add (addVictims)
+// before each measured call.
+func victimIDs() []string {
+	ids := make([]string, victims)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("old-%03d", i)
+	}
+	return ids
+}
+
+// addVictims writes the victims to h: completed instances (with their
+// history) that completed a day ago, before every seedAdmin instance.
+func addVictims(tb testing.TB, h *harness) {
 	tb.Helper()
 	parts := map[string][][]byte{}
 	old := time.Now().Add(-24 * time.Hour).UnixMilli()
-	for i, inst := range f.victimIDs {
+	for i, inst := range victimIDs() {
 		parts[inst] = completedInstanceDocs(inst, old+int64(i), old+int64(i)+1000)
 	}
-	f.e.writeBatches(tb, parts)
+	h.writeBatches(tb, parts)
 }
 
 func BenchmarkAdmin(b *testing.B) {
 	for _, n := range []int{100, 10000} {
 		b.Run(fmt.Sprintf("instances=%d", n), func(b *testing.B) {
-			f := newAdminFixture(b, n)
-			e := f.e
+			e := newHarness(b, cdb.Options{}, withoutLag())
+			running := seedAdmin(b, e, n)
 			call := func(b *testing.B, name string, f func() error) {
 				var t tally
 				for b.Loop() {
@@ -506,20 +504,20 @@ func BenchmarkAdmin(b *testing.B) {
 				t.report(b, "call")
 				t.logOps(b, name)
 			}
-			b.Run("GetSystemMetrics", func(b *testing.B) {
+			b.Run("SystemMetrics", func(b *testing.B) {
 				call(b, "metrics", func() error {
-					m, err := e.p.GetSystemMetrics(e.ctx)
+					m, err := e.p.SystemMetrics(e.ctx)
 					if err == nil && m.TotalInstances != uint64(n) {
 						err = fmt.Errorf("metrics count %d instances, want %d", m.TotalInstances, n)
 					}
 					return err
 				})
 			})
-			b.Run("GetQueueDepths", func(b *testing.B) {
+			b.Run("QueueDepths", func(b *testing.B) {
 				call(b, "depths", func() error {
-					d, err := e.p.GetQueueDepths(e.ctx)
-					if err == nil && (d.OrchestratorQueue != f.running || d.WorkerQueue != f.running) {
-						err = fmt.Errorf("queue depths %+v, want %d each", *d, f.running)
+					d, err := e.p.QueueDepths(e.ctx)
+					if err == nil && (d.OrchestratorQueue != running || d.WorkerQueue != running) {
+						err = fmt.Errorf("queue depths %+v, want %d each", *d, running)
 					}
 					return err
 				})
@@ -537,7 +535,7 @@ func BenchmarkAdmin(b *testing.B) {
 				var t tally
 				for b.Loop() {
 					b.StopTimer()
-					f.addVictims(b)
+					addVictims(b, e)
 					b.StartTimer()
 					t.add(e.measure(func() {
 						res, err := e.p.DeleteInstanceBulk(e.ctx, filter())
@@ -558,7 +556,7 @@ func BenchmarkAdmin(b *testing.B) {
 			})
 			b.Run("DeleteInstanceBulk/ids=100", func(b *testing.B) {
 				bulk(b, "bulk-ids", func() duroxide.InstanceFilter {
-					return duroxide.InstanceFilter{InstanceIDs: f.victimIDs}
+					return duroxide.InstanceFilter{InstanceIDs: victimIDs()}
 				})
 			})
 		})
@@ -602,7 +600,7 @@ func TestRequestBudget(t *testing.T) {
 	}
 	for _, kind := range []turnKind{turnPlain, turnKVStatus, turnActivities} {
 		t.Run("turn/"+string(kind), func(t *testing.T) {
-			r := &turnRunner{e: newCostEnv(t, cdb.Options{}), kind: kind}
+			r := &turnRunner{e: newHarness(t, cdb.Options{}, withoutLag()), kind: kind}
 			for i := range 2*turnsPerInst + 1 { // crosses a rotation
 				r.prepare(t)
 				f, a := r.run(t)
@@ -626,7 +624,7 @@ func TestRequestBudget(t *testing.T) {
 	// budgets grow by one query per extra partition, nothing else.
 	const ranges = 8
 	t.Run(fmt.Sprintf("ranges%d/turn/%s", ranges, turnPlain), func(t *testing.T) {
-		r := &turnRunner{e: newCostEnvRanges(t, cdb.Options{}, ranges), kind: turnPlain}
+		r := &turnRunner{e: newHarness(t, cdb.Options{}, withoutLag(), withRanges(ranges)), kind: turnPlain}
 		for i := range 3 {
 			r.prepare(t)
 			f, a := r.run(t)
@@ -650,7 +648,7 @@ func TestRequestBudget(t *testing.T) {
 // (to fill containers fast) in step with what the provider writes: same
 // fields, same id patterns.
 func TestCostFixtureLayout(t *testing.T) {
-	e := newCostEnv(t, cdb.Options{})
+	e := newHarness(t, cdb.Options{}, withoutLag())
 	const inst = "layout-1"
 	e.startInstance(t, inst)
 	must(t, e.p.EnqueueForOrchestrator(e.ctx, duroxide.ExternalRaisedItem{Instance: inst, Name: pokeName, Data: pokeData}, 0))
@@ -696,9 +694,9 @@ func TestCostFixtureLayout(t *testing.T) {
 	}
 }
 
-func mustDocs(t *testing.T, e *costEnv, partition string) []map[string]any {
+func mustDocs(t *testing.T, e *harness, partition string) []map[string]any {
 	t.Helper()
-	pager := e.ct.NewQueryItemsPager("SELECT * FROM c", azcosmos.NewPartitionKeyString(partition), nil)
+	pager := e.sdk.NewQueryItemsPager("SELECT * FROM c", azcosmos.NewPartitionKeyString(partition), nil)
 	var out []map[string]any
 	for pager.More() {
 		page, err := pager.NextPage(e.ctx)

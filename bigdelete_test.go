@@ -12,6 +12,7 @@ import (
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/cosmostest"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // completeWithKeys creates an instance whose completed first execution
@@ -30,7 +31,7 @@ func completeWithKeys(t *testing.T, p *cdb.Provider, inst string, n int) {
 	}
 	c.OrchestratorItems = []duroxide.WorkItem{duroxide.ContinueAsNewItem{Instance: inst, Orchestration: "Big", Input: "next", Version: str("1.0.0")}}
 	require.NoError(t, p.AckOrchestrationItem(ctx, it.LockToken, c))
-	kv, err := p.GetKVAllValues(ctx, inst)
+	kv, err := p.KVValues(ctx, inst)
 	require.NoError(t, err)
 	require.Len(t, kv, n)
 }
@@ -41,7 +42,7 @@ func completeWithKeys(t *testing.T, p *cdb.Provider, inst string, n int) {
 // nothing is left staged.
 func TestClearAllOverManyKeysIsAtomic(t *testing.T) {
 	t.Parallel()
-	srv := cosmostest.NewTestServer(t, nil)
+	srv := cosmostest.New(t, nil)
 	ctx := t.Context()
 	p := newFaultyProvider(t, srv, "kv", nil)
 	const keys = 150
@@ -59,10 +60,10 @@ func TestClearAllOverManyKeysIsAtomic(t *testing.T) {
 			ev(3, duroxide.KeyValueSet{Key: "survivor", Value: "x", LastUpdatedAtMs: 2}), ev(4, duroxide.OrchestrationCompleted{Output: "done"})},
 		Metadata: duroxide.ExecutionMetadata{Status: str(duroxide.StatusCompleted), Output: str("done")}}))
 
-	kv, err := p.GetKVAllValues(ctx, "many")
+	kv, err := p.KVValues(ctx, "many")
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{"survivor": "x"}, kv)
-	info, err := p.GetInstanceInfo(ctx, "many")
+	info, err := p.InstanceInfo(ctx, "many")
 	require.NoError(t, err)
 	require.Equal(t, duroxide.StatusCompleted, info.Status)
 	docs, err := srv.Documents("db", "kv")
@@ -80,11 +81,11 @@ func TestClearAllOverManyKeysIsAtomic(t *testing.T) {
 // the sweep.
 func TestDeleteLargeInstanceNeverLooksHalfAlive(t *testing.T) {
 	t.Parallel()
-	srv := cosmostest.NewTestServer(t, nil)
+	srv := cosmostest.New(t, nil)
 	ctx := t.Context()
 	var armed atomic.Bool
 	var batches atomic.Int32
-	hooks := &cdb.Hooks{Before: func(_ context.Context, c cdb.Call) error {
+	hooks := &testhooks.Hooks{Before: func(_ context.Context, c testhooks.Call) error {
 		if armed.Load() && c.Op == cdb.OpBatch && batches.Add(1) == 2 {
 			return errInjected
 		}
@@ -104,7 +105,7 @@ func TestDeleteLargeInstanceNeverLooksHalfAlive(t *testing.T) {
 	armed.Store(false)
 
 	// Gone for every reader although documents remain.
-	_, err = p.GetInstanceInfo(ctx, "huge")
+	_, err = p.InstanceInfo(ctx, "huge")
 	require.Error(t, err)
 	h, err := p.Read(ctx, "huge")
 	require.NoError(t, err)
@@ -112,7 +113,7 @@ func TestDeleteLargeInstanceNeverLooksHalfAlive(t *testing.T) {
 	ids, err := p.ListInstances(ctx)
 	require.NoError(t, err)
 	require.NotContains(t, ids, "huge")
-	st, err := p.GetInstanceStats(ctx, "huge")
+	st, err := p.InstanceStats(ctx, "huge")
 	require.NoError(t, err)
 	require.Nil(t, st)
 	docs, err := srv.Documents("db", "del")

@@ -91,7 +91,7 @@ func checkPartitionKey(p *azcosmos.ContainerProperties, container string) error 
 // answers 403/5301 to principals without a data-plane role assignment; a
 // bare 403 would leave them guessing.
 func bootstrapError(err error, database, container string) error {
-	var ce *CosmosError
+	var ce *RequestError
 	if !errors.As(err, &ce) || !errors.Is(ce, cosmos.ErrForbidden) {
 		return fmt.Errorf("%w: database %q, container %q: %w", ErrBootstrap, database, container, err)
 	}

@@ -109,7 +109,7 @@ func bsSmokeTurn(t *testing.T, p *cdb.Provider, inst string) {
 // the requested throughput.
 func TestBootstrapCreatesContainer(t *testing.T) {
 	t.Parallel()
-	srv := cosmostest.NewTestServer(t, nil)
+	srv := cosmostest.New(t, nil)
 	cfg := bsKeyConfig(srv)
 	cfg.Throughput = 600
 	p := bsNew(t, cfg)
@@ -154,7 +154,7 @@ func TestBootstrapCreatesContainer(t *testing.T) {
 // exist by the time we create them), the 409s mean "exists".
 func TestBootstrapIdempotent(t *testing.T) {
 	t.Parallel()
-	srv := cosmostest.NewTestServer(t, nil)
+	srv := cosmostest.New(t, nil)
 	p1 := bsNew(t, bsKeyConfig(srv))
 	bsSmokeTurn(t, p1, "idem-1")
 	before := bsContainer(t, srv)
@@ -186,7 +186,7 @@ func TestBootstrapIdempotent(t *testing.T) {
 	bsSmokeTurn(t, p3, "idem-3")
 
 	// Database exists, container does not: only the container is created.
-	srv2 := cosmostest.NewTestServer(t, nil)
+	srv2 := cosmostest.New(t, nil)
 	_, err = srv2.Client().CreateDatabase(t.Context(), azcosmos.DatabaseProperties{ID: hDatabase}, nil)
 	require.NoError(t, err)
 	bsSmokeTurn(t, bsNew(t, bsKeyConfig(srv2)), "idem-4")
@@ -196,7 +196,7 @@ func TestBootstrapIdempotent(t *testing.T) {
 // request at all) from New.
 func TestBootstrapSkip(t *testing.T) {
 	t.Parallel()
-	srv := cosmostest.NewTestServer(t, nil)
+	srv := cosmostest.New(t, nil)
 	bsNew(t, bsKeyConfig(srv)) // provision
 	srv.ResetCounts()
 	cfg := bsKeyConfig(srv)
@@ -208,7 +208,7 @@ func TestBootstrapSkip(t *testing.T) {
 
 	// Skipping on an account without the container: New still succeeds
 	// (no check), and the first operation fails.
-	empty := cosmostest.NewTestServer(t, nil)
+	empty := cosmostest.New(t, nil)
 	cfg = bsKeyConfig(empty)
 	cfg.SkipBootstrap = true
 	p2 := bsNew(t, cfg)
@@ -222,7 +222,7 @@ func TestBootstrapSkip(t *testing.T) {
 // created or changed.
 func TestBootstrapWrongPartitionKey(t *testing.T) {
 	t.Parallel()
-	srv := cosmostest.NewTestServer(t, nil)
+	srv := cosmostest.New(t, nil)
 	ctx := t.Context()
 	client := srv.Client()
 	_, err := client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: hDatabase}, nil)
@@ -248,7 +248,7 @@ func TestBootstrapWrongPartitionKey(t *testing.T) {
 // works with tokens.
 func TestBootstrapEntraIDExistingContainer(t *testing.T) {
 	t.Parallel()
-	srv := cosmostest.NewTestServer(t, &cosmostest.Options{Auth: cosmostest.AuthKeyOrToken})
+	srv := cosmostest.New(t, &cosmostest.Options{Auth: cosmostest.AuthKeyOrToken})
 	require.NoError(t, bsNew(t, bsKeyConfig(srv)).Close())
 	srv.ResetCounts()
 
@@ -265,13 +265,13 @@ func TestBootstrapEntraIDExistingContainer(t *testing.T) {
 func TestBootstrapEntraIDMissingContainer(t *testing.T) {
 	t.Parallel()
 	t.Run("nothing provisioned", func(t *testing.T) {
-		srv := cosmostest.NewTestServer(t, &cosmostest.Options{Auth: cosmostest.AuthToken})
+		srv := cosmostest.New(t, &cosmostest.Options{Auth: cosmostest.AuthToken})
 		_, err := cdb.New(t.Context(), bsTokenConfig(srv, srv.TokenCredential()), bsOptions(cdb.Options{}))
 		requireEntraRemedies(t, err)
 		require.Zero(t, srv.Counts()[cosmostest.OpCreateContainer], "the container create was tried after the database create was refused")
 	})
 	t.Run("database provisioned, container missing", func(t *testing.T) {
-		srv := cosmostest.NewTestServer(t, &cosmostest.Options{Auth: cosmostest.AuthKeyOrToken})
+		srv := cosmostest.New(t, &cosmostest.Options{Auth: cosmostest.AuthKeyOrToken})
 		client, err := azcosmos.NewClientWithKey(srv.Endpoint(), bsKeyCred(t, srv), hClientOptions())
 		require.NoError(t, err)
 		defer client.Close()
@@ -290,7 +290,7 @@ func requireEntraRemedies(t *testing.T, err error) {
 	for _, want := range []string{"5300", "does not exist", "ARM/Bicep", "az cosmosdb", "key auth", hContainer, cdb.PartitionKeyPath} {
 		require.Contains(t, msg, want)
 	}
-	var ce *cdb.CosmosError
+	var ce *cdb.RequestError
 	require.ErrorAs(t, err, &ce, "the Cosmos error stays reachable")
 	require.Equal(t, http.StatusForbidden, ce.StatusCode)
 	require.Equal(t, 5300, ce.SubStatus)
@@ -301,7 +301,7 @@ func requireEntraRemedies(t *testing.T, err error) {
 // assignment to make.
 func TestBootstrapEntraIDNoRoleAssignment(t *testing.T) {
 	t.Parallel()
-	srv := cosmostest.NewTestServer(t, &cosmostest.Options{Auth: cosmostest.AuthKeyOrToken})
+	srv := cosmostest.New(t, &cosmostest.Options{Auth: cosmostest.AuthKeyOrToken})
 	require.NoError(t, bsNew(t, bsKeyConfig(srv)).Close())
 	srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpReadContainer, Status: http.StatusForbidden, SubStatus: 5301})
 	srv.ResetCounts()
@@ -327,7 +327,7 @@ func TestBootstrapEntraIDNoRoleAssignment(t *testing.T) {
 // the budget New fails with ErrBootstrap.
 func TestBootstrapThrottled(t *testing.T) {
 	t.Parallel()
-	srv := cosmostest.NewTestServer(t, nil)
+	srv := cosmostest.New(t, nil)
 	require.NoError(t, bsNew(t, bsKeyConfig(srv)).Close())
 	retry := cdb.RetryOptions{MaxThrottleRetries: 4}
 
@@ -343,13 +343,13 @@ func TestBootstrapThrottled(t *testing.T) {
 		Headers: map[string]string{"x-ms-retry-after-ms": "5"}})
 	_, err := cdb.New(t.Context(), bsKeyConfig(srv), bsOptions(cdb.Options{Retry: retry}))
 	require.ErrorIs(t, err, cdb.ErrBootstrap)
-	var ce *cdb.CosmosError
+	var ce *cdb.RequestError
 	require.ErrorAs(t, err, &ce)
 	require.Equal(t, http.StatusTooManyRequests, ce.StatusCode)
 	require.Equal(t, map[cosmostest.Op]int{cosmostest.OpReadContainer: 5}, bsControlPlane(srv))
 
 	// Throttling on the creates is retried the same way.
-	srv2 := cosmostest.NewTestServer(t, nil)
+	srv2 := cosmostest.New(t, nil)
 	srv2.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateDatabase, Status: http.StatusTooManyRequests, Times: 2})
 	srv2.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateContainer, Status: http.StatusTooManyRequests, Times: 2})
 	bsSmokeTurn(t, bsNewWith(t, bsKeyConfig(srv2), cdb.Options{Retry: retry}), "throttled-2")
@@ -360,7 +360,7 @@ func TestBootstrapThrottled(t *testing.T) {
 // contains the account key (or a malformed one).
 func TestBootstrapKeysNeverInErrors(t *testing.T) {
 	t.Parallel()
-	srv := cosmostest.NewTestServer(t, nil)
+	srv := cosmostest.New(t, nil)
 	ctx := t.Context()
 	key := srv.Key()
 	var errs []error
@@ -438,7 +438,7 @@ func (r *scopeRecorder) recorded() [][]string {
 // endpoint's scope.
 func TestBootstrapAudience(t *testing.T) {
 	t.Parallel()
-	srv := cosmostest.NewTestServer(t, &cosmostest.Options{Auth: cosmostest.AuthKeyOrToken})
+	srv := cosmostest.New(t, &cosmostest.Options{Auth: cosmostest.AuthKeyOrToken})
 	require.NoError(t, bsNew(t, bsKeyConfig(srv)).Close())
 
 	for _, audience := range []string{"https://cosmos.azure.com", "https://cosmos.azure.com/"} {
@@ -467,7 +467,7 @@ func TestBootstrapAudience(t *testing.T) {
 // before any request.
 func TestBootstrapConfigErrors(t *testing.T) {
 	t.Parallel()
-	srv := cosmostest.NewTestServer(t, nil)
+	srv := cosmostest.New(t, nil)
 	ctx := t.Context()
 	for name, cfg := range map[string]cdb.Config{
 		"no endpoint":          {Key: srv.Key()},

@@ -10,6 +10,7 @@ import (
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/durable"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // A continue-as-new committed by a process whose clock runs ahead writes
@@ -26,11 +27,11 @@ func TestContinueAsNewItemFromAheadClockKeepsMessages(t *testing.T) {
 		skew = 3 * time.Second
 	)
 	ctx := t.Context()
-	h := newHarnessNoLag(t, cdb.Options{})
-	ahead := h.open(cdb.Options{MaxClockSkew: 2 * skew, Test: cdb.TestOptions{Now: func() time.Time { return time.Now().Add(skew) }}})
+	h := newHarness(t, cdb.Options{}, withoutLag())
+	ahead := h.open(testhooks.With(cdb.Options{MaxClockSkew: 2 * skew}, testhooks.Knobs{Now: func() time.Time { return time.Now().Add(skew) }}))
 	behind := h.open(cdb.Options{MaxClockSkew: 2 * skew})
 	c := durable.NewClient(behind)
-	require.NoError(t, c.StartOrchestrationVersion(ctx, inst, "Loop", "1.0.0", "first"))
+	require.NoError(t, c.StartOrchestration(ctx, inst, "Loop", "first", durable.StartOptions{Version: "1.0.0"}))
 
 	// Execution 1, on the process that runs ahead: continue as new.
 	item := mustFetchOrch(t, ahead, inst)
@@ -50,9 +51,9 @@ func TestContinueAsNewItemFromAheadClockKeepsMessages(t *testing.T) {
 	reg := durable.NewRegistry()
 	require.NoError(t, reg.AddOrchestration("Loop", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		if in != "second" {
-			return "", ctx.ContinueAsNew("second")
+			return "", durable.ContinueAsNew(ctx, "second")
 		}
-		v, err := ctx.DequeueEvent("q").Await()
+		v, err := durable.DequeueEvent[string](ctx, "q").Await()
 		return "got:" + v, err
 	}))
 	rt, err := durable.Start(ctx, behind, reg, &durable.Options{MinPollInterval: 10 * time.Millisecond, MaxIdlePollInterval: 50 * time.Millisecond})
@@ -62,7 +63,7 @@ func TestContinueAsNewItemFromAheadClockKeepsMessages(t *testing.T) {
 		defer cancel()
 		_ = rt.Shutdown(sctx)
 	})
-	st, err := c.WaitForOrchestration(ctx, inst, time.Minute)
+	st, err := c.WaitForOrchestration(ctx, inst, durable.WaitOptions{Timeout: time.Minute})
 	require.NoError(t, err, "the successor never received the message")
 	require.Equal(t, durable.StateCompleted, st.State, st.FailureMessage())
 	require.Equal(t, "got:late", st.Output)
@@ -80,21 +81,21 @@ func TestContinueAsNewItemFromAheadClockKeepsMessages(t *testing.T) {
 func TestContinueAsNewItemWrittenAfterDiscoveryKeepsMessages(t *testing.T) {
 	const inst = "can-discovered"
 	ctx := t.Context()
-	h := newHarnessNoLag(t, cdb.Options{})
+	h := newHarness(t, cdb.Options{}, withoutLag())
 	c := durable.NewClient(h.p)
-	require.NoError(t, c.StartOrchestrationVersion(ctx, inst, "Loop", "1.0.0", "first"))
+	require.NoError(t, c.StartOrchestration(ctx, inst, "Loop", "first", durable.StartOptions{Version: "1.0.0"}))
 	item := mustFetchOrch(t, h.p, inst) // execution 1's last turn begins
 	require.NoError(t, c.EnqueueEvent(ctx, inst, "q", "late"))
 
 	g := newGate(t)
-	lock := g.at(false, func(c cdb.Call) bool { return c.Op == cdb.OpBatch && c.PartitionKey == inst })
-	other := h.open(cdb.Options{Test: cdb.TestOptions{Hooks: g.hooks()}})
+	lock := g.at(false, func(c testhooks.Call) bool { return c.Op == cdb.OpBatch && c.PartitionKey == inst })
+	other := h.open(testhooks.With(cdb.Options{}, testhooks.Knobs{Hooks: g.hooks()}))
 	reg := durable.NewRegistry()
 	require.NoError(t, reg.AddOrchestration("Loop", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		if in != "second" {
-			return "", ctx.ContinueAsNew("second")
+			return "", durable.ContinueAsNew(ctx, "second")
 		}
-		v, err := ctx.DequeueEvent("q").Await()
+		v, err := durable.DequeueEvent[string](ctx, "q").Await()
 		return "got:" + v, err
 	}))
 	rt, err := durable.Start(ctx, other, reg, &durable.Options{MinPollInterval: 10 * time.Millisecond, MaxIdlePollInterval: 50 * time.Millisecond})
@@ -118,7 +119,7 @@ func TestContinueAsNewItemWrittenAfterDiscoveryKeepsMessages(t *testing.T) {
 	}))
 	lock.open()
 
-	st, err := c.WaitForOrchestration(ctx, inst, time.Minute)
+	st, err := c.WaitForOrchestration(ctx, inst, durable.WaitOptions{Timeout: time.Minute})
 	require.NoError(t, err, "the successor never received the message")
 	require.Equal(t, durable.StateCompleted, st.State, st.FailureMessage())
 	require.Equal(t, "got:late", st.Output)
@@ -133,11 +134,11 @@ func TestContinueAsNewItemWrittenAfterDiscoveryKeepsMessages(t *testing.T) {
 func TestAbandonWithoutDelayKeepsMessageOrderAcrossClocks(t *testing.T) {
 	const inst = "abandon-order"
 	ctx := t.Context()
-	h := newHarnessNoLag(t, cdb.Options{})
-	ahead := h.open(cdb.Options{MaxClockSkew: time.Minute, Test: cdb.TestOptions{Now: func() time.Time { return time.Now().Add(30 * time.Second) }}})
+	h := newHarness(t, cdb.Options{}, withoutLag())
+	ahead := h.open(testhooks.With(cdb.Options{MaxClockSkew: time.Minute}, testhooks.Knobs{Now: func() time.Time { return time.Now().Add(30 * time.Second) }}))
 	onTime := h.open(cdb.Options{MaxClockSkew: time.Minute})
 	c := durable.NewClient(onTime)
-	require.NoError(t, c.StartOrchestrationVersion(ctx, inst, "Loop", "1.0.0", "x"))
+	require.NoError(t, c.StartOrchestration(ctx, inst, "Loop", "x", durable.StartOptions{Version: "1.0.0"}))
 	require.NoError(t, c.EnqueueEvent(ctx, inst, "q", "m0"))
 
 	item := mustFetchOrch(t, ahead, inst)

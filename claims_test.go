@@ -11,6 +11,7 @@ import (
 
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // TestConcurrentFetchesDoNotRaceForOneCandidate: two fetches of one process
@@ -29,7 +30,7 @@ func TestConcurrentFetchesDoNotRaceForOneCandidate(t *testing.T) {
 		blockOnce atomic.Bool
 	)
 	blockOnce.Store(true)
-	hooks := &cdb.Hooks{Before: func(_ context.Context, c cdb.Call) error {
+	hooks := &testhooks.Hooks{Before: func(_ context.Context, c testhooks.Call) error {
 		if c.Op != cdb.OpPatch {
 			return nil
 		}
@@ -40,7 +41,7 @@ func TestConcurrentFetchesDoNotRaceForOneCandidate(t *testing.T) {
 		}
 		return nil
 	}}
-	h := newHarness(t, cdb.Options{Test: cdb.TestOptions{Hooks: hooks}})
+	h := newHarness(t, testhooks.With(cdb.Options{}, testhooks.Knobs{Hooks: hooks}))
 	for _, inst := range []string{"claim-a", "claim-b"} {
 		require.NoError(t, h.p.EnqueueForWorker(ctx, duroxide.ActivityExecuteItem{Instance: inst, ExecutionID: 1, ID: 1, Name: "A", Input: "x"}))
 		time.Sleep(2 * time.Millisecond) // distinct enqueue times: claim-a is the oldest

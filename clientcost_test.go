@@ -25,7 +25,7 @@ type clientCall struct {
 // status read spend on Cosmos DB (docs/costs.md, "Client calls"); run it
 // with -v for requests, RU, documents and bytes per call.
 func TestClientRequestBudget(t *testing.T) {
-	e := newCostEnv(t, cdb.Options{})
+	e := newHarness(t, cdb.Options{}, withoutLag())
 	c := durable.NewClient(e.p)
 	ctx := t.Context()
 	const (
@@ -51,7 +51,7 @@ func TestClientRequestBudget(t *testing.T) {
 	}
 	status := func(inst string, want durable.State) func() error {
 		return func() error {
-			st, err := c.GetOrchestrationStatus(ctx, inst)
+			st, err := c.Status(ctx, inst)
 			if err == nil && st.State != want {
 				err = fmt.Errorf("state %s, want %s", st.State, want)
 			}
@@ -101,15 +101,15 @@ func TestClientRequestBudget(t *testing.T) {
 // clientStartTurn starts inst through the client and runs its first turn
 // through the provider: Running, or Completed when complete is set. The
 // queue must hold nothing else that is visible.
-func (e *costEnv) clientStartTurn(tb testing.TB, c *durable.Client, inst string, complete bool) {
+func (h *harness) clientStartTurn(tb testing.TB, c *durable.Client, inst string, complete bool) {
 	tb.Helper()
-	must(tb, c.StartOrchestration(e.ctx, inst, costOrchName, "{}"))
-	item := e.fetchOrch(tb, inst)
+	must(tb, c.StartOrchestration(h.ctx, inst, costOrchName, "{}"))
+	item := h.fetchOrch(tb, inst)
 	delta := []duroxide.Event{ev(inst, 1, 1, duroxide.OrchestrationStarted{Name: costOrchName, Version: costOrchVer, Input: "{}"})}
 	meta := runningMeta()
 	if complete {
 		delta = append(delta, ev(inst, 1, 2, duroxide.OrchestrationCompleted{Output: `"done"`}))
 		meta.Status, meta.Output = ptrTo(duroxide.StatusCompleted), ptrTo(`"done"`)
 	}
-	must(tb, e.p.AckOrchestrationItem(e.ctx, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1, HistoryDelta: delta, Metadata: meta}))
+	must(tb, h.p.AckOrchestrationItem(h.ctx, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1, HistoryDelta: delta, Metadata: meta}))
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/duroxide-go/cdb/cosmostest"
 	"github.com/duroxide-go/cdb/durable"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // TestClientWriteRetriedAfterLostResponse: a client write whose response
@@ -55,7 +56,7 @@ func TestClientWriteRetriedAfterLostResponse(t *testing.T) {
 	require.NoError(t, reg.AddOrchestration("Four", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		var got []string
 		for len(got) < 4 {
-			v, err := ctx.DequeueEvent("q").Await()
+			v, err := durable.DequeueEvent[string](ctx, "q").Await()
 			if err != nil {
 				return "", err
 			}
@@ -72,13 +73,13 @@ func TestClientWriteRetriedAfterLostResponse(t *testing.T) {
 		_ = rt.Shutdown(sctx)
 	})
 	eventually(t, time.Minute, func() bool {
-		cs, err := c.GetCustomStatus(ctx, inst, 0)
+		cs, err := c.CustomStatus(ctx, inst, 0)
 		return err == nil && cs != nil && cs.Status != nil && *cs.Status == "a,b,c"
 	}, "a, b, c consumed")
 	// After consumption the key still holds: a late retry enqueues nothing.
 	require.NoError(t, c.EnqueueEvent(ctx, inst, "q", "b", kb))
 	require.NoError(t, c.EnqueueEvent(ctx, inst, "q", "d"))
-	st, err := c.WaitForOrchestration(ctx, inst, time.Minute)
+	st, err := c.WaitForOrchestration(ctx, inst, durable.WaitOptions{Timeout: time.Minute})
 	require.NoError(t, err)
 	require.Equal(t, "a,b,c,d", st.Output)
 }
@@ -102,7 +103,7 @@ func TestOrphanMessagesHaveABoundedLifetime(t *testing.T) {
 	// Providers whose clocks are on by 50 and 70 minutes: each fetch
 	// releases the orphans again, which must not renew their lifetime.
 	at := func(d time.Duration) *cdb.Provider {
-		return h.open(cdb.Options{OrphanLifetime: time.Hour, Test: cdb.TestOptions{Now: func() time.Time { return time.Now().Add(d) }}})
+		return h.open(testhooks.With(cdb.Options{OrphanLifetime: time.Hour}, testhooks.Knobs{Now: func() time.Time { return time.Now().Add(d) }}))
 	}
 	item, err = at(50*time.Minute).FetchOrchestrationItem(ctx, time.Minute, 0, nil)
 	require.NoError(t, err)
@@ -113,7 +114,7 @@ func TestOrphanMessagesHaveABoundedLifetime(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, item)
 	require.Empty(t, h.docsWhere("orch_queue", "never"), "expired orphans are deleted")
-	depths, err := h2.Admin().GetQueueDepths(ctx)
+	depths, err := h2.Admin().QueueDepths(ctx)
 	require.NoError(t, err)
 	require.Zero(t, depths.OrchestratorQueue)
 	require.Equal(t, int64(2), h2.OrphansDropped())

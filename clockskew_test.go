@@ -12,6 +12,7 @@ import (
 
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // Clock skew (issue 19 item 4). Every lock and lease expiry is written
@@ -39,7 +40,7 @@ const minSkewTolerance = 30 * time.Second
 // skewEnv is a holder and a thief on one cosmostest container.
 type skewEnv struct {
 	h      *harness
-	clock  *leaseClock
+	clock  *manualClock
 	skew   atomic.Int64 // the thief's clock minus the holder's (ns)
 	holder *cdb.Provider
 	thief  *cdb.Provider
@@ -55,17 +56,17 @@ func (e *skewEnv) renews(elapsed, every time.Duration) bool {
 
 func newSkewEnv(t *testing.T, o cdb.Options) *skewEnv {
 	t.Helper()
-	e := &skewEnv{clock: newLeaseClock()}
+	e := &skewEnv{clock: newManualClock()}
 	o.MaxClockSkew = cdb.DefaultMaxClockSkew // the harness turns it off
-	o.Test.Now = e.clock.Now
-	e.h = newHarnessNoLag(t, o)
+	o = testhooks.With(o, testhooks.Knobs{Now: e.clock.now})
+	e.h = newHarness(t, o, withoutLag())
 	e.holder = e.h.p
-	o.Test.Now = e.thiefNow
+	o = testhooks.With(o, testhooks.Knobs{Now: e.thiefNow})
 	e.thief = e.h.open(o)
 	return e
 }
 
-func (e *skewEnv) thiefNow() time.Time { return e.clock.Now().Add(time.Duration(e.skew.Load())) }
+func (e *skewEnv) thiefNow() time.Time { return e.clock.now().Add(time.Duration(e.skew.Load())) }
 
 // nextTag isolates one round from the others: its items carry a tag only
 // that round's fetches ask for.
@@ -143,7 +144,7 @@ func (e *skewEnv) workRound(t *testing.T, skew time.Duration) (time.Duration, bo
 			require.NoError(t, e.thief.AckWorkItem(ctx, got.LockToken, nil))
 			return elapsed, true
 		}
-		e.clock.Advance(skewStep)
+		e.clock.advance(skewStep)
 	}
 	require.False(t, e.crashed, "a dead holder's activity lock was never taken over")
 	require.NoError(t, e.holder.AckWorkItem(ctx, w.LockToken, nil))
@@ -191,7 +192,7 @@ func (e *skewEnv) orchRound(t *testing.T, skew time.Duration) (time.Duration, bo
 		if got != nil {
 			owner, token, at = e.thief, got.LockToken, elapsed
 		}
-		e.clock.Advance(skewStep)
+		e.clock.advance(skewStep)
 	}
 	require.False(t, e.crashed && owner == e.holder, "a dead holder's orchestration lock was never taken over")
 	require.NoError(t, owner.AckOrchestrationItem(ctx, token, duroxide.OrchestrationCommit{ExecutionID: 1,
@@ -240,7 +241,7 @@ func (e *skewEnv) sessionRound(t *testing.T, skew time.Duration) (time.Duration,
 			require.NoError(t, e.thief.AckWorkItem(ctx, got.LockToken, nil))
 			return elapsed, true
 		}
-		e.clock.Advance(skewStep)
+		e.clock.advance(skewStep)
 	}
 	require.False(t, e.crashed, "a dead holder's session was never taken over")
 	w, err = e.holder.FetchWorkItem(ctx, skewLock, 0, a, filter)
@@ -268,10 +269,10 @@ func (e *skewEnv) leaseRound(t *testing.T, skew time.Duration) (time.Duration, b
 	ctx := t.Context()
 	e.skew.Store(int64(skew))
 	group := fmt.Sprintf("g%d", e.round.Add(1))
-	open := func(id string, now func() time.Time, hooks *cdb.Hooks) *cdb.CosmosLeases {
-		l, err := cdb.NewCosmosLeases(cdb.LeaseOptions{ProcessID: id, Group: group})
+	open := func(id string, now func() time.Time, hooks *testhooks.Hooks) *cdb.Leases {
+		l, err := cdb.NewLeases(cdb.LeaseOptions{ProcessID: id, Group: group})
 		require.NoError(t, err)
-		e.h.open(cdb.Options{Leases: l, MaxClockSkew: cdb.DefaultMaxClockSkew, Test: cdb.TestOptions{Hooks: hooks, Now: now}})
+		e.h.open(testhooks.With(cdb.Options{Leases: l, MaxClockSkew: cdb.DefaultMaxClockSkew}, testhooks.Knobs{Hooks: hooks, Now: now}))
 		return l
 	}
 	// The holder's background renewal (every RenewInterval of real time)
@@ -279,7 +280,7 @@ func (e *skewEnv) leaseRound(t *testing.T, skew time.Duration) (time.Duration, b
 	// renewals below (and its start, at the round's first instant).
 	var renewing atomic.Bool
 	renewing.Store(true)
-	holder := open("holder", e.clock.Now, &cdb.Hooks{Before: func(context.Context, cdb.Call) error {
+	holder := open("holder", e.clock.now, &testhooks.Hooks{Before: func(context.Context, testhooks.Call) error {
 		if !renewing.Load() {
 			return errors.New("the holder renews only on schedule")
 		}
@@ -305,7 +306,7 @@ func (e *skewEnv) leaseRound(t *testing.T, skew time.Duration) (time.Duration, b
 		if len(thief.Owned()) > cdb.NumSlots/2 {
 			return elapsed, true
 		}
-		e.clock.Advance(skewStep)
+		e.clock.advance(skewStep)
 	}
 	require.False(t, e.crashed, "a dead holder's slots were never taken over")
 	return 0, false
@@ -360,7 +361,7 @@ func TestClockSkewCrashedHolderRecovered(t *testing.T) {
 // the loop takes the running deletion for an interrupted one.
 func TestClockSkewMaintenanceLeavesARunningDeletionAlone(t *testing.T) {
 	t.Parallel()
-	e := newRaceEnv(t)
+	e := newHarness(t, cdb.Options{}, withoutLag(), withManualClock())
 	ctx := t.Context()
 	p := e.actor(nil)
 	require.NoError(t, p.EnqueueForOrchestrator(ctx, hStart("cnt"), 0))
@@ -371,7 +372,7 @@ func TestClockSkewMaintenanceLeavesARunningDeletionAlone(t *testing.T) {
 
 	gD := newGate(t)
 	pD := e.actor(gD)
-	stallD := gD.at(true, func(c cdb.Call) bool { return c.Op == cdb.OpPatch }) // the tombstone is written
+	stallD := gD.at(true, func(c testhooks.Call) bool { return c.Op == cdb.OpPatch }) // the tombstone is written
 	type result struct {
 		res *duroxide.DeleteInstanceResult
 		err error
@@ -384,10 +385,7 @@ func TestClockSkewMaintenanceLeavesARunningDeletionAlone(t *testing.T) {
 	stallD.wait(t)
 
 	ahead := func() time.Time { return e.clock.now().Add(minSkewTolerance + time.Second) }
-	loop, err := cdb.New(ctx, cdb.Config{Endpoint: e.srv.Endpoint(), Key: e.srv.Key(), Database: "db", Container: e.container},
-		&cdb.Options{MaintenanceInterval: 5 * time.Millisecond, Test: cdb.TestOptions{Now: ahead}})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = loop.Close() })
+	loop := e.open(testhooks.With(cdb.Options{MaintenanceInterval: 5 * time.Millisecond, MaxClockSkew: cdb.DefaultMaxClockSkew}, testhooks.Knobs{Now: ahead}))
 	// Several rounds of the loop, each of which scans for tombstones.
 	eventually(t, time.Minute, func() bool { return loop.RequestStats()[cdb.OpQuery].Requests >= 12 }, "the maintenance loop did not run")
 

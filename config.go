@@ -21,6 +21,7 @@ import (
 
 	"github.com/duroxide-go/cdb/duroxide"
 	"github.com/duroxide-go/cdb/internal/cosmos"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // Default names of the database and container.
@@ -165,17 +166,24 @@ type Options struct {
 	// check exact expiry).
 	MaxClockSkew time.Duration
 
-	// Test holds knobs for tests only; production code leaves it zero.
-	Test TestOptions
+	// test holds the test-only fault hooks and clock, set through
+	// internal/testhooks so production users never see them.
+	test testhooks.Knobs
 }
 
-// TestOptions are Options for tests only: fault injection and a fake
-// clock. Production code leaves them zero.
-type TestOptions struct {
-	// Hooks inject faults at the Cosmos boundary; for tests only.
-	Hooks *Hooks
-	// Now replaces the clock (nil: time.Now); for tests only.
-	Now func() time.Time
+func init() { testhooks.Install(withTestKnobs) }
+
+// withTestKnobs sets k on opts, an Options or *Options (testhooks.With).
+func withTestKnobs(opts any, k testhooks.Knobs) any {
+	switch o := opts.(type) {
+	case Options:
+		o.test = k
+		return o
+	case *Options:
+		o.test = k
+		return o
+	}
+	panic(fmt.Sprintf("testhooks.With: %T is not a cdb.Options or *cdb.Options", opts))
 }
 
 // Defaults of Options, applied to zero fields.
@@ -188,8 +196,8 @@ const (
 )
 
 func (o Options) withDefaults() Options {
-	if o.Test.Now == nil {
-		o.Test.Now = time.Now
+	if o.test.Now == nil {
+		o.test.Now = time.Now
 	}
 	if o.MaintenanceInterval == 0 {
 		o.MaintenanceInterval = DefaultMaintenanceInterval

@@ -216,7 +216,7 @@ func TestContentionTwoProcesses(t *testing.T) {
 		// The instance document is read separately and may come from
 		// another replica, one that has not yet applied the last turn.
 		eventually(t, time.Minute, func() bool {
-			info, err := h.p.GetInstanceInfo(ctx, id)
+			info, err := h.p.InstanceInfo(ctx, id)
 			require.NoError(t, err)
 			return info.Status == duroxide.StatusCompleted
 		}, "status of %s never became Completed", id)

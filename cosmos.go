@@ -9,10 +9,11 @@ import (
 // The Cosmos layer lives in internal/cosmos: every request the provider
 // sends passes through its Store, which counts, hooks, throttle-retries
 // and classifies it. The names users see (request kinds and statistics,
-// fault-injection hooks, retry bounds, errors) are re-exported here so
-// they stay part of this package's API.
+// retry bounds, errors) are re-exported here so they stay part of this
+// package's API; the fault-injection hooks are for tests only and live in
+// internal/testhooks.
 
-// Op names a kind of Cosmos request, for counting and fault injection.
+// Op names a kind of Cosmos request: the key of RequestStats.
 type Op = cosmos.Op
 
 // The request kinds the provider issues.
@@ -36,7 +37,7 @@ const (
 // matching duroxide.ErrTooLarge that holds a *duroxide.TooLargeError; an
 // activity result refused so fails the activity (see the durable
 // runtime).
-const MaxDocumentBytes = cosmos.MaxDocBytes
+const MaxDocumentBytes = 2 * 1024 * 1024
 
 // UnescapeHTMLPolicy returns the azcore per-call policy that sends the
 // documents of a transactional batch at their size: the SDK's JSON
@@ -45,15 +46,6 @@ const MaxDocumentBytes = cosmos.MaxDocBytes
 // the client it builds; add it to ClientOptions.PerCallPolicies of a
 // client given to NewWithContainer.
 func UnescapeHTMLPolicy() policy.Policy { return cosmos.UnescapeHTMLPolicy() }
-
-// Call describes one Cosmos request, as seen by Hooks.
-type Call = cosmos.Call
-
-// Hooks let tests inject faults at the Cosmos boundary: Before can fail a
-// request before it is sent, After can replace its result (a response lost
-// after the write was applied). Set them in Options.Test; they must be
-// safe for concurrent use.
-type Hooks = cosmos.Hooks
 
 // RetryOptions bounds the throttling (429) retries, which the provider
 // alone makes (azcore's retries are turned off).
@@ -65,9 +57,9 @@ type OpStats = cosmos.OpStats
 // RequestStats is a snapshot of the requests a Provider sent, by kind.
 type RequestStats = cosmos.RequestStats
 
-// CosmosError is a failed Cosmos request. StatusCode and SubStatus are the
+// RequestError is a failed Cosmos request. StatusCode and SubStatus are the
 // service's; StatusCode is 0 for transport failures and canceled contexts.
-type CosmosError = cosmos.Error
+type RequestError = cosmos.Error
 
 // BatchError is a transactional batch the service rolled back (HTTP 207).
 // Index is the operation that failed with StatusCode; every other

@@ -7,12 +7,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/cosmostest"
 	"github.com/duroxide-go/cdb/duroxide"
 )
 
 // completeHInstance starts instance and completes it in one turn.
-func completeHInstance(t *testing.T, e *raceEnv, instance string) {
+func completeHInstance(t *testing.T, e *harness, instance string) {
 	t.Helper()
 	ctx := t.Context()
 	p := e.actor(nil)
@@ -30,7 +31,7 @@ func completeHInstance(t *testing.T, e *raceEnv, instance string) {
 // so the maintenance loop finds nothing to sweep and both instances stay.
 func TestDeleteInstancesAtomicUndoesAnAmbiguousTombstone(t *testing.T) {
 	t.Parallel()
-	e := newRaceEnv(t)
+	e := newHarness(t, cdb.Options{}, withoutLag(), withManualClock())
 	ctx := t.Context()
 	completeHInstance(t, e, "undo-a")
 	completeHInstance(t, e, "undo-b")
@@ -46,10 +47,10 @@ func TestDeleteInstancesAtomicUndoesAnAmbiguousTombstone(t *testing.T) {
 	_, err = p.RunMaintenance(ctx)
 	require.NoError(t, err)
 	for _, inst := range []string{"undo-a", "undo-b"} {
-		info, err := p.GetInstanceInfo(ctx, inst)
+		info, err := p.InstanceInfo(ctx, inst)
 		require.NoError(t, err, "%s was deleted by a deletion that failed (all or none)", inst)
 		require.Equal(t, duroxide.StatusCompleted, info.Status)
-		for _, d := range e.docs(inst) {
+		for _, d := range e.docsWhere("", inst) {
 			if d["type"] == "instance" {
 				require.Nil(t, d["deleted"], "%s keeps a tombstone of a failed deletion", inst)
 			}

@@ -64,14 +64,14 @@ const lockFree = "(NOT IS_DEFINED(c.lockedUntil) OR IS_NULL(c.lockedUntil) OR c.
 const notStaged = "(NOT IS_DEFINED(c.staged) OR IS_NULL(c.staged))"
 
 // dispatcherSlots returns the slots the fetching dispatcher may poll: its
-// lease, or nil for all of them. CosmosLeases belong to the process, so
+// lease, or nil for all of them. Leases belong to the process, so
 // they apply to fetches without WithDispatcher too.
 func (p *Provider) dispatcherSlots(ctx context.Context) ([]uint8, error) {
 	if p.opts.Leases == nil {
 		return nil, nil
 	}
 	id, ok := dispatcherFrom(ctx)
-	if _, processWide := p.opts.Leases.(*CosmosLeases); !ok && !processWide {
+	if _, processWide := p.opts.Leases.(*Leases); !ok && !processWide {
 		return nil, nil
 	}
 	slots, err := p.opts.Leases.AcquireSlots(ctx, id)

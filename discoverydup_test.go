@@ -26,7 +26,7 @@ func TestDiscoveryWrapDeliversOnce(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			h := newHarnessNoLag(t, cdb.Options{DiscoveryPageSize: 2})
+			h := newHarness(t, cdb.Options{DiscoveryPageSize: 2}, withoutLag())
 			ctx := t.Context()
 			const target, other = "dw-target", "dw-other"
 			createHInstance(t, h.p, target)

@@ -5,6 +5,15 @@ durable-execution framework: it implements [duroxide.Provider] and
 one Cosmos container, so orchestrations survive process restarts and many
 processes can share the work.
 
+# Writing orchestrations
+
+This package only stores orchestrations; code is written against package
+[github.com/duroxide-go/cdb/durable]: register orchestrations and activities
+in a durable.Registry, run them with durable.Start on the provider [New]
+returns (or any duroxide.Provider), and start, signal and observe instances
+with a durable.Client. Its package documentation lists the rules
+orchestration code must follow, and its examples show each durable call.
+
 # Connecting
 
 [New] connects as a [Config] says, creates the database and container if
@@ -38,8 +47,11 @@ orchestration instance — its instance document (metadata, lock, custom
 status), history events, queue messages, sessions, KV entries and outbox
 intents — lives in that instance's logical partition and is discriminated by
 a "type" field. The field names and id patterns follow the Rust duroxide-cdb
-crate, and events and work items are stored in duroxide's own JSON, byte for
-byte, so Go and Rust processes can share a container. User strings that go
+crate, and events and work items are stored in duroxide's own JSON: package
+duroxide's tests check the encoding byte for byte against serde_json's
+output (duroxide/testdata). No test has run a Rust process against a
+container this package wrote, so mixing Go and Rust processes on one
+container is unproven; run one language per container. User strings that go
 into ids (instance ids, session ids, KV keys) are escaped reversibly: '/',
 '\', '?', '#', '"', '%', '~' and control characters become "~XX"; everything else
 is kept, so ordinary ids equal the Rust crate's.
@@ -61,7 +73,7 @@ operation.
 # Many processes
 
 Any number of processes may share a container; instance and item locks keep
-them from taking the same work. [CosmosLeases] (in [Options].Leases) also
+them from taking the same work. [Leases] (in [Options].Leases) also
 splits the 256 dispatch slots between the live processes through lease
 documents in the reserved partition [LeasePartition], so each process polls
 only its fair share of the queue; shares are rebalanced as processes join,

@@ -92,6 +92,15 @@ type instanceDoc struct {
 	// OrchestrationCommit.Suspend) until a message that
 	// duroxide.WakesSuspended arrives (suspend.go). Go-only.
 	Suspended *suspendedDoc `json:"suspended,omitempty"`
+	// Held names messages given back that must come before newer ones,
+	// and when they are visible again (the writer's clock). An abandon
+	// records the batch it gave back: a fetch that did not lock them all
+	// gives the instance back, so that newer messages do not overtake them
+	// (fetch.go heldBack). A fetch that puts a suspended instance's
+	// messages aside adds them, and the fetch that wakes it locks them by
+	// these ids, however far their visibleAt was moved (suspend.go). The
+	// next committed turn clears it.
+	Held *heldMessages `json:"held,omitempty"`
 	// PendingTurn is set between the commit and the roll-forward of a turn
 	// larger than one batch (large.go).
 	PendingTurn *pendingTurn `json:"pendingTurn,omitempty"`
@@ -222,11 +231,7 @@ type queueDoc struct {
 	// message (telemetry.go). Provider-side only: the work item JSON is
 	// untouched and readers that do not know the field ignore it.
 	TraceParent string `json:"traceparent,omitempty"`
-	// Held is when a fetch found the message's instance suspended and put
-	// the message aside (suspend.go), so the fetch that resumes the
-	// instance finds it however far its visibleAt was moved. Go-only.
-	Held *int64 `json:"held,omitempty"`
-	ETag string `json:"_etag,omitempty"`
+	ETag        string `json:"_etag,omitempty"`
 }
 
 func (q *queueDoc) order() int64 {
@@ -315,6 +320,12 @@ const receivedRetention = time.Hour
 // remove a marker before the retention has passed for its writer (a
 // keyed client write retried within the hour must still meet it).
 func (p *Provider) markerLifetime() time.Duration { return receivedRetention + p.skew() }
+
+// heldMessages is instanceDoc.Held.
+type heldMessages struct {
+	Until int64    `json:"until"`
+	IDs   []string `json:"ids"`
+}
 
 // pendingTurn is recorded on the instance document between commit and
 // roll-forward.

@@ -75,7 +75,7 @@ func (p *Provider) newQueueDoc(ctx context.Context, op string, item duroxide.Wor
 		return nil, duroxide.Permanent(op, "work item cannot be encoded: %v", err)
 	}
 	q := &queueDoc{ID: uuid.NewString(), InstanceID: inst, Type: docType, WorkItem: string(data), DispatchSlot: DispatchSlot(inst),
-		VisibleAt: ms(visible), EnqueuedAt: ms(now), EnqueueOrder: nextOrder(now), TraceParent: traceParent(ctx)}
+		VisibleAt: p.visibleAt(visible, now), EnqueuedAt: ms(now), EnqueueOrder: nextOrder(now), TraceParent: traceParent(ctx)}
 	if a, ok := item.(duroxide.ActivityExecuteItem); ok {
 		q.ExecutionID, q.ActivityID, q.SessionID, q.Tag = ptr(a.ExecutionID), ptr(a.ID), a.SessionID, a.Tag
 		if a.SessionID != nil {

@@ -17,7 +17,7 @@ import (
 
 // TestProviderErrorFollowsClassification: a Cosmos failure that
 // reaches the caller as a ProviderError keeps the classification of the
-// *CosmosError it wraps (CosmosError.Retryable): 400, 401, 403/5300, 404
+// *RequestError it wraps (RequestError.Retryable): 400, 401, 403/5300, 404
 // and 413 are permanent, 408, 410, 429, 449, 500 and 503 retryable.
 func TestProviderErrorFollowsClassification(t *testing.T) {
 	t.Parallel()
@@ -35,10 +35,10 @@ func TestProviderErrorFollowsClassification(t *testing.T) {
 			h.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Status: c.status, SubStatus: c.sub, Times: 1})
 			err := h.p.EnqueueForOrchestrator(ctx, hStart(fmt.Sprintf("cls-%d-%d", c.status, c.sub)), 0)
 			require.Error(t, err)
-			var ce *cdb.CosmosError
+			var ce *cdb.RequestError
 			require.ErrorAs(t, err, &ce)
 			require.Equal(t, c.retryable, ce.Retryable())
-			require.Equal(t, c.retryable, duroxide.IsRetryable(err), "ProviderError retryability disagrees with the CosmosError it wraps: %v", err)
+			require.Equal(t, c.retryable, duroxide.IsRetryable(err), "ProviderError retryability disagrees with the RequestError it wraps: %v", err)
 		})
 	}
 }

@@ -25,10 +25,11 @@ import (
 	"github.com/duroxide-go/cdb/duroxide"
 
 	"github.com/duroxide-go/cdb/internal/cosmos"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // Error mapping at the one layer that talks to Cosmos (store.do): every
-// failure becomes a *CosmosError whose Retryable follows the status and
+// failure becomes a *RequestError whose Retryable follows the status and
 // substatus table, a rolled-back transactional batch becomes a
 // *BatchError naming the failing operation, throttling is retried within
 // the RetryOptions budget and the Hooks can stop a request or lose its
@@ -48,9 +49,9 @@ func etClientOptions() *azcosmos.ClientOptions {
 
 // etStore starts a server with a bootstrapped container and returns a
 // store over it.
-func etStore(t *testing.T, retry RetryOptions, hooks *Hooks) (*cosmostest.Server, *cosmos.Store) {
+func etStore(t *testing.T, retry RetryOptions, hooks *testhooks.Hooks) (*cosmostest.Server, *cosmos.Store) {
 	t.Helper()
-	srv := cosmostest.NewTestServer(t, nil)
+	srv := cosmostest.New(t, nil)
 	client, err := srv.NewClient(etClientOptions())
 	require.NoError(t, err)
 	t.Cleanup(client.Close)
@@ -70,7 +71,7 @@ func etStore(t *testing.T, retry RetryOptions, hooks *Hooks) (*cosmostest.Server
 // etProvider starts a server and a provider on it (bootstrapped).
 func etProvider(t *testing.T, o Options) (*cosmostest.Server, *Provider) {
 	t.Helper()
-	srv := cosmostest.NewTestServer(t, nil)
+	srv := cosmostest.New(t, nil)
 	if o.MaintenanceInterval == 0 {
 		o.MaintenanceInterval = -1
 	}
@@ -95,7 +96,7 @@ func etDocs(t *testing.T, srv *cosmostest.Server) int {
 }
 
 // TestErrorsClassificationTable injects each status (and substatus) the
-// table covers into a create and checks the *CosmosError: status,
+// table covers into a create and checks the *RequestError: status,
 // substatus, the call it belongs to, the service message, and whether
 // repeating the request can succeed.
 func TestErrorsClassificationTable(t *testing.T) {
@@ -135,7 +136,7 @@ func TestErrorsClassificationTable(t *testing.T) {
 			_, err := s.Create(ctx, inst, etDoc(inst, "d"))
 			require.Error(t, err)
 			require.Equal(t, 1, etCount(srv, cosmostest.OpCreateItem)-before, "the store must not retry %d itself", c.status)
-			var ce *CosmosError
+			var ce *RequestError
 			require.ErrorAs(t, err, &ce)
 			require.Equal(t, c.status, ce.StatusCode)
 			require.Equal(t, c.sub, ce.SubStatus)
@@ -153,7 +154,7 @@ func TestErrorsClassificationTable(t *testing.T) {
 		remove := srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Drop: cosmostest.DropBeforeApply, Times: 1})
 		defer remove()
 		_, err := s.Create(ctx, "cls-transport", etDoc("cls-transport", "d"))
-		var ce *CosmosError
+		var ce *RequestError
 		require.ErrorAs(t, err, &ce)
 		require.Zero(t, ce.StatusCode)
 		require.True(t, ce.Retryable(), "a reset connection is transient: %v", err)
@@ -162,7 +163,7 @@ func TestErrorsClassificationTable(t *testing.T) {
 		remove := srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Drop: cosmostest.DropAfterApply, Times: 1})
 		defer remove()
 		_, err := s.Create(ctx, "cls-transport2", etDoc("cls-transport2", "d"))
-		var ce *CosmosError
+		var ce *RequestError
 		require.ErrorAs(t, err, &ce)
 		require.Zero(t, ce.StatusCode)
 		require.True(t, ce.Retryable())
@@ -179,7 +180,7 @@ func TestErrorsClassificationTable(t *testing.T) {
 			Match: func(*http.Request) bool { cancel(); return true }})
 		defer remove()
 		_, err := s.Create(cctx, "cls-cancel", etDoc("cls-cancel", "d"))
-		var ce *CosmosError
+		var ce *RequestError
 		require.ErrorAs(t, err, &ce)
 		require.Zero(t, ce.StatusCode)
 		require.ErrorIs(t, err, context.Canceled)
@@ -189,7 +190,7 @@ func TestErrorsClassificationTable(t *testing.T) {
 		cctx, cancel := context.WithCancel(ctx)
 		cancel()
 		_, err := s.Create(cctx, "cls-cancel2", etDoc("cls-cancel2", "d"))
-		var ce *CosmosError
+		var ce *RequestError
 		require.ErrorAs(t, err, &ce)
 		require.ErrorIs(t, err, context.Canceled)
 		require.False(t, ce.Retryable())
@@ -214,8 +215,8 @@ func TestErrorsClassificationFailoverSubstatuses(t *testing.T) {
 			Request: &http.Request{Method: http.MethodPost, URL: &url.URL{Scheme: "https", Host: "acct.documents.azure.com", Path: "/dbs/d/colls/c/docs"}}}
 		resp.Header.Set("x-ms-substatus", strconv.Itoa(c.sub))
 		resp.Header.Set("x-ms-activity-id", "a1")
-		err := cosmos.Classify(Call{Op: OpCreate, PartitionKey: "p"}, runtime.NewResponseError(resp))
-		var ce *CosmosError
+		err := cosmos.Classify(cosmos.Call{Op: OpCreate, PartitionKey: "p"}, runtime.NewResponseError(resp))
+		var ce *RequestError
 		require.ErrorAs(t, err, &ce)
 		require.Equal(t, http.StatusForbidden, ce.StatusCode)
 		require.Equal(t, c.sub, ce.SubStatus)
@@ -233,7 +234,7 @@ func TestErrorsRetryAfterParsed(t *testing.T) {
 	srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpReadItem, Status: http.StatusTooManyRequests, SubStatus: 3200,
 		Headers: map[string]string{"x-ms-retry-after-ms": "123.5"}, Times: 1})
 	_, _, err := s.Read(t.Context(), "ra", "x")
-	var ce *CosmosError
+	var ce *RequestError
 	require.ErrorAs(t, err, &ce)
 	require.Equal(t, http.StatusTooManyRequests, ce.StatusCode)
 	require.Equal(t, 3200, ce.SubStatus)
@@ -246,7 +247,7 @@ func TestErrorsRetryAfterParsed(t *testing.T) {
 // TestErrorsBatchFailureIsBatchError: a transactional batch the service
 // rolls back (HTTP 207) surfaces as *BatchError with the index, status and
 // id of the operation that failed; nothing of the batch is applied. A
-// batch that fails as a whole is a *CosmosError instead.
+// batch that fails as a whole is a *RequestError instead.
 func TestErrorsBatchFailureIsBatchError(t *testing.T) {
 	t.Parallel()
 	srv, s := etStore(t, RetryOptions{MaxThrottleRetries: -1}, nil)
@@ -295,7 +296,7 @@ func TestErrorsBatchFailureIsBatchError(t *testing.T) {
 			require.Equal(t, c.status, be.StatusCode)
 			require.Equal(t, c.id, be.ID)
 			require.Contains(t, be.Error(), fmt.Sprintf("operation %d", c.index))
-			var ce *CosmosError
+			var ce *RequestError
 			require.False(t, errors.As(err, &ce), "a rolled-back batch is not a request failure")
 			require.Equal(t, before, etDocs(t, srv), "a rolled-back batch applied something")
 		})
@@ -310,12 +311,12 @@ func TestErrorsBatchFailureIsBatchError(t *testing.T) {
 		_, _, err = s.Read(ctx, inst, "tolerant-1")
 		require.NoError(t, err)
 	})
-	t.Run("whole-request failure is a CosmosError", func(t *testing.T) {
+	t.Run("whole-request failure is a RequestError", func(t *testing.T) {
 		srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpBatch, Status: http.StatusServiceUnavailable, Times: 1})
 		b := cosmos.NewBatch(inst)
 		b.Create(etDoc(inst, "new-3"))
 		_, err := s.Execute(ctx, b, false)
-		var ce *CosmosError
+		var ce *RequestError
 		require.ErrorAs(t, err, &ce)
 		require.Equal(t, OpBatch, ce.Call.Op)
 		require.Equal(t, 1, ce.Call.Operations)
@@ -401,7 +402,7 @@ func TestErrorsThrottleBudget(t *testing.T) {
 		require.ErrorAs(t, err, &pe)
 		require.True(t, duroxide.IsRetryable(err), "a throttling storm is retryable: %v", err)
 		require.ErrorIs(t, err, duroxide.ErrRetryable)
-		var ce *CosmosError
+		var ce *RequestError
 		require.ErrorAs(t, err, &ce)
 		require.Equal(t, http.StatusTooManyRequests, ce.StatusCode)
 		require.Equal(t, 4, etCount(srv, cosmostest.OpCreateItem), "one request and MaxThrottleRetries retries")
@@ -460,21 +461,21 @@ func TestErrorsHooks(t *testing.T) {
 	t.Run("before prevents the request", func(t *testing.T) {
 		var fail atomic.Bool
 		var seen atomic.Int32
-		hooks := &Hooks{Before: func(_ context.Context, c Call) error {
+		hooks := &testhooks.Hooks{Before: func(_ context.Context, c testhooks.Call) error {
 			if c.Op == OpCreate && fail.Load() {
 				seen.Add(1)
 				return errBoom
 			}
 			return nil
 		}}
-		srv, p := etProvider(t, Options{Test: TestOptions{Hooks: hooks}})
+		srv, p := etProvider(t, testhooks.With(Options{}, testhooks.Knobs{Hooks: hooks}))
 		fail.Store(true)
 		srv.ResetCounts()
 		before := etDocs(t, srv)
 		err := p.EnqueueForOrchestrator(ctx, duroxide.StartOrchestrationItem{Instance: "hook-1", Orchestration: "O", ExecutionID: 1}, 0)
 		require.ErrorIs(t, err, errBoom)
 		require.True(t, duroxide.IsRetryable(err))
-		var ce *CosmosError
+		var ce *RequestError
 		require.ErrorAs(t, err, &ce)
 		require.Equal(t, OpCreate, ce.Call.Op)
 		require.Equal(t, "hook-1", ce.Call.PartitionKey)
@@ -491,13 +492,13 @@ func TestErrorsHooks(t *testing.T) {
 	})
 	t.Run("after loses the response of an applied write", func(t *testing.T) {
 		var lose atomic.Bool
-		hooks := &Hooks{After: func(_ context.Context, c Call, err error) error {
+		hooks := &testhooks.Hooks{After: func(_ context.Context, c testhooks.Call, err error) error {
 			if c.Op == OpCreate && err == nil && lose.Load() {
 				return errBoom
 			}
 			return err
 		}}
-		srv, p := etProvider(t, Options{Test: TestOptions{Hooks: hooks}})
+		srv, p := etProvider(t, testhooks.With(Options{}, testhooks.Knobs{Hooks: hooks}))
 		lose.Store(true)
 		before := etDocs(t, srv)
 		err := p.EnqueueForOrchestrator(ctx, duroxide.StartOrchestrationItem{Instance: "hook-2", Orchestration: "O", ExecutionID: 1}, 0)
@@ -507,14 +508,14 @@ func TestErrorsHooks(t *testing.T) {
 	})
 	t.Run("after on an ack: the retried ack is recognised as done", func(t *testing.T) {
 		var lose atomic.Int32
-		hooks := &Hooks{After: func(_ context.Context, c Call, err error) error {
+		hooks := &testhooks.Hooks{After: func(_ context.Context, c testhooks.Call, err error) error {
 			if c.Op == OpBatch && c.PartitionKey == "hook-3" && err == nil && lose.Load() > 0 {
 				lose.Add(-1)
 				return errBoom
 			}
 			return err
 		}}
-		srv, p := etProvider(t, Options{Test: TestOptions{Hooks: hooks}})
+		srv, p := etProvider(t, testhooks.With(Options{}, testhooks.Knobs{Hooks: hooks}))
 		require.NoError(t, p.EnqueueForOrchestrator(ctx, duroxide.StartOrchestrationItem{Instance: "hook-3", Orchestration: "O", ExecutionID: 1}, 0))
 		item, err := p.FetchOrchestrationItem(ctx, 30*time.Second, 0, nil)
 		require.NoError(t, err)
@@ -560,8 +561,8 @@ func TestErrorsServiceMessageDecoded(t *testing.T) {
 			body, _ := json.Marshal(map[string]string{"code": "X", "message": c.message})
 			resp := &http.Response{StatusCode: 401, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(string(body))),
 				Request: &http.Request{Method: http.MethodGet, URL: &url.URL{Scheme: "https", Host: "a", Path: "/"}}}
-			err := cosmos.Classify(Call{Op: OpRead}, runtime.NewResponseError(resp))
-			var ce *CosmosError
+			err := cosmos.Classify(cosmos.Call{Op: OpRead}, runtime.NewResponseError(resp))
+			var ce *RequestError
 			require.ErrorAs(t, err, &ce)
 			require.Equal(t, c.want, ce.Message)
 			require.Equal(t, c.activity, ce.ActivityID)
@@ -571,8 +572,8 @@ func TestErrorsServiceMessageDecoded(t *testing.T) {
 		body, _ := json.Marshal(map[string]string{"code": "X", "message": long + "\r\nActivityId: b-2, tail"})
 		resp := &http.Response{StatusCode: 401, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(string(body))),
 			Request: &http.Request{Method: http.MethodGet, URL: &url.URL{Scheme: "https", Host: "a", Path: "/"}}}
-		var ce *CosmosError
-		require.ErrorAs(t, cosmos.Classify(Call{Op: OpRead}, runtime.NewResponseError(resp)), &ce)
+		var ce *RequestError
+		require.ErrorAs(t, cosmos.Classify(cosmos.Call{Op: OpRead}, runtime.NewResponseError(resp)), &ce)
 		msg, id := ce.Message, ce.ActivityID
 		require.Equal(t, "b-2", id)
 		require.True(t, utf8.ValidString(msg))

@@ -183,7 +183,7 @@ func ExampleProvider_AckOrchestrationItem() {
 	for _, e := range history {
 		fmt.Println(e.EventID, e.Kind.EventType())
 	}
-	info, _ := p.GetInstanceInfo(ctx, "order-1")
+	info, _ := p.InstanceInfo(ctx, "order-1")
 	fmt.Println(info.OrchestrationName, info.Status, *info.Output)
 	// Output:
 	// fetched order-1 StartOrchestration attempt 1

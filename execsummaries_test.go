@@ -9,6 +9,7 @@ import (
 
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // Execution summaries (issue 19 item 8): an eternal orchestration — a
@@ -21,7 +22,7 @@ import (
 // last one, its OrchestrationContinuedAsNew and the ContinueAsNew item
 // that starts the next. The clock moves a second per execution, so
 // completion times are distinct.
-func runExecutions(t *testing.T, p *cdb.Provider, clock *leaseClock, inst string, from, to uint64) {
+func runExecutions(t *testing.T, p *cdb.Provider, clock *manualClock, inst string, from, to uint64) {
 	t.Helper()
 	ctx := t.Context()
 	for exec := from; exec <= to; exec++ {
@@ -35,7 +36,7 @@ func runExecutions(t *testing.T, p *cdb.Provider, clock *leaseClock, inst string
 		commit.Metadata.Output = hptr("{}")
 		commit.OrchestratorItems = []duroxide.WorkItem{duroxide.ContinueAsNewItem{Instance: inst, Orchestration: "HOrch", Input: "{}", Version: hptr("1.0.0")}}
 		require.NoError(t, p.AckOrchestrationItem(ctx, item.LockToken, commit), "execution %d", exec)
-		clock.Advance(time.Second)
+		clock.advance(time.Second)
 	}
 }
 
@@ -56,8 +57,8 @@ func instanceDocSize(t *testing.T, h *harness, inst string) (int, int) {
 // every admin read that uses the summaries stays exact.
 func TestExecutionSummariesBounded(t *testing.T) {
 	t.Parallel()
-	clock := newLeaseClock()
-	h := newHarnessNoLag(t, cdb.Options{Test: cdb.TestOptions{Now: clock.Now}})
+	clock := newManualClock()
+	h := newHarness(t, testhooks.With(cdb.Options{}, testhooks.Knobs{Now: clock.now}), withoutLag())
 	ctx := t.Context()
 	const inst = "eternal"
 	n := uint64(4 * cdb.MaxExecSummaries)
@@ -68,7 +69,7 @@ func TestExecutionSummariesBounded(t *testing.T) {
 	var sizeAtBound, perSummary int
 	for exec := uint64(1); exec <= n; exec++ {
 		runExecutions(t, h.p, clock, inst, exec, exec)
-		info, err := h.p.GetExecutionInfo(ctx, inst, exec)
+		info, err := h.p.ExecutionInfo(ctx, inst, exec)
 		require.NoError(t, err)
 		want[exec] = info
 		size, kept := instanceDocSize(t, h, inst)
@@ -86,7 +87,7 @@ func TestExecutionSummariesBounded(t *testing.T) {
 	// last ContinueAsNew item, not yet fetched) pending.
 
 	for exec := uint64(1); exec <= n; exec++ {
-		got, err := h.p.GetExecutionInfo(ctx, inst, exec)
+		got, err := h.p.ExecutionInfo(ctx, inst, exec)
 		require.NoError(t, err)
 		require.Equal(t, want[exec], got, "execution %d", exec)
 		require.Equal(t, duroxide.StatusContinuedAsNew, got.Status)
@@ -94,7 +95,7 @@ func TestExecutionSummariesBounded(t *testing.T) {
 	execs, err := h.p.ListExecutions(ctx, inst)
 	require.NoError(t, err)
 	require.Len(t, execs, int(n))
-	m, err := h.p.GetSystemMetrics(ctx)
+	m, err := h.p.SystemMetrics(ctx)
 	require.NoError(t, err)
 	require.Equal(t, n, m.TotalExecutions)
 	require.Equal(t, 2*n, m.TotalEvents)
@@ -105,13 +106,13 @@ func TestExecutionSummariesBounded(t *testing.T) {
 	res, err := h.p.PruneExecutions(ctx, inst, duroxide.PruneOptions{CompletedBefore: want[cut+1].CompletedAt})
 	require.NoError(t, err)
 	require.Equal(t, cut, res.ExecutionsDeleted)
-	m, err = h.p.GetSystemMetrics(ctx)
+	m, err = h.p.SystemMetrics(ctx)
 	require.NoError(t, err)
 	require.Equal(t, n-cut, m.TotalExecutions)
 	require.Equal(t, 2*(n-cut), m.TotalEvents)
-	_, err = h.p.GetExecutionInfo(ctx, inst, cut)
+	_, err = h.p.ExecutionInfo(ctx, inst, cut)
 	require.ErrorIs(t, err, duroxide.ErrInstanceNotFound)
-	got, err := h.p.GetExecutionInfo(ctx, inst, cut+1)
+	got, err := h.p.ExecutionInfo(ctx, inst, cut+1)
 	require.NoError(t, err)
 	require.Equal(t, want[cut+1], got)
 
@@ -119,7 +120,7 @@ func TestExecutionSummariesBounded(t *testing.T) {
 	res, err = h.p.PruneExecutions(ctx, inst, duroxide.PruneOptions{KeepLast: hptr(uint32(3))})
 	require.NoError(t, err)
 	require.Equal(t, n-cut-3, res.ExecutionsDeleted)
-	m, err = h.p.GetSystemMetrics(ctx)
+	m, err = h.p.SystemMetrics(ctx)
 	require.NoError(t, err)
 	require.Equal(t, uint64(3), m.TotalExecutions)
 	require.Equal(t, uint64(6), m.TotalEvents)
@@ -135,7 +136,7 @@ func TestExecutionSummariesBounded(t *testing.T) {
 
 	// The instance carries on.
 	runExecutions(t, h.p, clock, inst, n+1, n+1)
-	got, err = h.p.GetExecutionInfo(ctx, inst, n+1)
+	got, err = h.p.ExecutionInfo(ctx, inst, n+1)
 	require.NoError(t, err)
 	require.Equal(t, duroxide.StatusContinuedAsNew, got.Status)
 }
@@ -146,9 +147,9 @@ func TestExecutionSummariesBounded(t *testing.T) {
 // the totals once.
 func TestExecutionSummariesConcurrentPrunes(t *testing.T) {
 	t.Parallel()
-	clock := newLeaseClock()
-	h := newHarnessNoLag(t, cdb.Options{Test: cdb.TestOptions{Now: clock.Now}})
-	other := h.open(cdb.Options{Test: cdb.TestOptions{Now: clock.Now}})
+	clock := newManualClock()
+	h := newHarness(t, testhooks.With(cdb.Options{}, testhooks.Knobs{Now: clock.now}), withoutLag())
+	other := h.open(testhooks.With(cdb.Options{}, testhooks.Knobs{Now: clock.now}))
 	ctx := t.Context()
 	const inst = "pruned-twice"
 	n := uint64(3 * cdb.MaxExecSummaries)
@@ -164,7 +165,7 @@ func TestExecutionSummariesConcurrentPrunes(t *testing.T) {
 	}
 	require.NoError(t, <-errs)
 	require.NoError(t, <-errs)
-	m, err := h.p.GetSystemMetrics(ctx)
+	m, err := h.p.SystemMetrics(ctx)
 	require.NoError(t, err)
 	require.Equal(t, uint64(3), m.TotalExecutions)
 	require.Equal(t, uint64(6), m.TotalEvents)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // Explorer scenarios for the faults of issue 19: a prune racing a
@@ -64,7 +65,7 @@ func pruneRecreateRace() scenario {
 				return v
 			}
 			v = append(v, historyViolations(w, inst, 2)...)
-			if info, err := w.admin.GetExecutionInfo(w.tb.Context(), inst, 1); err != nil || info == nil {
+			if info, err := w.admin.ExecutionInfo(w.tb.Context(), inst, 1); err != nil || info == nil {
 				v = append(v, fmt.Sprintf("the new incarnation's execution 1 has no summary (%v)", err))
 			}
 			for _, d := range w.docs(inst) {
@@ -99,7 +100,7 @@ func laggingPendingTurnRace() scenario {
 			ctx := w.tb.Context()
 			it, err := p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
 			wmust(w, err)
-			g.setFail(func(c cdb.Call) error {
+			g.setFail(func(c testhooks.Call) error {
 				if isJournalRead(c) {
 					return errInjected
 				}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/cosmostest"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // The interleaving explorer (issue #10, "the class, not just the
@@ -102,13 +103,13 @@ func (w *world) docs(inst string) []map[string]any {
 }
 
 // openProvider opens a provider on the world's container.
-func (w *world) openProvider(hooks *cdb.Hooks) *cdb.Provider {
+func (w *world) openProvider(hooks *testhooks.Hooks) *cdb.Provider {
 	return w.openProviderClock(hooks, w.clock.now)
 }
 
-func (w *world) openProviderClock(hooks *cdb.Hooks, now func() time.Time) *cdb.Provider {
+func (w *world) openProviderClock(hooks *testhooks.Hooks, now func() time.Time) *cdb.Provider {
 	p, err := cdb.New(w.tb.Context(), cdb.Config{Endpoint: w.srv.Endpoint(), Key: w.srv.Key(), Database: "db", Container: w.container,
-		ClientOptions: &azcosmos.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}}}, &cdb.Options{MaintenanceInterval: -1, Test: cdb.TestOptions{Hooks: hooks, Now: now}})
+		ClientOptions: &azcosmos.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}}}, testhooks.With(&cdb.Options{MaintenanceInterval: -1}, testhooks.Knobs{Hooks: hooks, Now: now}))
 	if err != nil {
 		w.tb.Fatalf("opening a provider: %v", err)
 	}
@@ -180,7 +181,7 @@ func runSchedule(tb testing.TB, srv *cosmostest.Server, sc scenario, n int, pref
 			frozen := w.clock.now()
 			now = func() time.Time { return frozen }
 		}
-		provs[i] = w.openProviderClock(&cdb.Hooks{Before: func(ctx context.Context, c cdb.Call) error {
+		provs[i] = w.openProviderClock(&testhooks.Hooks{Before: func(ctx context.Context, c testhooks.Call) error {
 			if st.armed.Load() {
 				if traceSchedules {
 					tb.Logf("%s: %s %s (%d ops)", sc.actors[i].name, c.Op, c.ID, c.Operations)
@@ -287,7 +288,7 @@ func (e *explorer) server(sc scenario) (*cosmostest.Server, func()) {
 	}
 	// A long window: a schedule's writes stay missable by reads without
 	// a session token for as long as the schedule runs.
-	srv := cosmostest.NewTestServer(e.tb, &cosmostest.Options{Lag: &cosmostest.LagOptions{Versions: 3, Window: time.Minute, Seed: 1}})
+	srv := cosmostest.New(e.tb, &cosmostest.Options{Lag: &cosmostest.LagOptions{Versions: 3, Window: time.Minute, Seed: 1}})
 	return srv, srv.Close
 }
 

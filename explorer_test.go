@@ -12,6 +12,7 @@ import (
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/cosmostest"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // TestExplorer runs the interleaving explorer (explorer_helpers_test.go)
@@ -28,7 +29,7 @@ import (
 // seed; the default run uses seed 1.
 func TestExplorer(t *testing.T) {
 	t.Parallel()
-	srv := cosmostest.NewTestServer(t, nil)
+	srv := cosmostest.New(t, nil)
 	e := &explorer{tb: t, srv: srv}
 	bound, limit, randomRuns := 1, 25, 2
 	budget := time.Duration(0)
@@ -158,7 +159,7 @@ func wholeRead(inst string, events []int, keys []int) actor {
 		if err == nil && !inInts(len(h), events) {
 			w.violate("a reader saw %d events (part of a turn; whole is one of %v)", len(h), events)
 		}
-		kv, err2 := p.GetKVAllValues(ctx, inst)
+		kv, err2 := p.KVValues(ctx, inst)
 		if err2 == nil && !inInts(len(kv), keys) {
 			w.violate("a reader saw %d KV keys (part of a turn; whole is one of %v)", len(kv), keys)
 		}
@@ -252,7 +253,7 @@ func largeTurnRace() scenario {
 			if commits == 0 && queued != 1 {
 				v = append(v, fmt.Sprintf("no turn committed but %d queue messages remain (the event must stay)", queued))
 			}
-			kv, err := w.admin.GetKVAllValues(w.tb.Context(), inst)
+			kv, err := w.admin.KVValues(w.tb.Context(), inst)
 			if err != nil || (commits == 1 && len(kv) != xKeys) || (commits == 0 && len(kv) != 0) {
 				v = append(v, fmt.Sprintf("KV has %d keys after %d commits (%v)", len(kv), commits, err))
 			}
@@ -279,7 +280,7 @@ func pendingTurnRace() scenario {
 			ctx := w.tb.Context()
 			it, err := p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
 			wmust(w, err)
-			g.setFail(func(c cdb.Call) error {
+			g.setFail(func(c testhooks.Call) error {
 				if isJournalRead(c) {
 					return errInjected
 				}
@@ -317,7 +318,7 @@ func pendingTurnRace() scenario {
 				want, val = xWhole+1, "NEW"
 			}
 			v = append(v, historyViolations(w, inst, want)...)
-			got, _, err := w.admin.GetKVValue(w.tb.Context(), inst, "k/000")
+			got, _, err := w.admin.KVValue(w.tb.Context(), inst, "k/000")
 			if err != nil || got != val {
 				v = append(v, fmt.Sprintf("k/000 = %q (%v), want %q: an older turn overwrote a newer one", got, err, val))
 			}
@@ -343,7 +344,7 @@ func completedTurnDeletionRace() scenario {
 			ctx := w.tb.Context()
 			it, err := p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
 			wmust(w, err)
-			g.setFail(func(c cdb.Call) error {
+			g.setFail(func(c testhooks.Call) error {
 				if isJournalRead(c) {
 					return errInjected
 				}
@@ -373,7 +374,7 @@ func completedTurnDeletionRace() scenario {
 			if n := len(w.docs(inst)); n > 0 {
 				v = append(v, fmt.Sprintf("%d documents of the deleted instance came back", n))
 			}
-			if _, ok, err := w.admin.GetKVValue(ctx, inst, "k/000"); err != nil || ok {
+			if _, ok, err := w.admin.KVValue(ctx, inst, "k/000"); err != nil || ok {
 				v = append(v, fmt.Sprintf("a KV key of the deleted instance is readable (%v)", err))
 			}
 			return v
@@ -487,8 +488,8 @@ func bulkDeletionRace() scenario {
 				v = append(v, fmt.Sprintf("bulk deletion failed: %v", results[0]))
 			}
 			_, _ = w.admin.RunMaintenance(ctx)
-			childInfo, childErr := w.admin.GetInstanceInfo(ctx, "child")
-			_, rootErr := w.admin.GetInstanceInfo(ctx, "root")
+			childInfo, childErr := w.admin.InstanceInfo(ctx, "child")
+			_, rootErr := w.admin.InstanceInfo(ctx, "root")
 			if results[1] == nil && (childErr != nil || childInfo.Status != duroxide.StatusRunning) {
 				v = append(v, fmt.Sprintf("the child runs again (its ack committed) but was deleted by a non-force call (%v)", childErr))
 			}

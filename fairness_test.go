@@ -20,7 +20,7 @@ import (
 // the backlog within a few fetches.
 func TestDiscoveryIsFairUnderBacklog(t *testing.T) {
 	t.Parallel()
-	srv := cosmostest.NewTestServer(t, nil)
+	srv := cosmostest.New(t, nil)
 	ctx := t.Context()
 	p := newFaultyProvider(t, srv, "fair", nil)
 	const busy, perBusy = 10, 10

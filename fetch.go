@@ -111,7 +111,7 @@ func (p *Provider) tryLockOrchestration(ctx context.Context, c candidate, lockTi
 			c.ids = ids
 		}
 	}
-	res, created, err := p.lockBatch(ctx, c, token, now, until, filter)
+	res, created, takeover, err := p.lockBatch(ctx, c, token, now, until, filter)
 	if err != nil || res == nil {
 		return nil, err
 	}
@@ -127,6 +127,12 @@ func (p *Provider) tryLockOrchestration(ctx context.Context, c candidate, lockTi
 		}
 		m.ETag = string(res.ETags[i])
 		lk.messages = append(lk.messages, &m)
+	}
+	if takeover {
+		if ok, err := p.lockStragglers(ctx, lk, until); err != nil || !ok {
+			p.releaseQuietly(ctx, lk)
+			return nil, err
+		}
 	}
 	sort.SliceStable(lk.messages, func(i, j int) bool { return lk.messages[i].order() < lk.messages[j].order() })
 	if lk.doc.PendingTurn != nil {
@@ -145,6 +151,10 @@ func (p *Provider) tryLockOrchestration(ctx context.Context, c candidate, lockTi
 			return nil, err
 		}
 		sort.SliceStable(lk.messages, func(i, j int) bool { return lk.messages[i].order() < lk.messages[j].order() })
+	}
+
+	if p.heldBack(lk, now) {
+		return nil, p.releaseHeld(ctx, lk, now)
 	}
 
 	item := &duroxide.OrchestrationItem{Instance: c.instance, LockToken: token, KVSnapshot: map[string]duroxide.KVEntry{}}
@@ -166,7 +176,11 @@ func (p *Provider) tryLockOrchestration(ctx context.Context, c candidate, lockTi
 	if !lk.doc.exists() {
 		start := startOf(item.Messages)
 		if start == nil && decodeErr == nil {
-			return nil, p.releaseOrphan(ctx, lk, created, item.Messages)
+			keep, err := p.startOnItsWay(ctx, lk, item.Messages)
+			if err != nil {
+				p.opts.Logger.Warn("checking whether an instance's start is on its way", "instance_id", lk.instance, "error", err)
+			}
+			return nil, p.releaseOrphan(ctx, lk, created, item.Messages, keep || err != nil)
 		}
 		item.OrchestrationName, item.Version, item.ExecutionID = nameVersionOf(start)
 		lk.doc.OrchestrationName, lk.doc.OrchestrationVersion = item.OrchestrationName, item.Version
@@ -241,17 +255,73 @@ func (p *Provider) finishTurnUnderLock(ctx context.Context, lk *orchLock) error 
 	return nil
 }
 
+// lockStragglers locks, after a takeover, the messages the lapsed lock
+// held that discovery did not see: discovery judged them still locked,
+// while the instance's lock, which lapses with them, had lapsed by the
+// time the lock batch ran (a resumed scan's or a slow query's "now" is
+// older than the batch's). Without them the turn would take newer
+// messages before older ones. It reports false when a message changed
+// under us (the caller gives the lock back; the next fetch sees the
+// current state).
+func (p *Provider) lockStragglers(ctx context.Context, lk *orchLock, until time.Time) (bool, error) {
+	ready, err := p.readyMessages(ctx, lk.instance, p.now())
+	if err != nil {
+		return false, err
+	}
+	taken := make(map[string]bool, len(lk.messages))
+	for _, m := range lk.messages {
+		taken[m.ID] = true
+	}
+	var ids []string
+	for _, id := range ready {
+		if !taken[id] && len(lk.messages)+len(ids) < cosmos.MaxBatchOps-1 {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return true, nil
+	}
+	b := cosmos.NewBatch(lk.instance)
+	p.addMessageLocks(b, ids, lk.token, until)
+	res, err := p.st.Execute(ctx, b, true)
+	var be *BatchError
+	if errors.As(err, &be) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	for i, body := range res.Bodies {
+		var m queueDoc
+		if err := json.Unmarshal(body, &m); err != nil {
+			return false, fmt.Errorf("decode queue message: %w", err)
+		}
+		m.ETag = string(res.ETags[i])
+		lk.messages = append(lk.messages, &m)
+	}
+	return true, nil
+}
+
 // lockBatch runs the lock batch. A nil result with a nil error means the
 // instance could not be locked (busy, incompatible, or its messages
 // changed under us). created reports that the instance document was
-// created by this batch (a provisional one).
-func (p *Provider) lockBatch(ctx context.Context, c candidate, token string, now, until time.Time, filter *duroxide.DispatcherCapabilityFilter) (res *cosmos.BatchResult, created bool, err error) {
+// created by this batch (a provisional one); takeover that it was locked
+// by a lock that had lapsed (its holder died or stalled), whose messages
+// discovery may not have seen (lockStragglers).
+func (p *Provider) lockBatch(ctx context.Context, c candidate, token string, now, until time.Time, filter *duroxide.DispatcherCapabilityFilter) (res *cosmos.BatchResult, created, takeover bool, err error) {
 	// A start usually means a new instance: try creating the (provisional)
 	// instance document first, which saves the failed patch; otherwise
 	// patch the existing one. Each falls back to the other.
 	create := c.start
 	for try := 0; try < 2; try++ {
 		b := cosmos.NewBatch(c.instance)
+		head := 0 // operations before the instance's
+		if !create {
+			// The document as it was before the patch, in the same
+			// request: it tells a takeover from a free instance.
+			b.Read(instanceDocID(c.instance))
+			head = 1
+		}
 		if create {
 			doc := instanceDoc{ID: instanceDocID(c.instance), InstanceID: c.instance, Type: docInstance, Status: duroxide.StatusRunning,
 				LockToken: &token, LockedUntil: ptr(ms(until)), CreatedAt: ms(now), UpdatedAt: ms(now), Provisional: true}
@@ -266,14 +336,20 @@ func (p *Provider) lockBatch(ctx context.Context, c candidate, token string, now
 		p.addMessageLocks(b, c.ids, token, until)
 		res, err = p.st.Execute(ctx, b, true)
 		be, ok := err.(*BatchError)
+		inst := ok && be.Index <= head // the instance's read or write failed
 		switch {
 		case err == nil:
-			return res, create, nil
-		case ok && be.Index == 0 && create && errors.Is(be, cosmos.ErrConflict),
-			ok && be.Index == 0 && !create && errors.Is(be, cosmos.ErrNotFound):
+			if head > 0 {
+				var prev instanceDoc
+				takeover = json.Unmarshal(res.Bodies[0], &prev) == nil && prev.LockToken != nil
+				res.Bodies, res.ETags = res.Bodies[head:], res.ETags[head:]
+			}
+			return res, create, takeover, nil
+		case inst && create && errors.Is(be, cosmos.ErrConflict),
+			inst && !create && errors.Is(be, cosmos.ErrNotFound):
 			create = !create // guessed wrong: the other way
 			continue
-		case ok && be.Index == 0 && errors.Is(be, cosmos.ErrPreconditionFailed):
+		case inst && errors.Is(be, cosmos.ErrPreconditionFailed):
 			// Locked, or pinned to a version outside the filter. We
 			// cannot tell which without a read, and neither is worth one.
 			if filter != nil {
@@ -281,20 +357,20 @@ func (p *Provider) lockBatch(ctx context.Context, c candidate, token string, now
 			} else {
 				p.busy.mark(c.instance, now.Add(busyRetry))
 			}
-			return nil, false, nil
-		case ok && be.Index == 0 && errors.Is(be, cosmos.ErrConflict):
+			return nil, false, false, nil
+		case inst && errors.Is(be, cosmos.ErrConflict):
 			p.busy.mark(c.instance, now.Add(busyRetry)) // created by another dispatcher just now
-			return nil, false, nil
+			return nil, false, false, nil
 		case ok:
 			// A message that vanished (404, or 412 where its received
 			// marker now holds the id) was consumed by a turn that ended
 			// after our discovery; the next fetch sees the current state.
-			return nil, false, nil
+			return nil, false, false, nil
 		default:
-			return nil, false, err
+			return nil, false, false, err
 		}
 	}
-	return nil, false, nil
+	return nil, false, false, nil
 }
 
 // lockCondition is the instance patch's predicate: the instance is not
@@ -432,15 +508,86 @@ func (p *Provider) deleteAll(ctx context.Context, partition string, ids []string
 	return nil
 }
 
+// startOnItsWay reports whether an instance without a committed
+// document, whose locked batch holds no start, was started all the same
+// (duroxide.ClientWriter's existence: a start record, a queued start not
+// visible yet — delayed, or held back by an abandon — or an outbox intent
+// that will deliver one). It is asked only when the orphan rule would
+// drop a queue message: an instance exists from the moment its start is
+// accepted, and its messages wait for the start.
+func (p *Provider) startOnItsWay(ctx context.Context, lk *orchLock, items []duroxide.WorkItem) (bool, error) {
+	drops := false
+	for i, m := range lk.messages {
+		if i < len(items) && p.orphanExpired(items[i], m) {
+			drops = true
+		}
+	}
+	if !drops {
+		return false, nil
+	}
+	return p.InstanceExists(ctx, lk.instance)
+}
+
+// startWait is how long a process leaves alone an instance whose
+// messages wait for a start or a held batch that it cannot see yet.
+const startWait = time.Second
+
+// heldGrace is how long after held messages became visible a fetch that
+// did not lock them still gives the instance back: its discovery may
+// have read them before they were given back (still locked), or from a
+// replica that had not seen the release yet.
+const heldGrace = 5 * time.Second
+
+// heldBack reports whether lk's instance has messages the last abandon
+// gave back (instanceDoc.Held) that this lock did not take: not visible
+// yet (a delay), or missed by a discovery that read them while they were
+// still locked. Delivering the newer ones first would reorder the
+// instance's queue. The hold is honoured until MaxClockSkew plus
+// heldGrace after the held messages became visible (by the abandoner's
+// clock), past which every process sees them (or they are gone).
+func (p *Provider) heldBack(lk *orchLock, now time.Time) bool {
+	h := lk.doc.Held
+	if h == nil || h.Until <= ms(now.Add(-p.skew()-heldGrace)) {
+		return false
+	}
+	taken := make(map[string]bool, len(lk.messages))
+	for _, m := range lk.messages {
+		taken[m.ID] = true
+	}
+	for _, id := range h.IDs {
+		if !taken[id] {
+			return true
+		}
+	}
+	return false
+}
+
+// releaseHeld gives back a lock taken while older messages are held back
+// (heldBack): the messages are unlocked without counting the attempt and
+// keep their visibility, the instance keeps its hold, and this process
+// leaves the instance alone for a while.
+func (p *Provider) releaseHeld(ctx context.Context, lk *orchLock, now time.Time) error {
+	b := cosmos.NewBatch(lk.instance)
+	b.Patch(instanceDocID(lk.instance), releaseOps(), &lk.etag)
+	for _, m := range lk.messages {
+		b.Patch(m.ID, unlockMessageOps(m.AttemptCount-1, nil), nil)
+	}
+	_, err := p.st.ExecuteTolerant(ctx, b, false)
+	wait := time.UnixMilli(lk.doc.Held.Until).Sub(now)
+	p.busy.mark(lk.instance, now.Add(min(max(wait, busyRetry), startWait)))
+	return err
+}
+
 // releaseOrphan applies the orphan rule to an instance that does not
 // exist and whose batch cannot create it: queue messages (events for an
 // instance that never started) are deleted; anything else is unlocked
-// and left for the start that will come.
-func (p *Provider) releaseOrphan(ctx context.Context, lk *orchLock, created bool, items []duroxide.WorkItem) error {
+// and left for the start that will come. With keep (the instance's
+// start is on its way: startOnItsWay) nothing is deleted.
+func (p *Provider) releaseOrphan(ctx context.Context, lk *orchLock, created bool, items []duroxide.WorkItem, keep bool) error {
 	b := cosmos.NewBatch(lk.instance)
 	dropped := 0
 	for i, m := range lk.messages {
-		if p.orphanExpired(items[i], m) {
+		if !keep && p.orphanExpired(items[i], m) {
 			b.Delete(m.ID, nil, cosmos.ErrNotFound)
 			dropped++
 		} else {
@@ -459,7 +606,11 @@ func (p *Provider) releaseOrphan(ctx context.Context, lk *orchLock, created bool
 	if err == nil {
 		p.orphansDropped.Add(int64(dropped))
 	}
-	p.busy.clear(lk.instance)
+	if keep {
+		p.busy.mark(lk.instance, p.now().Add(startWait))
+	} else {
+		p.busy.clear(lk.instance)
+	}
 	return err
 }
 

@@ -1,9 +1,13 @@
 package cdb_test
 
 import (
+	"cmp"
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sort"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,14 +19,20 @@ import (
 	"github.com/duroxide-go/cdb/cosmostest"
 	"github.com/duroxide-go/cdb/duroxide"
 	"github.com/duroxide-go/cdb/internal/testbackend"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
-// This file is the shared harness of the provider's fault-injection,
-// bootstrap, bad-input and hostile-id tests: one in-process cosmostest
-// server per test, providers built with cdb.New on it, and direct access to
-// the stored documents to check what was (not) written.
+// This file is the root package's one test harness (newHarness and its
+// options): one in-process cosmostest server per test (or a backend),
+// providers built with cdb.New on it, direct access to the stored
+// documents to check what was (not) written, a manual clock for the
+// live-actor tests and the request metering of the cost tests and
+// benchmarks (bench_helpers_test.go). The explorer's per-schedule world
+// and the validation suite's factory (providertest.Factory) build their
+// providers themselves: thousands of schedules share one server, and the
+// suite asks for a fresh container per test.
 //
-// Parallelism: a test that owns its server (a harness, a race env, its own
+// Parallelism: a test that owns its server (a harness, its own
 // cosmostest server or backend database) and asserts no timing calls
 // t.Parallel. These stay serial, so nothing else competes for the CPU
 // while they run: the lease tests (lease renewal and expiry run on wall
@@ -42,17 +52,27 @@ const (
 	hLock = 30 * time.Second
 )
 
-// harness is one cosmostest server with a container bootstrapped by a
-// first provider.
+// harness is one container, bootstrapped by a first provider (p), on a
+// cosmostest server of its own or a backend.
 type harness struct {
-	t   *testing.T
+	t   testing.TB
+	ctx context.Context    // t.Context()
 	srv *cosmostest.Server // nil on a backend other than cosmostest
 	p   *cdb.Provider
+	// served counts the requests the harness's own server has finished,
+	// stats included (nil on a backend): the server counts a response's
+	// documents and bytes only after writing it, so a client can see a
+	// response before its stats land (settle waits for them).
+	served *atomic.Int64
 
 	// Where the container is; on other backends, how to reach it.
 	endpoint, key, db, coll string
 	clientOpts              *azcosmos.ClientOptions
-	sdk                     *azcosmos.ContainerClient // nil with srv
+	sdk                     *azcosmos.ContainerClient // direct SDK access: setup and checks, never measured
+
+	// clock is the manual clock of the providers actor opens (nil unless
+	// withManualClock).
+	clock *manualClock
 }
 
 // hClientOptions turns the SDK's own retries off, so a fault injected
@@ -63,52 +83,116 @@ func hClientOptions() *azcosmos.ClientOptions {
 	return o
 }
 
-// newHarness starts a server and opens a provider on it (which bootstraps
-// the container). The outbox reconciler is off unless o asks for it.
-func newHarness(t *testing.T, o cdb.Options) *harness {
+// manualClock is a clock shared by several providers (testhooks.Knobs.Now);
+// it only moves when a test advances it. It starts on a whole millisecond,
+// the resolution of the expiries the provider stores, so a lock or lease
+// expires exactly when a test advances the clock past it.
+type manualClock struct{ ns atomic.Int64 }
+
+func newManualClock() *manualClock {
+	c := &manualClock{}
+	c.ns.Store(time.Now().Truncate(time.Millisecond).UnixNano())
+	return c
+}
+
+func (c *manualClock) now() time.Time          { return time.Unix(0, c.ns.Load()) }
+func (c *manualClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
+
+// harnessOption chooses what newHarness builds. The default is a
+// cosmostest server of its own with lagging replicas and one partition-key
+// range, and a first provider that bootstraps the container.
+type harnessOption func(*harnessConfig)
+
+type harnessConfig struct {
+	server   cosmostest.Options
+	backend  *testbackend.Backend
+	clock    *manualClock
+	db, coll string
+}
+
+// withoutLag runs the server without lagging replicas. Two groups of tests
+// use it, each an open finding rather than a property of the tests: the
+// Cosmos lease tests (lease documents of other processes are read stale,
+// so convergence takes longer there; ETag-conditional claims keep it
+// safe), and tests that hand one process's lock token or session owner to
+// another process (that process has no session token for the partition,
+// so its first read may miss the item; the runtime only ever renews its
+// own locks and sessions). The live-actor and multi-range tests (what is
+// stored after precisely staged interleavings) and the cost tests and
+// benchmarks (exact request counts) use it too.
+func withoutLag() harnessOption {
+	return func(c *harnessConfig) { c.server.Lag = nil }
+}
+
+// withRanges gives the server's containers n physical partitions.
+func withRanges(n int) harnessOption {
+	return func(c *harnessConfig) { c.server.PartitionKeyRanges = n }
+}
+
+// onBackend runs on b instead of a server of the harness's own: a
+// cosmostest backend's server, or a fresh database on another backend
+// (deleted when t ends), whose documents are then read through the SDK.
+func onBackend(b testbackend.Backend) harnessOption {
+	return func(c *harnessConfig) { c.backend = &b }
+}
+
+// inContainer puts the harness's container, coll, in the database db,
+// which the caller made (on a backend, instead of a fresh database): the
+// validation suite's factory gives each test its own container in one
+// database per run.
+func inContainer(db, coll string) harnessOption {
+	return func(c *harnessConfig) { c.db, c.coll = db, coll }
+}
+
+// withManualClock gives the harness a manual clock, which the providers
+// actor opens read: the live-actor tests advance it to expire locks and
+// leases instead of waiting.
+func withManualClock() harnessOption {
+	return func(c *harnessConfig) { c.clock = newManualClock() }
+}
+
+// newHarness starts a server (or takes a backend, onBackend) and opens a
+// provider on it, which bootstraps the container. The outbox reconciler
+// is off unless o asks for it.
+func newHarness(t testing.TB, o cdb.Options, opts ...harnessOption) *harness {
 	t.Helper()
-	// The fault tests run on lagging replicas (the cosmostest-lagging
+	// By default the tests run on lagging replicas (the cosmostest-lagging
 	// backend's settings): a read without a covering session token may miss
 	// recent writes, as on a real account; reads that draw an up-to-date
 	// replica behave exactly like plain cosmostest.
-	srv := cosmostest.NewTestServer(t, &cosmostest.Options{Lag: testbackend.LagOptions()})
-	h := &harness{t: t, srv: srv, endpoint: srv.Endpoint(), key: srv.Key(), db: hDatabase, coll: hContainer, clientOpts: hClientOptions()}
-	h.p = h.open(o)
-	return h
-}
-
-// newHarnessNoLag is newHarness on a server without lagging replicas. Two
-// groups of tests use it, each an open finding rather than a property of
-// the tests: the Cosmos lease tests (lease documents of other processes
-// are read stale, so convergence takes longer there; ETag-conditional
-// claims keep it safe), and tests that hand one process's lock token or
-// session owner to another process (that process has no session token for
-// the partition, so its first read may miss the item; the runtime only
-// ever renews its own locks and sessions).
-func newHarnessNoLag(t *testing.T, o cdb.Options) *harness {
-	t.Helper()
-	srv := cosmostest.NewTestServer(t, nil)
-	h := &harness{t: t, srv: srv, endpoint: srv.Endpoint(), key: srv.Key(), db: hDatabase, coll: hContainer, clientOpts: hClientOptions()}
-	h.p = h.open(o)
-	return h
-}
-
-// newHarnessOn is newHarness on any backend: a cosmostest backend's own
-// server, or a fresh database on another backend (deleted when t ends),
-// whose documents are then read through the SDK.
-func newHarnessOn(t *testing.T, b testbackend.Backend, o cdb.Options) *harness {
-	t.Helper()
-	if b.Server != nil {
-		h := &harness{t: t, srv: b.Server, endpoint: b.Endpoint, key: b.Key, db: testbackend.NewDatabaseName(t), coll: hContainer, clientOpts: hClientOptions()}
-		h.p = h.open(o)
-		return h
+	c := harnessConfig{server: cosmostest.Options{Lag: testbackend.LagOptions()}}
+	for _, opt := range opts {
+		opt(&c)
 	}
-	db := b.NewDatabase(t)
-	h := &harness{t: t, endpoint: b.Endpoint, key: b.Key, db: db.ID(), coll: hContainer, clientOpts: b.ClientOptions()}
+	h := &harness{t: t, ctx: t.Context(), db: cmp.Or(c.db, hDatabase), coll: cmp.Or(c.coll, hContainer), clientOpts: hClientOptions(), clock: c.clock}
+	client := func() *azcosmos.Client { return h.srv.Client() }
+	switch b := c.backend; {
+	case b == nil:
+		// The server logs each request once, after counting its response.
+		h.served = &atomic.Int64{}
+		c.server.Logf = func(string, ...any) { h.served.Add(1) }
+		h.srv = cosmostest.New(t, &c.server)
+	case b.Server != nil:
+		h.srv = b.Server
+		if c.db == "" {
+			h.db = testbackend.NewDatabaseName(t)
+		}
+	default:
+		h.clientOpts = b.ClientOptions()
+		if c.db == "" {
+			h.db = b.NewDatabase(t).ID()
+		}
+		client = func() *azcosmos.Client { return b.Client }
+	}
+	if c.backend != nil {
+		h.endpoint, h.key = c.backend.Endpoint, c.backend.Key
+	} else {
+		h.endpoint, h.key = h.srv.Endpoint(), h.srv.Key()
+	}
 	h.p = h.open(o)
-	c, err := b.Client.NewContainer(h.db, h.coll)
+	sdk, err := client().NewContainer(h.db, h.coll)
 	require.NoError(t, err)
-	h.sdk = c
+	h.sdk = sdk
 	return h
 }
 
@@ -133,6 +217,30 @@ func (h *harness) open(o cdb.Options) *cdb.Provider {
 	require.NoError(h.t, err)
 	h.t.Cleanup(func() { _ = p.Close() })
 	return p
+}
+
+// actor opens a provider (another process) on the manual clock whose
+// calls pass through g (nil: no hooks). Unlike open, it keeps the default
+// clock-skew margin: the actors share the manual clock, and the tests
+// advance it past lock expiry plus the margin.
+func (h *harness) actor(g *gate) *cdb.Provider {
+	h.t.Helper()
+	require.NotNil(h.t, h.clock, "actor needs withManualClock")
+	var hooks *testhooks.Hooks
+	if g != nil {
+		hooks = g.hooks()
+	}
+	return h.open(testhooks.With(cdb.Options{MaxClockSkew: cdb.DefaultMaxClockSkew}, testhooks.Knobs{Hooks: hooks, Now: h.clock.now}))
+}
+
+// ids lists the ids of instance's documents (for short failure messages).
+func (h *harness) ids(instance string) []string {
+	h.t.Helper()
+	var out []string
+	for _, d := range h.docsWhere("", instance) {
+		out = append(out, fmt.Sprint(d["id"]))
+	}
+	return out
 }
 
 // docs returns every stored document.

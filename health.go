@@ -26,7 +26,7 @@ const subStatusOwnerResourceNotFound = 1003
 func (p *Provider) Ping(ctx context.Context) error {
 	const op = "ping"
 	_, _, err := p.st.Read(ctx, healthProbeID, healthProbeID)
-	var ce *CosmosError
+	var ce *RequestError
 	switch {
 	case err == nil:
 		return nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // Ping answers nil from a working container for one request, a retryable
@@ -20,13 +21,13 @@ func TestPing(t *testing.T) {
 	t.Parallel()
 	var fail atomic.Bool
 	errReset := errors.New("injected: connection reset")
-	hooks := &cdb.Hooks{Before: func(_ context.Context, c cdb.Call) error {
+	hooks := &testhooks.Hooks{Before: func(_ context.Context, c testhooks.Call) error {
 		if fail.Load() {
 			return errReset
 		}
 		return nil
 	}}
-	h := newHarness(t, cdb.Options{Test: cdb.TestOptions{Hooks: hooks}})
+	h := newHarness(t, testhooks.With(cdb.Options{}, testhooks.Knobs{Hooks: hooks}))
 	ctx := t.Context()
 
 	h.p.ResetRequestStats()

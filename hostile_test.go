@@ -78,7 +78,7 @@ func hostileKeys(id string) []string {
 
 // runHostileFirstTurn enqueues the start of id, fetches it and acks a turn
 // that writes history, three KV keys, an activity with a session and a
-// child start via the outbox, then checks Read and GetKVValue.
+// child start via the outbox, then checks Read and KVValue.
 func runHostileFirstTurn(t *testing.T, h *harness, id string) hostileTurn {
 	t.Helper()
 	ctx := t.Context()
@@ -117,12 +117,12 @@ func runHostileFirstTurn(t *testing.T, h *harness, id string) hostileTurn {
 	require.NoError(t, err)
 	require.Equal(t, ht.history, hist)
 	for _, k := range ht.keys {
-		v, ok, err := p.GetKVValue(ctx, id, k)
+		v, ok, err := p.KVValue(ctx, id, k)
 		require.NoError(t, err)
 		require.True(t, ok, "key %q", k)
 		require.Equal(t, "v:"+k, v)
 	}
-	all, err := p.GetKVAllValues(ctx, id)
+	all, err := p.KVValues(ctx, id)
 	require.NoError(t, err)
 	require.Len(t, all, len(ht.keys))
 	return ht
@@ -177,12 +177,12 @@ func finishHostile(t *testing.T, h *harness, ht hostileTurn) {
 	require.NoError(t, err)
 	require.Equal(t, childHist, ch)
 
-	info, err := p.GetInstanceInfo(ctx, id)
+	info, err := p.InstanceInfo(ctx, id)
 	require.NoError(t, err)
 	require.Equal(t, id, info.InstanceID)
 	require.Equal(t, duroxide.StatusCompleted, info.Status)
 	require.Equal(t, "out:"+id, *info.Output)
-	cinfo, err := p.GetInstanceInfo(ctx, ht.child)
+	cinfo, err := p.InstanceInfo(ctx, ht.child)
 	require.NoError(t, err)
 	require.Equal(t, ht.child, cinfo.InstanceID)
 	require.NotNil(t, cinfo.ParentInstanceID)
@@ -191,7 +191,7 @@ func finishHostile(t *testing.T, h *harness, ht hostileTurn) {
 	require.NoError(t, err)
 	require.Equal(t, []string{ht.child}, children)
 	for _, k := range ht.keys {
-		v, ok, err := p.GetKVValue(ctx, id, k)
+		v, ok, err := p.KVValue(ctx, id, k)
 		require.NoError(t, err)
 		require.True(t, ok, "key %q after completion", k)
 		require.Equal(t, "v:"+k, v)
@@ -209,7 +209,7 @@ func TestHostileIDsRoundTrip(t *testing.T) {
 	t.Parallel()
 	testbackend.ForEachProvider(t, func(t *testing.T, b testbackend.Backend) {
 		t.Parallel() // each backend has its own server or database
-		testHostileIDsRoundTrip(t, newHarnessOn(t, b, cdb.Options{}))
+		testHostileIDsRoundTrip(t, newHarness(t, cdb.Options{}, onBackend(b)))
 	})
 }
 
@@ -259,7 +259,7 @@ func testHostileIDsRoundTrip(t *testing.T, h *harness) {
 		hist, err := h.p.Read(ctx, ht.id)
 		require.NoError(t, err)
 		require.Empty(t, hist)
-		_, ok, err := h.p.GetKVValue(ctx, ht.id, ht.keys[0])
+		_, ok, err := h.p.KVValue(ctx, ht.id, ht.keys[0])
 		require.NoError(t, err)
 		require.False(t, ok)
 		after := perPartition()
@@ -294,7 +294,7 @@ func TestHostileInvalidIDsRejected(t *testing.T) {
 	t.Parallel()
 	testbackend.ForEachProvider(t, func(t *testing.T, b testbackend.Backend) {
 		t.Parallel() // each backend has its own server or database
-		testHostileInvalidIDsRejected(t, newHarnessOn(t, b, cdb.Options{}))
+		testHostileInvalidIDsRejected(t, newHarness(t, cdb.Options{}, onBackend(b)))
 	})
 }
 
@@ -315,9 +315,9 @@ func testHostileInvalidIDsRejected(t *testing.T, h *harness) {
 				"delete_instance":   func() error { _, err := p.DeleteInstance(ctx, bad, true); return err }(),
 				"read":              func() error { _, err := p.Read(ctx, bad); return err }(),
 				"read_execution":    func() error { _, err := p.ReadWithExecution(ctx, bad, 1); return err }(),
-				"get_kv_value":      func() error { _, _, err := p.GetKVValue(ctx, bad, "k"); return err }(),
-				"get_kv_all":        func() error { _, err := p.GetKVAllValues(ctx, bad); return err }(),
-				"get_instance_info": func() error { _, err := p.GetInstanceInfo(ctx, bad); return err }(),
+				"get_kv_value":      func() error { _, _, err := p.KVValue(ctx, bad, "k"); return err }(),
+				"get_kv_all":        func() error { _, err := p.KVValues(ctx, bad); return err }(),
+				"get_instance_info": func() error { _, err := p.InstanceInfo(ctx, bad); return err }(),
 			}
 			for name, err := range checks {
 				requirePermanentErr(t, err, name)

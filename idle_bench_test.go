@@ -36,7 +36,7 @@ func BenchmarkIdleRuntime(b *testing.B) {
 	}{{"runtime", -1}, {"runtime+outbox", 5 * time.Second}} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
-				e := newCostEnv(b, cdb.Options{MaintenanceInterval: c.outbox})
+				e := newHarness(b, cdb.Options{MaintenanceInterval: c.outbox}, withoutLag())
 				rt, err := durable.Start(b.Context(), e.p, durable.NewRegistry(), nil)
 				must(b, err)
 				time.Sleep(rampUp)

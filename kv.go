@@ -127,10 +127,10 @@ func kvOps(lk *orchLock, c duroxide.OrchestrationCommit) []cosmos.BatchOp {
 	return ops
 }
 
-// GetKVValue implements duroxide.Provider: the merged view (the current
+// KVValue implements duroxide.Provider: the merged view (the current
 // execution's delta overrides the store; a tombstone hides it), read with
 // one single-partition query.
-func (p *Provider) GetKVValue(ctx context.Context, instance, key string) (string, bool, error) {
+func (p *Provider) KVValue(ctx context.Context, instance, key string) (string, bool, error) {
 	const op = "get_kv_value"
 	if err := validateInstanceID(op, instance); err != nil {
 		return "", false, err
@@ -148,8 +148,8 @@ func (p *Provider) GetKVValue(ctx context.Context, instance, key string) (string
 	return "", false, nil
 }
 
-// GetKVAllValues implements duroxide.Provider.
-func (p *Provider) GetKVAllValues(ctx context.Context, instance string) (map[string]string, error) {
+// KVValues implements duroxide.Provider.
+func (p *Provider) KVValues(ctx context.Context, instance string) (map[string]string, error) {
 	const op = "get_kv_all_values"
 	if err := validateInstanceID(op, instance); err != nil {
 		return nil, err

@@ -22,7 +22,7 @@ const lagTurns = 25
 // read that the runtime would replay and commit on top of.
 func runLaggedTurns(t *testing.T, withTokens bool) (stale int) {
 	t.Helper()
-	srv := cosmostest.NewTestServer(t, &cosmostest.Options{Lag: &cosmostest.LagOptions{Versions: 3, Window: time.Hour, Seed: 42}})
+	srv := cosmostest.New(t, &cosmostest.Options{Lag: &cosmostest.LagOptions{Versions: 3, Window: time.Hour, Seed: 42}})
 	h := &harness{t: t, srv: srv, endpoint: srv.Endpoint(), key: srv.Key(), db: hDatabase, coll: hContainer, clientOpts: hClientOptions()}
 	a, b := h.open(cdb.Options{}), h.open(cdb.Options{})
 	if !withTokens {

@@ -16,6 +16,7 @@ import (
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/cosmostest"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // faultAt fails the n-th Cosmos call (0-based) after it is armed, either
@@ -30,9 +31,9 @@ type faultAt struct {
 
 var errInjected = errors.New("injected fault")
 
-func (f *faultAt) hooks() *cdb.Hooks {
-	return &cdb.Hooks{
-		Before: func(_ context.Context, c cdb.Call) error {
+func (f *faultAt) hooks() *testhooks.Hooks {
+	return &testhooks.Hooks{
+		Before: func(_ context.Context, c testhooks.Call) error {
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			if !f.armed {
@@ -45,7 +46,7 @@ func (f *faultAt) hooks() *cdb.Hooks {
 			}
 			return nil
 		},
-		After: func(_ context.Context, c cdb.Call, err error) error {
+		After: func(_ context.Context, c testhooks.Call, err error) error {
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			if !f.armed {
@@ -108,12 +109,12 @@ func bigTurn(inst string) duroxide.OrchestrationCommit {
 	return c
 }
 
-func newFaultyProvider(t *testing.T, srv *cosmostest.Server, container string, hooks *cdb.Hooks) *cdb.Provider {
+func newFaultyProvider(t *testing.T, srv *cosmostest.Server, container string, hooks *testhooks.Hooks) *cdb.Provider {
 	t.Helper()
 	p, err := cdb.New(t.Context(), cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key(), Database: "db", Container: container,
 		// The processes share this clock: locks expire exactly when the
 		// tests wait for (no skew margin).
-		ClientOptions: &azcosmos.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}}}, &cdb.Options{MaintenanceInterval: -1, MaxClockSkew: -1, Test: cdb.TestOptions{Hooks: hooks}})
+		ClientOptions: &azcosmos.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}}}, testhooks.With(&cdb.Options{MaintenanceInterval: -1, MaxClockSkew: -1}, testhooks.Knobs{Hooks: hooks}))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })
 	return p
@@ -136,7 +137,7 @@ func prepare(t *testing.T, p *cdb.Provider, inst string) *duroxide.Orchestration
 }
 
 // checkBigTurn asserts the turn is fully and exactly once visible.
-func checkBigTurn(t *testing.T, srv *cosmostest.Server, p *cdb.Provider, container, inst string) {
+func checkBigTurn(t *testing.T, srv *cosmostest.Server, p *cdb.Provider, db, container, inst string) {
 	t.Helper()
 	ctx := t.Context()
 	hist, err := p.Read(ctx, inst)
@@ -145,10 +146,10 @@ func checkBigTurn(t *testing.T, srv *cosmostest.Server, p *cdb.Provider, contain
 	for i, e := range hist {
 		require.Equal(t, uint64(i+1), e.EventID)
 	}
-	kv, err := p.GetKVAllValues(ctx, inst)
+	kv, err := p.KVValues(ctx, inst)
 	require.NoError(t, err)
 	require.Len(t, kv, bigKeys)
-	docs, err := srv.Documents("db", container)
+	docs, err := srv.Documents(db, container)
 	require.NoError(t, err)
 	counts := map[string]int{}
 	for _, d := range docs {
@@ -187,7 +188,7 @@ func checkBigTurn(t *testing.T, srv *cosmostest.Server, p *cdb.Provider, contain
 // it is visible before its commit.
 func TestLargeTurnSurvivesAFaultAtEveryCall(t *testing.T) {
 	t.Parallel()
-	srv := cosmostest.NewTestServer(t, nil)
+	srv := cosmostest.New(t, nil)
 	ctx := t.Context()
 
 	// A clean run counts the calls of the ack.
@@ -198,7 +199,7 @@ func TestLargeTurnSurvivesAFaultAtEveryCall(t *testing.T) {
 	require.NoError(t, p.AckOrchestrationItem(ctx, it.LockToken, bigTurn("big")))
 	calls := f.disarm()
 	require.Greater(t, calls, 10, "the turn must span many batches")
-	checkBigTurn(t, srv, p, "clean", "big")
+	checkBigTurn(t, srv, p, "db", "clean", "big")
 
 	for _, after := range []bool{false, true} {
 		for n := 0; n < calls; n++ {
@@ -227,7 +228,7 @@ func TestLargeTurnSurvivesAFaultAtEveryCall(t *testing.T) {
 				}
 				_, err = p.RunMaintenance(ctx)
 				require.NoError(t, err)
-				checkBigTurn(t, srv, p, container, "big")
+				checkBigTurn(t, srv, p, "db", container, "big")
 			})
 		}
 	}
@@ -237,11 +238,11 @@ func TestLargeTurnSurvivesAFaultAtEveryCall(t *testing.T) {
 // process dies half-way through staging; its lock expires; the next fetch
 // cleans up the leftovers and the re-run turn commits exactly once.
 func TestLargeTurnCrashBeforeCommitIsRetriedByTheNextLockHolder(t *testing.T) {
-	srv := cosmostest.NewTestServer(t, nil)
+	srv := cosmostest.New(t, nil)
 	ctx := t.Context()
 	var dead atomic.Bool
 	var batches atomic.Int32
-	hooks := &cdb.Hooks{Before: func(_ context.Context, c cdb.Call) error {
+	hooks := &testhooks.Hooks{Before: func(_ context.Context, c testhooks.Call) error {
 		if dead.Load() {
 			return errInjected
 		}
@@ -274,7 +275,7 @@ func TestLargeTurnCrashBeforeCommitIsRetriedByTheNextLockHolder(t *testing.T) {
 	}, 5*time.Second, 50*time.Millisecond)
 	require.Empty(t, it2.History)
 	require.NoError(t, p2.AckOrchestrationItem(ctx, it2.LockToken, commit))
-	checkBigTurn(t, srv, p2, "crash", "big")
+	checkBigTurn(t, srv, p2, "db", "crash", "big")
 }
 
 // TestListExecutionsHidesAnUncommittedExecution: a large turn that
@@ -282,11 +283,11 @@ func TestLargeTurnCrashBeforeCommitIsRetriedByTheNextLockHolder(t *testing.T) {
 // before its commit; until the commit, and if the acking process dies
 // before it, the instance has one execution.
 func TestListExecutionsHidesAnUncommittedExecution(t *testing.T) {
-	srv := cosmostest.NewTestServer(t, nil)
+	srv := cosmostest.New(t, nil)
 	ctx := t.Context()
 	var dead atomic.Bool
 	var batches atomic.Int32
-	hooks := &cdb.Hooks{Before: func(_ context.Context, c cdb.Call) error {
+	hooks := &testhooks.Hooks{Before: func(_ context.Context, c testhooks.Call) error {
 		if dead.Load() {
 			return errInjected
 		}

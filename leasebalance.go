@@ -14,7 +14,7 @@ import (
 	"github.com/duroxide-go/cdb/internal/wirejson"
 )
 
-// Lease documents and the balancing algorithm behind CosmosLeases: read
+// Lease documents and the balancing algorithm behind Leases: read
 // every slot lease and member heartbeat, compute fair shares over the live
 // members, and claim or give up slots with ETag-conditioned writes.
 
@@ -57,7 +57,7 @@ type leaseSnapshot struct {
 }
 
 // readLeases reads the whole lease partition with one query.
-func (l *CosmosLeases) readLeases(ctx context.Context) (*leaseSnapshot, error) {
+func (l *Leases) readLeases(ctx context.Context) (*leaseSnapshot, error) {
 	snap := &leaseSnapshot{members: map[string]*memberDoc{}}
 	part := LeasePartition
 	// A projection: the documents' other fields are not needed, and the
@@ -104,7 +104,7 @@ func (l *CosmosLeases) readLeases(ctx context.Context) (*leaseSnapshot, error) {
 // heartbeat extends this process's member lease, creating the document on
 // first use. The condition is the ETag just read; another writer in between
 // (a process with the same id) is re-read once.
-func (l *CosmosLeases) heartbeat(ctx context.Context, snap *leaseSnapshot, now int64) error {
+func (l *Leases) heartbeat(ctx context.Context, snap *leaseSnapshot, now int64) error {
 	me := l.opts.ProcessID
 	doc := memberDoc{ID: memberID(l.opts.Group, me), InstanceID: LeasePartition, Type: docLeaseMember, Group: l.opts.Group, ProcessID: me,
 		ExpiresAt: now + l.opts.LeaseDuration.Milliseconds(), RenewedAt: now}
@@ -137,7 +137,7 @@ func (l *CosmosLeases) heartbeat(ctx context.Context, snap *leaseSnapshot, now i
 }
 
 // readMember point-reads a member document (nil if absent).
-func (l *CosmosLeases) readMember(ctx context.Context, process string) (*memberDoc, error) {
+func (l *Leases) readMember(ctx context.Context, process string) (*memberDoc, error) {
 	raw, etag, err := l.p.st.Read(ctx, LeasePartition, memberID(l.opts.Group, process))
 	if errors.Is(err, cosmos.ErrNotFound) {
 		return nil, nil
@@ -156,7 +156,7 @@ func (l *CosmosLeases) readMember(ctx context.Context, process string) (*memberD
 // lapsedBefore is the instant (ms) another process's lease expiry must
 // precede for this one to treat it as expired (Provider.lapsedBefore): the
 // expiry was written with that process's clock.
-func (l *CosmosLeases) lapsedBefore(now int64) int64 { return now - l.p.skew().Milliseconds() }
+func (l *Leases) lapsedBefore(now int64) int64 { return now - l.p.skew().Milliseconds() }
 
 // liveMembers returns the processes whose lease is live at now, sorted.
 func liveMembers(snap *leaseSnapshot, now int64) []string {
@@ -204,7 +204,7 @@ func ownerOf(snap *leaseSnapshot, s int, now int64) string {
 // with no live owner first, then the surplus of over-share processes. The
 // scan starts at an offset derived from the process id, so concurrent
 // claimants mostly pick different slots.
-func (l *CosmosLeases) rebalance(ctx context.Context, snap *leaseSnapshot, now int64) error {
+func (l *Leases) rebalance(ctx context.Context, snap *leaseSnapshot, now int64) error {
 	me := l.opts.ProcessID
 	lapsed := l.lapsedBefore(now)
 	targets := fairShares(liveMembers(snap, lapsed))
@@ -254,7 +254,7 @@ func (l *CosmosLeases) rebalance(ctx context.Context, snap *leaseSnapshot, now i
 
 // claim takes slot s with a write conditioned on the ETag read (or a create
 // if it has no document yet). Losing the race (412, 409) is not an error.
-func (l *CosmosLeases) claim(ctx context.Context, snap *leaseSnapshot, s int, now int64) (bool, error) {
+func (l *Leases) claim(ctx context.Context, snap *leaseSnapshot, s int, now int64) (bool, error) {
 	doc := slotLeaseDoc{ID: slotLeaseID(l.opts.Group, s), InstanceID: LeasePartition, Type: docSlotLease, Group: l.opts.Group, Slot: s,
 		Owner: l.opts.ProcessID, ClaimedAt: now}
 	body, err := wirejson.Marshal(doc)
@@ -284,7 +284,7 @@ func (l *CosmosLeases) claim(ctx context.Context, snap *leaseSnapshot, s int, no
 
 // collectMembers deletes member documents that expired long ago and own no
 // slot. Failures are ignored: the next renewal tries again.
-func (l *CosmosLeases) collectMembers(ctx context.Context, snap *leaseSnapshot, now int64) {
+func (l *Leases) collectMembers(ctx context.Context, snap *leaseSnapshot, now int64) {
 	owners := map[string]bool{}
 	for _, d := range snap.slots {
 		if d != nil {

@@ -45,7 +45,7 @@ import (
 
 // LeasePartition is the partition key value (instance id) of the lease
 // documents. It is reserved: no instance may use it.
-const LeasePartition = limits.ReservedInstanceID
+const LeasePartition = "_cdb_dispatch_leases"
 
 // Document types of the lease partition.
 const (
@@ -66,7 +66,7 @@ const (
 	memberGCLeases = 10
 )
 
-// LeaseOptions configure CosmosLeases. The zero value is usable.
+// LeaseOptions configure Leases. The zero value is usable.
 type LeaseOptions struct {
 	// ProcessID names this process in the lease documents. Set it to a
 	// stable value (a pod name, a host name) so a restarted process finds
@@ -128,12 +128,12 @@ func (o LeaseOptions) withDefaults() (LeaseOptions, error) {
 	return o, nil
 }
 
-// CosmosLeases is a LeaseProvider whose slot assignments are shared, through
+// Leases is a LeaseProvider whose slot assignments are shared, through
 // lease documents in the provider's container, by every process using that
 // container: each live process polls its fair share of the 256 dispatch
 // slots, and the share is rebalanced when processes join or leave.
 //
-// Give a new CosmosLeases to exactly one provider in Options.Leases; the
+// Give a new Leases to exactly one provider in Options.Leases; the
 // provider renews it in the background every RenewInterval and, on Close,
 // ends its lease (a read and a write) so the other processes take its
 // slots at their next renewal. It applies to every fetch of that provider, with or
@@ -152,7 +152,7 @@ func (o LeaseOptions) withDefaults() (LeaseOptions, error) {
 //
 // Overlap is safe: instance and item locks are ETag-conditional, so two
 // processes polling a slot only contend, they never both take a message.
-type CosmosLeases struct {
+type Leases struct {
 	opts  LeaseOptions
 	bound atomic.Bool
 	p     *Provider
@@ -161,24 +161,24 @@ type CosmosLeases struct {
 	state atomic.Pointer[leaseView]
 }
 
-// NewCosmosLeases returns leases to put in Options.Leases.
-func NewCosmosLeases(opts LeaseOptions) (*CosmosLeases, error) {
+// NewLeases returns leases to put in Options.Leases.
+func NewLeases(opts LeaseOptions) (*Leases, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	return &CosmosLeases{opts: o}, nil
+	return &Leases{opts: o}, nil
 }
 
 // ProcessID returns the id this process holds slots under.
-func (l *CosmosLeases) ProcessID() string { return l.opts.ProcessID }
+func (l *Leases) ProcessID() string { return l.opts.ProcessID }
 
 // Options returns the options in effect (with defaults filled in).
-func (l *CosmosLeases) Options() LeaseOptions { return l.opts }
+func (l *Leases) Options() LeaseOptions { return l.opts }
 
 // Owned returns the slots this process held at its last renewal, in
 // ascending order (nil before the first renewal).
-func (l *CosmosLeases) Owned() []uint8 {
+func (l *Leases) Owned() []uint8 {
 	v := l.state.Load()
 	if v == nil {
 		return nil
@@ -187,9 +187,9 @@ func (l *CosmosLeases) Owned() []uint8 {
 }
 
 // bind attaches the leases to the provider that owns them.
-func (l *CosmosLeases) bind(p *Provider) error {
+func (l *Leases) bind(p *Provider) error {
 	if !l.bound.CompareAndSwap(false, true) {
-		return configError("a CosmosLeases value belongs to one provider; create one per provider")
+		return configError("a Leases value belongs to one provider; create one per provider")
 	}
 	l.p = p
 	return nil
@@ -226,7 +226,7 @@ func (v *leaseView) slotsAt(now int64) []uint8 {
 // AcquireSlots returns the slots this process polls (the same for every
 // dispatcher); nil, meaning all slots, while it holds no live lease. It
 // reads no documents.
-func (l *CosmosLeases) AcquireSlots(_ context.Context, _ uint64) ([]uint8, error) {
+func (l *Leases) AcquireSlots(_ context.Context, _ uint64) ([]uint8, error) {
 	v := l.state.Load()
 	if v == nil || l.p == nil {
 		return nil, nil
@@ -243,14 +243,14 @@ func (l *CosmosLeases) AcquireSlots(_ context.Context, _ uint64) ([]uint8, error
 
 // ReleaseSlots does nothing: slots belong to the process, not to one
 // dispatcher, and are given up when the provider closes.
-func (l *CosmosLeases) ReleaseSlots(context.Context, uint64) error { return nil }
+func (l *Leases) ReleaseSlots(context.Context, uint64) error { return nil }
 
 // Refresh renews this process's lease and rebalances slots now, as the
 // background renewal does every RenewInterval. It returns the first error;
 // a lost race for a slot is not an error.
-func (l *CosmosLeases) Refresh(ctx context.Context) error {
+func (l *Leases) Refresh(ctx context.Context) error {
 	if l.p == nil {
-		return errors.New("cdb: CosmosLeases is not attached to a provider (put it in Options.Leases)")
+		return errors.New("cdb: Leases is not attached to a provider (put it in Options.Leases)")
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -272,7 +272,7 @@ func (l *CosmosLeases) Refresh(ctx context.Context) error {
 }
 
 // publish makes the renewal's result what AcquireSlots answers from.
-func (l *CosmosLeases) publish(snap *leaseSnapshot, now int64) {
+func (l *Leases) publish(snap *leaseSnapshot, now int64) {
 	me := l.opts.ProcessID
 	v := &leaseView{renewedUntil: snap.members[me].ExpiresAt, validUntil: v0}
 	margin := l.p.skew().Milliseconds()
@@ -299,7 +299,7 @@ const v0 = int64(^uint64(0) >> 1)
 
 // run renews every RenewInterval until stop closes, then gives the slots
 // up.
-func (l *CosmosLeases) run(stop <-chan struct{}) {
+func (l *Leases) run(stop <-chan struct{}) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -325,7 +325,7 @@ func (l *CosmosLeases) run(stop <-chan struct{}) {
 // take its slots at their next renewal instead of after LeaseDuration. The
 // slot documents keep naming it: a restart with the same ProcessID before
 // anyone claimed them finds them still its own.
-func (l *CosmosLeases) release() {
+func (l *Leases) release() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	v := l.state.Load()

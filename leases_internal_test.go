@@ -37,10 +37,10 @@ func TestLeaseOptionsValidation(t *testing.T) {
 		"invalid utf-8":     {ProcessID: "a\xffb"},
 		"too long":          {ProcessID: string(make([]byte, 200))},
 	} {
-		_, err := NewCosmosLeases(o)
+		_, err := NewLeases(o)
 		require.ErrorIs(t, err, ErrConfig, name)
 	}
-	l, err := NewCosmosLeases(LeaseOptions{})
+	l, err := NewLeases(LeaseOptions{})
 	require.NoError(t, err)
 	require.NotEmpty(t, l.ProcessID())
 	require.Equal(t, DefaultLeaseDuration/3, l.Options().RenewInterval)
@@ -49,11 +49,11 @@ func TestLeaseOptionsValidation(t *testing.T) {
 
 // Two processes claiming the same slots at once, from the same snapshot:
 // every slot has exactly one winner, and its document names it.
-func TestCosmosLeasesConflictOneWinner(t *testing.T) {
-	srv := cosmostest.NewTestServer(t, nil)
+func TestLeasesConflictOneWinner(t *testing.T) {
+	srv := cosmostest.New(t, nil)
 	ctx := t.Context()
-	open := func(id string) *CosmosLeases {
-		l, err := NewCosmosLeases(LeaseOptions{ProcessID: id, LeaseDuration: time.Hour})
+	open := func(id string) *Leases {
+		l, err := NewLeases(LeaseOptions{ProcessID: id, LeaseDuration: time.Hour})
 		require.NoError(t, err)
 		p, err := New(ctx, Config{Endpoint: srv.Endpoint(), Key: srv.Key()}, &Options{MaintenanceInterval: -1})
 		require.NoError(t, err)
@@ -84,7 +84,7 @@ func TestCosmosLeasesConflictOneWinner(t *testing.T) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	for _, c := range []struct {
-		l    *CosmosLeases
+		l    *Leases
 		snap *leaseSnapshot
 	}{{l1, s1}, {l2, s2}} {
 		wg.Add(1)

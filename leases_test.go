@@ -17,9 +17,9 @@ import (
 
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/cosmostest"
-	"github.com/duroxide-go/cdb/duroxide"
 	"github.com/duroxide-go/cdb/duroxide/providertest"
 	"github.com/duroxide-go/cdb/internal/testbackend"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // Lease tests run several providers ("processes") on one cosmostest
@@ -30,41 +30,30 @@ import (
 
 const testLease = time.Hour
 
-type leaseClock struct{ ms atomic.Int64 }
-
-func newLeaseClock() *leaseClock {
-	c := &leaseClock{}
-	c.ms.Store(time.Now().UnixMilli())
-	return c
-}
-
-func (c *leaseClock) Now() time.Time          { return time.UnixMilli(c.ms.Load()) }
-func (c *leaseClock) Advance(d time.Duration) { c.ms.Add(d.Milliseconds()) }
-
 // leaseProc is one process: a provider with Cosmos leases. Killing it makes
 // every Cosmos request it sends fail, as if the process were gone, so it
 // can neither renew nor give its slots up.
 type leaseProc struct {
 	id   string
 	p    *cdb.Provider
-	l    *cdb.CosmosLeases
+	l    *cdb.Leases
 	dead atomic.Bool
 }
 
 func (lp *leaseProc) kill() { lp.dead.Store(true); _ = lp.p.Close() }
 
-func openLeaseProc(t *testing.T, h *harness, clock *leaseClock, id string) *leaseProc {
+func openLeaseProc(t *testing.T, h *harness, clock *manualClock, id string) *leaseProc {
 	t.Helper()
-	l, err := cdb.NewCosmosLeases(cdb.LeaseOptions{ProcessID: id, LeaseDuration: testLease})
+	l, err := cdb.NewLeases(cdb.LeaseOptions{ProcessID: id, LeaseDuration: testLease})
 	require.NoError(t, err)
 	lp := &leaseProc{id: id, l: l}
-	hooks := &cdb.Hooks{Before: func(context.Context, cdb.Call) error {
+	hooks := &testhooks.Hooks{Before: func(context.Context, testhooks.Call) error {
 		if lp.dead.Load() {
 			return errors.New("process is dead")
 		}
 		return nil
 	}}
-	lp.p = h.open(cdb.Options{Leases: l, Test: cdb.TestOptions{Hooks: hooks, Now: clock.Now}})
+	lp.p = h.open(testhooks.With(cdb.Options{Leases: l}, testhooks.Knobs{Hooks: hooks, Now: clock.now}))
 	return lp
 }
 
@@ -174,9 +163,9 @@ func converge(t *testing.T, h *harness, procs ...*leaseProc) int {
 	return 0
 }
 
-func TestCosmosLeasesConvergeOneThreeTwo(t *testing.T) {
-	h := newHarnessNoLag(t, cdb.Options{})
-	clock := newLeaseClock()
+func TestLeasesConvergeOneThreeTwo(t *testing.T) {
+	h := newHarness(t, cdb.Options{}, withoutLag())
+	clock := newManualClock()
 	a := openLeaseProc(t, h, clock, "proc-a")
 	converge(t, h, a)
 	require.Len(t, a.l.Owned(), 256)
@@ -201,19 +190,19 @@ func TestCosmosLeasesConvergeOneThreeTwo(t *testing.T) {
 // Groups split the slots independently: two orchestration processes share
 // them in one group while a lone activity process holds all of them in
 // another.
-func TestCosmosLeasesGroups(t *testing.T) {
-	h := newHarnessNoLag(t, cdb.Options{})
-	clock := newLeaseClock()
+func TestLeasesGroups(t *testing.T) {
+	h := newHarness(t, cdb.Options{}, withoutLag())
+	clock := newManualClock()
 	ctx := t.Context()
-	open := func(id, group string) *cdb.CosmosLeases {
-		l, err := cdb.NewCosmosLeases(cdb.LeaseOptions{ProcessID: id, Group: group, LeaseDuration: testLease})
+	open := func(id, group string) *cdb.Leases {
+		l, err := cdb.NewLeases(cdb.LeaseOptions{ProcessID: id, Group: group, LeaseDuration: testLease})
 		require.NoError(t, err)
-		h.open(cdb.Options{Leases: l, Test: cdb.TestOptions{Now: clock.Now}})
+		h.open(testhooks.With(cdb.Options{Leases: l}, testhooks.Knobs{Now: clock.now}))
 		return l
 	}
 	o1, o2, w := open("orch-1", "orchestrators"), open("orch-2", "orchestrators"), open("worker-1", "workers")
 	for range 3 {
-		for _, l := range []*cdb.CosmosLeases{o1, o2, w} {
+		for _, l := range []*cdb.Leases{o1, o2, w} {
 			require.NoError(t, l.Refresh(ctx))
 		}
 	}
@@ -229,9 +218,9 @@ func TestCosmosLeasesGroups(t *testing.T) {
 	require.Empty(t, leaseOwners(t, h), "nothing in the default group")
 }
 
-func TestCosmosLeasesFairness(t *testing.T) {
-	h := newHarnessNoLag(t, cdb.Options{})
-	clock := newLeaseClock()
+func TestLeasesFairness(t *testing.T) {
+	h := newHarness(t, cdb.Options{}, withoutLag())
+	clock := newManualClock()
 	var procs []*leaseProc
 	for _, id := range []string{"w3", "w1", "w5", "w2", "w4"} { // joining out of order
 		procs = append(procs, openLeaseProc(t, h, clock, id))
@@ -246,9 +235,9 @@ func TestCosmosLeasesFairness(t *testing.T) {
 	}
 }
 
-func TestCosmosLeasesDeadOwnerTakenOver(t *testing.T) {
-	h := newHarnessNoLag(t, cdb.Options{})
-	clock := newLeaseClock()
+func TestLeasesDeadOwnerTakenOver(t *testing.T) {
+	h := newHarness(t, cdb.Options{}, withoutLag())
+	clock := newManualClock()
 	ctx := t.Context()
 	a := openLeaseProc(t, h, clock, "proc-a")
 	b := openLeaseProc(t, h, clock, "proc-b")
@@ -256,14 +245,14 @@ func TestCosmosLeasesDeadOwnerTakenOver(t *testing.T) {
 	aSlots := a.l.Owned()
 
 	b.kill() // no renewal, no release
-	clock.Advance(testLease / 2)
+	clock.advance(testLease / 2)
 	require.NoError(t, a.l.Refresh(ctx))
 	require.Equal(t, aSlots, a.l.Owned(), "b's lease is still live: nothing moves")
 	polled, err := a.l.AcquireSlots(ctx, 0)
 	require.NoError(t, err)
 	require.Equal(t, aSlots, polled, "a polls only its own slots while b's lease is live")
 
-	clock.Advance(testLease / 2)
+	clock.advance(testLease / 2)
 	// b's lease has lapsed: before a renews, its fetches already poll
 	// b's slots too, so none waits longer than the lease.
 	polled, err = a.l.AcquireSlots(ctx, 0)
@@ -281,9 +270,9 @@ func TestCosmosLeasesDeadOwnerTakenOver(t *testing.T) {
 	}
 }
 
-func TestCosmosLeasesStableIdentityKeepsSlotsAcrossRestart(t *testing.T) {
-	h := newHarnessNoLag(t, cdb.Options{})
-	clock := newLeaseClock()
+func TestLeasesStableIdentityKeepsSlotsAcrossRestart(t *testing.T) {
+	h := newHarness(t, cdb.Options{}, withoutLag())
+	clock := newManualClock()
 	a := openLeaseProc(t, h, clock, "proc-a")
 	b := openLeaseProc(t, h, clock, "proc-b")
 	converge(t, h, a, b)
@@ -296,9 +285,9 @@ func TestCosmosLeasesStableIdentityKeepsSlotsAcrossRestart(t *testing.T) {
 	require.Equal(t, aSlots, a.l.Owned())
 }
 
-func TestCosmosLeasesFetchOnlyOwnedSlots(t *testing.T) {
-	h := newHarnessNoLag(t, cdb.Options{})
-	clock := newLeaseClock()
+func TestLeasesFetchOnlyOwnedSlots(t *testing.T) {
+	h := newHarness(t, cdb.Options{}, withoutLag())
+	clock := newManualClock()
 	ctx := t.Context()
 	a := openLeaseProc(t, h, clock, "proc-a")
 	b := openLeaseProc(t, h, clock, "proc-b")
@@ -348,17 +337,7 @@ func TestCosmosLeasesFetchOnlyOwnedSlots(t *testing.T) {
 	}
 }
 
-// leaseFactory runs the validation suite with Cosmos leases on every
-// provider.
-type leaseFactory struct{ *factory }
-
-func (f leaseFactory) NewProvider(t *testing.T) duroxide.Provider {
-	l, err := cdb.NewCosmosLeases(cdb.LeaseOptions{LeaseDuration: 3 * time.Second, RenewInterval: time.Second})
-	require.NoError(t, err)
-	return f.newCosmosProvider(t, cdb.Options{Leases: l})
-}
-
-func TestValidationWithCosmosLeases(t *testing.T) {
+func TestValidationWithLeases(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the whole validation suite again; skipped with -short")
 	}
@@ -366,23 +345,25 @@ func TestValidationWithCosmosLeases(t *testing.T) {
 		if b.Name != testbackend.NameCosmostest {
 			t.Skip("leases change nothing backend-specific; TestValidation covers the other backends")
 		}
-		providertest.Run(t, leaseFactory{newFactory(t, b)})
+		f := newFactory(t, b)
+		f.leases = true
+		providertest.Run(t, f)
 	})
 }
 
-// BenchmarkCosmosLeasesCost measures what the leases cost one process with
+// BenchmarkLeasesCost measures what the leases cost one process with
 // the default intervals: the requests and RU of one renewal, times the
 // renewals per minute. Three processes share the slots; the fetch path
 // reads no lease documents.
-func BenchmarkCosmosLeasesCost(b *testing.B) {
-	srv := cosmostest.NewTestServer(b, nil)
-	clock := newLeaseClock()
+func BenchmarkLeasesCost(b *testing.B) {
+	srv := cosmostest.New(b, nil)
+	clock := newManualClock()
 	var procs []*leaseProc
 	for _, id := range []string{"p1", "p2", "p3"} {
-		l, err := cdb.NewCosmosLeases(cdb.LeaseOptions{ProcessID: id})
+		l, err := cdb.NewLeases(cdb.LeaseOptions{ProcessID: id})
 		require.NoError(b, err)
 		p, err := cdb.New(b.Context(), cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key(), ClientOptions: hClientOptions()},
-			&cdb.Options{Leases: l, MaintenanceInterval: -1, Test: cdb.TestOptions{Now: clock.Now}})
+			testhooks.With(&cdb.Options{Leases: l, MaintenanceInterval: -1}, testhooks.Knobs{Now: clock.now}))
 		require.NoError(b, err)
 		b.Cleanup(func() { _ = p.Close() })
 		procs = append(procs, &leaseProc{id: id, l: l, p: p})
@@ -421,19 +402,19 @@ func BenchmarkCosmosLeasesCost(b *testing.B) {
 
 // With the real clock and the background renewal only: two processes
 // share the slots, and when one dies the other takes them all over.
-func TestCosmosLeasesBackgroundRenewal(t *testing.T) {
-	h := newHarnessNoLag(t, cdb.Options{})
+func TestLeasesBackgroundRenewal(t *testing.T) {
+	h := newHarness(t, cdb.Options{}, withoutLag())
 	open := func(id string) *leaseProc {
-		l, err := cdb.NewCosmosLeases(cdb.LeaseOptions{ProcessID: id, LeaseDuration: 2 * time.Second, RenewInterval: 200 * time.Millisecond})
+		l, err := cdb.NewLeases(cdb.LeaseOptions{ProcessID: id, LeaseDuration: 2 * time.Second, RenewInterval: 200 * time.Millisecond})
 		require.NoError(t, err)
 		lp := &leaseProc{id: id, l: l}
-		hooks := &cdb.Hooks{Before: func(context.Context, cdb.Call) error {
+		hooks := &testhooks.Hooks{Before: func(context.Context, testhooks.Call) error {
 			if lp.dead.Load() {
 				return errors.New("process is dead")
 			}
 			return nil
 		}}
-		lp.p = h.open(cdb.Options{Leases: l, Test: cdb.TestOptions{Hooks: hooks}})
+		lp.p = h.open(testhooks.With(cdb.Options{Leases: l}, testhooks.Knobs{Hooks: hooks}))
 		return lp
 	}
 	a, b := open("bg-a"), open("bg-b")
@@ -446,18 +427,18 @@ func TestCosmosLeasesBackgroundRenewal(t *testing.T) {
 }
 
 // Share the dispatch slots between processes on one container: each
-// process gives its provider its own CosmosLeases, and renewals (in the
+// process gives its provider its own Leases, and renewals (in the
 // background every RenewInterval; here by hand) converge to fair shares.
-func ExampleNewCosmosLeases() {
+func ExampleNewLeases() {
 	srv, err := cosmostest.NewServer(nil)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer srv.Close()
 	ctx := context.Background()
-	var all []*cdb.CosmosLeases
+	var all []*cdb.Leases
 	for _, id := range []string{"worker-a", "worker-b", "worker-c"} {
-		leases, err := cdb.NewCosmosLeases(cdb.LeaseOptions{ProcessID: id})
+		leases, err := cdb.NewLeases(cdb.LeaseOptions{ProcessID: id})
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -487,9 +468,9 @@ func ExampleNewCosmosLeases() {
 // Lease writes whose outcome is unknown — applied but answered with an
 // error, or not applied — do not break the assignment: later renewals read
 // the truth and the documents still converge to fair shares.
-func TestCosmosLeasesAmbiguousWrites(t *testing.T) {
-	h := newHarnessNoLag(t, cdb.Options{})
-	clock := newLeaseClock()
+func TestLeasesAmbiguousWrites(t *testing.T) {
+	h := newHarness(t, cdb.Options{}, withoutLag())
+	clock := newManualClock()
 	// Faults hit lease writes during the first rounds only: a fault pattern
 	// that never ends can starve one process forever (every one of its
 	// heartbeats refused), which says nothing about the leases. What must
@@ -497,22 +478,22 @@ func TestCosmosLeasesAmbiguousWrites(t *testing.T) {
 	// nothing behind that stops convergence once the faults stop.
 	var faulty atomic.Bool
 	var sent, answered atomic.Int64
-	leaseWrite := func(c cdb.Call) bool {
+	leaseWrite := func(c testhooks.Call) bool {
 		return faulty.Load() && c.PartitionKey == cdb.LeasePartition && c.Op != cdb.OpQuery
 	}
 	var refused, lost atomic.Int64
 	open := func(id string) *leaseProc {
-		l, err := cdb.NewCosmosLeases(cdb.LeaseOptions{ProcessID: id, LeaseDuration: testLease})
+		l, err := cdb.NewLeases(cdb.LeaseOptions{ProcessID: id, LeaseDuration: testLease})
 		require.NoError(t, err)
-		hooks := &cdb.Hooks{
-			Before: func(_ context.Context, c cdb.Call) error {
+		hooks := &testhooks.Hooks{
+			Before: func(_ context.Context, c testhooks.Call) error {
 				if leaseWrite(c) && sent.Add(1)%5 == 0 {
 					refused.Add(1)
 					return errors.New("injected: not sent")
 				}
 				return nil
 			},
-			After: func(_ context.Context, c cdb.Call, err error) error {
+			After: func(_ context.Context, c testhooks.Call, err error) error {
 				if err == nil && leaseWrite(c) && answered.Add(1)%4 == 0 {
 					lost.Add(1)
 					return errors.New("injected: applied, response lost")
@@ -520,7 +501,7 @@ func TestCosmosLeasesAmbiguousWrites(t *testing.T) {
 				return err
 			},
 		}
-		return &leaseProc{id: id, l: l, p: h.open(cdb.Options{Leases: l, Test: cdb.TestOptions{Hooks: hooks, Now: clock.Now}})}
+		return &leaseProc{id: id, l: l, p: h.open(testhooks.With(cdb.Options{Leases: l}, testhooks.Knobs{Hooks: hooks, Now: clock.now}))}
 	}
 	procs := []*leaseProc{open("amb-a"), open("amb-b"), open("amb-c")}
 	ctx := t.Context()
@@ -549,8 +530,8 @@ func TestCosmosLeasesAmbiguousWrites(t *testing.T) {
 	require.True(t, fair, "converged after ambiguous writes: %v", counts)
 }
 
-func TestCosmosLeasesPartitionIsReserved(t *testing.T) {
-	h := newHarnessNoLag(t, cdb.Options{})
+func TestLeasesPartitionIsReserved(t *testing.T) {
+	h := newHarness(t, cdb.Options{}, withoutLag())
 	err := h.p.EnqueueForOrchestrator(t.Context(), hStart(cdb.LeasePartition), 0)
 	requirePermanentErr(t, err)
 	require.ErrorContains(t, err, "reserved")

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/cosmos"
 	"github.com/duroxide-go/cdb/internal/limits"
 )
 
@@ -67,4 +68,13 @@ func requireBound(t *testing.T, what string, doc []byte, estimate int) {
 	t.Helper()
 	require.GreaterOrEqual(t, estimate, len(doc), "%s: the estimate is below the real document", what)
 	require.LessOrEqual(t, estimate-len(doc), 2*limits.FixedFieldBytes, "%s: the estimate is far above the real document", what)
+}
+
+// TestExportedLimitsMatchInternal: the exported constants are literals, so
+// go doc shows their values; they must stay equal to the internal
+// constants the provider enforces.
+func TestExportedLimitsMatchInternal(t *testing.T) {
+	require.Equal(t, limits.ReservedInstanceID, LeasePartition)
+	require.Equal(t, limits.MaxDocBytes, MaxDocumentBytes)
+	require.Equal(t, cosmos.MaxDocBytes, MaxDocumentBytes)
 }

@@ -4,11 +4,11 @@ import (
 	"context"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/duroxide-go/cdb"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // This file holds the tools of the race tests (liveactors_test.go) and the
@@ -17,23 +17,10 @@ import (
 // go, and a shared manual clock so a lock expires exactly when a test
 // says so.
 
-// manualClock is a clock shared by several providers; it only moves when
-// a test advances it.
-type manualClock struct{ ns atomic.Int64 }
-
-func newManualClock() *manualClock {
-	c := &manualClock{}
-	c.ns.Store(time.Now().UnixNano())
-	return c
-}
-
-func (c *manualClock) now() time.Time          { return time.Unix(0, c.ns.Load()) }
-func (c *manualClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
-
 // pausePoint is one place an actor stops: the first call matching match,
 // before it is sent or (after) once it was applied.
 type pausePoint struct {
-	match   func(cdb.Call) bool
+	match   func(testhooks.Call) bool
 	after   bool
 	hit     bool
 	reached chan struct{}
@@ -68,11 +55,11 @@ func (pp *pausePoint) open() { pp.once.Do(func() { close(pp.release) }) }
 type gate struct {
 	mu     sync.Mutex
 	points []*pausePoint
-	fail   func(c cdb.Call) error // Before: a non-nil error fails the call
+	fail   func(c testhooks.Call) error // Before: a non-nil error fails the call
 	// failAfter replaces a call's result once it returned (a lost
 	// response when the call succeeded).
-	failAfter func(c cdb.Call, err error) error
-	calls     []cdb.Call // every call, for the explorer's schedules
+	failAfter func(c testhooks.Call, err error) error
+	calls     []testhooks.Call // every call, for the explorer's schedules
 }
 
 func newGate(t testing.TB) *gate {
@@ -83,7 +70,7 @@ func newGate(t testing.TB) *gate {
 
 // at arms a pause point; match is called under the gate's lock, so it
 // may keep state (e.g. count calls).
-func (g *gate) at(after bool, match func(cdb.Call) bool) *pausePoint {
+func (g *gate) at(after bool, match func(testhooks.Call) bool) *pausePoint {
 	pp := &pausePoint{match: match, after: after, reached: make(chan struct{}), release: make(chan struct{})}
 	g.mu.Lock()
 	g.points = append(g.points, pp)
@@ -91,13 +78,13 @@ func (g *gate) at(after bool, match func(cdb.Call) bool) *pausePoint {
 	return pp
 }
 
-func (g *gate) setFail(f func(c cdb.Call) error) {
+func (g *gate) setFail(f func(c testhooks.Call) error) {
 	g.mu.Lock()
 	g.fail = f
 	g.mu.Unlock()
 }
 
-func (g *gate) setFailAfter(f func(c cdb.Call, err error) error) {
+func (g *gate) setFailAfter(f func(c testhooks.Call, err error) error) {
 	g.mu.Lock()
 	g.failAfter = f
 	g.mu.Unlock()
@@ -112,7 +99,7 @@ func (g *gate) openAll() {
 	}
 }
 
-func (g *gate) pause(c cdb.Call, after bool) {
+func (g *gate) pause(c testhooks.Call, after bool) {
 	g.mu.Lock()
 	var hit *pausePoint
 	for _, pp := range g.points {
@@ -129,9 +116,9 @@ func (g *gate) pause(c cdb.Call, after bool) {
 	}
 }
 
-func (g *gate) hooks() *cdb.Hooks {
-	return &cdb.Hooks{
-		Before: func(_ context.Context, c cdb.Call) error {
+func (g *gate) hooks() *testhooks.Hooks {
+	return &testhooks.Hooks{
+		Before: func(_ context.Context, c testhooks.Call) error {
 			g.mu.Lock()
 			g.calls = append(g.calls, c)
 			f := g.fail
@@ -144,7 +131,7 @@ func (g *gate) hooks() *cdb.Hooks {
 			g.pause(c, false)
 			return nil
 		},
-		After: func(_ context.Context, c cdb.Call, err error) error {
+		After: func(_ context.Context, c testhooks.Call, err error) error {
 			g.pause(c, true)
 			g.mu.Lock()
 			f := g.failAfter
@@ -159,16 +146,18 @@ func (g *gate) hooks() *cdb.Hooks {
 
 // Call predicates.
 
-func isJournalRead(c cdb.Call) bool { return c.Op == cdb.OpRead && strings.Contains(c.ID, "journal") }
+func isJournalRead(c testhooks.Call) bool {
+	return c.Op == cdb.OpRead && strings.Contains(c.ID, "journal")
+}
 
-func isInstanceRead(c cdb.Call) bool {
+func isInstanceRead(c testhooks.Call) bool {
 	return c.Op == cdb.OpRead && strings.HasSuffix(c.ID, "instance")
 }
 
 // nth matches the n-th (1-based) call that satisfies pred.
-func nth(n int, pred func(cdb.Call) bool) func(cdb.Call) bool {
+func nth(n int, pred func(testhooks.Call) bool) func(testhooks.Call) bool {
 	seen := 0
-	return func(c cdb.Call) bool {
+	return func(c testhooks.Call) bool {
 		if pred(c) {
 			seen++
 			return seen == n
@@ -179,9 +168,9 @@ func nth(n int, pred func(cdb.Call) bool) func(cdb.Call) bool {
 
 // afterFirst matches calls satisfying pred once a call satisfying first
 // was seen.
-func afterFirst(first, pred func(cdb.Call) bool) func(cdb.Call) bool {
+func afterFirst(first, pred func(testhooks.Call) bool) func(testhooks.Call) bool {
 	armed := false
-	return func(c cdb.Call) bool {
+	return func(c testhooks.Call) bool {
 		if armed && pred(c) {
 			return true
 		}
@@ -192,10 +181,10 @@ func afterFirst(first, pred func(cdb.Call) bool) func(cdb.Call) bool {
 	}
 }
 
-func isBatch(c cdb.Call) bool { return c.Op == cdb.OpBatch }
+func isBatch(c testhooks.Call) bool { return c.Op == cdb.OpBatch }
 
 // isBigBatch matches the batches of a large turn's stage and roll-forward.
-func isBigBatch(c cdb.Call) bool { return c.Op == cdb.OpBatch && c.Operations > 20 }
+func isBigBatch(c testhooks.Call) bool { return c.Op == cdb.OpBatch && c.Operations > 20 }
 
 // async runs f in a goroutine; the returned channel yields its error.
 func async(f func() error) <-chan error {

@@ -1,17 +1,14 @@
 package cdb_test
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
-	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 	"github.com/stretchr/testify/require"
 
 	"github.com/duroxide-go/cdb"
-	"github.com/duroxide-go/cdb/cosmostest"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // Races between live actors (issue #10). Each test drives two or more
@@ -19,55 +16,6 @@ import (
 // API and pauses one of them at a chosen Cosmos call, the way a slow but
 // alive process (throttled, descheduled, GC-paused) behaves, then checks
 // that what is stored is still right.
-
-// raceEnv is one container shared by several actors on a manual clock.
-type raceEnv struct {
-	t         *testing.T
-	srv       *cosmostest.Server
-	clock     *manualClock
-	container string
-}
-
-func newRaceEnv(t *testing.T) *raceEnv {
-	return &raceEnv{t: t, srv: cosmostest.NewTestServer(t, nil), clock: newManualClock(), container: "races"}
-}
-
-// actor opens a provider (a process) whose calls pass through g (nil: no
-// hooks).
-func (e *raceEnv) actor(g *gate) *cdb.Provider {
-	e.t.Helper()
-	var hooks *cdb.Hooks
-	if g != nil {
-		hooks = g.hooks()
-	}
-	p, err := cdb.New(e.t.Context(), cdb.Config{Endpoint: e.srv.Endpoint(), Key: e.srv.Key(), Database: "db", Container: e.container,
-		ClientOptions: &azcosmos.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}}}, &cdb.Options{MaintenanceInterval: -1, Test: cdb.TestOptions{Hooks: hooks, Now: e.clock.now}})
-	require.NoError(e.t, err)
-	e.t.Cleanup(func() { _ = p.Close() })
-	return p
-}
-
-// ids lists the ids of inst's documents (for short failure messages).
-func (e *raceEnv) ids(inst string) []string {
-	var out []string
-	for _, d := range e.docs(inst) {
-		out = append(out, fmt.Sprint(d["id"]))
-	}
-	return out
-}
-
-func (e *raceEnv) docs(inst string) []map[string]any {
-	e.t.Helper()
-	all, err := e.srv.Documents("db", e.container)
-	require.NoError(e.t, err)
-	var out []map[string]any
-	for _, d := range all {
-		if d["instanceId"] == inst {
-			out = append(out, d)
-		}
-	}
-	return out
-}
 
 // completedBigTurn is bigTurn completing the instance (KV merged into kv
 // documents by the journal).
@@ -80,14 +28,14 @@ func completedBigTurn(inst string) duroxide.OrchestrationCommit {
 
 // ackBigTurnLeavingItPending commits commit as a large turn whose
 // roll-forward the acking process lost, so the turn stays pending.
-func ackBigTurnLeavingItPending(t *testing.T, e *raceEnv, inst string, commit duroxide.OrchestrationCommit) {
+func ackBigTurnLeavingItPending(t *testing.T, e *harness, inst string, commit duroxide.OrchestrationCommit) {
 	t.Helper()
 	g := newGate(t)
 	p := e.actor(g)
 	it := prepare(t, p, inst)
 	// The acking process loses its roll-forward (its first journal read
 	// fails): the turn is committed and left pending.
-	g.setFail(func(c cdb.Call) error {
+	g.setFail(func(c testhooks.Call) error {
 		if isJournalRead(c) {
 			return errInjected
 		}
@@ -104,7 +52,7 @@ func ackBigTurnLeavingItPending(t *testing.T, e *raceEnv, inst string, commit du
 // deleted B's staged documents, and B's commit lost 100 events.
 func TestExpiredStagerCannotDeleteTheNewHoldersTurn(t *testing.T) {
 	t.Parallel()
-	e := newRaceEnv(t)
+	e := newHarness(t, cdb.Options{}, withoutLag(), withManualClock())
 	ctx := t.Context()
 	gA, gB := newGate(t), newGate(t)
 	pA, pB := e.actor(gA), e.actor(gB)
@@ -119,7 +67,7 @@ func TestExpiredStagerCannotDeleteTheNewHoldersTurn(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, itB, "B takes the expired lock")
 	require.Len(t, itB.History, 1)
-	stallB := gB.at(false, func(c cdb.Call) bool { return c.Op == cdb.OpBatch && c.Operations <= 2 }) // B's commit
+	stallB := gB.at(false, func(c testhooks.Call) bool { return c.Op == cdb.OpBatch && c.Operations <= 2 }) // B's commit
 	ackB := async(func() error { return pB.AckOrchestrationItem(ctx, itB.LockToken, bigTurn("big")) })
 	stallB.wait(t)
 
@@ -131,7 +79,7 @@ func TestExpiredStagerCannotDeleteTheNewHoldersTurn(t *testing.T) {
 
 	_, err = pB.RunMaintenance(ctx)
 	require.NoError(t, err)
-	checkBigTurn(t, e.srv, pB, e.container, "big")
+	checkBigTurn(t, e.srv, pB, e.db, e.coll, "big")
 }
 
 // TestStaleRollForwardCannotOverwriteANewerTurn (issue #10, 2): a
@@ -140,7 +88,7 @@ func TestExpiredStagerCannotDeleteTheNewHoldersTurn(t *testing.T) {
 // resumes. On 6c3fdcd it wrote the key back to the old turn's value.
 func TestStaleRollForwardCannotOverwriteANewerTurn(t *testing.T) {
 	t.Parallel()
-	e := newRaceEnv(t)
+	e := newHarness(t, cdb.Options{}, withoutLag(), withManualClock())
 	ctx := t.Context()
 	ackBigTurnLeavingItPending(t, e, "big", bigTurn("big"))
 
@@ -156,7 +104,7 @@ func TestStaleRollForwardCannotOverwriteANewerTurn(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, it)
 	require.Len(t, it.History, 1+bigEvents+bigKeys, "the fetch rolled the pending turn forward")
-	v0, ok0, err := pB.GetKVValue(ctx, "big", "k/000")
+	v0, ok0, err := pB.KVValue(ctx, "big", "k/000")
 	require.NoError(t, err)
 	require.True(t, ok0)
 	require.Equal(t, "v", v0)
@@ -167,7 +115,7 @@ func TestStaleRollForwardCannotOverwriteANewerTurn(t *testing.T) {
 
 	stallR.open()
 	require.NoError(t, recv(t, rec))
-	v, ok, err := pB.GetKVValue(ctx, "big", "k/000")
+	v, ok, err := pB.KVValue(ctx, "big", "k/000")
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Equal(t, "NEW", v, "the newer turn's value stands")
@@ -183,7 +131,7 @@ func TestStaleRollForwardCannotOverwriteANewerTurn(t *testing.T) {
 // and they leaked into the next instance with the same id.
 func TestRollForwardAfterDeletionResurrectsNothing(t *testing.T) {
 	t.Parallel()
-	e := newRaceEnv(t)
+	e := newHarness(t, cdb.Options{}, withoutLag(), withManualClock())
 	ctx := t.Context()
 	ackBigTurnLeavingItPending(t, e, "big", completedBigTurn("big"))
 
@@ -194,7 +142,7 @@ func TestRollForwardAfterDeletionResurrectsNothing(t *testing.T) {
 	stallR.wait(t)
 
 	pD := e.actor(nil)
-	info, err := pD.GetInstanceInfo(ctx, "big")
+	info, err := pD.InstanceInfo(ctx, "big")
 	require.NoError(t, err)
 	require.Equal(t, duroxide.StatusCompleted, info.Status)
 	_, err = pD.DeleteInstance(ctx, "big", false)
@@ -204,7 +152,7 @@ func TestRollForwardAfterDeletionResurrectsNothing(t *testing.T) {
 	stallR.open()
 	require.NoError(t, recv(t, rec))
 	require.Empty(t, e.ids("big"), "nothing of a deleted instance comes back")
-	_, ok, err := pD.GetKVValue(ctx, "big", "k/000")
+	_, ok, err := pD.KVValue(ctx, "big", "k/000")
 	require.NoError(t, err)
 	require.False(t, ok)
 }
@@ -215,7 +163,7 @@ func TestRollForwardAfterDeletionResurrectsNothing(t *testing.T) {
 // tombstone) and the next instance with that id received it.
 func TestWorkerAckDuringDeletionLeavesNoOrphan(t *testing.T) {
 	t.Parallel()
-	e := newRaceEnv(t)
+	e := newHarness(t, cdb.Options{}, withoutLag(), withManualClock())
 	ctx := t.Context()
 	p := e.actor(nil)
 	require.NoError(t, p.EnqueueForOrchestrator(ctx, duroxide.StartOrchestrationItem{Instance: "del", Orchestration: "Big", Input: "{}", Version: str("1.0.0"), ExecutionID: 1}, 0))
@@ -231,7 +179,7 @@ func TestWorkerAckDuringDeletionLeavesNoOrphan(t *testing.T) {
 
 	gD := newGate(t)
 	pD := e.actor(gD)
-	stallD := gD.at(true, func(c cdb.Call) bool { return c.Op == cdb.OpPatch }) // the tombstone is written
+	stallD := gD.at(true, func(c testhooks.Call) bool { return c.Op == cdb.OpPatch }) // the tombstone is written
 	del := async(func() error { _, err := pD.DeleteInstance(ctx, "del", true); return err })
 	stallD.wait(t)
 
@@ -274,7 +222,7 @@ func completeTree(t *testing.T, p *cdb.Provider, root, child string, childStatus
 // checked only the root and deleted the running child.
 func TestDeleteInstanceBulkNeverDeletesARunningChild(t *testing.T) {
 	t.Parallel()
-	e := newRaceEnv(t)
+	e := newHarness(t, cdb.Options{}, withoutLag(), withManualClock())
 	ctx := t.Context()
 	p := e.actor(nil)
 	completeTree(t, p, "root", "child", nil)
@@ -282,10 +230,10 @@ func TestDeleteInstanceBulkNeverDeletesARunningChild(t *testing.T) {
 	res, err := p.DeleteInstanceBulk(ctx, duroxide.InstanceFilter{InstanceIDs: []string{"root"}})
 	require.NoError(t, err)
 	require.Zero(t, res.InstancesDeleted, "a tree with a running instance is skipped")
-	info, err := p.GetInstanceInfo(ctx, "child")
+	info, err := p.InstanceInfo(ctx, "child")
 	require.NoError(t, err)
 	require.Equal(t, duroxide.StatusRunning, info.Status)
-	_, err = p.GetInstanceInfo(ctx, "root")
+	_, err = p.InstanceInfo(ctx, "root")
 	require.NoError(t, err)
 }
 
@@ -294,14 +242,14 @@ func TestDeleteInstanceBulkNeverDeletesARunningChild(t *testing.T) {
 // new execution and runs again); the fallback must not force.
 func TestDeleteInstanceBulkFallbackNeverForces(t *testing.T) {
 	t.Parallel()
-	e := newRaceEnv(t)
+	e := newHarness(t, cdb.Options{}, withoutLag(), withManualClock())
 	ctx := t.Context()
 	p := e.actor(nil)
 	completeTree(t, p, "root", "child", str(duroxide.StatusCompleted))
 
 	g := newGate(t)
 	pD := e.actor(g)
-	stall := g.at(false, func(c cdb.Call) bool { return c.Op == cdb.OpPatch }) // before the first tombstone
+	stall := g.at(false, func(c testhooks.Call) bool { return c.Op == cdb.OpPatch }) // before the first tombstone
 	del := async(func() error {
 		_, err := pD.DeleteInstanceBulk(ctx, duroxide.InstanceFilter{InstanceIDs: []string{"root"}})
 		return err
@@ -316,7 +264,7 @@ func TestDeleteInstanceBulkFallbackNeverForces(t *testing.T) {
 
 	stall.open()
 	require.NoError(t, recv(t, del))
-	info, err := p.GetInstanceInfo(ctx, "child")
+	info, err := p.InstanceInfo(ctx, "child")
 	require.NoError(t, err, "the running child is not deleted")
 	require.Equal(t, duroxide.StatusRunning, info.Status)
 }
@@ -333,7 +281,7 @@ func TestReadersNeverSeeHalfALargeTurn(t *testing.T) {
 		require.Truef(t, n == 1 || n == 1+bigEvents+bigKeys, "%s saw %d events: part of a turn", what, n)
 	}
 	t.Run("Read", func(t *testing.T) {
-		e := newRaceEnv(t)
+		e := newHarness(t, cdb.Options{}, withoutLag(), withManualClock())
 		ctx := t.Context()
 		gA, gR := newGate(t), newGate(t)
 		pA, pR := e.actor(gA), e.actor(gR)
@@ -357,7 +305,7 @@ func TestReadersNeverSeeHalfALargeTurn(t *testing.T) {
 	// the turn (the explorer's long run found this, seed
 	// 1795444268678628739).
 	t.Run("Read across the commit of a turn still staging", func(t *testing.T) {
-		e := newRaceEnv(t)
+		e := newHarness(t, cdb.Options{}, withoutLag(), withManualClock())
 		ctx := t.Context()
 		gA, gR := newGate(t), newGate(t)
 		pA, pR := e.actor(gA), e.actor(gR)
@@ -365,7 +313,7 @@ func TestReadersNeverSeeHalfALargeTurn(t *testing.T) {
 		staged := gA.at(true, nth(1, isBigBatch)) // the first stage batch
 		ack := async(func() error { return pA.AckOrchestrationItem(ctx, it.LockToken, bigTurn("big")) })
 		staged.wait(t)
-		queried := gR.at(true, func(c cdb.Call) bool { return c.Op == cdb.OpQuery })
+		queried := gR.at(true, func(c testhooks.Call) bool { return c.Op == cdb.OpQuery })
 		read := make(chan []duroxide.Event, 1)
 		rd := async(func() error { h, err := pR.Read(ctx, "big"); read <- h; return err })
 		queried.wait(t)
@@ -379,7 +327,7 @@ func TestReadersNeverSeeHalfALargeTurn(t *testing.T) {
 		require.NoError(t, recv(t, ack))
 	})
 	t.Run("ReadWithExecution", func(t *testing.T) {
-		e := newRaceEnv(t)
+		e := newHarness(t, cdb.Options{}, withoutLag(), withManualClock())
 		ctx := t.Context()
 		gA, gR := newGate(t), newGate(t)
 		pA, pR := e.actor(gA), e.actor(gR)
@@ -387,7 +335,7 @@ func TestReadersNeverSeeHalfALargeTurn(t *testing.T) {
 		stallA := gA.at(true, afterFirst(isJournalRead, isBigBatch))
 		ack := async(func() error { return pA.AckOrchestrationItem(ctx, it.LockToken, bigTurn("big")) })
 		stallA.wait(t)
-		stallR := gR.at(true, func(c cdb.Call) bool { return c.Op == cdb.OpQuery })
+		stallR := gR.at(true, func(c testhooks.Call) bool { return c.Op == cdb.OpQuery })
 		read := make(chan []duroxide.Event, 1)
 		rd := async(func() error { h, err := pR.ReadWithExecution(ctx, "big", 1); read <- h; return err })
 		stallR.wait(t)
@@ -398,7 +346,7 @@ func TestReadersNeverSeeHalfALargeTurn(t *testing.T) {
 		whole(t, len(<-read), "ReadWithExecution")
 	})
 	t.Run("KV", func(t *testing.T) {
-		e := newRaceEnv(t)
+		e := newHarness(t, cdb.Options{}, withoutLag(), withManualClock())
 		ctx := t.Context()
 		gA := newGate(t)
 		pA, pR := e.actor(gA), e.actor(nil)
@@ -408,12 +356,12 @@ func TestReadersNeverSeeHalfALargeTurn(t *testing.T) {
 		ack := async(func() error { return pA.AckOrchestrationItem(ctx, it.LockToken, bigTurn("big")) })
 		for stall != nil {
 			stall.wait(t)
-			kv, err := pR.GetKVAllValues(ctx, "big")
+			kv, err := pR.KVValues(ctx, "big")
 			require.NoError(t, err)
 			require.Truef(t, len(kv) == 0 || len(kv) == bigKeys, "KV read saw %d of %d keys", len(kv), bigKeys)
-			_, ok, err := pR.GetKVValue(ctx, "big", "k/104")
+			_, ok, err := pR.KVValue(ctx, "big", "k/104")
 			require.NoError(t, err)
-			require.Equal(t, len(kv) > 0, ok, "GetKVValue and GetKVAllValues agree")
+			require.Equal(t, len(kv) > 0, ok, "KVValue and KVValues agree")
 			next := gA.at(true, isBigBatch)
 			stall.open()
 			select {
@@ -424,7 +372,7 @@ func TestReadersNeverSeeHalfALargeTurn(t *testing.T) {
 				stall = next
 			}
 		}
-		kv, err := pR.GetKVAllValues(ctx, "big")
+		kv, err := pR.KVValues(ctx, "big")
 		require.NoError(t, err)
 		require.Len(t, kv, bigKeys)
 	})
@@ -437,13 +385,13 @@ func TestReadersNeverSeeHalfALargeTurn(t *testing.T) {
 // exactly once.
 func TestRetriedLargeAckAfterLostCommitResponse(t *testing.T) {
 	t.Parallel()
-	e := newRaceEnv(t)
+	e := newHarness(t, cdb.Options{}, withoutLag(), withManualClock())
 	ctx := t.Context()
 	g := newGate(t)
 	p := e.actor(g)
 	it := prepare(t, p, "big")
 	lost := false
-	g.setFailAfter(func(c cdb.Call, err error) error {
+	g.setFailAfter(func(c testhooks.Call, err error) error {
 		if err == nil && !lost && c.Op == cdb.OpBatch && c.Operations == 1 {
 			lost = true // the commit is applied; its response is lost
 			return errInjected
@@ -459,7 +407,7 @@ func TestRetriedLargeAckAfterLostCommitResponse(t *testing.T) {
 	_, err = e.actor(nil).RunMaintenance(ctx)
 	require.NoError(t, err)
 	require.NoError(t, p.AckOrchestrationItem(ctx, it.LockToken, bigTurn("big")), "the turn was committed exactly once: the retry succeeds")
-	checkBigTurn(t, e.srv, p, e.container, "big")
+	checkBigTurn(t, e.srv, p, e.db, e.coll, "big")
 }
 
 // TestLargeAckDuplicateEventNamesTheEvent (issue #10, 10): a large turn
@@ -468,7 +416,7 @@ func TestRetriedLargeAckAfterLostCommitResponse(t *testing.T) {
 // plan's and reported a generic batch failure.
 func TestLargeAckDuplicateEventNamesTheEvent(t *testing.T) {
 	t.Parallel()
-	e := newRaceEnv(t)
+	e := newHarness(t, cdb.Options{}, withoutLag(), withManualClock())
 	ctx := t.Context()
 	p := e.actor(nil)
 	it := prepare(t, p, "big")
@@ -488,7 +436,7 @@ func TestLargeAckDuplicateEventNamesTheEvent(t *testing.T) {
 // pruned execution came back.
 func TestAckRetryAfterConcurrentPruneKeepsThePrune(t *testing.T) {
 	t.Parallel()
-	e := newRaceEnv(t)
+	e := newHarness(t, cdb.Options{}, withoutLag(), withManualClock())
 	ctx := t.Context()
 	p := e.actor(nil)
 	require.NoError(t, p.EnqueueForOrchestrator(ctx, hStart("pr"), 0))
@@ -508,14 +456,14 @@ func TestAckRetryAfterConcurrentPruneKeepsThePrune(t *testing.T) {
 	require.NoError(t, p.AckOrchestrationItem(ctx, it.LockToken, duroxide.OrchestrationCommit{ExecutionID: 2,
 		HistoryDelta: []duroxide.Event{hEvent("pr", 2, 2, duroxide.ExternalEvent{Name: "n", Data: "2"})}, Metadata: hRunning("HOrch")}))
 
-	for _, d := range e.docs("pr") {
+	for _, d := range e.docsWhere("", "pr") {
 		if d["type"] == "instance" {
 			execs, _ := d["executions"].([]any)
 			require.Len(t, execs, 1, "the pruned execution's summary stays pruned: %v", execs)
 			require.EqualValues(t, 1, d["executionCount"])
 		}
 	}
-	info, err := p.GetExecutionInfo(ctx, "pr", 1)
+	info, err := p.ExecutionInfo(ctx, "pr", 1)
 	if err == nil {
 		require.Nil(t, info, "execution 1 was pruned")
 	}
@@ -531,7 +479,7 @@ func ptrU32(v uint32) *uint32 { return &v }
 // with the loop running beside it).
 func TestMaintenanceLoopLeavesARunningDeletionAlone(t *testing.T) {
 	t.Parallel()
-	e := newRaceEnv(t)
+	e := newHarness(t, cdb.Options{}, withoutLag(), withManualClock())
 	ctx := t.Context()
 	p := e.actor(nil)
 	require.NoError(t, p.EnqueueForOrchestrator(ctx, hStart("cnt"), 0))
@@ -542,7 +490,7 @@ func TestMaintenanceLoopLeavesARunningDeletionAlone(t *testing.T) {
 
 	gD := newGate(t)
 	pD := e.actor(gD)
-	stallD := gD.at(true, func(c cdb.Call) bool { return c.Op == cdb.OpPatch }) // the tombstone is written
+	stallD := gD.at(true, func(c testhooks.Call) bool { return c.Op == cdb.OpPatch }) // the tombstone is written
 	type result struct {
 		res *duroxide.DeleteInstanceResult
 		err error
@@ -554,10 +502,7 @@ func TestMaintenanceLoopLeavesARunningDeletionAlone(t *testing.T) {
 	}()
 	stallD.wait(t)
 
-	loop, err := cdb.New(ctx, cdb.Config{Endpoint: e.srv.Endpoint(), Key: e.srv.Key(), Database: "db", Container: e.container},
-		&cdb.Options{MaintenanceInterval: 5 * time.Millisecond, Test: cdb.TestOptions{Now: e.clock.now}})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = loop.Close() })
+	loop := e.open(testhooks.With(cdb.Options{MaintenanceInterval: 5 * time.Millisecond, MaxClockSkew: cdb.DefaultMaxClockSkew}, testhooks.Knobs{Now: e.clock.now}))
 	// Several rounds of the loop, each of which scans for tombstones.
 	eventually(t, time.Minute, func() bool { return loop.RequestStats()[cdb.OpQuery].Requests >= 12 }, "the maintenance loop did not run")
 

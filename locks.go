@@ -190,6 +190,20 @@ func (p *Provider) releaseVisibleAt(delay time.Duration) *int64 {
 	return ptr(ms(p.now().Add(delay)))
 }
 
+// visibleAt is the visibleAt a new message gets: visible (now plus its
+// delay, or a timer's fire time) — but a message without a delay is
+// written MaxClockSkew in the past, so that every process whose clock is
+// within the tolerated skew of ours sees it at once. Written at our "now",
+// a message from a process whose clock runs ahead stayed invisible to the
+// others, its instance's owner included, until their clocks caught up.
+// Delays and timers are still judged by the fetching process's clock.
+func (p *Provider) visibleAt(visible, now time.Time) int64 {
+	if visible.After(now) {
+		return ms(visible)
+	}
+	return ms(visible.Add(-p.skew()))
+}
+
 // workLock is what this process remembers about a work item lock.
 type workLock struct {
 	instance string

@@ -8,6 +8,7 @@ import (
 
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // TestKeyedRetryNoOpUnderSkew: a keyed client write retried within an
@@ -16,7 +17,7 @@ import (
 func TestKeyedRetryNoOpUnderSkew(t *testing.T) {
 	t.Parallel()
 	const skew = 121 * time.Second
-	h := newHarnessNoLag(t, cdb.Options{MaxClockSkew: skew})
+	h := newHarness(t, cdb.Options{MaxClockSkew: skew}, withoutLag())
 	ctx := t.Context()
 	const inst = "ms-1"
 	createHInstance(t, h.p, inst)
@@ -27,13 +28,13 @@ func TestKeyedRetryNoOpUnderSkew(t *testing.T) {
 	require.Len(t, h.docsWhere("orch_received", inst), 1)
 
 	// 59 minutes later, a process whose clock runs 60 s ahead runs a turn.
-	ahead := h.open(cdb.Options{MaxClockSkew: skew, Test: cdb.TestOptions{Now: skewedClock(59*time.Minute + time.Minute)}})
+	ahead := h.open(testhooks.With(cdb.Options{MaxClockSkew: skew}, testhooks.Knobs{Now: skewedClock(59*time.Minute + time.Minute)}))
 	require.NoError(t, ahead.EnqueueForOrchestrator(ctx, duroxide.ExternalRaisedItem{Instance: inst, Name: "other", Data: `"1"`}, 0))
 	item = mustFetchOrch(t, ahead, inst)
 	require.NoError(t, ahead.AckOrchestrationItem(ctx, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1, Metadata: hRunning("HOrch")}))
 
 	// The caller retries within the hour (its clock is right).
-	caller := h.open(cdb.Options{MaxClockSkew: skew, Test: cdb.TestOptions{Now: skewedClock(59*time.Minute + 10*time.Second)}})
+	caller := h.open(testhooks.With(cdb.Options{MaxClockSkew: skew}, testhooks.Knobs{Now: skewedClock(59*time.Minute + 10*time.Second)}))
 	require.NoError(t, caller.EnqueueForInstance(ctx, raise, "go/ev"))
 	require.Empty(t, h.docsWhere("orch_queue", inst), "the retry enqueued the raise again")
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/cosmostest"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // Containers with several physical partitions: the gateway serves a
@@ -22,21 +23,11 @@ import (
 // included, so discovery and the reconciler must page until the
 // continuation ends (spreading the pages over calls) to see every range.
 
-// newRangedHarness is newHarness on a server with ranges partition key
-// ranges.
-func newRangedHarness(t *testing.T, o cdb.Options, ranges int) *harness {
-	t.Helper()
-	srv := cosmostest.NewTestServer(t, &cosmostest.Options{PartitionKeyRanges: ranges})
-	h := &harness{t: t, srv: srv, endpoint: srv.Endpoint(), key: srv.Key(), db: hDatabase, coll: hContainer, clientOpts: hClientOptions()}
-	h.p = h.open(o)
-	return h
-}
-
 // crossQueries counts cross-partition query pages.
 type crossQueries struct{ n atomic.Int64 }
 
-func (c *crossQueries) hooks() *cdb.Hooks {
-	return &cdb.Hooks{Before: func(_ context.Context, call cdb.Call) error {
+func (c *crossQueries) hooks() *testhooks.Hooks {
+	return &testhooks.Hooks{Before: func(_ context.Context, call testhooks.Call) error {
 		if call.Op == cdb.OpQuery && call.PartitionKey == "" {
 			c.n.Add(1)
 		}
@@ -49,7 +40,7 @@ func (c *crossQueries) hooks() *cdb.Hooks {
 // partition lies.
 func TestMultiRangeDiscoveryFindsEveryInstance(t *testing.T) {
 	t.Parallel()
-	h := newRangedHarness(t, cdb.Options{}, 8)
+	h := newHarness(t, cdb.Options{}, withoutLag(), withRanges(8))
 	ctx := t.Context()
 	want := map[string]bool{}
 	for i := range 24 {
@@ -78,7 +69,7 @@ func TestMultiRangeDiscoveryBoundedPerCall(t *testing.T) {
 	t.Parallel()
 	const ranges, pages = 8, 3
 	var q crossQueries
-	h := newRangedHarness(t, cdb.Options{ScanPages: pages, Test: cdb.TestOptions{Hooks: q.hooks()}}, ranges)
+	h := newHarness(t, testhooks.With(cdb.Options{ScanPages: pages}, testhooks.Knobs{Hooks: q.hooks()}), withoutLag(), withRanges(ranges))
 	ctx := t.Context()
 	for i := range 6 {
 		inst := fmt.Sprintf("bp-%d", i)
@@ -111,7 +102,7 @@ func TestMultiRangeDiscoveryBoundedPerCall(t *testing.T) {
 func TestMultiRangeOutboxReachesEveryPartition(t *testing.T) {
 	t.Parallel()
 	// The acking provider reads every partition in one fetch.
-	h := newRangedHarness(t, cdb.Options{ScanPages: 16}, 16)
+	h := newHarness(t, cdb.Options{ScanPages: 16}, withoutLag(), withRanges(16))
 	ctx := t.Context()
 	const n = 20
 	h.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Status: http.StatusServiceUnavailable,
@@ -125,7 +116,7 @@ func TestMultiRangeOutboxReachesEveryPartition(t *testing.T) {
 	h.srv.ClearFaults()
 	require.Len(t, h.docsWhere("outbox_intent", ""), n, "every delivery failed, every intent waits")
 
-	rec := h.open(cdb.Options{Test: cdb.TestOptions{Now: skewedClock(time.Minute)}})
+	rec := h.open(testhooks.With(cdb.Options{}, testhooks.Knobs{Now: skewedClock(time.Minute)}))
 	got, err := rec.RunMaintenance(ctx)
 	require.NoError(t, err)
 	require.Equal(t, n, got, "RunMaintenance delivers every pending intent")
@@ -139,7 +130,7 @@ func TestMultiRangeOutboxReachesEveryPartition(t *testing.T) {
 // are bounded (ScanPages) and resume where the last one stopped, so with
 // more partitions than ScanPages every intent is still delivered.
 func TestMultiRangeBackgroundReconciler(t *testing.T) {
-	h := newRangedHarness(t, cdb.Options{ScanPages: 16}, 16)
+	h := newHarness(t, cdb.Options{ScanPages: 16}, withoutLag(), withRanges(16))
 	ctx := t.Context()
 	const n = 12
 	h.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Status: http.StatusServiceUnavailable,
@@ -151,7 +142,7 @@ func TestMultiRangeBackgroundReconciler(t *testing.T) {
 		require.NoError(t, h.p.AckOrchestrationItem(ctx, item.LockToken, commit))
 	}
 	h.srv.ClearFaults()
-	h.open(cdb.Options{MaintenanceInterval: 20 * time.Millisecond, ScanPages: 4, Test: cdb.TestOptions{Now: skewedClock(time.Minute)}})
+	h.open(testhooks.With(cdb.Options{MaintenanceInterval: 20 * time.Millisecond, ScanPages: 4}, testhooks.Knobs{Now: skewedClock(time.Minute)}))
 	eventually(t, time.Minute, func() bool { return len(h.docsWhere("outbox_intent", "")) == 0 }, "the background reconciler delivers every intent")
 	for i := range n {
 		require.Len(t, h.docsWhere("orch_queue", fmt.Sprintf("bg-child-%02d", i)), 1)
@@ -163,13 +154,13 @@ func TestMultiRangeBackgroundReconciler(t *testing.T) {
 func TestReconcilerRoundContinuesAfterError(t *testing.T) {
 	t.Parallel()
 	var blocked sync.Map // partitions whose batches fail
-	hooks := &cdb.Hooks{Before: func(_ context.Context, c cdb.Call) error {
+	hooks := &testhooks.Hooks{Before: func(_ context.Context, c testhooks.Call) error {
 		if _, ok := blocked.Load(c.PartitionKey); ok && c.Op == cdb.OpBatch {
 			return errInjected
 		}
 		return nil
 	}}
-	h := newHarness(t, cdb.Options{Test: cdb.TestOptions{Hooks: hooks}})
+	h := newHarness(t, testhooks.With(cdb.Options{}, testhooks.Knobs{Hooks: hooks}))
 	ctx := t.Context()
 	insts := []string{"re-a", "re-b", "re-c"}
 	for _, inst := range insts {

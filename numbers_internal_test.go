@@ -16,7 +16,7 @@ import (
 // (five deep) took over two minutes to parse on a fresh server, stalling
 // every request behind it, while the flat form takes well under a second.
 func TestLockConditionStaysShallow(t *testing.T) {
-	filter := &duroxide.DispatcherCapabilityFilter{SupportedDuroxideVersions: []duroxide.SemverRange{
+	filter := &duroxide.DispatcherCapabilityFilter{SupportedDuroxideVersions: []duroxide.SemVerRange{
 		{Min: duroxide.SemVer{Major: 1, Minor: 2, Patch: 3}, Max: duroxide.SemVer{Major: 4, Minor: 5, Patch: 6}},
 	}}
 	cond := lockCondition(time.UnixMilli(1), filter)

@@ -29,7 +29,7 @@ func pinned(t *testing.T, h *harness, inst string, v duroxide.SemVer) {
 
 func fetchWith(t *testing.T, p *cdb.Provider, lo, hi duroxide.SemVer) (*duroxide.OrchestrationItem, error) {
 	return p.FetchOrchestrationItem(t.Context(), hLock, 0,
-		&duroxide.DispatcherCapabilityFilter{SupportedDuroxideVersions: []duroxide.SemverRange{{Min: lo, Max: hi}}})
+		&duroxide.DispatcherCapabilityFilter{SupportedDuroxideVersions: []duroxide.SemVerRange{{Min: lo, Max: hi}}})
 }
 
 // TestNumbersPinnedVersionsCompareExactly: the lock condition compares

@@ -13,6 +13,7 @@ import (
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/cosmostest"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // The transactional outbox: a turn that starts a child (or messages any
@@ -118,7 +119,7 @@ func TestOutboxDeliveredRightAfterAck(t *testing.T) {
 	require.Len(t, h.docsWhere("orch_queue", "ob-other"), 1)
 	require.Len(t, h.docsWhere("orch_queue", "ob-third"), 1)
 	require.Len(t, h.docsWhere("orch_queue", "ob-parent"), 1, "a message to itself is written in the turn")
-	n, err := h.open(cdb.Options{Test: cdb.TestOptions{Now: skewedClock(time.Minute)}}).RunMaintenance(ctx)
+	n, err := h.open(testhooks.With(cdb.Options{}, testhooks.Knobs{Now: skewedClock(time.Minute)})).RunMaintenance(ctx)
 	require.NoError(t, err)
 	require.Zero(t, n)
 
@@ -149,7 +150,7 @@ func TestOutboxDeliveryFailsThenReconciles(t *testing.T) {
 	require.Zero(t, n)
 	requireIntents(t, h, "f-parent", "f-child", 1)
 
-	rec := h.open(cdb.Options{Test: cdb.TestOptions{Now: skewedClock(time.Minute)}})
+	rec := h.open(testhooks.With(cdb.Options{}, testhooks.Knobs{Now: skewedClock(time.Minute)}))
 	require.Equal(t, 1, reconcileFirst(t, rec))
 	require.Empty(t, h.docsWhere("outbox_intent", ""))
 	n, err = rec.RunMaintenance(ctx)
@@ -191,7 +192,7 @@ func TestOutboxDoubleDelivery(t *testing.T) {
 		require.Len(t, h.docsWhere("orch_queue", "dd-child"), 1, "the delivery was applied")
 		requireIntents(t, h, "dd-parent", "dd-child", 1)
 
-		require.Equal(t, 1, reconcileFirst(t, h.open(cdb.Options{Test: cdb.TestOptions{Now: skewedClock(time.Minute)}})), "a 409 on redelivery is delivered")
+		require.Equal(t, 1, reconcileFirst(t, h.open(testhooks.With(cdb.Options{}, testhooks.Knobs{Now: skewedClock(time.Minute)}))), "a 409 on redelivery is delivered")
 		require.Empty(t, h.docsWhere("outbox_intent", ""))
 		requireOneChildStart(t, h, "dd-parent", "dd-child")
 	})
@@ -218,7 +219,7 @@ func TestOutboxDoubleDelivery(t *testing.T) {
 		childHist, err := h.p.Read(ctx, "dc-child")
 		require.NoError(t, err)
 
-		require.Equal(t, 1, reconcileFirst(t, h.open(cdb.Options{Test: cdb.TestOptions{Now: skewedClock(time.Minute)}})))
+		require.Equal(t, 1, reconcileFirst(t, h.open(testhooks.With(cdb.Options{}, testhooks.Knobs{Now: skewedClock(time.Minute)}))))
 		require.Empty(t, h.docsWhere("outbox_intent", ""))
 		require.Empty(t, h.docsWhere("orch_queue", "dc-child"), "redelivery after consumption created a new message")
 		require.Len(t, h.docsWhere("orch_received", "dc-child"), 1)
@@ -238,22 +239,22 @@ func TestOutboxCrashBetweenCommitAndDelivery(t *testing.T) {
 	var armed, crashed atomic.Bool
 	var afterCrash atomic.Int32
 	errDied := errors.New("process died")
-	hooks := &cdb.Hooks{
-		Before: func(_ context.Context, c cdb.Call) error {
+	hooks := &testhooks.Hooks{
+		Before: func(_ context.Context, c testhooks.Call) error {
 			if crashed.Load() {
 				afterCrash.Add(1)
 				return errDied
 			}
 			return nil
 		},
-		After: func(_ context.Context, c cdb.Call, err error) error {
+		After: func(_ context.Context, c testhooks.Call, err error) error {
 			if armed.Load() && err == nil && c.Op == cdb.OpBatch && c.PartitionKey == "cr-parent" {
 				crashed.Store(true)
 			}
 			return err
 		},
 	}
-	h := newHarness(t, cdb.Options{Test: cdb.TestOptions{Hooks: hooks}})
+	h := newHarness(t, testhooks.With(cdb.Options{}, testhooks.Knobs{Hooks: hooks}))
 	ctx := t.Context()
 	item, commit := startParentWithChild(t, h.p, "cr-parent", "cr-child")
 	armed.Store(true)
@@ -285,7 +286,7 @@ func TestOutboxReconcilerStopsOnClose(t *testing.T) {
 	var calls atomic.Int32
 	var closed atomic.Bool
 	var afterClose atomic.Int32
-	hooks := &cdb.Hooks{Before: func(context.Context, cdb.Call) error {
+	hooks := &testhooks.Hooks{Before: func(context.Context, testhooks.Call) error {
 		calls.Add(1)
 		if closed.Load() {
 			afterClose.Add(1)
@@ -293,7 +294,7 @@ func TestOutboxReconcilerStopsOnClose(t *testing.T) {
 		return nil
 	}}
 	h := newHarness(t, cdb.Options{})
-	p := h.open(cdb.Options{MaintenanceInterval: 2 * time.Millisecond, OutboxMinAge: time.Millisecond, Test: cdb.TestOptions{Hooks: hooks}})
+	p := h.open(testhooks.With(cdb.Options{MaintenanceInterval: 2 * time.Millisecond, OutboxMinAge: time.Millisecond}, testhooks.Knobs{Hooks: hooks}))
 	eventually(t, 10*time.Second, func() bool { return calls.Load() >= 5 }, "the reconciler did not run")
 	require.NoError(t, p.Close())
 	closed.Store(true)
@@ -306,7 +307,7 @@ func TestOutboxReconcilerStopsOnClose(t *testing.T) {
 
 	// A reconcile blocked in a request is canceled by Close.
 	entered := make(chan struct{}, 1)
-	blocking := &cdb.Hooks{Before: func(ctx context.Context, c cdb.Call) error {
+	blocking := &testhooks.Hooks{Before: func(ctx context.Context, c testhooks.Call) error {
 		if c.Op == cdb.OpQuery {
 			select {
 			case entered <- struct{}{}:
@@ -317,7 +318,7 @@ func TestOutboxReconcilerStopsOnClose(t *testing.T) {
 		}
 		return nil
 	}}
-	p2 := h.open(cdb.Options{MaintenanceInterval: time.Millisecond, OutboxMinAge: time.Millisecond, Test: cdb.TestOptions{Hooks: blocking}})
+	p2 := h.open(testhooks.With(cdb.Options{MaintenanceInterval: time.Millisecond, OutboxMinAge: time.Millisecond}, testhooks.Knobs{Hooks: blocking}))
 	select {
 	case <-entered:
 	case <-time.After(10 * time.Second):
@@ -343,7 +344,7 @@ func TestStaleDiscoveryDoesNotLockAReceivedMarker(t *testing.T) {
 	ctx := t.Context()
 	paused, release := make(chan struct{}), make(chan struct{})
 	var once atomic.Bool
-	hooks := &cdb.Hooks{Before: func(_ context.Context, c cdb.Call) error {
+	hooks := &testhooks.Hooks{Before: func(_ context.Context, c testhooks.Call) error {
 		if c.Op == cdb.OpBatch && c.PartitionKey == "sd-child" && once.CompareAndSwap(false, true) {
 			close(paused)
 			<-release
@@ -359,7 +360,7 @@ func TestStaleDiscoveryDoesNotLockAReceivedMarker(t *testing.T) {
 		HistoryDelta:      []duroxide.Event{hEvent("sd-parent", 1, 2, duroxide.ExternalEvent{Name: "go"})},
 		OrchestratorItems: []duroxide.WorkItem{duroxide.ExternalRaisedItem{Instance: "sd-child", Name: "hello", Data: "1"}}}))
 
-	stale := h.open(cdb.Options{Test: cdb.TestOptions{Hooks: hooks}})
+	stale := h.open(testhooks.With(cdb.Options{}, testhooks.Knobs{Hooks: hooks}))
 	type result struct {
 		item *duroxide.OrchestrationItem
 		err  error
@@ -434,7 +435,7 @@ func TestOutboxActivityNotRedeliveredAfterConsumption(t *testing.T) {
 	require.NotNil(t, w)
 	require.NoError(t, h.p.AckWorkItem(ctx, w.LockToken, duroxide.ActivityCompletedItem{Instance: "fa-other", ExecutionID: 1, ID: 7, Result: "r"}))
 
-	require.Equal(t, 1, reconcileFirst(t, h.open(cdb.Options{Test: cdb.TestOptions{Now: skewedClock(time.Minute)}})))
+	require.Equal(t, 1, reconcileFirst(t, h.open(testhooks.With(cdb.Options{}, testhooks.Knobs{Now: skewedClock(time.Minute)}))))
 	require.Empty(t, h.docsWhere("worker_queue", "fa-other"), "the executed activity was enqueued again by a redelivered intent")
 }
 

@@ -36,7 +36,7 @@ func sizeRuntime(t *testing.T, p *cdb.Provider, runs *atomic.Int32) *durable.Cli
 		return strings.Repeat(unit, n/len(unit)), nil
 	}))
 	require.NoError(t, reg.AddOrchestration("CallSized", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		out, err := ctx.ScheduleActivity("Sized", in).Await()
+		out, err := durable.CallActivity[string](ctx, "Sized", in).Await()
 		if err != nil {
 			return "activity failed: " + err.Error(), nil
 		}
@@ -56,7 +56,7 @@ func sizeRuntime(t *testing.T, p *cdb.Provider, runs *atomic.Int32) *durable.Cli
 func runSized(t *testing.T, c *durable.Client, instance, input string) string {
 	t.Helper()
 	require.NoError(t, c.StartOrchestration(t.Context(), instance, "CallSized", input))
-	st, err := c.WaitForOrchestration(t.Context(), instance, 2*time.Minute)
+	st, err := c.WaitForOrchestration(t.Context(), instance, durable.WaitOptions{Timeout: 2 * time.Minute})
 	require.NoError(t, err)
 	require.Equal(t, durable.StateCompleted, st.State, "the orchestration decides; it must not be failed for it: %s", st.FailureMessage())
 	return st.Output

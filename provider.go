@@ -119,7 +119,7 @@ func newFromConfig(ctx context.Context, cfg Config, opts Options) (*Provider, er
 
 // startupError classifies an error of New: permanent for configuration
 // errors and anything the service refused, retryable for what a retry can
-// fix (transport failures, timeouts, throttling), as CosmosError decides.
+// fix (transport failures, timeouts, throttling), as RequestError decides.
 func startupError(err error) error {
 	const op = "new"
 	var pe *duroxide.ProviderError
@@ -173,7 +173,7 @@ func derefOptions(opts *Options) Options {
 
 func newProvider(container *azcosmos.ContainerClient, o Options) *Provider {
 	o = o.withDefaults()
-	p := &Provider{st: cosmos.NewStore(container, o.Retry, o.Test.Hooks), opts: o, stop: make(chan struct{}),
+	p := &Provider{st: cosmos.NewStore(container, o.Retry, o.test.Hooks), opts: o, stop: make(chan struct{}),
 		discovery: map[string]*discoveryState{docOrchQueue: {}, docWorkerQueue: {}}, turns: newTurnCache(o.TurnCacheBytes)}
 	p.unobserve = p.registerMetrics(o.MeterProvider)
 	return p
@@ -181,15 +181,15 @@ func newProvider(container *azcosmos.ContainerClient, o Options) *Provider {
 
 // bindLeases attaches Cosmos-backed leases to this provider.
 func (p *Provider) bindLeases() error {
-	if l, ok := p.opts.Leases.(*CosmosLeases); ok {
+	if l, ok := p.opts.Leases.(*Leases); ok {
 		return l.bind(p)
 	}
 	return nil
 }
 
-// now reads the provider's clock: time.Now unless a test set
-// Options.Test.Now.
-func (p *Provider) now() time.Time { return p.opts.Test.Now() }
+// now reads the provider's clock: time.Now unless a test replaced it
+// (internal/testhooks).
+func (p *Provider) now() time.Time { return p.opts.test.Now() }
 
 // lapsedBefore is the instant another process's lock or lease expiry must
 // precede for this process to treat it as expired: now less
@@ -207,7 +207,7 @@ func (p *Provider) start() {
 		p.wg.Add(1)
 		go p.runMaintenance()
 	}
-	if l, ok := p.opts.Leases.(*CosmosLeases); ok {
+	if l, ok := p.opts.Leases.(*Leases); ok {
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()

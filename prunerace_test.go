@@ -10,6 +10,7 @@ import (
 
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // threeExecutions gives inst executions 1 and 2 (continued as new) and a
@@ -60,14 +61,14 @@ func TestPruneActsOnlyOnTheIncarnationItRead(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		after bool
-		match func(cdb.Call) bool
+		match func(testhooks.Call) bool
 	}{
-		{"after listing the executions", true, nth(1, func(c cdb.Call) bool { return c.Op == cdb.OpQuery })},
+		{"after listing the executions", true, nth(1, func(c testhooks.Call) bool { return c.Op == cdb.OpQuery })},
 		{"before the first delete batch", false, nth(1, isBatch)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			e := newRaceEnv(t)
+			e := newHarness(t, cdb.Options{}, withoutLag(), withManualClock())
 			ctx := t.Context()
 			const inst = "inc"
 			other := e.actor(nil)
@@ -97,10 +98,10 @@ func TestPruneActsOnlyOnTheIncarnationItRead(t *testing.T) {
 			hist, err := reader.Read(ctx, inst)
 			require.NoError(t, err)
 			require.Len(t, hist, 2, "the new incarnation's history was pruned by a prune of the old one")
-			info, err := reader.GetExecutionInfo(ctx, inst, 1)
+			info, err := reader.ExecutionInfo(ctx, inst, 1)
 			require.NoError(t, err)
 			require.NotNil(t, info, "the new incarnation's execution 1 lost its summary")
-			for _, d := range e.docs(inst) {
+			for _, d := range e.docsWhere("", inst) {
 				if d["type"] == "instance" {
 					execs, _ := d["executions"].([]any)
 					require.Len(t, execs, 1, "the new incarnation has execution 1 only: %v", execs)

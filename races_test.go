@@ -15,6 +15,7 @@ import (
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/cosmostest"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // Races between live actors (issue 10): a lock holder and its renewals,
@@ -48,7 +49,7 @@ func num(v any) int64 {
 // it must be renewed.
 func TestSessionRenewalSurvivesOwnersAck(t *testing.T) {
 	t.Parallel()
-	h := newHarnessNoLag(t, cdb.Options{}) // the renewer is another process (see newHarnessNoLag)
+	h := newHarness(t, cdb.Options{}, withoutLag()) // the renewer is another process (see withoutLag)
 	ctx := t.Context()
 	const inst, owner = "sr-1", "worker-A"
 	sid := "s1"
@@ -57,13 +58,13 @@ func TestSessionRenewalSurvivesOwnersAck(t *testing.T) {
 
 	var armed atomic.Bool
 	armed.Store(true)
-	renewer := h.open(cdb.Options{Test: cdb.TestOptions{Hooks: &cdb.Hooks{Before: func(_ context.Context, c cdb.Call) error {
+	renewer := h.open(testhooks.With(cdb.Options{}, testhooks.Knobs{Hooks: &testhooks.Hooks{Before: func(_ context.Context, c testhooks.Call) error {
 		if c.Op == cdb.OpPatch && strings.Contains(c.ID, ":session:") && armed.CompareAndSwap(true, false) {
 			// The owner works on the session meanwhile.
 			require.NoError(t, h.p.RenewWorkItemLock(t.Context(), w.LockToken, time.Minute))
 		}
 		return nil
-	}}}})
+	}}}))
 	before := num(h.docsWhere("session", inst)[0]["lockedUntil"])
 	n, err := renewer.RenewSessionLock(ctx, []string{owner}, time.Hour, time.Hour)
 	require.NoError(t, err)
@@ -88,7 +89,7 @@ func TestSessionRenewalSurvivesOwnersAck(t *testing.T) {
 // item's lock (new ETag); the holder's ack must still succeed.
 func TestWorkItemAckAfterRenewalElsewhere(t *testing.T) {
 	t.Parallel()
-	h := newHarnessNoLag(t, cdb.Options{}) // the renewer is another process (see newHarnessNoLag)
+	h := newHarness(t, cdb.Options{}, withoutLag()) // the renewer is another process (see withoutLag)
 	ctx := t.Context()
 	require.NoError(t, h.p.EnqueueForWorker(ctx, hActivity("wr-1", 1, nil)))
 	w := mustFetchWork(t, h.p, nil)
@@ -199,7 +200,7 @@ func TestOutboxAttemptCount(t *testing.T) {
 	item, commit := startParentWithChild(t, h.p, "oa-parent", "oa-child")
 	h.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Match: pkMatch("oa-child"), Status: http.StatusServiceUnavailable, Times: 3})
 	require.NoError(t, h.p.AckOrchestrationItem(ctx, item.LockToken, commit))
-	rec := h.open(cdb.Options{Test: cdb.TestOptions{Now: skewedClock(time.Minute)}})
+	rec := h.open(testhooks.With(cdb.Options{}, testhooks.Knobs{Now: skewedClock(time.Minute)}))
 	for want := int64(1); want <= 2; want++ {
 		// rec is another process: on a lagging replica its sweep may not
 		// see the acker's intent at first (harmless), so sweep until it

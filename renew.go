@@ -42,6 +42,23 @@ func (p *Provider) abandonOrchestrationItem(ctx context.Context, op, lockToken s
 	if blocked != nil {
 		release.AppendSet("/blocked", *blocked)
 	}
+	switch {
+	case len(lk.messages) > 0:
+		// Recorded without a delay too: a fetch that discovered the
+		// instance while these messages were locked would otherwise
+		// lock only newer ones once we release it (fetch.go heldBack).
+		ids := make([]string, len(lk.messages))
+		for i, m := range lk.messages {
+			ids[i] = m.ID
+		}
+		until := ms(p.now())
+		if visible != nil {
+			until = *visible
+		}
+		release.AppendSet("/held", heldMessages{Until: until, IDs: ids})
+	case lk.doc.Held != nil:
+		release.AppendSet("/held", jsonNull)
+	}
 	b.Patch(instanceDocID(lk.instance), release, &lk.etag)
 	for _, m := range lk.messages {
 		n := m.AttemptCount

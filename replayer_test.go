@@ -25,13 +25,13 @@ func replayerRegistry(t *testing.T, swapped bool) *durable.Registry {
 		first, second = "B", "A"
 	}
 	require.NoError(t, reg.AddOrchestration("Order", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		if _, err := ctx.ScheduleActivity(first, in).Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, first, in).Await(); err != nil {
 			return "", err
 		}
-		if _, err := ctx.ScheduleActivity(second, in).Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, second, in).Await(); err != nil {
 			return "", err
 		}
-		return ctx.ScheduleWait("go").Await()
+		return durable.WaitEvent[string](ctx, "go").Await()
 	}))
 	return reg
 }
@@ -57,7 +57,7 @@ func TestReplayerOnCosmos(t *testing.T) {
 		}, time.Minute, 5*time.Millisecond, id)
 	}
 	require.NoError(t, c.RaiseEvent(ctx, "done-1", "go", "now"))
-	st, err := c.WaitForOrchestration(ctx, "done-1", time.Minute)
+	st, err := c.WaitForOrchestration(ctx, "done-1", durable.WaitOptions{Timeout: time.Minute})
 	require.NoError(t, err)
 	require.Equal(t, durable.StateCompleted, st.State)
 	require.NoError(t, rt.Shutdown(context.WithoutCancel(ctx)))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/cosmostest"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // isJournalPath matches requests on a large turn's journal documents.
@@ -17,8 +18,8 @@ func isJournalPath(r *http.Request) bool { return strings.Contains(r.URL.Path, "
 
 // pendingJournals counts inst's journal documents and reports whether its
 // instance document still records a pending turn.
-func pendingJournals(e *raceEnv, inst string) (journals int, pending bool) {
-	for _, d := range e.docs(inst) {
+func pendingJournals(e *harness, inst string) (journals int, pending bool) {
+	for _, d := range e.docsWhere("", inst) {
 		switch d["type"] {
 		case "turn_journal":
 			journals++
@@ -39,7 +40,7 @@ func pendingJournals(e *raceEnv, inst string) (journals int, pending bool) {
 // committed turn is lost.
 func TestRollForwardConfirmsAMissingJournalAtThePrimary(t *testing.T) {
 	t.Parallel()
-	e := newRaceEnv(t)
+	e := newHarness(t, cdb.Options{}, withoutLag(), withManualClock())
 	ctx := t.Context()
 	ackBigTurnLeavingItPending(t, e, "lagj", bigTurn("lagj"))
 	n, pending := pendingJournals(e, "lagj")
@@ -55,7 +56,7 @@ func TestRollForwardConfirmsAMissingJournalAtThePrimary(t *testing.T) {
 	remove()
 	_, err = p.RunMaintenance(ctx)
 	require.NoError(t, err)
-	checkBigTurn(t, e.srv, p, e.container, "lagj")
+	checkBigTurn(t, e.srv, p, e.db, e.coll, "lagj")
 }
 
 // TestMaintenanceLoopLeavesAYoungPendingTurnToItsAcker (issue 19, 10):
@@ -64,16 +65,12 @@ func TestRollForwardConfirmsAMissingJournalAtThePrimary(t *testing.T) {
 // finishes it once it is older (the acker died).
 func TestMaintenanceLoopLeavesAYoungPendingTurnToItsAcker(t *testing.T) {
 	t.Parallel()
-	e := newRaceEnv(t)
-	ctx := t.Context()
+	e := newHarness(t, cdb.Options{}, withoutLag(), withManualClock())
 	ackBigTurnLeavingItPending(t, e, "young", bigTurn("young"))
 	before, pending := pendingJournals(e, "young")
 	require.True(t, pending)
 
-	loop, err := cdb.New(ctx, cdb.Config{Endpoint: e.srv.Endpoint(), Key: e.srv.Key(), Database: "db", Container: e.container},
-		&cdb.Options{MaintenanceInterval: 50 * time.Millisecond, OutboxMinAge: time.Second, Test: cdb.TestOptions{Now: e.clock.now}})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = loop.Close() })
+	loop := e.open(testhooks.With(cdb.Options{MaintenanceInterval: 50 * time.Millisecond, OutboxMinAge: time.Second, MaxClockSkew: cdb.DefaultMaxClockSkew}, testhooks.Knobs{Now: e.clock.now}))
 	// Several rounds of the loop, each of which scans for pending turns.
 	// The interval leaves a round (whose deadline is 4 intervals) the time
 	// for the batches of a large turn's roll-forward under -race.
@@ -84,5 +81,5 @@ func TestMaintenanceLoopLeavesAYoungPendingTurnToItsAcker(t *testing.T) {
 
 	e.clock.advance(2 * time.Second) // the acker is gone: the turn is old now
 	eventually(t, time.Minute, func() bool { _, pending := pendingJournals(e, "young"); return !pending }, "the loop never finished the old pending turn")
-	checkBigTurn(t, e.srv, loop, e.container, "young")
+	checkBigTurn(t, e.srv, loop, e.db, e.coll, "young")
 }

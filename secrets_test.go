@@ -33,7 +33,7 @@ import (
 // string and no span (names, attributes, events, statuses).
 func TestSecretsNeverReachLogsErrorsOrSpans(t *testing.T) {
 	t.Parallel()
-	srv := cosmostest.NewTestServer(t, &cosmostest.Options{Auth: cosmostest.AuthKeyOrToken})
+	srv := cosmostest.New(t, &cosmostest.Options{Auth: cosmostest.AuthKeyOrToken})
 	key := srv.Key()
 	wrongKey := "c2VjcmV0LXdyb25nLWtleS10aGF0LW11c3Qtbm90LWxlYWstYW55d2hlcmUh"
 	malformed := "not-base64!!secret-malformed-key"
@@ -96,17 +96,17 @@ func TestSecretsNeverReachLogsErrorsOrSpans(t *testing.T) {
 	}))
 	require.NoError(t, durable.RegisterOrchestration(reg, "Secrets", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		ctx.TraceInfo("orchestration running")
-		return durable.ScheduleActivity[string](ctx, "Fail", in).Await()
+		return durable.CallActivity[string](ctx, "Fail", in).Await()
 	}))
 	rt, err := durable.Start(t.Context(), p, reg, &durable.Options{Logger: logger, TracerProvider: spans})
 	require.NoError(t, err)
-	client := durable.NewClientWithOptions(p, &durable.ClientOptions{TracerProvider: spans})
+	client := durable.NewClient(p, durable.ClientOptions{TracerProvider: spans})
 	require.NoError(t, client.StartOrchestration(t.Context(), "secrets-1", "Secrets", "x"))
-	st, err := client.WaitForOrchestration(t.Context(), "secrets-1", time.Minute)
+	st, err := client.WaitForOrchestration(t.Context(), "secrets-1", durable.WaitOptions{Timeout: time.Minute})
 	require.NoError(t, err)
 	require.Equal(t, durable.StateFailed, st.State)
 	require.NoError(t, rt.Shutdown(t.Context()))
-	_, err = client.WaitForOrchestration(t.Context(), "missing", time.Millisecond)
+	_, err = client.WaitForOrchestration(t.Context(), "missing", durable.WaitOptions{Timeout: time.Millisecond})
 	errs = append(errs, err)
 
 	require.NotEmpty(t, logs.String(), "the error paths were logged")

@@ -34,8 +34,8 @@ const (
 func TestSessionOwnerFetchesItsItemsOutsideItsSlots(t *testing.T) {
 	for _, restart := range []bool{false, true} {
 		t.Run(fmt.Sprintf("restarted=%v", restart), func(t *testing.T) {
-			h := newHarnessNoLag(t, cdb.Options{})
-			clock := newLeaseClock()
+			h := newHarness(t, cdb.Options{}, withoutLag())
+			clock := newManualClock()
 			ctx := t.Context()
 			a := openLeaseProc(t, h, clock, "proc-a")
 			converge(t, h, a)
@@ -86,7 +86,7 @@ func TestSessionOwnerFetchesItsItemsOutsideItsSlots(t *testing.T) {
 				}
 				fetch(a, owner)
 				fetch(b, other)
-				clock.Advance(time.Second)
+				clock.advance(time.Second)
 			}
 			for _, inst := range moved {
 				require.Equal(t, "proc-a", ran[inst], "the item of %s's session (slot %d, now proc-b's) is run by the session's owner", inst, cdb.DispatchSlot(inst))

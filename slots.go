@@ -69,7 +69,7 @@ func sipHash13(msg []byte) uint64 {
 // in the fetch's context (see WithDispatcher).
 //
 // MemoryLeases splits the slots among the dispatchers of one process;
-// CosmosLeases splits them among processes sharing a container.
+// Leases splits them among processes sharing a container.
 type LeaseProvider interface {
 	// AcquireSlots returns the slots dispatcherID may poll. It must be
 	// cheap: it is called on every fetch.

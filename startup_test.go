@@ -46,7 +46,7 @@ func TestStartupRefusedConnectionIsRetryable(t *testing.T) {
 	_, err = cdb.New(t.Context(), startupConfig("http://"+addr+"/", testKey), startupOptions)
 	require.Error(t, err)
 	require.True(t, duroxide.IsRetryable(err), "%v", err)
-	var ce *cdb.CosmosError
+	var ce *cdb.RequestError
 	require.ErrorAs(t, err, &ce)
 	require.Equal(t, 0, ce.StatusCode)
 	require.Contains(t, err.Error(), "refused")
@@ -88,7 +88,7 @@ func TestStartupHonoursContextDeadline(t *testing.T) {
 // TestStartupExpiredContext: a context that is already done sends nothing.
 func TestStartupExpiredContext(t *testing.T) {
 	t.Parallel()
-	srv := cosmostest.NewTestServer(t, nil)
+	srv := cosmostest.New(t, nil)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	_, err := cdb.New(ctx, startupConfig(srv.Endpoint(), srv.Key()), startupOptions)
@@ -102,12 +102,12 @@ func TestStartupExpiredContext(t *testing.T) {
 // the \r\n, no backslashes), with the ActivityId.
 func TestStartupWrongKeyIsPermanentWithTheServiceMessage(t *testing.T) {
 	t.Parallel()
-	srv := cosmostest.NewTestServer(t, nil)
+	srv := cosmostest.New(t, nil)
 	wrong := "dGhpcyBpcyBub3QgdGhlIGtleSB0aGlzIGlzIG5vdCB0aGUga2V5IDAxMjM0NTY3ODk="
 	_, err := cdb.New(t.Context(), startupConfig(srv.Endpoint(), wrong), startupOptions)
 	require.Error(t, err)
 	require.False(t, duroxide.IsRetryable(err), "%v", err)
-	var ce *cdb.CosmosError
+	var ce *cdb.RequestError
 	require.ErrorAs(t, err, &ce)
 	require.Equal(t, 401, ce.StatusCode)
 	require.NotEmpty(t, ce.ActivityID)
@@ -126,7 +126,7 @@ func TestStartupConsistency(t *testing.T) {
 		ok    bool
 	}{{"Session", true}, {"BoundedStaleness", true}, {"Strong", true}, {"ConsistentPrefix", false}, {"Eventual", false}} {
 		t.Run(c.level, func(t *testing.T) {
-			srv := cosmostest.NewTestServer(t, &cosmostest.Options{ConsistencyLevel: c.level})
+			srv := cosmostest.New(t, &cosmostest.Options{ConsistencyLevel: c.level})
 			p, err := cdb.New(t.Context(), startupConfig(srv.Endpoint(), srv.Key()), startupOptions)
 			if c.ok {
 				require.NoError(t, err)

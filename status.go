@@ -8,8 +8,8 @@ import (
 	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
-// GetCustomStatus implements duroxide.Provider: one point read.
-func (p *Provider) GetCustomStatus(ctx context.Context, instance string, lastSeenVersion uint64) (*duroxide.CustomStatus, error) {
+// CustomStatus implements duroxide.Provider: one point read.
+func (p *Provider) CustomStatus(ctx context.Context, instance string, lastSeenVersion uint64) (*duroxide.CustomStatus, error) {
 	const op = "get_custom_status"
 	if err := validateInstanceID(op, instance); err != nil {
 		return nil, err
@@ -28,7 +28,7 @@ var _ duroxide.StatusReader = (*Provider)(nil)
 
 // ReadStatus implements duroxide.StatusReader: Read's point read and
 // history query, with the custom status and blocked reason taken from
-// the instance document the history was read at, which GetCustomStatus
+// the instance document the history was read at, which CustomStatus
 // and BlockedReason would each read again. Only a history found without
 // an instance document (a first turn committed between the read and the
 // query) costs a second read.
@@ -82,11 +82,11 @@ func (p *Provider) BlockedReason(ctx context.Context, instance string) (string, 
 	return *doc.Blocked, nil
 }
 
-// GetInstanceStats implements duroxide.Provider: the current execution's
+// InstanceStats implements duroxide.Provider: the current execution's
 // history (count and serialized bytes), the merged KV view (keys and value
 // bytes, tombstones excluded) and the carry-forward count of the current
 // execution's first event.
-func (p *Provider) GetInstanceStats(ctx context.Context, instance string) (*duroxide.SystemStats, error) {
+func (p *Provider) InstanceStats(ctx context.Context, instance string) (*duroxide.SystemStats, error) {
 	const op = "get_instance_stats"
 	if err := validateInstanceID(op, instance); err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
@@ -17,16 +18,23 @@ import (
 // queue documents only), so a fetch that locks a suspended instance whose
 // messages hold nothing that wakes it (duroxide.WakesSuspended) puts them
 // aside instead of returning them: one batch unlocks them, undoes the
-// fetch's attempt, marks them held and makes them invisible for
-// suspendedHold. A suspended instance with pending messages therefore
-// costs one lock batch and one release batch per suspendedHold, not a
-// fetch per poll. The fetch that finds a wake message locks the held
-// messages too and returns them all, oldest first, so the resumed turn
+// fetch's attempt, makes them invisible for suspendedHold and adds their
+// ids to the instance document's held messages (instanceDoc.Held, the
+// record an abandon also writes: messages that must come before newer
+// ones). A suspended instance with pending messages therefore costs one
+// lock batch and one release batch per suspendedHold, not a fetch per
+// poll. The fetch that finds a wake message locks the held messages too,
+// by those ids, and returns them all, oldest first, so the resumed turn
 // receives everything that waited.
 
 // suspendedHold is how long a suspended instance's messages stay aside
 // before a fetch looks at the instance again.
 const suspendedHold = time.Minute
+
+// maxHeldIDs bounds instanceDoc.Held's ids (the wake locks at most one
+// batch of them). A message put aside beyond it is not listed: it comes
+// when its hold ends, after the resume.
+const maxHeldIDs = cosmos.MaxBatchOps - 1
 
 // suspendedDoc is the instance document's suspension.
 type suspendedDoc struct {
@@ -45,12 +53,22 @@ func (p *Provider) wakeOrHold(ctx context.Context, lk *orchLock, until time.Time
 		}
 	}
 	now := p.now()
-	b := cosmos.NewBatch(lk.instance)
-	b.Patch(instanceDocID(lk.instance), releaseOps(), &lk.etag)
+	visible := ms(now.Add(suspendedHold))
+	held := heldMessages{Until: visible}
+	if h := lk.doc.Held; h != nil {
+		held.Until, held.IDs = max(h.Until, visible), slices.Clone(h.IDs)
+	}
 	for _, m := range lk.messages {
-		ops := unlockMessageOps(max(m.AttemptCount, 1)-1, ptr(ms(now.Add(suspendedHold))))
-		ops.AppendSet("/held", ms(now))
-		b.Patch(m.ID, ops, nil)
+		if !slices.Contains(held.IDs, m.ID) && len(held.IDs) < maxHeldIDs {
+			held.IDs = append(held.IDs, m.ID)
+		}
+	}
+	release := releaseOps()
+	release.AppendSet("/held", held)
+	b := cosmos.NewBatch(lk.instance)
+	b.Patch(instanceDocID(lk.instance), release, &lk.etag)
+	for _, m := range lk.messages {
+		b.Patch(m.ID, unlockMessageOps(max(m.AttemptCount, 1)-1, &visible), nil)
 	}
 	if _, err := p.st.Execute(ctx, b, false); err != nil {
 		p.releaseUncounted(ctx, lk, until)
@@ -78,15 +96,30 @@ func (p *Provider) releaseUncounted(ctx context.Context, lk *orchLock, until tim
 	p.busy.mark(lk.instance, until)
 }
 
-// lockHeld locks the messages a suspended instance holds aside into lk
-// (its lock token and expiry) and adds them to lk.messages. Messages
-// beyond one batch follow when their hold ends. If the query or the batch
-// fails, the whole lock is given back and the fetch fails: the next one
-// tries the wake again.
+// lockHeld locks the messages a suspended instance holds aside
+// (instanceDoc.Held's ids that lk has not locked) into lk (its lock token
+// and expiry) and adds them to lk.messages, whatever their visibleAt or a
+// lapsed lock: the instance's lock, which this fetch holds, is the one
+// that counts. If the query or the batch fails, the whole lock is given
+// back and the fetch fails: the next one tries the wake again.
 func (p *Provider) lockHeld(ctx context.Context, lk *orchLock, until time.Time) error {
-	q := "SELECT c.id FROM c WHERE c.type = 'orch_queue' AND IS_DEFINED(c.held) AND NOT IS_NULL(c.held) AND " + lockFree + " AND " + notStaged
+	if lk.doc.Held == nil {
+		return nil
+	}
+	var want []string
+	for _, id := range lk.doc.Held.IDs {
+		if !slices.ContainsFunc(lk.messages, func(m *queueDoc) bool { return m.ID == id }) {
+			want = append(want, id)
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	// A query, not the batch alone: a listed message that is gone must not
+	// fail the wake for ever.
+	q := "SELECT c.id FROM c WHERE c.type = 'orch_queue' AND ARRAY_CONTAINS(@ids, c.id) AND " + notStaged
 	var ids []string
-	_, err := p.st.Query(ctx, q, cosmos.QueryParams{}.Add("@lapsed", ms(p.lapsedBefore())), cosmos.QueryOptions{Partition: &lk.instance, PageSize: -1}, func(raw []byte) bool {
+	_, err := p.st.Query(ctx, q, cosmos.QueryParams{}.Add("@ids", want), cosmos.QueryOptions{Partition: &lk.instance, PageSize: -1}, func(raw []byte) bool {
 		var r struct {
 			ID string `json:"id"`
 		}
@@ -109,7 +142,7 @@ func (p *Provider) lockHeld(ctx context.Context, lk *orchLock, until time.Time) 
 		ops.AppendSet("/lockToken", lk.token)
 		ops.AppendSet("/lockedUntil", ms(until))
 		ops.AppendIncrement("/attemptCount", 1)
-		b.Patch(id, ops, nil) // held stays set until the message is consumed: a wake finds it whatever its visibleAt
+		b.Patch(id, ops, nil)
 	}
 	res, err := p.st.Execute(ctx, b, true)
 	if err != nil {

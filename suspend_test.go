@@ -11,6 +11,7 @@ import (
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/cosmostest"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // TestSuspendedHoldAndWakeSurviveTransientFaults: the batch that puts a
@@ -27,20 +28,20 @@ func TestSuspendedHoldAndWakeSurviveTransientFaults(t *testing.T) {
 			name = "after_apply"
 		}
 		t.Run(name, func(t *testing.T) {
-			srv := cosmostest.NewTestServer(t, nil)
+			srv := cosmostest.New(t, nil)
 			ctx := t.Context()
 			var armed, batches atomic.Int32
-			fail := func(c cdb.Call) bool {
+			fail := func(c testhooks.Call) bool {
 				return c.Op == cdb.OpBatch && c.PartitionKey == "s" && armed.Load() > 0 && batches.Add(1) == armed.Load()
 			}
-			hooks := &cdb.Hooks{
-				Before: func(_ context.Context, c cdb.Call) error {
+			hooks := &testhooks.Hooks{
+				Before: func(_ context.Context, c testhooks.Call) error {
 					if !afterApply && fail(c) {
 						return errInjected
 					}
 					return nil
 				},
-				After: func(_ context.Context, c cdb.Call, err error) error {
+				After: func(_ context.Context, c testhooks.Call, err error) error {
 					if afterApply && err == nil && fail(c) {
 						return errInjected
 					}

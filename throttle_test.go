@@ -30,7 +30,7 @@ func thStore(t *testing.T, retry RetryOptions) (*cosmostest.Server, *cosmos.Stor
 
 func thStoreWith(t *testing.T, retry RetryOptions, opts *azcosmos.ClientOptions) (*cosmostest.Server, *cosmos.Store) {
 	t.Helper()
-	srv := cosmostest.NewTestServer(t, nil)
+	srv := cosmostest.New(t, nil)
 	client, err := srv.NewClient(opts)
 	require.NoError(t, err)
 	t.Cleanup(client.Close)

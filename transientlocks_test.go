@@ -13,6 +13,7 @@ import (
 	"github.com/duroxide-go/cdb/cosmostest"
 	"github.com/duroxide-go/cdb/durable"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // A transient fault (a throttle, a 503, a 408 or a reset) on a lock's
@@ -34,7 +35,7 @@ func requireTransient(t *testing.T, err error, what string) {
 func failBatchOnce(g *gate, partition string, index, status int) {
 	var armed atomic.Bool
 	armed.Store(true)
-	g.setFail(func(c cdb.Call) error {
+	g.setFail(func(c testhooks.Call) error {
 		if c.Op == cdb.OpBatch && armed.CompareAndSwap(true, false) {
 			return &cdb.BatchError{Partition: partition, Index: index, StatusCode: status, ID: "x"}
 		}
@@ -48,7 +49,7 @@ func failBatchOnce(g *gate, partition string, index, status int) {
 // renews and acks.
 func TestWorkRenewalTransientFaultIsNotALostLock(t *testing.T) {
 	t.Parallel()
-	h := newHarnessNoLag(t, cdb.Options{})
+	h := newHarness(t, cdb.Options{}, withoutLag())
 	ctx := t.Context()
 	const inst = "renew-transient"
 	require.NoError(t, h.p.EnqueueForWorker(ctx, hActivity(inst, 2, nil)))
@@ -79,7 +80,7 @@ func TestWorkRenewalTransientFaultIsNotALostLock(t *testing.T) {
 func TestWorkAckRolledBackBatchIsNotALostLock(t *testing.T) {
 	t.Parallel()
 	g := newGate(t)
-	h := newHarnessNoLag(t, cdb.Options{Test: cdb.TestOptions{Hooks: g.hooks()}})
+	h := newHarness(t, testhooks.With(cdb.Options{}, testhooks.Knobs{Hooks: g.hooks()}), withoutLag())
 	ctx := t.Context()
 	const inst = "ack-throttled"
 	require.NoError(t, h.p.EnqueueForWorker(ctx, hActivity(inst, 2, nil)))
@@ -99,7 +100,7 @@ func TestWorkAckRolledBackBatchIsNotALostLock(t *testing.T) {
 func TestOrchestrationLockTransientBatchFaults(t *testing.T) {
 	t.Parallel()
 	g := newGate(t)
-	h := newHarnessNoLag(t, cdb.Options{Test: cdb.TestOptions{Hooks: g.hooks()}})
+	h := newHarness(t, testhooks.With(cdb.Options{}, testhooks.Knobs{Hooks: g.hooks()}), withoutLag())
 	ctx := t.Context()
 	const inst = "orch-transient"
 	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, hStart(inst), 0))
@@ -121,7 +122,7 @@ func TestOrchestrationLockTransientBatchFaults(t *testing.T) {
 func TestOrchestrationAckRolledBackBatchIsRetryable(t *testing.T) {
 	t.Parallel()
 	g := newGate(t)
-	h := newHarnessNoLag(t, cdb.Options{Test: cdb.TestOptions{Hooks: g.hooks()}})
+	h := newHarness(t, testhooks.With(cdb.Options{}, testhooks.Knobs{Hooks: g.hooks()}), withoutLag())
 	ctx := t.Context()
 	const inst = "orch-ack-transient"
 	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, hStart(inst), 0))
@@ -155,7 +156,7 @@ func TestRuntimeRidesOutTransientCosmosFaults(t *testing.T) {
 		return "slow:" + in, nil
 	}))
 	require.NoError(t, reg.AddOrchestration("CallSlow", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		return ctx.ScheduleActivity("Slow", in).Await()
+		return durable.CallActivity[string](ctx, "Slow", in).Await()
 	}))
 	c := startFaultRuntime(t, h.p, reg, &durable.Options{WorkerLockTimeout: 2 * time.Second, WorkerLockRenewalBuffer: time.Second})
 	require.NoError(t, c.StartOrchestration(t.Context(), inst, "CallSlow", "x"))
@@ -183,15 +184,15 @@ func TestRuntimeRidesOutTransientCosmosFaults(t *testing.T) {
 func TestOrchestrationAckBurstOnCosmosDoesNotFailTheInstance(t *testing.T) {
 	t.Parallel()
 	g := newGate(t)
-	h := newHarness(t, cdb.Options{Test: cdb.TestOptions{Hooks: g.hooks()}})
+	h := newHarness(t, testhooks.With(cdb.Options{}, testhooks.Knobs{Hooks: g.hooks()}))
 	const inst = "ack-burst"
 	var left atomic.Int32
 	left.Store(8)
-	g.setFail(func(c cdb.Call) error {
+	g.setFail(func(c testhooks.Call) error {
 		// A turn's commit: the instance, its events and its messages (a
 		// fetch's lock batch has two operations).
 		if c.Op == cdb.OpBatch && c.PartitionKey == inst && c.Operations >= 4 && left.Add(-1) >= 0 {
-			return &cdb.CosmosError{Call: c, StatusCode: http.StatusServiceUnavailable}
+			return &cdb.RequestError{Call: c, StatusCode: http.StatusServiceUnavailable}
 		}
 		return nil
 	})
@@ -220,7 +221,7 @@ func startFaultRuntime(t *testing.T, p *cdb.Provider, reg *durable.Registry, o *
 // waitCompleted waits for instance and requires it completed.
 func waitCompleted(t *testing.T, c *durable.Client, instance string) string {
 	t.Helper()
-	st, err := c.WaitForOrchestration(t.Context(), instance, 2*time.Minute)
+	st, err := c.WaitForOrchestration(t.Context(), instance, durable.WaitOptions{Timeout: 2 * time.Minute})
 	require.NoError(t, err)
 	require.Equal(t, durable.StateCompleted, st.State, st.FailureMessage())
 	return st.Output

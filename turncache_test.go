@@ -19,14 +19,15 @@ import (
 
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // storedTurnState is what the load query would hand the next turn of
 // inst, computed straight from the container (not through the provider):
 // the current execution's committed history and the kv documents.
-func storedTurnState(t *testing.T, e *costEnv, inst string) ([]duroxide.Event, map[string]duroxide.KVEntry) {
+func storedTurnState(t *testing.T, e *harness, inst string) ([]duroxide.Event, map[string]duroxide.KVEntry) {
 	t.Helper()
-	pager := e.ct.NewQueryItemsPager("SELECT * FROM c", azcosmos.NewPartitionKeyString(inst), nil)
+	pager := e.sdk.NewQueryItemsPager("SELECT * FROM c", azcosmos.NewPartitionKeyString(inst), nil)
 	var exec uint64
 	type hist struct {
 		exec, id uint64
@@ -83,10 +84,10 @@ func storedTurnState(t *testing.T, e *costEnv, inst string) ([]duroxide.Event, m
 
 // secondProvider opens another provider (another "process") on e's
 // container.
-func secondProvider(t *testing.T, e *costEnv, opts cdb.Options) *cdb.Provider {
+func secondProvider(t *testing.T, e *harness, opts cdb.Options) *cdb.Provider {
 	t.Helper()
 	opts.MaintenanceInterval = -1
-	p, err := cdb.New(context.Background(), cdb.Config{Endpoint: e.srv.Endpoint(), Key: e.srv.Key(), Database: costDB, Container: e.coll,
+	p, err := cdb.New(context.Background(), cdb.Config{Endpoint: e.srv.Endpoint(), Key: e.srv.Key(), Database: e.db, Container: e.coll,
 		ClientOptions: &azcosmos.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}}}, &opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })
@@ -105,7 +106,7 @@ type cacheTurn struct {
 
 // fetchChecked enqueues an external event for inst, fetches it with p
 // measuring the fetch, and checks the item against the stored state.
-func fetchChecked(t *testing.T, e *costEnv, p *cdb.Provider, inst string) (*duroxide.OrchestrationItem, cost) {
+func fetchChecked(t *testing.T, e *harness, p *cdb.Provider, inst string) (*duroxide.OrchestrationItem, cost) {
 	t.Helper()
 	require.NoError(t, p.EnqueueForOrchestrator(e.ctx, duroxide.ExternalRaisedItem{Instance: inst, Name: pokeName, Data: pokeData}, 0))
 	before := p.RequestStats()
@@ -159,7 +160,7 @@ func TestTurnCacheSteadyTurnRequests(t *testing.T) {
 		fetch     int64
 	}{{"cached", 0, 2}, {"disabled", -1, 3}} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newCostEnv(t, cdb.Options{TurnCacheBytes: tc.cacheSize})
+			e := newHarness(t, cdb.Options{TurnCacheBytes: tc.cacheSize}, withoutLag())
 			for _, kind := range []turnKind{turnPlain, turnKVStatus, turnActivities} {
 				r := &turnRunner{e: e, kind: kind}
 				for i := range turnsPerInst {
@@ -190,7 +191,7 @@ func TestTurnCacheSteadyTurnRequests(t *testing.T) {
 // hands the runtime exactly the
 // history and KV the container holds.
 func TestTurnCacheMatchesStoredState(t *testing.T) {
-	e := newCostEnv(t, cdb.Options{})
+	e := newHarness(t, cdb.Options{}, withoutLag())
 	const inst = "cache-state"
 	next := e.startInstance(t, inst)
 	poke := []duroxide.EventKind{duroxide.ExternalEvent{Name: pokeName, Data: pokeData}}
@@ -220,7 +221,7 @@ func TestTurnCacheMatchesStoredState(t *testing.T) {
 		require.NoError(t, e.p.AckOrchestrationItem(e.ctx, item.LockToken, commitOf(inst, turn, &next)), turn.name)
 		// The commit was planned from the cached KV state (kv_delta
 		// documents included), so a wrong cached state would show here.
-		got, err := e.p.GetKVAllValues(e.ctx, inst)
+		got, err := e.p.KVValues(e.ctx, inst)
 		require.NoError(t, err)
 		require.Equal(t, turn.kv, got, "KV after %q", turn.name)
 	}
@@ -237,7 +238,7 @@ func TestTurnCacheInvalidation(t *testing.T) {
 	poke := func() []duroxide.EventKind {
 		return []duroxide.EventKind{duroxide.ExternalEvent{Name: pokeName, Data: pokeData}}
 	}
-	steady := func(t *testing.T, e *costEnv, p *cdb.Provider, inst string, next *uint64, wantFetch int64, what string) {
+	steady := func(t *testing.T, e *harness, p *cdb.Provider, inst string, next *uint64, wantFetch int64, what string) {
 		t.Helper()
 		item, f := fetchChecked(t, e, p, inst)
 		require.Equalf(t, wantFetch, f.Requests, "%s: fetch requests (%s)", what, f.ops())
@@ -245,13 +246,13 @@ func TestTurnCacheInvalidation(t *testing.T) {
 	}
 	// warm runs the instance's second turn, which queries (the first
 	// loaded nothing), and a third, served from the cache.
-	warm := func(t *testing.T, e *costEnv, inst string, next *uint64) {
+	warm := func(t *testing.T, e *harness, inst string, next *uint64) {
 		t.Helper()
 		steady(t, e, e.p, inst, next, 3, "second turn")
 		steady(t, e, e.p, inst, next, 2, "third turn")
 	}
 	t.Run("another process's turn", func(t *testing.T) {
-		e := newCostEnv(t, cdb.Options{})
+		e := newHarness(t, cdb.Options{}, withoutLag())
 		other := secondProvider(t, e, cdb.Options{})
 		const inst = "inv-other"
 		next := e.startInstance(t, inst)
@@ -261,7 +262,7 @@ func TestTurnCacheInvalidation(t *testing.T) {
 		steady(t, e, e.p, inst, &next, 2, "steady again")
 	})
 	t.Run("deleted and re-created elsewhere with as many events", func(t *testing.T) {
-		e := newCostEnv(t, cdb.Options{})
+		e := newHarness(t, cdb.Options{}, withoutLag())
 		other := secondProvider(t, e, cdb.Options{})
 		const inst = "inv-recreate"
 		next := e.startInstance(t, inst)
@@ -280,7 +281,7 @@ func TestTurnCacheInvalidation(t *testing.T) {
 		steady(t, e, e.p, inst, &next, 3, "after the re-creation")
 	})
 	t.Run("AppendWithExecution", func(t *testing.T) {
-		e := newCostEnv(t, cdb.Options{})
+		e := newHarness(t, cdb.Options{}, withoutLag())
 		const inst = "inv-append"
 		next := e.startInstance(t, inst)
 		warm(t, e, inst, &next)
@@ -293,7 +294,7 @@ func TestTurnCacheInvalidation(t *testing.T) {
 		steady(t, e, e.p, inst, &next, 3, "still querying")
 	})
 	t.Run("abandoned turn", func(t *testing.T) {
-		e := newCostEnv(t, cdb.Options{})
+		e := newHarness(t, cdb.Options{}, withoutLag())
 		const inst = "inv-abandon"
 		next := e.startInstance(t, inst)
 		warm(t, e, inst, &next)
@@ -304,7 +305,7 @@ func TestTurnCacheInvalidation(t *testing.T) {
 		steady(t, e, e.p, inst, &next, 2, "steady again")
 	})
 	t.Run("large staged turn", func(t *testing.T) {
-		e := newCostEnv(t, cdb.Options{})
+		e := newHarness(t, cdb.Options{}, withoutLag())
 		const inst = "inv-large"
 		next := e.startInstance(t, inst)
 		warm(t, e, inst, &next)
@@ -318,7 +319,7 @@ func TestTurnCacheInvalidation(t *testing.T) {
 		steady(t, e, e.p, inst, &next, 2, "steady again")
 	})
 	t.Run("state larger than the cache", func(t *testing.T) {
-		e := newCostEnv(t, cdb.Options{TurnCacheBytes: 16 << 10})
+		e := newHarness(t, cdb.Options{TurnCacheBytes: 16 << 10}, withoutLag())
 		const inst = "inv-long"
 		next := e.startInstance(t, inst)
 		warm(t, e, inst, &next)
@@ -346,7 +347,7 @@ func TestTurnCacheInvalidation(t *testing.T) {
 func TestTurnCacheSeesOutOfBandEditsWithinMaxAge(t *testing.T) {
 	var skew atomic.Int64
 	now := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
-	e := newCostEnv(t, cdb.Options{Test: cdb.TestOptions{Now: now}})
+	e := newHarness(t, testhooks.With(cdb.Options{}, testhooks.Knobs{Now: now}), withoutLag())
 	const inst = "cache-edit"
 	next := e.startInstance(t, inst)
 	for _, want := range []int64{3, 2} { // the second turn queries, the third is cached
@@ -358,14 +359,14 @@ func TestTurnCacheSeesOutOfBandEditsWithinMaxAge(t *testing.T) {
 	// The edit: event 1's data replaced by bytes no decoder accepts.
 	pk := azcosmos.NewPartitionKeyString(inst)
 	id := inst + ":history:1:1"
-	r, err := e.ct.ReadItem(e.ctx, pk, id, nil)
+	r, err := e.sdk.ReadItem(e.ctx, pk, id, nil)
 	require.NoError(t, err)
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal(r.Value, &doc))
 	doc["eventData"] = "NOT_VALID_JSON{{{"
 	body, err := json.Marshal(doc)
 	require.NoError(t, err)
-	_, err = e.ct.ReplaceItem(e.ctx, pk, id, body, nil)
+	_, err = e.sdk.ReplaceItem(e.ctx, pk, id, body, nil)
 	require.NoError(t, err)
 
 	fetch := func() *duroxide.OrchestrationItem {
@@ -394,7 +395,7 @@ func TestTurnCacheDefersToExpiringMarkers(t *testing.T) {
 	var skew atomic.Int64
 	// No lagging replicas: the test counts requests, and a lagging
 	// discovery could miss the message it just enqueued.
-	h := newHarnessNoLag(t, cdb.Options{Test: cdb.TestOptions{Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }}})
+	h := newHarness(t, testhooks.With(cdb.Options{}, testhooks.Knobs{Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }}), withoutLag())
 	ctx := context.Background()
 	item, commit := startParentWithChild(t, h.p, "mk-parent", "mk-child")
 	require.NoError(t, h.p.AckOrchestrationItem(ctx, item.LockToken, commit))

@@ -207,7 +207,7 @@ func (p *Provider) planOrchestratorItems(op string, plan *turnPlan, lk *orchLock
 			visible = time.UnixMilli(int64(t.FireAtMs))
 		}
 		q := &queueDoc{InstanceID: target, Type: docOrchQueue, WorkItem: string(data), DispatchSlot: DispatchSlot(target),
-			VisibleAt: ms(visible), EnqueuedAt: ms(now), EnqueueOrder: nextOrder(now), TraceParent: tp}
+			VisibleAt: p.visibleAt(visible, now), EnqueuedAt: ms(now), EnqueueOrder: nextOrder(now), TraceParent: tp}
 		if target == lk.instance {
 			q.ID = docID(user(lk.instance), fixed("orch"), fixed(tokenID), num(uint64(i)))
 			if err := plan.add(op, docOrchQueue, cosmos.BatchOp{Kind: cosmos.BatchCreate, ID: q.ID, Doc: mustJSON(q)}); err != nil {
@@ -320,6 +320,7 @@ func (p *Provider) nextInstanceDoc(lk *orchLock, c duroxide.OrchestrationCommit,
 			doc.Suspended = &suspendedDoc{Reason: ch.Reason, At: ms(now)}
 		}
 	}
+	doc.Held = nil // the turn consumed what was held (fetch.go)
 	doc.LastAckToken = lk.token
 	noteReceived(&doc, lk, now, p.markerLifetime()) // turncache.go
 	doc.UpdatedAt = ms(now)
@@ -332,6 +333,6 @@ func (p *Provider) workerDoc(id string, a duroxide.ActivityExecuteItem, now time
 		return nil, fmt.Errorf("activity cannot be encoded: %w", err)
 	}
 	return &queueDoc{ID: id, InstanceID: a.Instance, Type: docWorkerQueue, WorkItem: string(data), DispatchSlot: DispatchSlot(a.Instance),
-		VisibleAt: ms(now), EnqueuedAt: ms(now), EnqueueOrder: nextOrder(now),
+		VisibleAt: p.visibleAt(now, now), EnqueuedAt: ms(now), EnqueueOrder: nextOrder(now),
 		ExecutionID: ptr(a.ExecutionID), ActivityID: ptr(a.ID), SessionID: a.SessionID, Tag: a.Tag}, nil
 }

@@ -15,13 +15,18 @@ import (
 	"github.com/duroxide-go/cdb/internal/testbackend"
 )
 
-// factory runs the duroxide validation suite against the Cosmos provider:
-// every test gets its own container in a database shared by the run.
+// factory runs the duroxide validation suite and the durabletest suites
+// against the Cosmos provider: every test gets its own container in a
+// database shared by the run.
 type factory struct {
 	b  testbackend.Backend
 	db string
+	// leases gives every provider Cosmos leases (cdb.Leases).
+	leases bool
 }
 
+// instance is a provider of the suite with SDK access to its container,
+// for the factory's CorruptInstanceHistory and MaxAttemptCount.
 type instance struct {
 	*cdb.Provider
 	container *azcosmos.ContainerClient
@@ -40,31 +45,31 @@ func newFactory(t *testing.T, b testbackend.Backend) *factory {
 	return &factory{b: b, db: db}
 }
 
+// newCosmosProvider opens a provider on a fresh container (a harness in
+// the run's database) with the suite's maintenance timings.
 func (f *factory) newCosmosProvider(t *testing.T, opts cdb.Options) *instance {
 	t.Helper()
-	name := testbackend.NewName(t, "c")
 	if opts.MaintenanceInterval == 0 {
 		opts.MaintenanceInterval = 100 * time.Millisecond
 	}
 	if opts.OutboxMinAge == 0 {
 		opts.OutboxMinAge = 50 * time.Millisecond
 	}
-	if opts.MaxClockSkew == 0 {
-		// The suite checks the contract's exact lock expiry; the processes
-		// of a test share a clock (clockskew_test.go checks the margin).
-		opts.MaxClockSkew = -1
-	}
-	p, err := cdb.New(t.Context(), cdb.Config{Endpoint: f.b.Endpoint, Key: f.b.Key, Database: f.db, Container: name,
-		ClientOptions: f.b.ClientOptions()}, &opts)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = p.Close() })
-	c, err := f.b.Client.NewContainer(f.db, name)
-	require.NoError(t, err)
-	return &instance{Provider: p, container: c}
+	// The suite checks the contract's exact lock expiry; the processes of a
+	// test share a clock (the harness leaves no skew margin;
+	// clockskew_test.go checks the margin).
+	h := newHarness(t, opts, onBackend(f.b), inContainer(f.db, testbackend.NewName(t, "c")))
+	return &instance{Provider: h.p, container: h.sdk}
 }
 
 func (f *factory) NewProvider(t *testing.T) duroxide.Provider {
-	return f.newCosmosProvider(t, cdb.Options{})
+	var o cdb.Options
+	if f.leases {
+		l, err := cdb.NewLeases(cdb.LeaseOptions{LeaseDuration: 3 * time.Second, RenewInterval: time.Second})
+		require.NoError(t, err)
+		o.Leases = l
+	}
+	return f.newCosmosProvider(t, o)
 }
 
 func (f *factory) LockTimeout() time.Duration        { return time.Second }

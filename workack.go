@@ -55,7 +55,7 @@ func (p *Provider) AckWorkItem(ctx context.Context, lockToken string, completion
 			return duroxide.Permanent(op, "completion cannot be encoded: %v", err)
 		}
 		q := &queueDoc{ID: doneID, InstanceID: completion.InstanceID(), Type: docOrchQueue, WorkItem: string(data),
-			DispatchSlot: DispatchSlot(completion.InstanceID()), VisibleAt: ms(now), EnqueuedAt: ms(now), EnqueueOrder: nextOrder(now),
+			DispatchSlot: DispatchSlot(completion.InstanceID()), VisibleAt: p.visibleAt(now, now), EnqueuedAt: ms(now), EnqueueOrder: nextOrder(now),
 			TraceParent: traceParent(ctx)}
 		if q.InstanceID != lk.instance {
 			// The intent's ids derive from the lock token, so a retried

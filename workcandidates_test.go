@@ -20,6 +20,7 @@ import (
 
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // keptTTL is long enough that no kept page expires during a test on a
@@ -66,7 +67,7 @@ func TestWorkCandidatesSteadyFetchRequests(t *testing.T) {
 		{"disabled", -1, nil, int64(len(insts))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newCostEnv(t, cdb.Options{WorkCandidateTTL: tc.ttl})
+			e := newHarness(t, cdb.Options{WorkCandidateTTL: tc.ttl}, withoutLag())
 			enqueueActivities(t, e.p, nil, insts...)
 			var queries int64
 			for i, want := range insts {
@@ -89,7 +90,7 @@ func TestWorkCandidatesSteadyFetchRequests(t *testing.T) {
 func TestWorkCandidatesExpire(t *testing.T) {
 	var offset atomic.Int64
 	clock := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
-	e := newCostEnv(t, cdb.Options{WorkCandidateTTL: time.Minute, Test: cdb.TestOptions{Now: clock}})
+	e := newHarness(t, testhooks.With(cdb.Options{WorkCandidateTTL: time.Minute}, testhooks.Knobs{Now: clock}), withoutLag())
 	enqueueActivities(t, e.p, nil, "wc-a", "wc-b", "wc-c")
 	got, q, _ := fetchCounted(t, e.p, duroxide.AnyTag(), nil)
 	require.Equal(t, "wc-a", got)
@@ -113,7 +114,7 @@ func TestWorkCandidatesTakenByOtherProcess(t *testing.T) {
 		want  string
 	}{{"next", []string{"wc-a", "wc-b", "wc-c"}, "wc-c"}, {"none", []string{"wc-a", "wc-b"}, ""}} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newCostEnv(t, cdb.Options{WorkCandidateTTL: keptTTL})
+			e := newHarness(t, cdb.Options{WorkCandidateTTL: keptTTL}, withoutLag())
 			other := secondProvider(t, e, cdb.Options{WorkCandidateTTL: -1})
 			enqueueActivities(t, e.p, nil, tc.insts...)
 			got, _, _ := fetchCounted(t, e.p, duroxide.AnyTag(), nil)
@@ -138,12 +139,12 @@ func TestWorkCandidatesTakenByOtherProcess(t *testing.T) {
 // cancelled activity is) misses with 404 and the fetch returns the next
 // ready item.
 func TestWorkCandidatesDeletedItem(t *testing.T) {
-	e := newCostEnv(t, cdb.Options{WorkCandidateTTL: keptTTL})
+	e := newHarness(t, cdb.Options{WorkCandidateTTL: keptTTL}, withoutLag())
 	enqueueActivities(t, e.p, nil, "wc-a", "wc-b", "wc-c")
 	got, _, _ := fetchCounted(t, e.p, duroxide.AnyTag(), nil)
 	require.Equal(t, "wc-a", got)
 	pk := azcosmos.NewPartitionKeyString("wc-b")
-	pager := e.ct.NewQueryItemsPager("SELECT VALUE c.id FROM c WHERE c.type = 'worker_queue'", pk, nil)
+	pager := e.sdk.NewQueryItemsPager("SELECT VALUE c.id FROM c WHERE c.type = 'worker_queue'", pk, nil)
 	var ids []string
 	for pager.More() {
 		page, err := pager.NextPage(e.ctx)
@@ -155,7 +156,7 @@ func TestWorkCandidatesDeletedItem(t *testing.T) {
 		}
 	}
 	require.Len(t, ids, 1)
-	_, err := e.ct.DeleteItem(e.ctx, pk, ids[0], nil)
+	_, err := e.sdk.DeleteItem(e.ctx, pk, ids[0], nil)
 	require.NoError(t, err)
 	failedBefore := e.p.RequestStats()[cdb.OpPatch].Failures
 	got, q, _ := fetchCounted(t, e.p, duroxide.AnyTag(), nil)
@@ -168,7 +169,7 @@ func TestWorkCandidatesDeletedItem(t *testing.T) {
 // the filter that found them; a fetch with another filter never gets an
 // item of a tag it does not ask for.
 func TestWorkCandidatesTagFilters(t *testing.T) {
-	e := newCostEnv(t, cdb.Options{WorkCandidateTTL: keptTTL})
+	e := newHarness(t, cdb.Options{WorkCandidateTTL: keptTTL}, withoutLag())
 	gpu := "gpu"
 	// Interleaved, so each filter's kept page holds the other's items
 	// unless the filter is part of the key.
@@ -285,7 +286,7 @@ func TestWorkCandidatesContention(t *testing.T) {
 // a session worker w1 holds), and kept items after it would be fetched
 // before it (out of order).
 func TestWorkCandidatesSessions(t *testing.T) {
-	e := newCostEnv(t, cdb.Options{WorkCandidateTTL: keptTTL})
+	e := newHarness(t, cdb.Options{WorkCandidateTTL: keptTTL}, withoutLag())
 	w1 := &duroxide.SessionFetchConfig{OwnerID: "w1", LockTimeout: costLock}
 	w2 := &duroxide.SessionFetchConfig{OwnerID: "w2", LockTimeout: costLock}
 	sess := "S"
@@ -327,7 +328,7 @@ func TestWorkCandidatesSlots(t *testing.T) {
 	}
 	l := &switchLeases{}
 	l.slots.Store(&all)
-	e := newCostEnv(t, cdb.Options{WorkCandidateTTL: keptTTL, Leases: l})
+	e := newHarness(t, cdb.Options{WorkCandidateTTL: keptTTL, Leases: l}, withoutLag())
 	insts := []string{"wc-a", "wc-b", "wc-c"}
 	require.NotEqual(t, cdb.DispatchSlot("wc-b"), cdb.DispatchSlot("wc-c"))
 	enqueueActivities(t, e.p, nil, insts...)

@@ -70,7 +70,7 @@ func TestAuthRawRequests(t *testing.T) {
 
 func TestAuthTokenMode(t *testing.T) {
 	t.Parallel()
-	s := NewTestServer(t, &Options{Auth: AuthToken})
+	s := New(t, &Options{Auth: AuthToken})
 	ctx := testCtx(t)
 
 	// Control-plane writes with a token: 403/5300; key auth is disabled.

@@ -5,8 +5,8 @@ the REST API that azcosmos (github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos,
 v1.5.0) uses, over plain HTTP on 127.0.0.1, so code under test talks to it
 through the real SDK exactly as it would to the service:
 
-	s := cosmostest.NewTestServer(t, nil) // closed when the test ends
-	client := s.Client()                  // or s.NewClient(opts), or azcosmos.NewClientWithKey(s.Endpoint(), ...)
+	s := cosmostest.New(t, nil) // closed when the test ends
+	client := s.Client()        // or s.NewClient(opts), or azcosmos.NewClientWithKey(s.Endpoint(), ...)
 
 The server aims to behave like the real service, including what the service
 refuses: a fake that accepts what Cosmos DB rejects hides bugs. A shared
@@ -147,7 +147,7 @@ The command cosmostest/cmd/cosmostest serves a server on a fixed address
 COSMOSTEST_CONTROL; the control endpoint ([Server.ControlHandler]) sets faults
 ([FaultSpec]: by operation, writes only, with a probability, for a duration)
 and added latency over HTTP. The package does not import package testing
-([NewTestServer] takes the small [TB] interface), so binaries can embed the
+([New] takes the small [TB] interface), so binaries can embed the
 server too.
 */
 package cosmostest

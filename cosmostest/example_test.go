@@ -14,7 +14,7 @@ import (
 )
 
 // Start a server, create a database and a container through azcosmos, and
-// round-trip an item. In a test, use cosmostest.NewTestServer(t, nil), which
+// round-trip an item. In a test, use cosmostest.New(t, nil), which
 // closes the server when the test ends.
 func ExampleNewServer() {
 	s, err := cosmostest.NewServer(nil)

@@ -50,7 +50,7 @@ func noRetryOptions() *azcosmos.ClientOptions {
 // time); TestConformance runs its cases in parallel itself.
 func newFixture(t testing.TB, opts *Options) *fixture {
 	t.Helper()
-	s := NewTestServer(t, opts)
+	s := New(t, opts)
 	c, err := s.NewClient(noRetryOptions())
 	if err != nil {
 		t.Fatal(err)

@@ -38,7 +38,7 @@ func lsnOf(t testing.TB, token string) int64 {
 func reopen(t testing.TB, s *Server) *Server {
 	t.Helper()
 	s.Close()
-	return NewTestServer(t, &s.opts)
+	return New(t, &s.opts)
 }
 
 // writeMix makes every kind of change on f's container and returns the
@@ -169,7 +169,7 @@ func TestPersistCompaction(t *testing.T) {
 func TestPersistDirInUse(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	s := NewTestServer(t, &Options{DataDir: dir})
+	s := New(t, &Options{DataDir: dir})
 	_, err := NewServer(&Options{DataDir: dir})
 	if !errors.Is(err, ErrDataDirInUse) || !strings.Contains(err.Error(), dir) {
 		t.Fatalf("second server on %s: %v, want ErrDataDirInUse naming the directory", dir, err)

@@ -73,7 +73,7 @@ var consistencyStrength = map[string]int{"Strong": 5, "BoundedStaleness": 4, "Se
 
 // Server is an in-process fake of an Azure Cosmos DB for NoSQL account,
 // serving the REST API azcosmos uses over plain HTTP on 127.0.0.1. Create one
-// with [NewServer] or [NewTestServer]; it is safe for concurrent use.
+// with [NewServer] or [New]; it is safe for concurrent use.
 type Server struct {
 	opts     Options
 	key      string

@@ -16,7 +16,7 @@ import (
 
 func TestAccount(t *testing.T) {
 	t.Parallel()
-	s := NewTestServer(t, nil)
+	s := New(t, nil)
 	if !strings.HasPrefix(s.Endpoint(), "http://127.0.0.1:") || !strings.HasSuffix(s.Endpoint(), "/") {
 		t.Fatalf("endpoint %q", s.Endpoint())
 	}
@@ -202,7 +202,7 @@ func TestPartitionKeyHeader(t *testing.T) {
 
 func TestHierarchicalPartitionKey(t *testing.T) {
 	t.Parallel()
-	s := NewTestServer(t, nil)
+	s := New(t, nil)
 	c, _ := s.NewClient(noRetryOptions())
 	defer c.Close()
 	ctx := testCtx(t)
@@ -228,7 +228,7 @@ func TestHierarchicalPartitionKey(t *testing.T) {
 
 func TestUniqueKeys(t *testing.T) {
 	t.Parallel()
-	s := NewTestServer(t, nil)
+	s := New(t, nil)
 	c, _ := s.NewClient(noRetryOptions())
 	defer c.Close()
 	ctx := testCtx(t)
@@ -368,7 +368,7 @@ func TestLogf(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	var lines []string
-	s := NewTestServer(t, &Options{Logf: func(format string, args ...any) {
+	s := New(t, &Options{Logf: func(format string, args ...any) {
 		mu.Lock()
 		defer mu.Unlock()
 		lines = append(lines, fmt.Sprintf(format, args...))

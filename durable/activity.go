@@ -3,6 +3,8 @@ package durable
 import (
 	"context"
 	"log/slog"
+
+	"github.com/duroxide-go/cdb/durable/internal/testhook"
 )
 
 // ActivityFunc is the untyped form of an activity: raw input in, raw
@@ -99,10 +101,19 @@ func deref(p *string) (string, bool) {
 	return *p, true
 }
 
-// NewActivityContextForTest returns an ActivityContext for unit-testing an
-// activity function outside a runtime: ctx supplies cancellation, c (may
-// be nil) the client.
-func NewActivityContextForTest(ctx context.Context, instance, activityName string, c *Client) ActivityContext {
+// Unit tests of activity functions build an ActivityContext outside a
+// runtime with durabletest.NewActivityContext; the constructor is handed
+// over through internal/testhook so this package has no test-only API.
+func init() {
+	testhook.NewActivityContext = func(ctx context.Context, instance, activityName string, c any) any {
+		client, _ := c.(*Client)
+		return detachedActivityContext(ctx, instance, activityName, client)
+	}
+}
+
+// detachedActivityContext is an ActivityContext with no runtime behind it:
+// ctx supplies cancellation, c (may be nil) the client.
+func detachedActivityContext(ctx context.Context, instance, activityName string, c *Client) ActivityContext {
 	return ActivityContext{Context: ctx, info: &activityInfo{
 		instance: instance, executionID: initialExecutionID, orchestrationName: "test", orchestrationVersion: "1.0.0",
 		activityName: activityName, activityID: 1, workerID: "test", client: c, logger: slog.Default(),

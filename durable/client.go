@@ -20,9 +20,13 @@ type Client struct {
 	reg *Registry // nil: starts are not checked against a registry
 }
 
-// NewClient returns a Client over p, traced through OpenTelemetry's
-// global TracerProvider.
-func NewClient(p duroxide.Provider) *Client { return NewClientWithOptions(p, nil) }
+// NewClient returns a Client over p. Without ClientOptions its calls are
+// traced through OpenTelemetry's global TracerProvider and starts are not
+// checked against a registry.
+func NewClient(p duroxide.Provider, opts ...ClientOptions) *Client {
+	o := lastOption(opts)
+	return &Client{p: p, tel: newTelemetry(o.TracerProvider, nil), reg: o.Registry}
+}
 
 // Client errors.
 var (
@@ -65,10 +69,7 @@ const initialExecutionID = 1
 // repeats the start that created it; StartOptions pins a version, allows
 // reusing a terminal instance's id and sets the idempotency key.
 func (c *Client) StartOrchestration(ctx context.Context, instance, orchestration string, input any, opts ...StartOptions) error {
-	var o StartOptions
-	if len(opts) > 0 {
-		o = opts[len(opts)-1]
-	}
+	o := lastOption(opts)
 	var version *string
 	if o.Version != "" {
 		if _, err := duroxide.ParseSemVer(o.Version); err != nil {
@@ -77,15 +78,6 @@ func (c *Client) StartOrchestration(ctx context.Context, instance, orchestration
 		version = &o.Version
 	}
 	return c.start(ctx, instance, orchestration, version, input, o)
-}
-
-// StartOrchestrationVersion starts instance pinned to an exact version of
-// orchestration: StartOrchestration with StartOptions{Version: version}.
-func (c *Client) StartOrchestrationVersion(ctx context.Context, instance, orchestration, version string, input any) error {
-	if _, err := duroxide.ParseSemVer(version); err != nil {
-		return &InputError{Op: "start orchestration", Reason: err.Error()}
-	}
-	return c.start(ctx, instance, orchestration, &version, input, StartOptions{Version: version})
 }
 
 func (c *Client) start(ctx context.Context, instance, orchestration string, version *string, input any, o StartOptions) error {
@@ -107,7 +99,7 @@ func (c *Client) start(ctx context.Context, instance, orchestration string, vers
 	return err
 }
 
-// RaiseEvent delivers an external event to a ScheduleWait(name) of
+// RaiseEvent delivers an external event to a WaitEvent(ctx, name) of
 // instance that is pending when the event arrives; if none is (the
 // orchestration has not reached its wait yet, say), the event is dropped.
 // data is encoded with the typed codec. To send a signal that must not be
@@ -265,8 +257,9 @@ type OrchestrationFailedError struct {
 // Error returns the failure's display text.
 func (e *OrchestrationFailedError) Error() string { return displayMessage(e.Details) }
 
-// GetOrchestrationStatus reads instance's status from its latest execution.
-func (c *Client) GetOrchestrationStatus(ctx context.Context, instance string) (*OrchestrationStatus, error) {
+// Status reads instance's status from its latest execution (Rust:
+// get_orchestration_status).
+func (c *Client) Status(ctx context.Context, instance string) (*OrchestrationStatus, error) {
 	view, err := c.readStatus(ctx, instance)
 	if err != nil {
 		return nil, err
@@ -311,7 +304,7 @@ func (c *Client) GetOrchestrationStatus(ctx context.Context, instance string) (*
 	return st, nil
 }
 
-// statusView is what GetOrchestrationStatus reads.
+// statusView is what Client.Status reads.
 type statusView struct {
 	duroxide.InstanceStatus
 	// blocked reads the blocked reason when the provider did not return
@@ -338,7 +331,7 @@ func (v *statusView) blockedReason(ctx context.Context) (string, error) {
 
 // readStatus reads instance's history, custom status and blocked reason:
 // in one call from a duroxide.StatusReader, else by Read and
-// GetCustomStatus, leaving BlockedReason for a running instance.
+// CustomStatus, leaving BlockedReason for a running instance.
 func (c *Client) readStatus(ctx context.Context, instance string) (*statusView, error) {
 	if r, ok := c.p.(duroxide.StatusReader); ok {
 		st, err := r.ReadStatus(ctx, instance)
@@ -359,26 +352,31 @@ func (c *Client) readStatus(ctx context.Context, instance string) (*statusView, 
 	}
 	// Best effort, as in Rust: a custom status read error does not fail the
 	// status query.
-	if cs, err := c.p.GetCustomStatus(ctx, instance, 0); err == nil {
+	if cs, err := c.p.CustomStatus(ctx, instance, 0); err == nil {
 		v.CustomStatus = cs
 	}
 	return v, nil
 }
 
 // WaitForOrchestration polls instance's status until it completes or
-// fails, timeout passes (ErrTimeout) or ctx ends. Polls start 5 ms apart
-// and back off to 100 ms, as Rust's client does.
-func (c *Client) WaitForOrchestration(ctx context.Context, instance string, timeout time.Duration) (*OrchestrationStatus, error) {
+// fails, WaitOptions.Timeout passes (ErrTimeout) or ctx ends (ctx's
+// error). Polls start 5 ms apart and back off to 100 ms, as Rust's client
+// does, unless WaitOptions.PollInterval fixes the interval.
+func (c *Client) WaitForOrchestration(ctx context.Context, instance string, opts ...WaitOptions) (*OrchestrationStatus, error) {
+	o, err := waitOptions("wait for orchestration", opts)
+	if err != nil {
+		return nil, err
+	}
 	ctx, end := c.tel.clientSpan(ctx, "wait_for_orchestration", instance)
-	st, err := c.waitForOrchestration(ctx, instance, timeout)
+	st, err := c.waitForOrchestration(ctx, instance, o)
 	end(err)
 	return st, err
 }
 
-func (c *Client) waitForOrchestration(ctx context.Context, instance string, timeout time.Duration) (*OrchestrationStatus, error) {
+func (c *Client) waitForOrchestration(ctx context.Context, instance string, o WaitOptions) (*OrchestrationStatus, error) {
 	var out *OrchestrationStatus
-	err := c.poll(ctx, timeout, func() (bool, error) {
-		st, err := c.GetOrchestrationStatus(ctx, instance)
+	err := c.poll(ctx, o, func() (bool, error) {
+		st, err := c.Status(ctx, instance)
 		if err != nil {
 			return false, err
 		}
@@ -399,50 +397,68 @@ func (c *Client) waitForOrchestration(ctx context.Context, instance string, time
 }
 
 // WaitForStatusChange waits until instance's custom status version exceeds
-// lastSeenVersion or the instance finishes, polling every pollInterval.
-func (c *Client) WaitForStatusChange(ctx context.Context, instance string, lastSeenVersion uint64, pollInterval, timeout time.Duration) (*OrchestrationStatus, error) {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		cs, err := c.p.GetCustomStatus(ctx, instance, lastSeenVersion)
+// lastSeenVersion or the instance finishes; WaitOptions bound the wait and
+// set the polling as for WaitForOrchestration.
+func (c *Client) WaitForStatusChange(ctx context.Context, instance string, lastSeenVersion uint64, opts ...WaitOptions) (*OrchestrationStatus, error) {
+	o, err := waitOptions("wait for status change", opts)
+	if err != nil {
+		return nil, err
+	}
+	var out *OrchestrationStatus
+	err = c.poll(ctx, o, func() (bool, error) {
+		cs, err := c.p.CustomStatus(ctx, instance, lastSeenVersion)
 		if err != nil {
-			return nil, err
+			return false, err
 		}
-		st, err := c.GetOrchestrationStatus(ctx, instance)
+		st, err := c.Status(ctx, instance)
 		if err != nil {
-			return nil, err
-		}
-		if cs != nil || st.IsTerminal() {
-			return st, nil
+			return false, err
 		}
 		if st.State == StateNotFound {
 			if err := c.notFoundIfMissing(ctx, instance); err != nil {
-				return nil, err
+				return false, err
 			}
 		}
-		if err := sleepCtx(ctx, min(pollInterval, time.Until(deadline))); err != nil {
-			return nil, err
-		}
+		out = st
+		return cs != nil || st.IsTerminal(), nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return nil, ErrTimeout
+	return out, nil
 }
 
-// poll calls check on Rust's client schedule until it reports done.
-func (c *Client) poll(ctx context.Context, timeout time.Duration, check func() (bool, error)) error {
-	deadline := time.Now().Add(timeout)
+// poll calls check until it reports done: at o.PollInterval, or on Rust's
+// client schedule (5 ms doubling to 100 ms). Past o.Timeout it returns
+// ErrTimeout after one last check; without a Timeout only ctx ends it.
+func (c *Client) poll(ctx context.Context, o WaitOptions, check func() (bool, error)) error {
+	var deadline time.Time
+	if o.Timeout > 0 {
+		deadline = time.Now().Add(o.Timeout)
+	}
 	delay := clientInitialPollDelay
+	if o.PollInterval > 0 {
+		delay = o.PollInterval
+	}
 	for {
 		done, err := check()
 		if err != nil || done {
 			return err
 		}
-		left := time.Until(deadline)
-		if left <= 0 {
-			return ErrTimeout
+		sleep := delay
+		if !deadline.IsZero() {
+			left := time.Until(deadline)
+			if left <= 0 {
+				return ErrTimeout
+			}
+			sleep = min(sleep, left)
 		}
-		if err := sleepCtx(ctx, min(delay, left)); err != nil {
+		if err := sleepCtx(ctx, sleep); err != nil {
 			return err
 		}
-		delay = min(delay*2, clientMaxPollDelay)
+		if o.PollInterval == 0 {
+			delay = min(delay*2, clientMaxPollDelay)
+		}
 	}
 }
 
@@ -461,20 +477,20 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// GetKVValue reads key of instance's KV store (merged across executions);
-// a missing instance is ErrInstanceNotFound.
-func (c *Client) GetKVValue(ctx context.Context, instance, key string) (value string, found bool, err error) {
-	value, found, err = c.p.GetKVValue(ctx, instance, key)
+// KVValue reads key of instance's KV store (merged across executions);
+// a missing instance is ErrInstanceNotFound. Rust: get_kv_value.
+func (c *Client) KVValue(ctx context.Context, instance, key string) (value string, found bool, err error) {
+	value, found, err = c.p.KVValue(ctx, instance, key)
 	if err == nil && !found {
 		err = c.notFoundIfMissing(ctx, instance)
 	}
 	return value, found, err
 }
 
-// GetKVAllValues reads instance's whole KV store; a missing instance is
-// ErrInstanceNotFound.
-func (c *Client) GetKVAllValues(ctx context.Context, instance string) (map[string]string, error) {
-	kv, err := c.p.GetKVAllValues(ctx, instance)
+// KVValues reads instance's whole KV store; a missing instance is
+// ErrInstanceNotFound. Rust: get_kv_all_values.
+func (c *Client) KVValues(ctx context.Context, instance string) (map[string]string, error) {
+	kv, err := c.p.KVValues(ctx, instance)
 	if err == nil && len(kv) == 0 {
 		err = c.notFoundIfMissing(ctx, instance)
 	}
@@ -485,12 +501,17 @@ func (c *Client) GetKVAllValues(ctx context.Context, instance string) (map[strin
 }
 
 // WaitForKVValue polls until key exists in instance's KV store; an
-// instance missing when the wait begins is ErrInstanceNotFound.
-func (c *Client) WaitForKVValue(ctx context.Context, instance, key string, timeout time.Duration) (string, error) {
+// instance missing when the wait begins is ErrInstanceNotFound. WaitOptions
+// bound the wait and set the polling as for WaitForOrchestration.
+func (c *Client) WaitForKVValue(ctx context.Context, instance, key string, opts ...WaitOptions) (string, error) {
+	o, err := waitOptions("wait for KV value", opts)
+	if err != nil {
+		return "", err
+	}
 	var out string
 	first := true
-	err := c.poll(ctx, timeout, func() (bool, error) {
-		v, ok, err := c.p.GetKVValue(ctx, instance, key)
+	err = c.poll(ctx, o, func() (bool, error) {
+		v, ok, err := c.p.KVValue(ctx, instance, key)
 		if err == nil && !ok && first {
 			err = c.notFoundIfMissing(ctx, instance)
 		}
@@ -501,10 +522,11 @@ func (c *Client) WaitForKVValue(ctx context.Context, instance, key string, timeo
 	return out, err
 }
 
-// GetCustomStatus returns instance's custom status if its version exceeds
+// CustomStatus returns instance's custom status if its version exceeds
 // lastSeenVersion, else nil; a missing instance is ErrInstanceNotFound.
-func (c *Client) GetCustomStatus(ctx context.Context, instance string, lastSeenVersion uint64) (*duroxide.CustomStatus, error) {
-	cs, err := c.p.GetCustomStatus(ctx, instance, lastSeenVersion)
+// Rust: get_custom_status.
+func (c *Client) CustomStatus(ctx context.Context, instance string, lastSeenVersion uint64) (*duroxide.CustomStatus, error) {
+	cs, err := c.p.CustomStatus(ctx, instance, lastSeenVersion)
 	if err == nil && cs == nil {
 		err = c.notFoundIfMissing(ctx, instance)
 	}
@@ -514,10 +536,10 @@ func (c *Client) GetCustomStatus(ctx context.Context, instance string, lastSeenV
 	return cs, nil
 }
 
-// GetOrchestrationStats returns stats of instance's current execution (nil
-// for an unknown instance).
-func (c *Client) GetOrchestrationStats(ctx context.Context, instance string) (*duroxide.SystemStats, error) {
-	return c.p.GetInstanceStats(ctx, instance)
+// Stats returns stats of instance's current execution (nil for an unknown
+// instance). Rust: get_orchestration_stats.
+func (c *Client) Stats(ctx context.Context, instance string) (*duroxide.SystemStats, error) {
+	return c.p.InstanceStats(ctx, instance)
 }
 
 // HasManagementCapability reports whether the provider offers admin calls.
@@ -530,41 +552,37 @@ func (c *Client) admin() (duroxide.ProviderAdmin, error) {
 	return nil, ErrManagementNotAvailable
 }
 
-// ListAllInstances lists every instance id.
-func (c *Client) ListAllInstances(ctx context.Context) ([]string, error) {
+// ListInstances lists every instance id or, with ListOptions.Status, the
+// ids of the instances in that status (Rust: list_all_instances and
+// list_instances_by_status).
+func (c *Client) ListInstances(ctx context.Context, opts ...ListOptions) ([]string, error) {
 	a, err := c.admin()
 	if err != nil {
 		return nil, err
+	}
+	if o := lastOption(opts); o.Status != "" {
+		return a.ListInstancesByStatus(ctx, o.Status)
 	}
 	return a.ListInstances(ctx)
 }
 
-// ListInstancesByStatus lists instances whose status is status (e.g.
-// duroxide.StatusCompleted).
-func (c *Client) ListInstancesByStatus(ctx context.Context, status string) ([]string, error) {
+// InstanceInfo describes instance (Rust: get_instance_info).
+func (c *Client) InstanceInfo(ctx context.Context, instance string) (*duroxide.InstanceInfo, error) {
 	a, err := c.admin()
 	if err != nil {
 		return nil, err
 	}
-	return a.ListInstancesByStatus(ctx, status)
+	return a.InstanceInfo(ctx, instance)
 }
 
-// GetInstanceInfo describes instance.
-func (c *Client) GetInstanceInfo(ctx context.Context, instance string) (*duroxide.InstanceInfo, error) {
+// ExecutionInfo describes one execution of instance (Rust:
+// get_execution_info).
+func (c *Client) ExecutionInfo(ctx context.Context, instance string, executionID uint64) (*duroxide.ExecutionInfo, error) {
 	a, err := c.admin()
 	if err != nil {
 		return nil, err
 	}
-	return a.GetInstanceInfo(ctx, instance)
-}
-
-// GetExecutionInfo describes one execution of instance.
-func (c *Client) GetExecutionInfo(ctx context.Context, instance string, executionID uint64) (*duroxide.ExecutionInfo, error) {
-	a, err := c.admin()
-	if err != nil {
-		return nil, err
-	}
-	return a.GetExecutionInfo(ctx, instance, executionID)
+	return a.ExecutionInfo(ctx, instance, executionID)
 }
 
 // ListExecutions lists instance's execution ids; a missing instance is
@@ -601,31 +619,33 @@ func (c *Client) ReadExecutionHistory(ctx context.Context, instance string, exec
 	return h, nil
 }
 
-// GetSystemMetrics returns store-wide instance counts.
-func (c *Client) GetSystemMetrics(ctx context.Context) (*duroxide.SystemMetrics, error) {
+// SystemMetrics returns store-wide instance counts (Rust:
+// get_system_metrics).
+func (c *Client) SystemMetrics(ctx context.Context) (*duroxide.SystemMetrics, error) {
 	a, err := c.admin()
 	if err != nil {
 		return nil, err
 	}
-	return a.GetSystemMetrics(ctx)
+	return a.SystemMetrics(ctx)
 }
 
-// GetQueueDepths returns the queues' lengths.
-func (c *Client) GetQueueDepths(ctx context.Context) (*duroxide.QueueDepths, error) {
+// QueueDepths returns the queues' lengths (Rust: get_queue_depths).
+func (c *Client) QueueDepths(ctx context.Context) (*duroxide.QueueDepths, error) {
 	a, err := c.admin()
 	if err != nil {
 		return nil, err
 	}
-	return a.GetQueueDepths(ctx)
+	return a.QueueDepths(ctx)
 }
 
-// GetInstanceTree returns instance and all its descendants.
-func (c *Client) GetInstanceTree(ctx context.Context, instance string) (*duroxide.InstanceTree, error) {
+// InstanceTree returns instance and all its descendants (Rust:
+// get_instance_tree).
+func (c *Client) InstanceTree(ctx context.Context, instance string) (*duroxide.InstanceTree, error) {
 	a, err := c.admin()
 	if err != nil {
 		return nil, err
 	}
-	return a.GetInstanceTree(ctx, instance)
+	return a.InstanceTree(ctx, instance)
 }
 
 // DeleteInstance deletes a root instance and its descendants. Without
@@ -685,11 +705,12 @@ func (c *Client) PruneExecutionsBulk(ctx context.Context, filter duroxide.Instan
 	return a.PruneExecutionsBulk(ctx, filter, options)
 }
 
-// KVValue reads key of instance's KV store and decodes it with the typed
-// codec (see Encode), the client-side counterpart of the orchestration's
-// typed GetKVValue; found is false when the key is absent.
-func KVValue[T any](ctx context.Context, c *Client, instance, key string) (value T, found bool, err error) {
-	s, ok, err := c.GetKVValue(ctx, instance, key)
+// ClientKVValue reads key of instance's KV store and decodes it with the
+// typed codec (see Encode), the client-side counterpart of the
+// orchestration's typed KVValue (which owns the shorter name); found is
+// false when the key is absent. Rust: get_kv_value_typed on the client.
+func ClientKVValue[T any](ctx context.Context, c *Client, instance, key string) (value T, found bool, err error) {
+	s, ok, err := c.KVValue(ctx, instance, key)
 	if err != nil || !ok {
 		return value, false, err
 	}

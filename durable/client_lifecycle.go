@@ -116,28 +116,28 @@ func (c *Client) restart(ctx context.Context, instance string, input any, versio
 	if err != nil {
 		return err
 	}
-	b := newHistoryBook(hist)
-	if !b.completed && !b.failed {
-		return fmt.Errorf("%w: restart needs a terminal instance; %s is %s", ErrInvalidState, instance, stateOf(hist))
+	started, state := lastExecution(hist)
+	if state != "Completed" && state != "Failed" {
+		return fmt.Errorf("%w: restart needs a terminal instance; %s is %s", ErrInvalidState, instance, state)
 	}
-	if b.name == nil {
+	if started == nil {
 		return fmt.Errorf("%w: %s has no OrchestrationStarted to restart from", ErrInvalidState, instance)
 	}
-	raw := valueOf(b.input)
+	raw := started.Input
 	if input != nil {
 		if raw, err = Encode(input); err != nil {
 			return &InputError{Op: "restart", Reason: "encode input: " + err.Error()}
 		}
 	}
-	if err := c.checkRegistered(*b.name, version); err != nil {
+	if err := c.checkRegistered(started.Name, version); err != nil {
 		return err
 	}
 	// A restart is the continue-as-new item duroxide's runtime already
 	// turns into a new execution of a terminal instance.
-	item := duroxide.ContinueAsNewItem{Instance: instance, Orchestration: *b.name, Input: raw, Version: version,
+	item := duroxide.ContinueAsNewItem{Instance: instance, Orchestration: started.Name, Input: raw, Version: version,
 		CarryForwardEvents: []duroxide.CarryForwardEvent{}}
-	if b.parentInstance != nil && b.parentID != nil {
-		item.ParentInstance, item.ParentID, item.ParentExecutionID = b.parentInstance, b.parentID, b.parentExecutionID
+	if started.ParentInstance != nil && started.ParentID != nil {
+		item.ParentInstance, item.ParentID, item.ParentExecutionID = started.ParentInstance, started.ParentID, started.ParentExecutionID
 	}
 	exec := hist[0].ExecutionID
 	return c.enqueueFor(ctx, item, []EventOptions{{IdempotencyKey: "restart@" + strconv.FormatUint(exec, 10)}})
@@ -172,16 +172,29 @@ func (c *Client) latestHistory(ctx context.Context, instance, op string) ([]duro
 
 // stateOf names the state history ends in, for error messages.
 func stateOf(hist []duroxide.Event) string {
-	b := newHistoryBook(hist)
-	switch {
-	case b.completed:
-		return "Completed"
-	case b.failed:
-		return "Failed"
-	case b.continuedAsNew:
-		return "ContinuedAsNew"
+	_, state := lastExecution(hist)
+	return state
+}
+
+// lastExecution finds history's last OrchestrationStarted (nil if none)
+// and names the state its execution ended in: Completed, Failed,
+// ContinuedAsNew, or Running when no terminal event follows it.
+func lastExecution(hist []duroxide.Event) (*duroxide.OrchestrationStarted, string) {
+	var started *duroxide.OrchestrationStarted
+	state := "Running"
+	for _, e := range hist {
+		switch k := e.Kind.(type) {
+		case duroxide.OrchestrationStarted:
+			started, state = &k, "Running"
+		case duroxide.OrchestrationCompleted:
+			state = "Completed"
+		case duroxide.OrchestrationFailed:
+			state = "Failed"
+		case duroxide.OrchestrationContinuedAsNew:
+			state = "ContinuedAsNew"
+		}
 	}
-	return "Running"
+	return started, state
 }
 
 // ErrSuspensionNotSupported: the provider cannot suspend instances (it

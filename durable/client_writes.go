@@ -9,41 +9,6 @@ import (
 	"github.com/duroxide-go/cdb/duroxide"
 )
 
-// StartOptions configures Client.StartOrchestration.
-type StartOptions struct {
-	// Version pins an exact version of the orchestration ("" = the
-	// registry's policy decides when the instance first runs).
-	Version string
-	// IDReuse says what a start on an existing instance id does.
-	IDReuse IDReusePolicy
-	// IdempotencyKey identifies the start across a caller's own retries
-	// ("" = none beyond the identical-start rule).
-	IdempotencyKey string
-}
-
-// IDReusePolicy decides what a start on an instance id that already
-// exists does.
-type IDReusePolicy int
-
-const (
-	// IDReuseRejectExisting (the default) refuses with ErrInstanceExists,
-	// except that repeating the identical start (same orchestration,
-	// version and input: a caller's retry) succeeds and does nothing.
-	IDReuseRejectExisting IDReusePolicy = iota
-	// IDReuseAllowTerminal starts a new execution when the existing one
-	// completed or failed; a running instance is still refused.
-	IDReuseAllowTerminal
-)
-
-// EventOptions configures RaiseEvent, EnqueueEvent and CancelInstance.
-type EventOptions struct {
-	// IdempotencyKey makes a caller's retried call a no-op: the provider
-	// delivers at most one message per (instance, key). "" = none: the
-	// provider still gives the call's message one id, reused by its own
-	// retries of the call, but a second call is a second message.
-	IdempotencyKey string
-}
-
 // startInstance enqueues a client start through the provider's
 // ClientWriter (atomic existence check) when it has one.
 func (c *Client) startInstance(ctx context.Context, item duroxide.StartOrchestrationItem, o StartOptions) error {
@@ -65,7 +30,7 @@ func (c *Client) startInstance(ctx context.Context, item duroxide.StartOrchestra
 // restartTerminal starts a new execution of a terminal instance
 // (IDReuseAllowTerminal); exists is returned for a running one.
 func (c *Client) restartTerminal(ctx context.Context, w duroxide.ClientWriter, item duroxide.StartOrchestrationItem, o StartOptions, exists error) error {
-	st, err := c.GetOrchestrationStatus(ctx, item.Instance)
+	st, err := c.Status(ctx, item.Instance)
 	if err != nil {
 		return err
 	}
@@ -162,7 +127,7 @@ func (c *Client) pendingNote(ctx context.Context, instance string) string {
 
 // notePending tells clients (through the provider's PendingNoter) that
 // instance waits for an orchestration no runtime has registered.
-func (rt *Runtime) notePending(instance string, r *batch, attempt uint32, delay time.Duration) {
+func (rt *Runtime) notePending(instance string, r *turn, attempt uint32, delay time.Duration) {
 	n, ok := rt.p.(duroxide.PendingNoter)
 	if !ok {
 		return

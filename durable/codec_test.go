@@ -58,19 +58,19 @@ func TestTypedActivityRoundTrip(t *testing.T) {
 	}
 	var got res
 	h := func(ctx *OrchestrationContext, _ string) (string, error) {
-		r, err := ScheduleActivity[res](ctx, "Add", in{2, 3}).Await()
+		r, err := CallActivity[res](ctx, "Add", in{2, 3}).Await()
 		got = r
 		return "", err
 	}
-	e := etEngine(etStarted("in"))
-	etRun(e, h)
+	e := newTestEngineOf(evStarted(1))
+	executeTurn(e, h)
 	require.Equal(t, []action{actionCallActivity{SchedulingEventID: 2, Name: "Add", Input: `{"A":2,"B":3}`}}, e.pendingActions())
-	_, r := etStep(t, e.finalHistory(), h, etActivityDone(2, `{"sum":5}`))
-	require.Equal(t, TurnCompleted, r.Kind)
+	_, r := executeStep(t, e.finalHistory(), h, msgActivityCompleted(2, `{"sum":5}`))
+	require.Equal(t, turnCompleted, r.Kind)
 	require.Equal(t, res{5}, got)
 
 	// A result that does not decode fails the future with the decoder's text.
-	_, r = etStep(t, e.finalHistory(), h, etActivityDone(2, `{"sum":"five"}`))
-	require.Equal(t, TurnFailed, r.Kind)
+	_, r = executeStep(t, e.finalHistory(), h, msgActivityCompleted(2, `{"sum":"five"}`))
+	require.Equal(t, turnFailed, r.Kind)
 	require.Contains(t, displayMessage(r.Details), "cannot unmarshal")
 }

@@ -72,18 +72,36 @@ func Join[T any](ctx *OrchestrationContext, futs ...*Future[T]) []Result[T] {
 // returning while it is pending) stops the block and drops the futures it
 // holds. Use Go instead of the go statement in orchestration code.
 func Go[T any](ctx *OrchestrationContext, fn func(ctx *OrchestrationContext) (T, error)) *Future[T] {
+	return goBlock(ctx, fn, false)
+}
+
+// goBlock builds the future of a block. A lazy block starts only when its
+// future is first polled (by Await, Select or Join), and runs then, inside
+// that poll, until it first waits: Rust's poll of an async fn's future.
+// The runtime's own futures that are async fns in Rust (the retry loop) are
+// lazy, so they schedule their work at the same point in history as Rust.
+func goBlock[T any](ctx *OrchestrationContext, fn func(ctx *OrchestrationContext) (T, error), lazy bool) *Future[T] {
 	st := &futureState{ctx: ctx, kind: kindLocal}
 	var out T
 	var outErr error
-	co := ctx.sched.spawn(func() {
+	returned := false
+	s := ctx.sched
+	co := s.spawn(func() {
 		out, outErr = fn(ctx)
+		returned = true
 		// Rust drops an async block's locals when it completes.
-		ctx.sched.current.dropOwned()
+		s.current.dropOwned()
 	})
+	co.lazy = lazy
 	co.future = st
 	st.co = co
 	st.poll = func() (any, error, bool) {
-		if co.done && !co.killed {
+		if !co.started && !co.done {
+			s.run(co)
+		}
+		// A block that panicked never resolves: the turn fails with the
+		// panic before anyone could use a zero result.
+		if co.done && !co.killed && returned {
 			return out, outErr, true
 		}
 		return nil, nil, false

@@ -309,23 +309,6 @@ func (c *OrchestrationContext) bindSubOrchestrationInstance(token uint64, instan
 
 func (c *OrchestrationContext) clearCancelledTokens() { c.cancelledTokens = nil }
 
-// setActivityTag is the mutate-after-emit of Rust's with_tag.
-func (c *OrchestrationContext) setActivityTag(token uint64, tag string) {
-	for i := range c.emitted {
-		if c.emitted[i].token != token {
-			continue
-		}
-		a, ok := c.emitted[i].act.(actionCallActivity)
-		if !ok {
-			panic("durable: WithTag token matched an action that is not an activity")
-		}
-		a.Tag = &tag
-		c.emitted[i].act = a
-		return
-	}
-	panic("durable: WithTag must be called right after scheduling, before the orchestration waits")
-}
-
 // newFuture creates the state of a durable future owned by the running
 // coroutine.
 func (c *OrchestrationContext) newFuture(token uint64, kind scheduleKind, poll func() (any, error, bool)) *futureState {

@@ -11,10 +11,10 @@ import (
 // another instance's KV) schedule them so their results are recorded in
 // history and replay identically.
 const (
-	syscallPrefix     = "__duroxide_syscall:"
-	SyscallNewGUID    = "__duroxide_syscall:new_guid"
-	SyscallUtcNowMs   = "__duroxide_syscall:utc_now_ms"
-	SyscallGetKVValue = "__duroxide_syscall:get_kv_value"
+	syscallPrefix   = ReservedActivityPrefix
+	SyscallNewGUID  = "__duroxide_syscall:new_guid"
+	SyscallUTCNowMs = "__duroxide_syscall:utc_now_ms"
+	SyscallKVValue  = "__duroxide_syscall:get_kv_value"
 )
 
 // Sub-orchestration instance id conventions (Rust SUB_ORCH_AUTO_PREFIX and
@@ -25,21 +25,10 @@ const (
 	subOrchPendingPrefix = "sub::pending_"
 )
 
-// ScheduleActivity schedules the activity name with a raw input and returns
-// its future. The result is the activity's raw output; a failure is a
-// *TaskFailedError.
-func (c *OrchestrationContext) ScheduleActivity(name, input string) *Future[string] {
-	return c.scheduleActivity(name, input, nil)
-}
-
-// ScheduleActivityOnSession is ScheduleActivity routed to the worker that
-// owns sessionID, so consecutive activities of a session share a process.
-func (c *OrchestrationContext) ScheduleActivityOnSession(name, input, sessionID string) *Future[string] {
-	return c.scheduleActivity(name, input, &sessionID)
-}
-
-func (c *OrchestrationContext) scheduleActivity(name, input string, sessionID *string) *Future[string] {
-	token := c.emit(actionCallActivity{Name: name, Input: input, SessionID: sessionID})
+// scheduleActivity emits the activity call and returns its raw future; an
+// empty session or tag means none.
+func (c *OrchestrationContext) scheduleActivity(name, input, session, tag string) *Future[string] {
+	token := c.emit(actionCallActivity{Name: name, Input: input, SessionID: optString(session), Tag: optString(tag)})
 	st := c.newFuture(token, kindActivity, func() (any, error, bool) {
 		r, ok := c.results[token]
 		if !ok {
@@ -56,9 +45,9 @@ func (c *OrchestrationContext) scheduleActivity(name, input string, sessionID *s
 	return stringFuture(st)
 }
 
-// ScheduleTimer starts a durable timer that fires after d. Await it for a
-// durable sleep, or race it with Select for a timeout.
-func (c *OrchestrationContext) ScheduleTimer(d time.Duration) *Future[struct{}] {
+// scheduleTimer emits a timer that fires d after the orchestration's
+// current time.
+func (c *OrchestrationContext) scheduleTimer(d time.Duration) *Future[struct{}] {
 	delay := uint64(0)
 	if d > 0 {
 		delay = uint64(d / time.Millisecond)
@@ -78,18 +67,8 @@ func (c *OrchestrationContext) ScheduleTimer(d time.Duration) *Future[struct{}] 
 	return &Future[struct{}]{st: st, convert: func(any, error) (struct{}, error) { return struct{}{}, nil }}
 }
 
-// ScheduleWait waits for the external event name (raised with the
-// client's RaiseEvent). Subscriptions and arrivals of a name are matched
-// in order: the n-th wait gets the n-th event raised after it subscribed.
-//
-// An event is dropped when it arrives while no ScheduleWait of its name is
-// pending: raised before the orchestration reached this call (even before
-// its first turn ran), or between two waits. It stays in history, but no
-// wait ever receives it (duroxide's subscription semantics). For a signal
-// that may come early, such as an approval, use the persistent queue
-// instead: DequeueEvent here, EnqueueEvent on the client; it keeps
-// messages until they are dequeued.
-func (c *OrchestrationContext) ScheduleWait(name string) *Future[string] {
+// scheduleWait emits the subscription to the external event name.
+func (c *OrchestrationContext) scheduleWait(name string) *Future[string] {
 	token := c.emit(actionWaitExternal{Name: name})
 	st := c.newFuture(token, kindExternalWait, func() (any, error, bool) {
 		id, ok := c.boundScheduleID(token)
@@ -102,11 +81,8 @@ func (c *OrchestrationContext) ScheduleWait(name string) *Future[string] {
 	return stringFuture(st)
 }
 
-// DequeueEvent takes the next message of the persistent queue (enqueued
-// with the client's EnqueueEvent). Unlike ScheduleWait, messages that
-// arrive before anyone waits are kept, matched first in, first out, and
-// carried across continue-as-new.
-func (c *OrchestrationContext) DequeueEvent(queue string) *Future[string] {
+// dequeueEvent emits the dequeue of the next message of queue.
+func (c *OrchestrationContext) dequeueEvent(queue string) *Future[string] {
 	token := c.emit(actionDequeueEvent{Name: queue})
 	st := c.newFuture(token, kindQueueDequeue, func() (any, error, bool) {
 		id, ok := c.boundScheduleID(token)
@@ -119,31 +95,8 @@ func (c *OrchestrationContext) DequeueEvent(queue string) *Future[string] {
 	return stringFuture(st)
 }
 
-// ScheduleSubOrchestration starts the child orchestration name with an
-// auto-generated instance id ("{parent}::sub::{event_id}") and returns its
-// future.
-func (c *OrchestrationContext) ScheduleSubOrchestration(name, input string) *Future[string] {
-	return c.scheduleSubOrchestration(name, nil, nil, input)
-}
-
-// ScheduleSubOrchestrationWithID starts a child under an explicit instance
-// id, used exactly as given.
-func (c *OrchestrationContext) ScheduleSubOrchestrationWithID(name, instance, input string) *Future[string] {
-	return c.scheduleSubOrchestration(name, nil, &instance, input)
-}
-
-// ScheduleSubOrchestrationVersioned starts a child pinned to version; an
-// empty version means the registry's policy.
-func (c *OrchestrationContext) ScheduleSubOrchestrationVersioned(name, version, input string) *Future[string] {
-	return c.scheduleSubOrchestration(name, optString(version), nil, input)
-}
-
-// ScheduleSubOrchestrationVersionedWithID combines a pinned version (empty
-// = policy) with an explicit instance id.
-func (c *OrchestrationContext) ScheduleSubOrchestrationVersionedWithID(name, version, instance, input string) *Future[string] {
-	return c.scheduleSubOrchestration(name, optString(version), &instance, input)
-}
-
+// scheduleSubOrchestration emits the start of a child; a nil instance
+// means an auto-generated id, bound to the scheduling event id.
 func (c *OrchestrationContext) scheduleSubOrchestration(name string, version, instance *string, input string) *Future[string] {
 	inst := ""
 	if instance != nil {
@@ -168,32 +121,15 @@ func (c *OrchestrationContext) scheduleSubOrchestration(name string, version, in
 	return stringFuture(st)
 }
 
-// ScheduleOrchestration starts an independent orchestration under instance
-// (fire and forget): nothing comes back and it outlives this one.
-func (c *OrchestrationContext) ScheduleOrchestration(name, instance, input string) {
-	c.emit(actionStartOrchestrationDetached{Name: name, Instance: instance, Input: input})
+// startDetached emits the start of an independent orchestration.
+func (c *OrchestrationContext) startDetached(name string, version *string, instance, input string) {
+	c.emit(actionStartOrchestrationDetached{Name: name, Version: version, Instance: instance, Input: input})
 }
 
-// ScheduleOrchestrationVersioned is ScheduleOrchestration pinned to
-// version; an empty version means the registry's policy.
-func (c *OrchestrationContext) ScheduleOrchestrationVersioned(name, version, instance, input string) {
-	c.emit(actionStartOrchestrationDetached{Name: name, Version: optString(version), Instance: instance, Input: input})
-}
-
-// ContinueAsNew ends this execution and starts the next one of the same
-// instance with input (history is reset; unconsumed queue messages and the
-// custom status are carried over). It never returns: write
-// `return "", ctx.ContinueAsNew(next)`.
-func (c *OrchestrationContext) ContinueAsNew(input string) error {
-	c.emit(actionContinueAsNew{Input: input})
-	c.sched.block(func() bool { return false })
-	panic("unreachable")
-}
-
-// ContinueAsNewVersioned is ContinueAsNew that also moves the instance to
-// version (empty = the registry's policy).
-func (c *OrchestrationContext) ContinueAsNewVersioned(version, input string) error {
-	c.emit(actionContinueAsNew{Input: input, Version: optString(version)})
+// continueAsNew emits the continue-as-new and parks the calling coroutine
+// for good: the turn ends with it.
+func (c *OrchestrationContext) continueAsNew(input string, version *string) error {
+	c.emit(actionContinueAsNew{Input: input, Version: version})
 	c.sched.block(func() bool { return false })
 	panic("unreachable")
 }
@@ -201,13 +137,13 @@ func (c *OrchestrationContext) ContinueAsNewVersioned(version, input string) err
 // NewGUID returns a random UUID (version 4) recorded in history, so replays
 // see the same value.
 func (c *OrchestrationContext) NewGUID() *Future[string] {
-	return c.ScheduleActivity(SyscallNewGUID, "")
+	return c.scheduleActivity(SyscallNewGUID, "", "", "")
 }
 
-// UtcNow returns the current time as recorded in history (millisecond
-// precision, UTC), so replays see the same value.
-func (c *OrchestrationContext) UtcNow() *Future[time.Time] {
-	return mapFuture(c.ScheduleActivity(SyscallUtcNowMs, ""), func(s string, err error) (time.Time, error) {
+// UTCNow returns the current time as recorded in history (millisecond
+// precision, UTC), so replays see the same value. Rust: utc_now.
+func (c *OrchestrationContext) UTCNow() *Future[time.Time] {
+	return mapFuture(c.scheduleActivity(SyscallUTCNowMs, "", "", ""), func(s string, err error) (time.Time, error) {
 		if err != nil {
 			return time.Time{}, err
 		}

@@ -21,8 +21,9 @@ func (c *OrchestrationContext) ResetCustomStatus() {
 	c.emit(actionUpdateCustomStatus{})
 }
 
-// GetCustomStatus returns the current custom status, if any.
-func (c *OrchestrationContext) GetCustomStatus() (string, bool) {
+// CustomStatus returns the current custom status, if any (Rust:
+// get_custom_status).
+func (c *OrchestrationContext) CustomStatus() (string, bool) {
 	if c.customStatus == nil {
 		return "", false
 	}
@@ -30,7 +31,7 @@ func (c *OrchestrationContext) GetCustomStatus() (string, bool) {
 }
 
 // SetKVValue sets an instance-scoped key. Clients read it with the
-// client's KV calls and other orchestrations with GetKVValueFromInstance;
+// client's KV calls and other orchestrations with KVValueFromInstance;
 // it survives continue-as-new.
 func (c *OrchestrationContext) SetKVValue(key, value string) {
 	at := c.nowMs()
@@ -39,15 +40,16 @@ func (c *OrchestrationContext) SetKVValue(key, value string) {
 	c.emit(actionSetKeyValue{Key: key, Value: value, LastUpdatedAtMs: at})
 }
 
-// GetKVValue reads a key of this instance (a pure read: nothing is
-// recorded).
-func (c *OrchestrationContext) GetKVValue(key string) (string, bool) {
+// KVValue reads a key of this instance (a pure read: nothing is
+// recorded). Rust: get_kv_value.
+func (c *OrchestrationContext) KVValue(key string) (string, bool) {
 	v, ok := c.kv[key]
 	return v, ok
 }
 
-// GetKVAllValues returns a copy of this instance's KV store.
-func (c *OrchestrationContext) GetKVAllValues() map[string]string {
+// KVValues returns a copy of this instance's KV store (Rust:
+// get_kv_all_values).
+func (c *OrchestrationContext) KVValues() map[string]string {
 	out := make(map[string]string, len(c.kv))
 	for k, v := range c.kv {
 		out[k] = v
@@ -55,9 +57,9 @@ func (c *OrchestrationContext) GetKVAllValues() map[string]string {
 	return out
 }
 
-// GetKVAllKeys returns this instance's keys, sorted (a fixed order keeps
-// code that loops over them deterministic).
-func (c *OrchestrationContext) GetKVAllKeys() []string {
+// KVKeys returns this instance's keys, sorted (a fixed order keeps
+// code that loops over them deterministic). Rust: get_kv_all_keys.
+func (c *OrchestrationContext) KVKeys() []string {
 	keys := make([]string, 0, len(c.kv))
 	for k := range c.kv {
 		keys = append(keys, k)
@@ -66,8 +68,8 @@ func (c *OrchestrationContext) GetKVAllKeys() []string {
 	return keys
 }
 
-// GetKVLength returns the number of keys.
-func (c *OrchestrationContext) GetKVLength() int { return len(c.kv) }
+// KVLen returns the number of keys (Rust: get_kv_length).
+func (c *OrchestrationContext) KVLen() int { return len(c.kv) }
 
 // ClearKVValue removes a key.
 func (c *OrchestrationContext) ClearKVValue(key string) {
@@ -100,16 +102,17 @@ func (c *OrchestrationContext) PruneKVValuesUpdatedBefore(updatedBeforeMs uint64
 	return len(keys)
 }
 
-// GetKVValueFromInstance reads a key of another instance through the
+// KVValueFromInstance reads a key of another instance through the
 // get_kv_value system activity, so the value read is recorded in history.
-// The value is nil when the key does not exist.
-func (c *OrchestrationContext) GetKVValueFromInstance(instanceID, key string) *Future[*string] {
+// The value is nil when the key does not exist. Rust:
+// get_kv_value_from_instance.
+func (c *OrchestrationContext) KVValueFromInstance(instanceID, key string) *Future[*string] {
 	in := struct {
 		InstanceID string `json:"instance_id"`
 		Key        string `json:"key"`
 	}{instanceID, key}
 	b, _ := marshalNoEscape(in) // two strings cannot fail to encode
-	return mapFuture(c.ScheduleActivity(SyscallGetKVValue, string(b)), func(s string, err error) (*string, error) {
+	return mapFuture(c.scheduleActivity(SyscallKVValue, string(b), "", ""), func(s string, err error) (*string, error) {
 		if err != nil {
 			return nil, err
 		}

@@ -27,7 +27,10 @@ type coroutine struct {
 	// cond reports whether the coroutine may continue; the engine calls it
 	// while the coroutine is parked (it is the Go form of polling the
 	// future the coroutine awaits).
-	cond    func() bool
+	cond func() bool
+	// lazy coroutines are not started by the scheduler: the first poll of
+	// their future starts them (see goBlock).
+	lazy    bool
 	started bool
 	done    bool
 	killed  bool
@@ -89,7 +92,13 @@ func (s *scheduler) nextRunnable() *coroutine {
 		if co.done || co.killed {
 			continue
 		}
-		if !co.started || co.cond() {
+		if !co.started {
+			if co.lazy {
+				continue
+			}
+			return co
+		}
+		if co.cond() {
 			return co
 		}
 	}

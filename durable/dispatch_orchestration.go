@@ -1,7 +1,6 @@
 package durable
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -13,6 +12,29 @@ import (
 // The orchestration dispatcher: OrchestrationConcurrency slots, each
 // fetching one instance's batch at a time, running one turn under a lock
 // renewer and acking the commit.
+//
+// The life of a turn, one *turn value (turn.go) from fetch to ack:
+//
+//  1. Fetch (orchestrationLoop, here): FetchOrchestrationItem locks one
+//     instance's messages and history; startLease (locklease.go) keeps the
+//     lock renewed until the turn is over; newTurn wraps the item.
+//  2. Read (processOrchestrationItem, here; turn.readHistory and
+//     turn.readMessages, turn.go): poison and undecodable items end here;
+//     the messages name the start item and the completions; a
+//     continue-as-new moves the turn to the next execution.
+//  3. Replay (runTurn, here): resolve picks the handler (registry.go);
+//     turn.replay (turn.go) runs the replay engine (replayEngine,
+//     replay.go). Stage 1 (prepCompletions, replay.go) turns completions
+//     into events; stage 2 (executeOrchestration, replay_execute.go, with
+//     replay_apply.go and replay_cancel.go) runs the code (context*.go,
+//     coroutine.go) over the history and records its new events, its
+//     actions (action.go) and the turn's result (turnResult, turn.go). A
+//     nondeterministic turn may be held instead (nondeterminism.go).
+//  4. Commit (commitResult and finishCommit, commit.go; limits.go): the
+//     result becomes terminal events, work items and metadata; limits and
+//     in-flight activity cancellation are applied.
+//  5. Ack (ack, here): AckOrchestrationItem, retried while the lease says
+//     the lock is ours; afterCommit wakes the dispatchers for the new work.
 
 // orchestrationLoop is one orchestration slot.
 func (rt *Runtime) orchestrationLoop(workerID string) {
@@ -36,25 +58,25 @@ func (rt *Runtime) orchestrationLoop(workerID string) {
 		if !rt.compatible(item) {
 			continue
 		}
-		lease := rt.startOrchestrationLease(item.LockToken, time.Now())
+		t := newTurn(item, rt.startLease(queueOrchestrator, item.LockToken, time.Now()), workerID, rt.now)
 		endSpan := rt.tel.startTurn(rt.ctx, item, fetched)
-		rt.processSafely(item, lease, workerID)
+		rt.processSafely(t)
 		endSpan()
-		lease.stop()
+		t.lease.stop()
 	}
 }
 
 // processSafely runs one item; a panic in the runtime itself (user panics
 // are the engine's to report) abandons the item instead of killing the
 // process, so the poison count eventually stops it.
-func (rt *Runtime) processSafely(item *duroxide.OrchestrationItem, lease *lockLease, workerID string) {
+func (rt *Runtime) processSafely(t *turn) {
 	defer func() {
 		if p := recover(); p != nil {
-			rt.log.Error("orchestration turn panicked in the runtime; abandoning the item", "instance_id", item.Instance, "panic", fmt.Sprint(p))
-			_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, time.Second, false)
+			rt.log.Error("orchestration turn panicked in the runtime; abandoning the item", "instance_id", t.instance, "panic", fmt.Sprint(p))
+			_ = rt.p.AbandonOrchestrationItem(rt.ctx, t.item.LockToken, time.Second, false)
 		}
 	}()
-	rt.processOrchestrationItem(item, lease, workerID)
+	rt.processOrchestrationItem(t)
 }
 
 // compatible abandons (for 1 s) an execution pinned to a duroxide version
@@ -77,22 +99,12 @@ func (rt *Runtime) compatible(item *duroxide.OrchestrationItem) bool {
 	return true
 }
 
-// startOrchestrationLease keeps the instance lock alive while the turn
-// runs and its commit is retried (locklease.go).
-func (rt *Runtime) startOrchestrationLease(token string, fetched time.Time) *lockLease {
-	return rt.startLease(queueOrchestrator, fetched, rt.opts.OrchestratorLockTimeout,
-		renewalInterval(rt.opts.OrchestratorLockTimeout, rt.opts.OrchestratorLockRenewalBuffer),
-		func(ctx context.Context) error {
-			return rt.p.RenewOrchestrationItemLock(rt.tel.context(token, ctx), token, rt.opts.OrchestratorLockTimeout)
-		})
-}
-
-// processOrchestrationItem runs one fetched batch to its commit
+// processOrchestrationItem runs one fetched turn to its commit
 // (duroxide's process_orchestration_item).
-func (rt *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, lease *lockLease, workerID string) {
-	instance := item.Instance
+func (rt *Runtime) processOrchestrationItem(t *turn) {
+	item, instance := t.item, t.instance
 	if item.AttemptCount > rt.opts.MaxAttempts {
-		rt.poisonOrchestration(item, lease)
+		rt.poisonOrchestration(t)
 		return
 	}
 	if item.HistoryError != nil {
@@ -105,53 +117,62 @@ func (rt *Runtime) processOrchestrationItem(item *duroxide.OrchestrationItem, le
 	item.Messages = rest
 	if req, rest := takeRewind(item.Messages); req != nil {
 		item.Messages = rest // a request that does not apply is dropped
-		if rt.rewind(item, lease, workerID, req) {
+		if rt.rewind(t, req) {
 			return
 		}
 	}
-	fetched := newHistoryBook(item.History)
-	fetched.now = rt.now
-	r := readBatch(item.Messages, fetched, instance)
-	if !r.continueAsNew && awaitingSuccessor(item.History) {
+	t.readHistory(item.History)
+	t.readMessages(item.Messages)
+	if !t.continueAsNew && awaitingSuccessor(item.History) {
 		rt.holdForSuccessor(item)
 		return
 	}
-	if (fetched.completed || fetched.failed || fetched.continuedAsNew) && !r.continueAsNew {
+	if t.ended && !t.continueAsNew {
 		// A terminal instance: ack nothing, which drains the messages.
-		rt.ack(item, lease, &commit{executionID: item.ExecutionID, book: &historyBook{}})
+		rt.ack(t)
 		return
 	}
-	c := &commit{executionID: item.ExecutionID, book: fetched}
-	if r.continueAsNew {
-		c.executionID, c.book = item.ExecutionID+1, &historyBook{now: rt.now}
+	if t.continueAsNew {
+		t.executionID++
+		t.readHistory(nil)
 	}
-	if r.name != "" {
-		version, fn, ok := rt.resolve(r)
-		if !ok {
-			delay := rt.opts.UnregisteredBackoff.Delay(item.AttemptCount)
-			rt.log.Warn("orchestration not registered, abandoning with backoff", "instance_id", instance,
-				"orchestration_name", r.name, "version", valueOf(r.version), "attempt", item.AttemptCount,
-				"max_attempts", rt.opts.MaxAttempts, "backoff", delay)
-			rt.notePending(instance, r, item.AttemptCount, delay)
-			_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, delay, false)
-			return
-		}
-		if c.book.empty() {
-			// A new execution: its started event is part of this turn's delta.
-			c.book.delta = append(c.book.delta, startedEvent(c.book, instance, c.executionID, r, version))
-		}
-		rt.executionID(instance, c.executionID)
-		if reason := rt.applyTurn(c, instance, r, fn, version, item.KVSnapshot, workerID); reason != "" {
+	if t.name != "" && !rt.runTurn(t) {
+		return
+	}
+	t.finishCommit()
+	t.suspend = suspensionAfter(suspend, t.metadata.Status, item.Messages)
+	rt.ack(t)
+}
+
+// runTurn resolves the turn's handler, replays the turn and folds its
+// result into the commit. It returns false when the item went back
+// instead (orchestration not registered, or a nondeterministic turn held).
+func (rt *Runtime) runTurn(t *turn) bool {
+	item, instance := t.item, t.instance
+	version, fn, ok := rt.resolve(t)
+	if !ok {
+		delay := rt.opts.UnregisteredBackoff.Delay(item.AttemptCount)
+		rt.log.Warn("orchestration not registered, abandoning with backoff", "instance_id", instance,
+			"orchestration_name", t.name, "version", valueOf(t.version), "attempt", item.AttemptCount,
+			"max_attempts", rt.opts.MaxAttempts, "backoff", delay)
+		rt.notePending(instance, t, item.AttemptCount, delay)
+		_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, delay, false)
+		return false
+	}
+	if t.empty() {
+		// A new execution: its started event is part of this turn's delta.
+		t.delta = append(t.delta, t.startedEvent(version))
+	}
+	rt.executionID(instance, t.executionID)
+	t.replay(fn, version, rt.log)
+	if t.codeMismatch {
+		if reason := rt.nondeterministic(instance, t.executionID, t.name, version, t.result.Details); reason != "" {
 			rt.block(item, instance, reason)
-			return
+			return false
 		}
 	}
-	c.metadata = executionMetadata(c.book.delta)
-	enforceLimits(c, instance, item.KVSnapshot)
-	cancelInflightActivities(c, instance)
-	c.cancelled = dedupeCancelled(c.cancelled)
-	c.suspend = suspensionAfter(suspend, c.metadata.Status, item.Messages)
-	rt.ack(item, lease, c)
+	rt.commitResult(t)
+	return true
 }
 
 // awaitingSuccessor reports whether history's execution ended by
@@ -190,27 +211,28 @@ func (rt *Runtime) holdForSuccessor(item *duroxide.OrchestrationItem) {
 
 // resolve picks the handler: the exact version the start item or history
 // names, else the registry's policy.
-func (rt *Runtime) resolve(r *batch) (string, OrchestrationFunc, bool) {
-	if r.version != nil {
-		return rt.reg.resolveOrchestrationExact(r.name, *r.version)
+func (rt *Runtime) resolve(t *turn) (string, OrchestrationFunc, bool) {
+	if t.version != nil {
+		return rt.reg.resolveOrchestrationExact(t.name, *t.version)
 	}
-	return rt.reg.resolveOrchestration(r.name)
+	return rt.reg.resolveOrchestration(t.name)
 }
 
-// ack commits c. Retryable failures (throttling, timeouts, resets) are
+// ack commits t. Retryable failures (throttling, timeouts, resets) are
 // retried while the lock is ours; if they outlast it, the item is
 // abandoned and its turn runs again later: a transient fault never fails
 // an instance. A lost lock leaves the instance to its new holder. Only a
 // permanent failure (the store refused this commit) commits an
 // Infrastructure failure of the execution instead, as duroxide does; if
 // even that fails the lock is abandoned.
-func (rt *Runtime) ack(item *duroxide.OrchestrationItem, lease *lockLease, c *commit) {
-	oc := duroxide.OrchestrationCommit{ExecutionID: c.executionID, HistoryDelta: c.book.delta,
-		WorkerItems: c.worker, OrchestratorItems: c.orch, Metadata: c.metadata, CancelledActivities: c.cancelled, Suspend: c.suspend}
-	err := rt.ackWithRetry(item.LockToken, lease, oc)
+func (rt *Runtime) ack(t *turn) {
+	item := t.item
+	oc := duroxide.OrchestrationCommit{ExecutionID: t.executionID, HistoryDelta: t.delta,
+		WorkerItems: t.worker, OrchestratorItems: t.orch, Metadata: t.metadata, CancelledActivities: t.cancelled, Suspend: t.suspend}
+	err := rt.ackWithRetry(t, oc)
 	if err == nil {
 		rt.tel.committed(item.LockToken, &oc)
-		rt.afterCommit(item.Instance, c)
+		rt.afterCommit(t)
 		return
 	}
 	switch {
@@ -231,33 +253,35 @@ func (rt *Runtime) ack(item *duroxide.OrchestrationItem, lease *lockLease, c *co
 	if errors.As(err, &pe) {
 		infra = pe.ToInfrastructure()
 	}
-	fb := newHistoryBook(item.History)
-	fb.now = rt.now
-	fb.append(item.Instance, item.ExecutionID, nil, duroxide.OrchestrationFailed{Details: infra})
-	fail := duroxide.OrchestrationCommit{ExecutionID: c.executionID, HistoryDelta: fb.delta, Metadata: executionMetadata(fb.delta)}
-	if err := rt.ackWithRetry(item.LockToken, lease, fail); err != nil {
+	fb := newTurn(item, t.lease, t.workerID, rt.now)
+	fb.readHistory(item.History)
+	fb.append(nil, duroxide.OrchestrationFailed{Details: infra})
+	fail := duroxide.OrchestrationCommit{ExecutionID: t.executionID, HistoryDelta: fb.delta, Metadata: executionMetadata(fb.delta)}
+	if err := rt.ackWithRetry(t, fail); err != nil {
 		rt.log.Warn("committing the failure failed, abandoning the lock", "instance_id", item.Instance, "error", err)
 		_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, 50*time.Millisecond, false)
 	}
 }
 
-// ackWithRetry commits oc, retrying retryable failures while the lock is
-// ours (lockLease.ackDeadline).
-func (rt *Runtime) ackWithRetry(token string, lease *lockLease, oc duroxide.OrchestrationCommit) error {
-	return retryTransient(rt.ctx, lease.ackDeadline(rt.opts.OrchestratorLockTimeout), func() error {
+// ackWithRetry commits oc for t's item, retrying retryable failures while
+// the lock is ours (lockLease.ackDeadline).
+func (rt *Runtime) ackWithRetry(t *turn, oc duroxide.OrchestrationCommit) error {
+	token := t.item.LockToken
+	return retryTransient(rt.ctx, t.lease.ackDeadline(), func() error {
 		return rt.p.AckOrchestrationItem(rt.tel.context(token, rt.ctx), token, oc)
 	})
 }
 
 // afterCommit wakes the local dispatchers for the work the commit
 // enqueued, timers at their fire time, and forgets finished instances.
-func (rt *Runtime) afterCommit(instance string, c *commit) {
-	if len(c.worker) > 0 {
+func (rt *Runtime) afterCommit(t *turn) {
+	instance := t.instance
+	if len(t.worker) > 0 {
 		wake(rt.p, duroxide.WorkerQueue)
 	}
 	now := rt.now()
 	immediate := false
-	for _, w := range c.orch {
+	for _, w := range t.orch {
 		if t, ok := w.(duroxide.TimerFiredItem); ok {
 			if d := time.UnixMilli(int64(t.FireAtMs)).Sub(now); d > 0 {
 				if !rt.virtualClock() { // a virtual clock wakes us when it gets there
@@ -273,7 +297,7 @@ func (rt *Runtime) afterCommit(instance string, c *commit) {
 	}
 	rt.execMu.Lock()
 	delete(rt.blockedTurns, instance) // the turn replayed cleanly
-	if s := valueOf(c.metadata.Status); s == duroxide.StatusCompleted || s == duroxide.StatusFailed {
+	if s := valueOf(t.metadata.Status); s == duroxide.StatusCompleted || s == duroxide.StatusFailed {
 		delete(rt.execIDs, instance)
 	}
 	rt.execMu.Unlock()
@@ -281,7 +305,8 @@ func (rt *Runtime) afterCommit(instance string, c *commit) {
 
 // poisonOrchestration fails an instance whose messages exceeded
 // MaxAttempts (duroxide's fail_orchestration_as_poison).
-func (rt *Runtime) poisonOrchestration(item *duroxide.OrchestrationItem, lease *lockLease) {
+func (rt *Runtime) poisonOrchestration(t *turn) {
+	item := t.item
 	rt.tel.poisoned(item.LockToken, queueOrchestrator)
 	rt.log.Warn("orchestration message exceeded max attempts, marking as poison", "instance_id", item.Instance,
 		"attempt", item.AttemptCount, "max_attempts", rt.opts.MaxAttempts)
@@ -290,18 +315,17 @@ func (rt *Runtime) poisonOrchestration(item *duroxide.OrchestrationItem, lease *
 			MessageType: duroxide.PoisonMessageType{Kind: duroxide.PoisonFailedDeserialization, Instance: item.Instance,
 				ExecutionID: item.ExecutionID, Error: *item.HistoryError}}
 		ev := newEventAt(rt.now(), 99999, item.Instance, item.ExecutionID, nil, duroxide.OrchestrationFailed{Details: details})
-		_ = rt.ackWithRetry(item.LockToken, lease, duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID, HistoryDelta: []duroxide.Event{ev},
+		_ = rt.ackWithRetry(t, duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID, HistoryDelta: []duroxide.Event{ev},
 			Metadata: duroxide.ExecutionMetadata{Status: ptr(duroxide.StatusFailed), Output: ptr(displayMessage(details)),
 				OrchestrationName: ptr(item.OrchestrationName), OrchestrationVersion: ptr(item.Version)}})
 		return
 	}
 	details := duroxide.PoisonError{AttemptCount: item.AttemptCount, MaxAttempts: rt.opts.MaxAttempts, Message: marshalItems(item.Messages),
 		MessageType: duroxide.PoisonMessageType{Kind: duroxide.PoisonOrchestration, Instance: item.Instance, ExecutionID: item.ExecutionID}}
-	b := newHistoryBook(item.History)
-	b.now = rt.now
+	t.readHistory(item.History)
 	var parent *string
 	var parentID *uint64
-	if b.empty() {
+	if t.empty() {
 		s := duroxide.OrchestrationStarted{Name: item.OrchestrationName, Version: item.Version}
 		for _, m := range item.Messages {
 			if st, ok := m.(duroxide.StartOrchestrationItem); ok {
@@ -314,23 +338,23 @@ func (rt *Runtime) poisonOrchestration(item *duroxide.OrchestrationItem, lease *
 				break
 			}
 		}
-		b.delta = append(b.delta, newEventAt(rt.now(), 1, item.Instance, item.ExecutionID, nil, s))
+		t.delta = append(t.delta, newEventAt(rt.now(), 1, item.Instance, item.ExecutionID, nil, s))
 		parent, parentID = s.ParentInstance, s.ParentID
-	} else {
-		parent, parentID = b.parentInstance, b.parentID
+	} else if t.started != nil {
+		parent, parentID = t.started.ParentInstance, t.started.ParentID
 	}
 	if parent == nil || parentID == nil {
 		parent, parentID = nil, nil
 	}
-	b.append(item.Instance, item.ExecutionID, nil, duroxide.OrchestrationFailed{Details: details})
-	oc := duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID, HistoryDelta: b.delta,
+	t.append(nil, duroxide.OrchestrationFailed{Details: details})
+	oc := duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID, HistoryDelta: t.delta,
 		Metadata: duroxide.ExecutionMetadata{Status: ptr(duroxide.StatusFailed), Output: ptr(displayMessage(details)),
 			OrchestrationName: ptr(item.OrchestrationName), OrchestrationVersion: ptr(item.Version), ParentInstanceID: parent}}
 	if parent != nil {
 		oc.OrchestratorItems = []duroxide.WorkItem{duroxide.SubOrchFailedItem{ParentInstance: *parent,
 			ParentExecutionID: rt.executionID(*parent, 0), ParentID: *parentID, Details: details}}
 	}
-	if err := rt.ackWithRetry(item.LockToken, lease, oc); err == nil && parent != nil {
+	if err := rt.ackWithRetry(t, oc); err == nil && parent != nil {
 		wake(rt.p, duroxide.OrchestratorQueue)
 	}
 }

@@ -37,22 +37,22 @@ func takeRewind(messages []duroxide.WorkItem) (*rewindRequest, []duroxide.WorkIt
 }
 
 // rewind handles a batch holding a rewind request, whose other messages
-// are item.Messages. It reports false when the request does not apply
+// are t.item.Messages. It reports false when the request does not apply
 // (the instance's current execution is not the failed one it names); the
-// caller then processes item.Messages as usual. A re-drive of an
+// caller then processes t.item.Messages as usual. A re-drive of an
 // execution poisoned before its first turn (its history is the
 // OrchestrationStarted the poison wrote) also reports false, having put
-// the poisoned start back into item.Messages as the start of the next
+// the poisoned start back into t.item.Messages as the start of the next
 // execution.
-func (rt *Runtime) rewind(item *duroxide.OrchestrationItem, lease *lockLease, workerID string, req *rewindRequest) bool {
+func (rt *Runtime) rewind(t *turn, req *rewindRequest) bool {
+	item, instance := t.item, t.instance
 	rest := item.Messages
-	instance := item.Instance
 	if req.executionID != 0 && req.executionID != item.ExecutionID {
 		rt.log.Warn("rewind request for an execution that is not the current one; dropping it", "instance_id", instance,
 			"execution_id", item.ExecutionID, "requested_execution_id", req.executionID)
 		return false
 	}
-	if req.parentExec != nil && rt.resendChildResult(item, lease, req, rest) {
+	if req.parentExec != nil && rt.resendChildResult(t, req) {
 		return true
 	}
 	cut, extra, ok := rt.rewindCutOf(item, req)
@@ -65,50 +65,35 @@ func (rt *Runtime) rewind(item *duroxide.OrchestrationItem, lease *lockLease, wo
 		item.Messages = append(append([]duroxide.WorkItem{start}, withoutStarts(extra)...), rest...)
 		return false
 	}
-	rt.rewindTurn(item, lease, workerID, req, cut, withoutStarts(extra), withoutStarts(rest))
+	rt.rewindTurn(t, req, cut, withoutStarts(extra), withoutStarts(rest))
 	return true
 }
 
-// rewindTurn commits execution N+1 of item's failed execution N: the
+// rewindTurn commits execution N+1 of the turn's failed execution N: the
 // history before cut, replayed with the kept results, extra (re-driven
 // messages) and rest (the batch's other messages; a restart racing the
 // rewind is dropped), plus the work the prefix leaves open.
-func (rt *Runtime) rewindTurn(item *duroxide.OrchestrationItem, lease *lockLease, workerID string, req *rewindRequest, cut int, extra, rest []duroxide.WorkItem) {
-	instance, next := item.Instance, item.ExecutionID+1
-	plan := planRewind(item.History, instance, next, cut, req.parentExec)
-	rt.log.Info("rewinding failed execution", "instance_id", instance, "execution_id", item.ExecutionID, "new_execution_id", next,
+func (rt *Runtime) rewindTurn(t *turn, req *rewindRequest, cut int, extra, rest []duroxide.WorkItem) {
+	item, instance := t.item, t.instance
+	t.executionID = item.ExecutionID + 1
+	plan := planRewind(item.History, instance, t.executionID, cut, req.parentExec)
+	rt.log.Info("rewinding failed execution", "instance_id", instance, "execution_id", item.ExecutionID, "new_execution_id", t.executionID,
 		"reason", req.reason, "kept_events", len(plan.prefix), "kept_results", len(plan.kept), "reruns", len(plan.reruns), "redrive", req.redrive)
-	book := newHistoryBook(plan.prefix)
-	book.now = rt.now
-	c := &commit{executionID: next, book: book}
-	r := readBatch(rest, book, instance)
-	r.completions = append(append(plan.kept, extra...), r.completions...)
-	version, fn, ok := rt.resolve(r)
-	if !ok {
-		delay := rt.opts.UnregisteredBackoff.Delay(item.AttemptCount)
-		rt.log.Warn("orchestration not registered, abandoning the rewind with backoff", "instance_id", instance,
-			"orchestration_name", r.name, "version", valueOf(r.version), "backoff", delay)
-		rt.notePending(instance, r, item.AttemptCount, delay)
-		_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, delay, false)
-		return
-	}
-	rt.executionID(instance, next)
-	if reason := rt.applyTurn(c, instance, r, fn, version, item.KVSnapshot, workerID); reason != "" {
-		rt.block(item, instance, reason)
+	t.readHistory(plan.prefix)
+	t.readMessages(rest)
+	t.completions = append(append(plan.kept, extra...), t.completions...)
+	if !rt.runTurn(t) {
 		return
 	}
 	// The whole prefix is new to the store: it is N+1's history.
-	book.delta, book.history = append(book.history, book.delta...), nil
-	c.worker = append(c.worker, unresolved(plan.reruns, extra)...)
-	c.orch = append(c.orch, unresolved(plan.orch, extra)...)
-	c.metadata = executionMetadata(c.book.delta)
-	if c.metadata.Status == nil {
-		c.metadata.Status = ptr(duroxide.StatusRunning)
+	t.delta, t.history = append(t.history, t.delta...), nil
+	t.worker = append(t.worker, unresolved(plan.reruns, extra)...)
+	t.orch = append(t.orch, unresolved(plan.orch, extra)...)
+	t.finishCommit()
+	if t.metadata.Status == nil {
+		t.metadata.Status = ptr(duroxide.StatusRunning)
 	}
-	enforceLimits(c, instance, item.KVSnapshot)
-	cancelInflightActivities(c, instance)
-	c.cancelled = dedupeCancelled(c.cancelled)
-	rt.ack(item, lease, c)
+	rt.ack(t)
 }
 
 // rewindCutOf finds where the rewind cuts item's history, and for a
@@ -165,21 +150,24 @@ func poisoned(history []duroxide.Event) bool {
 // completed: the parent's new execution needs the result its failed one
 // never received (the parent had already failed when it arrived), so the
 // child sends it again, to that execution.
-func (rt *Runtime) resendChildResult(item *duroxide.OrchestrationItem, lease *lockLease, req *rewindRequest, rest []duroxide.WorkItem) bool {
-	book := newHistoryBook(item.History)
-	if !book.completed || book.parentInstance == nil || book.parentID == nil {
-		return false
-	}
+func (rt *Runtime) resendChildResult(t *turn, req *rewindRequest) bool {
+	var started *duroxide.OrchestrationStarted
 	var out string
-	for _, e := range item.History {
-		if k, ok := e.Kind.(duroxide.OrchestrationCompleted); ok {
-			out = k.Output
+	completed := false
+	for _, e := range t.item.History {
+		switch k := e.Kind.(type) {
+		case duroxide.OrchestrationStarted:
+			started, completed = &k, false
+		case duroxide.OrchestrationCompleted:
+			out, completed = k.Output, true
 		}
 	}
-	c := &commit{executionID: item.ExecutionID, book: &historyBook{}}
-	c.orch = append(c.orch, duroxide.SubOrchCompletedItem{ParentInstance: *book.parentInstance,
-		ParentExecutionID: *req.parentExec, ParentID: *book.parentID, Result: out})
-	rt.ack(item, lease, c)
+	if !completed || started == nil || started.ParentInstance == nil || started.ParentID == nil {
+		return false
+	}
+	t.orch = append(t.orch, duroxide.SubOrchCompletedItem{ParentInstance: *started.ParentInstance,
+		ParentExecutionID: *req.parentExec, ParentID: *started.ParentID, Result: out})
+	rt.ack(t)
 	return true
 }
 

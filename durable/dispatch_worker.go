@@ -96,7 +96,7 @@ func (rt *Runtime) poisonActivity(w *activityWork) {
 	raw, _ := duroxide.MarshalWorkItem(w.item)
 	rt.log.Warn("activity exceeded max attempts, marking as poison", "instance_id", w.item.Instance,
 		"activity_name", w.item.Name, "attempt", w.attempt)
-	lease := rt.startWorkLease(w)
+	lease := rt.startLease(queueWorker, w.token, w.fetched)
 	defer lease.stop()
 	rt.ackActivity(w, lease, duroxide.ActivityFailedItem{
 		Instance: w.item.Instance, ExecutionID: w.item.ExecutionID, ID: w.item.ID,
@@ -106,15 +106,6 @@ func (rt *Runtime) poisonActivity(w *activityWork) {
 				ExecutionID: w.item.ExecutionID, ActivityName: w.item.Name, ActivityID: w.item.ID},
 		},
 	})
-}
-
-// startWorkLease starts renewing w's lock (locklease.go).
-func (rt *Runtime) startWorkLease(w *activityWork) *lockLease {
-	return rt.startLease(queueWorker, w.fetched, rt.opts.WorkerLockTimeout,
-		renewalInterval(rt.opts.WorkerLockTimeout, rt.opts.WorkerLockRenewalBuffer),
-		func(ctx context.Context) error {
-			return rt.p.RenewWorkItemLock(rt.tel.context(w.token, ctx), w.token, rt.opts.WorkerLockTimeout)
-		})
 }
 
 // activityResult is what an activity function returned.
@@ -140,7 +131,7 @@ func (rt *Runtime) runActivity(w *activityWork, fn ActivityFunc) {
 		defer rt.wg.Done()
 		done <- callActivity(fn, rt.activityContext(actx, w), w.item.Input)
 	}()
-	lease := rt.startWorkLease(w)
+	lease := rt.startLease(queueWorker, w.token, w.fetched)
 	defer lease.stop()
 	select {
 	case r := <-done:
@@ -202,7 +193,7 @@ func (rt *Runtime) completion(w *activityWork, r activityResult) duroxide.WorkIt
 // lost leaves the item to its new holder; any other failure abandons the
 // item so it is retried.
 func (rt *Runtime) ackActivity(w *activityWork, lease *lockLease, completion duroxide.WorkItem) {
-	deadline := lease.ackDeadline(rt.opts.WorkerLockTimeout)
+	deadline := lease.ackDeadline()
 	sizeRefused := false // the failure replacing a refused completion is small: one replacement
 	for {
 		rt.tel.acked(w.token, completion)

@@ -2,8 +2,10 @@
 // duroxide.Provider: the orchestration context, futures and combinators,
 // the typed codec and the replay engine, plus the registry, runtime,
 // client and activity context. Histories it writes are the ones Rust
-// duroxide 0.1.29 writes for the same code, so Go and Rust nodes can share
-// a store.
+// duroxide 0.1.29 writes for the same code: duroxide's replay-engine and
+// runtime tests, ported with their assertions, check the event ids,
+// sources, order and texts. No test has run Go and Rust processes on one
+// store, so mixing them is unproven; run one language per store.
 //
 // # Writing orchestrations
 //
@@ -13,13 +15,13 @@
 //
 // that is re-run from the start every time something it waits for happens.
 // On each run the runtime replays the recorded history into it: a call such
-// as ctx.ScheduleActivity is matched with the event recorded the first time,
+// as durable.CallActivity is matched with the event recorded the first time,
 // and its future resolves with the recorded result instead of running the
 // activity again. This only works if the code makes the same calls, in the
 // same order, on every run, so orchestration code must be deterministic:
 //
-//   - No time.Now, time.Since or time.Sleep. Use ctx.UtcNow (recorded in
-//     history) and ctx.ScheduleTimer (a durable timer).
+//   - No time.Now, time.Since or time.Sleep. Use ctx.UTCNow (recorded in
+//     history) and durable.NewTimer (a durable timer).
 //   - No math/rand or crypto/rand, no uuid.New. Use ctx.NewGUID.
 //   - No go statements, channels, select statements, sync primitives or
 //     blocking I/O. Use durable.Go for concurrent blocks, ctx.Select to race
@@ -28,7 +30,7 @@
 //     decides who runs next; a goroutine of your own or a blocking
 //     channel operation escapes that order (and may deadlock the turn).
 //   - No dependence on map iteration order when it decides what to
-//     schedule: sort the keys first (ctx.GetKVAllKeys is already sorted).
+//     schedule: sort the keys first (ctx.KVKeys is already sorted).
 //   - No reading of mutable global state, environment variables, files or
 //     the network; do that in activities and pass the results in.
 //   - Do not use the context after the orchestration returns, or from a
@@ -44,10 +46,19 @@
 // call and the event) until code that replays it is deployed;
 // NondeterminismFail fails it, as duroxide does.
 //
+// Scheduling. Each durable call is one generic function taking the
+// context first and, last, an optional options struct: CallActivity
+// (ActivityOptions: Retry, Session, Tag), NewTimer, WaitEvent,
+// DequeueEvent, CallSubOrchestration (SubOrchestrationOptions: InstanceID,
+// Version), StartOrchestration (a detached start) and ContinueAsNew. Each
+// doc comment names the Rust call it ports.
+//
 // Typed values. Every typed value (inputs, outputs, events, queue
 // messages, activity results, KV values) goes through one codec, Encode
 // and Decode: a string is stored as its raw text, anything else as compact
-// JSON with sorted keys; decoding also accepts a JSON-quoted string.
+// JSON with sorted keys; decoding also accepts a JSON-quoted string. The
+// string result of a durable call is the raw payload, not decoded, so
+// CallActivity[string] is Rust's untyped call.
 //
 // Child ids. A sub-orchestration started without an explicit id is
 // "{parent}::sub::{event_id}" in the parent's first execution (Rust's id)
@@ -56,27 +67,28 @@
 // continues as new keeps its parent link: its last execution completes the
 // parent's future.
 //
-// Futures. Every durable call returns a *Future. Await blocks until it
-// resolves. A future that is pending when it is dropped is cancelled, as in
-// Rust: call Cancel explicitly, lose a ctx.Select, or simply return while
-// it is pending. A cancelled activity is withdrawn from its worker, a
-// cancelled sub-orchestration is cancelled, and history records a
-// "dropped_future" breadcrumb. A future belongs to the code that created
-// it, or that last waited on it; do not hand pending futures out of a
-// durable.Go block that then returns.
+// Futures. Every durable call with a result returns a *Future, a retried
+// activity included (its retry loop starts when the future is first
+// awaited, raced or joined). Await blocks until it resolves. A future that is pending when it is dropped is
+// cancelled, as in Rust: call Cancel explicitly, lose a ctx.Select, or
+// simply return while it is pending. A cancelled activity is withdrawn from
+// its worker, a cancelled sub-orchestration is cancelled, and history
+// records a "dropped_future" breadcrumb. A future belongs to the code that
+// created it, or that last waited on it; do not hand pending futures out of
+// a durable.Go block that then returns.
 //
 // Coroutines. durable.Go(ctx, fn) starts fn as a deterministic block. It
 // does not start at once: it runs when the creating code next waits, and
 // blocks run in creation order, one at a time, each until it waits or
 // returns. When the orchestration function returns, every block still
-// pending is stopped. ctx.ContinueAsNew never returns. A panic anywhere
+// pending is stopped. durable.ContinueAsNew never returns. A panic anywhere
 // fails the orchestration with "orchestration panicked: <message>".
 //
 // Signals from outside. Wait for an approval, or any message a client may
 // send before the orchestration is ready for it, on a persistent queue:
 // DequeueEvent in the orchestration, Client.EnqueueEvent to send. Queued
 // messages are kept until dequeued, first in, first out. External events
-// (ScheduleWait, Client.RaiseEvent) are delivered only to a wait pending
+// (WaitEvent, Client.RaiseEvent) are delivered only to a wait pending
 // when they arrive; one raised earlier is dropped.
 //
 // Errors. An activity or sub-orchestration failure resolves its future

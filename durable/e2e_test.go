@@ -2,17 +2,24 @@ package durable_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/duroxide-go/cdb/durable/durabletest"
 	"github.com/duroxide-go/cdb/duroxide"
 	"github.com/duroxide-go/cdb/memprovider"
 )
 
-// memFactory gives each test a fresh in-memory store; it can corrupt
-// stored history (durabletest.HistoryCorrupter).
+// memFactory gives each test a fresh in-memory store
+// (providertest.Factory, as memprovider's validation suite uses).
 type memFactory struct{}
 
 func (memFactory) NewProvider(*testing.T) duroxide.Provider { return memprovider.New() }
+func (memFactory) LockTimeout() time.Duration               { return time.Second }
+func (memFactory) ShortPollThreshold() time.Duration        { return 100 * time.Millisecond }
+
+func (memFactory) MaxAttemptCount(_ *testing.T, p duroxide.Provider, instance string) uint32 {
+	return p.(*memprovider.Provider).MaxAttemptCount(instance)
+}
 
 func (memFactory) CorruptInstanceHistory(_ *testing.T, p duroxide.Provider, instance string) {
 	p.(*memprovider.Provider).CorruptHistory(instance)

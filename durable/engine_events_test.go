@@ -11,83 +11,83 @@ import (
 func TestEngineExternalEventsArePositionalAndSkipCancelledWaits(t *testing.T) {
 	// The first wait for "E" is dropped; the second gets the first arrival.
 	h := func(ctx *OrchestrationContext, _ string) (string, error) {
-		first := ctx.ScheduleWait("E")
+		first := WaitEvent[string](ctx, "E")
 		first.Cancel()
-		return ctx.ScheduleWait("E").Await()
+		return WaitEvent[string](ctx, "E").Await()
 	}
-	e := etEngine(etStarted("in"))
-	require.Equal(t, TurnContinue, etRun(e, h).Kind)
-	etRequireDelta(t, e,
-		etEv(2, nil, duroxide.ExternalSubscribed{Name: "E"}),
-		etEv(3, nil, duroxide.ExternalSubscribed{Name: "E"}),
-		etEv(4, etSrc(2), duroxide.ExternalSubscribedCancelled{Reason: "dropped_future"}))
+	e := newTestEngineOf(evStarted(1))
+	require.Equal(t, turnContinue, executeTurn(e, h).Kind)
+	requireDelta(t, e,
+		evWithID(2, nil, duroxide.ExternalSubscribed{Name: "E"}),
+		evWithID(3, nil, duroxide.ExternalSubscribed{Name: "E"}),
+		evWithID(4, refU64(2), duroxide.ExternalSubscribedCancelled{Reason: "dropped_future"}))
 
-	e = etEngine(e.finalHistory()...)
-	e.prepCompletions([]duroxide.WorkItem{duroxide.ExternalRaisedItem{Instance: etInstance, Name: "E", Data: "payload"}})
-	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "payload"}, etRun(e, h))
-	etRequireDelta(t, e, etEv(5, nil, duroxide.ExternalEvent{Name: "E", Data: "payload"}))
+	e = newTestEngineOf(e.finalHistory()...)
+	e.prepCompletions([]duroxide.WorkItem{duroxide.ExternalRaisedItem{Instance: testInstance, Name: "E", Data: "payload"}})
+	require.Equal(t, turnResult{Kind: turnCompleted, Output: "payload"}, executeTurn(e, h))
+	requireDelta(t, e, evWithID(5, nil, duroxide.ExternalEvent{Name: "E", Data: "payload"}))
 }
 
 func TestEngineExternalEventWithoutSubscriptionIsKeptButNotDelivered(t *testing.T) {
-	h := func(ctx *OrchestrationContext, _ string) (string, error) { return ctx.ScheduleWait("E").Await() }
+	h := func(ctx *OrchestrationContext, _ string) (string, error) { return WaitEvent[string](ctx, "E").Await() }
 	// The event arrives before the code subscribes: it is recorded, and
 	// the subscription made afterwards does not see it.
-	e := etEngine(etStarted("in"))
-	e.prepCompletions([]duroxide.WorkItem{duroxide.ExternalRaisedItem{Instance: etInstance, Name: "E", Data: "early"}})
-	require.Equal(t, TurnContinue, etRun(e, h).Kind)
-	etRequireDelta(t, e,
-		etEv(2, nil, duroxide.ExternalEvent{Name: "E", Data: "early"}),
-		etEv(3, nil, duroxide.ExternalSubscribed{Name: "E"}))
+	e := newTestEngineOf(evStarted(1))
+	e.prepCompletions([]duroxide.WorkItem{duroxide.ExternalRaisedItem{Instance: testInstance, Name: "E", Data: "early"}})
+	require.Equal(t, turnContinue, executeTurn(e, h).Kind)
+	requireDelta(t, e,
+		evWithID(2, nil, duroxide.ExternalEvent{Name: "E", Data: "early"}),
+		evWithID(3, nil, duroxide.ExternalSubscribed{Name: "E"}))
 }
 
 func TestEngineQueueEventsAreFIFOAndResolveInTheSameTurn(t *testing.T) {
 	h := func(ctx *OrchestrationContext, _ string) (string, error) {
-		a, _ := ctx.DequeueEvent("q").Await()
-		b, _ := ctx.DequeueEvent("q").Await()
+		a, _ := DequeueEvent[string](ctx, "q").Await()
+		b, _ := DequeueEvent[string](ctx, "q").Await()
 		return a + b, nil
 	}
 	// Messages that arrived before any subscription are buffered; each new
 	// subscription resolves at once through the quiescence re-polls.
-	e := etEngine(etStarted("in"))
+	e := newTestEngineOf(evStarted(1))
 	e.prepCompletions([]duroxide.WorkItem{
-		duroxide.QueueMessageItem{Instance: etInstance, Name: "q", Data: "1"},
-		duroxide.QueueMessageItem{Instance: etInstance, Name: "q", Data: "2"},
+		duroxide.QueueMessageItem{Instance: testInstance, Name: "q", Data: "1"},
+		duroxide.QueueMessageItem{Instance: testInstance, Name: "q", Data: "2"},
 	})
-	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "12"}, etRun(e, h))
-	etRequireDelta(t, e,
-		etEv(2, nil, duroxide.ExternalEventPersistent{Name: "q", Data: "1"}),
-		etEv(3, nil, duroxide.ExternalEventPersistent{Name: "q", Data: "2"}),
-		etEv(4, nil, duroxide.ExternalSubscribedPersistent{Name: "q"}),
-		etEv(5, nil, duroxide.ExternalSubscribedPersistent{Name: "q"}))
+	require.Equal(t, turnResult{Kind: turnCompleted, Output: "12"}, executeTurn(e, h))
+	requireDelta(t, e,
+		evWithID(2, nil, duroxide.ExternalEventPersistent{Name: "q", Data: "1"}),
+		evWithID(3, nil, duroxide.ExternalEventPersistent{Name: "q", Data: "2"}),
+		evWithID(4, nil, duroxide.ExternalSubscribedPersistent{Name: "q"}),
+		evWithID(5, nil, duroxide.ExternalSubscribedPersistent{Name: "q"}))
 
 	// Replay of the whole history gives the same answer.
-	e = etEngine(e.finalHistory()...)
-	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "12"}, etRun(e, h))
+	e = newTestEngineOf(e.finalHistory()...)
+	require.Equal(t, turnResult{Kind: turnCompleted, Output: "12"}, executeTurn(e, h))
 	require.Empty(t, e.historyDelta())
 }
 
 func TestEngineUnboundedDequeueLoopHitsQuiescenceLimit(t *testing.T) {
 	h := func(ctx *OrchestrationContext, _ string) (string, error) {
 		for {
-			ctx.DequeueEvent("q").Await()
+			DequeueEvent[string](ctx, "q").Await()
 		}
 	}
 	msgs := make([]duroxide.WorkItem, 150)
 	for i := range msgs {
-		msgs[i] = duroxide.QueueMessageItem{Instance: etInstance, Name: "q", Data: "m"}
+		msgs[i] = duroxide.QueueMessageItem{Instance: testInstance, Name: "q", Data: "m"}
 	}
-	e := etEngine(etStarted("in"))
+	e := newTestEngineOf(evStarted(1))
 	e.prepCompletions(msgs)
-	res := etRun(e, h)
-	require.Equal(t, TurnFailed, res.Kind)
+	res := executeTurn(e, h)
+	require.Equal(t, turnFailed, res.Kind)
 	require.Equal(t, duroxide.InfrastructureError{Operation: "quiescence_loop", Message: quiescenceMessage}, res.Details)
 }
 
 func TestEngineSubOrchestrationIDsAndDetachedStarts(t *testing.T) {
 	h := func(ctx *OrchestrationContext, _ string) (string, error) {
-		ctx.ScheduleOrchestration("Side", "side-1", "s")
-		auto := ctx.ScheduleSubOrchestration("Child", "a")
-		named := ctx.ScheduleSubOrchestrationVersionedWithID("Child", "2.0.0", "kid", "b")
+		StartOrchestration(ctx, "Side", "side-1", "s")
+		auto := CallSubOrchestration[string](ctx, "Child", "a")
+		named := CallSubOrchestration[string](ctx, "Child", "b", SubOrchestrationOptions{InstanceID: "kid", Version: "2.0.0"})
 		ctx.WaitAll(auto, named)
 		x, err := auto.Await()
 		if err != nil {
@@ -96,98 +96,98 @@ func TestEngineSubOrchestrationIDsAndDetachedStarts(t *testing.T) {
 		_, err = named.Await()
 		return x, err
 	}
-	e := etEngine(etStarted("in"))
-	require.Equal(t, TurnContinue, etRun(e, h).Kind)
-	etRequireDelta(t, e,
-		etEv(2, nil, duroxide.OrchestrationChained{Name: "Side", Instance: "side-1", Input: "s"}),
-		etEv(3, nil, duroxide.SubOrchestrationScheduled{Name: "Child", Instance: "sub::3", Input: "a"}),
-		etEv(4, nil, duroxide.SubOrchestrationScheduled{Name: "Child", Instance: "kid", Input: "b"}))
+	e := newTestEngineOf(evStarted(1))
+	require.Equal(t, turnContinue, executeTurn(e, h).Kind)
+	requireDelta(t, e,
+		evWithID(2, nil, duroxide.OrchestrationChained{Name: "Side", Instance: "side-1", Input: "s"}),
+		evWithID(3, nil, duroxide.SubOrchestrationScheduled{Name: "Child", Instance: "sub::3", Input: "a"}),
+		evWithID(4, nil, duroxide.SubOrchestrationScheduled{Name: "Child", Instance: "kid", Input: "b"}))
 	require.Equal(t, []action{
 		actionStartOrchestrationDetached{SchedulingEventID: 2, Name: "Side", Instance: "side-1", Input: "s"},
 		actionStartSubOrchestration{SchedulingEventID: 3, Name: "Child", Instance: "sub::3", Input: "a"},
-		actionStartSubOrchestration{SchedulingEventID: 4, Name: "Child", Version: etStr("2.0.0"), Instance: "kid", Input: "b"},
+		actionStartSubOrchestration{SchedulingEventID: 4, Name: "Child", Version: refStr("2.0.0"), Instance: "kid", Input: "b"},
 	}, e.pendingActions())
 
-	e = etEngine(e.finalHistory()...)
+	e = newTestEngineOf(e.finalHistory()...)
 	e.prepCompletions([]duroxide.WorkItem{
-		duroxide.SubOrchCompletedItem{ParentInstance: etInstance, ParentExecutionID: 1, ParentID: 3, Result: "A"},
-		duroxide.SubOrchFailedItem{ParentInstance: etInstance, ParentExecutionID: 1, ParentID: 4,
+		duroxide.SubOrchCompletedItem{ParentInstance: testInstance, ParentExecutionID: 1, ParentID: 3, Result: "A"},
+		duroxide.SubOrchFailedItem{ParentInstance: testInstance, ParentExecutionID: 1, ParentID: 4,
 			Details: duroxide.ApplicationError{Kind: duroxide.AppErrorKind{Type: duroxide.AppOrchestrationFailed}, Message: "kid broke"}},
 	})
-	res := etRun(e, h)
-	require.Equal(t, TurnFailed, res.Kind)
+	res := executeTurn(e, h)
+	require.Equal(t, turnFailed, res.Kind)
 	require.Equal(t, "kid broke", displayMessage(res.Details))
 }
 
 func TestEngineContinueAsNewUsesAnEventIDButWritesNoEvent(t *testing.T) {
 	h := func(ctx *OrchestrationContext, in string) (string, error) {
 		ctx.SetCustomStatus("s1")
-		return "", ctx.ContinueAsNewVersioned("2.0.0", in+"+")
+		return "", ContinueAsNew(ctx, in+"+", ContinueAsNewOptions{Version: "2.0.0"})
 	}
-	e := etEngine(etStarted("x"))
-	res := etRun(e, h)
-	require.Equal(t, TurnResult{Kind: TurnContinueAsNew, Input: "in+", Version: etStr("2.0.0")}, res)
-	etRequireDelta(t, e, etEv(2, nil, duroxide.CustomStatusUpdated{Status: etStr("s1")}))
+	e := newTestEngineOf(evStarted(1))
+	res := executeTurn(e, h)
+	require.Equal(t, turnResult{Kind: turnContinueAsNew, Input: testOrchInput + "+", Version: refStr("2.0.0")}, res)
+	requireDelta(t, e, evWithID(2, nil, duroxide.CustomStatusUpdated{Status: refStr("s1")}))
 	require.Equal(t, uint64(4), e.nextEventID)
 }
 
 func TestEngineCancelOutranksCompletion(t *testing.T) {
-	e := etEngine(etStarted("in"))
+	e := newTestEngineOf(evStarted(1))
 	e.prepCompletions([]duroxide.WorkItem{
-		duroxide.CancelInstanceItem{Instance: etInstance, Reason: "user"},
-		duroxide.CancelInstanceItem{Instance: etInstance, Reason: "again"},
+		duroxide.CancelInstanceItem{Instance: testInstance, Reason: "user"},
+		duroxide.CancelInstanceItem{Instance: testInstance, Reason: "again"},
 	})
-	res := etRun(e, func(*OrchestrationContext, string) (string, error) { return "ok", nil })
-	require.Equal(t, TurnResult{Kind: TurnCancelled, Reason: "user"}, res)
-	etRequireDelta(t, e, etEv(2, nil, duroxide.OrchestrationCancelRequested{Reason: "user"}))
+	res := executeTurn(e, func(*OrchestrationContext, string) (string, error) { return "ok", nil })
+	require.Equal(t, turnResult{Kind: turnCancelled, Reason: "user"}, res)
+	requireDelta(t, e, evWithID(2, nil, duroxide.OrchestrationCancelRequested{Reason: "user"}))
 }
 
 func TestEnginePrepDropsOtherExecutionsAndDuplicates(t *testing.T) {
-	hist := []duroxide.Event{etStarted("in"),
-		etEv(2, nil, duroxide.ActivityScheduled{Name: "A"}),
-		etEv(3, etSrc(2), duroxide.ActivityCompleted{Result: "r"}),
-		etEv(4, nil, duroxide.ActivityScheduled{Name: "B"})}
-	e := etEngine(hist...)
+	hist := []duroxide.Event{evStarted(1),
+		evWithID(2, nil, duroxide.ActivityScheduled{Name: "A"}),
+		evWithID(3, refU64(2), duroxide.ActivityCompleted{Result: "r"}),
+		evWithID(4, nil, duroxide.ActivityScheduled{Name: "B"})}
+	e := newTestEngineOf(hist...)
 	e.prepCompletions([]duroxide.WorkItem{
-		duroxide.ActivityCompletedItem{Instance: etInstance, ExecutionID: 7, ID: 4, Result: "old"}, // other execution
-		duroxide.ActivityCompletedItem{Instance: etInstance, ExecutionID: 1, ID: 2, Result: "dup"}, // already in history
-		duroxide.ActivityFailedItem{Instance: etInstance, ExecutionID: 1, ID: 4, Details: etAppErr("f")},
-		duroxide.ActivityCompletedItem{Instance: etInstance, ExecutionID: 1, ID: 4, Result: "dup2"}, // already in delta
+		duroxide.ActivityCompletedItem{Instance: testInstance, ExecutionID: 7, ID: 4, Result: "old"}, // other execution
+		duroxide.ActivityCompletedItem{Instance: testInstance, ExecutionID: 1, ID: 2, Result: "dup"}, // already in history
+		duroxide.ActivityFailedItem{Instance: testInstance, ExecutionID: 1, ID: 4, Details: evAppDetails(duroxide.AppActivityFailed, "f")},
+		duroxide.ActivityCompletedItem{Instance: testInstance, ExecutionID: 1, ID: 4, Result: "dup2"}, // already in delta
 	})
-	etRequireDelta(t, e, etEv(5, etSrc(4), duroxide.ActivityFailed{Details: etAppErr("f")}))
+	requireDelta(t, e, evWithID(5, refU64(4), duroxide.ActivityFailed{Details: evAppDetails(duroxide.AppActivityFailed, "f")}))
 	require.Nil(t, e.abortError)
 }
 
 func TestEnginePrepNondeterminismAndSystemErrors(t *testing.T) {
-	hist := []duroxide.Event{etStarted("in"), etEv(2, nil, duroxide.ActivityScheduled{Name: "A"})}
+	hist := []duroxide.Event{evStarted(1), evWithID(2, nil, duroxide.ActivityScheduled{Name: "A"})}
 
-	e := etEngine(hist...)
-	e.prepCompletions([]duroxide.WorkItem{duroxide.TimerFiredItem{Instance: etInstance, ExecutionID: 1, ID: 2}})
+	e := newTestEngineOf(hist...)
+	e.prepCompletions([]duroxide.WorkItem{duroxide.TimerFiredItem{Instance: testInstance, ExecutionID: 1, ID: 2}})
 	require.Equal(t, nondeterminismError("completion kind mismatch for id=2, expected 'activity', got 'timer'"), e.abortError)
 	require.Empty(t, e.historyDelta())
 
-	e = etEngine(hist...)
-	e.prepCompletions([]duroxide.WorkItem{duroxide.ActivityCompletedItem{Instance: etInstance, ExecutionID: 1, ID: 9}})
+	e = newTestEngineOf(hist...)
+	e.prepCompletions([]duroxide.WorkItem{duroxide.ActivityCompletedItem{Instance: testInstance, ExecutionID: 1, ID: 9}})
 	require.Equal(t, nondeterminismError("no matching schedule for completion id=9"), e.abortError)
 
 	infra := duroxide.InfrastructureError{Operation: "op", Message: "down"}
-	e = etEngine(hist...)
-	e.prepCompletions([]duroxide.WorkItem{duroxide.ActivityFailedItem{Instance: etInstance, ExecutionID: 1, ID: 2, Details: infra}})
-	etRequireDelta(t, e, etEv(3, etSrc(2), duroxide.ActivityFailed{Details: infra}))
-	require.Equal(t, TurnResult{Kind: TurnFailed, Details: infra}, etRun(e, etHello))
+	e = newTestEngineOf(hist...)
+	e.prepCompletions([]duroxide.WorkItem{duroxide.ActivityFailedItem{Instance: testInstance, ExecutionID: 1, ID: 2, Details: infra}})
+	requireDelta(t, e, evWithID(3, refU64(2), duroxide.ActivityFailed{Details: infra}))
+	require.Equal(t, turnResult{Kind: turnFailed, Details: infra}, executeTurn(e, hHello))
 	require.Equal(t, "infrastructure:op: down", displayMessage(infra))
 }
 
 func TestEngineCorruptedHistory(t *testing.T) {
-	require.Equal(t, nondeterminismError("corrupted history: empty"), etRun(etEngine(), etHello).Details)
-	e := etEngine(etEv(1, nil, duroxide.ActivityScheduled{Name: "A"}))
-	require.Equal(t, nondeterminismError("corrupted history: first event must be OrchestrationStarted"), etRun(e, etHello).Details)
+	require.Equal(t, nondeterminismError("corrupted history: empty"), executeTurn(newTestEngineOf(), hHello).Details)
+	e := newTestEngineOf(evWithID(1, nil, duroxide.ActivityScheduled{Name: "A"}))
+	require.Equal(t, nondeterminismError("corrupted history: first event must be OrchestrationStarted"), executeTurn(e, hHello).Details)
 }
 
 func TestEngineTerminalHistoryIsContinue(t *testing.T) {
-	e := etEngine(etStarted("in"), etEv(2, nil, duroxide.OrchestrationCompleted{Output: "x"}))
-	e.prepCompletions([]duroxide.WorkItem{duroxide.CancelInstanceItem{Instance: etInstance, Reason: "late"}})
-	require.Equal(t, TurnResult{Kind: TurnContinue}, etRun(e, etHello))
+	e := newTestEngineOf(evStarted(1), evWithID(2, nil, duroxide.OrchestrationCompleted{Output: "x"}))
+	e.prepCompletions([]duroxide.WorkItem{duroxide.CancelInstanceItem{Instance: testInstance, Reason: "late"}})
+	require.Equal(t, turnResult{Kind: turnContinue}, executeTurn(e, hHello))
 	require.Empty(t, e.historyDelta())
 }
 
@@ -196,32 +196,32 @@ func TestEngineQueueMessageSurvivesCancelledSubscription(t *testing.T) {
 	// the engine: a dropped dequeue takes no message; the next one gets the
 	// first message, and the extra one stays unmatched.
 	h := func(ctx *OrchestrationContext, _ string) (string, error) {
-		wait := ctx.DequeueEvent("Signal")
-		if ctx.Select(wait, ctx.ScheduleTimer(50*time.Millisecond)) == 0 {
+		wait := DequeueEvent[string](ctx, "Signal")
+		if ctx.Select(wait, NewTimer(ctx, 50*time.Millisecond)) == 0 {
 			return "unexpected_phase1", nil
 		}
-		data, _ := ctx.DequeueEvent("Signal").Await()
+		data, _ := DequeueEvent[string](ctx, "Signal").Await()
 		return "got:" + data, nil
 	}
-	fire := uint64(etClock.UnixMilli()) + 50
-	e, res := etStep(t, []duroxide.Event{etStarted("in")}, h)
-	require.Equal(t, TurnContinue, res.Kind)
-	etRequireDelta(t, e,
-		etEv(2, nil, duroxide.ExternalSubscribedPersistent{Name: "Signal"}),
-		etEv(3, nil, duroxide.TimerCreated{FireAtMs: fire}))
+	fire := uint64(testClock.UnixMilli()) + 50
+	e, res := executeStep(t, []duroxide.Event{evStarted(1)}, h)
+	require.Equal(t, turnContinue, res.Kind)
+	requireDelta(t, e,
+		evWithID(2, nil, duroxide.ExternalSubscribedPersistent{Name: "Signal"}),
+		evWithID(3, nil, duroxide.TimerCreated{FireAtMs: fire}))
 
-	e, res = etStep(t, e.finalHistory(), h, duroxide.TimerFiredItem{Instance: etInstance, ExecutionID: 1, ID: 3, FireAtMs: fire})
-	require.Equal(t, TurnContinue, res.Kind)
-	etRequireDelta(t, e,
-		etEv(4, etSrc(3), duroxide.TimerFired{FireAtMs: fire}),
-		etEv(5, nil, duroxide.ExternalSubscribedPersistent{Name: "Signal"}),
-		etEv(6, etSrc(2), duroxide.ExternalSubscribedPersistentCancelled{Reason: "dropped_future"}))
+	e, res = executeStep(t, e.finalHistory(), h, duroxide.TimerFiredItem{Instance: testInstance, ExecutionID: 1, ID: 3, FireAtMs: fire})
+	require.Equal(t, turnContinue, res.Kind)
+	requireDelta(t, e,
+		evWithID(4, refU64(3), duroxide.TimerFired{FireAtMs: fire}),
+		evWithID(5, nil, duroxide.ExternalSubscribedPersistent{Name: "Signal"}),
+		evWithID(6, refU64(2), duroxide.ExternalSubscribedPersistentCancelled{Reason: "dropped_future"}))
 
-	e, res = etStep(t, e.finalHistory(), h,
-		duroxide.QueueMessageItem{Instance: etInstance, Name: "Signal", Data: "survived"},
-		duroxide.QueueMessageItem{Instance: etInstance, Name: "Signal", Data: "extra"})
-	require.Equal(t, TurnResult{Kind: TurnCompleted, Output: "got:survived"}, res)
-	etRequireDelta(t, e,
-		etEv(7, nil, duroxide.ExternalEventPersistent{Name: "Signal", Data: "survived"}),
-		etEv(8, nil, duroxide.ExternalEventPersistent{Name: "Signal", Data: "extra"}))
+	e, res = executeStep(t, e.finalHistory(), h,
+		duroxide.QueueMessageItem{Instance: testInstance, Name: "Signal", Data: "survived"},
+		duroxide.QueueMessageItem{Instance: testInstance, Name: "Signal", Data: "extra"})
+	require.Equal(t, turnResult{Kind: turnCompleted, Output: "got:survived"}, res)
+	requireDelta(t, e,
+		evWithID(7, nil, duroxide.ExternalEventPersistent{Name: "Signal", Data: "survived"}),
+		evWithID(8, nil, duroxide.ExternalEventPersistent{Name: "Signal", Data: "extra"}))
 }

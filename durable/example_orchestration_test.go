@@ -14,7 +14,7 @@ func Example_fanOutAndTimeout() {
 	orchestration := func(ctx *durable.OrchestrationContext, items []string) (string, error) {
 		futs := make([]*durable.Future[int], len(items))
 		for i, item := range items {
-			futs[i] = durable.ScheduleActivity[int](ctx, "Measure", item)
+			futs[i] = durable.CallActivity[int](ctx, "Measure", item)
 		}
 		total := 0
 		for _, r := range durable.Join(ctx, futs...) {
@@ -24,8 +24,8 @@ func Example_fanOutAndTimeout() {
 			total += r.Value
 		}
 
-		report := ctx.ScheduleActivity("Report", fmt.Sprint(total))
-		if ctx.Select(report, ctx.ScheduleTimer(30*time.Second)) == 1 {
+		report := durable.CallActivity[string](ctx, "Report", fmt.Sprint(total))
+		if ctx.Select(report, durable.NewTimer(ctx, 30*time.Second)) == 1 {
 			return "", errors.New("report timed out")
 		}
 		return report.Await()
@@ -38,14 +38,14 @@ func Example_fanOutAndTimeout() {
 func Example_goBlocks() {
 	orchestration := func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		billing := durable.Go(ctx, func(ctx *durable.OrchestrationContext) (string, error) {
-			id, err := ctx.ScheduleActivity("CreateInvoice", "").Await()
+			id, err := durable.CallActivity[string](ctx, "CreateInvoice", "").Await()
 			if err != nil {
 				return "", err
 			}
-			return ctx.ScheduleActivity("SendInvoice", id).Await()
+			return durable.CallActivity[string](ctx, "SendInvoice", id).Await()
 		})
 		shipping := durable.Go(ctx, func(ctx *durable.OrchestrationContext) (string, error) {
-			return ctx.ScheduleActivity("Ship", "").Await()
+			return durable.CallActivity[string](ctx, "Ship", "").Await()
 		})
 		ctx.WaitAll(billing, shipping)
 		b, err := billing.Await()

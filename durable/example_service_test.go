@@ -17,7 +17,7 @@ func Greet(_ durable.ActivityContext, name string) (string, error) {
 // Hello is an orchestration: deterministic code that schedules work
 // through its context and is replayed from history after a restart.
 func Hello(ctx *durable.OrchestrationContext, name string) (string, error) {
-	return durable.ScheduleActivity[string](ctx, "Greet", name).Await()
+	return durable.CallActivity[string](ctx, "Greet", name).Await()
 }
 
 // A service registers its orchestrations and activities, starts a runtime
@@ -44,7 +44,7 @@ func Example_service() {
 	if err := c.StartOrchestration(ctx, "hello-1", "Hello", "World"); err != nil {
 		panic(err)
 	}
-	st, err := c.WaitForOrchestration(ctx, "hello-1", 30*time.Second)
+	st, err := c.WaitForOrchestration(ctx, "hello-1", durable.WaitOptions{Timeout: 30 * time.Second})
 	if err != nil {
 		panic(err)
 	}

@@ -168,11 +168,12 @@ func TestReadBatch(t *testing.T) {
 	v := "2.0.0"
 	can := duroxide.ContinueAsNewItem{Instance: "i", Orchestration: "O", Input: "next", Version: &v,
 		CarryForwardEvents: xCarry("q", "1")}
-	r := readBatch([]duroxide.WorkItem{
+	r := &turn{instance: "i"}
+	r.readMessages([]duroxide.WorkItem{
 		duroxide.ExternalRaisedItem{Instance: "i", Name: "e", Data: "d"},
 		can,
 		duroxide.StartOrchestrationItem{Instance: "i", Orchestration: "Other"},
-	}, newHistoryBook(nil), "i")
+	})
 	require.True(t, r.continueAsNew)
 	require.Equal(t, "O", r.name)
 	require.Equal(t, "next", r.input)
@@ -195,12 +196,12 @@ func TestAutoChildIDPerExecution(t *testing.T) {
 	require.Equal(t, "sub::2", autoChildID(1, 2))
 	require.Equal(t, "sub::3::2", autoChildID(3, 2))
 	orch := func(ctx *OrchestrationContext, _ string) (string, error) {
-		return ctx.ScheduleSubOrchestration("Child", "x").Await()
+		return CallSubOrchestration[string](ctx, "Child", "x").Await()
 	}
 	started := newEventAt(time.UnixMilli(0), 1, "p", 2, nil, duroxide.OrchestrationStarted{Name: "O", Version: "1.0.0"})
 	e := newReplayEngine("p", 2, []duroxide.Event{started})
 	e.logger = slog.New(slog.DiscardHandler)
-	require.Equal(t, TurnContinue, e.executeOrchestration(orch, "", "O", "1.0.0", "w").Kind)
+	require.Equal(t, turnContinue, e.executeOrchestration(orch, "", "O", "1.0.0", "w").Kind)
 	require.Len(t, e.historyDelta(), 1)
 	sched := e.historyDelta()[0]
 	require.Equal(t, "sub::2::2", sched.Kind.(duroxide.SubOrchestrationScheduled).Instance)
@@ -209,6 +210,6 @@ func TestAutoChildIDPerExecution(t *testing.T) {
 	e.logger = slog.New(slog.DiscardHandler)
 	e.prepCompletions([]duroxide.WorkItem{duroxide.SubOrchCompletedItem{ParentInstance: "p", ParentExecutionID: 2, ParentID: 2, Result: "done"}})
 	res := e.executeOrchestration(orch, "", "O", "1.0.0", "w")
-	require.Equal(t, TurnCompleted, res.Kind, res.String())
+	require.Equal(t, turnCompleted, res.Kind, res.String())
 	require.Equal(t, "done", res.Output)
 }

@@ -152,17 +152,6 @@ func (f *Future[T]) Cancel() { f.st.drop() }
 // after a Select, Join or Await observed it.
 func (f *Future[T]) Done() bool { return f.st.completed }
 
-// WithTag routes the scheduled activity to workers serving tag. It must be
-// called right after scheduling, before the orchestration waits on
-// anything; it panics on a future that is not an activity.
-func (f *Future[T]) WithTag(tag string) *Future[T] {
-	if f.st.kind != kindActivity {
-		panic("durable: WithTag can only be called on activity futures")
-	}
-	f.st.ctx.setActivityTag(f.st.token, tag)
-	return f
-}
-
 // mapFuture derives a future with the same identity (cancelling one cancels
 // both) whose value goes through fn.
 func mapFuture[T, U any](f *Future[T], fn func(T, error) (U, error)) *Future[U] {

@@ -31,15 +31,27 @@ type lockLease struct {
 	lost chan struct{}
 	gone atomic.Bool
 
+	// timeout is the lock timeout of the lease's queue.
+	timeout time.Duration
+
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
 
-// startLease starts renewing a lock fetched at fetched with timeout,
-// every interval, through renew; queue labels the renewal metric. The
-// lease runs until stop.
-func (rt *Runtime) startLease(queue string, fetched time.Time, timeout, interval time.Duration, renew func(ctx context.Context) error) *lockLease {
-	l := &lockLease{lost: make(chan struct{})}
+// startLease starts renewing the lock token of queue (queueOrchestrator
+// or queueWorker), fetched at fetched: every renewal interval of that
+// queue's lock timeout, until stop. Both dispatchers keep their locks
+// through this one loop.
+func (rt *Runtime) startLease(queue, token string, fetched time.Time) *lockLease {
+	timeout, buffer := rt.opts.OrchestratorLockTimeout, rt.opts.OrchestratorLockRenewalBuffer
+	renewLock := rt.p.RenewOrchestrationItemLock
+	if queue == queueWorker {
+		timeout, buffer = rt.opts.WorkerLockTimeout, rt.opts.WorkerLockRenewalBuffer
+		renewLock = rt.p.RenewWorkItemLock
+	}
+	renew := func(ctx context.Context) error { return renewLock(rt.tel.context(token, ctx), token, timeout) }
+	interval := renewalInterval(timeout, buffer)
+	l := &lockLease{lost: make(chan struct{}), timeout: timeout}
 	l.until.Store(fetched.Add(timeout).UnixNano())
 	ctx, cancel := context.WithCancel(rt.ctx)
 	l.cancel = cancel
@@ -54,7 +66,7 @@ func (rt *Runtime) startLease(queue string, fetched time.Time, timeout, interval
 				return
 			case <-t.C:
 			}
-			if !rt.renewOnce(ctx, l, queue, timeout, renew) {
+			if !rt.renewOnce(ctx, l, queue, renew) {
 				return
 			}
 		}
@@ -64,13 +76,13 @@ func (rt *Runtime) startLease(queue string, fetched time.Time, timeout, interval
 
 // renewOnce renews the lock, retrying transient failures until the lock's
 // expiry; it reports whether the lease should go on.
-func (rt *Runtime) renewOnce(ctx context.Context, l *lockLease, queue string, timeout time.Duration, renew func(ctx context.Context) error) bool {
+func (rt *Runtime) renewOnce(ctx context.Context, l *lockLease, queue string, renew func(ctx context.Context) error) bool {
 	err := retryTransient(ctx, l.expiry, func() error {
 		sent := time.Now()
 		err := renew(ctx)
 		rt.tel.renewal(queue, err)
 		if err == nil {
-			l.until.Store(sent.Add(timeout).UnixNano())
+			l.until.Store(sent.Add(l.timeout).UnixNano())
 		}
 		return err
 	})
@@ -94,8 +106,8 @@ func (l *lockLease) expiry() time.Time { return time.Unix(0, l.until.Load()) }
 // ackDeadline bounds an ack's retries: while the lock is known to be
 // ours, and no longer than one lock timeout from now, so an ack that keeps
 // failing while renewals succeed does not hold the lock for ever.
-func (l *lockLease) ackDeadline(timeout time.Duration) func() time.Time {
-	limit := time.Now().Add(timeout)
+func (l *lockLease) ackDeadline() func() time.Time {
+	limit := time.Now().Add(l.timeout)
 	return func() time.Time {
 		if e := l.expiry(); e.Before(limit) {
 			return e

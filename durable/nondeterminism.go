@@ -13,7 +13,7 @@ import (
 // attempt uncounted (BlockOrchestrationItem), so the instance waits,
 // history untouched, until code that replays it is deployed; its next
 // clean turn clears the blocked mark. Only a mismatch between the code and
-// the history is held (turnOutput.CodeMismatch): a message that disagrees
+// the history is held (turn.codeMismatch): a message that disagrees
 // with history, or a corrupt history, cannot be fixed by deploying code,
 // so it fails the instance under either policy.
 

@@ -60,7 +60,7 @@ type Options struct {
 	ActivityCancellationGracePeriod time.Duration
 	// SupportedReplayVersions restricts which pinned duroxide versions this
 	// runtime replays (default: 0.0.0 up to DuroxideVersion).
-	SupportedReplayVersions *duroxide.SemverRange
+	SupportedReplayVersions *duroxide.SemVerRange
 	// SessionLockTimeout is the session lock per fetch (default 30 s).
 	SessionLockTimeout time.Duration
 	// SessionLockRenewalBuffer is as WorkerLockRenewalBuffer for sessions
@@ -91,7 +91,7 @@ type Options struct {
 	// provider). docs/operations.md lists them.
 	MeterProvider metric.MeterProvider
 	// QueueDepthMetrics exports duroxide.queue.depth, read through the
-	// provider's admin GetQueueDepths at every metric collection. Off by
+	// provider's admin QueueDepths at every metric collection. Off by
 	// default: on Cosmos DB that is a cross-partition query whose cost
 	// grows with the queues, paid by every runtime at every collection;
 	// turn it on in one runtime per store.

@@ -13,6 +13,12 @@ import (
 	"github.com/duroxide-go/cdb/duroxide"
 )
 
+// OrchestrationFunc is the untyped form of an orchestration: raw input in,
+// raw output or error out. The typed helpers in the registry adapt
+// func(*OrchestrationContext, In) (Out, error) to it. A returned error
+// fails the orchestration with its Error() text as the message.
+type OrchestrationFunc func(ctx *OrchestrationContext, input string) (string, error)
+
 // Registry maps orchestration names (with semantic versions) and activity
 // names to their functions. Register everything before Start; the version
 // policy may be changed while the runtime runs. A Registry is safe for
@@ -48,7 +54,7 @@ const DefaultVersion = "1.0.0"
 
 // ReservedActivityPrefix starts the names of the runtime's system
 // activities; user activities may not use it.
-const ReservedActivityPrefix = syscallPrefix
+const ReservedActivityPrefix = "__duroxide_syscall:"
 
 // NewRegistry returns an empty Registry.
 func NewRegistry() *Registry {
@@ -248,10 +254,10 @@ func (r *Registry) resolveActivity(name string) (ActivityFunc, bool) {
 // runtime serves them, as Rust injects them into every registry.
 var systemActivities = map[string]ActivityFunc{
 	SyscallNewGUID: func(ActivityContext, string) (string, error) { return uuid.NewString(), nil },
-	SyscallUtcNowMs: func(ActivityContext, string) (string, error) {
+	SyscallUTCNowMs: func(ActivityContext, string) (string, error) {
 		return strconv.FormatInt(time.Now().UnixMilli(), 10), nil
 	},
-	SyscallGetKVValue: getKVValueActivity,
+	SyscallKVValue: getKVValueActivity,
 }
 
 // getKVValueActivity reads another instance's KV value; its result is the
@@ -270,7 +276,7 @@ func getKVValueActivity(ctx ActivityContext, input string) (string, error) {
 	if req.Key == nil {
 		return "", fmt.Errorf("get_kv_value: missing key")
 	}
-	v, ok, err := ctx.Client().GetKVValue(ctx, *req.InstanceID, *req.Key)
+	v, ok, err := ctx.Client().KVValue(ctx, *req.InstanceID, *req.Key)
 	if errors.Is(err, ErrInstanceNotFound) {
 		// Rust's activity answers null for an unknown instance.
 		ok, err = false, nil

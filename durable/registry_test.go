@@ -8,29 +8,25 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func htConst(s string) OrchestrationFunc {
-	return func(*OrchestrationContext, string) (string, error) { return s, nil }
-}
-
 func TestRegistryVersionsMustIncrease(t *testing.T) {
 	r := NewRegistry()
-	require.NoError(t, r.AddOrchestration("O", htConst("v1")))
-	require.NoError(t, r.AddOrchestrationVersion("O", "2.0.0", htConst("v2")))
+	require.NoError(t, r.AddOrchestration("O", hImmediateOK("v1")))
+	require.NoError(t, r.AddOrchestrationVersion("O", "2.0.0", hImmediateOK("v2")))
 	var re *RegistrationError
-	err := r.AddOrchestrationVersion("O", "1.5.0", htConst("x"))
+	err := r.AddOrchestrationVersion("O", "1.5.0", hImmediateOK("x"))
 	require.ErrorAs(t, err, &re)
 	require.Contains(t, err.Error(), "non-monotonic version: 1.5.0 is not later than existing latest 2.0.0")
-	require.ErrorAs(t, r.AddOrchestrationVersion("O", "2.0.0", htConst("x")), &re)
-	require.ErrorAs(t, r.AddOrchestrationVersion("O", "two", htConst("x")), &re)
-	require.ErrorAs(t, r.AddOrchestration("", htConst("x")), &re)
+	require.ErrorAs(t, r.AddOrchestrationVersion("O", "2.0.0", hImmediateOK("x")), &re)
+	require.ErrorAs(t, r.AddOrchestrationVersion("O", "two", hImmediateOK("x")), &re)
+	require.ErrorAs(t, r.AddOrchestration("", hImmediateOK("x")), &re)
 	require.ErrorAs(t, r.AddOrchestration("P", nil), &re)
 	require.Equal(t, []string{"1.0.0", "2.0.0"}, r.Versions("O"))
 }
 
 func TestRegistryPolicyLatestAndExact(t *testing.T) {
 	r := NewRegistry()
-	require.NoError(t, r.AddOrchestration("O", htConst("v1")))
-	require.NoError(t, r.AddOrchestrationVersion("O", "2.0.0", htConst("v2")))
+	require.NoError(t, r.AddOrchestration("O", hImmediateOK("v1")))
+	require.NoError(t, r.AddOrchestrationVersion("O", "2.0.0", hImmediateOK("v2")))
 	v, _, ok := r.resolveOrchestration("O")
 	require.True(t, ok)
 	require.Equal(t, "2.0.0", v)
@@ -67,20 +63,20 @@ func TestRegistryActivities(t *testing.T) {
 	require.Contains(t, err.Error(), "reserved prefix")
 	_, ok := r.resolveActivity("A")
 	require.True(t, ok)
-	for _, name := range []string{SyscallNewGUID, SyscallUtcNowMs, SyscallGetKVValue} {
+	for _, name := range []string{SyscallNewGUID, SyscallUTCNowMs, SyscallKVValue} {
 		_, ok := r.resolveActivity(name)
 		require.True(t, ok, "system activity %s is always served", name)
 	}
 }
 
-type htPoint struct {
+type typedPoint struct {
 	X int `json:"x"`
 }
 
 func TestRegistryTypedUsesTheCodec(t *testing.T) {
 	r := NewRegistry()
-	require.NoError(t, RegisterActivity(r, "Double", func(_ ActivityContext, p htPoint) (htPoint, error) {
-		return htPoint{X: 2 * p.X}, nil
+	require.NoError(t, RegisterActivity(r, "Double", func(_ ActivityContext, p typedPoint) (typedPoint, error) {
+		return typedPoint{X: 2 * p.X}, nil
 	}))
 	require.NoError(t, RegisterActivity(r, "Shout", func(_ ActivityContext, s string) (string, error) { return s + "!", nil }))
 	require.NoError(t, RegisterActivity(r, "Fail", func(_ ActivityContext, s string) (string, error) { return "", errors.New("bad " + s) }))
@@ -145,7 +141,7 @@ func TestOptionsValidate(t *testing.T) {
 	var oe *OptionsError
 	require.ErrorAs(t, o.validate(), &oe)
 	require.Equal(t, "SessionIdleTimeout", oe.Field)
-	_, err := Start(t.Context(), htMem(), NewRegistry(), &Options{SessionIdleTimeout: 10 * time.Second})
+	_, err := Start(t.Context(), newMemProvider(), NewRegistry(), &Options{SessionIdleTimeout: 10 * time.Second})
 	require.ErrorAs(t, err, &oe)
 	_, err = Start(t.Context(), nil, NewRegistry(), nil)
 	var ie *InputError

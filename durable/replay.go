@@ -3,15 +3,151 @@ package durable
 import (
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/duroxide-go/cdb/duroxide"
 )
 
-// Stage 1 (prepCompletions) turns the messages of a fetched orchestration
-// item into events appended to this turn's delta; stage 2
-// (executeOrchestration, replay_run.go) replays baseline+delta through the
-// orchestration code. Both follow Rust's replay_engine.rs step by step, so
-// event ids, source ids, order and error texts are Rust's.
+// The replay engine: one turn of one execution, pure (no provider, no
+// I/O). Stage 1 (prepCompletions, this file) turns the messages of a
+// fetched orchestration item into events appended to this turn's delta;
+// stage 2 (executeOrchestration, replay_execute.go, with replay_apply.go and
+// replay_cancel.go) replays baseline+delta through the orchestration code
+// and records what the code did beyond history. Both follow Rust's
+// replay_engine.rs step by step, so event ids, source ids, order and error
+// texts are Rust's. The dispatcher reaches the engine through turn.replay (turn.go); the
+// ported Rust replay-engine tests drive it directly, with the same names in
+// Go spelling:
+//
+//	Rust (src/runtime/replay_engine.rs)       Go
+//	ReplayEngine::new(inst, exec, history)    newReplayEngine(inst, exec, history)
+//	.with_persisted_history_len(n)            .withPersistedHistoryLen(n)
+//	.with_kv_snapshot(map)                    .withKVSnapshot(map)
+//	engine.prep_completions(msgs)             engine.prepCompletions(msgs)
+//	engine.execute_orchestration(h, in, name, version, worker)
+//	                                          engine.executeOrchestration(h, in, name, version, worker)
+//	engine.history_delta()                    engine.historyDelta()
+//	engine.pending_actions()                  engine.pendingActions()
+//	engine.cancelled_activity_ids()           engine.cancelledActivityIDs()
+//	engine.cancelled_sub_orchestration_ids()  engine.cancelledSubOrchestrationIDs()
+//	engine.made_progress()                    engine.madeProgress()
+//	engine.final_history()                    engine.finalHistory()
+//	engine.baseline_history / .abort_error    engine.baselineHistory / .abortError
+//	TurnResult::Completed(s) etc.             turnResult{Kind: turnCompleted, Output: s} etc. (turn.go)
+//	Action::CallActivity { .. } etc.          actionCallActivity{..} etc. (action.go)
+
+// DuroxideVersion is the duroxide release whose behaviour this runtime
+// reproduces. Every event the engine writes carries it in duroxide_version,
+// as Rust stamps env!("CARGO_PKG_VERSION"), so a Rust node reading a history
+// written by Go sees the version it would have written itself.
+const DuroxideVersion = "0.1.29"
+
+// replayEngine replays one execution's history and runs one deterministic
+// turn of its orchestration. It is pure: no provider, no clock other than
+// the one timers and KV timestamps read (now), no I/O.
+type replayEngine struct {
+	instance    string
+	executionID uint64
+
+	// delta holds the events generated this turn (history_delta).
+	delta []duroxide.Event
+	// actions are the decisions to dispatch after persistence (pending_actions).
+	actions []action
+	// cancelledActivities are ActivityScheduled ids of dropped activity
+	// futures, cancelled through the provider (lock stealing).
+	cancelledActivities []uint64
+	// cancelledSubOrchestrations are child instance ids of dropped
+	// sub-orchestration futures, cancelled with CancelInstance.
+	cancelledSubOrchestrations []string
+
+	baselineHistory []duroxide.Event
+	nextEventID     uint64
+	// abortError is a system error found in stage 1 that fails the turn.
+	abortError duroxide.ErrorDetails
+
+	persistedHistoryLen int
+	kvSnapshot          map[string]duroxide.KVEntry
+	// replayedCode is set once the orchestration code runs against the
+	// history: a nondeterminism error after that is the code's (see
+	// turn.codeMismatch), not the messages' or a corrupt history's.
+	replayedCode bool
+
+	// The state of stage 2 (executeOrchestration): the orchestration's
+	// context, the actions its code emitted not yet matched to history,
+	// the schedules still open (by event id, with their kinds), whether
+	// the code must be polled before the next event, and what the
+	// orchestration function returned once done.
+	ctx      *OrchestrationContext
+	emitted  []emittedAction
+	open     map[uint64]bool
+	kinds    map[uint64]scheduleKind
+	mustPoll bool
+	done     bool
+	output   string
+	outErr   error
+
+	// now is the wall clock read for timer fire times, KV timestamps and
+	// event timestamps; tests may pin it.
+	now func() time.Time
+	// logger receives the engine's warnings and the orchestration's
+	// replay-safe logs; nil means slog.Default().
+	logger *slog.Logger
+}
+
+// newReplayEngine creates an engine for one instance and execution, with
+// the history read from the store. Every baseline event counts as persisted
+// until withPersistedHistoryLen says otherwise.
+func newReplayEngine(instance string, executionID uint64, baseline []duroxide.Event) *replayEngine {
+	next := uint64(1)
+	if n := len(baseline); n > 0 {
+		next = baseline[n-1].EventID + 1
+	}
+	return &replayEngine{
+		instance:            instance,
+		executionID:         executionID,
+		baselineHistory:     baseline,
+		nextEventID:         next,
+		persistedHistoryLen: len(baseline),
+		now:                 time.Now,
+	}
+}
+
+// withPersistedHistoryLen sets how many baseline events came from the
+// store; later ones (such as a freshly appended OrchestrationStarted) are
+// new this turn, so IsReplaying is false while they are applied.
+func (e *replayEngine) withPersistedHistoryLen(n int) *replayEngine {
+	e.persistedHistoryLen = n
+	return e
+}
+
+// withKVSnapshot seeds the orchestration's KV view with the store's
+// snapshot (previous executions' values).
+func (e *replayEngine) withKVSnapshot(s map[string]duroxide.KVEntry) *replayEngine {
+	e.kvSnapshot = s
+	return e
+}
+
+// historyDelta returns the events generated this turn.
+func (e *replayEngine) historyDelta() []duroxide.Event { return e.delta }
+
+// pendingActions returns the actions to dispatch after persistence.
+func (e *replayEngine) pendingActions() []action { return e.actions }
+
+// cancelledActivityIDs returns the ActivityScheduled ids to cancel.
+func (e *replayEngine) cancelledActivityIDs() []uint64 { return e.cancelledActivities }
+
+// cancelledSubOrchestrationIDs returns the child instance ids to cancel.
+func (e *replayEngine) cancelledSubOrchestrationIDs() []string { return e.cancelledSubOrchestrations }
+
+// madeProgress reports whether this turn added history.
+func (e *replayEngine) madeProgress() bool { return len(e.delta) > 0 }
+
+// finalHistory returns baseline plus delta.
+func (e *replayEngine) finalHistory() []duroxide.Event {
+	out := make([]duroxide.Event, 0, len(e.baselineHistory)+len(e.delta))
+	out = append(out, e.baselineHistory...)
+	return append(out, e.delta...)
+}
 
 // newEvent builds an event stamped like Rust's Event::with_event_id: now,
 // and duroxide_version DuroxideVersion.

@@ -14,7 +14,7 @@ import (
 // hDetachedOrch starts a detached orchestration and returns "scheduled".
 func hDetachedOrch(name, instance, input string) OrchestrationFunc {
 	return func(ctx *OrchestrationContext, _ string) (string, error) {
-		ctx.ScheduleOrchestration(name, instance, input)
+		StartOrchestration(ctx, name, instance, input)
 		return "scheduled", nil
 	}
 }
@@ -22,7 +22,7 @@ func hDetachedOrch(name, instance, input string) OrchestrationFunc {
 // hSubOrchNoAwait schedules a child, drops its future and returns.
 func hSubOrchNoAwait(name, input string) OrchestrationFunc {
 	return func(ctx *OrchestrationContext, _ string) (string, error) {
-		ctx.ScheduleSubOrchestration(name, input).Cancel()
+		CallSubOrchestration[string](ctx, name, input).Cancel()
 		return "scheduled", nil
 	}
 }
@@ -30,14 +30,14 @@ func hSubOrchNoAwait(name, input string) OrchestrationFunc {
 // hSingleSessionActivity awaits one session-bound activity.
 func hSingleSessionActivity(name, input, sessionID string) OrchestrationFunc {
 	return func(ctx *OrchestrationContext, _ string) (string, error) {
-		return ctx.ScheduleActivityOnSession(name, input, sessionID).Await()
+		return CallActivity[string](ctx, name, input, ActivityOptions{Session: sessionID}).Await()
 	}
 }
 
 // hTaggedActivity awaits one activity routed by tag.
 func hTaggedActivity(name, input, tag string) OrchestrationFunc {
 	return func(ctx *OrchestrationContext, _ string) (string, error) {
-		return ctx.ScheduleActivity(name, input).WithTag(tag).Await()
+		return CallActivity[string](ctx, name, input, ActivityOptions{Tag: tag}).Await()
 	}
 }
 

@@ -8,8 +8,8 @@ import (
 
 // apply replays one history event into the context (Rust's
 // apply_history_event).
-func (r *run) apply(ev duroxide.Event) *turnAbort {
-	ctx := r.ctx
+func (e *replayEngine) apply(ev duroxide.Event) *turnResult {
+	ctx := e.ctx
 	switch k := ev.Kind.(type) {
 	case duroxide.OrchestrationStarted:
 		if k.InitialCustomStatus != nil {
@@ -17,58 +17,58 @@ func (r *run) apply(ev duroxide.Event) *turnAbort {
 			ctx.customStatus = &s
 		}
 	case duroxide.CustomStatusUpdated:
-		return r.popMetadata(ev.Kind, "custom status mismatch")
+		return e.popMetadata(ev.Kind, "custom status mismatch")
 	case duroxide.KeyValueSet:
-		return r.popMetadata(ev.Kind, "kv set mismatch")
+		return e.popMetadata(ev.Kind, "kv set mismatch")
 	case duroxide.KeyValueCleared:
-		return r.popMetadata(ev.Kind, "kv clear mismatch")
+		return e.popMetadata(ev.Kind, "kv clear mismatch")
 	case duroxide.KeyValuesCleared:
-		return r.popMetadata(ev.Kind, "kv clear_all mismatch")
+		return e.popMetadata(ev.Kind, "kv clear_all mismatch")
 
 	case duroxide.ActivityScheduled:
-		_, abort := r.matchSchedule(ev, kindActivity)
+		_, abort := e.matchSchedule(ev, kindActivity)
 		return abort
 	case duroxide.TimerCreated:
-		_, abort := r.matchSchedule(ev, kindTimer)
+		_, abort := e.matchSchedule(ev, kindTimer)
 		return abort
 	case duroxide.ExternalSubscribed:
-		if _, abort := r.matchSchedule(ev, kindExternalWait); abort != nil {
+		if _, abort := e.matchSchedule(ev, kindExternalWait); abort != nil {
 			return abort
 		}
 		ctx.bindExternalSubscription(ev.EventID, k.Name)
 	case duroxide.ExternalSubscribedPersistent:
-		if _, abort := r.matchSchedule(ev, kindQueueDequeue); abort != nil {
+		if _, abort := e.matchSchedule(ev, kindQueueDequeue); abort != nil {
 			return abort
 		}
 		ctx.bindQueueSubscription(ev.EventID, k.Name)
-		r.mustPoll = true
+		e.mustPoll = true
 	case duroxide.SubOrchestrationScheduled:
-		token, abort := r.matchSchedule(ev, kindSubOrchestration)
+		token, abort := e.matchSchedule(ev, kindSubOrchestration)
 		if abort != nil {
 			return abort
 		}
 		ctx.bindSubOrchestrationInstance(token, k.Instance)
 	case duroxide.OrchestrationChained:
-		if len(r.emitted) == 0 {
+		if len(e.emitted) == 0 {
 			return nondeterminism("history OrchestrationChained but no emitted action")
 		}
-		em := r.emitted[0]
-		r.emitted = r.emitted[1:]
+		em := e.emitted[0]
+		e.emitted = e.emitted[1:]
 		if !actionMatchesEvent(em.act, ev.Kind) {
 			return nondeterminism(fmt.Sprintf("schedule mismatch: action=%s vs event=%s", debugAction(em.act), debugEventKind(ev.Kind)))
 		}
 		ctx.bindToken(em.token, ev.EventID)
 
 	case duroxide.ActivityCompleted:
-		return r.complete(ev, true, completion{kind: activityOK, value: k.Result})
+		return e.complete(ev, true, completion{kind: activityOK, value: k.Result})
 	case duroxide.ActivityFailed:
-		return r.complete(ev, false, completion{kind: activityErr, value: displayMessage(k.Details)})
+		return e.complete(ev, false, completion{kind: activityErr, value: displayMessage(k.Details)})
 	case duroxide.TimerFired:
-		return r.complete(ev, false, completion{kind: timerFired})
+		return e.complete(ev, false, completion{kind: timerFired})
 	case duroxide.SubOrchestrationCompleted:
-		return r.complete(ev, false, completion{kind: subOrchOK, value: k.Result})
+		return e.complete(ev, false, completion{kind: subOrchOK, value: k.Result})
 	case duroxide.SubOrchestrationFailed:
-		return r.complete(ev, false, completion{kind: subOrchErr, value: displayMessage(k.Details)})
+		return e.complete(ev, false, completion{kind: subOrchErr, value: displayMessage(k.Details)})
 
 	case duroxide.ExternalSubscribedCancelled:
 		if ev.SourceEventID != nil {
@@ -81,14 +81,14 @@ func (r *run) apply(ev duroxide.Event) *turnAbort {
 	case duroxide.ExternalEvent:
 		if ctx.hasPendingSubscriptionSlot(k.Name) {
 			ctx.deliverExternalEvent(k.Name, k.Data)
-			r.mustPoll = true
+			e.mustPoll = true
 		} else {
-			r.e.log().Warn("skipping ExternalEvent delivery: no pending subscription slot (event remains in history for audit)",
-				"instance", r.e.instance, "event_name", k.Name)
+			e.log().Warn("skipping ExternalEvent delivery: no pending subscription slot (event remains in history for audit)",
+				"instance", e.instance, "event_name", k.Name)
 		}
 	case duroxide.ExternalEventPersistent:
 		ctx.deliverQueueMessage(k.Name, k.Data)
-		r.mustPoll = true
+		e.mustPoll = true
 	}
 	// ActivityCancelRequested, SubOrchestrationCancelRequested,
 	// OrchestrationCancelRequested and terminal events change nothing here.
@@ -97,12 +97,12 @@ func (r *run) apply(ev duroxide.Event) *turnAbort {
 
 // popMetadata consumes the custom-status or KV action the code emitted for
 // a metadata event; none left is fine (a carried-over initial status).
-func (r *run) popMetadata(kind duroxide.EventKind, what string) *turnAbort {
-	if len(r.emitted) == 0 {
+func (e *replayEngine) popMetadata(kind duroxide.EventKind, what string) *turnResult {
+	if len(e.emitted) == 0 {
 		return nil
 	}
-	em := r.emitted[0]
-	r.emitted = r.emitted[1:]
+	em := e.emitted[0]
+	e.emitted = e.emitted[1:]
 	if !actionMatchesEvent(em.act, kind) {
 		return nondeterminism(fmt.Sprintf("%s: action=%s vs event=%s", what, debugAction(em.act), debugEventKind(kind)))
 	}
@@ -111,37 +111,37 @@ func (r *run) popMetadata(kind duroxide.EventKind, what string) *turnAbort {
 
 // matchSchedule pops the oldest emitted action, checks it against the
 // schedule event and binds its future to the event id.
-func (r *run) matchSchedule(ev duroxide.Event, kind scheduleKind) (uint64, *turnAbort) {
-	if len(r.emitted) == 0 {
+func (e *replayEngine) matchSchedule(ev duroxide.Event, kind scheduleKind) (uint64, *turnResult) {
+	if len(e.emitted) == 0 {
 		return 0, nondeterminism("history schedule but no emitted action")
 	}
-	em := r.emitted[0]
-	r.emitted = r.emitted[1:]
+	em := e.emitted[0]
+	e.emitted = e.emitted[1:]
 	if !actionMatchesEvent(em.act, ev.Kind) {
 		return 0, nondeterminism(fmt.Sprintf("schedule mismatch: action=%s vs event=%s", debugAction(em.act), debugEventKind(ev.Kind)))
 	}
-	r.ctx.bindToken(em.token, ev.EventID)
-	r.open[ev.EventID] = true
-	r.kinds[ev.EventID] = kind
+	e.ctx.bindToken(em.token, ev.EventID)
+	e.open[ev.EventID] = true
+	e.kinds[ev.EventID] = kind
 	return em.token, nil
 }
 
 // complete delivers a completion to its open schedule. Only an activity
 // completion checks the schedule's kind (as in Rust).
-func (r *run) complete(ev duroxide.Event, checkActivity bool, c completion) *turnAbort {
+func (e *replayEngine) complete(ev duroxide.Event, checkActivity bool, c completion) *turnResult {
 	if ev.SourceEventID == nil {
 		return nil
 	}
 	id := *ev.SourceEventID
-	if !r.open[id] {
+	if !e.open[id] {
 		return nondeterminism("completion without open schedule")
 	}
-	if checkActivity && r.kinds[id] != kindActivity {
+	if checkActivity && e.kinds[id] != kindActivity {
 		return nondeterminism("completion kind mismatch: expected activity")
 	}
-	r.ctx.deliverResult(id, c)
-	delete(r.open, id)
-	r.mustPoll = true
+	e.ctx.deliverResult(id, c)
+	delete(e.open, id)
+	e.mustPoll = true
 	return nil
 }
 

@@ -69,8 +69,8 @@ var breadcrumbKinds = []breadcrumbKind{
 // turn fails with "cancellation mismatch". Each new drop then gets one
 // breadcrumb event; dropped activities and children also go to the
 // provider side channels.
-func (r *run) collectCancelled() *turnAbort {
-	e, ctx := r.e, r.ctx
+func (e *replayEngine) collectCancelled() *turnResult {
+	ctx := e.ctx
 	dropped := make([][]uint64, len(breadcrumbKinds))
 	for i, bk := range breadcrumbKinds {
 		dropped[i] = ctx.cancelledScheduleIDs(bk.kind)
@@ -89,7 +89,7 @@ func (r *run) collectCancelled() *turnAbort {
 		subInstance[c.scheduleID] = c.instance
 	}
 	for i, bk := range breadcrumbKinds {
-		already := r.existingBreadcrumbs(bk)
+		already := e.existingBreadcrumbs(bk)
 		for _, id := range dropped[i] {
 			if already[id] {
 				continue
@@ -113,7 +113,7 @@ func (r *run) collectCancelled() *turnAbort {
 }
 
 // checkBreadcrumbs enforces persisted ⊆ dropped-in-replayed-segment.
-func checkBreadcrumbs(bk breadcrumbKind, persisted []duroxide.Event, dropped []uint64) *turnAbort {
+func checkBreadcrumbs(bk breadcrumbKind, persisted []duroxide.Event, dropped []uint64) *turnResult {
 	baseline := map[uint64]bool{}
 	schedules := map[uint64]bool{}
 	for _, ev := range persisted {
@@ -145,9 +145,9 @@ func checkBreadcrumbs(bk breadcrumbKind, persisted []duroxide.Event, dropped []u
 
 // existingBreadcrumbs returns the schedule ids that already have a
 // cancellation event of this kind (any reason) in baseline or delta.
-func (r *run) existingBreadcrumbs(bk breadcrumbKind) map[uint64]bool {
+func (e *replayEngine) existingBreadcrumbs(bk breadcrumbKind) map[uint64]bool {
 	out := map[uint64]bool{}
-	for _, evs := range [][]duroxide.Event{r.e.baselineHistory, r.e.delta} {
+	for _, evs := range [][]duroxide.Event{e.baselineHistory, e.delta} {
 		for _, ev := range evs {
 			if _, ok := bk.reasonOf(ev.Kind); ok && ev.SourceEventID != nil {
 				out[*ev.SourceEventID] = true

@@ -11,7 +11,7 @@ import (
 // Checking recorded histories against code without a runtime. The
 // replayer (package durable/replayer) feeds each stored execution here; this
 // file owns the one step that needs the unexported replay engine. It runs
-// the same pure turn the runtime runs (runTurn) with no messages, so it
+// the same pure turn the runtime runs (turn.replay) with no messages, so it
 // never runs an activity, starts a child or writes anything, and its error
 // text is the runtime's.
 
@@ -95,13 +95,11 @@ func CheckHistory(reg *Registry, rec RecordedExecution) error {
 			fmt.Sprintf("orchestration %s version %s is not registered", started.Name, started.Version))
 	}
 	history := beforeTerminal(rec.History)
-	out := runTurn(turnInput{
-		Instance: rec.Instance, ExecutionID: rec.ExecutionID, History: history, PersistedLen: len(history),
-		KVSnapshot: rec.KVSnapshot, Handler: fn, Input: started.Input, Name: started.Name, Version: version,
-		WorkerID: "replayer", Logger: slog.New(slog.DiscardHandler),
-	})
-	res := out.Result
-	if res.Kind != TurnFailed {
+	t := &turn{instance: rec.Instance, executionID: rec.ExecutionID, history: history, started: &started,
+		kv: rec.KVSnapshot, name: started.Name, workerID: "replayer"}
+	t.replay(fn, version, slog.New(slog.DiscardHandler))
+	res := t.result
+	if res.Kind != turnFailed {
 		return nil
 	}
 	if isPanic(res.Details) && !endedInFailure(rec.History, len(history)) {
@@ -110,7 +108,7 @@ func CheckHistory(reg *Registry, rec RecordedExecution) error {
 	if !isNondeterminism(res.Details) {
 		return nil
 	}
-	if out.CodeMismatch {
+	if t.codeMismatch {
 		return fail(ErrNondeterministic, started.Name, version, displayMessage(res.Details))
 	}
 	return fail(ErrCorruptHistory, started.Name, version, displayMessage(res.Details))

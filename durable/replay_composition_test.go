@@ -18,7 +18,7 @@ func hLargeSubOrchestrationFanIn(count int) OrchestrationFunc {
 	return func(ctx *OrchestrationContext, _ string) (string, error) {
 		futs := make([]*Future[string], count)
 		for i := range futs {
-			futs[i] = ctx.ScheduleSubOrchestrationWithID("Child", fmt.Sprintf("child-%d", i), strconv.Itoa(i))
+			futs[i] = CallSubOrchestration[string](ctx, "Child", strconv.Itoa(i), SubOrchestrationOptions{InstanceID: fmt.Sprintf("child-%d", i)})
 		}
 		results := Join(ctx, futs...)
 		for _, r := range results {

@@ -37,7 +37,7 @@ func init() {
 				evActivityCompleted(3, 2, large),
 			))
 			r := executeTurn(e, hSingleActivity("Task", "input"))
-			if r.Kind != TurnCompleted || r.Output != large {
+			if r.Kind != turnCompleted || r.Output != large {
 				t.Fatalf("Expected Completed with the 1 MB result, got %v (len %d)", r.Kind, len(r.Output))
 			}
 		}},

@@ -11,7 +11,7 @@ import (
 
 // assertFailedVariant checks the turn failed with details of the given
 // ErrorDetails variant and display message.
-func assertFailedVariant(t *testing.T, r TurnResult, variant, message string) {
+func assertFailedVariant(t *testing.T, r turnResult, variant, message string) {
 	t.Helper()
 	assertTurnFailed(t, r)
 	if r.Details == nil || r.Details.Variant() != variant {

@@ -52,10 +52,10 @@ func init() {
 			}
 		}},
 		replayCase{"schedule_timer_pending", func(t *testing.T) {
-			e := pinClock(newTestEngine(histOf(evStarted(1))))
+			e := newTestEngine(histOf(evStarted(1)))
 			r := executeTurn(e, hSingleTimer(60*time.Second))
-			assertDelta(t, e, wantEvent{2, nil, duroxide.TimerCreated{FireAtMs: pinnedNowMs + 60_000}})
-			if a := actionsOfType[actionCreateTimer](e); len(a) != 1 || a[0] != (actionCreateTimer{SchedulingEventID: 2, FireAtMs: pinnedNowMs + 60_000}) {
+			assertDelta(t, e, wantEvent{2, nil, duroxide.TimerCreated{FireAtMs: testNowMs + 60_000}})
+			if a := actionsOfType[actionCreateTimer](e); len(a) != 1 || a[0] != (actionCreateTimer{SchedulingEventID: 2, FireAtMs: testNowMs + 60_000}) {
 				t.Fatalf("pending actions %+v, want one CreateTimer{2, now+60s}", e.pendingActions())
 			}
 			assertTurnContinue(t, r)

@@ -41,7 +41,7 @@ func init() {
 		replayCase{"transitions_after_history", func(t *testing.T) {
 			var beforeNew, afterFirst *bool
 			h := func(ctx *OrchestrationContext, _ string) (string, error) {
-				if _, err := ctx.ScheduleActivity("First", "input").Await(); err != nil {
+				if _, err := CallActivity[string](ctx, "First", "input").Await(); err != nil {
 					return "", err
 				}
 				v := ctx.IsReplaying()

@@ -14,7 +14,7 @@ import (
 
 // kvGetOr is Rust's ctx.get_kv_value(key).unwrap_or(def).
 func kvGetOr(ctx *OrchestrationContext, key, def string) string {
-	if v, ok := ctx.GetKVValue(key); ok {
+	if v, ok := ctx.KVValue(key); ok {
 		return v
 	}
 	return def
@@ -81,7 +81,7 @@ func hSetThenClearSingle(ctx *OrchestrationContext, _ string) (string, error) {
 func hSetKVThenActivity(key, value, activity, input string) OrchestrationFunc {
 	return func(ctx *OrchestrationContext, _ string) (string, error) {
 		ctx.SetKVValue(key, value)
-		return ctx.ScheduleActivity(activity, input).Await()
+		return CallActivity[string](ctx, activity, input).Await()
 	}
 }
 
@@ -260,7 +260,7 @@ func init() {
 			})
 			previousTurnRead := func(ctx *OrchestrationContext, _ string) (string, error) {
 				ctx.SetKVValue("progress", "step_1") // replayed
-				if _, err := ctx.ScheduleActivity("Work", "input").Await(); err != nil {
+				if _, err := CallActivity[string](ctx, "Work", "input").Await(); err != nil {
 					return "", err
 				}
 				return kvGetOr(ctx, "progress", "missing"), nil
@@ -310,7 +310,7 @@ func init() {
 			})
 			clearThenActivity := func(ctx *OrchestrationContext, _ string) (string, error) {
 				ctx.ClearKVValue("A")
-				return ctx.ScheduleActivity("Task", "input").Await()
+				return CallActivity[string](ctx, "Task", "input").Await()
 			}
 			assertTurnNondeterminism(t, executeTurn(e, clearThenActivity))
 		}},
@@ -332,13 +332,13 @@ func init() {
 			})
 			readModifyWrite := func(ctx *OrchestrationContext, _ string) (string, error) {
 				ctx.SetKVValue("counter", "1")
-				if _, err := ctx.ScheduleActivity("Noop", "").Await(); err != nil {
+				if _, err := CallActivity[string](ctx, "Noop", "").Await(); err != nil {
 					return "", err
 				}
 				if v := kvGetOr(ctx, "counter", "missing"); v != "1" {
 					return "", fmt.Errorf("assertion failed: counter = %q, want \"1\"", v)
 				}
-				if _, err := ctx.ScheduleActivity("Noop", "").Await(); err != nil {
+				if _, err := CallActivity[string](ctx, "Noop", "").Await(); err != nil {
 					return "", err
 				}
 				n, err := kvCounter(ctx, "counter", "missing")
@@ -370,7 +370,7 @@ func init() {
 						return "", err
 					}
 					ctx.SetKVValue("counter", strconv.FormatUint(n+1, 10))
-					if _, err := ctx.ScheduleActivity("Noop", "").Await(); err != nil {
+					if _, err := CallActivity[string](ctx, "Noop", "").Await(); err != nil {
 						return "", err
 					}
 				}
@@ -394,7 +394,7 @@ func init() {
 					return "", err
 				}
 				ctx.SetKVValue("counter", strconv.FormatUint(n+1, 10))
-				if _, err := ctx.ScheduleActivity("Noop", "").Await(); err != nil {
+				if _, err := CallActivity[string](ctx, "Noop", "").Await(); err != nil {
 					return "", err
 				}
 				n, err = kvCounter(ctx, "counter", "0")
@@ -419,7 +419,7 @@ func init() {
 			clearAllSet := func(ctx *OrchestrationContext, _ string) (string, error) {
 				ctx.ClearAllKVValues()
 				ctx.SetKVValue("x", "new")
-				if _, err := ctx.ScheduleActivity("Noop", "").Await(); err != nil {
+				if _, err := CallActivity[string](ctx, "Noop", "").Await(); err != nil {
 					return "", err
 				}
 				return fmt.Sprintf("x=%s,old=%s", kvGetOr(ctx, "x", "missing"), kvGetOr(ctx, "old", "gone")), nil
@@ -444,7 +444,7 @@ func init() {
 					return "", err
 				}
 				ctx.SetKVValue("counter", strconv.FormatUint(n+1, 10))
-				if _, err := ctx.ScheduleActivity("Noop", "").Await(); err != nil {
+				if _, err := CallActivity[string](ctx, "Noop", "").Await(); err != nil {
 					return "", err
 				}
 				return fmt.Sprintf("session=%s,counter=%s",

@@ -33,7 +33,7 @@ func init() {
 				evActivityCompleted(3, 2, "result"),
 			))
 			r := executeTurn(e, func(ctx *OrchestrationContext, _ string) (string, error) {
-				_, _ = ctx.ScheduleActivity("Task", "input").Await()
+				_, _ = CallActivity[string](ctx, "Task", "input").Await()
 				panic("panic after activity")
 			})
 			assertTurnPanicked(t, r)

@@ -67,14 +67,14 @@ func init() {
 		// engine built from the history persisted so far (a restart).
 		replayCase{"identical_activities_routes_correctly_across_restart_boundary", func(t *testing.T) {
 			h := func(ctx *OrchestrationContext, _ string) (string, error) {
-				r1, err := ctx.ScheduleActivity("Task", "same").Await()
+				r1, err := CallActivity[string](ctx, "Task", "same").Await()
 				if err != nil {
 					return "", err
 				}
-				if _, err := ctx.ScheduleTimer(60 * time.Second).Await(); err != nil {
+				if _, err := NewTimer(ctx, 60*time.Second).Await(); err != nil {
 					return "", err
 				}
-				r2, err := ctx.ScheduleActivity("Task", "same").Await()
+				r2, err := CallActivity[string](ctx, "Task", "same").Await()
 				if err != nil {
 					return "", err
 				}
@@ -141,10 +141,10 @@ func init() {
 		}},
 		replayCase{"timer_then_activity", func(t *testing.T) {
 			h := func(ctx *OrchestrationContext, _ string) (string, error) {
-				if _, err := ctx.ScheduleTimer(60 * time.Second).Await(); err != nil {
+				if _, err := NewTimer(ctx, 60*time.Second).Await(); err != nil {
 					return "", err
 				}
-				return ctx.ScheduleActivity("Task", "input").Await()
+				return CallActivity[string](ctx, "Task", "input").Await()
 			}
 			e := newTestEngine(histOf(evStarted(1), evTimerCreated(2, 1000), evTimerFired(3, 2, 1000)))
 			r := executeTurn(e, h)
@@ -157,7 +157,7 @@ func init() {
 			h := func(ctx *OrchestrationContext, _ string) (string, error) {
 				results := make([]string, 0, 10)
 				for i := 0; i < 10; i++ {
-					r, err := ctx.ScheduleActivity(fmt.Sprintf("Act%d", i), fmt.Sprintf("input%d", i)).Await()
+					r, err := CallActivity[string](ctx, fmt.Sprintf("Act%d", i), fmt.Sprintf("input%d", i)).Await()
 					if err != nil {
 						return "", err
 					}

@@ -44,7 +44,7 @@ func init() {
 		replayCase{"explicit_instance_preserved", func(t *testing.T) {
 			e := newTestEngine(histOf(evStarted(1)))
 			r := executeTurn(e, func(ctx *OrchestrationContext, _ string) (string, error) {
-				return ctx.ScheduleSubOrchestrationWithID("Child", "my-custom-instance", "child-input").Await()
+				return CallSubOrchestration[string](ctx, "Child", "child-input", SubOrchestrationOptions{InstanceID: "my-custom-instance"}).Await()
 			})
 			assertTurnContinue(t, r)
 			if len(e.pendingActions()) == 0 {
@@ -64,13 +64,13 @@ func init() {
 		replayCase{"multiple_sub_orchs_unique_ids", func(t *testing.T) {
 			for _, h := range []OrchestrationFunc{
 				func(ctx *OrchestrationContext, _ string) (string, error) {
-					ctx.ScheduleSubOrchestration("Child1", "input1").Cancel()
-					ctx.ScheduleSubOrchestration("Child2", "input2").Cancel()
+					CallSubOrchestration[string](ctx, "Child1", "input1").Cancel()
+					CallSubOrchestration[string](ctx, "Child2", "input2").Cancel()
 					return "done", nil
 				},
 				func(ctx *OrchestrationContext, _ string) (string, error) {
-					ctx.ScheduleSubOrchestration("Child1", "input1")
-					ctx.ScheduleSubOrchestration("Child2", "input2")
+					CallSubOrchestration[string](ctx, "Child1", "input1")
+					CallSubOrchestration[string](ctx, "Child2", "input2")
 					return "done", nil
 				},
 			} {

@@ -18,8 +18,8 @@ import (
 // expected to win and the activity loser to be cancelled.
 func hSelect2TimerWins(name, input string, d time.Duration) OrchestrationFunc {
 	return func(ctx *OrchestrationContext, _ string) (string, error) {
-		activity := ctx.ScheduleActivity(name, input)
-		timer := ctx.ScheduleTimer(d)
+		activity := CallActivity[string](ctx, name, input)
+		timer := NewTimer(ctx, d)
 		if ctx.Select(activity, timer) == 0 {
 			r, err := activity.Await()
 			if err != nil {
@@ -42,8 +42,8 @@ func hSelect2ActivityWins(name, input string, d time.Duration) OrchestrationFunc
 // against a history that recorded the drop.
 func hScheduleActivityAndTimerThenAwaitActivity(name, input string, d time.Duration) OrchestrationFunc {
 	return func(ctx *OrchestrationContext, _ string) (string, error) {
-		activity := ctx.ScheduleActivity(name, input)
-		_ = ctx.ScheduleTimer(d) // kept alive while the activity is awaited
+		activity := CallActivity[string](ctx, name, input)
+		_ = NewTimer(ctx, d) // kept alive while the activity is awaited
 		r, err := activity.Await()
 		if err != nil {
 			return "", err
@@ -56,19 +56,19 @@ func hScheduleActivityAndTimerThenAwaitActivity(name, input string, d time.Durat
 // activity loser), then schedules and drops a new activity this turn.
 func hSelect2TimerWinsThenDropNewActivity(name, input string, d time.Duration, extraName, extraInput string) OrchestrationFunc {
 	return func(ctx *OrchestrationContext, _ string) (string, error) {
-		activity := ctx.ScheduleActivity(name, input)
-		timer := ctx.ScheduleTimer(d)
+		activity := CallActivity[string](ctx, name, input)
+		timer := NewTimer(ctx, d)
 		ctx.Select(activity, timer)
-		ctx.ScheduleActivity(extraName, extraInput).Cancel()
+		CallActivity[string](ctx, extraName, extraInput).Cancel()
 		return "timer_won_plus_extra_drop", nil
 	}
 }
 
 // hSelect3 races two activities and a timer; the timer is expected to win.
 func hSelect3(ctx *OrchestrationContext, _ string) (string, error) {
-	a1 := ctx.ScheduleActivity("Task1", "input1")
-	a2 := ctx.ScheduleActivity("Task2", "input2")
-	timer := ctx.ScheduleTimer(time.Millisecond)
+	a1 := CallActivity[string](ctx, "Task1", "input1")
+	a2 := CallActivity[string](ctx, "Task2", "input2")
+	timer := NewTimer(ctx, time.Millisecond)
 	switch ctx.Select(a1, a2, timer) {
 	case 0:
 		return a1.Await()
@@ -81,21 +81,21 @@ func hSelect3(ctx *OrchestrationContext, _ string) (string, error) {
 // hDropActivityAfterSchedule schedules an activity and drops it at once.
 func hDropActivityAfterSchedule(name, input string) OrchestrationFunc {
 	return func(ctx *OrchestrationContext, _ string) (string, error) {
-		ctx.ScheduleActivity(name, input).Cancel()
+		CallActivity[string](ctx, name, input).Cancel()
 		return "completed_after_dropping_activity", nil
 	}
 }
 
 // hExplicitDropTimer schedules a timer and drops it.
 func hExplicitDropTimer(ctx *OrchestrationContext, _ string) (string, error) {
-	ctx.ScheduleTimer(60 * time.Second).Cancel()
+	NewTimer(ctx, 60*time.Second).Cancel()
 	return "timer_dropped", nil
 }
 
 // hExplicitDropExternalWait subscribes to an external event and drops it.
 func hExplicitDropExternalWait(name string) OrchestrationFunc {
 	return func(ctx *OrchestrationContext, _ string) (string, error) {
-		ctx.ScheduleWait(name).Cancel()
+		WaitEvent[string](ctx, name).Cancel()
 		return "wait_dropped", nil
 	}
 }
@@ -103,16 +103,16 @@ func hExplicitDropExternalWait(name string) OrchestrationFunc {
 // hMultipleDroppedActivities returns with two activities and a timer still
 // pending, so all three are dropped.
 func hMultipleDroppedActivities(ctx *OrchestrationContext, _ string) (string, error) {
-	_ = ctx.ScheduleActivity("Task1", "input1")
-	_ = ctx.ScheduleActivity("Task2", "input2")
-	_ = ctx.ScheduleTimer(10 * time.Second)
+	_ = CallActivity[string](ctx, "Task1", "input1")
+	_ = CallActivity[string](ctx, "Task2", "input2")
+	_ = NewTimer(ctx, 10*time.Second)
 	return "all_dropped", nil
 }
 
 // hDropSubOrchAfterSchedule schedules a child and drops it at once.
 func hDropSubOrchAfterSchedule(name, input string) OrchestrationFunc {
 	return func(ctx *OrchestrationContext, _ string) (string, error) {
-		ctx.ScheduleSubOrchestration(name, input).Cancel()
+		CallSubOrchestration[string](ctx, name, input).Cancel()
 		return "sub_orch_dropped", nil
 	}
 }
@@ -121,8 +121,8 @@ func hDropSubOrchAfterSchedule(name, input string) OrchestrationFunc {
 // to win and the child to be cancelled.
 func hSubOrchSelectLoser(name, input string, d time.Duration) OrchestrationFunc {
 	return func(ctx *OrchestrationContext, _ string) (string, error) {
-		sub := ctx.ScheduleSubOrchestration(name, input)
-		timer := ctx.ScheduleTimer(d)
+		sub := CallSubOrchestration[string](ctx, name, input)
+		timer := NewTimer(ctx, d)
 		if ctx.Select(sub, timer) == 0 {
 			return sub.Await()
 		}
@@ -132,8 +132,8 @@ func hSubOrchSelectLoser(name, input string, d time.Duration) OrchestrationFunc 
 
 // hDropActivityThenAwaitTimer drops an activity, then waits on a timer.
 func hDropActivityThenAwaitTimer(ctx *OrchestrationContext, _ string) (string, error) {
-	ctx.ScheduleActivity("DroppedTask", "input").Cancel()
-	if _, err := ctx.ScheduleTimer(100 * time.Millisecond).Await(); err != nil {
+	CallActivity[string](ctx, "DroppedTask", "input").Cancel()
+	if _, err := NewTimer(ctx, 100*time.Millisecond).Await(); err != nil {
 		return "", err
 	}
 	return "done_after_drop", nil

@@ -104,15 +104,15 @@ type RetryPolicy struct {
 // DefaultRetryPolicy is Rust's RetryPolicy::default() spelled out: 3
 // attempts, exponential backoff from 100 ms doubling up to 30 s, no
 // per-attempt timeout. It behaves as the zero RetryPolicy.
-func DefaultRetryPolicy() RetryPolicy {
-	return RetryPolicy{MaxAttempts: 3, Backoff: ExponentialBackoff(100*time.Millisecond, 2, 30*time.Second)}
+func DefaultRetryPolicy() *RetryPolicy {
+	return &RetryPolicy{MaxAttempts: 3, Backoff: ExponentialBackoff(100*time.Millisecond, 2, 30*time.Second)}
 }
 
 // NewRetryPolicy returns the default policy with maxAttempts attempts. As
 // Rust's RetryPolicy::new, it panics when maxAttempts is 0: a policy that
 // never runs the activity is a programming error, and silently reading 0
 // as the default 3 would hide it.
-func NewRetryPolicy(maxAttempts uint32) RetryPolicy {
+func NewRetryPolicy(maxAttempts uint32) *RetryPolicy {
 	if maxAttempts == 0 {
 		panic("durable: max_attempts must be at least 1")
 	}
@@ -121,11 +121,21 @@ func NewRetryPolicy(maxAttempts uint32) RetryPolicy {
 	return p
 }
 
-// WithTimeout sets the per-attempt timeout.
-func (p RetryPolicy) WithTimeout(d time.Duration) RetryPolicy { p.Timeout = d; return p }
+// WithTimeout returns a copy of p with the per-attempt timeout d; p itself
+// is unchanged, so one base policy can be shared.
+func (p *RetryPolicy) WithTimeout(d time.Duration) *RetryPolicy {
+	q := *p
+	q.Timeout = d
+	return &q
+}
 
-// WithBackoff sets the backoff strategy.
-func (p RetryPolicy) WithBackoff(b BackoffStrategy) RetryPolicy { p.Backoff = b; return p }
+// WithBackoff returns a copy of p with the backoff strategy b; p itself is
+// unchanged.
+func (p *RetryPolicy) WithBackoff(b BackoffStrategy) *RetryPolicy {
+	q := *p
+	q.Backoff = b
+	return &q
+}
 
 // DelayForAttempt is the backoff after failed attempt number attempt.
 func (p RetryPolicy) DelayForAttempt(attempt uint32) time.Duration {
@@ -142,25 +152,21 @@ func (p RetryPolicy) attempts() uint32 {
 // timeoutMessage is the error text of a timed-out attempt (Rust's).
 const timeoutMessage = "timeout: activity timed out"
 
-// ScheduleActivityWithRetry runs the activity and retries it on failure per
-// policy, waiting between attempts on durable timers. It returns the first
-// success, or the last failure once the attempts are used up; a per-attempt
-// timeout fails at once with "timeout: activity timed out".
-func (c *OrchestrationContext) ScheduleActivityWithRetry(name, input string, policy RetryPolicy) (string, error) {
-	return c.retryLoop(name, input, policy, nil)
+// retryActivity returns the future of Rust's schedule_activity_with_retry
+// loop, a lazy block: as Rust's async fn, it schedules nothing until its
+// future is first polled (awaited, raced or joined), and it can be raced and
+// joined like any future.
+func (c *OrchestrationContext) retryActivity(name, input string, policy RetryPolicy, session, tag string) *Future[string] {
+	return goBlock(c, func(ctx *OrchestrationContext) (string, error) {
+		return ctx.retryLoop(name, input, policy, session, tag)
+	}, true)
 }
 
-// ScheduleActivityWithRetryOnSession is ScheduleActivityWithRetry with
-// every attempt routed to sessionID.
-func (c *OrchestrationContext) ScheduleActivityWithRetryOnSession(name, input string, policy RetryPolicy, sessionID string) (string, error) {
-	return c.retryLoop(name, input, policy, &sessionID)
-}
-
-func (c *OrchestrationContext) retryLoop(name, input string, policy RetryPolicy, session *string) (string, error) {
+func (c *OrchestrationContext) retryLoop(name, input string, policy RetryPolicy, session, tag string) (string, error) {
 	max := policy.attempts()
 	var lastErr error = &TaskFailedError{}
 	for attempt := uint32(1); attempt <= max; attempt++ {
-		res, err, timedOut := c.retryAttempt(name, input, policy.Timeout, session)
+		res, err, timedOut := c.retryAttempt(name, input, policy.Timeout, session, tag)
 		if timedOut {
 			return "", err
 		}
@@ -169,13 +175,13 @@ func (c *OrchestrationContext) retryLoop(name, input string, policy RetryPolicy,
 		}
 		lastErr = err
 		if attempt < max {
-			if session != nil {
-				c.TraceWarn(fmt.Sprintf("Activity '%s' (session=%s) attempt %d/%d failed: %s. Retrying...", name, *session, attempt, max, err))
+			if session != "" {
+				c.TraceWarn(fmt.Sprintf("Activity '%s' (session=%s) attempt %d/%d failed: %s. Retrying...", name, session, attempt, max, err))
 			} else {
 				c.TraceWarn(fmt.Sprintf("Activity '%s' attempt %d/%d failed: %s. Retrying...", name, attempt, max, err))
 			}
 			if d := policy.DelayForAttempt(attempt); d > 0 {
-				c.ScheduleTimer(d).Await()
+				c.scheduleTimer(d).Await()
 			}
 		}
 	}
@@ -185,16 +191,16 @@ func (c *OrchestrationContext) retryLoop(name, input string, policy RetryPolicy,
 // retryAttempt runs one attempt, raced against the timeout when set. As in
 // Rust, the timer is created inside a block that the race polls after the
 // activity, so the activity is scheduled first.
-func (c *OrchestrationContext) retryAttempt(name, input string, timeout time.Duration, session *string) (string, error, bool) {
+func (c *OrchestrationContext) retryAttempt(name, input string, timeout time.Duration, session, tag string) (string, error, bool) {
 	if timeout <= 0 {
-		res, err := c.scheduleActivity(name, input, session).Await()
+		res, err := c.scheduleActivity(name, input, session, tag).Await()
 		return res, err, false
 	}
 	deadline := Go(c, func(ctx *OrchestrationContext) (struct{}, error) {
-		ctx.ScheduleTimer(timeout).Await()
+		ctx.scheduleTimer(timeout).Await()
 		return struct{}{}, nil
 	})
-	act := c.scheduleActivity(name, input, session)
+	act := c.scheduleActivity(name, input, session, tag)
 	if c.Select(act, deadline) == 1 {
 		return "", &TaskFailedError{Message: timeoutMessage}, true
 	}

@@ -31,7 +31,7 @@ type Runtime struct {
 	filter    *duroxide.DispatcherCapabilityFilter
 	// supported is the range of pinned duroxide versions this runtime
 	// replays (the filter's first range).
-	supported duroxide.SemverRange
+	supported duroxide.SemVerRange
 
 	// ctx is passed to every provider call; it is cancelled only when a
 	// graceful shutdown runs out of time.
@@ -100,11 +100,11 @@ func Start(ctx context.Context, p duroxide.Provider, reg *Registry, opts *Option
 		now: time.Now, unsubscribe: func() {},
 	}
 	rt.useHooks(testhook.From(ctx))
-	rt.supported = duroxide.SemverRange{Min: duroxide.SemVer{}, Max: duroxide.MustParseSemVer(DuroxideVersion)}
+	rt.supported = duroxide.SemVerRange{Min: duroxide.SemVer{}, Max: duroxide.MustParseSemVer(DuroxideVersion)}
 	if o.SupportedReplayVersions != nil {
 		rt.supported = *o.SupportedReplayVersions
 	}
-	rt.filter = &duroxide.DispatcherCapabilityFilter{SupportedDuroxideVersions: []duroxide.SemverRange{rt.supported}}
+	rt.filter = &duroxide.DispatcherCapabilityFilter{SupportedDuroxideVersions: []duroxide.SemVerRange{rt.supported}}
 	rt.client = &Client{p: p, tel: rt.tel}
 	rt.unobserve = rt.tel.observeRuntime(o.MeterProvider, rt)
 	rt.log = o.Logger.With("runtime_id", rt.id)
@@ -332,7 +332,7 @@ func (rt *Runtime) useHooks(h *testhook.Hooks) {
 func (rt *Runtime) virtualClock() bool { return rt.hooks != nil && rt.hooks.Now != nil }
 
 // resolveActivity returns the activity to run for name: a test double if
-// one replaces it, else the registry's. UtcNow reads the runtime's clock.
+// one replaces it, else the registry's. UTCNow reads the runtime's clock.
 func (rt *Runtime) resolveActivity(name string) (ActivityFunc, bool) {
 	if rt.hooks != nil && rt.hooks.Activity != nil {
 		if fn, ok := rt.hooks.Activity(name); ok {
@@ -341,7 +341,7 @@ func (rt *Runtime) resolveActivity(name string) (ActivityFunc, bool) {
 			}
 		}
 	}
-	if name == SyscallUtcNowMs && rt.virtualClock() {
+	if name == SyscallUTCNowMs && rt.virtualClock() {
 		return func(ActivityContext, string) (string, error) {
 			return strconv.FormatInt(rt.now().UnixMilli(), 10), nil
 		}, true

@@ -16,7 +16,7 @@ import (
 // Shutdown waits for an activity in flight, commits its result, and
 // leaves no runtime goroutine behind.
 func TestShutdownWaitsForInflightActivityAndLeaksNothing(t *testing.T) {
-	p := htMem()
+	p := newMemProvider()
 	release := make(chan struct{})
 	started := make(chan struct{})
 	reg := NewRegistry()
@@ -26,9 +26,9 @@ func TestShutdownWaitsForInflightActivityAndLeaksNothing(t *testing.T) {
 		return "finished", nil
 	}))
 	require.NoError(t, reg.AddOrchestration("O", func(ctx *OrchestrationContext, _ string) (string, error) {
-		return ctx.ScheduleActivity("Block", "").Await()
+		return CallActivity[string](ctx, "Block", "").Await()
 	}))
-	rt, err := Start(t.Context(), p, reg, htOptions(Options{}))
+	rt, err := Start(t.Context(), p, reg, fastOptions(Options{}))
 	require.NoError(t, err)
 	c := NewClient(p)
 	require.NoError(t, c.StartOrchestration(t.Context(), "i", "O", ""))
@@ -44,12 +44,12 @@ func TestShutdownWaitsForInflightActivityAndLeaksNothing(t *testing.T) {
 	require.NoError(t, <-done)
 	// A goroutine that has signalled the WaitGroup may still be unwinding:
 	// wait for it, as goleak does.
-	htEventually(t, func() bool { return htRuntimeGoroutines() == 0 }, "runtime goroutines left after Shutdown")
+	requireEventually(t, func() bool { return runtimeGoroutines() == 0 }, "runtime goroutines left after Shutdown")
 
 	// The activity's completion was committed: a new runtime finishes the
 	// orchestration from it.
-	htStart(t, p, reg, Options{})
-	st := htWaitDone(t, c, "i")
+	startRuntime(t, p, reg, Options{})
+	st := waitDone(t, c, "i")
 	require.Equal(t, StateCompleted, st.State, st.FailureMessage())
 	require.Equal(t, "finished", st.Output)
 	require.NoError(t, rt.Shutdown(t.Context()), "Shutdown is idempotent")
@@ -58,7 +58,7 @@ func TestShutdownWaitsForInflightActivityAndLeaksNothing(t *testing.T) {
 // A Shutdown whose context ends cancels the activities' contexts and
 // returns the context's error.
 func TestShutdownBoundedByContextCancelsActivities(t *testing.T) {
-	p := htMem()
+	p := newMemProvider()
 	started := make(chan struct{})
 	sawCancel := make(chan struct{})
 	reg := NewRegistry()
@@ -69,9 +69,9 @@ func TestShutdownBoundedByContextCancelsActivities(t *testing.T) {
 		return "", ctx.Err()
 	}))
 	require.NoError(t, reg.AddOrchestration("O", func(ctx *OrchestrationContext, _ string) (string, error) {
-		return ctx.ScheduleActivity("Wait", "").Await()
+		return CallActivity[string](ctx, "Wait", "").Await()
 	}))
-	rt, err := Start(t.Context(), p, reg, htOptions(Options{}))
+	rt, err := Start(t.Context(), p, reg, fastOptions(Options{}))
 	require.NoError(t, err)
 	require.NoError(t, NewClient(p).StartOrchestration(t.Context(), "i", "O", ""))
 	<-started
@@ -84,11 +84,11 @@ func TestShutdownBoundedByContextCancelsActivities(t *testing.T) {
 // An orchestration nobody registered is abandoned with backoff until its
 // attempts exceed MaxAttempts, then failed as poison.
 func TestUnregisteredOrchestrationBecomesPoison(t *testing.T) {
-	p := htMem()
-	htStart(t, p, NewRegistry(), Options{MaxAttempts: 2, UnregisteredBackoff: Backoff{Base: time.Millisecond, Max: 5 * time.Millisecond}})
+	p := newMemProvider()
+	startRuntime(t, p, NewRegistry(), Options{MaxAttempts: 2, UnregisteredBackoff: Backoff{Base: time.Millisecond, Max: 5 * time.Millisecond}})
 	c := NewClient(p)
 	require.NoError(t, c.StartOrchestration(t.Context(), "ghost", "Nobody", "in"))
-	st := htWaitDone(t, c, "ghost")
+	st := waitDone(t, c, "ghost")
 	require.Equal(t, StateFailed, st.State)
 	pe, ok := st.Details.(duroxide.PoisonError)
 	require.True(t, ok, "details %#v", st.Details)
@@ -109,15 +109,15 @@ func TestUnregisteredOrchestrationBecomesPoison(t *testing.T) {
 // An activity nobody registered is poisoned the same way; the
 // orchestration sees the failure.
 func TestUnregisteredActivityBecomesPoison(t *testing.T) {
-	p := htMem()
+	p := newMemProvider()
 	reg := NewRegistry()
 	require.NoError(t, reg.AddOrchestration("O", func(ctx *OrchestrationContext, _ string) (string, error) {
-		return ctx.ScheduleActivity("Missing", "x").Await()
+		return CallActivity[string](ctx, "Missing", "x").Await()
 	}))
-	htStart(t, p, reg, Options{MaxAttempts: 2, UnregisteredBackoff: Backoff{Base: time.Millisecond, Max: 5 * time.Millisecond}})
+	startRuntime(t, p, reg, Options{MaxAttempts: 2, UnregisteredBackoff: Backoff{Base: time.Millisecond, Max: 5 * time.Millisecond}})
 	c := NewClient(p)
 	require.NoError(t, c.StartOrchestration(t.Context(), "i", "O", ""))
-	st := htWaitDone(t, c, "i")
+	st := waitDone(t, c, "i")
 	require.Equal(t, StateFailed, st.State)
 	require.Equal(t, "poison: activity Missing#2 exceeded 3 attempts (max 2)", st.FailureMessage())
 }
@@ -125,7 +125,7 @@ func TestUnregisteredActivityBecomesPoison(t *testing.T) {
 // An execution pinned to a duroxide version outside the runtime's range is
 // left for a runtime that supports it.
 func TestCapabilityFilterSkipsIncompatiblePins(t *testing.T) {
-	p := htMem()
+	p := newMemProvider()
 	ran := make(chan struct{}, 1)
 	registry := func(result string) *Registry {
 		reg := NewRegistry()
@@ -134,24 +134,24 @@ func TestCapabilityFilterSkipsIncompatiblePins(t *testing.T) {
 			return "", nil
 		}))
 		require.NoError(t, reg.AddOrchestration("O", func(ctx *OrchestrationContext, _ string) (string, error) {
-			if _, err := ctx.ScheduleActivity("A", "").Await(); err != nil {
+			if _, err := CallActivity[string](ctx, "A", "").Await(); err != nil {
 				return "", err
 			}
 			return result, nil
 		}))
 		return reg
 	}
-	old := duroxide.SemverRange{Min: duroxide.SemVer{}, Max: duroxide.MustParseSemVer("0.1.0")}
+	old := duroxide.SemVerRange{Min: duroxide.SemVer{}, Max: duroxide.MustParseSemVer("0.1.0")}
 	// The old runtime takes the unpinned start (pinning it to 0.1.29) but
 	// may never replay it.
-	htStart(t, p, registry("old"), Options{SupportedReplayVersions: &old})
+	startRuntime(t, p, registry("old"), Options{SupportedReplayVersions: &old})
 	c := NewClient(p)
 	require.NoError(t, c.StartOrchestration(t.Context(), "i", "O", ""))
 	<-ran
-	htStart(t, p, registry("new"), Options{OrchestrationConcurrency: 1, WorkerConcurrency: NoSlots})
-	st := htWaitDone(t, c, "i")
+	startRuntime(t, p, registry("new"), Options{OrchestrationConcurrency: 1, WorkerConcurrency: NoSlots})
+	st := waitDone(t, c, "i")
 	require.Equal(t, "new", st.Output, "only a runtime supporting 0.1.29 may finish the execution")
-	info, err := p.Admin().GetInstanceInfo(t.Context(), "i")
+	info, err := p.Admin().InstanceInfo(t.Context(), "i")
 	require.NoError(t, err)
 	require.Equal(t, duroxide.StatusCompleted, info.Status)
 }
@@ -160,7 +160,7 @@ func TestCapabilityFilterSkipsIncompatiblePins(t *testing.T) {
 // failure, then a terminal cancel request for the activity; the activity's
 // context is cancelled once its lock renewal finds the item gone.
 func TestTerminalTurnCancelsInflightActivity(t *testing.T) {
-	p := htMem()
+	p := newMemProvider()
 	started := make(chan struct{})
 	cancelled := make(chan struct{})
 	reg := NewRegistry()
@@ -170,19 +170,19 @@ func TestTerminalTurnCancelsInflightActivity(t *testing.T) {
 		case <-ctx.Done():
 			close(cancelled)
 			return "", ctx.Err()
-		case <-time.After(htWait):
+		case <-time.After(testWait):
 			return "too late", nil
 		}
 	}))
 	require.NoError(t, reg.AddOrchestration("O", func(ctx *OrchestrationContext, _ string) (string, error) {
-		return ctx.ScheduleActivity("Long", "").Await()
+		return CallActivity[string](ctx, "Long", "").Await()
 	}))
-	htStart(t, p, reg, Options{WorkerLockTimeout: 2 * time.Second, ActivityCancellationGracePeriod: time.Second})
+	startRuntime(t, p, reg, Options{WorkerLockTimeout: 2 * time.Second, ActivityCancellationGracePeriod: time.Second})
 	c := NewClient(p)
 	require.NoError(t, c.StartOrchestration(t.Context(), "i", "O", ""))
 	<-started
 	require.NoError(t, c.CancelInstance(t.Context(), "i", "stop"))
-	st := htWaitDone(t, c, "i")
+	st := waitDone(t, c, "i")
 	require.Equal(t, "canceled: stop", st.FailureMessage())
 	hist, err := p.Read(t.Context(), "i")
 	require.NoError(t, err)
@@ -194,30 +194,30 @@ func TestTerminalTurnCancelsInflightActivity(t *testing.T) {
 	require.Equal(t, uint64(2), *hist[n-1].SourceEventID)
 	select {
 	case <-cancelled:
-	case <-time.After(htWait):
+	case <-time.After(testWait):
 		t.Fatal("the activity's context was never cancelled")
 	}
 }
 
 // A custom status over duroxide's limit fails the orchestration.
 func TestLimitsFailTheOrchestration(t *testing.T) {
-	p := htMem()
+	p := newMemProvider()
 	reg := NewRegistry()
 	require.NoError(t, reg.AddOrchestration("Big", func(ctx *OrchestrationContext, _ string) (string, error) {
 		ctx.SetCustomStatus(strings.Repeat("x", maxCustomStatusBytes+1))
 		return "unreachable", nil
 	}))
-	htStart(t, p, reg, Options{})
+	startRuntime(t, p, reg, Options{})
 	c := NewClient(p)
 	require.NoError(t, c.StartOrchestration(t.Context(), "i", "Big", ""))
-	st := htWaitDone(t, c, "i")
+	st := waitDone(t, c, "i")
 	require.Equal(t, StateFailed, st.State)
 	require.Equal(t, "Custom status size (262145 bytes) exceeds limit (262144 bytes)", st.FailureMessage())
 }
 
 // The activity context carries the activity's identity and a client.
 func TestActivityContextIdentity(t *testing.T) {
-	p := htMem()
+	p := newMemProvider()
 	type seen struct {
 		instance, orch, version, name, session, tag string
 		exec, id                                    uint64
@@ -234,14 +234,14 @@ func TestActivityContextIdentity(t *testing.T) {
 		return "", nil
 	}))
 	require.NoError(t, reg.AddOrchestrationVersion("O", "1.2.3", func(ctx *OrchestrationContext, _ string) (string, error) {
-		return ctx.ScheduleActivityOnSession("Probe", "", "s1").WithTag("t1").Await()
+		return CallActivity[string](ctx, "Probe", "", ActivityOptions{Session: "s1", Tag: "t1"}).Await()
 	}))
 	tags, err := duroxide.Tags("t1")
 	require.NoError(t, err)
-	htStart(t, p, reg, Options{WorkerTagFilter: tags})
+	startRuntime(t, p, reg, Options{WorkerTagFilter: tags})
 	c := NewClient(p)
 	require.NoError(t, c.StartOrchestration(t.Context(), "inst", "O", ""))
-	require.Equal(t, StateCompleted, htWaitDone(t, c, "inst").State)
+	require.Equal(t, StateCompleted, waitDone(t, c, "inst").State)
 	require.Equal(t, seen{instance: "inst", orch: "O", version: "1.2.3", name: "Probe", session: "s1", tag: "t1",
 		exec: 1, id: 2, hasSession: true, hasTag: true, hasClient: true}, <-got)
 }
@@ -250,24 +250,24 @@ func TestActivityContextIdentity(t *testing.T) {
 // once, and a timer wakes it when it fires: with an idle backoff of an
 // hour, nothing else could.
 func TestLocalWakeUps(t *testing.T) {
-	p := htMem()
+	p := newMemProvider()
 	reg := NewRegistry()
 	require.NoError(t, reg.AddActivity("A", func(_ ActivityContext, in string) (string, error) { return in + "!", nil }))
 	require.NoError(t, reg.AddOrchestration("O", func(ctx *OrchestrationContext, in string) (string, error) {
-		if _, err := ctx.ScheduleTimer(50 * time.Millisecond).Await(); err != nil {
+		if _, err := NewTimer(ctx, 50*time.Millisecond).Await(); err != nil {
 			return "", err
 		}
-		return ctx.ScheduleActivity("A", in).Await()
+		return CallActivity[string](ctx, "A", in).Await()
 	}))
-	counting := &htCounting{Provider: p}
-	htStart(t, counting, reg, Options{MinPollInterval: time.Hour, MaxIdlePollInterval: time.Hour})
-	htEventually(t, func() bool { return counting.orchFetches.Load() >= 2 && counting.workFetches.Load() >= 2 },
+	counting := &fetchCountingProvider{Provider: p}
+	startRuntime(t, counting, reg, Options{MinPollInterval: time.Hour, MaxIdlePollInterval: time.Hour})
+	requireEventually(t, func() bool { return counting.orchFetches.Load() >= 2 && counting.workFetches.Load() >= 2 },
 		"the slots never made their first fetch")
 	// Every slot is now asleep for an hour unless woken. The counting
 	// wrapper is a different provider value, so the client uses it too.
 	c := NewClient(counting)
 	require.NoError(t, c.StartOrchestration(t.Context(), "i", "O", "go"))
-	st, err := c.WaitForOrchestration(t.Context(), "i", 30*time.Second)
+	st, err := c.WaitForOrchestration(t.Context(), "i", WaitOptions{Timeout: 30 * time.Second})
 	require.NoError(t, err)
 	require.Equal(t, "go!", st.Output)
 }
@@ -276,9 +276,9 @@ func TestLocalWakeUps(t *testing.T) {
 // most once per MaxIdlePollInterval after the ramp, however slow the
 // machine; the other slots sleep until woken.
 func TestIdleRuntimeBacksOff(t *testing.T) {
-	counting := &htCounting{Provider: htMem()}
+	counting := &fetchCountingProvider{Provider: newMemProvider()}
 	const maxIdle = 40 * time.Millisecond
-	htStart(t, counting, NewRegistry(), Options{MinPollInterval: 5 * time.Millisecond, MaxIdlePollInterval: maxIdle,
+	startRuntime(t, counting, NewRegistry(), Options{MinPollInterval: 5 * time.Millisecond, MaxIdlePollInterval: maxIdle,
 		OrchestrationConcurrency: 4, WorkerConcurrency: 4})
 	start := time.Now()
 	time.Sleep(400 * time.Millisecond)
@@ -292,27 +292,27 @@ func TestIdleRuntimeBacksOff(t *testing.T) {
 }
 
 func TestClientWaitTimesOutAndHonoursContext(t *testing.T) {
-	c := NewClient(htMem())
-	_, err := c.WaitForOrchestration(t.Context(), "nobody", time.Hour)
+	c := NewClient(newMemProvider())
+	_, err := c.WaitForOrchestration(t.Context(), "nobody", WaitOptions{Timeout: time.Hour})
 	require.ErrorIs(t, err, ErrInstanceNotFound, "a missing instance is reported, not waited for")
 	// A started instance that no runtime runs waits out the timeout.
 	require.NoError(t, c.StartOrchestration(t.Context(), "queued", "O", ""))
-	_, err = c.WaitForOrchestration(t.Context(), "queued", 30*time.Millisecond)
+	_, err = c.WaitForOrchestration(t.Context(), "queued", WaitOptions{Timeout: 30 * time.Millisecond})
 	require.ErrorIs(t, err, ErrTimeout)
 	ctx, cancel := context.WithCancel(t.Context())
 	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
-	_, err = c.WaitForOrchestration(ctx, "queued", time.Hour)
+	_, err = c.WaitForOrchestration(ctx, "queued", WaitOptions{Timeout: time.Hour})
 	require.ErrorIs(t, err, context.Canceled)
-	_, err = c.WaitForKVValue(t.Context(), "nobody", "k", time.Hour)
+	_, err = c.WaitForKVValue(t.Context(), "nobody", "k", WaitOptions{Timeout: time.Hour})
 	require.ErrorIs(t, err, ErrInstanceNotFound)
-	_, err = c.WaitForKVValue(t.Context(), "queued", "k", 20*time.Millisecond)
+	_, err = c.WaitForKVValue(t.Context(), "queued", "k", WaitOptions{Timeout: 20 * time.Millisecond})
 	require.ErrorIs(t, err, ErrTimeout)
-	st, err := c.GetOrchestrationStatus(t.Context(), "nobody")
+	st, err := c.Status(t.Context(), "nobody")
 	require.NoError(t, err)
 	require.Equal(t, StateNotFound, st.State)
 	var ie *InputError
 	require.ErrorAs(t, c.StartOrchestration(t.Context(), "", "O", ""), &ie)
-	require.ErrorAs(t, c.StartOrchestrationVersion(t.Context(), "i", "O", "v1", ""), &ie)
+	require.ErrorAs(t, c.StartOrchestration(t.Context(), "i", "O", "", StartOptions{Version: "v1"}), &ie)
 	_, err = DecodeOutput[string](st)
 	require.Error(t, err)
 }
@@ -320,29 +320,29 @@ func TestClientWaitTimesOutAndHonoursContext(t *testing.T) {
 // The client's admin calls reach ProviderAdmin; deleting a running
 // instance without force is refused with a typed error.
 func TestClientAdmin(t *testing.T) {
-	p := htMem()
+	p := newMemProvider()
 	reg := NewRegistry()
 	require.NoError(t, reg.AddOrchestration("Wait", func(ctx *OrchestrationContext, _ string) (string, error) {
-		return ctx.ScheduleWait("go").Await()
+		return WaitEvent[string](ctx, "go").Await()
 	}))
-	htStart(t, p, reg, Options{})
+	startRuntime(t, p, reg, Options{})
 	c := NewClient(p)
 	require.True(t, c.HasManagementCapability())
 	require.NoError(t, c.StartOrchestration(t.Context(), "w", "Wait", ""))
-	htEventually(t, func() bool {
-		st, err := c.GetOrchestrationStatus(t.Context(), "w")
+	requireEventually(t, func() bool {
+		st, err := c.Status(t.Context(), "w")
 		return err == nil && st.State == StateRunning
 	}, "never running")
 	_, err := c.DeleteInstance(t.Context(), "w", false)
 	require.ErrorIs(t, err, ErrInstanceStillRunning)
 	_, err = c.DeleteInstance(t.Context(), "missing", false)
 	require.ErrorIs(t, err, ErrInstanceNotFound)
-	ids, err := c.ListAllInstances(t.Context())
+	ids, err := c.ListInstances(t.Context())
 	require.NoError(t, err)
 	require.Equal(t, []string{"w"}, ids)
 	require.NoError(t, c.RaiseEvent(t.Context(), "w", "go", "now"))
-	require.Equal(t, "now", htWaitDone(t, c, "w").Output)
-	info, err := c.GetInstanceInfo(t.Context(), "w")
+	require.Equal(t, "now", waitDone(t, c, "w").Output)
+	info, err := c.InstanceInfo(t.Context(), "w")
 	require.NoError(t, err)
 	require.Equal(t, duroxide.StatusCompleted, info.Status)
 	res, err := c.DeleteInstance(t.Context(), "w", false)
@@ -350,34 +350,12 @@ func TestClientAdmin(t *testing.T) {
 	require.Equal(t, uint64(1), res.InstancesDeleted)
 }
 
-// htSessions counts the session calls of a provider.
-type htSessions struct {
-	duroxide.Provider
-	renews, cleanups chan []string
-}
-
-func (s *htSessions) RenewSessionLock(ctx context.Context, owners []string, extend, idle time.Duration) (int, error) {
-	select {
-	case s.renews <- owners:
-	default:
-	}
-	return s.Provider.RenewSessionLock(ctx, owners, extend, idle)
-}
-
-func (s *htSessions) CleanupOrphanedSessions(ctx context.Context, idle time.Duration) (int, error) {
-	select {
-	case s.cleanups <- nil:
-	default:
-	}
-	return s.Provider.CleanupOrphanedSessions(ctx, idle)
-}
-
 // The session manager renews the sessions of every worker slot (or of the
 // stable node id) and cleans up orphans, on their intervals.
 func TestSessionManagerRenewsAndCleansUp(t *testing.T) {
 	for _, node := range []string{"", "node-7"} {
-		s := &htSessions{Provider: htMem(), renews: make(chan []string, 1), cleanups: make(chan []string, 1)}
-		rt := htStart(t, s, NewRegistry(), Options{WorkerNodeID: node, SessionLockTimeout: 2 * time.Second,
+		s := &sessionCountingProvider{Provider: newMemProvider(), renews: make(chan []string, 1), cleanups: make(chan []string, 1)}
+		rt := startRuntime(t, s, NewRegistry(), Options{WorkerNodeID: node, SessionLockTimeout: 2 * time.Second,
 			SessionIdleTimeout: time.Minute, SessionCleanupInterval: 20 * time.Millisecond})
 		owners := <-s.renews
 		if node == "" {
@@ -392,7 +370,7 @@ func TestSessionManagerRenewsAndCleansUp(t *testing.T) {
 // With MaxSessionsPerRuntime 1 a runtime serves one session at a time,
 // even with idle worker slots.
 func TestMaxSessionsPerRuntime(t *testing.T) {
-	p := htMem()
+	p := newMemProvider()
 	var running, maxRunning atomic.Int32
 	reg := NewRegistry()
 	require.NoError(t, reg.AddActivity("Work", func(ActivityContext, string) (string, error) {
@@ -408,8 +386,8 @@ func TestMaxSessionsPerRuntime(t *testing.T) {
 		return "ok", nil
 	}))
 	require.NoError(t, reg.AddOrchestration("O", func(ctx *OrchestrationContext, _ string) (string, error) {
-		a := ctx.ScheduleActivityOnSession("Work", "", "s1")
-		b := ctx.ScheduleActivityOnSession("Work", "", "s2")
+		a := CallActivity[string](ctx, "Work", "", ActivityOptions{Session: "s1"})
+		b := CallActivity[string](ctx, "Work", "", ActivityOptions{Session: "s2"})
 		for _, r := range Join(ctx, a, b) {
 			if r.Err != nil {
 				return "", r.Err
@@ -417,17 +395,17 @@ func TestMaxSessionsPerRuntime(t *testing.T) {
 		}
 		return "both", nil
 	}))
-	htStart(t, p, reg, Options{MaxSessionsPerRuntime: 1, WorkerConcurrency: 2})
+	startRuntime(t, p, reg, Options{MaxSessionsPerRuntime: 1, WorkerConcurrency: 2})
 	c := NewClient(p)
 	require.NoError(t, c.StartOrchestration(t.Context(), "i", "O", ""))
-	require.Equal(t, "both", htWaitDone(t, c, "i").Output)
+	require.Equal(t, "both", waitDone(t, c, "i").Output)
 	require.Equal(t, int32(1), maxRunning.Load(), "two sessions ran at once")
 }
 
 // The orchestration lock is renewed while a turn runs, so a turn longer
 // than the lock timeout is not taken over by another runtime.
 func TestOrchestrationLockRenewedDuringLongTurn(t *testing.T) {
-	p := htMem()
+	p := newMemProvider()
 	var firstTurns atomic.Int32
 	reg := NewRegistry()
 	require.NoError(t, reg.AddOrchestration("Slow", func(ctx *OrchestrationContext, _ string) (string, error) {
@@ -438,11 +416,11 @@ func TestOrchestrationLockRenewedDuringLongTurn(t *testing.T) {
 		return "done", nil
 	}))
 	o := Options{OrchestratorLockTimeout: 2 * time.Second}
-	htStart(t, p, reg, o)
-	htStart(t, p, reg, o)
+	startRuntime(t, p, reg, o)
+	startRuntime(t, p, reg, o)
 	c := NewClient(p)
 	require.NoError(t, c.StartOrchestration(t.Context(), "i", "Slow", ""))
-	require.Equal(t, "done", htWaitDone(t, c, "i").Output)
+	require.Equal(t, "done", waitDone(t, c, "i").Output)
 	require.Equal(t, int32(1), firstTurns.Load(), "another runtime ran the turn while the lock was held")
 }
 
@@ -450,7 +428,7 @@ func TestOrchestrationLockRenewedDuringLongTurn(t *testing.T) {
 // poll timeout (30 s by default).
 func TestShutdownInterruptsLongPolls(t *testing.T) {
 	p := memprovider.New(memprovider.WithLongPolling())
-	rt, err := Start(t.Context(), p, NewRegistry(), htOptions(Options{}))
+	rt, err := Start(t.Context(), p, NewRegistry(), fastOptions(Options{}))
 	require.NoError(t, err)
 	time.Sleep(20 * time.Millisecond) // let the slots enter their polls
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
@@ -462,19 +440,19 @@ func TestShutdownInterruptsLongPolls(t *testing.T) {
 // one Rust writes: ids in order, completions pointing at their schedules,
 // every event stamped with the instance, execution and duroxide version.
 func TestRuntimeHistoryIsRusts(t *testing.T) {
-	p := htMem()
+	p := newMemProvider()
 	reg := NewRegistry()
 	require.NoError(t, reg.AddActivity("Hello", func(_ ActivityContext, in string) (string, error) { return "Hello, " + in + "!", nil }))
 	require.NoError(t, reg.AddOrchestration("HelloWorld", func(ctx *OrchestrationContext, in string) (string, error) {
-		if _, err := ctx.ScheduleActivity("Hello", "Rust").Await(); err != nil {
+		if _, err := CallActivity[string](ctx, "Hello", "Rust").Await(); err != nil {
 			return "", err
 		}
-		return ctx.ScheduleActivity("Hello", in).Await()
+		return CallActivity[string](ctx, "Hello", in).Await()
 	}))
-	htStart(t, p, reg, Options{})
+	startRuntime(t, p, reg, Options{})
 	c := NewClient(p)
 	require.NoError(t, c.StartOrchestration(t.Context(), "h", "HelloWorld", "World"))
-	require.Equal(t, "Hello, World!", htWaitDone(t, c, "h").Output)
+	require.Equal(t, "Hello, World!", waitDone(t, c, "h").Output)
 	hist, err := p.Read(t.Context(), "h")
 	require.NoError(t, err)
 	src := func(id uint64) *uint64 { return &id }
@@ -514,15 +492,15 @@ func TestOversizeActivityResultFailsTheActivity(t *testing.T) {
 		return strings.Repeat("x", 5_000_000), nil
 	}))
 	require.NoError(t, reg.AddOrchestration("O", func(ctx *OrchestrationContext, _ string) (string, error) {
-		if _, err := ctx.ScheduleActivity("Big", "").Await(); err != nil {
+		if _, err := CallActivity[string](ctx, "Big", "").Await(); err != nil {
 			return "handled: " + err.Error(), nil
 		}
 		return "stored", nil
 	}))
-	htStart(t, p, reg, Options{})
+	startRuntime(t, p, reg, Options{})
 	c := NewClient(p)
 	require.NoError(t, c.StartOrchestration(t.Context(), "i", "O", ""))
-	st := htWaitDone(t, c, "i")
+	st := waitDone(t, c, "i")
 	require.Equal(t, StateCompleted, st.State, st.FailureMessage())
 	require.Contains(t, st.Output, "handled: ")
 	require.Regexp(t, `ActivityCompleted too large: 50[0-9]{5} bytes`, st.Output)

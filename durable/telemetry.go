@@ -153,14 +153,14 @@ func (t *telemetry) observeRuntime(mp metric.MeterProvider, rt *Runtime) (unregi
 	slots, _ := m.Int64ObservableGauge("duroxide.dispatcher.slots", metric.WithUnit("{slot}"),
 		metric.WithDescription("Configured dispatcher slots, by queue; utilization is busy_slots / slots."))
 	depth, _ := m.Int64ObservableGauge("duroxide.queue.depth", metric.WithUnit("{message}"),
-		metric.WithDescription("Messages waiting in each queue (provider admin GetQueueDepths)."))
+		metric.WithDescription("Messages waiting in each queue (provider admin QueueDepths)."))
 	orch := metric.WithAttributes(attrQueue.String(queueOrchestrator))
 	work := metric.WithAttributes(attrQueue.String(queueWorker))
 	reg, err := m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
 		o.ObserveInt64(slots, int64(max(rt.opts.OrchestrationConcurrency, 0)), orch)
 		o.ObserveInt64(slots, int64(max(rt.opts.WorkerConcurrency, 0)), work)
 		if a := rt.p.Admin(); a != nil && rt.opts.QueueDepthMetrics {
-			if d, err := a.GetQueueDepths(ctx); err == nil && d != nil {
+			if d, err := a.QueueDepths(ctx); err == nil && d != nil {
 				o.ObserveInt64(depth, int64(d.OrchestratorQueue), orch)
 				o.ObserveInt64(depth, int64(d.WorkerQueue), work)
 			}
@@ -389,30 +389,4 @@ func (t *telemetry) clientSpan(ctx context.Context, op, instance string, attrs .
 		}
 		span.End()
 	}
-}
-
-// ClientOptions configures a Client made by NewClientWithOptions.
-type ClientOptions struct {
-	// TracerProvider traces the client's calls (default: OpenTelemetry's
-	// global provider).
-	TracerProvider trace.TracerProvider
-	// Registry, when set, lets StartOrchestration refuse an orchestration
-	// name (or version) it does not hold with ErrNotRegistered before
-	// writing anything. Leave it nil in a client that has no registry: the
-	// runtime then backs off until a runtime that has it picks it up.
-	Registry *Registry
-}
-
-// NewClientWithOptions returns a Client over p configured by opts (nil =
-// defaults).
-func NewClientWithOptions(p duroxide.Provider, opts *ClientOptions) *Client {
-	var tp trace.TracerProvider
-	if opts != nil {
-		tp = opts.TracerProvider
-	}
-	c := &Client{p: p, tel: newTelemetry(tp, nil)}
-	if opts != nil {
-		c.reg = opts.Registry
-	}
-	return c
 }

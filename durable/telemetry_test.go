@@ -40,19 +40,19 @@ func TestReplaySafeLogsAppearOnce(t *testing.T) {
 	require.NoError(t, RegisterActivity(reg, "Step", func(_ ActivityContext, in string) (string, error) { return in + "!", nil }))
 	require.NoError(t, RegisterOrchestration(reg, "Chatty", func(ctx *OrchestrationContext, in string) (string, error) {
 		ctx.TraceInfo("chatty: before first")
-		a, err := ScheduleActivity[string](ctx, "Step", in).Await()
+		a, err := CallActivity[string](ctx, "Step", in).Await()
 		if err != nil {
 			return "", err
 		}
 		ctx.TraceInfo("chatty: between")
-		b, err := ScheduleActivity[string](ctx, "Step", a).Await()
+		b, err := CallActivity[string](ctx, "Step", a).Await()
 		ctx.Logger().Info("chatty: done", "result", b)
 		return b, err
 	}))
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	rt := htStart(t, htMem(), reg, Options{Logger: logger})
+	rt := startRuntime(t, newMemProvider(), reg, Options{Logger: logger})
 	require.NoError(t, rt.Client().StartOrchestration(t.Context(), "chatty-1", "Chatty", "x"))
-	st := htWaitDone(t, rt.Client(), "chatty-1")
+	st := waitDone(t, rt.Client(), "chatty-1")
 	require.Equal(t, StateCompleted, st.State)
 	require.Equal(t, "x!!", st.Output)
 	out := logs.String()
@@ -124,16 +124,16 @@ func checkSpanOutcomes(t *testing.T, tp *recTracerProvider) {
 		return "", errors.New("boom")
 	}))
 	require.NoError(t, RegisterOrchestration(reg, "Fails", func(ctx *OrchestrationContext, in string) (string, error) {
-		return ScheduleActivity[string](ctx, "Boom", in).Await()
+		return CallActivity[string](ctx, "Boom", in).Await()
 	}))
-	rt := htStart(t, htMem(), reg, Options{TracerProvider: tp})
+	rt := startRuntime(t, newMemProvider(), reg, Options{TracerProvider: tp})
 	c := rt.Client()
 	require.NoError(t, c.StartOrchestration(t.Context(), "fails-1", "Fails", "x"))
-	st := htWaitDone(t, c, "fails-1")
+	st := waitDone(t, c, "fails-1")
 	require.Equal(t, StateFailed, st.State)
 	// The client saw the orchestration fail, but the slots may not have
 	// ended their spans yet: wait for every span checked below.
-	htEventually(t, func() bool {
+	requireEventually(t, func() bool {
 		return len(tp.named("orchestration Fails")) == 2 && len(tp.named("activity Boom")) == 1
 	}, "both turns and the activity ended")
 
@@ -191,9 +191,9 @@ func BenchmarkTelemetryOff(b *testing.B) {
 	reg := NewRegistry()
 	_ = RegisterActivity(reg, "Echo", func(_ ActivityContext, in string) (string, error) { return in, nil })
 	_ = RegisterOrchestration(reg, "One", func(ctx *OrchestrationContext, in string) (string, error) {
-		return ScheduleActivity[string](ctx, "Echo", in).Await()
+		return CallActivity[string](ctx, "Echo", in).Await()
 	})
-	rt, err := Start(b.Context(), htMem(), reg, htOptions(Options{}))
+	rt, err := Start(b.Context(), newMemProvider(), reg, fastOptions(Options{}))
 	require.NoError(b, err)
 	defer func() { _ = rt.Shutdown(b.Context()) }()
 	c := rt.Client()
@@ -204,7 +204,7 @@ func BenchmarkTelemetryOff(b *testing.B) {
 		if err := c.StartOrchestration(b.Context(), id, "One", "x"); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := c.WaitForOrchestration(b.Context(), id, time.Minute); err != nil {
+		if _, err := c.WaitForOrchestration(b.Context(), id, WaitOptions{Timeout: time.Minute}); err != nil {
 			b.Fatal(err)
 		}
 	}

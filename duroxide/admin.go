@@ -4,8 +4,9 @@ import (
 	"context"
 )
 
-// ProviderAdmin is the management contract: discovery, metrics, deletion
-// and pruning. Obtain it through Provider.Admin.
+// ProviderAdmin is the management contract: discovery, search, metrics,
+// deletion and pruning. Obtain it through Provider.Admin. Rust's get_*
+// methods (get_instance_info, get_parent_id, ...) drop the prefix in Go.
 type ProviderAdmin interface {
 	ListInstances(ctx context.Context) ([]string, error)
 	ListInstancesByStatus(ctx context.Context, status string) ([]string, error)
@@ -13,26 +14,30 @@ type ProviderAdmin interface {
 	ReadHistoryWithExecutionID(ctx context.Context, instance string, executionID uint64) ([]Event, error)
 	ReadHistory(ctx context.Context, instance string) ([]Event, error)
 	LatestExecutionID(ctx context.Context, instance string) (uint64, error)
-	// GetInstanceInfo fails for an unknown instance.
-	GetInstanceInfo(ctx context.Context, instance string) (*InstanceInfo, error)
-	GetExecutionInfo(ctx context.Context, instance string, executionID uint64) (*ExecutionInfo, error)
-	GetSystemMetrics(ctx context.Context) (*SystemMetrics, error)
-	GetQueueDepths(ctx context.Context) (*QueueDepths, error)
+	// InstanceInfo fails for an unknown instance.
+	InstanceInfo(ctx context.Context, instance string) (*InstanceInfo, error)
+	ExecutionInfo(ctx context.Context, instance string, executionID uint64) (*ExecutionInfo, error)
+	SystemMetrics(ctx context.Context) (*SystemMetrics, error)
+	QueueDepths(ctx context.Context) (*QueueDepths, error)
 	// ListChildren returns direct children; empty for an unknown instance.
 	ListChildren(ctx context.Context, instance string) ([]string, error)
-	// GetParentID returns the parent ("" for a root); fails when unknown.
-	GetParentID(ctx context.Context, instance string) (parent string, hasParent bool, err error)
+	// ParentID returns the parent ("" for a root); fails when unknown.
+	ParentID(ctx context.Context, instance string) (parent string, hasParent bool, err error)
 	// DeleteInstancesAtomic deletes all of ids or none of them.
 	DeleteInstancesAtomic(ctx context.Context, ids []string, force bool) (*DeleteInstanceResult, error)
-	// GetInstanceTree returns the instance and all descendants; see the
-	// GetInstanceTree helper for a default implementation.
-	GetInstanceTree(ctx context.Context, instance string) (*InstanceTree, error)
+	// InstanceTree returns the instance and all descendants; see
+	// WalkInstanceTree for a default implementation.
+	InstanceTree(ctx context.Context, instance string) (*InstanceTree, error)
 	// DeleteInstance deletes a root and its descendants; see the
 	// DeleteInstance helper for a default implementation.
 	DeleteInstance(ctx context.Context, instance string, force bool) (*DeleteInstanceResult, error)
 	DeleteInstanceBulk(ctx context.Context, filter InstanceFilter) (*DeleteInstanceResult, error)
 	PruneExecutions(ctx context.Context, instance string, options PruneOptions) (*PruneResult, error)
 	PruneExecutionsBulk(ctx context.Context, filter InstanceFilter, options PruneOptions) (*PruneResult, error)
+	// SearchInstances returns one page of the instances q selects, in
+	// q.OrderBy; q.Validate's errors and a token that is not a
+	// continuation of the same search are ErrInvalidInput (search.go).
+	SearchInstances(ctx context.Context, q InstanceQuery) (*InstancePage, error)
 }
 
 // InstanceInfo describes an instance.
@@ -126,9 +131,10 @@ func (t *InstanceTree) IsRootOnly() bool { return len(t.AllIDs) == 1 }
 // Size is the number of instances in the tree.
 func (t *InstanceTree) Size() int { return len(t.AllIDs) }
 
-// GetInstanceTree is the default GetInstanceTree: a depth-first walk of
-// ListChildren starting at instance.
-func GetInstanceTree(ctx context.Context, a ProviderAdmin, instance string) (*InstanceTree, error) {
+// WalkInstanceTree is the default ProviderAdmin.InstanceTree (Rust's
+// default get_instance_tree): a depth-first walk of ListChildren starting
+// at instance.
+func WalkInstanceTree(ctx context.Context, a ProviderAdmin, instance string) (*InstanceTree, error) {
 	tree := &InstanceTree{RootID: instance}
 	seen := map[string]bool{}
 	stack := []string{instance}
@@ -155,14 +161,14 @@ func GetInstanceTree(ctx context.Context, a ProviderAdmin, instance string) (*In
 // sub-orchestration (delete its root instead) and otherwise deletes the
 // whole tree with DeleteInstancesAtomic.
 func DeleteInstance(ctx context.Context, a ProviderAdmin, instance string, force bool) (*DeleteInstanceResult, error) {
-	parent, hasParent, err := a.GetParentID(ctx, instance)
+	parent, hasParent, err := a.ParentID(ctx, instance)
 	if err != nil {
 		return nil, err
 	}
 	if hasParent {
 		return nil, Permanent("delete_instance", "cannot delete sub-orchestration %s directly; delete its root %s instead", instance, parent)
 	}
-	tree, err := a.GetInstanceTree(ctx, instance)
+	tree, err := a.InstanceTree(ctx, instance)
 	if err != nil {
 		return nil, err
 	}

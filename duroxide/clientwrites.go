@@ -13,8 +13,9 @@ import (
 // deduplication).
 //
 // Nothing here changes the work items' JSON: the idempotency key and the
-// start record live beside the queued message, so Rust readers of the
-// same store see the same messages.
+// start record live beside the queued message, so the message a Rust
+// reader would decode is duroxide's own (mixed Go and Rust processes are
+// untested).
 type ClientWriter interface {
 	// StartInstance enqueues item (a client start, ExecutionID 1) only if
 	// no instance with its id exists, atomically: of two concurrent starts

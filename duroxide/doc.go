@@ -31,7 +31,9 @@
 //     kind discriminator.
 //   - Option<T> is *T; u64 and u32 are uint64 and uint32; semver::Version
 //     is SemVer.
-//   - TagFilter, SemverRange and DispatcherCapabilityFilter carry the same
+//   - Rust's get_* methods drop the prefix, as Go names getters:
+//     get_kv_value is KVValue, get_instance_info is InstanceInfo.
+//   - TagFilter, SemVerRange and DispatcherCapabilityFilter carry the same
 //     matching rules as in Rust (see their Matches and Contains methods).
 //
 // # JSON wire format
@@ -102,6 +104,6 @@
 //		...
 //	}
 //
-// GetInstanceTree and DeleteInstance are default implementations of the
+// WalkInstanceTree and DeleteInstance are default implementations of the
 // corresponding ProviderAdmin methods, built on its other methods.
 package duroxide

@@ -127,7 +127,7 @@ func Permanent(op, format string, args ...any) *ProviderError {
 // Wrap returns a ProviderError for op with cause err. A *ProviderError
 // inside err keeps its retryability and message. An error in the chain
 // that classifies itself (a Retryable() bool method, as storage errors
-// such as cdb.CosmosError have) decides retryability; any other error is
+// such as cdb.RequestError have) decides retryability; any other error is
 // treated as retryable, like Rust's From<String>.
 func Wrap(op string, err error) error {
 	if err == nil {

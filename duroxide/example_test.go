@@ -78,7 +78,7 @@ func ExampleDefaultAnd() {
 // Capability filtering uses only the first range; unpinned executions are
 // always compatible.
 func ExampleDispatcherCapabilityFilter_Matches() {
-	f := &duroxide.DispatcherCapabilityFilter{SupportedDuroxideVersions: []duroxide.SemverRange{{
+	f := &duroxide.DispatcherCapabilityFilter{SupportedDuroxideVersions: []duroxide.SemVerRange{{
 		Min: duroxide.MustParseSemVer("0.0.0"),
 		Max: duroxide.MustParseSemVer("0.1.29"),
 	}}}

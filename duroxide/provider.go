@@ -81,15 +81,18 @@ type Provider interface {
 	// CleanupOrphanedSessions deletes expired sessions with no pending items.
 	CleanupOrphanedSessions(ctx context.Context, idleTimeout time.Duration) (int, error)
 
-	// GetCustomStatus returns the custom status if its version is newer
+	// CustomStatus returns the custom status if its version is newer
 	// than lastSeenVersion, else nil (also nil for an unknown instance).
-	GetCustomStatus(ctx context.Context, instance string, lastSeenVersion uint64) (*CustomStatus, error)
-	// GetKVValue reads one key of the merged KV view.
-	GetKVValue(ctx context.Context, instance, key string) (value string, found bool, err error)
-	// GetKVAllValues reads the merged KV view.
-	GetKVAllValues(ctx context.Context, instance string) (map[string]string, error)
-	// GetInstanceStats returns stats for the instance, nil if unknown.
-	GetInstanceStats(ctx context.Context, instance string) (*SystemStats, error)
+	// The Get prefixes of Rust's names (get_custom_status, get_kv_value,
+	// get_kv_all_values, get_instance_stats) are dropped here and in
+	// ProviderAdmin, as Go names getters.
+	CustomStatus(ctx context.Context, instance string, lastSeenVersion uint64) (*CustomStatus, error)
+	// KVValue reads one key of the merged KV view.
+	KVValue(ctx context.Context, instance, key string) (value string, found bool, err error)
+	// KVValues reads the merged KV view.
+	KVValues(ctx context.Context, instance string) (map[string]string, error)
+	// InstanceStats returns stats for the instance, nil if unknown.
+	InstanceStats(ctx context.Context, instance string) (*SystemStats, error)
 
 	// Admin returns the management capability, or nil if unsupported.
 	Admin() ProviderAdmin

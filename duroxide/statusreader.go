@@ -3,13 +3,13 @@ package duroxide
 import "context"
 
 // StatusReader is an optional Provider capability the durable Client's
-// GetOrchestrationStatus uses: an instance's current history, custom
+// Client.Status uses: an instance's current history, custom
 // status and blocked reason in one call, so that a provider keeping the
 // last two in the record it reads for the first pays for one read, not
-// three (Read, GetCustomStatus and BlockedReason each read it). Without
+// three (Read, CustomStatus and BlockedReason each read it). Without
 // it the Client makes those calls.
 type StatusReader interface {
-	// ReadStatus returns what Read, GetCustomStatus(instance, 0) and
+	// ReadStatus returns what Read, CustomStatus(instance, 0) and
 	// BlockedReason, called in that order, return: the custom status and
 	// blocked reason are never older than the history.
 	ReadStatus(ctx context.Context, instance string) (*InstanceStatus, error)

@@ -157,20 +157,20 @@ func (v SemVer) Packed() int64 {
 	return int64(v.Major)*1_000_000 + int64(v.Minor)*1_000 + int64(v.Patch)
 }
 
-// SemverRange is an inclusive version range [Min, Max].
-type SemverRange struct {
+// SemVerRange is an inclusive version range [Min, Max].
+type SemVerRange struct {
 	Min, Max SemVer
 }
 
 // Contains reports whether Min <= v <= Max.
-func (r SemverRange) Contains(v SemVer) bool {
+func (r SemVerRange) Contains(v SemVer) bool {
 	return r.Min.Compare(v) <= 0 && v.Compare(r.Max) <= 0
 }
 
 // DispatcherCapabilityFilter restricts which executions a dispatcher may
 // fetch, by the duroxide version each execution is pinned to.
 type DispatcherCapabilityFilter struct {
-	SupportedDuroxideVersions []SemverRange
+	SupportedDuroxideVersions []SemVerRange
 }
 
 // Matches reports whether an execution pinned to pinned (nil = no pin) is

@@ -95,8 +95,8 @@ func TestSemVerPacked(t *testing.T) {
 	}
 }
 
-func TestSemverRangeContains(t *testing.T) {
-	r := SemverRange{Min: MustParseSemVer("0.1.0"), Max: MustParseSemVer("0.1.29")}
+func TestSemVerRangeContains(t *testing.T) {
+	r := SemVerRange{Min: MustParseSemVer("0.1.0"), Max: MustParseSemVer("0.1.29")}
 	for s, want := range map[string]bool{"0.0.9": false, "0.1.0": true, "0.1.10": true, "0.1.29": true, "0.1.30": false, "0.1.29-rc.1": true, "0.1.0-rc.1": false, "1.0.0": false} {
 		if got := r.Contains(MustParseSemVer(s)); got != want {
 			t.Errorf("Contains(%s) = %v, want %v", s, got, want)
@@ -106,8 +106,8 @@ func TestSemverRangeContains(t *testing.T) {
 
 func TestDispatcherCapabilityFilterMatches(t *testing.T) {
 	v := func(s string) *SemVer { x := MustParseSemVer(s); return &x }
-	first := SemverRange{Min: MustParseSemVer("0.0.0"), Max: MustParseSemVer("0.1.29")}
-	second := SemverRange{Min: MustParseSemVer("0.2.0"), Max: MustParseSemVer("0.3.0")}
+	first := SemVerRange{Min: MustParseSemVer("0.0.0"), Max: MustParseSemVer("0.1.29")}
+	second := SemVerRange{Min: MustParseSemVer("0.2.0"), Max: MustParseSemVer("0.3.0")}
 	cases := []struct {
 		name   string
 		filter *DispatcherCapabilityFilter
@@ -117,11 +117,11 @@ func TestDispatcherCapabilityFilterMatches(t *testing.T) {
 		{"nil filter, pinned", nil, v("9.9.9"), true},
 		{"nil filter, unpinned", nil, nil, true},
 		{"empty list, pinned", &DispatcherCapabilityFilter{}, v("0.1.0"), false},
-		{"empty list, unpinned", &DispatcherCapabilityFilter{SupportedDuroxideVersions: []SemverRange{}}, nil, false},
-		{"unpinned always compatible", &DispatcherCapabilityFilter{SupportedDuroxideVersions: []SemverRange{second}}, nil, true},
-		{"in first range", &DispatcherCapabilityFilter{SupportedDuroxideVersions: []SemverRange{first, second}}, v("0.1.29"), true},
-		{"above first range", &DispatcherCapabilityFilter{SupportedDuroxideVersions: []SemverRange{first}}, v("0.1.30"), false},
-		{"only the first range counts", &DispatcherCapabilityFilter{SupportedDuroxideVersions: []SemverRange{first, second}}, v("0.2.5"), false},
+		{"empty list, unpinned", &DispatcherCapabilityFilter{SupportedDuroxideVersions: []SemVerRange{}}, nil, false},
+		{"unpinned always compatible", &DispatcherCapabilityFilter{SupportedDuroxideVersions: []SemVerRange{second}}, nil, true},
+		{"in first range", &DispatcherCapabilityFilter{SupportedDuroxideVersions: []SemVerRange{first, second}}, v("0.1.29"), true},
+		{"above first range", &DispatcherCapabilityFilter{SupportedDuroxideVersions: []SemVerRange{first}}, v("0.1.30"), false},
+		{"only the first range counts", &DispatcherCapabilityFilter{SupportedDuroxideVersions: []SemVerRange{first, second}}, v("0.2.5"), false},
 	}
 	for _, c := range cases {
 		if got := c.filter.Matches(c.pinned); got != c.want {

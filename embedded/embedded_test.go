@@ -49,7 +49,7 @@ func TestOpenKeepsInstancesInTheDataDirectory(t *testing.T) {
 	if err := c.StartOrchestration(t.Context(), "kept", "Echo", "me"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.WaitForOrchestration(t.Context(), "kept", time.Minute); err != nil {
+	if _, err := c.WaitForOrchestration(t.Context(), "kept", durable.WaitOptions{Timeout: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 	if err := rt.Shutdown(t.Context()); err != nil {
@@ -61,7 +61,7 @@ func TestOpenKeepsInstancesInTheDataDirectory(t *testing.T) {
 
 	st = open(t, &Options{DataDir: dir, Log: &bytes.Buffer{}})
 	defer st.Close()
-	status, err := durable.NewClient(st.Provider).GetOrchestrationStatus(t.Context(), "kept")
+	status, err := durable.NewClient(st.Provider).Status(t.Context(), "kept")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestOpenUsesTheAccountTheEnvironmentNames(t *testing.T) {
 	clearEnv(t)
 	wd := t.TempDir()
 	t.Chdir(wd)
-	srv := cosmostest.NewTestServer(t, nil)
+	srv := cosmostest.New(t, nil)
 	t.Setenv(cdb.EnvEndpoint, srv.Endpoint())
 	t.Setenv(cdb.EnvKey, srv.Key())
 	t.Setenv(cdb.EnvContainer, "mine")

@@ -193,8 +193,8 @@ func (a *admin) LatestExecutionID(ctx context.Context, instance string) (uint64,
 	return exec, nil
 }
 
-// GetInstanceInfo implements duroxide.ProviderAdmin.
-func (a *admin) GetInstanceInfo(ctx context.Context, instance string) (*duroxide.InstanceInfo, error) {
+// InstanceInfo implements duroxide.ProviderAdmin.
+func (a *admin) InstanceInfo(ctx context.Context, instance string) (*duroxide.InstanceInfo, error) {
 	if err := a.p.checkIDs("get_instance_info", instance); err != nil {
 		return nil, err
 	}
@@ -226,8 +226,8 @@ func (a *admin) GetInstanceInfo(ctx context.Context, instance string) (*duroxide
 	return info, nil
 }
 
-// GetExecutionInfo implements duroxide.ProviderAdmin.
-func (a *admin) GetExecutionInfo(ctx context.Context, instance string, executionID uint64) (*duroxide.ExecutionInfo, error) {
+// ExecutionInfo implements duroxide.ProviderAdmin.
+func (a *admin) ExecutionInfo(ctx context.Context, instance string, executionID uint64) (*duroxide.ExecutionInfo, error) {
 	if err := a.p.checkIDs("get_execution_info", instance); err != nil {
 		return nil, err
 	}
@@ -256,10 +256,10 @@ func (a *admin) GetExecutionInfo(ctx context.Context, instance string, execution
 	return info, nil
 }
 
-// GetSystemMetrics implements duroxide.ProviderAdmin. Status counts are
+// SystemMetrics implements duroxide.ProviderAdmin. Status counts are
 // by each instance's current execution; TotalEvents counts every stored
 // history event.
-func (a *admin) GetSystemMetrics(ctx context.Context) (*duroxide.SystemMetrics, error) {
+func (a *admin) SystemMetrics(ctx context.Context) (*duroxide.SystemMetrics, error) {
 	unlock, err := a.lock(ctx, "get_system_metrics")
 	if err != nil {
 		return nil, err
@@ -285,9 +285,9 @@ func (a *admin) GetSystemMetrics(ctx context.Context) (*duroxide.SystemMetrics, 
 	return m, nil
 }
 
-// GetQueueDepths implements duroxide.ProviderAdmin: messages not held by a
+// QueueDepths implements duroxide.ProviderAdmin: messages not held by a
 // live lock. Timers live in the orchestrator queue, so TimerQueue is 0.
-func (a *admin) GetQueueDepths(ctx context.Context) (*duroxide.QueueDepths, error) {
+func (a *admin) QueueDepths(ctx context.Context) (*duroxide.QueueDepths, error) {
 	unlock, err := a.lock(ctx, "get_queue_depths")
 	if err != nil {
 		return nil, err
@@ -331,9 +331,9 @@ func (a *admin) ListChildren(ctx context.Context, instance string) ([]string, er
 	return a.childrenLocked(instance), nil
 }
 
-// GetParentID implements duroxide.ProviderAdmin; it fails for an unknown
+// ParentID implements duroxide.ProviderAdmin; it fails for an unknown
 // instance.
-func (a *admin) GetParentID(ctx context.Context, instance string) (string, bool, error) {
+func (a *admin) ParentID(ctx context.Context, instance string) (string, bool, error) {
 	if err := a.p.checkIDs("get_parent_id", instance); err != nil {
 		return "", false, err
 	}
@@ -352,7 +352,7 @@ func (a *admin) GetParentID(ctx context.Context, instance string) (string, bool,
 	return *s.parent, true, nil
 }
 
-// treeLocked is GetInstanceTree under p.mu: instance and its descendants,
+// treeLocked is InstanceTree under p.mu: instance and its descendants,
 // depth first.
 func (a *admin) treeLocked(instance string) *duroxide.InstanceTree {
 	tree := &duroxide.InstanceTree{RootID: instance}
@@ -374,9 +374,9 @@ func (a *admin) treeLocked(instance string) *duroxide.InstanceTree {
 	return tree
 }
 
-// GetInstanceTree implements duroxide.ProviderAdmin in one critical
+// InstanceTree implements duroxide.ProviderAdmin in one critical
 // section, so the tree is a consistent snapshot.
-func (a *admin) GetInstanceTree(ctx context.Context, instance string) (*duroxide.InstanceTree, error) {
+func (a *admin) InstanceTree(ctx context.Context, instance string) (*duroxide.InstanceTree, error) {
 	unlock, err := a.lock(ctx, "get_instance_tree")
 	if err != nil {
 		return nil, err

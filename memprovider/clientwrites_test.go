@@ -24,7 +24,7 @@ func TestOrphanLifetime(t *testing.T) {
 	item, err := p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
 	require.NoError(t, err)
 	require.Nil(t, item)
-	depths, err := p.Admin().GetQueueDepths(ctx)
+	depths, err := p.Admin().QueueDepths(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 1, depths.OrchestratorQueue, "a young orphan waits for its start")
 
@@ -34,7 +34,7 @@ func TestOrphanLifetime(t *testing.T) {
 	item, err = p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
 	require.NoError(t, err)
 	require.Nil(t, item)
-	depths, err = p.Admin().GetQueueDepths(ctx)
+	depths, err = p.Admin().QueueDepths(ctx)
 	require.NoError(t, err)
 	require.Zero(t, depths.OrchestratorQueue)
 	require.Equal(t, int64(1), p.OrphansDropped())

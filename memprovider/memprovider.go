@@ -132,6 +132,9 @@ type orchMessage struct {
 	lockToken   string // "" when unlocked
 	lockedUntil time.Time
 	attempts    uint32
+	// held marks a message an abandon put back with a delay: until it is
+	// visible again its instance's newer messages wait for it.
+	held bool
 }
 
 // workMessage is one worker-queue message.

@@ -81,15 +81,33 @@ func (p *Provider) tryFetchOrchestrationItem(lockTimeout time.Duration, filter *
 			continue
 		}
 		var batch []*orchMessage
+		held := false
 		for _, b := range p.orchQueue {
-			if b.instance == instance && !b.visibleAt.After(now) && !lockedAt(b.lockToken, b.lockedUntil, now) {
-				batch = append(batch, b)
+			if b.instance != instance || lockedAt(b.lockToken, b.lockedUntil, now) {
+				continue
 			}
+			if !b.visibleAt.After(now) {
+				batch = append(batch, b)
+			} else if b.held {
+				held = true
+			}
+		}
+		if held {
+			// A message abandoned with a delay that has not passed: the
+			// instance's other messages wait for it, so that none
+			// overtakes it (a queue is FIFO).
+			continue
 		}
 		if st == nil && startOf(batch) == nil {
 			// Orphan rule: no instance and nothing that would create it.
 			// Queue messages for a never-started instance are dropped;
 			// anything else waits for the start, for the orphan lifetime.
+			// A start that is queued but not visible yet (delayed, or
+			// held back by an abandon) means the instance exists: its
+			// messages wait for it.
+			if p.existsLocked(instance) {
+				continue
+			}
 			if drop := p.expiredOrphans(batch, now); len(drop) > 0 {
 				p.orchQueue = slices.DeleteFunc(p.orchQueue, func(b *orchMessage) bool { return slices.Contains(drop, b) })
 				p.edge.orphansDropped += int64(len(drop))
@@ -147,7 +165,7 @@ func (p *Provider) lockBatch(instance string, st *instanceState, batch []*orchMe
 		KVSnapshot: map[string]duroxide.KVEntry{},
 	}
 	for _, m := range batch {
-		m.lockToken, m.lockedUntil = token, until
+		m.lockToken, m.lockedUntil, m.held = token, until, false
 		m.attempts++
 		item.AttemptCount = max(item.AttemptCount, m.attempts)
 		item.Messages = append(item.Messages, m.item)
@@ -496,7 +514,7 @@ func (p *Provider) abandonOrchestrationItem(ctx context.Context, op, lockToken s
 		}
 		m.lockToken, m.lockedUntil = "", time.Time{}
 		if delay > 0 {
-			m.visibleAt = now.Add(delay)
+			m.visibleAt, m.held = now.Add(delay), true
 		}
 		if ignoreAttempt && m.attempts > 0 {
 			m.attempts--

@@ -87,8 +87,8 @@ func (p *Provider) AppendWithExecution(ctx context.Context, instance string, exe
 	return nil
 }
 
-// GetCustomStatus implements duroxide.Provider.
-func (p *Provider) GetCustomStatus(ctx context.Context, instance string, lastSeenVersion uint64) (*duroxide.CustomStatus, error) {
+// CustomStatus implements duroxide.Provider.
+func (p *Provider) CustomStatus(ctx context.Context, instance string, lastSeenVersion uint64) (*duroxide.CustomStatus, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, duroxide.Wrap("get_custom_status", err)
 	}
@@ -108,8 +108,8 @@ func (p *Provider) GetCustomStatus(ctx context.Context, instance string, lastSee
 	return cs, nil
 }
 
-// GetKVValue implements duroxide.Provider.
-func (p *Provider) GetKVValue(ctx context.Context, instance, key string) (string, bool, error) {
+// KVValue implements duroxide.Provider.
+func (p *Provider) KVValue(ctx context.Context, instance, key string) (string, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return "", false, duroxide.Wrap("get_kv_value", err)
 	}
@@ -132,8 +132,8 @@ func (p *Provider) GetKVValue(ctx context.Context, instance, key string) (string
 	return v.Value, ok, nil
 }
 
-// GetKVAllValues implements duroxide.Provider.
-func (p *Provider) GetKVAllValues(ctx context.Context, instance string) (map[string]string, error) {
+// KVValues implements duroxide.Provider.
+func (p *Provider) KVValues(ctx context.Context, instance string) (map[string]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, duroxide.Wrap("get_kv_all_values", err)
 	}
@@ -154,9 +154,9 @@ func (p *Provider) GetKVAllValues(ctx context.Context, instance string) (map[str
 // corruptContent is what a corrupted history row holds instead of JSON.
 const corruptContent = "NOT_VALID_JSON{{{"
 
-// GetInstanceStats implements duroxide.Provider. Sizes are the JSON
+// InstanceStats implements duroxide.Provider. Sizes are the JSON
 // encoding of the events and the byte length of KV values.
-func (p *Provider) GetInstanceStats(ctx context.Context, instance string) (*duroxide.SystemStats, error) {
+func (p *Provider) InstanceStats(ctx context.Context, instance string) (*duroxide.SystemStats, error) {
 	const op = "get_instance_stats"
 	if err := ctx.Err(); err != nil {
 		return nil, duroxide.Wrap(op, err)

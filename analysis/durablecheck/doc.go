@@ -46,9 +46,9 @@
 //
 // # Rules and what to use instead
 //
-//   - time.Now, time.Since, time.Until: use ctx.UtcNow(), which records the
+//   - time.Now, time.Since, time.Until: use ctx.UTCNow(), which records the
 //     time in history. time.Sleep, time.After, time.AfterFunc, time.Tick,
-//     time.NewTimer, time.NewTicker: use ctx.ScheduleTimer(d), a durable
+//     time.NewTimer, time.NewTicker: use durable.NewTimer(ctx, d), a durable
 //     timer. Methods of time.Time and time.Duration are fine.
 //   - math/rand, math/rand/v2, crypto/rand (any function or method): take
 //     random values from ctx.NewGUID() or from an activity. uuid.New,
@@ -58,7 +58,7 @@
 //     block.
 //   - Channel sends, receives, range over a channel, close: wait on durable
 //     futures (durable.Go, ctx.Select, ctx.WaitAll, durable.Join), and take
-//     messages from outside with ctx.ScheduleWait or ctx.DequeueEvent.
+//     messages from outside with durable.WaitEvent or durable.DequeueEvent.
 //     select statements: use ctx.Select(futures...).
 //   - sync and sync/atomic (locks, WaitGroup, Once, Pool, atomics): the
 //     runtime runs orchestration code one block at a time, so it needs no
@@ -72,7 +72,7 @@
 //   - Environment, file and network I/O: os (except the error predicates
 //     such as os.IsNotExist), net, net/http, net/rpc, net/smtp, io/ioutil,
 //     os/exec, os/signal, syscall, and filepath.Abs, EvalSymlinks, Glob,
-//     Walk, WalkDir: do it in an activity (ctx.ScheduleActivity) or pass
+//     Walk, WalkDir: do it in an activity (durable.CallActivity) or pass
 //     the value in the orchestration's input. fmt.Print, Printf, Println
 //     and the log and log/slog package-level functions: use ctx.Logger()
 //     or ctx.TraceInfo and friends, which do not log again on replay.

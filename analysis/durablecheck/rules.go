@@ -13,16 +13,16 @@ import (
 
 // What to use instead, per rule. The names are the durable package's.
 const (
-	adviceNow     = "use ctx.UtcNow(), which records the time in history so replays see the same value"
-	adviceSleep   = "use ctx.ScheduleTimer(d), a durable timer, and Await it"
+	adviceNow     = "use ctx.UTCNow(), which records the time in history so replays see the same value"
+	adviceSleep   = "use durable.NewTimer(ctx, d), a durable timer, and Await it"
 	adviceRand    = "take random values from ctx.NewGUID() or from an activity, so replays see the same value"
 	adviceUUID    = "use ctx.NewGUID(), which records the value in history"
 	adviceGo      = "use durable.Go(ctx, fn), a deterministic concurrent block"
-	adviceChan    = "wait on durable futures instead: durable.Go for concurrent blocks, ctx.Select, ctx.WaitAll or durable.Join to combine them, ctx.ScheduleWait or ctx.DequeueEvent for messages from outside"
+	adviceChan    = "wait on durable futures instead: durable.Go for concurrent blocks, ctx.Select, ctx.WaitAll or durable.Join to combine them, durable.WaitEvent or durable.DequeueEvent for messages from outside"
 	adviceSelect  = "use ctx.Select(futures...) to race durable futures"
 	adviceSync    = "orchestration code runs one block at a time and needs no locks; use durable.Go and durable.Join (or ctx.WaitAll) for concurrency"
 	adviceMap     = "map order is random; range over the sorted keys (slices.Sorted(maps.Keys(m)))"
-	adviceIO      = "do I/O in an activity (ctx.ScheduleActivity) or pass the value in the orchestration's input"
+	adviceIO      = "do I/O in an activity (durable.CallActivity) or pass the value in the orchestration's input"
 	adviceLog     = "use ctx.Logger() or ctx.TraceInfo (and friends), which do not log again on replay"
 	adviceGlobals = "keep state in locals, the orchestration's input and output, or ctx.SetKVValue"
 )
@@ -181,8 +181,8 @@ func (c *checker) packageVar(e ast.Expr) *types.Var {
 // readOnlyCtx are the context's methods that record nothing in history.
 var readOnlyCtx = map[string]bool{
 	"InstanceID": true, "ExecutionID": true, "OrchestrationName": true, "OrchestrationVersion": true,
-	"IsReplaying": true, "GetCustomStatus": true, "GetKVValue": true, "GetKVAllValues": true,
-	"GetKVAllKeys": true, "GetKVLength": true, "Logger": true,
+	"IsReplaying": true, "CustomStatus": true, "KVValue": true, "KVValues": true,
+	"KVKeys": true, "KVLen": true, "Logger": true,
 	"TraceInfo": true, "TraceWarn": true, "TraceError": true, "TraceDebug": true,
 }
 

@@ -28,7 +28,7 @@ func TestVetTool(t *testing.T) {
 		t.Fatalf("go vet: want a failing exit, got %v\n%s", err, out)
 	}
 	for _, want := range []string{
-		"orch.go:17:15: time.Now in orchestration code: use ctx.UtcNow()",
+		"orch.go:17:15: time.Now in orchestration code: use ctx.UTCNow()",
 		"orch.go:23:27: call to helper.Stamp reaches time.Now (helper.go:7) in orchestration code",
 	} {
 		if !strings.Contains(string(out), want) {

@@ -324,7 +324,7 @@ func (d *driver) awaitWaiting(ctx context.Context, i int) bool {
 		if ended {
 			return false
 		}
-		cs, err := d.p.GetCustomStatus(ctx, instanceName(i), 0)
+		cs, err := d.p.CustomStatus(ctx, instanceName(i), 0)
 		if err == nil && cs != nil && cs.Status != nil && *cs.Status == statusWaiting {
 			return true
 		}
@@ -512,7 +512,7 @@ func (d *driver) check(ctx context.Context) (*Report, error) {
 	var problems []string
 	for i := range d.cfg.Orchestrations {
 		o := outcome{Instance: instanceName(i), Index: i, State: "NotFound"}
-		st, err := d.client.GetOrchestrationStatus(ctx, o.Instance)
+		st, err := d.client.Status(ctx, o.Instance)
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", o.Instance, err)
 		}
@@ -531,7 +531,7 @@ func (d *driver) check(ctx context.Context) (*Report, error) {
 			problems = append(problems, p)
 		} else if kindOf(i) == "kv" {
 			// The store itself, not only the orchestration's view of it.
-			v, found, err := d.client.GetKVValue(ctx, o.Instance, "k")
+			v, found, err := d.client.KVValue(ctx, o.Instance, "k")
 			if err != nil {
 				return nil, fmt.Errorf("reading the KV store of %s: %w", o.Instance, err)
 			}

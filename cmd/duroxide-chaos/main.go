@@ -10,7 +10,7 @@
 // re-executes itself -processes times as workers (-worker -id wN; the
 // endpoint, key and clock skew travel in the environment). Each worker
 // runs a cdb provider with Cosmos-backed dispatch-slot leases
-// (cdb.CosmosLeases, a 3 s lease) and a durable runtime with the workload
+// (cdb.Leases, a 3 s lease) and a durable runtime with the workload
 // registered and short locks (worker lock 2 s, so renewed every second;
 // session lock 4 s); every activity execution appends a line to the
 // worker's log, so re-executions are counted. With -clock-skew S the

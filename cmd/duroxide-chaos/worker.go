@@ -11,6 +11,7 @@ import (
 
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/durable"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // Environment passed from the driver to its workers. The key travels in the
@@ -56,7 +57,7 @@ func runWorker(ctx context.Context, id string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	leases, err := cdb.NewCosmosLeases(cdb.LeaseOptions{ProcessID: id, LeaseDuration: workerLeaseDuration, RenewInterval: workerRenewInterval})
+	leases, err := cdb.NewLeases(cdb.LeaseOptions{ProcessID: id, LeaseDuration: workerLeaseDuration, RenewInterval: workerRenewInterval})
 	if err != nil {
 		return err
 	}
@@ -73,7 +74,7 @@ func runWorker(ctx context.Context, id string, stderr io.Writer) error {
 	if skew != 0 {
 		// The provider's clock is the one every lock, lease, visibility
 		// and timer decision of this process is made on.
-		opts.Test.Now = func() time.Time { return time.Now().Add(skew) }
+		opts = testhooks.With(opts, testhooks.Knobs{Now: func() time.Time { return time.Now().Add(skew) }})
 	}
 	p, err := cdb.New(ctx, cdb.Config{Endpoint: endpoint, Key: key, SkipBootstrap: true}, opts)
 	if err != nil {

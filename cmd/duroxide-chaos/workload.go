@@ -224,7 +224,7 @@ func chaosOrchestration(ctx *durable.OrchestrationContext, in orchInput) (string
 	case "fanout":
 		futs := make([]*durable.Future[int], 0, fanoutWidth)
 		for j := 1; j <= fanoutWidth; j++ {
-			futs = append(futs, durable.ScheduleActivity[int](ctx, actMul, mulInput{A: i, B: j}))
+			futs = append(futs, durable.CallActivity[int](ctx, actMul, mulInput{A: i, B: j}))
 		}
 		sum := 0
 		for _, r := range durable.Join(ctx, futs...) {
@@ -235,19 +235,19 @@ func chaosOrchestration(ctx *durable.OrchestrationContext, in orchInput) (string
 		}
 		return "sum=" + strconv.Itoa(sum), nil
 	case "timer":
-		if _, err := ctx.ScheduleTimer(timerDelay(i)).Await(); err != nil {
+		if _, err := durable.NewTimer(ctx, timerDelay(i)).Await(); err != nil {
 			return "", err
 		}
-		return durable.ScheduleActivity[string](ctx, actEcho, fmt.Sprintf("t%d", i)).Await()
+		return durable.CallActivity[string](ctx, actEcho, fmt.Sprintf("t%d", i)).Await()
 	case "sub":
-		out, err := durable.ScheduleSubOrchestration[string](ctx, childName, i).Await()
+		out, err := durable.CallSubOrchestration[string](ctx, childName, i).Await()
 		if err != nil {
 			return "", err
 		}
 		return "parent(" + out + ")", nil
 	case "event":
 		ctx.SetCustomStatus(statusWaiting)
-		data, err := ctx.ScheduleWait(eventName).Await()
+		data, err := durable.WaitEvent[string](ctx, eventName).Await()
 		if err != nil {
 			return "", err
 		}
@@ -258,7 +258,7 @@ func chaosOrchestration(ctx *durable.OrchestrationContext, in orchInput) (string
 		}
 		return "got:" + data, nil
 	case "can":
-		v, err := durable.ScheduleActivity[int](ctx, actMul, mulInput{A: i, B: 1}).Await()
+		v, err := durable.CallActivity[int](ctx, actMul, mulInput{A: i, B: 1}).Await()
 		if err != nil {
 			return "", err
 		}
@@ -270,10 +270,10 @@ func chaosOrchestration(ctx *durable.OrchestrationContext, in orchInput) (string
 		return fmt.Sprintf("can-done:%d:%d", i, in.Acc), nil
 	case "kv":
 		durable.SetKVValue(ctx, "k", fmt.Sprintf("v%d", i))
-		if _, err := durable.ScheduleActivity[string](ctx, actEcho, "kv").Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, actEcho, "kv").Await(); err != nil {
 			return "", err
 		}
-		v, found, err := durable.GetKVValue[string](ctx, "k")
+		v, found, err := durable.KVValue[string](ctx, "k")
 		if err != nil || !found {
 			return "", fmt.Errorf("kv read back: found=%v err=%v", found, err)
 		}
@@ -281,7 +281,7 @@ func chaosOrchestration(ctx *durable.OrchestrationContext, in orchInput) (string
 	case "slow":
 		futs := make([]*durable.Future[int], 0, slowCount)
 		for range slowCount {
-			futs = append(futs, durable.ScheduleActivity[int](ctx, actSlow, i))
+			futs = append(futs, durable.CallActivity[int](ctx, actSlow, i))
 		}
 		sum := 0
 		for _, r := range durable.Join(ctx, futs...) {
@@ -302,7 +302,7 @@ func chaosOrchestration(ctx *durable.OrchestrationContext, in orchInput) (string
 	case "large":
 		futs := make([]*durable.Future[int], 0, largeWidth)
 		for j := 1; j <= largeWidth; j++ {
-			futs = append(futs, durable.ScheduleActivity[int](ctx, actMul, mulInput{A: i, B: j}))
+			futs = append(futs, durable.CallActivity[int](ctx, actMul, mulInput{A: i, B: j}))
 		}
 		sum := 0
 		for _, r := range durable.Join(ctx, futs...) {
@@ -314,11 +314,11 @@ func chaosOrchestration(ctx *durable.OrchestrationContext, in orchInput) (string
 		return "large=" + strconv.Itoa(sum), nil
 	case "session":
 		session := fmt.Sprintf("s%d", i%5)
-		a, err := durable.ScheduleActivityOnSession[int](ctx, actSessionAdd, i+1, session).Await()
+		a, err := durable.CallActivity[int](ctx, actSessionAdd, i+1, durable.ActivityOptions{Session: session}).Await()
 		if err != nil {
 			return "", err
 		}
-		b, err := durable.ScheduleActivityOnSession[int](ctx, actSessionAdd, i+2, session).Await()
+		b, err := durable.CallActivity[int](ctx, actSessionAdd, i+2, durable.ActivityOptions{Session: session}).Await()
 		if err != nil {
 			return "", err
 		}
@@ -332,7 +332,7 @@ func chaosOrchestration(ctx *durable.OrchestrationContext, in orchInput) (string
 func receiveUntilEnd(ctx *durable.OrchestrationContext) ([]string, error) {
 	var got []string
 	for {
-		m, err := ctx.DequeueEvent(queueName).Await()
+		m, err := durable.DequeueEvent[string](ctx, queueName).Await()
 		if err != nil {
 			return nil, err
 		}
@@ -347,7 +347,7 @@ func receiveUntilEnd(ctx *durable.OrchestrationContext) ([]string, error) {
 // the last round, which dequeues the messages carried so far.
 func canLoop(ctx *durable.OrchestrationContext, in orchInput) (string, error) {
 	if in.Round%canLoopEvery == canLoopEvery-1 {
-		v, err := durable.ScheduleActivity[int](ctx, actMul, mulInput{A: in.Index, B: 1}).Await()
+		v, err := durable.CallActivity[int](ctx, actMul, mulInput{A: in.Index, B: 1}).Await()
 		if err != nil {
 			return "", err
 		}
@@ -366,7 +366,7 @@ func canLoop(ctx *durable.OrchestrationContext, in orchInput) (string, error) {
 
 // chaosChild is the sub-orchestration of the "sub" kind.
 func chaosChild(ctx *durable.OrchestrationContext, i int) (string, error) {
-	v, err := durable.ScheduleActivity[int](ctx, actMul, mulInput{A: i, B: 7}).Await()
+	v, err := durable.CallActivity[int](ctx, actMul, mulInput{A: i, B: 7}).Await()
 	if err != nil {
 		return "", err
 	}

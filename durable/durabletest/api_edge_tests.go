@@ -36,7 +36,7 @@ func apiEdgeTests() []sample {
 func edgeRegistry(e *env) *durable.Registry {
 	r := durable.NewRegistry()
 	orch(e.t, r, "Echo", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		d, err := ctx.ScheduleWait("go").Await()
+		d, err := durable.WaitEvent[string](ctx, "go").Await()
 		return "echo:" + in + ":" + d, err
 	})
 	orch(e.t, r, "Other", func(*durable.OrchestrationContext, string) (string, error) { return "other", nil })
@@ -128,7 +128,7 @@ func writesToAMissingInstanceAreNotFound(e *env) {
 	require.ErrorIs(e.t, c.EnqueueEvent(e.ctx, "ghost", "q", "x"), durable.ErrInstanceNotFound)
 	require.ErrorIs(e.t, c.CancelInstance(e.ctx, "ghost", "why"), duroxide.ErrInstanceNotFound)
 	if c.HasManagementCapability() {
-		d, err := c.GetQueueDepths(e.ctx)
+		d, err := c.QueueDepths(e.ctx)
 		require.NoError(e.t, err)
 		require.Zero(e.t, d.OrchestratorQueue, "nothing was left in the orchestrator queue")
 	}
@@ -140,29 +140,29 @@ func readsOfAMissingInstanceAreNotFound(e *env) {
 	require.ErrorIs(e.t, err, durable.ErrInstanceNotFound, "ReadExecutionHistory")
 	_, err = c.ListExecutions(e.ctx, "ghost")
 	require.ErrorIs(e.t, err, durable.ErrInstanceNotFound, "ListExecutions")
-	_, _, err = c.GetKVValue(e.ctx, "ghost", "k")
-	require.ErrorIs(e.t, err, durable.ErrInstanceNotFound, "GetKVValue")
-	_, err = c.GetKVAllValues(e.ctx, "ghost")
-	require.ErrorIs(e.t, err, durable.ErrInstanceNotFound, "GetKVAllValues")
-	_, err = c.GetCustomStatus(e.ctx, "ghost", 0)
-	require.ErrorIs(e.t, err, durable.ErrInstanceNotFound, "GetCustomStatus")
-	_, err = c.GetInstanceInfo(e.ctx, "ghost")
-	require.ErrorIs(e.t, err, durable.ErrInstanceNotFound, "GetInstanceInfo")
+	_, _, err = c.KVValue(e.ctx, "ghost", "k")
+	require.ErrorIs(e.t, err, durable.ErrInstanceNotFound, "KVValue")
+	_, err = c.KVValues(e.ctx, "ghost")
+	require.ErrorIs(e.t, err, durable.ErrInstanceNotFound, "KVValues")
+	_, err = c.CustomStatus(e.ctx, "ghost", 0)
+	require.ErrorIs(e.t, err, durable.ErrInstanceNotFound, "CustomStatus")
+	_, err = c.InstanceInfo(e.ctx, "ghost")
+	require.ErrorIs(e.t, err, durable.ErrInstanceNotFound, "InstanceInfo")
 	_, err = c.DeleteInstance(e.ctx, "ghost", false)
 	require.ErrorIs(e.t, err, duroxide.ErrInstanceNotFound, "DeleteInstance")
 	// A wait on a missing instance reports it instead of waiting out its
 	// timeout (ErrTimeout would mean it waited).
-	_, err = c.WaitForOrchestration(e.ctx, "ghost", waitTimeout)
+	_, err = c.WaitForOrchestration(e.ctx, "ghost", durable.WaitOptions{Timeout: waitTimeout})
 	require.ErrorIs(e.t, err, durable.ErrInstanceNotFound, "WaitForOrchestration")
-	_, err = c.WaitForStatusChange(e.ctx, "ghost", 0, 10*time.Millisecond, waitTimeout)
+	_, err = c.WaitForStatusChange(e.ctx, "ghost", 0, durable.WaitOptions{Timeout: waitTimeout, PollInterval: 10 * time.Millisecond})
 	require.ErrorIs(e.t, err, durable.ErrInstanceNotFound, "WaitForStatusChange")
-	_, err = c.WaitForKVValue(e.ctx, "ghost", "k", waitTimeout)
+	_, err = c.WaitForKVValue(e.ctx, "ghost", "k", durable.WaitOptions{Timeout: waitTimeout})
 	require.ErrorIs(e.t, err, durable.ErrInstanceNotFound, "WaitForKVValue")
 	// A started instance exists before its first turn: no error.
 	e.startOrch("queued", "Echo", "")
-	_, err = c.GetCustomStatus(e.ctx, "queued", 0)
+	_, err = c.CustomStatus(e.ctx, "queued", 0)
 	require.NoError(e.t, err)
-	_, err = c.WaitForOrchestration(e.ctx, "queued", time.Millisecond)
+	_, err = c.WaitForOrchestration(e.ctx, "queued", durable.WaitOptions{Timeout: time.Millisecond})
 	require.ErrorIs(e.t, err, durable.ErrTimeout)
 }
 
@@ -175,11 +175,11 @@ func invalidInputMatchesTheSentinel(e *env) {
 
 func unregisteredOrchestrationIsRefused(e *env) {
 	r := edgeRegistry(e)
-	c := durable.NewClientWithOptions(e.p, &durable.ClientOptions{Registry: r})
+	c := durable.NewClient(e.p, durable.ClientOptions{Registry: r})
 	err := c.StartOrchestration(e.ctx, "unreg", "Missing", "")
 	require.ErrorIs(e.t, err, durable.ErrNotRegistered)
-	require.ErrorIs(e.t, c.StartOrchestrationVersion(e.ctx, "unreg", "Echo", "9.9.9", ""), duroxide.ErrNotRegistered)
-	exists, err := e.client().GetInstanceInfo(e.ctx, "unreg")
+	require.ErrorIs(e.t, c.StartOrchestration(e.ctx, "unreg", "Echo", "", durable.StartOptions{Version: "9.9.9"}), duroxide.ErrNotRegistered)
+	exists, err := e.client().InstanceInfo(e.ctx, "unreg")
 	require.ErrorIs(e.t, err, durable.ErrInstanceNotFound, "a refused start writes nothing: %v", exists)
 	require.NoError(e.t, c.StartOrchestration(e.ctx, "reg", "Echo", ""))
 }
@@ -190,12 +190,12 @@ func unregisteredOrchestrationIsRefused(e *env) {
 func retriedEnqueueWithAKeyIsDeliveredOnce(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "Two", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		a, err := ctx.DequeueEvent("q").Await()
+		a, err := durable.DequeueEvent[string](ctx, "q").Await()
 		if err != nil {
 			return "", err
 		}
 		ctx.SetCustomStatus("got " + a)
-		b, err := ctx.DequeueEvent("q").Await()
+		b, err := durable.DequeueEvent[string](ctx, "q").Await()
 		return a + "," + b, err
 	})
 	e.start(r, fastOptions(nil))
@@ -205,7 +205,7 @@ func retriedEnqueueWithAKeyIsDeliveredOnce(e *env) {
 	require.NoError(e.t, c.EnqueueEvent(e.ctx, "keyed", "q", "a", ka))
 	require.NoError(e.t, c.EnqueueEvent(e.ctx, "keyed", "q", "a", ka))
 	e.waitFor("a consumed", func() bool {
-		cs, err := c.GetCustomStatus(e.ctx, "keyed", 0)
+		cs, err := c.CustomStatus(e.ctx, "keyed", 0)
 		return err == nil && cs != nil && cs.Status != nil && *cs.Status == "got a"
 	})
 	require.NoError(e.t, c.EnqueueEvent(e.ctx, "keyed", "q", "a", ka))
@@ -218,7 +218,7 @@ func retriedRaiseWithAKeyIsDeliveredOnce(e *env) {
 	orch(e.t, r, "Count", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		// Both subscriptions up front: an event is matched to the
 		// subscriptions that exist when it arrives.
-		fa, fb := ctx.ScheduleWait("e"), ctx.ScheduleWait("e")
+		fa, fb := durable.WaitEvent[string](ctx, "e"), durable.WaitEvent[string](ctx, "e")
 		a, err := fa.Await()
 		if err != nil {
 			return "", err
@@ -268,7 +268,7 @@ func statusSaysItWaitsForAnUnregisteredOrchestration(e *env) {
 	var st *durable.OrchestrationStatus
 	e.waitFor("the status names the unregistered orchestration", func() bool {
 		var err error
-		st, err = e.client().GetOrchestrationStatus(e.ctx, "unknown")
+		st, err = e.client().Status(e.ctx, "unknown")
 		return err == nil && strings.Contains(st.Waiting, "NotHere")
 	})
 	require.Equal(e.t, durable.StateNotFound, st.State, "not started yet")

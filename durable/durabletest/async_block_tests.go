@@ -82,7 +82,7 @@ func actSeq(name string, inputs ...string) func(ctx *durable.OrchestrationContex
 	return func(ctx *durable.OrchestrationContext) ([]string, error) {
 		var out []string
 		for _, in := range inputs {
-			v, err := ctx.ScheduleActivity(name, in).Await()
+			v, err := durable.CallActivity[string](ctx, name, in).Await()
 			if err != nil {
 				return nil, err
 			}
@@ -110,12 +110,12 @@ func asyncBlockJoinWithControlFlow(e *env) {
 	out := e.runBlocks("join-blocks-1", "JoinBlocks", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		return joinBlocks(ctx,
 			func(ctx *durable.OrchestrationContext) (string, error) {
-				first, err := ctx.ScheduleActivity("Step", "A1").Await()
+				first, err := durable.CallActivity[string](ctx, "Step", "A1").Await()
 				if err != nil {
 					return "", err
 				}
 				if strings.Contains(first, "step") {
-					second, err := ctx.ScheduleActivity("Step", "A2").Await()
+					second, err := durable.CallActivity[string](ctx, "Step", "A2").Await()
 					if err != nil {
 						return "", err
 					}
@@ -124,13 +124,13 @@ func asyncBlockJoinWithControlFlow(e *env) {
 				return "A:fallback", nil
 			},
 			func(ctx *durable.OrchestrationContext) (string, error) {
-				check, err := ctx.ScheduleActivity("Check", "B1").Await()
+				check, err := durable.CallActivity[string](ctx, "Check", "B1").Await()
 				if err != nil {
 					return "", err
 				}
 				res := []string{check}
 				for i := 2; i <= 3; i++ {
-					s, err := ctx.ScheduleActivity("Step", fmt.Sprintf("B%d", i)).Await()
+					s, err := durable.CallActivity[string](ctx, "Step", fmt.Sprintf("B%d", i)).Await()
 					if err != nil {
 						return "", err
 					}
@@ -139,8 +139,8 @@ func asyncBlockJoinWithControlFlow(e *env) {
 				return "B:[" + strings.Join(res, ",") + "]", nil
 			},
 			func(ctx *durable.OrchestrationContext) (string, error) {
-				_, _ = ctx.ScheduleTimer(5 * time.Millisecond).Await()
-				r, err := ctx.ScheduleActivity("Step", "C1").Await()
+				_, _ = durable.NewTimer(ctx, 5*time.Millisecond).Await()
+				r, err := durable.CallActivity[string](ctx, "Step", "C1").Await()
 				if err != nil {
 					return "", err
 				}
@@ -161,7 +161,7 @@ func asyncBlockJoinMany(e *env) {
 		for i := 0; i < 5; i++ {
 			delay := (5 - i) * 5
 			bs = append(bs, func(ctx *durable.OrchestrationContext) (string, error) {
-				r, err := ctx.ScheduleActivity("Work", strconv.Itoa(delay)).Await()
+				r, err := durable.CallActivity[string](ctx, "Work", strconv.Itoa(delay)).Await()
 				if err != nil {
 					return "", err
 				}
@@ -205,14 +205,14 @@ func asyncBlockSequential(e *env) {
 			return "", err
 		}
 		p2, err := durable.Go(ctx, func(ctx *durable.OrchestrationContext) (string, error) {
-			return ctx.ScheduleActivity("Process", p1).Await()
+			return durable.CallActivity[string](ctx, "Process", p1).Await()
 		}).Await()
 		if err != nil {
 			return "", err
 		}
 		return durable.Go(ctx, func(ctx *durable.OrchestrationContext) (string, error) {
-			_, _ = ctx.ScheduleTimer(5 * time.Millisecond).Await()
-			f, err := ctx.ScheduleActivity("Process", p2).Await()
+			_, _ = durable.NewTimer(ctx, 5*time.Millisecond).Await()
+			f, err := durable.CallActivity[string](ctx, "Process", p2).Await()
 			if err != nil {
 				return "", err
 			}
@@ -250,7 +250,7 @@ func asyncBlockSelectRacing(e *env) {
 func asyncBlockVsDurableFuture(e *env) {
 	out := e.runBlocks("block-vs-future-1", "BlockVsFuture", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		return selectBlocks(ctx, func(ctx *durable.OrchestrationContext) (string, error) {
-			return ctx.ScheduleActivity("Quick", "single").Await()
+			return durable.CallActivity[string](ctx, "Quick", "single").Await()
 		}, twoStep("block", "Multi", "1", "2"))
 	}, "", conc(1, 2), func(r *durable.Registry) {
 		sleepAct(e, r, "Quick", 5*time.Millisecond, "quick:")
@@ -262,8 +262,8 @@ func asyncBlockVsDurableFuture(e *env) {
 
 func timerThenWork(label string, d time.Duration) block {
 	return func(ctx *durable.OrchestrationContext) (string, error) {
-		_, _ = ctx.ScheduleTimer(d).Await()
-		r, err := ctx.ScheduleActivity("Work", label).Await()
+		_, _ = durable.NewTimer(ctx, d).Await()
+		r, err := durable.CallActivity[string](ctx, "Work", label).Await()
 		if err != nil {
 			return "", err
 		}
@@ -284,7 +284,7 @@ func asyncBlockSelect3WithTimers(e *env) {
 func asyncBlockNestedJoinInSelect(e *env) {
 	out := e.runBlocks("nested-join-select-1", "NestedJoinSelect", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		work := func(ctx *durable.OrchestrationContext) (string, error) {
-			res := durable.Join(ctx, ctx.ScheduleActivity("Step", "1"), ctx.ScheduleActivity("Step", "2"), ctx.ScheduleActivity("Step", "3"))
+			res := durable.Join(ctx, durable.CallActivity[string](ctx, "Step", "1"), durable.CallActivity[string](ctx, "Step", "2"), durable.CallActivity[string](ctx, "Step", "3"))
 			var outs []string
 			for _, r := range res {
 				if r.Err != nil {
@@ -295,7 +295,7 @@ func asyncBlockNestedJoinInSelect(e *env) {
 			return "work:[" + strings.Join(outs, ",") + "]", nil
 		}
 		timeout := func(ctx *durable.OrchestrationContext) (string, error) {
-			_, _ = ctx.ScheduleTimer(2 * time.Second).Await()
+			_, _ = durable.NewTimer(ctx, 2*time.Second).Await()
 			return "timeout", nil
 		}
 		return selectBlocks(ctx, work, timeout)
@@ -312,11 +312,11 @@ func asyncBlockSuborchestrationWinsRace(e *env) {
 	var childCompleted atomic.Int32
 	out := e.runBlocks("suborchestration-wins-1", "RaceParent", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		return selectBlocks(ctx, func(ctx *durable.OrchestrationContext) (string, error) {
-			sub, err := ctx.ScheduleSubOrchestration("FastChild", "sub-input").Await()
+			sub, err := durable.CallSubOrchestration[string](ctx, "FastChild", "sub-input").Await()
 			if err != nil {
 				return "", err
 			}
-			a, err := ctx.ScheduleActivity("FastWork", "after-sub").Await()
+			a, err := durable.CallActivity[string](ctx, "FastWork", "after-sub").Await()
 			if err != nil {
 				return "", err
 			}
@@ -326,7 +326,7 @@ func asyncBlockSuborchestrationWinsRace(e *env) {
 		sleepAct(e, r, "FastWork", 5*time.Millisecond, "fast:")
 		sleepAct(e, r, "SlowWork", 500*time.Millisecond, "slow:")
 		orch(e.t, r, "FastChild", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-			res, err := ctx.ScheduleActivity("FastWork", in).Await()
+			res, err := durable.CallActivity[string](ctx, "FastWork", in).Await()
 			if err != nil {
 				return "", err
 			}
@@ -346,7 +346,7 @@ func asyncBlockSuborchestrationWinsRace(e *env) {
 func (e *env) requireNotCompleted(instance string) {
 	e.t.Helper()
 	time.Sleep(200 * time.Millisecond)
-	st, err := e.client().GetOrchestrationStatus(e.ctx, instance)
+	st, err := e.client().Status(e.ctx, instance)
 	require.NoError(e.t, err)
 	require.NotEqual(e.t, durable.StateCompleted, st.State, "%s should NOT have completed (it lost the race), got: %s", instance, st.Output)
 }
@@ -354,7 +354,7 @@ func (e *env) requireNotCompleted(instance string) {
 func asyncBlockSuborchestrationLosesRace(e *env) {
 	out := e.runBlocks("suborchestration-loses-1", "RaceParentLoses", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		return selectBlocks(ctx, func(ctx *durable.OrchestrationContext) (string, error) {
-			sub, err := ctx.ScheduleSubOrchestration("SlowChild", "sub-input").Await()
+			sub, err := durable.CallSubOrchestration[string](ctx, "SlowChild", "sub-input").Await()
 			if err != nil {
 				return "", err
 			}
@@ -384,29 +384,29 @@ func asyncBlockMultipleSuborchestrationsJoined(e *env) {
 	out := e.runBlocks("join-suborchestration-1", "JoinSubOrchParent", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		return joinBlocks(ctx,
 			func(ctx *durable.OrchestrationContext) (string, error) {
-				sub, err := ctx.ScheduleSubOrchestration("ChildA", in).Await()
+				sub, err := durable.CallSubOrchestration[string](ctx, "ChildA", in).Await()
 				if err != nil {
 					return "", err
 				}
-				a, err := ctx.ScheduleActivity("Transform", "block1-extra").Await()
+				a, err := durable.CallActivity[string](ctx, "Transform", "block1-extra").Await()
 				if err != nil {
 					return "", err
 				}
 				return fmt.Sprintf("block1:[%s,%s]", sub, a), nil
 			},
 			func(ctx *durable.OrchestrationContext) (string, error) {
-				sub, err := ctx.ScheduleSubOrchestration("ChildB", in).Await()
+				sub, err := durable.CallSubOrchestration[string](ctx, "ChildB", in).Await()
 				if err != nil {
 					return "", err
 				}
 				return "block2:" + sub, nil
 			},
 			func(ctx *durable.OrchestrationContext) (string, error) {
-				a, err := ctx.ScheduleActivity("Transform", "block3-first").Await()
+				a, err := durable.CallActivity[string](ctx, "Transform", "block3-first").Await()
 				if err != nil {
 					return "", err
 				}
-				sub, err := ctx.ScheduleSubOrchestration("ChildC", in).Await()
+				sub, err := durable.CallSubOrchestration[string](ctx, "ChildC", in).Await()
 				if err != nil {
 					return "", err
 				}
@@ -415,7 +415,7 @@ func asyncBlockMultipleSuborchestrationsJoined(e *env) {
 	}, "data", conc(4, 3), func(r *durable.Registry) {
 		act(e.t, r, "Transform", func(_ durable.ActivityContext, in string) (string, error) { return "transformed:" + in, nil })
 		orch(e.t, r, "ChildA", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-			v, err := ctx.ScheduleActivity("Transform", "A-"+in).Await()
+			v, err := durable.CallActivity[string](ctx, "Transform", "A-"+in).Await()
 			if err != nil {
 				return "", err
 			}
@@ -429,8 +429,8 @@ func asyncBlockMultipleSuborchestrationsJoined(e *env) {
 			return fmt.Sprintf("childB:[%s,%s]", v[0], v[1]), nil
 		})
 		orch(e.t, r, "ChildC", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-			_, _ = ctx.ScheduleTimer(5 * time.Millisecond).Await()
-			v, err := ctx.ScheduleActivity("Transform", "C-"+in).Await()
+			_, _ = durable.NewTimer(ctx, 5*time.Millisecond).Await()
+			v, err := durable.CallActivity[string](ctx, "Transform", "C-"+in).Await()
 			if err != nil {
 				return "", err
 			}
@@ -445,7 +445,7 @@ func asyncBlockMultipleSuborchestrationsJoined(e *env) {
 func asyncBlockSuborchestrationRacingTimeout(e *env) {
 	sub := func(name, input, label string) block {
 		return func(ctx *durable.OrchestrationContext) (string, error) {
-			v, err := ctx.ScheduleSubOrchestration(name, input).Await()
+			v, err := durable.CallSubOrchestration[string](ctx, name, input).Await()
 			if err != nil {
 				return "", err
 			}
@@ -455,21 +455,21 @@ func asyncBlockSuborchestrationRacingTimeout(e *env) {
 	out := e.runBlocks("timeout-race-1", "TimeoutRaceParent", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		return selectBlocks(ctx, sub("FastChild", "fast-input", "blockA"), sub("SlowChild", "slow-input", "blockB"),
 			func(ctx *durable.OrchestrationContext) (string, error) {
-				_, _ = ctx.ScheduleTimer(2 * time.Second).Await()
+				_, _ = durable.NewTimer(ctx, 2*time.Second).Await()
 				return "blockC:timeout", nil
 			})
 	}, "", conc(3, 2), func(r *durable.Registry) {
 		sleepAct(e, r, "Work", 10*time.Millisecond, "work:")
 		sleepAct(e, r, "SlowWork", 300*time.Millisecond, "slowwork:")
 		orch(e.t, r, "FastChild", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-			v, err := ctx.ScheduleActivity("Work", in).Await()
+			v, err := durable.CallActivity[string](ctx, "Work", in).Await()
 			if err != nil {
 				return "", err
 			}
 			return "fast-child:" + v, nil
 		})
 		orch(e.t, r, "SlowChild", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-			v, err := ctx.ScheduleActivity("SlowWork", in).Await()
+			v, err := durable.CallActivity[string](ctx, "SlowWork", in).Await()
 			if err != nil {
 				return "", err
 			}
@@ -490,15 +490,15 @@ func asyncBlockNestedSuborchestrationChain(e *env) {
 	out := e.runBlocks("nested-chain-1", "NestedParent", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		return joinBlocks(ctx,
 			func(ctx *durable.OrchestrationContext) (string, error) {
-				r, err := ctx.ScheduleSubOrchestration("Child", "c1-"+in).Await()
+				r, err := durable.CallSubOrchestration[string](ctx, "Child", "c1-"+in).Await()
 				if err != nil {
 					return "", err
 				}
 				return "block1:" + r, nil
 			},
 			func(ctx *durable.OrchestrationContext) (string, error) {
-				_, _ = ctx.ScheduleTimer(5 * time.Millisecond).Await()
-				r, err := ctx.ScheduleSubOrchestration("Child", "c2-"+in).Await()
+				_, _ = durable.NewTimer(ctx, 5*time.Millisecond).Await()
+				r, err := durable.CallSubOrchestration[string](ctx, "Child", "c2-"+in).Await()
 				if err != nil {
 					return "", err
 				}
@@ -507,14 +507,14 @@ func asyncBlockNestedSuborchestrationChain(e *env) {
 	}, "root", conc(5, 2), func(r *durable.Registry) {
 		act(e.t, r, "Leaf", func(_ durable.ActivityContext, in string) (string, error) { return "leaf:" + in, nil })
 		orch(e.t, r, "Grandchild", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-			v, err := ctx.ScheduleActivity("Leaf", in).Await()
+			v, err := durable.CallActivity[string](ctx, "Leaf", in).Await()
 			if err != nil {
 				return "", err
 			}
 			return "grandchild:" + v, nil
 		})
 		orch(e.t, r, "Child", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-			res := durable.Join(ctx, ctx.ScheduleSubOrchestration("Grandchild", "gc-"+in), ctx.ScheduleActivity("Leaf", "child-"+in))
+			res := durable.Join(ctx, durable.CallSubOrchestration[string](ctx, "Grandchild", "gc-"+in), durable.CallActivity[string](ctx, "Leaf", "child-"+in))
 			for _, x := range res {
 				if x.Err != nil {
 					return "", x.Err

@@ -29,7 +29,7 @@ func activityReceivesCancellationSignal(e *env) {
 	r := durable.NewRegistry()
 	act(e.t, r, "LongActivity", blockUntilCancelled(&started, &saw))
 	orch(e.t, r, "LongActivityOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		_, _ = ctx.ScheduleActivity("LongActivity", "input").Await()
+		_, _ = durable.CallActivity[string](ctx, "LongActivity", "input").Await()
 		return "done", nil
 	})
 	e.start(r, lockOpts(5*time.Second, nil))
@@ -50,12 +50,12 @@ func select2LoserActivityReceivesCancellationSignal(e *env) {
 	r := durable.NewRegistry()
 	act(e.t, r, "LongActivity", blockUntilCancelled(&started, &saw))
 	orch(e.t, r, "SelectLoserCancelOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		a := ctx.ScheduleActivity("LongActivity", "input")
-		timeout := ctx.ScheduleTimer(time.Second)
+		a := durable.CallActivity[string](ctx, "LongActivity", "input")
+		timeout := durable.NewTimer(ctx, time.Second)
 		if ctx.Select(a, timeout) == 0 {
 			panic("activity should not win")
 		}
-		_, _ = ctx.ScheduleTimer(50 * time.Millisecond).Await()
+		_, _ = durable.NewTimer(ctx, 50*time.Millisecond).Await()
 		return "done", nil
 	})
 	e.start(r, lockOpts(2*time.Second, singleSlots))
@@ -93,7 +93,7 @@ func activityResultDroppedWhenOrchestrationCancelled(e *env) {
 		return "completed", nil
 	})
 	orch(e.t, r, "SlowActivityOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		_, _ = ctx.ScheduleActivity("SlowActivity", "input").Await()
+		_, _ = durable.CallActivity[string](ctx, "SlowActivity", "input").Await()
 		return "done", nil
 	})
 	e.start(r, lockOpts(0, nil))
@@ -109,8 +109,8 @@ func activityResultDroppedWhenOrchestrationCancelled(e *env) {
 func activitySkippedWhenOrchestrationTerminalAtFetch(e *env) {
 	var ran, ran2 atomic.Bool
 	orchFn := func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		_ = ctx.ScheduleActivity("A", "input")
-		_, _ = ctx.ScheduleWait("Go").Await()
+		_ = durable.CallActivity[string](ctx, "A", "input")
+		_, _ = durable.WaitEvent[string](ctx, "Go").Await()
 		return "ok", nil
 	}
 	r1 := durable.NewRegistry()
@@ -135,7 +135,7 @@ func activitySkippedWhenOrchestrationTerminalAtFetch(e *env) {
 	// of Rust's fixed 2 s.
 	if a := e.p.Admin(); a != nil {
 		e.waitFor("worker queue drained", func() bool {
-			d, err := a.GetQueueDepths(e.ctx)
+			d, err := a.QueueDepths(e.ctx)
 			return err == nil && d.WorkerQueue == 0
 		})
 	} else {
@@ -156,7 +156,7 @@ func activityAbortedAfterCancellationGrace(e *env) {
 		return "done", nil
 	})
 	orch(e.t, r, "StubbornOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		_, _ = ctx.ScheduleActivity("Stubborn", "input").Await()
+		_, _ = durable.CallActivity[string](ctx, "Stubborn", "input").Await()
 		return "ok", nil
 	})
 	e.start(r, lockOpts(500*time.Millisecond, nil))
@@ -216,10 +216,10 @@ func explicitDropActivityTriggersCancellation(e *env) {
 	r := durable.NewRegistry()
 	act(e.t, r, "CancellableActivity", blockUntilCancelled(&started, &saw))
 	orch(e.t, r, "ExplicitDropActivity", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		f := ctx.ScheduleActivity("CancellableActivity", "input")
-		_, _ = ctx.ScheduleTimer(500 * time.Millisecond).Await()
+		f := durable.CallActivity[string](ctx, "CancellableActivity", "input")
+		_, _ = durable.NewTimer(ctx, 500*time.Millisecond).Await()
 		f.Cancel()
-		_, _ = ctx.ScheduleTimer(50 * time.Millisecond).Await()
+		_, _ = durable.NewTimer(ctx, 50*time.Millisecond).Await()
 		return "completed_after_drop", nil
 	})
 	e.start(r, lockOpts(2*time.Second, singleSlots))
@@ -237,11 +237,11 @@ func activityOutOfScopeTriggersCancellation(e *env) {
 		// Rust's block scope is a Go block here: its unawaited future is
 		// dropped when the block returns.
 		_, _ = durable.Go(ctx, func(ctx *durable.OrchestrationContext) (struct{}, error) {
-			_ = ctx.ScheduleActivity("CancellableActivity", "input")
-			_, err := ctx.ScheduleTimer(500 * time.Millisecond).Await()
+			_ = durable.CallActivity[string](ctx, "CancellableActivity", "input")
+			_, err := durable.NewTimer(ctx, 500*time.Millisecond).Await()
 			return struct{}{}, err
 		}).Await()
-		_, _ = ctx.ScheduleTimer(50 * time.Millisecond).Await()
+		_, _ = durable.NewTimer(ctx, 50*time.Millisecond).Await()
 		return "completed_without_await", nil
 	})
 	e.start(r, lockOpts(2*time.Second, singleSlots))

@@ -34,7 +34,7 @@ func (e *env) childInstanceOf(parent string) string {
 func (e *env) waitStatusCancelled(instance string) {
 	e.t.Helper()
 	e.waitFor(instance+" cancelled", func() bool {
-		st, err := e.client().GetOrchestrationStatus(e.ctx, instance)
+		st, err := e.client().Status(e.ctx, instance)
 		require.NoError(e.t, err)
 		switch st.State {
 		case durable.StateFailed:
@@ -50,7 +50,7 @@ func (e *env) waitStatusCancelled(instance string) {
 func raceChildVsTimer(child func(ctx *durable.OrchestrationContext) *durable.Future[string]) durable.OrchestrationFunc {
 	return func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		sub := child(ctx)
-		timer := ctx.ScheduleTimer(100 * time.Millisecond)
+		timer := durable.NewTimer(ctx, 100*time.Millisecond)
 		if ctx.Select(sub, timer) == 0 {
 			v, err := sub.Await()
 			if err != nil {
@@ -66,7 +66,7 @@ func select2LoserSubOrchestrationCancelled(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "SlowChild", neverComes)
 	orch(e.t, r, "SelectSubOrchParent", raceChildVsTimer(func(ctx *durable.OrchestrationContext) *durable.Future[string] {
-		return ctx.ScheduleSubOrchestration("SlowChild", "input")
+		return durable.CallSubOrchestration[string](ctx, "SlowChild", "input")
 	}))
 	e.start(r, subOptions())
 	e.startOrch("inst-select2-suborg-cancel", "SelectSubOrchParent", "")
@@ -78,7 +78,7 @@ func select2LoserSubOrchestrationExplicitIDCancelled(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "SlowChild", neverComes)
 	orch(e.t, r, "SelectExplicitIdParent", raceChildVsTimer(func(ctx *durable.OrchestrationContext) *durable.Future[string] {
-		return ctx.ScheduleSubOrchestrationWithID("SlowChild", "my-explicit-child-id", "input")
+		return durable.CallSubOrchestration[string](ctx, "SlowChild", "input", durable.SubOrchestrationOptions{InstanceID: "my-explicit-child-id"})
 	}))
 	e.start(r, subOptions())
 	e.startOrch("inst-select2-explicit-id", "SelectExplicitIdParent", "")
@@ -91,8 +91,8 @@ func explicitDropSubOrchestrationCancelled(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "WaitingChild", neverComes)
 	orch(e.t, r, "DropSubOrchParent", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		ctx.ScheduleSubOrchestration("WaitingChild", "input").Cancel()
-		_, _ = ctx.ScheduleTimer(50 * time.Millisecond).Await()
+		durable.CallSubOrchestration[string](ctx, "WaitingChild", "input").Cancel()
+		_, _ = durable.NewTimer(ctx, 50*time.Millisecond).Await()
 		return "parent_completed_after_drop", nil
 	})
 	e.start(r, subOptions())
@@ -191,8 +191,8 @@ func userCancelAndDroppedFutureBothEnqueue(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "ComboChild", neverComes)
 	orch(e.t, r, "ComboParent", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		ctx.ScheduleSubOrchestrationWithID("ComboChild", "combo-child", "input").Cancel()
-		_, _ = ctx.ScheduleTimer(50 * time.Millisecond).Await()
+		durable.CallSubOrchestration[string](ctx, "ComboChild", "input", durable.SubOrchestrationOptions{InstanceID: "combo-child"}).Cancel()
+		_, _ = durable.NewTimer(ctx, 50*time.Millisecond).Await()
 		return "parent_done", nil
 	})
 	e.start(r, subOptions())
@@ -230,10 +230,10 @@ func subOrchestrationOutOfScopeCancelled(e *env) {
 	orch(e.t, r, "OutOfScopeSubOrchParent", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		// Rust's block scope is a Go block that returns without awaiting.
 		_, _ = durable.Go(ctx, func(ctx *durable.OrchestrationContext) (struct{}, error) {
-			_ = ctx.ScheduleSubOrchestration("WaitingChild", "input")
+			_ = durable.CallSubOrchestration[string](ctx, "WaitingChild", "input")
 			return struct{}{}, nil
 		}).Await()
-		_, _ = ctx.ScheduleTimer(50 * time.Millisecond).Await()
+		_, _ = durable.NewTimer(ctx, 50*time.Millisecond).Await()
 		return "parent_completed_without_await", nil
 	})
 	e.start(r, subOptions())
@@ -245,9 +245,9 @@ func subOrchestrationOutOfScopeCancelled(e *env) {
 func positionalArrivalBeforeSubOutstanding(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "TestOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		_, _ = ctx.ScheduleTimer(100 * time.Millisecond).Await()
-		w := ctx.ScheduleWait("MyEvent")
-		timeout := ctx.ScheduleTimer(500 * time.Millisecond)
+		_, _ = durable.NewTimer(ctx, 100*time.Millisecond).Await()
+		w := durable.WaitEvent[string](ctx, "MyEvent")
+		timeout := durable.NewTimer(ctx, 500*time.Millisecond)
 		if ctx.Select(w, timeout) == 0 {
 			return "event-received", nil
 		}
@@ -265,12 +265,12 @@ func positionalArrivalBeforeSubOutstanding(e *env) {
 func cancelledSubscriptionDoesNotStealFutureEvent(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "TestOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		w1 := ctx.ScheduleWait("Signal")
-		t1 := ctx.ScheduleTimer(50 * time.Millisecond)
+		w1 := durable.WaitEvent[string](ctx, "Signal")
+		t1 := durable.NewTimer(ctx, 50*time.Millisecond)
 		if ctx.Select(w1, t1) == 0 {
 			return "unexpected_phase1", nil
 		}
-		d, _ := ctx.ScheduleWait("Signal").Await()
+		d, _ := durable.WaitEvent[string](ctx, "Signal").Await()
 		return "got:" + d, nil
 	})
 	e.start(r, fastOptions(nil))
@@ -288,8 +288,8 @@ func cancelledSubscriptionDoesNotStealFutureEvent(e *env) {
 
 func twoWaits(name string) durable.OrchestrationFunc {
 	return func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		d1, _ := ctx.ScheduleWait(name).Await()
-		d2, _ := ctx.ScheduleWait(name).Await()
+		d1, _ := durable.WaitEvent[string](ctx, name).Await()
+		d2, _ := durable.WaitEvent[string](ctx, name).Await()
 		return d1 + "," + d2, nil
 	}
 }

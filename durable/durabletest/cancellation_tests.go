@@ -47,13 +47,13 @@ func cancellationTests() []sample {
 
 // waitGo is a child that parks on an event that never comes.
 func waitGo(ctx *durable.OrchestrationContext, _ string) (string, error) {
-	_, _ = ctx.ScheduleWait("Go").Await()
+	_, _ = durable.WaitEvent[string](ctx, "Go").Await()
 	return "done", nil
 }
 
 // neverComes is a child that parks on "NeverComes".
 func neverComes(ctx *durable.OrchestrationContext, _ string) (string, error) {
-	_, _ = ctx.ScheduleWait("NeverComes").Await()
+	_, _ = durable.WaitEvent[string](ctx, "NeverComes").Await()
 	return "child_completed", nil
 }
 
@@ -74,7 +74,7 @@ func cancelParentDownPropagatesToChild(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "Child", waitGo)
 	orch(e.t, r, "Parent", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		_, _ = ctx.ScheduleSubOrchestration("Child", "seed").Await()
+		_, _ = durable.CallSubOrchestration[string](ctx, "Child", "seed").Await()
 		return "parent_done", nil
 	})
 	e.start(r, fastOptions(nil))
@@ -105,11 +105,11 @@ func cancelAfterCompletionIsNoop(e *env) {
 func cancelChildDirectlySignalsParent(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "ChildD", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		_, _ = ctx.ScheduleWait("__pending_forever").Await() // Rust: future::pending()
+		_, _ = durable.WaitEvent[string](ctx, "__pending_forever").Await() // Rust: future::pending()
 		return "", errors.New("unreachable")
 	})
 	orch(e.t, r, "ParentD", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		v, err := ctx.ScheduleSubOrchestration("ChildD", "x").Await()
+		v, err := durable.CallSubOrchestration[string](ctx, "ChildD", "x").Await()
 		if err != nil {
 			return "child_err:" + err.Error(), nil
 		}
@@ -140,9 +140,9 @@ func cancelContinueAsNewSecondExec(e *env) {
 	orch(e.t, r, "CanCancel", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		switch in {
 		case "start":
-			return "", ctx.ContinueAsNew("wait")
+			return "", durable.ContinueAsNew(ctx, "wait")
 		case "wait":
-			_, _ = ctx.ScheduleWait("Go").Await()
+			_, _ = durable.WaitEvent[string](ctx, "Go").Await()
 			return "done", nil
 		}
 		return in, nil
@@ -168,7 +168,7 @@ func orchestrationCompletesBeforeActivityFinishes(e *env) {
 		return "ok", nil
 	})
 	orch(e.t, r, "QuickDone", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		ctx.ScheduleActivity("slow", "").Cancel()
+		durable.CallActivity[string](ctx, "slow", "").Cancel()
 		return "done", nil
 	})
 	e.start(r, nil)
@@ -186,7 +186,7 @@ func orchestrationFailsBeforeActivityFinishes(e *env) {
 		return "ok", nil
 	})
 	orch(e.t, r, "QuickFail", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		ctx.ScheduleActivity("slow2", "").Cancel()
+		durable.CallActivity[string](ctx, "slow2", "").Cancel()
 		return "", errors.New("boom")
 	})
 	e.start(r, nil)
@@ -206,7 +206,7 @@ func cancelParentWithMultipleChildren(e *env) {
 	orch(e.t, r, "MultiParent", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		var fs []*durable.Future[string]
 		for i := 0; i < 5; i++ {
-			fs = append(fs, ctx.ScheduleSubOrchestration("MultiChild", fmt.Sprintf("input-%d", i)))
+			fs = append(fs, durable.CallSubOrchestration[string](ctx, "MultiChild", fmt.Sprintf("input-%d", i)))
 		}
 		for _, res := range durable.Join(ctx, fs...) {
 			if res.Err == nil || !strings.Contains(res.Err.Error(), "canceled") {

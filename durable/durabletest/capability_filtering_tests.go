@@ -4,7 +4,6 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -12,14 +11,6 @@ import (
 	"github.com/duroxide-go/cdb/durable"
 	"github.com/duroxide-go/cdb/duroxide"
 )
-
-// HistoryCorrupter is an optional Factory capability (the same method as
-// providertest.Factory's): overwrite every stored history event of
-// instance with content that cannot be decoded. Tests that need it are
-// skipped for factories without it.
-type HistoryCorrupter interface {
-	CorruptInstanceHistory(t *testing.T, p duroxide.Provider, instance string)
-}
 
 // capabilityFilteringTests ports tests/capability_filtering_tests.rs.
 //
@@ -51,7 +42,7 @@ func capabilityFilteringTests() []sample {
 		}},
 		{name: "custom_supported_replay_versions_narrows_range", run: func(e *env) {
 			incompatibleStaysRunning(e, "narrow-28", "NarrowOrch", semver(1, 0, 0), 3,
-				&duroxide.SemverRange{Min: semver(2, 0, 0), Max: semver(2, 99, 99)}, 2*time.Second)
+				&duroxide.SemVerRange{Min: semver(2, 0, 0), Max: semver(2, 99, 99)}, 2*time.Second)
 		}},
 		{name: "two_runtimes_different_version_ranges_route_correctly", run: twoRuntimesDifferentVersionRangesRouteCorrectly},
 		{name: "sub_orchestration_gets_own_pinned_version", run: subOrchestrationGetsOwnPinnedVersion},
@@ -67,17 +58,17 @@ func capabilityFilteringTests() []sample {
 
 // capOptions is Rust's options in this file: 10 ms polls, maxAttempts
 // (0 = default) and an optional supported range.
-func capOptions(maxAttempts uint32, supported *duroxide.SemverRange) *durable.Options {
+func capOptions(maxAttempts uint32, supported *duroxide.SemVerRange) *durable.Options {
 	return &durable.Options{MinPollInterval: 10 * time.Millisecond, MaxAttempts: maxAttempts, SupportedReplayVersions: supported}
 }
 
-func rangeOf(min, max duroxide.SemVer) *duroxide.SemverRange {
-	return &duroxide.SemverRange{Min: min, Max: max}
+func rangeOf(min, max duroxide.SemVer) *duroxide.SemVerRange {
+	return &duroxide.SemVerRange{Min: min, Max: max}
 }
 
 // incompatibleStaysRunning seeds instance pinned to pinned, runs a runtime
 // for d and requires the instance to be still Running.
-func incompatibleStaysRunning(e *env, instance, name string, pinned duroxide.SemVer, maxAttempts uint32, supported *duroxide.SemverRange, d time.Duration) {
+func incompatibleStaysRunning(e *env, instance, name string, pinned duroxide.SemVer, maxAttempts uint32, supported *duroxide.SemVerRange, d time.Duration) {
 	e.seedPinnedInstance(instance, name, pinned)
 	r := durable.NewRegistry()
 	orch(e.t, r, name, constOrch("should-not-reach"))
@@ -143,7 +134,7 @@ func twoRuntimesDifferentVersionRangesRouteCorrectly(e *env) {
 func subOrchestrationGetsOwnPinnedVersion(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "ParentOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		res, err := ctx.ScheduleSubOrchestration("ChildOrch", "child-input").Await()
+		res, err := durable.CallSubOrchestration[string](ctx, "ChildOrch", "child-input").Await()
 		return "parent-done:" + res, err
 	})
 	orch(e.t, r, "ChildOrch", constOrch("child-done"))
@@ -228,9 +219,9 @@ func activityCompletionAfterContinueAsNewIsDiscarded(e *env) {
 	act(e.t, r, "SlowActivity", func(durable.ActivityContext, string) (string, error) { return "slow-result", nil })
 	orch(e.t, r, "CANOrch", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		if in == "start" {
-			return "", ctx.ContinueAsNew("second")
+			return "", durable.ContinueAsNew(ctx, "second")
 		}
-		if _, err := ctx.ScheduleWait("done_signal").Await(); err != nil {
+		if _, err := durable.WaitEvent[string](ctx, "done_signal").Await(); err != nil {
 			return "", err
 		}
 		return "can-complete", nil
@@ -243,7 +234,7 @@ func activityCompletionAfterContinueAsNewIsDiscarded(e *env) {
 	}, 0))
 	if a := e.p.Admin(); a != nil {
 		require.True(e.t, eventually(func() bool {
-			d, err := a.GetQueueDepths(e.ctx)
+			d, err := a.QueueDepths(e.ctx)
 			return err == nil && d.OrchestratorQueue == 0
 		}), "the stale completion should be consumed")
 	} else {
@@ -259,19 +250,15 @@ func activityCompletionAfterContinueAsNewIsDiscarded(e *env) {
 }
 
 func wideSupportedRangeDrainsStuckItems(e *env) {
-	hc, ok := e.f.(HistoryCorrupter)
-	if !ok {
-		e.t.Skip("not checked for this provider: draining an item whose history cannot be decoded needs such a history stored, and this factory cannot write one (implement durabletest.HistoryCorrupter; every backend in this repository does)")
-	}
 	e.seedPinnedInstance("drain-29", "DrainOrch", semver(99, 0, 0))
-	hc.CorruptInstanceHistory(e.t, e.p, "drain-29")
+	e.f.CorruptInstanceHistory(e.t, e.p, "drain-29")
 	r := durable.NewRegistry()
 	orch(e.t, r, "DrainOrch", constOrch("should-not-reach"))
 	e.start(r, &durable.Options{MaxAttempts: 3, MinPollInterval: 10 * time.Millisecond, OrchestratorLockTimeout: 500 * time.Millisecond,
 		SupportedReplayVersions: rangeOf(semver(0, 0, 0), semver(99, 99, 99))})
 	a := e.admin()
 	require.True(e.t, eventually(func() bool {
-		info, err := a.GetInstanceInfo(e.ctx, "drain-29")
+		info, err := a.InstanceInfo(e.ctx, "drain-29")
 		return err == nil && info.Status == "Failed"
 	}), "Drain procedure should terminate the orchestration as Failed via poison path")
 }

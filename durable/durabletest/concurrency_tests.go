@@ -25,9 +25,9 @@ func concurrencyTests() []sample {
 // external event "Go" and a 1 ms timer; it returns the activity's result
 // and the event's data.
 func joinActivityEventTimer(ctx *durable.OrchestrationContext, activity, input string) (string, string, error) {
-	a := ctx.ScheduleActivity(activity, input)
-	ev := ctx.ScheduleWait("Go")
-	tm := ctx.ScheduleTimer(time.Millisecond)
+	a := durable.CallActivity[string](ctx, activity, input)
+	ev := durable.WaitEvent[string](ctx, "Go")
+	tm := durable.NewTimer(ctx, time.Millisecond)
 	ctx.WaitAll(a, ev, tm)
 	av, err := a.Await()
 	if err != nil {

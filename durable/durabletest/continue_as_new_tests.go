@@ -31,7 +31,7 @@ func counterCAN(ctx *durable.OrchestrationContext, in string) (string, error) {
 	n, _ := strconv.Atoi(in)
 	if n < 2 {
 		ctx.TraceInfo("counter exec -> continue as new")
-		return "", ctx.ContinueAsNew(strconv.Itoa(n + 1))
+		return "", durable.ContinueAsNew(ctx, strconv.Itoa(n+1))
 	}
 	return "done:" + strconv.Itoa(n), nil
 }
@@ -104,10 +104,10 @@ func startThenWaitGo(ctx *durable.OrchestrationContext, in string) (string, erro
 	switch in {
 	case "start":
 		ctx.TraceInfo("first exec -> continue")
-		return "", ctx.ContinueAsNew("wait")
+		return "", durable.ContinueAsNew(ctx, "wait")
 	case "wait":
 		ctx.TraceInfo("second exec -> subscribe and wait")
-		v, _ := ctx.ScheduleWait("Go").Await()
+		v, _ := durable.WaitEvent[string](ctx, "Go").Await()
 		return v, nil
 	}
 	return in, nil
@@ -177,9 +177,9 @@ func eventDropThenRetryAfterSubscribe(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "EvtDropRetry", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.TraceInfo("subscribe after a short delay")
-		_, _ = ctx.ScheduleTimer(100 * time.Millisecond).Await()
-		w := ctx.ScheduleWait("Data")
-		if ctx.Select(w, ctx.ScheduleTimer(500*time.Millisecond)) == 0 {
+		_, _ = durable.NewTimer(ctx, 100*time.Millisecond).Await()
+		w := durable.WaitEvent[string](ctx, "Data")
+		if ctx.Select(w, durable.NewTimer(ctx, 500*time.Millisecond)) == 0 {
 			return w.Await()
 		}
 		return "early-event-dropped", nil
@@ -246,11 +246,11 @@ func continueAsNewMessageWhileSuccessorHidden(e *env) {
 	logs := &logCapture{}
 	a := durable.NewRegistry()
 	must(e.t, a.AddOrchestrationVersion("CanHidden", "1.0.0", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		return "", ctx.ContinueAsNewVersioned("2.0.0", "next")
+		return "", durable.ContinueAsNew(ctx, "next", durable.ContinueAsNewOptions{Version: "2.0.0"})
 	}))
 	backoff := durable.Backoff{Base: 2 * time.Second, Max: 2 * time.Second}
 	rt := e.start(a, &durable.Options{MinPollInterval: 10 * time.Millisecond, UnregisteredBackoff: backoff, Logger: slog.New(logs)})
-	require.NoError(e.t, e.client().StartOrchestrationVersion(e.ctx, inst, "CanHidden", "1.0.0", ""))
+	require.NoError(e.t, e.client().StartOrchestration(e.ctx, inst, "CanHidden", "", durable.StartOptions{Version: "1.0.0"}))
 	const unregistered = "orchestration not registered"
 	require.True(e.t, eventually(func() bool { return logs.count(slog.LevelWarn, unregistered) >= 1 }),
 		"the successor was never backed off")
@@ -263,10 +263,10 @@ func continueAsNewMessageWhileSuccessorHidden(e *env) {
 
 	b := durable.NewRegistry()
 	must(e.t, b.AddOrchestrationVersion("CanHidden", "1.0.0", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		return "", ctx.ContinueAsNewVersioned("2.0.0", "next")
+		return "", durable.ContinueAsNew(ctx, "next", durable.ContinueAsNewOptions{Version: "2.0.0"})
 	}))
 	must(e.t, b.AddOrchestrationVersion("CanHidden", "2.0.0", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		d, err := ctx.DequeueEvent("Data").Await()
+		d, err := durable.DequeueEvent[string](ctx, "Data").Await()
 		return "got:" + d, err
 	}))
 	e.start(b, &durable.Options{MinPollInterval: 10 * time.Millisecond})

@@ -101,7 +101,7 @@ func customStatusLastWriteWins(e *env) {
 func customStatusPersistsAcrossTurns(e *env) {
 	st := e.runStatus("cs-persist", "MultiTurn", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetCustomStatus("processing")
-		return ctx.ScheduleActivity("Echo", "hello").Await()
+		return durable.CallActivity[string](ctx, "Echo", "hello").Await()
 	}, "", nil)
 	requireCompleted(e, st)
 	require.Equal(e.t, "hello", st.Output)
@@ -111,7 +111,7 @@ func customStatusPersistsAcrossTurns(e *env) {
 func statusThenActivity(first, second string) durable.OrchestrationFunc {
 	return func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetCustomStatus(first)
-		if _, err := ctx.ScheduleActivity("Echo", "a").Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, "Echo", "a").Await(); err != nil {
 			return "", err
 		}
 		ctx.SetCustomStatus(second)
@@ -174,7 +174,7 @@ func customStatusAtSizeLimitSucceeds(e *env) {
 func customStatusPersistsAcrossContinueAsNew(e *env) {
 	readStatus := func(r *durable.Registry) {
 		act(e.t, r, "ReadStatus", func(ctx durable.ActivityContext, instance string) (string, error) {
-			cs, err := e.p.GetCustomStatus(ctx, instance, 0)
+			cs, err := e.p.CustomStatus(ctx, instance, 0)
 			if err != nil {
 				return "", err
 			}
@@ -192,12 +192,12 @@ func customStatusPersistsAcrossContinueAsNew(e *env) {
 		switch n {
 		case 0:
 			ctx.SetCustomStatus("step-A")
-			return "", ctx.ContinueAsNew("1")
+			return "", durable.ContinueAsNew(ctx, "1")
 		case 1:
-			snap, err := ctx.ScheduleActivity("ReadStatus", "cs-can").Await()
+			snap, err := durable.CallActivity[string](ctx, "ReadStatus", "cs-can").Await()
 			check(err == nil, "ReadStatus activity failed: %v", err)
 			check(snap == "step-A@v1", "step-A should be visible in execution 2, got %s", snap)
-			return "", ctx.ContinueAsNew("2")
+			return "", durable.ContinueAsNew(ctx, "2")
 		}
 		ctx.SetCustomStatus("step-B")
 		return "done", nil
@@ -212,7 +212,7 @@ func customStatusResetAcrossContinueAsNew(e *env) {
 	st := e.runStatus("cs-can-reset", "CanReset", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		if n, _ := strconv.Atoi(in); n == 0 {
 			ctx.SetCustomStatus("foo")
-			return "", ctx.ContinueAsNew("1")
+			return "", durable.ContinueAsNew(ctx, "1")
 		}
 		ctx.ResetCustomStatus()
 		return "done", nil
@@ -224,7 +224,7 @@ func customStatusResetAcrossContinueAsNew(e *env) {
 
 // statusIs reports whether the context's custom status equals want (nil = none).
 func statusIs(ctx *durable.OrchestrationContext, want *string) bool {
-	s, ok := ctx.GetCustomStatus()
+	s, ok := ctx.CustomStatus()
 	if want == nil {
 		return !ok
 	}
@@ -236,7 +236,7 @@ func customStatusGetReflectsSetAcrossTurns(e *env) {
 		check(statusIs(ctx, nil), "initial should be None")
 		ctx.SetCustomStatus("step-1")
 		check(statusIs(ctx, strp("step-1")), "should reflect set immediately")
-		if _, err := ctx.ScheduleActivity("Echo", "ping").Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, "Echo", "ping").Await(); err != nil {
 			return "", err
 		}
 		check(statusIs(ctx, strp("step-1")), "should survive replay across turns")
@@ -257,19 +257,19 @@ func customStatusGetReflectsCarryForwardAfterCAN(e *env) {
 			check(statusIs(ctx, nil), "iter 0: initial should be None")
 			ctx.SetCustomStatus("from-first")
 			check(statusIs(ctx, strp("from-first")), "iter 0: should reflect set")
-			return "", ctx.ContinueAsNew("1")
+			return "", durable.ContinueAsNew(ctx, "1")
 		case 1:
 			check(statusIs(ctx, strp("from-first")), "iter 1: should carry forward from iter 0")
 			ctx.ResetCustomStatus()
 			check(statusIs(ctx, nil), "iter 1: reset should clear")
-			return "", ctx.ContinueAsNew("2")
+			return "", durable.ContinueAsNew(ctx, "2")
 		case 2:
 			check(statusIs(ctx, nil), "iter 2: reset in iter 1 should carry forward as None")
 			ctx.SetCustomStatus("from-third")
-			return "", ctx.ContinueAsNew("3")
+			return "", durable.ContinueAsNew(ctx, "3")
 		}
 		check(statusIs(ctx, strp("from-third")), "iter 3: should carry forward from iter 2")
-		if _, err := ctx.ScheduleActivity("Echo", "ping").Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, "Echo", "ping").Await(); err != nil {
 			return "", err
 		}
 		check(statusIs(ctx, strp("from-third")), "iter 3: carried value should survive replay")

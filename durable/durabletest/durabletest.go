@@ -5,11 +5,12 @@
 // and activities on a Runtime and a Client over the provider under test,
 // and asserting what the Rust test asserts.
 //
-// Run it from a test of the provider's package:
+// Run it from a test of the provider's package with the same
+// providertest.Factory that runs the provider validation suite:
 //
 //	func TestE2E(t *testing.T) {
 //		t.Run("memprovider", func(t *testing.T) {
-//			durabletest.Run(t, durabletest.FactoryFunc(func(*testing.T) duroxide.Provider { return memprovider.New() }))
+//			durabletest.Run(t, factory{}) // factory implements providertest.Factory
 //		})
 //	}
 //
@@ -31,20 +32,8 @@ import (
 
 	"github.com/duroxide-go/cdb/durable"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/duroxide/providertest"
 )
-
-// Factory supplies an empty store per sample.
-type Factory interface {
-	// NewProvider returns a provider over a fresh, empty store; the
-	// factory cleans it up (t.Cleanup).
-	NewProvider(t *testing.T) duroxide.Provider
-}
-
-// FactoryFunc adapts a function to Factory.
-type FactoryFunc func(t *testing.T) duroxide.Provider
-
-// NewProvider calls f.
-func (f FactoryFunc) NewProvider(t *testing.T) duroxide.Provider { return f(t) }
 
 // sample is one ported Rust test.
 type sample struct {
@@ -55,14 +44,14 @@ type sample struct {
 // Run runs every module's tests as subtests <module>/<Rust test name>
 // (modules.go lists them). Tests run in parallel with each other, each on
 // its own provider.
-func Run(t *testing.T, f Factory) {
+func Run(t *testing.T, f providertest.Factory) {
 	RunModules(t, f, Modules()...)
 }
 
 // RunModules runs the named modules only (an unknown name fails t), so a
 // slow or remote backend can run, say, the e2e samples while a fast one
 // runs everything.
-func RunModules(t *testing.T, f Factory, names ...string) {
+func RunModules(t *testing.T, f providertest.Factory, names ...string) {
 	for _, name := range names {
 		m, ok := findModule(name)
 		if !ok {
@@ -147,7 +136,7 @@ type env struct {
 	cMu sync.Mutex
 	c   *durable.Client
 	// f makes further, independent stores (a "fresh database").
-	f Factory
+	f providertest.Factory
 }
 
 func (e *env) client() *durable.Client {
@@ -180,7 +169,7 @@ func (e *env) startOrch(instance, name string, input any) {
 // wait waits for instance to finish.
 func (e *env) wait(instance string) *durable.OrchestrationStatus {
 	e.t.Helper()
-	st, err := e.client().WaitForOrchestration(e.ctx, instance, waitTimeout)
+	st, err := e.client().WaitForOrchestration(e.ctx, instance, durable.WaitOptions{Timeout: waitTimeout})
 	require.NoError(e.t, err, "waiting for %s", instance)
 	return st
 }

@@ -52,14 +52,14 @@ func errorHandlingCompensationOnShipFailure(e *env) {
 	})
 	act(e.t, r, "Credit", func(_ durable.ActivityContext, in string) (string, error) { return "credited:" + in, nil })
 	orch(e.t, r, "ErrorHandlingCompensation", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		deb, err := ctx.ScheduleActivity("Debit", "ok").Await()
+		deb, err := durable.CallActivity[string](ctx, "Debit", "ok").Await()
 		if err != nil {
 			return "debit_failed:" + err.Error(), nil
 		}
-		if _, err := ctx.ScheduleActivity("Ship", "fail_ship").Await(); err == nil {
+		if _, err := durable.CallActivity[string](ctx, "Ship", "fail_ship").Await(); err == nil {
 			return "ok", nil
 		}
-		cred, err := ctx.ScheduleActivity("Credit", deb).Await()
+		cred, err := durable.CallActivity[string](ctx, "Credit", deb).Await()
 		if err != nil {
 			panic(err)
 		}
@@ -76,10 +76,10 @@ func errorHandlingSuccessPath(e *env) {
 	act(e.t, r, "Debit", func(_ durable.ActivityContext, in string) (string, error) { return "debited:" + in, nil })
 	act(e.t, r, "Ship", func(durable.ActivityContext, string) (string, error) { return "shipped", nil })
 	orch(e.t, r, "ErrorHandlingSuccess", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		if _, err := ctx.ScheduleActivity("Debit", "ok").Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, "Debit", "ok").Await(); err != nil {
 			panic(err)
 		}
-		if _, err := ctx.ScheduleActivity("Ship", "ok").Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, "Ship", "ok").Await(); err != nil {
 			panic(err)
 		}
 		return "ok", nil
@@ -95,7 +95,7 @@ func errorHandlingEarlyDebitFailure(e *env) {
 	act(e.t, r, "Ship", func(durable.ActivityContext, string) (string, error) { return "shipped", nil })
 	act(e.t, r, "Credit", func(durable.ActivityContext, string) (string, error) { return "credited", nil })
 	orch(e.t, r, "DebitFailureTest", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		if _, err := ctx.ScheduleActivity("Debit", "fail").Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, "Debit", "fail").Await(); err != nil {
 			return "debit_failed:" + err.Error(), nil
 		}
 		panic("unreachable")
@@ -109,7 +109,7 @@ func errorHandlingEarlyDebitFailure(e *env) {
 func unknownActivityFails(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "MissingActivityTest", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		v, err := ctx.ScheduleActivity("Missing", "foo").Await()
+		v, err := durable.CallActivity[string](ctx, "Missing", "foo").Await()
 		if err != nil {
 			return "err=" + err.Error(), nil
 		}
@@ -134,7 +134,7 @@ func eventAfterCompletionIsIgnored(e *env) {
 	const instance = "inst-post-complete-1"
 	r := durable.NewRegistry()
 	orch(e.t, r, "PostCompleteTest", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		_, _ = ctx.ScheduleWait("Once").Await()
+		_, _ = durable.WaitEvent[string](ctx, "Once").Await()
 		return "done", nil
 	})
 	e.start(r, nil)
@@ -148,7 +148,7 @@ func eventAfterCompletionIsIgnored(e *env) {
 	// orchestrator queue to drain where the provider can say so.
 	if a := e.p.Admin(); a != nil {
 		e.waitFor("late event consumed", func() bool {
-			d, err := a.GetQueueDepths(e.ctx)
+			d, err := a.QueueDepths(e.ctx)
 			return err == nil && d.OrchestratorQueue == 0
 		})
 	}
@@ -160,9 +160,9 @@ func eventBeforeSubscriptionAfterStartIsIgnored(e *env) {
 	const instance = "inst-pre-sub-drop-1"
 	r := durable.NewRegistry()
 	orch(e.t, r, "PreSubscriptionTest", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		_, _ = ctx.ScheduleTimer(10 * time.Millisecond).Await()
-		ev := ctx.ScheduleWait("Evt")
-		to := ctx.ScheduleTimer(500 * time.Millisecond)
+		_, _ = durable.NewTimer(ctx, 10*time.Millisecond).Await()
+		ev := durable.WaitEvent[string](ctx, "Evt")
+		to := durable.NewTimer(ctx, 500*time.Millisecond)
 		if ctx.Select(ev, to) == 0 {
 			return ev.Await()
 		}
@@ -190,7 +190,7 @@ func orchestrationImmediateFail(e *env) {
 	require.Len(e.t, h, 2)
 	require.IsType(e.t, duroxide.OrchestrationStarted{}, h[0].Kind)
 	require.IsType(e.t, duroxide.OrchestrationFailed{}, h[1].Kind)
-	st, err := e.client().GetOrchestrationStatus(e.ctx, "inst-fail-imm")
+	st, err := e.client().Status(e.ctx, "inst-fail-imm")
 	require.NoError(e.t, err)
 	a, ok := appDetails(st.Details)
 	require.True(e.t, ok && a.Kind.Type == duroxide.AppOrchestrationFailed && a.Message == "oops", "%#v", st.Details)
@@ -200,7 +200,7 @@ func orchestrationPropagatesActivityFailure(e *env) {
 	r := durable.NewRegistry()
 	act(e.t, r, "Fail", func(durable.ActivityContext, string) (string, error) { return "", errors.New("bad") })
 	orch(e.t, r, "PropagateFail", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		if _, err := ctx.ScheduleActivity("Fail", "x").Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, "Fail", "x").Await(); err != nil {
 			return "", err
 		}
 		return "ok", nil
@@ -208,7 +208,7 @@ func orchestrationPropagatesActivityFailure(e *env) {
 	e.start(r, nil)
 	e.startOrch("inst-fail-prop", "PropagateFail", "")
 	for _, d := range []duroxide.ErrorDetails{e.failedDetails("inst-fail-prop"), func() duroxide.ErrorDetails {
-		st, err := e.client().GetOrchestrationStatus(e.ctx, "inst-fail-prop")
+		st, err := e.client().Status(e.ctx, "inst-fail-prop")
 		require.NoError(e.t, err)
 		return st.Details
 	}()} {
@@ -231,7 +231,7 @@ func typedActivityDecodeError(e *env) {
 		return fmt.Sprintf("a=%d", req.A), nil
 	}))
 	orch(e.t, r, "BadInputToTypedActivity", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		if _, err := ctx.ScheduleActivity("FmtA", "not-json").Await(); err == nil {
+		if _, err := durable.CallActivity[string](ctx, "FmtA", "not-json").Await(); err == nil {
 			panic("expected a decode error")
 		}
 		return "ok", nil
@@ -246,7 +246,7 @@ func typedEventDecodeError(e *env) {
 	// Rust's typed wait panics on a bad payload (caught with catch_unwind);
 	// Go's returns the decode error.
 	must(e.t, durable.RegisterOrchestration(r, "TypedEvt", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		if _, err := durable.ScheduleWait[aOnly](ctx, "Evt").Await(); err != nil {
+		if _, err := durable.WaitEvent[aOnly](ctx, "Evt").Await(); err != nil {
 			return "decode_err", nil
 		}
 		return "ok", nil
@@ -268,16 +268,16 @@ func testInstanceIDIdempotence(e *env) {
 	})
 	act(e.t, r, "B", func(_ durable.ActivityContext, in string) (string, error) { return "B(" + in + ")", nil })
 	orch(e.t, r, "IdempotenceTest", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		start, err := ctx.UtcNow().Await()
+		start, err := ctx.UTCNow().Await()
 		if err != nil {
 			return "", err
 		}
-		a, err := ctx.ScheduleActivity("A", "1").Await()
+		a, err := durable.CallActivity[string](ctx, "A", "1").Await()
 		if err != nil {
 			panic(err)
 		}
-		_, _ = ctx.ScheduleTimer(50 * time.Millisecond).Await()
-		b, err := ctx.ScheduleActivity("B", a).Await()
+		_, _ = durable.NewTimer(ctx, 50*time.Millisecond).Await()
+		b, err := durable.CallActivity[string](ctx, "B", a).Await()
 		if err != nil {
 			panic(err)
 		}

@@ -137,7 +137,7 @@ func TestFaultyProviderFailNext(t *testing.T) {
 	err = fp.AckWorkItem(ctx, w.LockToken, duroxide.ActivityCompletedItem{Instance: "a", ExecutionID: 1, ID: 2, Result: "r"})
 	require.ErrorIs(t, err, duroxide.ErrPermanent)
 	require.Error(t, fp.AckWorkItem(ctx, w.LockToken, nil), "the ack happened: the token is gone")
-	d, err := fp.Admin().GetQueueDepths(ctx)
+	d, err := fp.Admin().QueueDepths(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 1, d.OrchestratorQueue, "the completion was enqueued by the real ack")
 }
@@ -156,7 +156,7 @@ func TestFaultyProviderBypassesCapabilityFilter(t *testing.T) {
 		OrchestratorItems: []duroxide.WorkItem{duroxide.ExternalRaisedItem{Instance: "a", Name: "ping"}},
 		Metadata:          duroxide.ExecutionMetadata{PinnedDuroxideVersion: &pinned},
 	}))
-	filter := &duroxide.DispatcherCapabilityFilter{SupportedDuroxideVersions: []duroxide.SemverRange{{Max: duroxide.SemVer{Minor: 1, Patch: 29}}}}
+	filter := &duroxide.DispatcherCapabilityFilter{SupportedDuroxideVersions: []duroxide.SemVerRange{{Max: duroxide.SemVer{Minor: 1, Patch: 29}}}}
 	require.Nil(t, fetchOrch(t, fp, filter), "the wrapped provider filters")
 	fp.SetBypassCapabilityFilter(true)
 	require.NotNil(t, fetchOrch(t, fp, filter), "bypass ignores the filter")

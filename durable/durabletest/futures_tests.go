@@ -69,7 +69,7 @@ func requireBFirstAndWins(e *env, h []duroxide.Event) {
 
 func select2TwoExternalsFirstDeliveryWins(e *env) {
 	h := e.raceExternals("inst-ab2", "ABSelect2", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		a, b := ctx.ScheduleWait("A"), ctx.ScheduleWait("B")
+		a, b := durable.WaitEvent[string](ctx, "A"), durable.WaitEvent[string](ctx, "B")
 		if ctx.Select(a, b) == 0 {
 			v, _ := a.Await()
 			return "A:" + v, nil
@@ -82,12 +82,16 @@ func select2TwoExternalsFirstDeliveryWins(e *env) {
 
 func select3MixedBranchOrderWinner(e *env) {
 	h := e.raceExternals("inst-atb", "ATBSelect", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		a := durable.Go(ctx, func(ctx *durable.OrchestrationContext) (string, error) { return ctx.ScheduleWait("A").Await() })
+		a := durable.Go(ctx, func(ctx *durable.OrchestrationContext) (string, error) {
+			return durable.WaitEvent[string](ctx, "A").Await()
+		})
 		t := durable.Go(ctx, func(ctx *durable.OrchestrationContext) (string, error) {
-			_, err := ctx.ScheduleTimer(500 * time.Millisecond).Await()
+			_, err := durable.NewTimer(ctx, 500*time.Millisecond).Await()
 			return "", err
 		})
-		b := durable.Go(ctx, func(ctx *durable.OrchestrationContext) (string, error) { return ctx.ScheduleWait("B").Await() })
+		b := durable.Go(ctx, func(ctx *durable.OrchestrationContext) (string, error) {
+			return durable.WaitEvent[string](ctx, "B").Await()
+		})
 		switch ctx.Select(a, t, b) {
 		case 0:
 			v, _ := a.Await()
@@ -116,8 +120,8 @@ func joinReturnsScheduleOrder(e *env) {
 		return name, nil
 	})
 	orch(e.t, r, "JoinAB", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		a := ctx.ScheduleActivity("Delay", `["A",100]`)
-		b := ctx.ScheduleActivity("Delay", `["B",10]`)
+		a := durable.CallActivity[string](ctx, "Delay", `["A",100]`)
+		b := durable.CallActivity[string](ctx, "Delay", `["B",10]`)
 		var outs []string
 		for _, o := range durable.Join(ctx, a, b) {
 			if o.Err != nil {
@@ -140,8 +144,8 @@ func testSelect2LoserEventConsumedDuringReplay(e *env) {
 		return "", fmt.Errorf("fast failure on attempt %d", attempts.Add(1))
 	})
 	orch(e.t, r, "SelectLoserOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		timer1 := ctx.ScheduleTimer(500 * time.Millisecond)
-		a1 := ctx.ScheduleActivity("FastFailActivity", "")
+		timer1 := durable.NewTimer(ctx, 500*time.Millisecond)
+		a1 := durable.CallActivity[string](ctx, "FastFailActivity", "")
 		if ctx.Select(a1, timer1) != 0 {
 			return "", fmt.Errorf("timer won unexpectedly")
 		}
@@ -149,7 +153,7 @@ func testSelect2LoserEventConsumedDuringReplay(e *env) {
 		if err == nil {
 			return "unexpected success", nil
 		}
-		_, err2 := ctx.ScheduleActivity("FastFailActivity", "").Await()
+		_, err2 := durable.CallActivity[string](ctx, "FastFailActivity", "").Await()
 		return fmt.Sprintf("first: %s, second: Err(%q)", err.Error(), err2.Error()), nil
 	})
 	e.start(r, nil)
@@ -167,12 +171,12 @@ func testSelect2ScheduleAfterWinnerReturns(e *env) {
 	r := durable.NewRegistry()
 	act(e.t, r, "Instant", func(durable.ActivityContext, string) (string, error) { return "done", nil })
 	orch(e.t, r, "MinimalOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		timer := ctx.ScheduleTimer(time.Second)
-		a := ctx.ScheduleActivity("Instant", "")
+		timer := durable.NewTimer(ctx, time.Second)
+		a := durable.CallActivity[string](ctx, "Instant", "")
 		if ctx.Select(a, timer) != 0 {
 			return "", fmt.Errorf("timer won unexpectedly")
 		}
-		return ctx.ScheduleActivity("Instant", "").Await()
+		return durable.CallActivity[string](ctx, "Instant", "").Await()
 	})
 	e.start(r, nil)
 	e.startOrch("minimal-1", "MinimalOrch", "")
@@ -193,8 +197,8 @@ func simplifiedFuturesUnawaitedCompletionDoesNotBlock(e *env) {
 		return "B:" + in, nil
 	})
 	orch(e.t, r, "UnawaitedFirst", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		af := ctx.ScheduleActivity("ActivityA", "first")
-		b, err := ctx.ScheduleActivity("ActivityB", "second").Await()
+		af := durable.CallActivity[string](ctx, "ActivityA", "first")
+		b, err := durable.CallActivity[string](ctx, "ActivityB", "second").Await()
 		if err != nil {
 			return "", err
 		}

@@ -15,11 +15,11 @@ func kvGetValueFromInstanceKeyMissing(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "Writer2", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetKVValue("exists", "yes")
-		_, _ = ctx.ScheduleWait("done").Await()
+		_, _ = durable.WaitEvent[string](ctx, "done").Await()
 		return "done", nil
 	})
 	orch(e.t, r, "Reader2", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		v, err := ctx.GetKVValueFromInstance("kv-writer2", "nonexistent").Await()
+		v, err := ctx.KVValueFromInstance("kv-writer2", "nonexistent").Await()
 		if err != nil {
 			return "", err
 		}
@@ -37,7 +37,7 @@ func kvGetValueFromInstanceKeyMissing(e *env) {
 func kvGetValueFromInstanceUnknownInstance(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "ReaderUnknown", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		v, err := ctx.GetKVValueFromInstance("no-such-inst", "key").Await()
+		v, err := ctx.KVValueFromInstance("no-such-inst", "key").Await()
 		if err != nil {
 			return "", err
 		}
@@ -62,11 +62,11 @@ func kvGetValueFromInstanceTypedE2E(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "TypedWriter", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		durable.SetKVValue(ctx, "config", []uint32{1, 2, 3})
-		_, _ = ctx.ScheduleWait("done").Await()
+		_, _ = durable.WaitEvent[string](ctx, "done").Await()
 		return "done", nil
 	})
 	orch(e.t, r, "TypedReader", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		v, err := durable.GetKVValueFromInstance[[]uint32](ctx, "kv-tw", "config").Await()
+		v, err := durable.KVValueFromInstance[[]uint32](ctx, "kv-tw", "config").Await()
 		if err != nil {
 			return "", err
 		}
@@ -86,15 +86,15 @@ func kvGetValueFromInstanceReplaySafe(e *env) {
 	noop(e.t, r, "Noop", "ok")
 	orch(e.t, r, "SourceOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetKVValue("data", "source_value")
-		_, _ = ctx.ScheduleWait("done").Await()
+		_, _ = durable.WaitEvent[string](ctx, "done").Await()
 		return "done", nil
 	})
 	orch(e.t, r, "ReplayReader", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		v, err := ctx.GetKVValueFromInstance("kv-source", "data").Await()
+		v, err := ctx.KVValueFromInstance("kv-source", "data").Await()
 		if err != nil {
 			return "", err
 		}
-		if _, err := ctx.ScheduleActivity("Noop", "").Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, "Noop", "").Await(); err != nil {
 			return "", err
 		}
 		return strOr(v, "missing"), nil
@@ -112,19 +112,19 @@ func kvGetValueFromInstanceAfterSourceUpdate(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "LiveSource", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetKVValue("v", "1")
-		_, _ = ctx.ScheduleWait("update").Await()
+		_, _ = durable.WaitEvent[string](ctx, "update").Await()
 		ctx.SetKVValue("v", "2")
-		_, _ = ctx.ScheduleWait("done").Await()
+		_, _ = durable.WaitEvent[string](ctx, "done").Await()
 		return "done", nil
 	})
 	orch(e.t, r, "LiveReader", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		v1, err := ctx.GetKVValueFromInstance("kv-lsrc", "v").Await()
+		v1, err := ctx.KVValueFromInstance("kv-lsrc", "v").Await()
 		if err != nil {
 			return "", err
 		}
 		ctx.SetKVValue("read1", strOr(v1, ""))
-		_, _ = ctx.ScheduleWait("source_updated").Await()
-		v2, err := ctx.GetKVValueFromInstance("kv-lsrc", "v").Await()
+		_, _ = durable.WaitEvent[string](ctx, "source_updated").Await()
+		v2, err := ctx.KVValueFromInstance("kv-lsrc", "v").Await()
 		if err != nil {
 			return "", err
 		}
@@ -153,7 +153,7 @@ func kvParentChildIsolation(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "Parent", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetKVValue("role", "parent")
-		return ctx.ScheduleSubOrchestration("Child", "").Await()
+		return durable.CallSubOrchestration[string](ctx, "Child", "").Await()
 	})
 	orch(e.t, r, "Child", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		if err := expectKV(ctx, "role", nil, "child should not see parent KV"); err != nil {
@@ -170,7 +170,7 @@ func kvDeleteParentCascadesChildKV(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "ParentDel", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetKVValue("parent_key", "parent_val")
-		if _, err := ctx.ScheduleSubOrchestration("ChildDel", "").Await(); err != nil {
+		if _, err := durable.CallSubOrchestration[string](ctx, "ChildDel", "").Await(); err != nil {
 			return "", err
 		}
 		return "done", nil

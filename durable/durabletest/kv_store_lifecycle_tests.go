@@ -20,7 +20,7 @@ func kvPruneExecutionRemovesOrphanKeys(e *env) {
 		if exec, _ := strconv.ParseUint(in, 10, 32); exec == 0 {
 			ctx.SetKVValue("ephemeral", "from_exec_1")
 			ctx.SetKVValue("persistent", "from_exec_1")
-			return "", ctx.ContinueAsNew("1")
+			return "", durable.ContinueAsNew(ctx, "1")
 		}
 		ctx.SetKVValue("persistent", "from_exec_2")
 		return "done", nil
@@ -42,7 +42,7 @@ func kvDeleteInstanceRemovesAllKV(e *env) {
 		if exec, _ := strconv.ParseUint(in, 10, 32); exec == 0 {
 			ctx.SetKVValue("a", "1")
 			ctx.SetKVValue("b", "2")
-			return "", ctx.ContinueAsNew("1")
+			return "", durable.ContinueAsNew(ctx, "1")
 		}
 		ctx.SetKVValue("c", "3")
 		return "done", nil
@@ -66,14 +66,14 @@ func kvUpdateAcrossTurns(e *env) {
 	noop(e.t, r, "Noop", "ok")
 	orch(e.t, r, "UpdateAcross", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetKVValue("counter", "1")
-		if _, err := ctx.ScheduleActivity("Noop", "").Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, "Noop", "").Await(); err != nil {
 			return "", err
 		}
 		if err := expectKV(ctx, "counter", some("1"), "turn 2"); err != nil {
 			return "", err
 		}
 		ctx.SetKVValue("counter", "2")
-		if _, err := ctx.ScheduleActivity("Noop", "").Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, "Noop", "").Await(); err != nil {
 			return "", err
 		}
 		if err := expectKV(ctx, "counter", some("2"), "turn 3"); err != nil {
@@ -104,7 +104,7 @@ func kvOverwriteAfterCAN(e *env) {
 		//durablecheck:ignore counts executions across continue-as-new, as the Rust test's AtomicU32 does
 		if iteration.Add(1)-1 == 0 {
 			ctx.SetKVValue("A", "old")
-			return "", ctx.ContinueAsNew("next")
+			return "", durable.ContinueAsNew(ctx, "next")
 		}
 		ctx.SetKVValue("A", "new")
 		return "done", nil
@@ -121,7 +121,7 @@ func kvClearAfterCAN(e *env) {
 		if iteration.Add(1)-1 == 0 {
 			ctx.SetKVValue("A", "val_a")
 			ctx.SetKVValue("B", "val_b")
-			return "", ctx.ContinueAsNew("next")
+			return "", durable.ContinueAsNew(ctx, "next")
 		}
 		ctx.ClearAllKVValues()
 		return "done", nil
@@ -139,14 +139,14 @@ func kvCANChainAccumulation(e *env) {
 		switch iteration.Add(1) - 1 {
 		case 0:
 			ctx.SetKVValue("count", "1")
-			return "", ctx.ContinueAsNew("next")
+			return "", durable.ContinueAsNew(ctx, "next")
 		case 1:
 			n, err := strconv.ParseUint(kvOr(ctx, "count", "0"), 10, 32)
 			if err != nil {
 				return "", err
 			}
 			ctx.SetKVValue("count", strconv.FormatUint(n+1, 10))
-			return "", ctx.ContinueAsNew("next2")
+			return "", durable.ContinueAsNew(ctx, "next2")
 		default:
 			if err := expectKV(ctx, "count", some("2"), "third execution"); err != nil {
 				return "", err
@@ -166,7 +166,7 @@ func kvBulkPrune(e *env) {
 		if iteration.Add(1)-1 == 0 {
 			ctx.SetKVValue("first_only", "exec1")
 			ctx.SetKVValue("shared", "exec1")
-			return "", ctx.ContinueAsNew("next")
+			return "", durable.ContinueAsNew(ctx, "next")
 		}
 		ctx.SetKVValue("shared", "exec2")
 		return "done", nil
@@ -183,7 +183,7 @@ func clientGetValueRunning(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "RunningKV", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetKVValue("progress", "initialized")
-		_, _ = ctx.ScheduleWait("finish").Await()
+		_, _ = durable.WaitEvent[string](ctx, "finish").Await()
 		return "done", nil
 	})
 	e.start(r, nil)

@@ -18,11 +18,11 @@ func kvInterleavedWithActivitiesAndTimers(e *env) {
 	noop(e.t, r, "Work", "worked")
 	orch(e.t, r, "Interleave", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetKVValue("step", "1")
-		if _, err := ctx.ScheduleActivity("Work", "").Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, "Work", "").Await(); err != nil {
 			return "", err
 		}
 		ctx.SetKVValue("step", "2")
-		_, _ = ctx.ScheduleTimer(time.Millisecond).Await()
+		_, _ = durable.NewTimer(ctx, time.Millisecond).Await()
 		ctx.ClearAllKVValues()
 		ctx.SetKVValue("step", "final")
 		return kvOr(ctx, "step", ""), nil
@@ -37,7 +37,7 @@ func kvInFanOutFanIn(e *env) {
 	orch(e.t, r, "FanOutKV", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		var futs []*durable.Future[string]
 		for i := 0; i < 5; i++ {
-			futs = append(futs, ctx.ScheduleActivity("Process", strconv.Itoa(i)))
+			futs = append(futs, durable.CallActivity[string](ctx, "Process", strconv.Itoa(i)))
 		}
 		for i, res := range durable.Join(ctx, futs...) {
 			if res.Err == nil {
@@ -90,10 +90,10 @@ func kvGetValueFromInstanceSelf(e *env) {
 	noop(e.t, r, "Noop", "ok")
 	orch(e.t, r, "SelfRead", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetKVValue("key", "local_val")
-		if _, err := ctx.ScheduleActivity("Noop", "").Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, "Noop", "").Await(); err != nil {
 			return "", err
 		}
-		v, err := ctx.GetKVValueFromInstance("kv-self", "key").Await()
+		v, err := ctx.KVValueFromInstance("kv-self", "key").Await()
 		if err != nil {
 			return "", err
 		}
@@ -106,7 +106,7 @@ func kvGetValueTypedWrongType(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "TypeMismatch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		durable.SetKVValue(ctx, "data", []uint32{1, 2, 3})
-		v, ok, err := durable.GetKVValue[map[string]string](ctx, "data")
+		v, ok, err := durable.KVValue[map[string]string](ctx, "data")
 		switch {
 		case err != nil:
 			return "error_caught", nil
@@ -132,7 +132,7 @@ func kvSingleThreadBasic(e *env) {
 	noop(e.t, r, "Task", "ok")
 	orch(e.t, r, "STKv", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetKVValue("key", "val")
-		if _, err := ctx.ScheduleActivity("Task", "").Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, "Task", "").Await(); err != nil {
 			return "", err
 		}
 		return kvOr(ctx, "key", ""), nil
@@ -150,7 +150,7 @@ func kvSingleThreadCANWithKV(e *env) {
 		//durablecheck:ignore counts executions across continue-as-new, as the Rust test's AtomicU32 does
 		if iteration.Add(1)-1 == 0 {
 			ctx.SetKVValue("count", "1")
-			return "", ctx.ContinueAsNew("next")
+			return "", durable.ContinueAsNew(ctx, "next")
 		}
 		if err := expectKV(ctx, "count", some("1"), "second execution"); err != nil {
 			return "", err

@@ -50,7 +50,7 @@ func (e *env) startAndWaitConcurrently(n int, spec func(i int) (instance, name, 
 			if errs[i] = c.StartOrchestration(e.ctx, id, name, in); errs[i] != nil {
 				return
 			}
-			statuses[i], errs[i] = c.WaitForOrchestration(e.ctx, id, waitTimeout)
+			statuses[i], errs[i] = c.WaitForOrchestration(e.ctx, id, durable.WaitOptions{Timeout: waitTimeout})
 		}()
 	}
 	wg.Wait()
@@ -75,7 +75,7 @@ func kvStressHighKeyCount(e *env) {
 		}
 		//durablecheck:ignore counts turns, as the Rust test's AtomicU32 does
 		if turns.Add(1)-1 < 5 {
-			if _, err := ctx.ScheduleActivity("Noop", "").Await(); err != nil {
+			if _, err := durable.CallActivity[string](ctx, "Noop", "").Await(); err != nil {
 				return "", err
 			}
 			for i := 0; i < durable.MaxKVKeys; i++ {
@@ -94,11 +94,11 @@ func kvStressCrossInstanceReads(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "SharedWriter", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetKVValue("shared", "producer_value")
-		_, _ = ctx.ScheduleWait("done").Await()
+		_, _ = durable.WaitEvent[string](ctx, "done").Await()
 		return "done", nil
 	})
 	orch(e.t, r, "ConcReader", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		v, err := ctx.GetKVValueFromInstance("kv-shared-src", "shared").Await()
+		v, err := ctx.KVValueFromInstance("kv-shared-src", "shared").Await()
 		if err != nil {
 			return "", err
 		}
@@ -124,7 +124,7 @@ func kvStressCANThroughput(e *env) {
 		i := iteration.Add(1) - 1
 		ctx.SetKVValue("iter", strconv.FormatUint(uint64(i), 10))
 		if i < 4 {
-			return "", ctx.ContinueAsNew(fmt.Sprintf("iter_%d", i+1))
+			return "", durable.ContinueAsNew(ctx, fmt.Sprintf("iter_%d", i+1))
 		}
 		return "done", nil
 	})
@@ -136,7 +136,7 @@ func kvStressCANThroughput(e *env) {
 
 func (e *env) kvAll(instance string) map[string]string {
 	e.t.Helper()
-	all, err := e.client().GetKVAllValues(e.ctx, instance)
+	all, err := e.client().KVValues(e.ctx, instance)
 	require.NoError(e.t, err)
 	return all
 }
@@ -193,7 +193,7 @@ func kvClientGetAllValuesAcrossCAN(e *env) {
 		n, _ := strconv.ParseUint(in, 10, 32)
 		ctx.SetKVValue(fmt.Sprintf("key_%d", n), fmt.Sprintf("val_%d", n))
 		if n < 2 {
-			return "", ctx.ContinueAsNew(strconv.FormatUint(n+1, 10))
+			return "", durable.ContinueAsNew(ctx, strconv.FormatUint(n+1, 10))
 		}
 		return "done", nil
 	})
@@ -204,7 +204,7 @@ func kvClientGetAllValuesAcrossCAN(e *env) {
 // --- prune_kv_values_updated_before ------------------------------------------------------------
 
 func utcNowMs(ctx *durable.OrchestrationContext) (uint64, error) {
-	now, err := ctx.UtcNow().Await()
+	now, err := ctx.UTCNow().Await()
 	if err != nil {
 		return 0, err
 	}
@@ -217,9 +217,9 @@ func kvPruneOldValuesByTimestamp(e *env) {
 		if n, _ := strconv.ParseUint(in, 10, 32); n == 0 {
 			ctx.SetKVValue("old1", "v1")
 			ctx.SetKVValue("old2", "v2")
-			return "", ctx.ContinueAsNew("1")
+			return "", durable.ContinueAsNew(ctx, "1")
 		}
-		_, _ = ctx.ScheduleTimer(50 * time.Millisecond).Await()
+		_, _ = durable.NewTimer(ctx, 50*time.Millisecond).Await()
 		now, err := utcNowMs(ctx)
 		if err != nil {
 			return "", err
@@ -239,7 +239,7 @@ func kvPruneWithZeroThresholdDoesNothing(e *env) {
 		if n, _ := strconv.ParseUint(in, 10, 32); n == 0 {
 			ctx.SetKVValue("a", "1")
 			ctx.SetKVValue("b", "2")
-			return "", ctx.ContinueAsNew("1")
+			return "", durable.ContinueAsNew(ctx, "1")
 		}
 		removed := ctx.PruneKVValuesUpdatedBefore(0)
 		return fmt.Sprintf("removed:%d,a:%s,b:%s", removed, kvOr(ctx, "a", ""), kvOr(ctx, "b", "")), nil
@@ -292,21 +292,21 @@ func kvPruneSelectiveByAge(e *env) {
 		switch phase {
 		case 0:
 			ctx.SetKVValue("old_key", "old_val")
-			return "", ctx.ContinueAsNew("1")
+			return "", durable.ContinueAsNew(ctx, "1")
 		case 1:
-			_, _ = ctx.ScheduleTimer(50 * time.Millisecond).Await()
+			_, _ = durable.NewTimer(ctx, 50*time.Millisecond).Await()
 			boundary, err := utcNowMs(ctx)
 			if err != nil {
 				return "", err
 			}
 			ctx.SetKVValue("recent_key", "recent_val")
-			return "", ctx.ContinueAsNew(fmt.Sprintf("2:%d", boundary))
+			return "", durable.ContinueAsNew(ctx, fmt.Sprintf("2:%d", boundary))
 		default:
 			boundary, err := strconv.ParseUint(parts[1], 10, 64)
 			if err != nil {
 				return "", err
 			}
-			_, _ = ctx.ScheduleTimer(10 * time.Millisecond).Await()
+			_, _ = durable.NewTimer(ctx, 10*time.Millisecond).Await()
 			removed := ctx.PruneKVValuesUpdatedBefore(boundary)
 			return fmt.Sprintf("removed:%d,old:%s,recent:%s", removed, kvOr(ctx, "old_key", "gone"), kvOr(ctx, "recent_key", "gone")), nil
 		}
@@ -321,13 +321,13 @@ func kvReadModifyWriteAcrossTurns(e *env) {
 	noop(e.t, r, "Noop", "ok")
 	orch(e.t, r, "ReadModifyWrite", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetKVValue("counter", "1")
-		if _, err := ctx.ScheduleActivity("Noop", "").Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, "Noop", "").Await(); err != nil {
 			return "", err
 		}
 		if v := kvOr(ctx, "counter", "missing"); v != "1" {
 			return "", fmt.Errorf("Turn 2 should see value from turn 1, got %q", v)
 		}
-		if _, err := ctx.ScheduleActivity("Noop", "").Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, "Noop", "").Await(); err != nil {
 			return "", err
 		}
 		n, err := strconv.ParseUint(kvOr(ctx, "counter", "missing"), 10, 32)
@@ -359,7 +359,7 @@ func kvReadModifyWriteEveryTurn(e *env) {
 			if err := incrementCounter(ctx); err != nil {
 				return "", err
 			}
-			if _, err := ctx.ScheduleActivity("Noop", "").Await(); err != nil {
+			if _, err := durable.CallActivity[string](ctx, "Noop", "").Await(); err != nil {
 				return "", err
 			}
 		}
@@ -378,11 +378,11 @@ func kvClearAllThenSetAcrossTurns(e *env) {
 		if iteration.Add(1)-1 == 0 {
 			ctx.SetKVValue("old_key", "old_val")
 			ctx.SetKVValue("shared", "from_exec_1")
-			return "", ctx.ContinueAsNew("next")
+			return "", durable.ContinueAsNew(ctx, "next")
 		}
 		ctx.ClearAllKVValues()
 		ctx.SetKVValue("new_key", "new_val")
-		if _, err := ctx.ScheduleActivity("Noop", "").Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, "Noop", "").Await(); err != nil {
 			return "", err
 		}
 		for _, c := range []struct {
@@ -412,10 +412,10 @@ func kvClearSingleWithPriorExecutionValue(e *env) {
 		if iteration.Add(1)-1 == 0 {
 			ctx.SetKVValue("session_token", "abc123")
 			ctx.SetKVValue("keep_me", "alive")
-			return "", ctx.ContinueAsNew("next")
+			return "", durable.ContinueAsNew(ctx, "next")
 		}
 		ctx.ClearKVValue("session_token")
-		if _, err := ctx.ScheduleActivity("Noop", "").Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, "Noop", "").Await(); err != nil {
 			return "", err
 		}
 		return fmt.Sprintf("token=%s,kept=%s", kvOr(ctx, "session_token", "none"), kvOr(ctx, "keep_me", "none")), nil
@@ -431,13 +431,13 @@ func kvRMWAcrossCANBoundary(e *env) {
 		//durablecheck:ignore counts executions across continue-as-new, as the Rust test's AtomicU32 does
 		if iteration.Add(1)-1 == 0 {
 			ctx.SetKVValue("counter", "5")
-			return "", ctx.ContinueAsNew("next")
+			return "", durable.ContinueAsNew(ctx, "next")
 		}
 		for i := 0; i < 3; i++ {
 			if err := incrementCounter(ctx); err != nil {
 				return "", err
 			}
-			if _, err := ctx.ScheduleActivity("Noop", "").Await(); err != nil {
+			if _, err := durable.CallActivity[string](ctx, "Noop", "").Await(); err != nil {
 				return "", err
 			}
 		}

@@ -96,7 +96,7 @@ func kvStoreTests() []sample {
 // requireKV asserts instance's key holds want (Rust: Some(want)).
 func (e *env) requireKV(instance, key, want string) {
 	e.t.Helper()
-	v, ok, err := e.client().GetKVValue(e.ctx, instance, key)
+	v, ok, err := e.client().KVValue(e.ctx, instance, key)
 	require.NoError(e.t, err)
 	require.True(e.t, ok, "%s: key %q should exist", instance, key)
 	require.Equal(e.t, want, v, "%s: key %q", instance, key)
@@ -105,7 +105,7 @@ func (e *env) requireKV(instance, key, want string) {
 // requireNoKV asserts instance has no key (Rust: None).
 func (e *env) requireNoKV(instance, key string) {
 	e.t.Helper()
-	v, ok, err := e.client().GetKVValue(e.ctx, instance, key)
+	v, ok, err := e.client().KVValue(e.ctx, instance, key)
 	if errors.Is(err, durable.ErrInstanceNotFound) {
 		return // Go's client reports a deleted instance's KV as not found
 	}
@@ -117,7 +117,7 @@ func (e *env) requireNoKV(instance, key string) {
 // stands in for Rust's fixed sleeps "until the writer has set its value".
 func (e *env) waitKV(instance, key string) string {
 	e.t.Helper()
-	v, err := e.client().WaitForKVValue(e.ctx, instance, key, waitTimeout)
+	v, err := e.client().WaitForKVValue(e.ctx, instance, key, durable.WaitOptions{Timeout: waitTimeout})
 	require.NoError(e.t, err, "waiting for %s's key %q", instance, key)
 	return v
 }
@@ -127,7 +127,7 @@ func (e *env) waitKVEquals(instance, key, want string) {
 	e.t.Helper()
 	deadline := time.Now().Add(waitTimeout)
 	for {
-		v, ok, err := e.client().GetKVValue(e.ctx, instance, key)
+		v, ok, err := e.client().KVValue(e.ctx, instance, key)
 		require.NoError(e.t, err)
 		if ok && v == want {
 			return
@@ -140,7 +140,7 @@ func (e *env) waitKVEquals(instance, key, want string) {
 // expectKV is the Go form of an assert_eq! on a KV read inside an
 // orchestration: a mismatch fails the orchestration with the message.
 func expectKV(ctx *durable.OrchestrationContext, key string, want *string, msg string) error {
-	v, ok := ctx.GetKVValue(key)
+	v, ok := ctx.KVValue(key)
 	switch {
 	case want == nil && ok:
 		return fmt.Errorf("%s: key %q = %q, want none", msg, key, v)
@@ -156,7 +156,7 @@ func some(s string) *string { return &s }
 
 // kvOr is Rust's get_kv_value(key).unwrap_or(def).
 func kvOr(ctx *durable.OrchestrationContext, key, def string) string {
-	if v, ok := ctx.GetKVValue(key); ok {
+	if v, ok := ctx.KVValue(key); ok {
 		return v
 	}
 	return def
@@ -265,7 +265,7 @@ func kvPersistsAcrossTurns(e *env) {
 	noop(e.t, r, "DoWork", "result")
 	orch(e.t, r, "KVTurns", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetKVValue("step", "before_activity")
-		_, _ = ctx.ScheduleActivity("DoWork", "").Await()
+		_, _ = durable.CallActivity[string](ctx, "DoWork", "").Await()
 		if err := expectKV(ctx, "step", some("before_activity"), "after the activity turn"); err != nil {
 			return "", err
 		}
@@ -280,7 +280,7 @@ func kvTypedRoundTrip(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "TypedKV", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		durable.SetKVValue(ctx, "count", int32(42))
-		v, ok, err := durable.GetKVValue[int32](ctx, "count")
+		v, ok, err := durable.KVValue[int32](ctx, "count")
 		if err != nil {
 			return "", err
 		}
@@ -302,7 +302,7 @@ func kvTypedRoundTrip(e *env) {
 // kvValue is a client read as an option (nil: absent).
 func (e *env) kvValue(instance, key string) *string {
 	e.t.Helper()
-	v, ok, err := e.client().GetKVValue(e.ctx, instance, key)
+	v, ok, err := e.client().KVValue(e.ctx, instance, key)
 	require.NoError(e.t, err)
 	if !ok {
 		return nil
@@ -336,7 +336,7 @@ func kvSurvivesContinueAsNew(e *env) {
 		//durablecheck:ignore counts executions across continue-as-new, as the Rust test's AtomicU32 does
 		if iteration.Add(1)-1 == 0 {
 			ctx.SetKVValue("counter", "1")
-			return "", ctx.ContinueAsNew("next")
+			return "", durable.ContinueAsNew(ctx, "next")
 		}
 		if err := expectKV(ctx, "counter", some("1"), "KV should survive continue_as_new"); err != nil {
 			return "", err
@@ -352,11 +352,11 @@ func kvGetValueFromInstance(e *env) {
 	noop(e.t, r, "Noop", "ok")
 	orch(e.t, r, "Writer", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetKVValue("secret", "42")
-		_, _ = ctx.ScheduleWait("done").Await()
+		_, _ = durable.WaitEvent[string](ctx, "done").Await()
 		return "done", nil
 	})
 	orch(e.t, r, "Reader", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		v, err := ctx.GetKVValueFromInstance("kv-writer", "secret").Await()
+		v, err := ctx.KVValueFromInstance("kv-writer", "secret").Await()
 		if err != nil {
 			return "", err
 		}
@@ -444,8 +444,8 @@ func kvWorksInSelectBranch(e *env) {
 	r := durable.NewRegistry()
 	noop(e.t, r, "FastTask", "fast")
 	orch(e.t, r, "SelectKV", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		timer := ctx.ScheduleTimer(60 * time.Second)
-		activity := ctx.ScheduleActivity("FastTask", "")
+		timer := durable.NewTimer(ctx, 60*time.Second)
+		activity := durable.CallActivity[string](ctx, "FastTask", "")
 		if ctx.Select(timer, activity) == 0 {
 			ctx.SetKVValue("winner", "timer")
 		} else {
@@ -480,7 +480,7 @@ func kvAccessibleAfterFailure(e *env) {
 	orch(e.t, r, "Failer", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetKVValue("progress", "started")
 		ctx.SetKVValue("step", "pre-activity")
-		if _, err := ctx.ScheduleActivity("FailActivity", "").Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, "FailActivity", "").Await(); err != nil {
 			return "", err
 		}
 		return "unreachable", nil

@@ -76,7 +76,7 @@ func rewindRerunsTheFailedActivityAndKeepsTheOthers(e *env) {
 	orch(e.t, r, "ABC", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		out := in
 		for _, name := range []string{"A", "B", "C"} {
-			v, err := ctx.ScheduleActivity(name, out).Await()
+			v, err := durable.CallActivity[string](ctx, name, out).Await()
 			if err != nil {
 				return "", err
 			}
@@ -113,14 +113,14 @@ func rewindRerunsAFailedSubOrchestration(e *env) {
 	counted(e, r, "A", &a, nil)
 	counted(e, r, "X", &x, &fixed)
 	orch(e.t, r, "Child", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		return ctx.ScheduleActivity("X", in).Await()
+		return durable.CallActivity[string](ctx, "X", in).Await()
 	})
 	orch(e.t, r, "Parent", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		v, err := ctx.ScheduleActivity("A", in).Await()
+		v, err := durable.CallActivity[string](ctx, "A", in).Await()
 		if err != nil {
 			return "", err
 		}
-		return ctx.ScheduleSubOrchestration("Child", v).Await()
+		return durable.CallSubOrchestration[string](ctx, "Child", v).Await()
 	})
 	e.start(r, fastOptions(nil))
 	const instance = "rewind-parent"
@@ -149,12 +149,12 @@ func rewindReachesAChildThatOutlivedTheFailure(e *env) {
 	r := durable.NewRegistry()
 	counted(e, r, "A", &a, &fixed)
 	orch(e.t, r, "Waiter", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		d, err := ctx.ScheduleWait("go").Await()
+		d, err := durable.WaitEvent[string](ctx, "go").Await()
 		return "waited(" + in + d + ")", err
 	})
 	orch(e.t, r, "Parent", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		child := ctx.ScheduleSubOrchestration("Waiter", in)
-		v, err := ctx.ScheduleActivity("A", in).Await()
+		child := durable.CallSubOrchestration[string](ctx, "Waiter", in)
+		v, err := durable.CallActivity[string](ctx, "A", in).Await()
 		if err != nil {
 			return "", err
 		}
@@ -222,7 +222,7 @@ func rewoundParentGetsTheResultOfACompletedChildAgain(e *env) {
 	}, duroxide.StatusCompleted)
 	r := durable.NewRegistry()
 	orch(e.t, r, "Holder", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		return ctx.ScheduleSubOrchestrationWithID("Child", child, in).Await()
+		return durable.CallSubOrchestration[string](ctx, "Child", in, durable.SubOrchestrationOptions{InstanceID: child}).Await()
 	})
 	orch(e.t, r, "Child", func(*durable.OrchestrationContext, string) (string, error) { return "", errors.New("must not run") })
 	e.start(r, fastOptions(nil))
@@ -250,13 +250,13 @@ func rewindKeepsAHandledFailureAndItsRetry(e *env) {
 	})
 	counted(e, r, "Final", &final, &fixed)
 	orch(e.t, r, "Retrying", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		v, err := ctx.ScheduleActivity("Flaky", in).Await()
+		v, err := durable.CallActivity[string](ctx, "Flaky", in).Await()
 		if err != nil {
-			if v, err = ctx.ScheduleActivity("Flaky", in).Await(); err != nil {
+			if v, err = durable.CallActivity[string](ctx, "Flaky", in).Await(); err != nil {
 				return "", err
 			}
 		}
-		return ctx.ScheduleActivity("Final", v).Await()
+		return durable.CallActivity[string](ctx, "Final", v).Await()
 	})
 	e.start(r, fastOptions(nil))
 	const instance = "rewind-retry"
@@ -283,11 +283,11 @@ func rewindOfALongHistory(e *env) {
 	counted(e, r, "Last", &last, &fixed)
 	orch(e.t, r, "Long", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		for range steps {
-			if _, err := ctx.ScheduleActivity("Step", in).Await(); err != nil {
+			if _, err := durable.CallActivity[string](ctx, "Step", in).Await(); err != nil {
 				return "", err
 			}
 		}
-		return ctx.ScheduleActivity("Last", in).Await()
+		return durable.CallActivity[string](ctx, "Last", in).Await()
 	})
 	e.start(r, fastOptions(nil))
 	const instance = "rewind-long"
@@ -310,13 +310,13 @@ func rewindKeepsKVAndCustomStatus(e *env) {
 	counted(e, r, "C", &c, &fixed)
 	orch(e.t, r, "Stateful", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		ctx.SetKVValue("step", "started")
-		v, err := ctx.ScheduleActivity("A", in).Await()
+		v, err := durable.CallActivity[string](ctx, "A", in).Await()
 		if err != nil {
 			return "", err
 		}
 		ctx.SetCustomStatus("after " + v)
 		ctx.SetKVValue("step", v)
-		if v, err = ctx.ScheduleActivity("C", v).Await(); err != nil {
+		if v, err = durable.CallActivity[string](ctx, "C", v).Await(); err != nil {
 			return "", err
 		}
 		ctx.SetKVValue("done", v)
@@ -332,7 +332,7 @@ func rewindKeepsKVAndCustomStatus(e *env) {
 	require.Equal(e.t, "C(A(x))", e.completed(instance))
 	e.requireKV(instance, "step", "A(x)")
 	e.requireKV(instance, "done", "C(A(x))")
-	st, err := e.client().GetOrchestrationStatus(e.ctx, instance)
+	st, err := e.client().Status(e.ctx, instance)
 	require.NoError(e.t, err)
 	require.Equal(e.t, ptrTo("after A(x)"), st.CustomStatus)
 	require.Equal(e.t, int32(1), a.Load())
@@ -358,7 +358,7 @@ func restartRunsATerminalInstanceAgain(e *env) {
 	r := durable.NewRegistry()
 	counted(e, r, "Step", &runs, &fixed)
 	orch(e.t, r, "Once", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		return ctx.ScheduleActivity("Step", in).Await()
+		return durable.CallActivity[string](ctx, "Step", in).Await()
 	})
 	e.start(r, fastOptions(nil))
 	const instance = "restart-once"
@@ -408,7 +408,7 @@ func restartRefusesARunningInstance(e *env) {
 	e.waitRunning("restart-running")
 	e.raise("restart-running", "go", "d")
 	e.waitFor("the restarted execution to complete", func() bool {
-		st, err := e.client().GetOrchestrationStatus(e.ctx, "restart-running")
+		st, err := e.client().Status(e.ctx, "restart-running")
 		return err == nil && st.State == durable.StateCompleted && st.Output == "echo:again:d"
 	})
 }
@@ -422,7 +422,7 @@ func redriveDeliversThePoisonedMessagesAgain(e *env) {
 	r := durable.NewRegistry()
 	counted(e, r, "Work", &runs, nil)
 	orch(e.t, r, "OneStep", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		return ctx.ScheduleActivity("Work", in).Await()
+		return durable.CallActivity[string](ctx, "Work", in).Await()
 	})
 	fp.InjectOrchestrationAttemptsAfterSkip(1, 11)
 	e.start(r, fastPoisonOptions(10))
@@ -443,7 +443,7 @@ func redriveStartsAnInstancePoisonedBeforeItsFirstTurn(e *env) {
 	r := durable.NewRegistry()
 	counted(e, r, "Work", &runs, nil)
 	orch(e.t, r, "OneStep", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		return ctx.ScheduleActivity("Work", in).Await()
+		return durable.CallActivity[string](ctx, "Work", in).Await()
 	})
 	fp.InjectOrchestrationAttempts(11)
 	e.start(r, fastPoisonOptions(10))
@@ -464,7 +464,7 @@ func redriveRerunsAPoisonedActivity(e *env) {
 	r := durable.NewRegistry()
 	counted(e, r, "Work", &runs, nil)
 	orch(e.t, r, "OneStep", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		return ctx.ScheduleActivity("Work", in).Await()
+		return durable.CallActivity[string](ctx, "Work", in).Await()
 	})
 	fp.InjectActivityAttempts(11)
 	e.start(r, fastPoisonOptions(10))
@@ -484,7 +484,7 @@ func redriveRefusesAFailureThatIsNotPoison(e *env) {
 	r := durable.NewRegistry()
 	counted(e, r, "Work", &runs, &fixed)
 	orch(e.t, r, "OneStep", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		return ctx.ScheduleActivity("Work", in).Await()
+		return durable.CallActivity[string](ctx, "Work", in).Await()
 	})
 	e.start(r, fastOptions(nil))
 	require.ErrorIs(e.t, e.client().Redrive(e.ctx, "redrive-missing"), durable.ErrInstanceNotFound)
@@ -502,18 +502,18 @@ func suspendable(e *env, steps *atomic.Int32) *durable.Registry {
 	r := durable.NewRegistry()
 	counted(e, r, "Step", steps, nil)
 	orch(e.t, r, "Steps", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		first, err := ctx.ScheduleWait("go").Await()
+		first, err := durable.WaitEvent[string](ctx, "go").Await()
 		if err != nil {
 			return "", err
 		}
-		v, err := ctx.ScheduleActivity("Step", in+first).Await()
+		v, err := durable.CallActivity[string](ctx, "Step", in+first).Await()
 		if err != nil {
 			return "", err
 		}
-		if _, err := ctx.ScheduleTimer(50 * time.Millisecond).Await(); err != nil {
+		if _, err := durable.NewTimer(ctx, 50*time.Millisecond).Await(); err != nil {
 			return "", err
 		}
-		second, err := ctx.ScheduleWait("go").Await()
+		second, err := durable.WaitEvent[string](ctx, "go").Await()
 		return v + ":" + second, err
 	})
 	return r
@@ -525,7 +525,7 @@ func (e *env) waitState(instance string, state durable.State) *durable.Orchestra
 	var st *durable.OrchestrationStatus
 	e.waitFor(instance+" "+state.String(), func() bool {
 		var err error
-		st, err = e.client().GetOrchestrationStatus(e.ctx, instance)
+		st, err = e.client().Status(e.ctx, instance)
 		return err == nil && st.State == state
 	})
 	return st
@@ -553,6 +553,11 @@ func suspendedInstanceTakesNoTurnsUntilResumed(e *env) {
 	st := e.waitState(instance, durable.StateSuspended)
 	require.Equal(e.t, "maintenance", st.SuspendedReason)
 	require.False(e.t, st.IsTerminal())
+	e.waitFor("a search by the suspended state to find it", func() bool {
+		page, err := e.client().Search(e.ctx, duroxide.InstanceQuery{States: []duroxide.InstanceState{duroxide.InstanceSuspended}})
+		return err == nil && len(page.Instances) == 1 && page.Instances[0].InstanceID == instance &&
+			page.Instances[0].State == duroxide.InstanceSuspended
+	})
 	e.raise(instance, "go", "1")
 	probes := 0
 	e.requireNoTurn(instance, func() {
@@ -601,7 +606,7 @@ func suspensionOutlastsTheRuntime(e *env) {
 	r := suspendable(e, &steps)
 	counted(e, r, "Probe", &probe, nil)
 	orch(e.t, r, "Probe", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		return ctx.ScheduleActivity("Probe", in).Await()
+		return durable.CallActivity[string](ctx, "Probe", in).Await()
 	})
 	e.start(r, fastOptions(nil))
 	e.requireNoTurn(instance, func() {

@@ -77,7 +77,7 @@ func oneActivityWithLocks(e *env, instance, activity string, d time.Duration, pr
 		return prefix + in, nil
 	})
 	orch(e.t, r, "TestOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		return ctx.ScheduleActivity(activity, "data").Await()
+		return durable.CallActivity[string](ctx, activity, "data").Await()
 	})
 	e.start(r, o)
 	e.startOrch(instance, "TestOrch", "")
@@ -91,9 +91,9 @@ func concurrentActivitiesWithRenewal(e *env) {
 		return "completed-" + in, nil
 	})
 	orch(e.t, r, "TestOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		a1 := ctx.ScheduleActivity("LongActivity", "task1")
-		a2 := ctx.ScheduleActivity("LongActivity", "task2")
-		a3 := ctx.ScheduleActivity("LongActivity", "task3")
+		a1 := durable.CallActivity[string](ctx, "LongActivity", "task1")
+		a2 := durable.CallActivity[string](ctx, "LongActivity", "task2")
+		a3 := durable.CallActivity[string](ctx, "LongActivity", "task3")
 		var out []string
 		for _, f := range []*durable.Future[string]{a1, a2, a3} {
 			v, err := f.Await()
@@ -124,7 +124,7 @@ func orchestrationLockRenewalPreventsExpiration(e *env) {
 			//durablecheck:ignore blocks the first run on purpose to hold the turn past its lock timeout
 			time.Sleep(4 * time.Second)
 		}
-		res, err := ctx.ScheduleActivity("QuickActivity", "{}").Await()
+		res, err := durable.CallActivity[string](ctx, "QuickActivity", "{}").Await()
 		if err != nil {
 			return "", err
 		}

@@ -39,6 +39,8 @@ func modules() []module {
 		// Go-only: transient store faults on renewals and acks.
 		{"transient_fault_tests", transientFaultTests},
 		{"api_edge_tests", apiEdgeTests},
+		// Go-only: search and bulk operations (issue 22).
+		{"operations_tests", operationsTests},
 		// Go-only: rewind, re-drive and restart.
 		{"lifecycle_tests", lifecycleTests},
 	}

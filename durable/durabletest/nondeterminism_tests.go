@@ -65,7 +65,7 @@ func codeSwapTriggersNondeterminism(e *env) {
 	// its orchestration ended (in either runtime) for shutdown to be prompt.
 	opts := lockOpts(time.Second, nil)
 	stop := e.startManual(reg("SwapTest", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		v, err := ctx.ScheduleActivity("A1", "foo").Await()
+		v, err := durable.CallActivity[string](ctx, "A1", "foo").Await()
 		if err != nil {
 			panic(err)
 		}
@@ -80,7 +80,7 @@ func codeSwapTriggersNondeterminism(e *env) {
 	// Rust drops this runtime at the end (shutdown grace, then abort): the
 	// abandoned A1 may be picked up again here and never return.
 	e.t.Cleanup(e.startManual(reg("SwapTest", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		v, err := ctx.ScheduleActivity("B1", "bar").Await()
+		v, err := durable.CallActivity[string](ctx, "B1", "bar").Await()
 		if err != nil {
 			panic(err)
 		}
@@ -109,7 +109,7 @@ func completionKindMismatchTriggersNondeterminism(e *env) {
 
 func waitFor(name string, out string) durable.OrchestrationFunc {
 	return func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		_, _ = ctx.ScheduleWait(name).Await()
+		_, _ = durable.WaitEvent[string](ctx, name).Await()
 		return out, nil
 	}
 }
@@ -144,9 +144,9 @@ func continueAsNewWithUnconsumedCompletionTriggersNondeterminism(e *env) {
 	act(e.t, r, "MyActivity", blockForever)
 	orch(e.t, r, "CanNondeterminism", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		if in == "0" || in == "" {
-			_ = ctx.ScheduleActivity("MyActivity", "test_input")
-			_, _ = ctx.ScheduleWait("proceed_signal").Await()
-			return "", ctx.ContinueAsNew("1")
+			_ = durable.CallActivity[string](ctx, "MyActivity", "test_input")
+			_, _ = durable.WaitEvent[string](ctx, "proceed_signal").Await()
+			return "", durable.ContinueAsNew(ctx, "1")
 		}
 		return "final:iteration_" + in, nil
 	})
@@ -172,7 +172,7 @@ func executionIDFilteringWithoutContinueAsNew(e *env) {
 	act(e.t, r, "TestActivity", func(durable.ActivityContext, string) (string, error) { return "activity result", nil })
 	orch(e.t, r, "ExecIdNoCanTest", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.TraceInfo("scheduling activity")
-		v, err := ctx.ScheduleActivity("TestActivity", "input").Await()
+		v, err := durable.CallActivity[string](ctx, "TestActivity", "input").Await()
 		ctx.TraceInfo("got result, completing")
 		return v, err
 	})
@@ -188,7 +188,7 @@ func duplicateExternalEventsAreHandledGracefully(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "DuplicateExternalTest", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.TraceInfo("waiting for external event")
-		return ctx.ScheduleWait("test_signal").Await()
+		return durable.WaitEvent[string](ctx, "test_signal").Await()
 	})
 	e.start(r, nil)
 	e.startOrch("inst-duplicate-external", "DuplicateExternalTest", "")

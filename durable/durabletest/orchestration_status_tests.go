@@ -35,14 +35,14 @@ func (e *env) closeAtEnd(ch chan struct{}) {
 
 func (e *env) status(instance string) *durable.OrchestrationStatus {
 	e.t.Helper()
-	st, err := e.client().GetOrchestrationStatus(e.ctx, instance)
+	st, err := e.client().Status(e.ctx, instance)
 	require.NoError(e.t, err)
 	return st
 }
 
 func activityOnly(name string) durable.OrchestrationFunc {
 	return func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		return ctx.ScheduleActivity(name, in).Await()
+		return durable.CallActivity[string](ctx, name, in).Await()
 	}
 }
 
@@ -103,7 +103,7 @@ func testStatusAfterContinueAsNew(e *env) {
 	orch(e.t, r, "ContinueAsNewOrch", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		n, _ := strconv.Atoi(in)
 		if n < 2 {
-			return "", ctx.ContinueAsNew(strconv.Itoa(n + 1))
+			return "", durable.ContinueAsNew(ctx, strconv.Itoa(n+1))
 		}
 		return "done: " + strconv.Itoa(n), nil
 	})

@@ -138,7 +138,7 @@ func e2eActivityItemPoisonFailsOrchestration(e *env) {
 	fp := e.faulty()
 	r := durable.NewRegistry()
 	orch(e.t, r, "OrchWithActivity", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		return ctx.ScheduleActivity("TestActivity", "{}").Await()
+		return durable.CallActivity[string](ctx, "TestActivity", "{}").Await()
 	})
 	act(e.t, r, "TestActivity", func(durable.ActivityContext, string) (string, error) { return "activity-result", nil })
 	e.start(r, fastPoisonOptions(10))
@@ -159,7 +159,7 @@ func e2eSubOrchestrationPoisonFailsParent(e *env) {
 	fp := e.faulty()
 	r := durable.NewRegistry()
 	orch(e.t, r, "ParentOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		return ctx.ScheduleSubOrchestration("ChildOrch", "{}").Await()
+		return durable.CallSubOrchestration[string](ctx, "ChildOrch", "{}").Await()
 	})
 	orch(e.t, r, "ChildOrch", func(*durable.OrchestrationContext, string) (string, error) { return "child-result", nil })
 	e.start(r, fastPoisonOptions(10))
@@ -179,13 +179,13 @@ func e2eOnePoisonedActivityAmongMany(e *env) {
 	fp := e.faulty()
 	r := durable.NewRegistry()
 	orch(e.t, r, "MultiActivityOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		if _, err := ctx.ScheduleActivity("Activity1", "{}").Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, "Activity1", "{}").Await(); err != nil {
 			return "", err
 		}
-		if _, err := ctx.ScheduleActivity("Activity2", "{}").Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, "Activity2", "{}").Await(); err != nil {
 			return "", err
 		}
-		return ctx.ScheduleActivity("Activity3", "{}").Await()
+		return durable.CallActivity[string](ctx, "Activity3", "{}").Await()
 	})
 	for i, res := range []string{"result1", "result2", "result3"} {
 		act(e.t, r, []string{"Activity1", "Activity2", "Activity3"}[i], func(durable.ActivityContext, string) (string, error) { return res, nil })
@@ -214,10 +214,10 @@ func e2eActivityPoisonsSuborchestrationPoisonsParent(e *env) {
 	fp := e.faulty()
 	r := durable.NewRegistry()
 	orch(e.t, r, "GrandparentOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		return ctx.ScheduleSubOrchestration("ChildWithActivityOrch", "{}").Await()
+		return durable.CallSubOrchestration[string](ctx, "ChildWithActivityOrch", "{}").Await()
 	})
 	orch(e.t, r, "ChildWithActivityOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		return ctx.ScheduleActivity("ChildActivity", "{}").Await()
+		return durable.CallActivity[string](ctx, "ChildActivity", "{}").Await()
 	})
 	act(e.t, r, "ChildActivity", func(durable.ActivityContext, string) (string, error) { return "activity-result", nil })
 	e.start(r, fastPoisonOptions(10))
@@ -248,7 +248,7 @@ func e2ePoisonMessageCreatesInstanceIfMissing(e *env) {
 	require.Equal(e.t, instance, p.MessageType.Instance, "Message type should reference our instance")
 	require.Equal(e.t, uint64(1), p.MessageType.ExecutionID)
 
-	info, err := e.client().GetInstanceInfo(e.ctx, instance)
+	info, err := e.client().InstanceInfo(e.ctx, instance)
 	require.NoError(e.t, err, "Instance MUST exist after poison handling")
 	require.Equal(e.t, instance, info.InstanceID)
 	require.Equal(e.t, "NeverRuns", info.OrchestrationName, "Should have correct orchestration name")

@@ -87,7 +87,7 @@ func queueCancelled(h []duroxide.Event, reason string) int {
 func persistentEventBasicDelivery(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "TestOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		d, _ := ctx.DequeueEvent("Signal").Await()
+		d, _ := durable.DequeueEvent[string](ctx, "Signal").Await()
 		return "got:" + d, nil
 	})
 	e.start(r, fastOptions(nil))
@@ -100,8 +100,8 @@ func persistentEventBasicDelivery(e *env) {
 func persistentEventArrivesBeforeSubscription(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "TestOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		_, _ = ctx.ScheduleTimer(200 * time.Millisecond).Await()
-		d, _ := ctx.DequeueEvent("Signal").Await()
+		_, _ = durable.NewTimer(ctx, 200*time.Millisecond).Await()
+		d, _ := durable.DequeueEvent[string](ctx, "Signal").Await()
 		return "got:" + d, nil
 	})
 	e.start(r, fastOptions(nil))
@@ -113,8 +113,8 @@ func persistentEventArrivesBeforeSubscription(e *env) {
 func persistentEventFIFOOrdering(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "TestOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		d1, _ := ctx.DequeueEvent("Data").Await()
-		d2, _ := ctx.DequeueEvent("Data").Await()
+		d1, _ := durable.DequeueEvent[string](ctx, "Data").Await()
+		d2, _ := durable.DequeueEvent[string](ctx, "Data").Await()
 		return d1 + "," + d2, nil
 	})
 	e.start(r, fastOptions(nil))
@@ -127,12 +127,12 @@ func persistentEventFIFOOrdering(e *env) {
 }
 
 func cancelThenDequeue(ctx *durable.OrchestrationContext, _ string) (string, error) {
-	w1 := ctx.DequeueEvent("Signal")
-	t1 := ctx.ScheduleTimer(50 * time.Millisecond)
+	w1 := durable.DequeueEvent[string](ctx, "Signal")
+	t1 := durable.NewTimer(ctx, 50*time.Millisecond)
 	if ctx.Select(w1, t1) == 0 {
 		return "unexpected_phase1", nil
 	}
-	d, _ := ctx.DequeueEvent("Signal").Await()
+	d, _ := durable.DequeueEvent[string](ctx, "Signal").Await()
 	return "got:" + d, nil
 }
 
@@ -180,7 +180,7 @@ func (e *env) waitOrchestratorQueueEmpty() {
 	e.t.Helper()
 	if a := e.p.Admin(); a != nil {
 		e.waitFor("orchestrator queue drained", func() bool {
-			d, err := a.GetQueueDepths(e.ctx)
+			d, err := a.QueueDepths(e.ctx)
 			return err == nil && d.OrchestratorQueue == 0
 		})
 	}
@@ -189,8 +189,8 @@ func (e *env) waitOrchestratorQueueEmpty() {
 func persistentAndPositionalAreIndependent(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "TestOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		pos := ctx.ScheduleWait("Signal")
-		pers := ctx.DequeueEvent("Signal")
+		pos := durable.WaitEvent[string](ctx, "Signal")
+		pers := durable.DequeueEvent[string](ctx, "Signal")
 		res := durable.Join(ctx, pos, pers)
 		return fmt.Sprintf("pos:%s,pers:%s", res[0].Value, res[1].Value), nil
 	})
@@ -207,8 +207,8 @@ func persistentAndPositionalAreIndependent(e *env) {
 func persistentCancelledSubscriptionEmitsBreadcrumb(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "TestOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		w := ctx.DequeueEvent("Signal")
-		if ctx.Select(w, ctx.ScheduleTimer(50*time.Millisecond)) == 0 {
+		w := durable.DequeueEvent[string](ctx, "Signal")
+		if ctx.Select(w, durable.NewTimer(ctx, 50*time.Millisecond)) == 0 {
 			return "unexpected", nil
 		}
 		return "timer_won", nil
@@ -222,8 +222,8 @@ func persistentCancelledSubscriptionEmitsBreadcrumb(e *env) {
 func persistentOutstandingSubscriptionCancelledOnCompletion(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "TestOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		_ = ctx.DequeueEvent("NeverResolved")
-		_, _ = ctx.ScheduleTimer(50 * time.Millisecond).Await()
+		_ = durable.DequeueEvent[string](ctx, "NeverResolved")
+		_, _ = durable.NewTimer(ctx, 50*time.Millisecond).Await()
 		return "done_early", nil
 	})
 	e.start(r, fastOptions(nil))
@@ -239,12 +239,12 @@ func persistentMultipleCancelledSubscriptionsOnlyActiveReceives(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "TestOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		for i := 1; i <= 2; i++ {
-			w := ctx.DequeueEvent("Signal")
-			if ctx.Select(w, ctx.ScheduleTimer(30*time.Millisecond)) == 0 {
+			w := durable.DequeueEvent[string](ctx, "Signal")
+			if ctx.Select(w, durable.NewTimer(ctx, 30*time.Millisecond)) == 0 {
 				return fmt.Sprintf("unexpected%d", i), nil
 			}
 		}
-		d, _ := ctx.DequeueEvent("Signal").Await()
+		d, _ := durable.DequeueEvent[string](ctx, "Signal").Await()
 		return "got:" + d, nil
 	})
 	e.start(r, fastOptions(nil))
@@ -260,35 +260,35 @@ func complexMultiTurnPersistentAndPositionalWithActivities(e *env) {
 	act(e.t, r, "Echo", func(_ durable.ActivityContext, in string) (string, error) { return "echo:" + in, nil })
 	orch(e.t, r, "ComplexOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		var res []string
-		pos1, _ := ctx.ScheduleWait("PosFirst").Await()
+		pos1, _ := durable.WaitEvent[string](ctx, "PosFirst").Await()
 		res = append(res, "pos1:"+pos1)
-		a1, err := ctx.ScheduleActivity("Echo", "step2").Await()
+		a1, err := durable.CallActivity[string](ctx, "Echo", "step2").Await()
 		if err != nil {
 			return "", err
 		}
 		res = append(res, a1)
-		p1, _ := ctx.DequeueEvent("PersA").Await()
+		p1, _ := durable.DequeueEvent[string](ctx, "PersA").Await()
 		res = append(res, "pers1:"+p1)
-		a2, err := ctx.ScheduleActivity("Echo", "step3").Await()
+		a2, err := durable.CallActivity[string](ctx, "Echo", "step3").Await()
 		if err != nil {
 			return "", err
 		}
 		res = append(res, a2)
-		doomed := ctx.ScheduleWait("PosDoomed")
-		if ctx.Select(doomed, ctx.ScheduleTimer(50*time.Millisecond)) == 0 {
+		doomed := durable.WaitEvent[string](ctx, "PosDoomed")
+		if ctx.Select(doomed, durable.NewTimer(ctx, 50*time.Millisecond)) == 0 {
 			d, _ := doomed.Await()
 			res = append(res, "pos_doomed_unexpected:"+d)
 		} else {
 			res = append(res, "pos_cancelled")
 		}
-		p2, _ := ctx.DequeueEvent("PersB").Await()
+		p2, _ := durable.DequeueEvent[string](ctx, "PersB").Await()
 		res = append(res, "pers2:"+p2)
-		a3, err := ctx.ScheduleActivity("Echo", "step4").Await()
+		a3, err := durable.CallActivity[string](ctx, "Echo", "step4").Await()
 		if err != nil {
 			return "", err
 		}
 		res = append(res, a3)
-		p3, _ := ctx.DequeueEvent("PersC").Await()
+		p3, _ := durable.DequeueEvent[string](ctx, "PersC").Await()
 		res = append(res, "pers3:"+p3)
 		return strings.Join(res, ","), nil
 	})
@@ -313,8 +313,8 @@ func selectThenJoinPersistentAndPositional(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "TestOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		var res []string
-		pos := ctx.ScheduleWait("RacePos")
-		pers := ctx.DequeueEvent("RacePers")
+		pos := durable.WaitEvent[string](ctx, "RacePos")
+		pers := durable.DequeueEvent[string](ctx, "RacePers")
 		if ctx.Select(pos, pers) == 0 {
 			d, _ := pos.Await()
 			res = append(res, "select_pos:"+d)
@@ -322,7 +322,7 @@ func selectThenJoinPersistentAndPositional(e *env) {
 			d, _ := pers.Await()
 			res = append(res, "select_pers:"+d)
 		}
-		j := durable.Join(ctx, ctx.ScheduleWait("JoinPos"), ctx.DequeueEvent("JoinPers"))
+		j := durable.Join(ctx, durable.WaitEvent[string](ctx, "JoinPos"), durable.DequeueEvent[string](ctx, "JoinPers"))
 		res = append(res, "join_pos:"+j[0].Value, "join_pers:"+j[1].Value)
 		return strings.Join(res, ","), nil
 	})
@@ -348,7 +348,7 @@ type typedPayload struct {
 func raiseEventTypedRoundTrip(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "TypedWait", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		p, err := durable.ScheduleWait[typedPayload](ctx, "Signal").Await()
+		p, err := durable.WaitEvent[typedPayload](ctx, "Signal").Await()
 		if err != nil {
 			return "", err
 		}
@@ -387,7 +387,7 @@ func multiQueueIsolationAndIndependentFIFO(e *env) {
 	orch(e.t, r, "MultiQueue", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		var v []string
 		for _, q := range []string{"orders", "orders", "payments", "payments", "notifications"} {
-			d, _ := ctx.DequeueEvent(q).Await()
+			d, _ := durable.DequeueEvent[string](ctx, q).Await()
 			v = append(v, d)
 		}
 		return fmt.Sprintf("%s,%s|%s,%s|%s", v[0], v[1], v[2], v[3], v[4]), nil
@@ -404,13 +404,13 @@ func multiQueueStaggeredDelivery(e *env) {
 	r := durable.NewRegistry()
 	act(e.t, r, "Noop", func(durable.ActivityContext, string) (string, error) { return "ok", nil })
 	orch(e.t, r, "StaggeredQ", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		c1, _ := ctx.DequeueEvent("commands").Await()
-		if _, err := ctx.ScheduleActivity("Noop", "x").Await(); err != nil {
+		c1, _ := durable.DequeueEvent[string](ctx, "commands").Await()
+		if _, err := durable.CallActivity[string](ctx, "Noop", "x").Await(); err != nil {
 			return "", err
 		}
-		s1, _ := ctx.DequeueEvent("status").Await()
-		c2, _ := ctx.DequeueEvent("commands").Await()
-		s2, _ := ctx.DequeueEvent("status").Await()
+		s1, _ := durable.DequeueEvent[string](ctx, "status").Await()
+		c2, _ := durable.DequeueEvent[string](ctx, "commands").Await()
+		s2, _ := durable.DequeueEvent[string](ctx, "status").Await()
 		return fmt.Sprintf("cmd:%s,%s|stat:%s,%s", c1, c2, s1, s2), nil
 	})
 	e.start(r, fastOptions(nil))
@@ -427,8 +427,8 @@ func multiQueueStaggeredDelivery(e *env) {
 func eventsEnqueuedBeforeStartOrchestrationAreDropped(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "OrphanTest", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		ev := ctx.DequeueEvent("pre-start-q")
-		if ctx.Select(ev, ctx.ScheduleTimer(500*time.Millisecond)) == 0 {
+		ev := durable.DequeueEvent[string](ctx, "pre-start-q")
+		if ctx.Select(ev, durable.NewTimer(ctx, 500*time.Millisecond)) == 0 {
 			d, _ := ev.Await()
 			return "unexpected:" + d, nil
 		}

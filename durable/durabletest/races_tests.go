@@ -21,7 +21,7 @@ func racesTests() []sample {
 func waitExternalCompletes(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "WaitExternal", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		data, err := ctx.ScheduleWait("Only").Await()
+		data, err := durable.WaitEvent[string](ctx, "Only").Await()
 		return "only=" + data, err
 	})
 	e.start(r, &durable.Options{MinPollInterval: 10 * time.Millisecond})
@@ -42,8 +42,8 @@ func waitExternalCompletes(e *env) {
 func raceExternalVsTimerOrdering(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "RaceOrchestration", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		t := ctx.ScheduleTimer(10 * time.Millisecond)
-		ev := ctx.ScheduleWait("Race")
+		t := durable.NewTimer(ctx, 10*time.Millisecond)
+		ev := durable.WaitEvent[string](ctx, "Race")
 		if ctx.Select(t, ev) == 0 {
 			return "timer", nil
 		}
@@ -76,9 +76,9 @@ func raceExternalVsTimerOrdering(e *env) {
 func raceEventVsTimerEventWins(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "RaceEventVsTimer", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		ev := ctx.ScheduleWait("Race")
+		ev := durable.WaitEvent[string](ctx, "Race")
 		t := durable.Go(ctx, func(ctx *durable.OrchestrationContext) (string, error) {
-			if _, err := ctx.ScheduleTimer(30 * time.Second).Await(); err != nil {
+			if _, err := durable.NewTimer(ctx, 30*time.Second).Await(); err != nil {
 				return "", err
 			}
 			return "timer", nil

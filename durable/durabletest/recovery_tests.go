@@ -28,22 +28,22 @@ func recoveryRegistry(e *env) *durable.Registry {
 	r := durable.NewRegistry()
 	act(e.t, r, "Step", func(_ durable.ActivityContext, in string) (string, error) { return in, nil })
 	orch(e.t, r, "RecoveryTest", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		s1, err := ctx.ScheduleActivity("Step", "1").Await()
+		s1, err := durable.CallActivity[string](ctx, "Step", "1").Await()
 		if err != nil {
 			return "", err
 		}
-		s2, err := ctx.ScheduleActivity("Step", "2").Await()
+		s2, err := durable.CallActivity[string](ctx, "Step", "2").Await()
 		if err != nil {
 			return "", err
 		}
-		if _, err := ctx.ScheduleWait("Resume").Await(); err != nil {
+		if _, err := durable.WaitEvent[string](ctx, "Resume").Await(); err != nil {
 			return "", err
 		}
-		s3, err := ctx.ScheduleActivity("Step", "3").Await()
+		s3, err := durable.CallActivity[string](ctx, "Step", "3").Await()
 		if err != nil {
 			return "", err
 		}
-		s4, err := ctx.ScheduleActivity("Step", "4").Await()
+		s4, err := durable.CallActivity[string](ctx, "Step", "4").Await()
 		if err != nil {
 			return "", err
 		}
@@ -118,45 +118,45 @@ func recoveryMultipleOrchestrations(e *env) {
 	act(e.t, r, "Upper", func(_ durable.ActivityContext, in string) (string, error) { return strings.ToUpper(in), nil })
 	act(e.t, r, "Add", addInts)
 	orch(e.t, r, "EchoWait", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		if _, err := ctx.ScheduleActivity("Echo", in).Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, "Echo", in).Await(); err != nil {
 			return "", err
 		}
 		// Rust waits 200 ms; the timer must still be pending when the
 		// first runtime stops, so it is longer here (the assertion is
 		// Rust's: TimerCreated without TimerFired).
-		if _, err := ctx.ScheduleTimer(3 * time.Second).Await(); err != nil {
+		if _, err := durable.NewTimer(ctx, 3*time.Second).Await(); err != nil {
 			return "", err
 		}
-		if _, err := ctx.ScheduleActivity("Echo", in).Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, "Echo", in).Await(); err != nil {
 			return "", err
 		}
 		return "done:" + in, nil
 	})
 	orch(e.t, r, "UpperOnly", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		up, err := ctx.ScheduleActivity("Upper", in).Await()
+		up, err := durable.CallActivity[string](ctx, "Upper", in).Await()
 		return "upper:" + up, err
 	})
 	orch(e.t, r, "WaitEvent", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		if _, err := ctx.ScheduleWait("Go").Await(); err != nil {
+		if _, err := durable.WaitEvent[string](ctx, "Go").Await(); err != nil {
 			return "", err
 		}
-		echoed, err := ctx.ScheduleActivity("Echo", in).Await()
+		echoed, err := durable.CallActivity[string](ctx, "Echo", in).Await()
 		return "acked:" + echoed, err
 	})
 	orch(e.t, r, "ComputeSum", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		sum, err := ctx.ScheduleActivity("Add", in).Await()
+		sum, err := durable.CallActivity[string](ctx, "Add", in).Await()
 		return "sum=" + sum, err
 	})
 	orch(e.t, r, "TwoTimers", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		// Rust: 150 ms each; the second must be created before the first
 		// runtime stops, so only the first is long enough to matter.
-		if _, err := ctx.ScheduleTimer(150 * time.Millisecond).Await(); err != nil {
+		if _, err := durable.NewTimer(ctx, 150*time.Millisecond).Await(); err != nil {
 			return "", err
 		}
-		if _, err := ctx.ScheduleTimer(150 * time.Millisecond).Await(); err != nil {
+		if _, err := durable.NewTimer(ctx, 150*time.Millisecond).Await(); err != nil {
 			return "", err
 		}
-		if _, err := ctx.ScheduleActivity("Echo", in).Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, "Echo", in).Await(); err != nil {
 			return "", err
 		}
 		return "twodone:" + in, nil

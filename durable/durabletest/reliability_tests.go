@@ -40,7 +40,7 @@ func (e *env) completedWithOutput(instance, output string) bool {
 func duplicateExternal(e *env, inst string) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "WaitEvt", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		return ctx.ScheduleWait("Evt").Await()
+		return durable.WaitEvent[string](ctx, "Evt").Await()
 	})
 	rt := e.start(r, nil)
 	e.startOrch(inst, "WaitEvt", "")
@@ -63,7 +63,7 @@ func duplicateExternal(e *env, inst string) {
 func duplicateTimerFired(e *env, inst string, d time.Duration) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "OneTimer", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		if _, err := ctx.ScheduleTimer(d).Await(); err != nil {
+		if _, err := durable.NewTimer(ctx, d).Await(); err != nil {
 			return "", err
 		}
 		return "t", nil
@@ -93,7 +93,7 @@ func activityDuplicateCompletionDedup(e *env) {
 		return in, nil
 	})
 	orch(e.t, r, "OneSlowAct", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		return ctx.ScheduleActivity("SlowEcho", "x").Await()
+		return durable.CallActivity[string](ctx, "SlowEcho", "x").Await()
 	})
 	e.start(r, nil)
 	e.startOrch(inst, "OneSlowAct", "")

@@ -28,11 +28,11 @@ func cancelledWith(reason string) func(duroxide.OrchestrationFailed) bool {
 func sampleCancellationParentCascadesToChildren(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "ChildSample", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		_, _ = ctx.ScheduleWait("Go").Await()
+		_, _ = durable.WaitEvent[string](ctx, "Go").Await()
 		return "done", nil
 	})
 	orch(e.t, r, "ParentSample", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		if _, err := ctx.ScheduleSubOrchestration("ChildSample", "seed").Await(); err != nil {
+		if _, err := durable.CallSubOrchestration[string](ctx, "ChildSample", "seed").Await(); err != nil {
 			return "", err
 		}
 		return "parent_done", nil
@@ -86,7 +86,7 @@ func sampleBasicErrorHandling(e *env) {
 	})
 	orch(e.t, r, "BasicErrorHandling", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		ctx.TraceInfo("Starting validation")
-		return ctx.ScheduleActivity("ValidateInput", in).Await()
+		return durable.CallActivity[string](ctx, "ValidateInput", in).Await()
 	})
 	e.start(r, nil)
 	e.startOrch("inst-basic-error-1", "BasicErrorHandling", "test")
@@ -107,11 +107,11 @@ func sampleNestedFunctionErrorHandling(e *env) {
 	act(e.t, r, "ProcessData", processDataActivity)
 	act(e.t, r, "FormatOutput", func(_ durable.ActivityContext, in string) (string, error) { return "Final: " + in, nil })
 	processAndFormat := func(ctx *durable.OrchestrationContext, data string) (string, error) {
-		processed, err := ctx.ScheduleActivity("ProcessData", data).Await()
+		processed, err := durable.CallActivity[string](ctx, "ProcessData", data).Await()
 		if err != nil {
 			return "", err
 		}
-		return ctx.ScheduleActivity("FormatOutput", processed).Await()
+		return durable.CallActivity[string](ctx, "FormatOutput", processed).Await()
 	}
 	orch(e.t, r, "NestedErrorHandling", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		return processAndFormat(ctx, in)
@@ -128,11 +128,11 @@ func sampleErrorRecovery(e *env) {
 	act(e.t, r, "ProcessData", processDataActivity)
 	act(e.t, r, "LogError", func(_ durable.ActivityContext, in string) (string, error) { return "Logged: " + in, nil })
 	orch(e.t, r, "ErrorRecovery", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		res, err := ctx.ScheduleActivity("ProcessData", in).Await()
+		res, err := durable.CallActivity[string](ctx, "ProcessData", in).Await()
 		if err == nil {
 			return res, nil
 		}
-		_, _ = ctx.ScheduleActivity("LogError", err.Error()).Await()
+		_, _ = durable.CallActivity[string](ctx, "LogError", err.Error()).Await()
 		return "", fmt.Errorf("Failed to process '%s': %s", in, err.Error())
 	})
 	e.start(r, nil)
@@ -167,17 +167,17 @@ func sampleSelfPruningEternalOrchestration(e *env) {
 		if json.Unmarshal([]byte(in), &s) != nil || s.TotalBatches == 0 {
 			s = state{BatchNum: 0, TotalBatches: 5}
 		}
-		if _, err := ctx.ScheduleActivity("ProcessBatch", strconv.Itoa(int(s.BatchNum))).Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, "ProcessBatch", strconv.Itoa(int(s.BatchNum))).Await(); err != nil {
 			return "", err
 		}
-		if _, err := ctx.ScheduleActivity("PruneSelf", "").Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, "PruneSelf", "").Await(); err != nil {
 			return "", err
 		}
 		if s.BatchNum >= s.TotalBatches-1 {
 			return fmt.Sprintf("Completed %d batches", s.TotalBatches), nil
 		}
 		next, _ := json.Marshal(state{BatchNum: s.BatchNum + 1, TotalBatches: s.TotalBatches})
-		return "", ctx.ContinueAsNew(string(next))
+		return "", durable.ContinueAsNew(ctx, string(next))
 	})
 	e.start(r, nil)
 	e.startOrch("inst-self-prune", "SelfPruningOrch", "{}")
@@ -196,8 +196,8 @@ func sampleConfigHotReloadPersistentEvents(e *env) {
 		var log []string
 		drain := func() error {
 			for {
-				cfg := ctx.DequeueEvent("ConfigUpdate")
-				timeout := ctx.ScheduleTimer(100 * time.Millisecond)
+				cfg := durable.DequeueEvent[string](ctx, "ConfigUpdate")
+				timeout := durable.NewTimer(ctx, 100*time.Millisecond)
 				if ctx.Select(cfg, timeout) != 0 {
 					return nil // no more pending updates
 				}
@@ -205,7 +205,7 @@ func sampleConfigHotReloadPersistentEvents(e *env) {
 				if err != nil {
 					return err
 				}
-				res, err := ctx.ScheduleActivity("ApplyConfig", v).Await()
+				res, err := durable.CallActivity[string](ctx, "ApplyConfig", v).Await()
 				if err != nil {
 					return err
 				}
@@ -216,10 +216,10 @@ func sampleConfigHotReloadPersistentEvents(e *env) {
 			if err := drain(); err != nil {
 				return "", err
 			}
-			if _, err := ctx.ScheduleTimer(time.Second).Await(); err != nil {
+			if _, err := durable.NewTimer(ctx, time.Second).Await(); err != nil {
 				return "", err
 			}
-			if _, err := ctx.ScheduleActivity("ApplyConfig", fmt.Sprintf("cycle_%d", cycle)).Await(); err != nil {
+			if _, err := durable.CallActivity[string](ctx, "ApplyConfig", fmt.Sprintf("cycle_%d", cycle)).Await(); err != nil {
 				return "", err
 			}
 			log = append(log, fmt.Sprintf("cycle:%d", cycle))
@@ -272,15 +272,15 @@ func sampleHeterogeneousWorkersWithTags(e *env) {
 	act(e.t, r, "Encode", func(_ durable.ActivityContext, in string) (string, error) { return "encoded:" + in, nil })
 	act(e.t, r, "Upload", func(_ durable.ActivityContext, in string) (string, error) { return "uploaded:" + in, nil })
 	orch(e.t, r, "VideoPipeline", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		rendered, err := ctx.ScheduleActivity("Render", "frame42").WithTag("gpu").Await()
+		rendered, err := durable.CallActivity[string](ctx, "Render", "frame42", durable.ActivityOptions{Tag: "gpu"}).Await()
 		if err != nil {
 			return "", err
 		}
-		encoded, err := ctx.ScheduleActivity("Encode", rendered).WithTag("cpu").Await()
+		encoded, err := durable.CallActivity[string](ctx, "Encode", rendered, durable.ActivityOptions{Tag: "cpu"}).Await()
 		if err != nil {
 			return "", err
 		}
-		return ctx.ScheduleActivity("Upload", encoded).Await()
+		return durable.CallActivity[string](ctx, "Upload", encoded).Await()
 	})
 	filter, err := duroxide.DefaultAnd("gpu", "cpu")
 	require.NoError(e.t, err)
@@ -298,12 +298,12 @@ func sampleStarvationSafeTaggedActivity(e *env) {
 	act(e.t, r, "GpuInference", func(_ durable.ActivityContext, in string) (string, error) { return "inference:" + in, nil })
 	act(e.t, r, "CpuFallback", func(_ durable.ActivityContext, in string) (string, error) { return "cpu_fallback:" + in, nil })
 	orch(e.t, r, "InferenceWithFallback", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		gpu := ctx.ScheduleActivity("GpuInference", in).WithTag("gpu")
-		timeout := ctx.ScheduleTimer(500 * time.Millisecond)
+		gpu := durable.CallActivity[string](ctx, "GpuInference", in, durable.ActivityOptions{Tag: "gpu"})
+		timeout := durable.NewTimer(ctx, 500*time.Millisecond)
 		if ctx.Select(gpu, timeout) == 0 {
 			return gpu.Await()
 		}
-		return ctx.ScheduleActivity("CpuFallback", in).Await()
+		return durable.CallActivity[string](ctx, "CpuFallback", in).Await()
 	})
 	e.start(r, &durable.Options{WorkerTagFilter: duroxide.DefaultOnly()})
 	e.startOrch("infer-1", "InferenceWithFallback", "model-v3")
@@ -317,15 +317,15 @@ func sampleDualRuntimeTagCooperation(e *env) {
 		act(e.t, r, "GpuTrain", func(_ durable.ActivityContext, in string) (string, error) { return "trained:" + in, nil })
 		act(e.t, r, "SaveModel", func(_ durable.ActivityContext, in string) (string, error) { return "saved:" + in, nil })
 		orch(e.t, r, "MLPipeline", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-			pre, err := ctx.ScheduleActivity("PreProcess", in).Await()
+			pre, err := durable.CallActivity[string](ctx, "PreProcess", in).Await()
 			if err != nil {
 				return "", err
 			}
-			model, err := ctx.ScheduleActivity("GpuTrain", pre).WithTag("gpu").Await()
+			model, err := durable.CallActivity[string](ctx, "GpuTrain", pre, durable.ActivityOptions{Tag: "gpu"}).Await()
 			if err != nil {
 				return "", err
 			}
-			return ctx.ScheduleActivity("SaveModel", model).Await()
+			return durable.CallActivity[string](ctx, "SaveModel", model).Await()
 		})
 		return r
 	}
@@ -348,7 +348,7 @@ func sampleKVRequestResponse(e *env) {
 	orch(e.t, r, "RequestServer", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		ctx.SetKVValue("status", "ready")
 		for i := 0; i < 3; i++ {
-			raw, err := ctx.ScheduleWait("request").Await()
+			raw, err := durable.WaitEvent[string](ctx, "request").Await()
 			if err != nil {
 				return "", err
 			}
@@ -360,7 +360,7 @@ func sampleKVRequestResponse(e *env) {
 				return "", err
 			}
 			ctx.SetKVValue("status", "processing")
-			result, err := ctx.ScheduleActivity("ProcessCommand", req.Command).Await()
+			result, err := durable.CallActivity[string](ctx, "ProcessCommand", req.Command).Await()
 			if err != nil {
 				result = "error: " + err.Error()
 			}
@@ -373,19 +373,19 @@ func sampleKVRequestResponse(e *env) {
 	e.start(r, nil)
 	c := e.client()
 	e.startOrch("req-resp-server", "RequestServer", "")
-	status, err := c.WaitForKVValue(e.ctx, "req-resp-server", "status", waitTimeout)
+	status, err := c.WaitForKVValue(e.ctx, "req-resp-server", "status", durable.WaitOptions{Timeout: waitTimeout})
 	require.NoError(e.t, err, "Server never became ready")
 	require.Equal(e.t, "ready", status)
 	for _, rq := range [][2]string{{"op-1", "hello"}, {"op-2", "world"}, {"op-3", "rust"}} {
 		data, _ := json.Marshal(map[string]string{"op_id": rq[0], "command": rq[1]})
 		require.NoError(e.t, c.RaiseEvent(e.ctx, "req-resp-server", "request", string(data)))
-		resp, err := c.WaitForKVValue(e.ctx, "req-resp-server", "response:"+rq[0], waitTimeout)
+		resp, err := c.WaitForKVValue(e.ctx, "req-resp-server", "response:"+rq[0], durable.WaitOptions{Timeout: waitTimeout})
 		require.NoError(e.t, err, "Timed out waiting for response to %s", rq[0])
 		require.Equal(e.t, reverse(rq[1]), resp, "Response for %s should be the reversed command", rq[0])
 	}
 	require.Equal(e.t, "served 3 requests", e.completed("req-resp-server"))
 	for key, want := range map[string]string{"status": "shutdown", "response:op-1": "olleh", "response:op-2": "dlrow", "response:op-3": "tsur"} {
-		v, ok, err := c.GetKVValue(e.ctx, "req-resp-server", key)
+		v, ok, err := c.KVValue(e.ctx, "req-resp-server", key)
 		require.NoError(e.t, err)
 		require.True(e.t, ok, key)
 		require.Equal(e.t, want, v, key)
@@ -403,18 +403,18 @@ func sampleKVCrossOrchestrationRead(e *env) {
 	})
 	orch(e.t, r, "Producer", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		ctx.SetKVValue("status", "computing")
-		sq, err := ctx.ScheduleActivity("ComputeResult", in).Await()
+		sq, err := durable.CallActivity[string](ctx, "ComputeResult", in).Await()
 		if err != nil {
 			return "", err
 		}
 		ctx.SetKVValue("result", sq)
 		ctx.SetKVValue("status", "done")
-		_, _ = ctx.ScheduleWait("ack").Await()
+		_, _ = durable.WaitEvent[string](ctx, "ack").Await()
 		return "produced:" + sq, nil
 	})
 	orch(e.t, r, "Consumer", func(ctx *durable.OrchestrationContext, producer string) (string, error) {
 		for attempts := 0; ; {
-			status, err := ctx.GetKVValueFromInstance(producer, "status").Await()
+			status, err := ctx.KVValueFromInstance(producer, "status").Await()
 			if err != nil {
 				return "", fmt.Errorf("read status: %v", err)
 			}
@@ -424,11 +424,11 @@ func sampleKVCrossOrchestrationRead(e *env) {
 			if attempts++; attempts > 20 {
 				return "", errors.New("producer never finished")
 			}
-			if _, err := ctx.ScheduleTimer(100 * time.Millisecond).Await(); err != nil {
+			if _, err := durable.NewTimer(ctx, 100*time.Millisecond).Await(); err != nil {
 				return "", err
 			}
 		}
-		res, err := ctx.GetKVValueFromInstance(producer, "result").Await()
+		res, err := ctx.KVValueFromInstance(producer, "result").Await()
 		if err != nil {
 			return "", fmt.Errorf("read result: %v", err)
 		}
@@ -440,7 +440,7 @@ func sampleKVCrossOrchestrationRead(e *env) {
 	e.start(r, nil)
 	c := e.client()
 	e.startOrch("producer-1", "Producer", "7")
-	res, err := c.WaitForKVValue(e.ctx, "producer-1", "result", waitTimeout)
+	res, err := c.WaitForKVValue(e.ctx, "producer-1", "result", durable.WaitOptions{Timeout: waitTimeout})
 	require.NoError(e.t, err, "Producer never set result")
 	require.Equal(e.t, "49", res)
 	e.startOrch("consumer-1", "Consumer", "producer-1")
@@ -448,7 +448,7 @@ func sampleKVCrossOrchestrationRead(e *env) {
 	require.NoError(e.t, c.RaiseEvent(e.ctx, "producer-1", "ack", ""))
 	require.Equal(e.t, "produced:49", e.completed("producer-1"))
 	for key, want := range map[string]string{"result": "49", "status": "done"} {
-		v, ok, err := c.GetKVValue(e.ctx, "producer-1", key)
+		v, ok, err := c.KVValue(e.ctx, "producer-1", key)
 		require.NoError(e.t, err)
 		require.True(e.t, ok, key)
 		require.Equal(e.t, want, v, key)
@@ -460,7 +460,7 @@ func sampleKVReadModifyWriteCounter(e *env) {
 	act(e.t, r, "ProcessBatch", func(_ durable.ActivityContext, in string) (string, error) { return "processed:" + in, nil })
 	orch(e.t, r, "BatchProcessor", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		for _, batch := range []string{"alpha", "beta", "gamma"} {
-			processed, ok := ctx.GetKVValue("batches_processed")
+			processed, ok := ctx.KVValue("batches_processed")
 			if !ok {
 				processed = "0"
 			}
@@ -468,14 +468,14 @@ func sampleKVReadModifyWriteCounter(e *env) {
 			if err != nil {
 				return "", err
 			}
-			res, err := ctx.ScheduleActivity("ProcessBatch", batch).Await()
+			res, err := durable.CallActivity[string](ctx, "ProcessBatch", batch).Await()
 			if err != nil {
 				return "", err
 			}
 			ctx.SetKVValue("batches_processed", strconv.Itoa(count+1))
 			ctx.SetKVValue("last_result", res)
 		}
-		if v, ok := ctx.GetKVValue("batches_processed"); ok {
+		if v, ok := ctx.KVValue("batches_processed"); ok {
 			return v, nil
 		}
 		return "0", nil
@@ -485,7 +485,7 @@ func sampleKVReadModifyWriteCounter(e *env) {
 	require.Equal(e.t, "3", e.completed("batch-proc"), "Should have processed 3 batches")
 	c := e.client()
 	for key, want := range map[string]string{"batches_processed": "3", "last_result": "processed:gamma"} {
-		v, ok, err := c.GetKVValue(e.ctx, "batch-proc", key)
+		v, ok, err := c.KVValue(e.ctx, "batch-proc", key)
 		require.NoError(e.t, err)
 		require.True(e.t, ok, key)
 		require.Equal(e.t, want, v, key)
@@ -496,7 +496,7 @@ func sampleOrchestrationStats(e *env) {
 	r := durable.NewRegistry()
 	act(e.t, r, "FetchData", func(_ durable.ActivityContext, in string) (string, error) { return "data from " + in, nil })
 	orch(e.t, r, "DataPipeline", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		res, err := ctx.ScheduleActivity("FetchData", "https://api.example.com").Await()
+		res, err := durable.CallActivity[string](ctx, "FetchData", "https://api.example.com").Await()
 		if err != nil {
 			return "", err
 		}
@@ -506,12 +506,12 @@ func sampleOrchestrationStats(e *env) {
 	})
 	e.start(r, nil)
 	c := e.client()
-	missing, err := c.GetOrchestrationStats(e.ctx, "missing")
+	missing, err := c.Stats(e.ctx, "missing")
 	require.NoError(e.t, err)
 	require.Nil(e.t, missing)
 	e.startOrch("pipeline-1", "DataPipeline", "")
 	e.wait("pipeline-1")
-	stats, err := c.GetOrchestrationStats(e.ctx, "pipeline-1")
+	stats, err := c.Stats(e.ctx, "pipeline-1")
 	require.NoError(e.t, err)
 	require.NotNil(e.t, stats, "stats should exist after completion")
 	require.GreaterOrEqual(e.t, stats.HistoryEventCount, uint64(4))

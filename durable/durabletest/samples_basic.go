@@ -63,12 +63,12 @@ func sampleHelloWorld(e *env) {
 	})
 	orch(e.t, r, "HelloWorld", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		ctx.TraceInfo("hello_world started")
-		res, err := ctx.ScheduleActivity("Hello", "Rust").Await()
+		res, err := durable.CallActivity[string](ctx, "Hello", "Rust").Await()
 		if err != nil {
 			return "", err
 		}
 		ctx.TraceInfo("hello_world result=" + res)
-		return ctx.ScheduleActivity("Hello", in).Await()
+		return durable.CallActivity[string](ctx, "Hello", in).Await()
 	})
 	e.start(r, nil)
 	e.startOrch("inst-sample-hello-1", "HelloWorld", "World")
@@ -81,14 +81,14 @@ func sampleBasicControlFlow(e *env) {
 	act(e.t, r, "SayYes", func(durable.ActivityContext, string) (string, error) { return "picked_yes", nil })
 	act(e.t, r, "SayNo", func(durable.ActivityContext, string) (string, error) { return "picked_no", nil })
 	orch(e.t, r, "ControlFlow", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		flag, err := ctx.ScheduleActivity("GetFlag", "").Await()
+		flag, err := durable.CallActivity[string](ctx, "GetFlag", "").Await()
 		if err != nil {
 			return "", err
 		}
 		if flag == "yes" {
-			return ctx.ScheduleActivity("SayYes", "").Await()
+			return durable.CallActivity[string](ctx, "SayYes", "").Await()
 		}
-		return ctx.ScheduleActivity("SayNo", "").Await()
+		return durable.CallActivity[string](ctx, "SayNo", "").Await()
 	})
 	e.start(r, nil)
 	e.startOrch("inst-sample-cflow-1", "ControlFlow", "")
@@ -102,7 +102,7 @@ func sampleLoop(e *env) {
 		acc := "start"
 		for i := 0; i < 3; i++ {
 			var err error
-			if acc, err = ctx.ScheduleActivity("Append", acc).Await(); err != nil {
+			if acc, err = durable.CallActivity[string](ctx, "Append", acc).Await(); err != nil {
 				return "", err
 			}
 			ctx.TraceInfo(fmt.Sprintf("loop iteration %d completed acc=%s", i, acc))
@@ -124,12 +124,12 @@ func sampleErrorHandling(e *env) {
 	})
 	act(e.t, r, "Recover", func(durable.ActivityContext, string) (string, error) { return "recovered", nil })
 	orch(e.t, r, "ErrorHandling", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		v, err := ctx.ScheduleActivity("Fragile", "bad").Await()
+		v, err := durable.CallActivity[string](ctx, "Fragile", "bad").Await()
 		if err == nil {
 			return v, nil
 		}
 		ctx.TraceWarn("fragile failed error=" + err.Error())
-		return ctx.ScheduleActivity("Recover", "").Await()
+		return durable.CallActivity[string](ctx, "Recover", "").Await()
 	})
 	e.start(r, nil)
 	e.startOrch("inst-sample-err-1", "ErrorHandling", "")
@@ -146,9 +146,9 @@ func sampleTimeoutWithTimerRace(e *env) {
 		return "done", nil
 	})
 	orch(e.t, r, "TimeoutSample", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		a := ctx.ScheduleActivity("LongOp", "")
+		a := durable.CallActivity[string](ctx, "LongOp", "")
 		t := durable.Go(ctx, func(ctx *durable.OrchestrationContext) (string, error) {
-			if _, err := ctx.ScheduleTimer(100 * time.Millisecond).Await(); err != nil {
+			if _, err := durable.NewTimer(ctx, 100*time.Millisecond).Await(); err != nil {
 				return "", err
 			}
 			return "", errors.New("timeout")
@@ -172,8 +172,8 @@ func sampleSelect2ActivityVsExternal(e *env) {
 		return "slept", nil
 	})
 	orch(e.t, r, "Select2ActVsEvt", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		a := ctx.ScheduleActivity("Sleep", "")
-		ev := ctx.ScheduleWait("Go")
+		a := durable.CallActivity[string](ctx, "Sleep", "")
+		ev := durable.WaitEvent[string](ctx, "Go")
 		if ctx.Select(a, ev) == 0 {
 			s, err := a.Await()
 			return "activity:" + s, err
@@ -200,8 +200,8 @@ func dtfLegacyGabbarGreetings(e *env) {
 		return fmt.Sprintf("Hello, %s!", in), nil
 	})
 	orch(e.t, r, "Greetings", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		a := ctx.ScheduleActivity("Greetings", "Gabbar")
-		b := ctx.ScheduleActivity("Greetings", "Samba")
+		a := durable.CallActivity[string](ctx, "Greetings", "Gabbar")
+		b := durable.CallActivity[string](ctx, "Greetings", "Samba")
 		var vals []string
 		for _, o := range durable.Join(ctx, a, b) {
 			if o.Err != nil {
@@ -220,7 +220,7 @@ func dtfLegacyGabbarGreetings(e *env) {
 func sampleSystemActivities(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "SystemActivities", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		now, err := ctx.UtcNow().Await()
+		now, err := ctx.UTCNow().Await()
 		if err != nil {
 			return "", err
 		}
@@ -247,7 +247,7 @@ func sampleSystemActivities(e *env) {
 func sampleStatusPolling(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "StatusSample", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		if _, err := ctx.ScheduleTimer(20 * time.Millisecond).Await(); err != nil {
+		if _, err := durable.NewTimer(ctx, 20*time.Millisecond).Await(); err != nil {
 			return "", err
 		}
 		return "done", nil
@@ -261,10 +261,10 @@ func sampleSubOrchestrationBasic(e *env) {
 	r := durable.NewRegistry()
 	act(e.t, r, "Upper", func(_ durable.ActivityContext, in string) (string, error) { return strings.ToUpper(in), nil })
 	orch(e.t, r, "ChildUpper", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		return ctx.ScheduleActivity("Upper", in).Await()
+		return durable.CallActivity[string](ctx, "Upper", in).Await()
 	})
 	orch(e.t, r, "Parent", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		v, err := ctx.ScheduleSubOrchestration("ChildUpper", in).Await()
+		v, err := durable.CallSubOrchestration[string](ctx, "ChildUpper", in).Await()
 		if err != nil {
 			return "", err
 		}
@@ -284,11 +284,11 @@ func sampleSubOrchestrationFanout(e *env) {
 		return strconv.FormatInt(x+y, 10), nil
 	})
 	orch(e.t, r, "ChildSum", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		return ctx.ScheduleActivity("Add", in).Await()
+		return durable.CallActivity[string](ctx, "Add", in).Await()
 	})
 	orch(e.t, r, "ParentFan", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		a := ctx.ScheduleSubOrchestration("ChildSum", "1,2")
-		b := ctx.ScheduleSubOrchestration("ChildSum", "3,4")
+		a := durable.CallSubOrchestration[string](ctx, "ChildSum", "1,2")
+		b := durable.CallSubOrchestration[string](ctx, "ChildSum", "3,4")
 		total := int64(0)
 		for _, o := range durable.Join(ctx, a, b) {
 			if o.Err != nil {
@@ -311,14 +311,14 @@ func sampleSubOrchestrationChained(e *env) {
 	r := durable.NewRegistry()
 	act(e.t, r, "AppendX", func(_ durable.ActivityContext, in string) (string, error) { return in + "x", nil })
 	orch(e.t, r, "Leaf", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		return ctx.ScheduleActivity("AppendX", in).Await()
+		return durable.CallActivity[string](ctx, "AppendX", in).Await()
 	})
 	orch(e.t, r, "Mid", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		v, err := ctx.ScheduleSubOrchestration("Leaf", in).Await()
+		v, err := durable.CallSubOrchestration[string](ctx, "Leaf", in).Await()
 		return v + "-mid", err
 	})
 	orch(e.t, r, "Root", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		v, err := ctx.ScheduleSubOrchestration("Mid", in).Await()
+		v, err := durable.CallSubOrchestration[string](ctx, "Mid", in).Await()
 		return "root:" + v, err
 	})
 	e.start(r, nil)
@@ -330,14 +330,14 @@ func sampleDetachedOrchestrationScheduling(e *env) {
 	r := durable.NewRegistry()
 	act(e.t, r, "Echo", func(_ durable.ActivityContext, in string) (string, error) { return in, nil })
 	orch(e.t, r, "Chained", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		if _, err := ctx.ScheduleTimer(5 * time.Millisecond).Await(); err != nil {
+		if _, err := durable.NewTimer(ctx, 5*time.Millisecond).Await(); err != nil {
 			return "", err
 		}
-		return ctx.ScheduleActivity("Echo", in).Await()
+		return durable.CallActivity[string](ctx, "Echo", in).Await()
 	})
 	orch(e.t, r, "Coordinator", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		ctx.ScheduleOrchestration("Chained", "W1", "A")
-		ctx.ScheduleOrchestration("Chained", "W2", "B")
+		durable.StartOrchestration(ctx, "Chained", "W1", "A")
+		durable.StartOrchestration(ctx, "Chained", "W2", "B")
 		return "scheduled", nil
 	})
 	e.start(r, nil)
@@ -353,14 +353,14 @@ func sampleDetachedThenActivity(e *env) {
 	r := durable.NewRegistry()
 	act(e.t, r, "Echo", func(_ durable.ActivityContext, in string) (string, error) { return in, nil })
 	orch(e.t, r, "Child", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		if _, err := ctx.ScheduleTimer(5 * time.Millisecond).Await(); err != nil {
+		if _, err := durable.NewTimer(ctx, 5*time.Millisecond).Await(); err != nil {
 			return "", err
 		}
 		return "child-" + in, nil
 	})
 	orch(e.t, r, "Parent", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		ctx.ScheduleOrchestration("Child", "detached-child", "payload")
-		return ctx.ScheduleActivity("Echo", "hello").Await()
+		durable.StartOrchestration(ctx, "Child", "detached-child", "payload")
+		return durable.CallActivity[string](ctx, "Echo", "hello").Await()
 	})
 	e.start(r, nil)
 	e.startOrch("ParentInstance", "Parent", "")
@@ -373,7 +373,7 @@ func sampleContinueAsNew(e *env) {
 	orch(e.t, r, "CanSample", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		n, _ := strconv.Atoi(in)
 		if n < 3 {
-			return "", ctx.ContinueAsNew(strconv.Itoa(n + 1))
+			return "", durable.ContinueAsNew(ctx, strconv.Itoa(n+1))
 		}
 		return fmt.Sprintf("final:%d", n), nil
 	})
@@ -385,43 +385,32 @@ func sampleContinueAsNew(e *env) {
 	require.Equal(e.t, []uint64{1, 2, 3, 4}, execs)
 }
 
-// AddReq is the typed samples' request.
-type AddReq struct {
-	A int32 `json:"a"`
-	B int32 `json:"b"`
-}
-
-// AddRes is the typed samples' result.
-type AddRes struct {
-	Sum int32 `json:"sum"`
-}
-
-// Ack is the typed event sample's payload.
-type Ack struct {
+// readyAck is the typed event sample's payload.
+type readyAck struct {
 	OK bool `json:"ok"`
 }
 
-func addActivity(_ durable.ActivityContext, req AddReq) (AddRes, error) {
-	return AddRes{Sum: req.A + req.B}, nil
+func addActivity(_ durable.ActivityContext, req addReq) (addRes, error) {
+	return addRes{Sum: req.A + req.B}, nil
 }
 
 func sampleTypedActivityAndOrchestration(e *env) {
 	r := durable.NewRegistry()
 	must(e.t, durable.RegisterActivity(r, "Add", addActivity))
-	must(e.t, durable.RegisterOrchestration(r, "Adder", func(ctx *durable.OrchestrationContext, req AddReq) (AddRes, error) {
-		return durable.ScheduleActivity[AddRes](ctx, "Add", req).Await()
+	must(e.t, durable.RegisterOrchestration(r, "Adder", func(ctx *durable.OrchestrationContext, req addReq) (addRes, error) {
+		return durable.CallActivity[addRes](ctx, "Add", req).Await()
 	}))
 	e.start(r, nil)
-	e.startOrch("inst-typed-add", "Adder", AddReq{A: 2, B: 3})
-	res, err := durable.DecodeOutput[AddRes](e.wait("inst-typed-add"))
+	e.startOrch("inst-typed-add", "Adder", addReq{A: 2, B: 3})
+	res, err := durable.DecodeOutput[addRes](e.wait("inst-typed-add"))
 	require.NoError(e.t, err)
-	require.Equal(e.t, AddRes{Sum: 5}, res)
+	require.Equal(e.t, addRes{Sum: 5}, res)
 }
 
 func sampleTypedEvent(e *env) {
 	r := durable.NewRegistry()
 	must(e.t, durable.RegisterOrchestration(r, "WaitAck", func(ctx *durable.OrchestrationContext, _ struct{}) (string, error) {
-		ack, err := durable.ScheduleWait[Ack](ctx, "Ready").Await()
+		ack, err := durable.WaitEvent[readyAck](ctx, "Ready").Await()
 		if err != nil {
 			return "", err
 		}
@@ -432,7 +421,7 @@ func sampleTypedEvent(e *env) {
 	go func() {
 		defer close(done)
 		if e.waitSubscription("inst-typed-ack", "Ready") {
-			_ = e.client().RaiseEvent(e.ctx, "inst-typed-ack", "Ready", Ack{OK: true})
+			_ = e.client().RaiseEvent(e.ctx, "inst-typed-ack", "Ready", readyAck{OK: true})
 		}
 	}()
 	e.startOrch("inst-typed-ack", "WaitAck", nil)
@@ -451,13 +440,13 @@ func mixedActivities(e *env) *durable.Registry {
 
 // raceTypedAndString selects between a typed and a string activity, each
 // mapped to text in its own block, as the Rust samples' async blocks do.
-func raceTypedAndString(ctx *durable.OrchestrationContext, req AddReq, upper string) (string, error) {
+func raceTypedAndString(ctx *durable.OrchestrationContext, req addReq, upper string) (string, error) {
 	typed := durable.Go(ctx, func(ctx *durable.OrchestrationContext) (string, error) {
-		r, err := durable.ScheduleActivity[AddRes](ctx, "Add", req).Await()
+		r, err := durable.CallActivity[addRes](ctx, "Add", req).Await()
 		return fmt.Sprintf("sum=%d", r.Sum), err
 	})
 	str := durable.Go(ctx, func(ctx *durable.OrchestrationContext) (string, error) {
-		s, err := ctx.ScheduleActivity("Upper", upper).Await()
+		s, err := durable.CallActivity[string](ctx, "Upper", upper).Await()
 		return "up=" + s, err
 	})
 	if ctx.Select(typed, str) == 0 {
@@ -468,11 +457,11 @@ func raceTypedAndString(ctx *durable.OrchestrationContext, req AddReq, upper str
 
 func sampleMixedStringAndTypedTypedOrch(e *env) {
 	r := mixedActivities(e)
-	must(e.t, durable.RegisterOrchestration(r, "MixedTypedOrch", func(ctx *durable.OrchestrationContext, req AddReq) (string, error) {
+	must(e.t, durable.RegisterOrchestration(r, "MixedTypedOrch", func(ctx *durable.OrchestrationContext, req addReq) (string, error) {
 		return raceTypedAndString(ctx, req, "hello")
 	}))
 	e.start(r, nil)
-	e.startOrch("inst-mixed-typed", "MixedTypedOrch", AddReq{A: 1, B: 2})
+	e.startOrch("inst-mixed-typed", "MixedTypedOrch", addReq{A: 1, B: 2})
 	s, err := durable.DecodeOutput[string](e.wait("inst-mixed-typed"))
 	require.NoError(e.t, err)
 	require.True(e.t, s == "sum=3" || s == "up=HELLO", s)
@@ -481,7 +470,7 @@ func sampleMixedStringAndTypedTypedOrch(e *env) {
 func sampleMixedStringAndTypedStringOrch(e *env) {
 	r := mixedActivities(e)
 	orch(e.t, r, "MixedStringOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		return raceTypedAndString(ctx, AddReq{A: 5, B: 7}, "race")
+		return raceTypedAndString(ctx, addReq{A: 5, B: 7}, "race")
 	})
 	e.start(r, nil)
 	e.startOrch("inst-mixed-string", "MixedStringOrch", "")
@@ -508,11 +497,11 @@ func sampleVersioningStartLatestVsExact(e *env) {
 func sampleVersioningSubOrchestrationExplicitVsPolicy(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "ParentVers", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		a, err := ctx.ScheduleSubOrchestrationVersioned("Child", "1.0.0", "exp").Await()
+		a, err := durable.CallSubOrchestration[string](ctx, "Child", "exp", durable.SubOrchestrationOptions{Version: "1.0.0"}).Await()
 		if err != nil {
 			return "", err
 		}
-		b, err := ctx.ScheduleSubOrchestration("Child", "pol").Await()
+		b, err := durable.CallSubOrchestration[string](ctx, "Child", "pol").Await()
 		if err != nil {
 			return "", err
 		}
@@ -529,13 +518,13 @@ func sampleVersioningContinueAsNewUpgrade(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "LongRunner", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		ctx.TraceInfo("v1: upgrading via ContinueAsNew (default policy)")
-		return "", ctx.ContinueAsNew("v1:" + in)
+		return "", durable.ContinueAsNew(ctx, "v1:"+in)
 	})
 	must(e.t, r.AddOrchestrationVersion("LongRunner", "2.0.0", func(_ *durable.OrchestrationContext, in string) (string, error) {
 		return "upgraded:" + in, nil
 	}))
 	e.start(r, nil)
-	require.NoError(e.t, e.client().StartOrchestrationVersion(e.ctx, "inst-can-upgrade", "LongRunner", "1.0.0", "state"))
+	require.NoError(e.t, e.client().StartOrchestration(e.ctx, "inst-can-upgrade", "LongRunner", "state", durable.StartOptions{Version: "1.0.0"}))
 	require.Equal(e.t, "upgraded:v1:state", e.completed("inst-can-upgrade"))
 	a := e.admin()
 	execs, err := a.ListExecutions(e.ctx, "inst-can-upgrade")

@@ -17,7 +17,7 @@ import (
 // scheduleWithRetryTests ports duroxide 0.1.29's
 // tests/schedule_with_retry_tests.rs: RetryPolicy and BackoffStrategy
 // arithmetic (Rust's plain unit tests; they leave the provider unused), then
-// ScheduleActivityWithRetry end to end: attempts, backoff timers in
+// CallActivity with ActivityOptions.Retry end to end: attempts, backoff timers in
 // history, per-attempt timeouts that end the call without a retry, typed
 // and session variants, continue-as-new.
 //
@@ -242,9 +242,9 @@ func flaky(counter *atomic.Uint32, okFrom uint32, failMsg func(uint32) string, o
 
 // retryOrch registers "RetryOrch", which returns the retried activity's
 // outcome as its own.
-func retryOrch(e *env, r *durable.Registry, activity string, policy durable.RetryPolicy) {
+func retryOrch(e *env, r *durable.Registry, activity string, policy *durable.RetryPolicy) {
 	orch(e.t, r, "RetryOrch", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		return ctx.ScheduleActivityWithRetry(activity, in, policy)
+		return durable.CallActivity[string](ctx, activity, in, durable.ActivityOptions{Retry: policy}).Await()
 	})
 }
 
@@ -428,7 +428,7 @@ func testTypedActivityRetrySuccess(e *env) {
 		return string(b), err
 	})
 	orch(e.t, r, "RetryOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		res, err := durable.ScheduleActivityWithRetry[retryTypedOutput](ctx, "TypedActivity", retryTypedInput{Value: 21}, durable.NewRetryPolicy(3))
+		res, err := durable.CallActivity[retryTypedOutput](ctx, "TypedActivity", retryTypedInput{Value: 21}, durable.ActivityOptions{Retry: durable.NewRetryPolicy(3)}).Await()
 		if err != nil {
 			return "", err
 		}
@@ -473,7 +473,7 @@ func testReplayWithStaleEventsInHistory(e *env) {
 		return "done", nil
 	})
 	orch(e.t, r, "ReplayOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		return ctx.ScheduleActivityWithRetry("CountedActivity", "", durable.NewRetryPolicy(3).WithBackoff(durable.NoBackoff()))
+		return durable.CallActivity[string](ctx, "CountedActivity", "", durable.ActivityOptions{Retry: durable.NewRetryPolicy(3).WithBackoff(durable.NoBackoff())}).Await()
 	})
 	require.Equal(e.t, "done", e.requireCompleted(e.runOne(r, "replay-1", "ReplayOrch", "")))
 	require.Equal(e.t, uint32(1), calls.Load())
@@ -483,7 +483,7 @@ func testTimeoutHistoryReplaysCorrectly(e *env) {
 	r := durable.NewRegistry()
 	must(e.t, r.AddActivity("SlowActivity", slowUntilCancelled(nil)))
 	orch(e.t, r, "TimeoutOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		v, err := ctx.ScheduleActivityWithRetry("SlowActivity", "", durable.NewRetryPolicy(1).WithTimeout(50*ms))
+		v, err := durable.CallActivity[string](ctx, "SlowActivity", "", durable.ActivityOptions{Retry: durable.NewRetryPolicy(1).WithTimeout(50 * ms)}).Await()
 		if err != nil {
 			return "error:" + err.Error(), nil
 		}
@@ -506,12 +506,12 @@ func testActivityCompletesAfterContinueAsNew(e *env) {
 	})
 	orch(e.t, r, "CANOrch", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		count, _ := strconv.Atoi(in)
-		res, err := ctx.ScheduleActivity("TrackedActivity", in).Await()
+		res, err := durable.CallActivity[string](ctx, "TrackedActivity", in).Await()
 		if err != nil {
 			return "", err
 		}
 		if count < 2 {
-			return "", ctx.ContinueAsNew(strconv.Itoa(count + 1))
+			return "", durable.ContinueAsNew(ctx, strconv.Itoa(count+1))
 		}
 		return res, nil
 	})
@@ -532,12 +532,12 @@ func testRetryTimeoutWithContinueAsNew(e *env) {
 	})
 	orch(e.t, r, "RetryCANOrch", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		exec, _ := strconv.Atoi(in)
-		v, err := ctx.ScheduleActivityWithRetry("FlakyActivity", in, durable.NewRetryPolicy(2).WithBackoff(durable.NoBackoff()))
+		v, err := durable.CallActivity[string](ctx, "FlakyActivity", in, durable.ActivityOptions{Retry: durable.NewRetryPolicy(2).WithBackoff(durable.NoBackoff())}).Await()
 		switch {
 		case err == nil:
 			return v, nil
 		case exec < 1:
-			return "", ctx.ContinueAsNew(strconv.Itoa(exec + 1))
+			return "", durable.ContinueAsNew(ctx, strconv.Itoa(exec+1))
 		default:
 			return "", err
 		}
@@ -559,7 +559,7 @@ func testMultipleOrchestrationsRetrying(e *env) {
 		func(a uint32) string { return fmt.Sprintf("flaky2 ok %d", a) })))
 	for orchName, actName := range map[string]string{"Orch1": "Flaky1", "Orch2": "Flaky2"} {
 		orch(e.t, r, orchName, func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			return ctx.ScheduleActivityWithRetry(actName, "", durable.NewRetryPolicy(5).WithBackoff(durable.NoBackoff()))
+			return durable.CallActivity[string](ctx, actName, "", durable.ActivityOptions{Retry: durable.NewRetryPolicy(5).WithBackoff(durable.NoBackoff())}).Await()
 		})
 	}
 	e.start(r, nil)
@@ -584,7 +584,7 @@ func retryOnSessionBasicSuccess(e *env) {
 		if err != nil {
 			return "", err
 		}
-		return ctx.ScheduleActivityWithRetryOnSession("FlakySession", "input", durable.NewRetryPolicy(3).WithBackoff(durable.NoBackoff()), session)
+		return durable.CallActivity[string](ctx, "FlakySession", "input", durable.ActivityOptions{Retry: durable.NewRetryPolicy(3).WithBackoff(durable.NoBackoff()), Session: session}).Await()
 	})
 	require.Equal(e.t, "ok attempt 2", e.requireCompleted(e.runOne(r, "retry-sess-1", "RetrySession", "")))
 	require.Equal(e.t, uint32(2), counter.Load(), "Should have 2 attempts")
@@ -598,7 +598,7 @@ func retryOnSessionAllAttemptsFail(e *env) {
 		if err != nil {
 			return "", err
 		}
-		return ctx.ScheduleActivityWithRetryOnSession("AlwaysFail", "", durable.NewRetryPolicy(2).WithBackoff(durable.NoBackoff()), session)
+		return durable.CallActivity[string](ctx, "AlwaysFail", "", durable.ActivityOptions{Retry: durable.NewRetryPolicy(2).WithBackoff(durable.NoBackoff()), Session: session}).Await()
 	})
 	st := e.runOne(r, "retry-sess-fail", "RetrySessionFail", "")
 	require.Equal(e.t, durable.StateFailed, st.State, "Expected Failed, got output %q", st.Output)
@@ -633,8 +633,7 @@ func retryOnSessionTypedRoundTrip(e *env) {
 		if err != nil {
 			return "", err
 		}
-		res, err := durable.ScheduleActivityWithRetryOnSession[retryQueryResult](ctx, "TypedSessionAct",
-			retryQuery{SQL: "SELECT 1"}, durable.NewRetryPolicy(3).WithBackoff(durable.NoBackoff()), session)
+		res, err := durable.CallActivity[retryQueryResult](ctx, "TypedSessionAct", retryQuery{SQL: "SELECT 1"}, durable.ActivityOptions{Retry: durable.NewRetryPolicy(3).WithBackoff(durable.NoBackoff()), Session: session}).Await()
 		if err != nil {
 			return "", err
 		}

@@ -36,7 +36,7 @@ func counterChild(ctx *durable.OrchestrationContext, in string) (string, error) 
 		return "", err
 	}
 	if n < 2 {
-		return "", ctx.ContinueAsNew(strconv.Itoa(n + 1))
+		return "", durable.ContinueAsNew(ctx, strconv.Itoa(n+1))
 	}
 	return "counted:" + in, nil
 }
@@ -48,7 +48,7 @@ func subOrchestrationContinueAsNewReportsToParent(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "Counter", counterChild)
 	orch(e.t, r, "Parent", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		out, err := ctx.ScheduleSubOrchestrationWithID("Counter", "can-child", "0").Await()
+		out, err := durable.CallSubOrchestration[string](ctx, "Counter", "0", durable.SubOrchestrationOptions{InstanceID: "can-child"}).Await()
 		return "parent saw " + out, err
 	})
 	e.start(r, fastOptions(nil))
@@ -71,13 +71,13 @@ func autoChildIDsUniquePerParentExecution(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "Echo", func(_ *durable.OrchestrationContext, in string) (string, error) { return "echo:" + in, nil })
 	orch(e.t, r, "Eternal", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		out, err := ctx.ScheduleSubOrchestration("Echo", in).Await()
+		out, err := durable.CallSubOrchestration[string](ctx, "Echo", in).Await()
 		if err != nil {
 			return "", err
 		}
 		if in != "3" {
 			n, _ := strconv.Atoi(in)
-			return "", ctx.ContinueAsNew(strconv.Itoa(n + 1))
+			return "", durable.ContinueAsNew(ctx, strconv.Itoa(n+1))
 		}
 		return out, nil
 	})
@@ -117,11 +117,11 @@ func typedKVStringReadsBackRawThroughClient(e *env) {
 		durable.SetKVValue(ctx, "greeting", in)
 		durable.SetKVValue(ctx, "point", map[string]int{"y": 2, "x": 1})
 		ctx.SetKVValue("rust_quoted", `"from rust"`)
-		s, _, err := durable.GetKVValue[string](ctx, "greeting")
+		s, _, err := durable.KVValue[string](ctx, "greeting")
 		if err != nil {
 			return "", err
 		}
-		q, _, err := durable.GetKVValue[string](ctx, "rust_quoted")
+		q, _, err := durable.KVValue[string](ctx, "rust_quoted")
 		if err != nil {
 			return "", err
 		}
@@ -134,7 +134,7 @@ func typedKVStringReadsBackRawThroughClient(e *env) {
 	require.Equal(e.t, "hello", started.Input, "typed input travels as raw text")
 	require.Equal(e.t, "hello", *e.kvValue("typed-kv", "greeting"), "typed KV string must be stored as the typed input is")
 	require.Equal(e.t, `{"x":1,"y":2}`, *e.kvValue("typed-kv", "point"))
-	v, ok, err := durable.KVValue[string](e.ctx, e.client(), "typed-kv", "greeting")
+	v, ok, err := durable.ClientKVValue[string](e.ctx, e.client(), "typed-kv", "greeting")
 	require.NoError(e.t, err)
 	require.True(e.t, ok)
 	require.Equal(e.t, "hello", v)
@@ -149,11 +149,11 @@ func swapRegistry(e *env, first string) *durable.Registry {
 		act(e.t, r, name, func(_ durable.ActivityContext, in string) (string, error) { return name + "(" + in + ")", nil })
 	}
 	orch(e.t, r, "Swap", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		v, err := ctx.ScheduleActivity(first, in).Await()
+		v, err := durable.CallActivity[string](ctx, first, in).Await()
 		if err != nil {
 			return "", err
 		}
-		ev, err := ctx.ScheduleWait("go").Await()
+		ev, err := durable.WaitEvent[string](ctx, "go").Await()
 		return v + "|" + ev, err
 	})
 	return r
@@ -211,7 +211,7 @@ func nondeterminismBlocksUntilCodeReplaysCleanly(e *env) {
 	stop := e.startPolicy(swapRegistry(e, "B"), durable.NondeterminismBlock, logs)
 	e.raise("swap-block", "go", "now")
 	e.waitFor("5 blocked turns", func() bool { return logs.count(slog.LevelError, "nondeterminism") >= 5 })
-	st, err := e.client().GetOrchestrationStatus(e.ctx, "swap-block")
+	st, err := e.client().Status(e.ctx, "swap-block")
 	require.NoError(e.t, err)
 	require.Equal(e.t, durable.StateBlocked, st.State, "status: %+v", st)
 	require.Contains(e.t, st.BlockedReason, "schedule mismatch")
@@ -229,7 +229,7 @@ func nondeterminismBlocksUntilCodeReplaysCleanly(e *env) {
 	require.Equal(e.t, "A(x)|now", e.completed("swap-block"))
 	after := e.history("swap-block")
 	require.Equal(e.t, kinds(before), kinds(after[:len(before)]), "the resumed instance kept its history")
-	st, err = e.client().GetOrchestrationStatus(e.ctx, "swap-block")
+	st, err = e.client().Status(e.ctx, "swap-block")
 	require.NoError(e.t, err)
 	require.Empty(e.t, st.BlockedReason)
 }

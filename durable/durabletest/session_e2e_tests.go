@@ -76,11 +76,11 @@ func testSessionActivityBasicE2E(e *env) {
 	r := durable.NewRegistry()
 	act(e.t, r, "Echo", prefixActivity("echo:"))
 	out := runSessionOrch(e, r, "test-session-basic", "SessionOrch", nil, func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		r1, err := ctx.ScheduleActivityOnSession("Echo", "hello", "my-session-1").Await()
+		r1, err := durable.CallActivity[string](ctx, "Echo", "hello", durable.ActivityOptions{Session: "my-session-1"}).Await()
 		if err != nil {
 			return "", err
 		}
-		r2, err := ctx.ScheduleActivityOnSession("Echo", "world", "my-session-1").Await()
+		r2, err := durable.CallActivity[string](ctx, "Echo", "world", durable.ActivityOptions{Session: "my-session-1"}).Await()
 		return r1 + "|" + r2, err
 	})
 	require.Equal(e.t, "echo:hello|echo:world", out)
@@ -101,7 +101,7 @@ func testSessionIDVisibleInActivityContext(e *env) {
 	r := durable.NewRegistry()
 	act(e.t, r, "CheckSession", sessionSeen(&seen, "ctx-test-session"))
 	runSessionOrch(e, r, "test-ctx-session", "CheckSessionOrch", nil, func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		_, err := ctx.ScheduleActivityOnSession("CheckSession", "input", "ctx-test-session").Await()
+		_, err := durable.CallActivity[string](ctx, "CheckSession", "input", durable.ActivityOptions{Session: "ctx-test-session"}).Await()
 		return "done", err
 	})
 	require.True(e.t, seen.Load(), "Activity should see session_id in context")
@@ -112,15 +112,15 @@ func testMixedSessionAndRegularActivities(e *env) {
 	act(e.t, r, "SessionTask", prefixActivity("session:"))
 	act(e.t, r, "RegularTask", prefixActivity("regular:"))
 	out := runSessionOrch(e, r, "test-mixed", "MixedOrch", nil, func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		r1, err := ctx.ScheduleActivity("RegularTask", "a").Await()
+		r1, err := durable.CallActivity[string](ctx, "RegularTask", "a").Await()
 		if err != nil {
 			return "", err
 		}
-		r2, err := ctx.ScheduleActivityOnSession("SessionTask", "b", "sess-1").Await()
+		r2, err := durable.CallActivity[string](ctx, "SessionTask", "b", durable.ActivityOptions{Session: "sess-1"}).Await()
 		if err != nil {
 			return "", err
 		}
-		r3, err := ctx.ScheduleActivity("RegularTask", "c").Await()
+		r3, err := durable.CallActivity[string](ctx, "RegularTask", "c").Await()
 		return r1 + "|" + r2 + "|" + r3, err
 	})
 	require.Equal(e.t, "regular:a|session:b|regular:c", out)
@@ -131,7 +131,7 @@ func testMixedSessionAndRegularActivities(e *env) {
 func sequentialOnSessions(ctx *durable.OrchestrationContext, activity string, pairs ...[2]string) (string, error) {
 	var out []string
 	for _, p := range pairs {
-		v, err := ctx.ScheduleActivityOnSession(activity, p[0], p[1]).Await()
+		v, err := durable.CallActivity[string](ctx, activity, p[0], durable.ActivityOptions{Session: p[1]}).Await()
 		if err != nil {
 			return "", err
 		}
@@ -159,7 +159,7 @@ func testSessionActivityTyped(e *env) {
 		return in.Value * 2, nil
 	}))
 	out := runSessionOrch(e, r, "test-typed-session", "TypedSessionOrch", nil, func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		v, err := durable.ScheduleActivityOnSession[int32](ctx, "Double", doubleInput{Value: 21}, "typed-sess").Await()
+		v, err := durable.CallActivity[int32](ctx, "Double", doubleInput{Value: 21}, durable.ActivityOptions{Session: "typed-sess"}).Await()
 		return strconv.Itoa(int(v)), err
 	})
 	require.Equal(e.t, "42", out)
@@ -185,9 +185,9 @@ func testSessionWorkerNodeIDMultipleSessionsParallel(e *env) {
 	out := runSessionOrch(e, r, "test-parallel-sess", "ParallelSessions", &durable.Options{WorkerConcurrency: 4, WorkerNodeID: "multi-sess-pod"},
 		func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 			return joinStrings(ctx, "|",
-				ctx.ScheduleActivityOnSession("Count", "x", "sess-1"),
-				ctx.ScheduleActivityOnSession("Count", "y", "sess-2"),
-				ctx.ScheduleActivityOnSession("Count", "z", "sess-3"))
+				durable.CallActivity[string](ctx, "Count", "x", durable.ActivityOptions{Session: "sess-1"}),
+				durable.CallActivity[string](ctx, "Count", "y", durable.ActivityOptions{Session: "sess-2"}),
+				durable.CallActivity[string](ctx, "Count", "z", durable.ActivityOptions{Session: "sess-3"}))
 		})
 	require.Equal(e.t, "counted|counted|counted", out)
 	require.GreaterOrEqual(e.t, counter.Load(), int64(3), "All 3 session activities should have executed")
@@ -198,7 +198,7 @@ func testEphemeralSessionStillWorks(e *env) {
 	act(e.t, r, "Echo", prefixActivity(""))
 	out := runSessionOrch(e, r, "test-ephemeral", "EphemeralOrch", &durable.Options{WorkerConcurrency: 1},
 		func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			return ctx.ScheduleActivityOnSession("Echo", "ephemeral-val", "eph-sess").Await()
+			return durable.CallActivity[string](ctx, "Echo", "ephemeral-val", durable.ActivityOptions{Session: "eph-sess"}).Await()
 		})
 	require.Equal(e.t, "ephemeral-val", out)
 }
@@ -209,7 +209,7 @@ func testSessionWithWorkerNodeIDActivityContextHasSessionID(e *env) {
 	act(e.t, r, "CheckSess", sessionSeen(&seen, "my-session"))
 	runSessionOrch(e, r, "test-node-ctx", "NodeIdSessionOrch", &durable.Options{WorkerConcurrency: 2, WorkerNodeID: "k8s-pod-name"},
 		func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-			_, err := ctx.ScheduleActivityOnSession("CheckSess", "", "my-session").Await()
+			_, err := durable.CallActivity[string](ctx, "CheckSess", "", durable.ActivityOptions{Session: "my-session"}).Await()
 			return "done", err
 		})
 	require.True(e.t, seen.Load(), "ActivityContext.SessionID() should return the session ID, not the worker node ID")
@@ -255,8 +255,8 @@ func sameSessionConcurrency(e *env, instance, name, nodeID string, wantPeak int6
 	out := runSessionOrch(e, r, instance, name, &durable.Options{WorkerConcurrency: 2, WorkerNodeID: nodeID},
 		func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 			return joinStrings(ctx, "|",
-				ctx.ScheduleActivityOnSession("SlowTask", "a", "same-session"),
-				ctx.ScheduleActivityOnSession("FastTask", "b", "same-session"))
+				durable.CallActivity[string](ctx, "SlowTask", "a", durable.ActivityOptions{Session: "same-session"}),
+				durable.CallActivity[string](ctx, "FastTask", "b", durable.ActivityOptions{Session: "same-session"}))
 		})
 	require.Equal(e.t, "slow:a|fast:b", out)
 	require.Equal(e.t, wantPeak, f.peak.Load(), "peak concurrency on one session")
@@ -269,7 +269,7 @@ func testSessionFanOutFanIn(e *env) {
 		func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 			var futs []*durable.Future[string]
 			for i := 0; i < 3; i++ {
-				futs = append(futs, ctx.ScheduleActivityOnSession("Process", strconv.Itoa(i), fmt.Sprintf("session-%d", i)))
+				futs = append(futs, durable.CallActivity[string](ctx, "Process", strconv.Itoa(i), durable.ActivityOptions{Session: fmt.Sprintf("session-%d", i)}))
 			}
 			return joinStrings(ctx, "|", futs...)
 		})
@@ -282,10 +282,10 @@ func testSessionFanOutMixedWithRegular(e *env) {
 	act(e.t, r, "RegularWork", prefixActivity("reg:"))
 	out := runSessionOrch(e, r, "test-mixed-fan", "MixedFanOrch", nil, func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		return joinStrings(ctx, "|",
-			ctx.ScheduleActivityOnSession("SessionWork", "a", "s1"),
-			ctx.ScheduleActivity("RegularWork", "b"),
-			ctx.ScheduleActivityOnSession("SessionWork", "c", "s2"),
-			ctx.ScheduleActivity("RegularWork", "d"))
+			durable.CallActivity[string](ctx, "SessionWork", "a", durable.ActivityOptions{Session: "s1"}),
+			durable.CallActivity[string](ctx, "RegularWork", "b"),
+			durable.CallActivity[string](ctx, "SessionWork", "c", durable.ActivityOptions{Session: "s2"}),
+			durable.CallActivity[string](ctx, "RegularWork", "d"))
 	})
 	require.Equal(e.t, "sess:a|reg:b|sess:c|reg:d", out)
 }
@@ -296,12 +296,12 @@ func testFanOutMultiplePerSessionMixed(e *env) {
 	out := runSessionOrch(e, r, "test-multi-mix", "MultiMixOrch", &durable.Options{WorkerConcurrency: 4, WorkerNodeID: "mix-pod"},
 		func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 			return joinStrings(ctx, "|",
-				ctx.ScheduleActivityOnSession("Tag", "s1-a", "session-1"),
-				ctx.ScheduleActivityOnSession("Tag", "s1-b", "session-1"),
-				ctx.ScheduleActivityOnSession("Tag", "s2-a", "session-2"),
-				ctx.ScheduleActivityOnSession("Tag", "s2-b", "session-2"),
-				ctx.ScheduleActivity("Tag", "no-sess-a"),
-				ctx.ScheduleActivity("Tag", "no-sess-b"))
+				durable.CallActivity[string](ctx, "Tag", "s1-a", durable.ActivityOptions{Session: "session-1"}),
+				durable.CallActivity[string](ctx, "Tag", "s1-b", durable.ActivityOptions{Session: "session-1"}),
+				durable.CallActivity[string](ctx, "Tag", "s2-a", durable.ActivityOptions{Session: "session-2"}),
+				durable.CallActivity[string](ctx, "Tag", "s2-b", durable.ActivityOptions{Session: "session-2"}),
+				durable.CallActivity[string](ctx, "Tag", "no-sess-a"),
+				durable.CallActivity[string](ctx, "Tag", "no-sess-b"))
 		})
 	require.Equal(e.t, "tag:s1-a|tag:s1-b|tag:s2-a|tag:s2-b|tag:no-sess-a|tag:no-sess-b", out)
 }
@@ -313,12 +313,12 @@ func testSessionSurvivesContinueAsNew(e *env) {
 		&durable.Options{WorkerConcurrency: 1, OrchestrationConcurrency: 1, WorkerNodeID: "can-pod"},
 		func(ctx *durable.OrchestrationContext, in string) (string, error) {
 			iteration, _ := strconv.Atoi(in)
-			res, err := ctx.ScheduleActivityOnSession("Track", fmt.Sprintf("iter-%d", iteration), "persistent-session").Await()
+			res, err := durable.CallActivity[string](ctx, "Track", fmt.Sprintf("iter-%d", iteration), durable.ActivityOptions{Session: "persistent-session"}).Await()
 			if err != nil {
 				return "", err
 			}
 			if iteration == 0 {
-				return "", ctx.ContinueAsNew("1")
+				return "", durable.ContinueAsNew(ctx, "1")
 			}
 			return res, nil
 		})
@@ -329,14 +329,14 @@ func testSessionContinueAsNewVersionedUpgrade(e *env) {
 	r := durable.NewRegistry()
 	act(e.t, r, "Work", prefixActivity("done:"))
 	orch(e.t, r, "UpgradeSession", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		res, err := ctx.ScheduleActivityOnSession("Work", "from-v1", "upgrade-session").Await()
+		res, err := durable.CallActivity[string](ctx, "Work", "from-v1", durable.ActivityOptions{Session: "upgrade-session"}).Await()
 		if err != nil {
 			return "", err
 		}
-		return "", ctx.ContinueAsNewVersioned("2.0.0", res)
+		return "", durable.ContinueAsNew(ctx, res, durable.ContinueAsNewOptions{Version: "2.0.0"})
 	})
 	must(e.t, r.AddOrchestrationVersion("UpgradeSession", "2.0.0", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		res, err := ctx.ScheduleActivityOnSession("Work", "from-v2", "upgrade-session").Await()
+		res, err := durable.CallActivity[string](ctx, "Work", "from-v2", durable.ActivityOptions{Session: "upgrade-session"}).Await()
 		return in + "+" + res, err
 	}))
 	must(e.t, r.SetVersionPolicy("UpgradeSession", durable.Exact("1.0.0")))
@@ -375,8 +375,8 @@ func slowSessionRun(e *env, instance, name, activity, s1, s2 string, d time.Dura
 	out := runSessionOrch(e, r, instance, name, &durable.Options{WorkerConcurrency: 2, MaxSessionsPerRuntime: 1, OrchestrationConcurrency: 1},
 		func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 			return joinStrings(ctx, "|",
-				ctx.ScheduleActivityOnSession(activity, "a", s1),
-				ctx.ScheduleActivityOnSession(activity, "b", s2))
+				durable.CallActivity[string](ctx, activity, "a", durable.ActivityOptions{Session: s1}),
+				durable.CallActivity[string](ctx, activity, "b", durable.ActivityOptions{Session: s2}))
 		})
 	if activity == "SlowSession" {
 		require.Equal(e.t, "done|done", out)
@@ -440,8 +440,8 @@ func testSessionCapBlocksThenUnblocks(e *env) {
 	})
 	orch(e.t, r, "BlockUnblock", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		return joinStrings(ctx, "|",
-			ctx.ScheduleActivityOnSession("Tracked", "A", "session-A"),
-			ctx.ScheduleActivityOnSession("Tracked", "B", "session-B"))
+			durable.CallActivity[string](ctx, "Tracked", "A", durable.ActivityOptions{Session: "session-A"}),
+			durable.CallActivity[string](ctx, "Tracked", "B", durable.ActivityOptions{Session: "session-B"}))
 	})
 	e.start(r, &durable.Options{WorkerConcurrency: 2, MaxSessionsPerRuntime: 1, OrchestrationConcurrency: 1})
 	released := map[string]bool{}
@@ -509,10 +509,10 @@ func testMultiWorkerComplexOrchestration(e *env) {
 			switch cycle {
 			case 0:
 				res := durable.Join(ctx,
-					ctx.ScheduleActivityOnSession("SessionWork", "a", "sess-alpha"),
-					ctx.ScheduleActivityOnSession("SessionWork", "b", "sess-alpha"),
-					ctx.ScheduleActivityOnSession("SessionWork", "c", "sess-beta"),
-					ctx.ScheduleActivity("PlainWork", "d"))
+					durable.CallActivity[string](ctx, "SessionWork", "a", durable.ActivityOptions{Session: "sess-alpha"}),
+					durable.CallActivity[string](ctx, "SessionWork", "b", durable.ActivityOptions{Session: "sess-alpha"}),
+					durable.CallActivity[string](ctx, "SessionWork", "c", durable.ActivityOptions{Session: "sess-beta"}),
+					durable.CallActivity[string](ctx, "PlainWork", "d"))
 				var combined []string
 				for _, x := range res {
 					if x.Err != nil {
@@ -521,13 +521,13 @@ func testMultiWorkerComplexOrchestration(e *env) {
 						combined = append(combined, x.Value)
 					}
 				}
-				return "", ctx.ContinueAsNew("1|" + strings.Join(combined, ";"))
+				return "", durable.ContinueAsNew(ctx, "1|"+strings.Join(combined, ";"))
 			case 1:
-				r1, err := ctx.ScheduleActivityOnSession("SessionWork", "e", "sess-alpha").Await()
+				r1, err := durable.CallActivity[string](ctx, "SessionWork", "e", durable.ActivityOptions{Session: "sess-alpha"}).Await()
 				if err != nil {
 					return "", err
 				}
-				r2, err := ctx.ScheduleActivityOnSession("SessionWork", "f", "sess-beta").Await()
+				r2, err := durable.CallActivity[string](ctx, "SessionWork", "f", durable.ActivityOptions{Session: "sess-beta"}).Await()
 				if err != nil {
 					return "", err
 				}
@@ -566,9 +566,9 @@ func testMultiWorkerHeterogeneousConfig(e *env) {
 		})
 		orch(e.t, r, "HeteroOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 			res := durable.Join(ctx,
-				ctx.ScheduleActivityOnSession("Work", "1", "sess-X"),
-				ctx.ScheduleActivityOnSession("Work", "2", "sess-Y"),
-				ctx.ScheduleActivityOnSession("Work", "3", "sess-Z"))
+				durable.CallActivity[string](ctx, "Work", "1", durable.ActivityOptions{Session: "sess-X"}),
+				durable.CallActivity[string](ctx, "Work", "2", durable.ActivityOptions{Session: "sess-Y"}),
+				durable.CallActivity[string](ctx, "Work", "3", durable.ActivityOptions{Session: "sess-Z"}))
 			var out []string
 			for _, x := range res {
 				if x.Err != nil {

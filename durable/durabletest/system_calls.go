@@ -17,11 +17,11 @@ import (
 func systemCallsTests() []sample {
 	return []sample{
 		{"test_new_guid", testNewGUID},
-		{"test_utc_now_ms", testUtcNowMs},
+		{"test_utc_now_ms", testUTCNowMs},
 		{"test_system_calls_deterministic_replay", testSystemCallsDeterministicReplay},
 		{"test_system_calls_with_select", testSystemCallsWithSelect},
 		{"test_system_calls_join_with_activities", testSystemCallsJoinWithActivities},
-		{"test_utc_now_as_activity_input_replays_correctly", testUtcNowAsActivityInputReplaysCorrectly},
+		{"test_utc_now_as_activity_input_replays_correctly", testUTCNowAsActivityInputReplaysCorrectly},
 		{"test_new_guid_as_activity_input_replays_correctly", testNewGUIDAsActivityInputReplaysCorrectly},
 		{"test_activity_then_syscall_ordering", testActivityThenSyscallOrdering},
 		{"test_multiple_syscalls_same_type", testMultipleSyscallsSameType},
@@ -68,15 +68,15 @@ func testNewGUID(e *env) {
 	}
 }
 
-func testUtcNowMs(e *env) {
+func testUTCNowMs(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "TestTime", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		t1, err := ctx.UtcNow().Await()
+		t1, err := ctx.UTCNow().Await()
 		if err != nil {
 			return "", err
 		}
-		_, _ = ctx.ScheduleTimer(100 * time.Millisecond).Await()
-		t2, err := ctx.UtcNow().Await()
+		_, _ = durable.NewTimer(ctx, 100*time.Millisecond).Await()
+		t2, err := ctx.UTCNow().Await()
 		if err != nil {
 			return "", err
 		}
@@ -112,7 +112,7 @@ func testSystemCallsDeterministicReplay(e *env) {
 		if err != nil {
 			return "", err
 		}
-		t, err := ctx.UtcNow().Await()
+		t, err := ctx.UTCNow().Await()
 		if err != nil {
 			return "", err
 		}
@@ -128,14 +128,14 @@ func testSystemCallsWithSelect(e *env) {
 		if err != nil {
 			return "", err
 		}
-		a1 := ctx.ScheduleActivity("QuickTask", "task1")
-		a2 := ctx.ScheduleActivity("QuickTask", "task2")
+		a1 := durable.CallActivity[string](ctx, "QuickTask", "task1")
+		a2 := durable.CallActivity[string](ctx, "QuickTask", "task2")
 		w := ctx.Select(a1, a2)
 		first, err := []*durable.Future[string]{a1, a2}[w].Await()
 		if err != nil {
 			first = "error: " + err.Error()
 		}
-		t, err := ctx.UtcNow().Await()
+		t, err := ctx.UTCNow().Await()
 		if err != nil {
 			return "", err
 		}
@@ -160,19 +160,19 @@ func testSystemCallsJoinWithActivities(e *env) {
 		if err != nil {
 			return "", err
 		}
-		t, err := ctx.UtcNow().Await()
+		t, err := ctx.UTCNow().Await()
 		if err != nil {
 			return "", err
 		}
-		ar, err := ctx.ScheduleActivity("SlowTask", "data1").Await()
+		ar, err := durable.CallActivity[string](ctx, "SlowTask", "data1").Await()
 		if err != nil {
 			return "", err
 		}
 		check(len(g) == 36, "GUID should be 36 chars")
 		check(t.UnixMilli() > 0, "Time should be positive")
 		check(ar == "processed:data1", "activity result %s", ar)
-		a1 := ctx.ScheduleActivity("SlowTask", "data2")
-		a2 := ctx.ScheduleActivity("SlowTask", "data3")
+		a1 := durable.CallActivity[string](ctx, "SlowTask", "data2")
+		a2 := durable.CallActivity[string](ctx, "SlowTask", "data3")
 		w := ctx.Select(a1, a2)
 		wr, err := []*durable.Future[string]{a1, a2}[w].Await()
 		check(err == nil, "Expected activity output: %v", err)
@@ -186,16 +186,16 @@ func testSystemCallsJoinWithActivities(e *env) {
 	require.Contains(e.t, out, "winner:")
 }
 
-func testUtcNowAsActivityInputReplaysCorrectly(e *env) {
+func testUTCNowAsActivityInputReplaysCorrectly(e *env) {
 	r := durable.NewRegistry()
 	act(e.t, r, "ProcessWithTimestamp", func(_ durable.ActivityContext, in string) (string, error) { return "processed:" + in, nil })
 	orch(e.t, r, "TestUtcNowReplayAsInput", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		t, err := ctx.UtcNow().Await()
+		t, err := ctx.UTCNow().Await()
 		if err != nil {
 			return "", err
 		}
-		_, _ = ctx.ScheduleWait("continue").Await()
-		return ctx.ScheduleActivity("ProcessWithTimestamp", fmt.Sprint(t.UnixMilli())).Await()
+		_, _ = durable.WaitEvent[string](ctx, "continue").Await()
+		return durable.CallActivity[string](ctx, "ProcessWithTimestamp", fmt.Sprint(t.UnixMilli())).Await()
 	})
 	e.start(r, nil)
 	e.startOrch("test-utcnow-replay", "TestUtcNowReplayAsInput", "")
@@ -213,8 +213,8 @@ func testNewGUIDAsActivityInputReplaysCorrectly(e *env) {
 		if err != nil {
 			return "", err
 		}
-		_, _ = ctx.ScheduleWait("continue").Await()
-		return ctx.ScheduleActivity("ProcessWithId", g).Await()
+		_, _ = durable.WaitEvent[string](ctx, "continue").Await()
+		return durable.CallActivity[string](ctx, "ProcessWithId", g).Await()
 	})
 	e.start(r, nil)
 	e.startOrch("test-guid-replay", "TestGuidNondeterminism", "")
@@ -228,14 +228,14 @@ func testActivityThenSyscallOrdering(e *env) {
 	act(e.t, r, "A", func(durable.ActivityContext, string) (string, error) { return "a", nil })
 	act(e.t, r, "B", func(_ durable.ActivityContext, in string) (string, error) { return "b:" + in, nil })
 	orch(e.t, r, "Ordering", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		if _, err := ctx.ScheduleActivity("A", "").Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, "A", "").Await(); err != nil {
 			return "", err
 		}
 		g, err := ctx.NewGUID().Await()
 		if err != nil {
 			return "", err
 		}
-		if _, err := ctx.ScheduleActivity("B", g).Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, "B", g).Await(); err != nil {
 			return "", err
 		}
 		return "ok", nil
@@ -267,7 +267,7 @@ func testSyscallsWorkInSingleThreadMode(e *env) {
 			if _, err := ctx.NewGUID().Await(); err != nil {
 				return "", err
 			}
-			if _, err := ctx.UtcNow().Await(); err != nil {
+			if _, err := ctx.UTCNow().Await(); err != nil {
 				return "", err
 			}
 		}
@@ -281,10 +281,10 @@ func testSyscallsWorkInSingleThreadMode(e *env) {
 func testCancellationWithPendingSyscall(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "CancelSyscall", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		if _, err := ctx.UtcNow().Await(); err != nil {
+		if _, err := ctx.UTCNow().Await(); err != nil {
 			return "", err
 		}
-		_, _ = ctx.ScheduleWait("hold").Await()
+		_, _ = durable.WaitEvent[string](ctx, "hold").Await()
 		return "done", nil
 	})
 	e.start(r, nil)

@@ -27,7 +27,7 @@ func timerTests() []sample {
 
 func timerThenOutput(d time.Duration, out string) durable.OrchestrationFunc {
 	return func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		_, _ = ctx.ScheduleTimer(d).Await()
+		_, _ = durable.NewTimer(ctx, d).Await()
 		return out, nil
 	}
 }
@@ -49,7 +49,7 @@ func multipleTimersFireInOrder(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "MultiTimer", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		for _, d := range []time.Duration{100, 50, 75} {
-			_, _ = ctx.ScheduleTimer(d * time.Millisecond).Await()
+			_, _ = durable.NewTimer(ctx, d*time.Millisecond).Await()
 		}
 		return "timers: [(), (), ()]", nil
 	})
@@ -62,8 +62,8 @@ func timerWithActivity(e *env) {
 	r := durable.NewRegistry()
 	act(e.t, r, "TestActivity", func(_ durable.ActivityContext, in string) (string, error) { return "processed: " + in, nil })
 	orch(e.t, r, "TimerActivity", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		tf := ctx.ScheduleTimer(50 * time.Millisecond)
-		af := ctx.ScheduleActivity("TestActivity", "input")
+		tf := durable.NewTimer(ctx, 50*time.Millisecond)
+		af := durable.CallActivity[string](ctx, "TestActivity", "input")
 		_, _ = tf.Await()
 		a, err := af.Await()
 		if err != nil {
@@ -81,8 +81,8 @@ func timerWithActivity(e *env) {
 // timerThenPostTimer is the recovery tests' orchestration.
 func timerThenPostTimer(d time.Duration) durable.OrchestrationFunc {
 	return func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		_, _ = ctx.ScheduleTimer(d).Await()
-		return ctx.ScheduleActivity("PostTimer", "done").Await()
+		_, _ = durable.NewTimer(ctx, d).Await()
+		return durable.CallActivity[string](ctx, "PostTimer", "done").Await()
 	}
 }
 
@@ -138,9 +138,9 @@ func timerCancellation(e *env) {
 func multipleTimersRecoveryAfterCrash(e *env) {
 	const d = 100 * time.Millisecond
 	fn := func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		t1 := ctx.ScheduleTimer(d)
-		t2 := ctx.ScheduleTimer(d + 50*time.Millisecond)
-		t3 := ctx.ScheduleTimer(d + 100*time.Millisecond)
+		t1 := durable.NewTimer(ctx, d)
+		t2 := durable.NewTimer(ctx, d+50*time.Millisecond)
+		t3 := durable.NewTimer(ctx, d+100*time.Millisecond)
 		for _, t := range []*durable.Future[struct{}]{t1, t2, t3} {
 			_, _ = t.Await()
 		}
@@ -162,10 +162,10 @@ func timerFiresAtCorrectTimeAfterPreviousTimer(e *env) {
 		return "activity_done", nil
 	})
 	orch(e.t, r, "TimerFireTimeTest", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		_, _ = ctx.ScheduleTimer(100 * time.Millisecond).Await()
-		_, _ = ctx.ScheduleActivity("SlowActivity", "2000").Await()
-		timer := ctx.ScheduleTimer(time.Second)
-		a := ctx.ScheduleActivity("SlowActivity", "100")
+		_, _ = durable.NewTimer(ctx, 100*time.Millisecond).Await()
+		_, _ = durable.CallActivity[string](ctx, "SlowActivity", "2000").Await()
+		timer := durable.NewTimer(ctx, time.Second)
+		a := durable.CallActivity[string](ctx, "SlowActivity", "100")
 		if ctx.Select(timer, a) == 0 {
 			return "timer_won", nil
 		}

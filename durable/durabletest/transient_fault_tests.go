@@ -43,7 +43,7 @@ func slowActivityOrchestration(e *env, runs *atomic.Int32, d time.Duration) *dur
 		return "slow:" + in, nil
 	})
 	orch(e.t, r, "CallSlow", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		return ctx.ScheduleActivity("Slow", in).Await()
+		return durable.CallActivity[string](ctx, "Slow", in).Await()
 	})
 	return r
 }
@@ -168,8 +168,8 @@ func sessionPinnedRegistry(e *env, who string, slow time.Duration, runs, running
 		return who + ":" + in, nil
 	})
 	orch(e.t, r, "SessionPair", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		first := ctx.ScheduleActivityOnSession("Pinned", "1", "s")
-		second := ctx.ScheduleActivityOnSession("Pinned", "2", "s")
+		first := durable.CallActivity[string](ctx, "Pinned", "1", durable.ActivityOptions{Session: "s"})
+		second := durable.CallActivity[string](ctx, "Pinned", "2", durable.ActivityOptions{Session: "s"})
 		a, err := first.Await()
 		if err != nil {
 			return "", err

@@ -25,6 +25,8 @@ func typedComposabilityTests() []sample {
 	}
 }
 
+// addReq and addRes are the typed samples' request and result (also
+// e2e_samples' typed ones).
 type addReq struct {
 	A int32 `json:"a"`
 	B int32 `json:"b"`
@@ -68,9 +70,9 @@ func (e *env) runTyped(instance, name string, fn durable.OrchestrationFunc, reg 
 func typedActivityJoinFanOut(e *env) {
 	out := e.runTyped("tj-1", "TypedJoin", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		res := durable.Join(ctx,
-			durable.ScheduleActivity[addRes](ctx, "Add", addReq{1, 2}),
-			durable.ScheduleActivity[addRes](ctx, "Add", addReq{10, 20}),
-			durable.ScheduleActivity[addRes](ctx, "Add", addReq{100, 200}))
+			durable.CallActivity[addRes](ctx, "Add", addReq{1, 2}),
+			durable.CallActivity[addRes](ctx, "Add", addReq{10, 20}),
+			durable.CallActivity[addRes](ctx, "Add", addReq{100, 200}))
 		var total int32
 		for _, r := range res {
 			check(r.Err == nil, "unwrap: %v", r.Err)
@@ -83,8 +85,8 @@ func typedActivityJoinFanOut(e *env) {
 
 func typedActivityJoin2Heterogeneous(e *env) {
 	out := e.runTyped("tj2-1", "TypedJoin2", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		a := durable.ScheduleActivity[addRes](ctx, "Add", addReq{5, 3})
-		m := durable.ScheduleActivity[mulRes](ctx, "Mul", mulReq{5, 3})
+		a := durable.CallActivity[addRes](ctx, "Add", addReq{5, 3})
+		m := durable.CallActivity[mulRes](ctx, "Mul", mulReq{5, 3})
 		ctx.WaitAll(a, m)
 		ar, err := a.Await()
 		if err != nil {
@@ -101,8 +103,8 @@ func typedActivityJoin2Heterogeneous(e *env) {
 
 func typedActivitySelect2Timeout(e *env) {
 	out := e.runTyped("ts2-1", "TypedSelect2", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		slow := durable.ScheduleActivity[addRes](ctx, "SlowAdd", addReq{1, 2})
-		if ctx.Select(slow, ctx.ScheduleTimer(10*time.Millisecond)) == 0 {
+		slow := durable.CallActivity[addRes](ctx, "SlowAdd", addReq{1, 2})
+		if ctx.Select(slow, durable.NewTimer(ctx, 10*time.Millisecond)) == 0 {
 			r, err := slow.Await()
 			if err != nil {
 				return "", err
@@ -117,7 +119,7 @@ func typedActivitySelect2Timeout(e *env) {
 
 func durableFutureMapTransformsResult(e *env) {
 	out := e.runTyped("mc-1", "MapCombo", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		f := ctx.ScheduleActivity("Double", "21")
+		f := durable.CallActivity[string](ctx, "Double", "21")
 		return durable.Go(ctx, func(*durable.OrchestrationContext) (string, error) {
 			s, err := f.Await()
 			if err != nil {
@@ -149,8 +151,8 @@ func mapSum(ctx *durable.OrchestrationContext, f *durable.Future[addRes]) *durab
 
 func typedMapThenJoin(e *env) {
 	out := e.runTyped("tmj-1", "TypedMapJoin", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		f1 := mapSum(ctx, durable.ScheduleActivity[addRes](ctx, "Add", addReq{1, 2}))
-		f2 := mapSum(ctx, durable.ScheduleActivity[addRes](ctx, "Add", addReq{10, 20}))
+		f1 := mapSum(ctx, durable.CallActivity[addRes](ctx, "Add", addReq{1, 2}))
+		f2 := mapSum(ctx, durable.CallActivity[addRes](ctx, "Add", addReq{10, 20}))
 		var total int32
 		for _, r := range durable.Join(ctx, f1, f2) {
 			check(r.Err == nil, "unwrap: %v", r.Err)
@@ -164,10 +166,10 @@ func typedMapThenJoin(e *env) {
 func mapPreservesCancellationOnDrop(e *env) {
 	out := e.runTyped("mcan-1", "MapCancel", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		mapped := durable.Go(ctx, func(ctx *durable.OrchestrationContext) (string, error) {
-			s, err := ctx.ScheduleActivity("SlowWork", "").Await()
+			s, err := durable.CallActivity[string](ctx, "SlowWork", "").Await()
 			return "mapped:" + s, err
 		})
-		if ctx.Select(mapped, ctx.ScheduleTimer(50*time.Millisecond)) == 0 {
+		if ctx.Select(mapped, durable.NewTimer(ctx, 50*time.Millisecond)) == 0 {
 			v, err := mapped.Await()
 			if err != nil {
 				return "", err
@@ -187,8 +189,8 @@ func mapPreservesCancellationOnDrop(e *env) {
 func typedErrorPropagationThroughJoin(e *env) {
 	out := e.runTyped("tej-1", "TypedErrJoin", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		res := durable.Join(ctx,
-			durable.ScheduleActivity[mulRes](ctx, "FailDiv", mulReq{10, 2}),
-			durable.ScheduleActivity[mulRes](ctx, "FailDiv", mulReq{10, 0}))
+			durable.CallActivity[mulRes](ctx, "FailDiv", mulReq{10, 2}),
+			durable.CallActivity[mulRes](ctx, "FailDiv", mulReq{10, 0}))
 		check(res[0].Err == nil, "first should succeed: %v", res[0].Err)
 		check(res[1].Err != nil, "second should fail")
 		return fmt.Sprintf("ok=%d,err=%s", res[0].Value.Product, res[1].Err.Error()), nil

@@ -37,7 +37,7 @@ func unknownOrchestrationFailsWithPoison(e *env) {
 	}))
 	e.start(r, unregisteredOptions())
 	e.startOrch("inst-unknown-name", "DoesNotExist", "")
-	require.NoError(e.t, e.client().StartOrchestrationVersion(e.ctx, "inst-unknown-version", "VersionedOrch", "9.9.9", "input"))
+	require.NoError(e.t, e.client().StartOrchestration(e.ctx, "inst-unknown-version", "VersionedOrch", "input", durable.StartOptions{Version: "9.9.9"}))
 	for _, inst := range []string{"inst-unknown-name", "inst-unknown-version"} {
 		p := poisonDetails(e, e.wait(inst))
 		require.Greater(e.t, p.AttemptCount, p.MaxAttempts, "Expected Poison error for %s", inst)
@@ -56,7 +56,7 @@ func unknownOrchestrationFailsWithPoison(e *env) {
 func unknownActivityFailsWithPoison(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "SimpleOrch", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		return ctx.ScheduleActivity("UnknownActivity", "input").Await()
+		return durable.CallActivity[string](ctx, "UnknownActivity", "input").Await()
 	})
 	e.start(r, unregisteredOptions())
 	e.startOrch("inst-activity-unknown", "SimpleOrch", "")
@@ -86,10 +86,10 @@ func testBackoffCustomConfig(e *env) {
 func continueAsNewToMissingVersionFailsWithPoison(e *env) {
 	r := durable.NewRegistry()
 	must(e.t, r.AddOrchestrationVersion("CanToMissing", "1.0.0", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		return "", ctx.ContinueAsNewVersioned("3.0.0", "new-input")
+		return "", durable.ContinueAsNew(ctx, "new-input", durable.ContinueAsNewOptions{Version: "3.0.0"})
 	}))
 	e.start(r, unregisteredOptions())
-	require.NoError(e.t, e.client().StartOrchestrationVersion(e.ctx, "can-missing-test", "CanToMissing", "1.0.0", "start"))
+	require.NoError(e.t, e.client().StartOrchestration(e.ctx, "can-missing-test", "CanToMissing", "start", durable.StartOptions{Version: "1.0.0"}))
 	poisonDetails(e, e.wait("can-missing-test"))
 }
 

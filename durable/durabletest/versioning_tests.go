@@ -53,7 +53,7 @@ func runtimeStartVersionedStringUsesExplicitVersion(e *env) {
 	must(e.t, r.AddOrchestrationVersion("S", "2.0.0", constOrch("v2")))
 	must(e.t, r.SetVersionPolicy("S", durable.Latest))
 	e.start(r, nil)
-	require.NoError(e.t, e.client().StartOrchestrationVersion(e.ctx, "i1", "S", "1.0.0", ""))
+	require.NoError(e.t, e.client().StartOrchestration(e.ctx, "i1", "S", "", durable.StartOptions{Version: "1.0.0"}))
 	require.Equal(e.t, "v1", e.completed("i1"))
 }
 
@@ -62,7 +62,7 @@ func runtimeStartVersionedTypedUsesExplicitVersion(e *env) {
 	must(e.t, durable.RegisterOrchestration(r, "T", func(*durable.OrchestrationContext, int32) (int32, error) { return 1, nil }))
 	must(e.t, r.AddOrchestrationVersion("T", "2.0.0", func(*durable.OrchestrationContext, string) (string, error) { return "2", nil }))
 	e.start(r, nil)
-	require.NoError(e.t, e.client().StartOrchestrationVersion(e.ctx, "i2", "T", "1.0.0", int32(0)))
+	require.NoError(e.t, e.client().StartOrchestration(e.ctx, "i2", "T", int32(0), durable.StartOptions{Version: "1.0.0"}))
 	st := e.wait("i2")
 	out, err := durable.DecodeOutput[int32](st)
 	require.NoError(e.t, err, "orchestration failed")
@@ -72,10 +72,10 @@ func runtimeStartVersionedTypedUsesExplicitVersion(e *env) {
 func subOrchestrationVersionedExplicitAndPolicy(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "P1", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		return ctx.ScheduleSubOrchestrationVersioned("C", "1.0.0", "A").Await()
+		return durable.CallSubOrchestration[string](ctx, "C", "A", durable.SubOrchestrationOptions{Version: "1.0.0"}).Await()
 	})
 	orch(e.t, r, "P2", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		return ctx.ScheduleSubOrchestration("C", "B").Await()
+		return durable.CallSubOrchestration[string](ctx, "C", "B").Await()
 	})
 	orch(e.t, r, "C", constOrch("c1"))
 	must(e.t, r.AddOrchestrationVersion("C", "2.0.0", constOrch("c2")))
@@ -89,7 +89,7 @@ func subOrchestrationVersionedExplicitAndPolicy(e *env) {
 func detachedVersionedUsesPolicyLatest(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "Parent", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		ctx.ScheduleOrchestration("Leaf", "child-1", "")
+		durable.StartOrchestration(ctx, "Leaf", "child-1", "")
 		return "ok", nil
 	})
 	orch(e.t, r, "Leaf", constOrch("l1"))
@@ -104,7 +104,7 @@ func detachedVersionedUsesPolicyLatest(e *env) {
 func continueAsNewVersionedTypedExplicit(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "Up", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		return "", ctx.ContinueAsNewVersioned("2.0.0", "payload")
+		return "", durable.ContinueAsNew(ctx, "payload", durable.ContinueAsNewOptions{Version: "2.0.0"})
 	})
 	must(e.t, r.AddOrchestrationVersion("Up", "2.0.0", constOrch("done")))
 	e.start(r, nil)
@@ -138,7 +138,7 @@ func policyExactPinsStart(e *env) {
 func subOrchestrationUsesLatestByDefaultAndPinnedWhenSet(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "ParentFlow", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		return ctx.ScheduleSubOrchestration("ChildFlow", in).Await()
+		return durable.CallSubOrchestration[string](ctx, "ChildFlow", in).Await()
 	})
 	orch(e.t, r, "ChildFlow", prefixOrch("c1:"))
 	must(e.t, r.AddOrchestrationVersion("ChildFlow", "1.1.0", prefixOrch("c1.1:")))
@@ -153,7 +153,7 @@ func subOrchestrationUsesLatestByDefaultAndPinnedWhenSet(e *env) {
 func parentCallsChildUpgradeChildAndVerifyLatestUsed(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "Parent", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		return ctx.ScheduleSubOrchestration("Child", in).Await()
+		return durable.CallSubOrchestration[string](ctx, "Child", in).Await()
 	})
 	orch(e.t, r, "Child", prefixOrch("cv1:"))
 	must(e.t, r.AddOrchestrationVersion("Child", "1.1.0", prefixOrch("cv1.1:")))
@@ -168,7 +168,7 @@ func parentCallsChildUpgradeChildAndVerifyLatestUsed(e *env) {
 func continueAsNewUpgradesVersionDeterministically(e *env) {
 	r := durable.NewRegistry()
 	orch(e.t, r, "Upgrader", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		return "", ctx.ContinueAsNewVersioned("2.0.0", "from_v1_to_v2")
+		return "", durable.ContinueAsNew(ctx, "from_v1_to_v2", durable.ContinueAsNewOptions{Version: "2.0.0"})
 	})
 	must(e.t, r.AddOrchestrationVersion("Upgrader", "2.0.0", prefixOrch("v2_done:")))
 	must(e.t, r.SetVersionPolicy("Upgrader", durable.Exact("1.0.0")))

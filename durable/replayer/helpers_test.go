@@ -38,38 +38,38 @@ func (c code) registry(t *testing.T) *durable.Registry {
 		first, second = "B", "A"
 	}
 	must(t, reg.AddOrchestration("Order", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		a, err := ctx.ScheduleActivity(first, in).Await()
+		a, err := durable.CallActivity[string](ctx, first, in).Await()
 		if err != nil {
 			return "", err
 		}
-		return ctx.ScheduleActivity(second, a).Await()
+		return durable.CallActivity[string](ctx, second, a).Await()
 	}))
 	must(t, reg.AddOrchestration("Waiter", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		if _, err := ctx.ScheduleActivity(first, in).Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, first, in).Await(); err != nil {
 			return "", err
 		}
-		if _, err := ctx.ScheduleActivity(second, in).Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, second, in).Await(); err != nil {
 			return "", err
 		}
-		return ctx.ScheduleWait("go").Await()
+		return durable.WaitEvent[string](ctx, "go").Await()
 	}))
 	must(t, reg.AddOrchestration("Looper", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		if ctx.ExecutionID() == 1 {
 			ctx.SetKVValue("phase", "two")
-			return "", ctx.ContinueAsNew(in)
+			return "", durable.ContinueAsNew(ctx, in)
 		}
 		activity := "B"
-		if v, _ := ctx.GetKVValue("phase"); v == "two" {
+		if v, _ := ctx.KVValue("phase"); v == "two" {
 			activity = "A"
 		}
-		if _, err := ctx.ScheduleActivity(activity, in).Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, activity, in).Await(); err != nil {
 			return "", err
 		}
-		return ctx.ScheduleWait("go").Await()
+		return durable.WaitEvent[string](ctx, "go").Await()
 	}))
 	if c.withOther {
 		must(t, reg.AddOrchestration("Other", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-			return ctx.ScheduleActivity("A", in).Await()
+			return durable.CallActivity[string](ctx, "A", in).Await()
 		}))
 	}
 	return reg
@@ -99,7 +99,7 @@ func record(t *testing.T) *memprovider.Provider {
 		must(t, c.StartOrchestration(ctx, s.id, s.name, s.input))
 	}
 	for _, id := range []string{"order-1", "other-1"} {
-		st, err := c.WaitForOrchestration(ctx, id, time.Minute)
+		st, err := c.WaitForOrchestration(ctx, id, durable.WaitOptions{Timeout: time.Minute})
 		must(t, err)
 		if st.State != durable.StateCompleted {
 			t.Fatalf("%s: %v", id, st.State)

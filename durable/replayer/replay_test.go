@@ -93,7 +93,7 @@ func TestReplayMessageIsTheRuntimes(t *testing.T) {
 	c := durable.NewClient(p)
 	must(t, c.RaiseEvent(ctx, "wait-1", "go", "now"))
 	for {
-		st, err := c.GetOrchestrationStatus(ctx, "wait-1")
+		st, err := c.Status(ctx, "wait-1")
 		must(t, err)
 		if st.BlockedReason != "" {
 			if st.BlockedReason != want {
@@ -355,11 +355,11 @@ type failingAdmin struct {
 	f failingProvider
 }
 
-func (a failingAdmin) GetInstanceInfo(ctx context.Context, instance string) (*duroxide.InstanceInfo, error) {
+func (a failingAdmin) InstanceInfo(ctx context.Context, instance string) (*duroxide.InstanceInfo, error) {
 	if instance == a.f.instance && a.f.broken == "info" {
 		return nil, errors.New("instance record unreadable")
 	}
-	return a.ProviderAdmin.GetInstanceInfo(ctx, instance)
+	return a.ProviderAdmin.InstanceInfo(ctx, instance)
 }
 
 func (a failingAdmin) ReadHistoryWithExecutionID(ctx context.Context, instance string, executionID uint64) ([]duroxide.Event, error) {

@@ -92,7 +92,7 @@ func (s providerSource) instances(ctx context.Context, admin duroxide.ProviderAd
 
 // instance yields the selected executions of one instance.
 func (s providerSource) instance(ctx context.Context, admin duroxide.ProviderAdmin, id string, fn func(Execution) error) error {
-	info, err := admin.GetInstanceInfo(ctx, id)
+	info, err := admin.InstanceInfo(ctx, id)
 	if err != nil {
 		return unreadable(ctx, Execution{Instance: id}, "reading the instance", err, fn)
 	}
@@ -163,7 +163,7 @@ func unreadable(ctx context.Context, ex Execution, what string, err error, fn fu
 // hasKV reports whether the instance has KV values, so earlier executions
 // must be read to rebuild the current one's snapshot.
 func (s providerSource) hasKV(ctx context.Context, id string) bool {
-	values, err := s.p.GetKVAllValues(ctx, id)
+	values, err := s.p.KVValues(ctx, id)
 	return err != nil || len(values) > 0
 }
 

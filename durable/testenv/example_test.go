@@ -16,11 +16,11 @@ import (
 // test, testenv.New(t, reg, nil) replaces Start and Close.
 func Example() {
 	trial := func(ctx *durable.OrchestrationContext, user string) (string, error) {
-		cancelled := ctx.ScheduleWait("Cancel")
-		if ctx.Select(cancelled, ctx.ScheduleTimer(14*24*time.Hour)) == 0 {
+		cancelled := durable.WaitEvent[string](ctx, "Cancel")
+		if ctx.Select(cancelled, durable.NewTimer(ctx, 14*24*time.Hour)) == 0 {
 			return user + " cancelled", nil
 		}
-		return ctx.ScheduleActivity("ChargeCard", user).Await()
+		return durable.CallActivity[string](ctx, "ChargeCard", user).Await()
 	}
 	reg := durable.NewRegistry()
 	if err := durable.RegisterOrchestration(reg, "Trial", trial); err != nil {

@@ -276,7 +276,7 @@ func (e *Env) WaitForOrchestration(instance string) (*durable.OrchestrationStatu
 		// clock or a client moves, so an instance not finished after an
 		// idle reading will not finish without a step.
 		ws := e.p.WorkState()
-		st, err := e.client.GetOrchestrationStatus(e.ctx, instance)
+		st, err := e.client.Status(e.ctx, instance)
 		if err != nil {
 			return nil, err
 		}

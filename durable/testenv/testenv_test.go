@@ -18,13 +18,13 @@ const approvalTimeout = 30 * 24 * time.Hour
 // approval asks for an approval and waits 30 days for it; without one it
 // escalates.
 func approval(ctx *durable.OrchestrationContext, request string) (string, error) {
-	if _, err := ctx.ScheduleActivity("NotifyApprover", request).Await(); err != nil {
+	if _, err := durable.CallActivity[string](ctx, "NotifyApprover", request).Await(); err != nil {
 		return "", err
 	}
-	decision := ctx.ScheduleWait("Approval")
-	timeout := ctx.ScheduleTimer(approvalTimeout)
+	decision := durable.WaitEvent[string](ctx, "Approval")
+	timeout := durable.NewTimer(ctx, approvalTimeout)
 	if ctx.Select(decision, timeout) == 1 {
-		return ctx.ScheduleActivity("Escalate", request).Await()
+		return durable.CallActivity[string](ctx, "Escalate", request).Await()
 	}
 	d, err := decision.Await()
 	return "approved by " + d, err
@@ -157,7 +157,7 @@ func TestApprovalRaisedOnVirtualDay3(t *testing.T) {
 func TestWaitReportsStalledOrchestration(t *testing.T) {
 	reg := durable.NewRegistry()
 	err := durable.RegisterOrchestration(reg, "WaitForever", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		return ctx.ScheduleWait("Never").Await()
+		return durable.WaitEvent[string](ctx, "Never").Await()
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -175,24 +175,24 @@ func TestWaitReportsStalledOrchestration(t *testing.T) {
 	}
 }
 
-// UtcNow and a loop of daily timers read the virtual clock: two months
+// UTCNow and a loop of daily timers read the virtual clock: two months
 // of daily reminders run through 61 timers.
-func TestDailyTimersAndUtcNowFollowTheVirtualClock(t *testing.T) {
+func TestDailyTimersAndUTCNowFollowTheVirtualClock(t *testing.T) {
 	reg := durable.NewRegistry()
 	err := durable.RegisterOrchestration(reg, "Daily", func(ctx *durable.OrchestrationContext, days int) (string, error) {
-		first, err := ctx.UtcNow().Await()
+		first, err := ctx.UTCNow().Await()
 		if err != nil {
 			return "", err
 		}
 		for range days {
-			if _, err := ctx.ScheduleTimer(24 * time.Hour).Await(); err != nil {
+			if _, err := durable.NewTimer(ctx, 24*time.Hour).Await(); err != nil {
 				return "", err
 			}
-			if _, err := ctx.ScheduleActivity("Remind", "").Await(); err != nil {
+			if _, err := durable.CallActivity[string](ctx, "Remind", "").Await(); err != nil {
 				return "", err
 			}
 		}
-		last, err := ctx.UtcNow().Await()
+		last, err := ctx.UTCNow().Await()
 		if err != nil {
 			return "", err
 		}
@@ -237,9 +237,9 @@ func TestDailyTimersAndUtcNowFollowTheVirtualClock(t *testing.T) {
 // double failing twice with a 6-hour backoff succeeds 12 virtual hours in.
 func TestRetryBackoffRunsInVirtualTime(t *testing.T) {
 	reg := durable.NewRegistry()
-	policy := durable.RetryPolicy{MaxAttempts: 3, Backoff: durable.FixedBackoff(6 * time.Hour)}
+	policy := &durable.RetryPolicy{MaxAttempts: 3, Backoff: durable.FixedBackoff(6 * time.Hour)}
 	err := durable.RegisterOrchestration(reg, "Sync", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		return durable.ScheduleActivityWithRetry[string](ctx, "CallPartner", "", policy)
+		return durable.CallActivity[string](ctx, "CallPartner", "", durable.ActivityOptions{Retry: policy}).Await()
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -275,17 +275,17 @@ func TestContinueAsNewMonthlyLoop(t *testing.T) {
 		if month == 3 {
 			return "billed 3 months", nil
 		}
-		if _, err := ctx.ScheduleTimer(30 * 24 * time.Hour).Await(); err != nil {
+		if _, err := durable.NewTimer(ctx, 30*24*time.Hour).Await(); err != nil {
 			return "", err
 		}
-		if _, err := ctx.ScheduleActivity("Bill", "").Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, "Bill", "").Await(); err != nil {
 			return "", err
 		}
 		next, err := durable.Encode(month + 1)
 		if err != nil {
 			return "", err
 		}
-		return "", ctx.ContinueAsNew(next)
+		return "", durable.ContinueAsNew(ctx, next)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -314,15 +314,15 @@ func TestContinueAsNewMonthlyLoop(t *testing.T) {
 func TestEnqueueEventAtAndTimerTie(t *testing.T) {
 	reg := durable.NewRegistry()
 	err := durable.RegisterOrchestration(reg, "Tie", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
-		early, err := ctx.DequeueEvent("inbox").Await()
+		early, err := durable.DequeueEvent[string](ctx, "inbox").Await()
 		if err != nil {
 			return "", err
 		}
-		if _, err := ctx.ScheduleTimer(time.Hour).Await(); err != nil {
+		if _, err := durable.NewTimer(ctx, time.Hour).Await(); err != nil {
 			return "", err
 		}
-		late := ctx.ScheduleWait("Late")
-		if ctx.Select(late, ctx.ScheduleTimer(time.Hour)) == 0 {
+		late := durable.WaitEvent[string](ctx, "Late")
+		if ctx.Select(late, durable.NewTimer(ctx, time.Hour)) == 0 {
 			return early + ", event first", nil
 		}
 		return early + ", timer first", nil
@@ -356,10 +356,10 @@ func TestWaitReportsBlockedOrchestration(t *testing.T) {
 	var runs atomic.Int32
 	err := durable.RegisterOrchestration(reg, "Flaky", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
 		if runs.Add(1) == 1 { //durablecheck:ignore nondeterministic on purpose: the test needs a replay mismatch
-			_, err := ctx.ScheduleTimer(time.Hour).Await()
+			_, err := durable.NewTimer(ctx, time.Hour).Await()
 			return "", err
 		}
-		return ctx.ScheduleActivity("Other", "").Await()
+		return durable.CallActivity[string](ctx, "Other", "").Await()
 	})
 	if err != nil {
 		t.Fatal(err)

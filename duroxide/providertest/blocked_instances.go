@@ -74,7 +74,7 @@ func testBlockedReasonOfUnknownInstance(t *testing.T, f Factory) {
 	require.Empty(t, reason)
 }
 
-// A StatusReader's ReadStatus answers what Read, GetCustomStatus and
+// A StatusReader's ReadStatus answers what Read, CustomStatus and
 // BlockedReason answer, for an unknown instance, a blocked one with a
 // custom status, and after the turn that ends the block.
 func testReadStatusMatchesSeparateReads(t *testing.T, f Factory) {
@@ -88,7 +88,7 @@ func testReadStatusMatchesSeparateReads(t *testing.T, f Factory) {
 		t.Helper()
 		got, err := r.ReadStatus(ctx, instance)
 		require.NoError(t, err, "read_status")
-		cs, err := p.GetCustomStatus(ctx, instance, 0)
+		cs, err := p.CustomStatus(ctx, instance, 0)
 		require.NoError(t, err)
 		reason, err := p.BlockedReason(ctx, instance)
 		require.NoError(t, err)

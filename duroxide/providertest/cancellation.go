@@ -226,7 +226,7 @@ func testOrphanActivityAfterForceDeletion(t *testing.T, f Factory) {
 
 	_, err := admin.DeleteInstance(ctx, "inst", true)
 	require.NoError(t, err, "force delete of a running instance")
-	_, err = admin.GetInstanceInfo(ctx, "inst")
+	_, err = admin.InstanceInfo(ctx, "inst")
 	require.ErrorIs(t, err, duroxide.ErrInstanceNotFound, "the instance is gone")
 
 	// The provider may or may not have removed the queued activity; if it

@@ -50,7 +50,7 @@ func capVer(major, minor, patch uint64) duroxide.SemVer {
 
 // capRange is a filter holding the single inclusive range [lo, hi].
 func capRange(lo, hi duroxide.SemVer) *duroxide.DispatcherCapabilityFilter {
-	return &duroxide.DispatcherCapabilityFilter{SupportedDuroxideVersions: []duroxide.SemverRange{{Min: lo, Max: hi}}}
+	return &duroxide.DispatcherCapabilityFilter{SupportedDuroxideVersions: []duroxide.SemVerRange{{Min: lo, Max: hi}}}
 }
 
 // capStartedEvent is OrchestrationStarted (event 1) stamped with
@@ -274,7 +274,7 @@ func testFilterWithEmptySupportedVersionsReturnsNothing(t *testing.T, f Factory)
 	t.Parallel()
 	_, p := newProvider(t, f)
 	seedInstanceWithVersion(t, p, "inst-empty", capVer(1, 0, 0))
-	assert.Nil(t, capFetch(t, p, &duroxide.DispatcherCapabilityFilter{SupportedDuroxideVersions: []duroxide.SemverRange{}}),
+	assert.Nil(t, capFetch(t, p, &duroxide.DispatcherCapabilityFilter{SupportedDuroxideVersions: []duroxide.SemVerRange{}}),
 		"an empty version list matches nothing")
 }
 
@@ -404,7 +404,7 @@ func testFetchSingleRangeOnlyUsesFirstRange(t *testing.T, f Factory) {
 	_, p := newProvider(t, f)
 	seedInstanceWithVersion(t, p, "inst-range-a", capVer(1, 0, 0))
 	seedInstanceWithVersion(t, p, "inst-range-b", capVer(3, 0, 0))
-	filter := &duroxide.DispatcherCapabilityFilter{SupportedDuroxideVersions: []duroxide.SemverRange{
+	filter := &duroxide.DispatcherCapabilityFilter{SupportedDuroxideVersions: []duroxide.SemVerRange{
 		{Min: capVer(1, 0, 0), Max: capVer(1, 5, 0)},
 		{Min: capVer(3, 0, 0), Max: capVer(3, 5, 0)},
 	}}
@@ -452,7 +452,7 @@ func testAckAppendsEventToCorruptedHistory(t *testing.T, f Factory) {
 	})
 	require.NoError(t, err, "the ack must succeed: it only appends and never re-reads stored history")
 
-	info, err := admOf(t, p).GetInstanceInfo(ctx, inst)
+	info, err := admOf(t, p).InstanceInfo(ctx, inst)
 	require.NoError(t, err, "get_instance_info")
 	assert.Equal(t, duroxide.StatusFailed, info.Status, "the execution should be Failed after the poison ack")
 	require.NotNil(t, info.Output, "the output should be set")

@@ -26,7 +26,7 @@ var customStatusTests = []Test{
 // mustCustomStatus reads the custom status and requires a value.
 func mustCustomStatus(t *testing.T, p duroxide.Provider, instance string, lastSeen uint64) *duroxide.CustomStatus {
 	t.Helper()
-	cs, err := p.GetCustomStatus(t.Context(), instance, lastSeen)
+	cs, err := p.CustomStatus(t.Context(), instance, lastSeen)
 	require.NoError(t, err, "get_custom_status")
 	require.NotNil(t, cs, "expected a custom status newer than version %d", lastSeen)
 	return cs
@@ -97,11 +97,11 @@ func testCustomStatusPollingNoChange(t *testing.T, f Factory) {
 	createInstance(t, p, "cs-poll")
 	setCustomStatus(t, p, "cs-poll", 100, ptr("v1"))
 
-	cs, err := p.GetCustomStatus(ctx, "cs-poll", 1)
+	cs, err := p.CustomStatus(ctx, "cs-poll", 1)
 	require.NoError(t, err)
 	assert.Nil(t, cs, "no change since version 1")
 
-	cs, err = p.GetCustomStatus(ctx, "cs-poll", 0)
+	cs, err = p.CustomStatus(ctx, "cs-poll", 0)
 	require.NoError(t, err)
 	assert.NotNil(t, cs, "version 1 > 0")
 }
@@ -109,7 +109,7 @@ func testCustomStatusPollingNoChange(t *testing.T, f Factory) {
 func testCustomStatusNonexistentInstance(t *testing.T, f Factory) {
 	t.Parallel()
 	ctx, p := newProvider(t, f)
-	cs, err := p.GetCustomStatus(ctx, "does-not-exist", 0)
+	cs, err := p.CustomStatus(ctx, "does-not-exist", 0)
 	require.NoError(t, err)
 	assert.Nil(t, cs)
 }
@@ -118,7 +118,7 @@ func testCustomStatusDefaultOnNewInstance(t *testing.T, f Factory) {
 	t.Parallel()
 	ctx, p := newProvider(t, f)
 	createInstance(t, p, "cs-default")
-	cs, err := p.GetCustomStatus(ctx, "cs-default", 0)
+	cs, err := p.CustomStatus(ctx, "cs-default", 0)
 	require.NoError(t, err)
 	assert.Nil(t, cs, "a fresh instance has version 0, which is not > 0")
 }

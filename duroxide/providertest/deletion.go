@@ -157,7 +157,7 @@ func testDeleteCleansQueuesAndLocks(t *testing.T, f Factory) {
 	})
 	require.NoError(t, err, "the instance should be re-creatable after deletion (locks cleared)")
 
-	info, err := a.GetInstanceInfo(ctx, id)
+	info, err := a.InstanceInfo(ctx, id)
 	require.NoError(t, err)
 	assert.Equal(t, newName, info.OrchestrationName, "the recreated instance should have the new data, not stale data")
 
@@ -256,17 +256,17 @@ func testDeleteGetParentID(t *testing.T, f Factory) {
 	admCompleted(t, p, root)
 	admChild(t, p, child, root)
 
-	parent, has, err := a.GetParentID(ctx, root)
+	parent, has, err := a.ParentID(ctx, root)
 	require.NoError(t, err)
 	assert.False(t, has, "a root has no parent")
 	assert.Empty(t, parent)
 
-	parent, has, err = a.GetParentID(ctx, child)
+	parent, has, err = a.ParentID(ctx, child)
 	require.NoError(t, err)
 	assert.True(t, has, "a child has a parent")
 	assert.Equal(t, root, parent)
 
-	_, _, err = a.GetParentID(ctx, "non-existent")
+	_, _, err = a.ParentID(ctx, "non-existent")
 	require.ErrorIs(t, err, duroxide.ErrInstanceNotFound, "get_parent_id of an unknown instance must fail")
 
 	_, err = a.DeleteInstance(ctx, root, true)
@@ -280,7 +280,7 @@ func testDeleteGetInstanceTree(t *testing.T, f Factory) {
 	const root = "tree-root"
 	child1, child2, grandchild := delHierarchy(t, p, root)
 
-	tree, err := a.GetInstanceTree(ctx, root)
+	tree, err := a.InstanceTree(ctx, root)
 	require.NoError(t, err)
 	require.NotNil(t, tree)
 	assert.Equal(t, root, tree.RootID)
@@ -288,7 +288,7 @@ func testDeleteGetInstanceTree(t *testing.T, f Factory) {
 	assert.False(t, tree.IsRootOnly(), "the tree has children")
 	assert.ElementsMatch(t, []string{root, child1, child2, grandchild}, tree.AllIDs)
 
-	leaf, err := a.GetInstanceTree(ctx, grandchild)
+	leaf, err := a.InstanceTree(ctx, grandchild)
 	require.NoError(t, err)
 	require.NotNil(t, leaf)
 	assert.Equal(t, 1, leaf.Size(), "a leaf's tree has 1 instance")
@@ -391,7 +391,7 @@ func testStaleActivityAfterDeleteRecreate(t *testing.T, f Factory) {
 
 	// Recreate the same id (execution 1 again).
 	createInstance(t, p, id)
-	info, err := a.GetInstanceInfo(ctx, id)
+	info, err := a.InstanceInfo(ctx, id)
 	require.NoError(t, err)
 	assert.Equal(t, testOrchName, info.OrchestrationName)
 

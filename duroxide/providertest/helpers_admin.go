@@ -151,13 +151,13 @@ func admMultiExec(t *testing.T, p duroxide.Provider, instance, name string, n ui
 // admRequireExists requires get_instance_info to succeed.
 func admRequireExists(t *testing.T, a duroxide.ProviderAdmin, instance string, msgAndArgs ...any) {
 	t.Helper()
-	_, err := a.GetInstanceInfo(t.Context(), instance)
+	_, err := a.InstanceInfo(t.Context(), instance)
 	require.NoError(t, err, msgAndArgs...)
 }
 
 // admRequireGone requires get_instance_info to fail.
 func admRequireGone(t *testing.T, a duroxide.ProviderAdmin, instance string, msgAndArgs ...any) {
 	t.Helper()
-	_, err := a.GetInstanceInfo(t.Context(), instance)
+	_, err := a.InstanceInfo(t.Context(), instance)
 	require.ErrorIs(t, err, duroxide.ErrInstanceNotFound, msgAndArgs...)
 }

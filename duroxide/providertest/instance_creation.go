@@ -49,7 +49,7 @@ func testNoInstanceCreationOnEnqueue(t *testing.T, f Factory) {
 	const inst = "test-instance"
 	enqueueOrch(t, p, startItem(inst))
 
-	stats, err := p.GetInstanceStats(t.Context(), inst)
+	stats, err := p.InstanceStats(t.Context(), inst)
 	require.NoError(t, err)
 	require.Nil(t, stats, "an enqueue must not create the instance")
 	require.Empty(t, mustRead(t, p, inst))

@@ -102,7 +102,7 @@ func kvCompleteInstance(t *testing.T, p duroxide.Provider, instance string, exec
 // kvGet reads one key of the merged view; nil means absent.
 func kvGet(t *testing.T, p duroxide.Provider, instance, key string) *string {
 	t.Helper()
-	v, found, err := p.GetKVValue(t.Context(), instance, key)
+	v, found, err := p.KVValue(t.Context(), instance, key)
 	require.NoError(t, err, "get_kv_value(%s, %s)", instance, key)
 	if !found {
 		return nil

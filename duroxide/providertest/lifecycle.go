@@ -19,6 +19,7 @@ var lifecycleTests = []Test{
 	{Name: "resume_brings_the_held_messages_in_order", Func: testResumeBringsTheHeldMessages},
 	{Name: "cancel_wakes_a_suspended_instance", Func: testCancelWakesASuspendedInstance},
 	{Name: "suspension_of_unknown_instance_is_false", Func: testSuspensionOfUnknownInstance},
+	{Name: "search_finds_a_suspended_instance", Func: testSearchFindsASuspendedInstance},
 	{Name: "rewound_execution_starts_running_from_a_prefix", Func: testRewoundExecutionStartsRunning},
 }
 
@@ -113,6 +114,35 @@ func testSuspensionOfUnknownInstance(t *testing.T, f Factory) {
 	requireSuspended(t, suspensionReader(t, p), "suspend-never", false, "")
 }
 
+// A suspended instance is searched as suspended, neither running nor
+// blocked, until a turn resumes it.
+func testSearchFindsASuspendedInstance(t *testing.T, f Factory) {
+	t.Parallel()
+	_, p := newProvider(t, f)
+	suspensionReader(t, p)
+	a := admOf(t, p)
+	createInstance(t, p, "suspend-search-1")
+	createInstance(t, p, "suspend-search-2")
+	poke(t, p, "suspend-search-1")
+	suspend(t, p, "suspend-search-1", "maintenance")
+	states := func(s ...duroxide.InstanceState) duroxide.InstanceQuery {
+		return duroxide.InstanceQuery{IDPrefix: "suspend-search-", States: s}
+	}
+	require.Equal(t, []string{"suspend-search-1"}, searchIDs(t, a, states(duroxide.InstanceSuspended)), "suspended")
+	require.Equal(t, []string{"suspend-search-2"}, searchIDs(t, a, states(duroxide.InstanceRunning)), "running is not suspended")
+	require.Equal(t, []string{}, searchIDs(t, a, states(duroxide.InstanceBlocked)), "blocked")
+	for _, s := range searchAll(t, a, states()) {
+		want := map[string]duroxide.InstanceState{"suspend-search-1": duroxide.InstanceSuspended, "suspend-search-2": duroxide.InstanceRunning}[s.InstanceID]
+		require.Equal(t, want, s.State, "state of %s", s.InstanceID)
+	}
+
+	enqueueOrch(t, p, duroxide.ResumeInstanceItem{Instance: "suspend-search-1"})
+	item := mustFetchInstance(t, p, testLock, "suspend-search-1")
+	mustAck(t, p, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1, Metadata: runningMetadata(), Suspend: &duroxide.SuspendChange{}})
+	require.Equal(t, []string{}, searchIDs(t, a, states(duroxide.InstanceSuspended)), "resumed")
+	require.Equal(t, []string{"suspend-search-1", "suspend-search-2"}, searchIDs(t, a, states(duroxide.InstanceRunning)), "running again")
+}
+
 // Rewind commits execution N+1 of a failed instance with a prefix of
 // execution N's history, several events at once: it is Running again
 // and execution N keeps its failure.
@@ -141,7 +171,7 @@ func testRewoundExecutionStartsRunning(t *testing.T, f Factory) {
 	w := mustFetchWork(t, p, testLock)
 	require.Equal(t, activityExecute(instance, 2, 2, "A", "in"), activityOf(t, w))
 	if a := p.Admin(); a != nil {
-		info, err := a.GetInstanceInfo(ctx, instance)
+		info, err := a.InstanceInfo(ctx, instance)
 		require.NoError(t, err)
 		require.Equal(t, duroxide.StatusRunning, info.Status)
 		require.Equal(t, uint64(2), info.CurrentExecutionID)

@@ -10,7 +10,7 @@ import (
 )
 
 // Port of duroxide src/provider_validation/management.rs (13 tests): the
-// ProviderAdmin discovery and metrics methods, and Provider.GetInstanceStats.
+// ProviderAdmin discovery and metrics methods, and Provider.InstanceStats.
 
 var managementTests = []Test{
 	{Name: "test_list_instances", Func: testListInstances},
@@ -44,7 +44,7 @@ func mgmtStartAndAck(t *testing.T, p duroxide.Provider, instance string, ev duro
 // mustInstanceStats reads the instance's stats and requires them.
 func mustInstanceStats(t *testing.T, p duroxide.Provider, instance string) *duroxide.SystemStats {
 	t.Helper()
-	s, err := p.GetInstanceStats(t.Context(), instance)
+	s, err := p.InstanceStats(t.Context(), instance)
 	require.NoError(t, err, "get_instance_stats")
 	require.NotNil(t, s, "instance %s should exist", instance)
 	return s
@@ -96,7 +96,7 @@ func testGetInstanceInfo(t *testing.T, f Factory) {
 		event("mgmt-info", 1, 1, duroxide.OrchestrationStarted{Name: "InfoOrch", Version: "2.0.0", Input: "test"}),
 		duroxide.ExecutionMetadata{OrchestrationName: ptr("InfoOrch"), OrchestrationVersion: ptr("2.0.0")})
 
-	info, err := a.GetInstanceInfo(ctx, "mgmt-info")
+	info, err := a.InstanceInfo(ctx, "mgmt-info")
 	require.NoError(t, err)
 	require.NotNil(t, info)
 	assert.Equal(t, "mgmt-info", info.InstanceID)
@@ -112,7 +112,7 @@ func testGetExecutionInfo(t *testing.T, f Factory) {
 	mgmtStartAndAck(t, p, "mgmt-exec-info", startedEvent("mgmt-exec-info", 1),
 		duroxide.ExecutionMetadata{Status: ptr(duroxide.StatusCompleted), Output: ptr("result")})
 
-	info, err := a.GetExecutionInfo(ctx, "mgmt-exec-info", 1)
+	info, err := a.ExecutionInfo(ctx, "mgmt-exec-info", 1)
 	require.NoError(t, err)
 	require.NotNil(t, info)
 	assert.Equal(t, uint64(1), info.ExecutionID)
@@ -124,13 +124,13 @@ func testGetSystemMetrics(t *testing.T, f Factory) {
 	t.Parallel()
 	ctx, p := newProvider(t, f)
 	a := admOf(t, p)
-	before, err := a.GetSystemMetrics(ctx)
+	before, err := a.SystemMetrics(ctx)
 	require.NoError(t, err)
 	require.NotNil(t, before)
 
 	mgmtStartAndAck(t, p, "mgmt-metrics", startedEvent("mgmt-metrics", 1), runningMetadata())
 
-	after, err := a.GetSystemMetrics(ctx)
+	after, err := a.SystemMetrics(ctx)
 	require.NoError(t, err)
 	require.NotNil(t, after)
 	assert.Greater(t, after.TotalInstances, before.TotalInstances, "total_instances should increase")
@@ -141,13 +141,13 @@ func testGetQueueDepths(t *testing.T, f Factory) {
 	t.Parallel()
 	ctx, p := newProvider(t, f)
 	a := admOf(t, p)
-	before, err := a.GetQueueDepths(ctx)
+	before, err := a.QueueDepths(ctx)
 	require.NoError(t, err)
 	require.NotNil(t, before)
 
 	enqueueOrch(t, p, startItem("mgmt-queue"))
 
-	after, err := a.GetQueueDepths(ctx)
+	after, err := a.QueueDepths(ctx)
 	require.NoError(t, err)
 	require.NotNil(t, after)
 	assert.Greater(t, after.OrchestratorQueue, before.OrchestratorQueue, "orchestrator_queue should increase")
@@ -156,7 +156,7 @@ func testGetQueueDepths(t *testing.T, f Factory) {
 func testGetInstanceStatsNonexistent(t *testing.T, f Factory) {
 	t.Parallel()
 	ctx, p := newProvider(t, f)
-	s, err := p.GetInstanceStats(ctx, "no-such-instance")
+	s, err := p.InstanceStats(ctx, "no-such-instance")
 	require.NoError(t, err)
 	assert.Nil(t, s, "a nonexistent instance has no stats")
 }

@@ -52,7 +52,7 @@ func testPruneOptionsCombinations(t *testing.T, f Factory) {
 
 	const id2 = "prune-options-empty"
 	pruneCompletedChain(t, p, id2, 3)
-	info, err := a.GetInstanceInfo(ctx, id2)
+	info, err := a.InstanceInfo(ctx, id2)
 	require.NoError(t, err)
 	_, err = a.PruneExecutions(ctx, id2, duroxide.PruneOptions{})
 	require.NoError(t, err)
@@ -69,7 +69,7 @@ func testPruneSafety(t *testing.T, f Factory) {
 	pruneCompletedChain(t, p, id, 3)
 	_, err := a.PruneExecutions(ctx, id, duroxide.PruneOptions{KeepLast: ptr(uint32(0))})
 	require.NoError(t, err)
-	info, err := a.GetInstanceInfo(ctx, id)
+	info, err := a.InstanceInfo(ctx, id)
 	require.NoError(t, err)
 	assert.Equal(t, uint64(3), info.CurrentExecutionID, "the current execution must remain")
 	assert.Contains(t, mustExecutions(t, a, id), uint64(3), "keep_last=0 must not prune the current execution")
@@ -83,7 +83,7 @@ func testPruneSafety(t *testing.T, f Factory) {
 	}{{"none", nil}, {"some0", ptr(uint32(0))}, {"some1", ptr(uint32(1))}} {
 		inst := fmt.Sprintf("prune-terminal-%s", tc.label)
 		pruneCompletedChain(t, p, inst, 4)
-		info, err := a.GetInstanceInfo(ctx, inst)
+		info, err := a.InstanceInfo(ctx, inst)
 		require.NoError(t, err)
 		require.Equal(t, duroxide.StatusCompleted, info.Status, "the instance should be terminal")
 
@@ -126,7 +126,7 @@ func testPruneBulkIncludesRunningInstances(t *testing.T, f Factory) {
 	admMultiExec(t, p, id, "LongRunning", 3, duroxide.StatusRunning)
 
 	require.Len(t, mustExecutions(t, a, id), 3, "should have 3 executions")
-	info, err := a.GetInstanceInfo(ctx, id)
+	info, err := a.InstanceInfo(ctx, id)
 	require.NoError(t, err)
 	require.Equal(t, duroxide.StatusRunning, info.Status, "the instance should still be Running")
 	require.Equal(t, uint64(3), info.CurrentExecutionID, "the current execution should be 3")
@@ -140,7 +140,7 @@ func testPruneBulkIncludesRunningInstances(t *testing.T, f Factory) {
 	assert.Equal(t, uint64(2), res.ExecutionsDeleted, "the 2 historical executions should be deleted")
 	assert.Equal(t, []uint64{3}, mustExecutions(t, a, id), "only the current execution should remain")
 
-	info, err = a.GetInstanceInfo(ctx, id)
+	info, err = a.InstanceInfo(ctx, id)
 	require.NoError(t, err)
 	assert.Equal(t, duroxide.StatusRunning, info.Status, "the instance should still be Running after the prune")
 }

@@ -144,14 +144,14 @@ func run(ctx context.Context, w io.Writer, o options) error {
 	}
 	line("", "by status: %s  %s", strings.Join(counts, ", "), c.Step())
 
-	m, err := a.GetSystemMetrics(ctx)
+	m, err := a.SystemMetrics(ctx)
 	if err != nil {
 		return fmt.Errorf("system metrics: %w", err)
 	}
 	line("metrics", "%d instances (%d running, %d completed, %d failed), %d executions, %d events  %s",
 		m.TotalInstances, m.RunningInstances, m.CompletedInstances, m.FailedInstances, m.TotalExecutions, m.TotalEvents, c.Step())
 
-	q, err := a.GetQueueDepths(ctx)
+	q, err := a.QueueDepths(ctx)
 	if err != nil {
 		return fmt.Errorf("queue depths: %w", err)
 	}
@@ -173,7 +173,7 @@ func run(ctx context.Context, w io.Writer, o options) error {
 		return err
 	}
 	if demo != nil {
-		tree, err := a.GetInstanceTree(ctx, demo.Parent)
+		tree, err := a.InstanceTree(ctx, demo.Parent)
 		if err != nil {
 			return fmt.Errorf("instance tree: %w", err)
 		}
@@ -237,7 +237,7 @@ func run(ctx context.Context, w io.Writer, o options) error {
 	if err != nil {
 		return fmt.Errorf("list instances: %w", err)
 	}
-	q, err = a.GetQueueDepths(ctx)
+	q, err = a.QueueDepths(ctx)
 	if err != nil {
 		return fmt.Errorf("queue depths: %w", err)
 	}
@@ -248,7 +248,7 @@ func run(ctx context.Context, w io.Writer, o options) error {
 
 // inspect prints an instance, its executions and its latest history.
 func inspect(ctx context.Context, a duroxide.ProviderAdmin, c *walkthrough.Counter, line func(string, string, ...any), id string) error {
-	info, err := a.GetInstanceInfo(ctx, id)
+	info, err := a.InstanceInfo(ctx, id)
 	if err != nil {
 		return fmt.Errorf("instance info of %s: %w", id, err)
 	}
@@ -265,7 +265,7 @@ func inspect(ctx context.Context, a duroxide.ProviderAdmin, c *walkthrough.Count
 	}
 	line("", "executions %v  %s", execs, c.Step())
 	for _, e := range execs {
-		x, err := a.GetExecutionInfo(ctx, id, e)
+		x, err := a.ExecutionInfo(ctx, id, e)
 		if err != nil {
 			return fmt.Errorf("execution %d of %s: %w", e, id, err)
 		}

@@ -100,7 +100,7 @@ func TestAdminUnknownInstance(t *testing.T) {
 // would otherwise select.
 func TestAdminOnConfiguredAccountTouchesOnlyItsOwnInstances(t *testing.T) {
 	clearAccountEnv(t)
-	srv := cosmostest.NewTestServer(t, nil)
+	srv := cosmostest.New(t, nil)
 	ctx := t.Context()
 
 	// Someone else's completed instance, made before the example runs.

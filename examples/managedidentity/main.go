@@ -202,7 +202,7 @@ func run(ctx context.Context, w io.Writer, s settings, cred azcore.TokenCredenti
 // (which Entra ID cannot create: 403 substatus 5300 from the bootstrap,
 // or 404 at the first operation with COSMOS_SKIP_BOOTSTRAP).
 func explain(err error, db, container string) error {
-	var ce *cdb.CosmosError
+	var ce *cdb.RequestError
 	var authErr *azidentity.AuthenticationFailedError
 	switch {
 	case errors.As(err, &authErr) || strings.Contains(err.Error(), "IdentityCredential"):

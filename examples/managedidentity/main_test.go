@@ -20,7 +20,7 @@ import (
 // emulator-style Entra ID tokens, and refuses control-plane writes made
 // with a token, as Cosmos DB does.
 func newServer(t *testing.T) *cosmostest.Server {
-	return cosmostest.NewTestServer(t, &cosmostest.Options{Auth: cosmostest.AuthKeyOrToken})
+	return cosmostest.New(t, &cosmostest.Options{Auth: cosmostest.AuthKeyOrToken})
 }
 
 func provision(t *testing.T, s *cosmostest.Server, db, container string) {

@@ -43,20 +43,20 @@ func main() {
 // sub-orchestration, so the trace shows all three kinds of work.
 func Order(ctx *durable.OrchestrationContext, item string) (string, error) {
 	ctx.TraceInfo("order received: " + item) // replay-safe: logged once, not on every replay
-	reserved, err := durable.ScheduleActivity[string](ctx, "Reserve", item).Await()
+	reserved, err := durable.CallActivity[string](ctx, "Reserve", item).Await()
 	if err != nil {
 		return "", err
 	}
-	charged, err := durable.ScheduleActivity[string](ctx, "Charge", reserved).Await()
+	charged, err := durable.CallActivity[string](ctx, "Charge", reserved).Await()
 	if err != nil {
 		return "", err
 	}
-	return durable.ScheduleSubOrchestration[string](ctx, "Ship", charged).Await()
+	return durable.CallSubOrchestration[string](ctx, "Ship", charged).Await()
 }
 
 // Ship is the sub-orchestration.
 func Ship(ctx *durable.OrchestrationContext, parcel string) (string, error) {
-	return durable.ScheduleActivity[string](ctx, "Dispatch", parcel).Await()
+	return durable.CallActivity[string](ctx, "Dispatch", parcel).Await()
 }
 
 func register() (*durable.Registry, error) {
@@ -119,12 +119,12 @@ func workload(ctx context.Context, tel *telemetry) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	client := durable.NewClientWithOptions(p, &durable.ClientOptions{TracerProvider: tel.tp})
+	client := durable.NewClient(p, durable.ClientOptions{TracerProvider: tel.tp})
 	const instance = "order-1"
 	if err := client.StartOrchestration(ctx, instance, "Order", "book"); err != nil {
 		return nil, errors.Join(err, rt.Shutdown(ctx))
 	}
-	st, err := client.WaitForOrchestration(ctx, instance, time.Minute)
+	st, err := client.WaitForOrchestration(ctx, instance, durable.WaitOptions{Timeout: time.Minute})
 	// The observable gauges (slots, queue depths) belong to the running
 	// runtime; the counters are read after Shutdown, when the last turn's
 	// span has ended and been counted.

@@ -232,7 +232,7 @@ func TestTraceSurvivesRestart(t *testing.T) {
 
 	before, err := cdb.New(ctx, cfg, opts)
 	require.NoError(t, err)
-	client := durable.NewClientWithOptions(before, &durable.ClientOptions{TracerProvider: tel.tp})
+	client := durable.NewClient(before, durable.ClientOptions{TracerProvider: tel.tp})
 	require.NoError(t, client.StartOrchestration(ctx, "restart-1", "Ship", "parcel"))
 	require.NoError(t, before.Close())
 
@@ -243,7 +243,7 @@ func TestTraceSurvivesRestart(t *testing.T) {
 	require.NoError(t, err)
 	rt, err := durable.Start(ctx, after, reg, &durable.Options{TracerProvider: tel.tp})
 	require.NoError(t, err)
-	st, err := durable.NewClient(after).WaitForOrchestration(ctx, "restart-1", time.Minute)
+	st, err := durable.NewClient(after).WaitForOrchestration(ctx, "restart-1", durable.WaitOptions{Timeout: time.Minute})
 	require.NoError(t, err)
 	require.NoError(t, rt.Shutdown(ctx))
 	require.Equal(t, durable.StateCompleted, st.State)
@@ -278,14 +278,14 @@ func TestPoisonIsCounted(t *testing.T) {
 	defer p.Close()
 	reg := durable.NewRegistry()
 	require.NoError(t, durable.RegisterOrchestration(reg, "CallsMissing", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		return durable.ScheduleActivity[string](ctx, "Missing", in).Await()
+		return durable.CallActivity[string](ctx, "Missing", in).Await()
 	}))
 	rt, err := durable.Start(ctx, p, reg, &durable.Options{TracerProvider: tel.tp, MeterProvider: tel.mp, MaxAttempts: 2,
 		UnregisteredBackoff: durable.Backoff{Base: time.Millisecond, Max: 5 * time.Millisecond}})
 	require.NoError(t, err)
 	client := durable.NewClient(p)
 	require.NoError(t, client.StartOrchestration(ctx, "poison-1", "CallsMissing", "x"))
-	st, err := client.WaitForOrchestration(ctx, "poison-1", time.Minute)
+	st, err := client.WaitForOrchestration(ctx, "poison-1", durable.WaitOptions{Timeout: time.Minute})
 	require.NoError(t, err)
 	require.NoError(t, rt.Shutdown(ctx))
 	require.Equal(t, durable.StateFailed, st.State)
@@ -318,10 +318,10 @@ func TestNondeterminismIsCounted(t *testing.T) {
 			require.NoError(t, durable.RegisterActivity(reg, name, func(_ durable.ActivityContext, in string) (string, error) { return in, nil }))
 		}
 		require.NoError(t, durable.RegisterOrchestration(reg, "Swap", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-			if _, err := ctx.ScheduleActivity(first, in).Await(); err != nil {
+			if _, err := durable.CallActivity[string](ctx, first, in).Await(); err != nil {
 				return "", err
 			}
-			return ctx.ScheduleWait("go").Await()
+			return durable.WaitEvent[string](ctx, "go").Await()
 		}))
 		return reg
 	}
@@ -340,7 +340,7 @@ func TestNondeterminismIsCounted(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, client.RaiseEvent(ctx, "swap-1", "go", "now"))
 	require.Eventually(t, func() bool {
-		st, err := client.GetOrchestrationStatus(ctx, "swap-1")
+		st, err := client.Status(ctx, "swap-1")
 		return err == nil && st.State == durable.StateBlocked
 	}, time.Minute, 5*time.Millisecond)
 	require.NoError(t, rt.Shutdown(ctx))

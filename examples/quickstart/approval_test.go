@@ -38,7 +38,7 @@ func TestApprovalKeepsAnEarlyApproval(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	st, err := c.WaitForOrchestration(ctx, "early-1", time.Minute)
+	st, err := c.WaitForOrchestration(ctx, "early-1", durable.WaitOptions{Timeout: time.Minute})
 	if err != nil {
 		t.Fatalf("the early approval was lost: %v", err)
 	}

@@ -65,14 +65,14 @@ func Greet(_ durable.ActivityContext, name string) (string, error) {
 
 // HelloWorld calls Greet and returns its result.
 func HelloWorld(ctx *durable.OrchestrationContext, name string) (string, error) {
-	return durable.ScheduleActivity[string](ctx, "Greet", name).Await()
+	return durable.CallActivity[string](ctx, "Greet", name).Await()
 }
 
 // FanOut greets every name in parallel and joins the results in order.
 func FanOut(ctx *durable.OrchestrationContext, names []string) (string, error) {
 	futures := make([]*durable.Future[string], len(names))
 	for i, n := range names {
-		futures[i] = durable.ScheduleActivity[string](ctx, "Greet", n)
+		futures[i] = durable.CallActivity[string](ctx, "Greet", n)
 	}
 	var out []string
 	for _, r := range durable.Join(ctx, futures...) {
@@ -87,7 +87,7 @@ func FanOut(ctx *durable.OrchestrationContext, names []string) (string, error) {
 // Reminder sleeps on a durable timer: the process may restart meanwhile,
 // the timer still fires.
 func Reminder(ctx *durable.OrchestrationContext, delay time.Duration) (string, error) {
-	if _, err := ctx.ScheduleTimer(delay).Await(); err != nil {
+	if _, err := durable.NewTimer(ctx, delay).Await(); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("woke up after %s", delay), nil
@@ -95,14 +95,14 @@ func Reminder(ctx *durable.OrchestrationContext, delay time.Duration) (string, e
 
 // Approval waits for a message on its "approvals" queue, or gives up after
 // a day. It reads a persistent queue (DequeueEvent, fed by the client's
-// EnqueueEvent), not an external event (ScheduleWait, fed by RaiseEvent):
+// EnqueueEvent), not an external event (WaitEvent, fed by RaiseEvent):
 // a queue keeps a message that arrives before the orchestration waits for
-// it, while an external event raised before its ScheduleWait is reached
+// it, while an external event raised before its WaitEvent is reached
 // is dropped — and an approval can easily come that early.
 func Approval(ctx *durable.OrchestrationContext, request string) (string, error) {
 	ctx.SetCustomStatus("waiting for approval")
 	approved := durable.DequeueEvent[string](ctx, approvalsQueue)
-	timeout := ctx.ScheduleTimer(24 * time.Hour)
+	timeout := durable.NewTimer(ctx, 24*time.Hour)
 	if ctx.Select(approved, timeout) == 1 {
 		return "", errors.New(request + ": nobody approved in time")
 	}
@@ -195,7 +195,7 @@ func (d *demo) step(name, orchestration string, input any, want string, between 
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	st, err := d.c.WaitForOrchestration(d.ctx, instance, time.Minute)
+	st, err := d.c.WaitForOrchestration(d.ctx, instance, durable.WaitOptions{Timeout: time.Minute})
 	if err != nil {
 		return fmt.Errorf("%s: wait: %w", name, err)
 	}

@@ -80,7 +80,7 @@ func TestQuickstartBadConfigurationFails(t *testing.T) {
 // container with fresh instance ids.
 func TestQuickstartOnConfiguredAccount(t *testing.T) {
 	clearAccountEnv(t)
-	srv := cosmostest.NewTestServer(t, nil)
+	srv := cosmostest.New(t, nil)
 	t.Setenv("COSMOS_ENDPOINT", srv.Endpoint())
 	t.Setenv("COSMOS_KEY", srv.Key())
 	t.Setenv("COSMOS_CONTAINER", "quickstart")

@@ -71,11 +71,11 @@ func Step(_ durable.ActivityContext, what string) (string, error) {
 
 // Order sleeps on a durable timer, then runs the steps one after another.
 func Order(ctx *durable.OrchestrationContext, o order) (string, error) {
-	if _, err := ctx.ScheduleTimer(o.Delay).Await(); err != nil {
+	if _, err := durable.NewTimer(ctx, o.Delay).Await(); err != nil {
 		return "", err
 	}
 	for _, s := range steps {
-		if _, err := durable.ScheduleActivity[string](ctx, "Step", o.ID+" "+s).Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, "Step", o.ID+" "+s).Await(); err != nil {
 			return "", err
 		}
 	}
@@ -112,7 +112,7 @@ func run(ctx context.Context, w io.Writer, o options) error {
 	done := 0
 	for k := range ids {
 		ids[k] = fmt.Sprintf("order-%02d", k+1)
-		if status, err := c.GetOrchestrationStatus(ctx, ids[k]); err != nil {
+		if status, err := c.Status(ctx, ids[k]); err != nil {
 			return fmt.Errorf("status %s: %w", ids[k], err)
 		} else if status.State == durable.StateCompleted {
 			done++
@@ -127,7 +127,7 @@ func run(ctx context.Context, w io.Writer, o options) error {
 	fmt.Fprintf(w, "started    %d orders (order-01 .. %s): %d already completed, %d to go\n", len(ids), ids[len(ids)-1], done, len(ids)-done)
 
 	for _, id := range ids {
-		status, err := c.WaitForOrchestration(ctx, id, 5*time.Minute)
+		status, err := c.WaitForOrchestration(ctx, id, durable.WaitOptions{Timeout: 5 * time.Minute})
 		if err != nil {
 			return fmt.Errorf("wait %s: %w", id, err)
 		}

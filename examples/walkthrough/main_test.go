@@ -65,7 +65,7 @@ func TestWalkthroughBadConfigurationFails(t *testing.T) {
 // container and starts a new instance.
 func TestWalkthroughOnConfiguredAccount(t *testing.T) {
 	clearAccountEnv(t)
-	srv := cosmostest.NewTestServer(t, nil)
+	srv := cosmostest.New(t, nil)
 	t.Setenv("COSMOS_ENDPOINT", srv.Endpoint())
 	t.Setenv("COSMOS_KEY", srv.Key())
 	t.Setenv("COSMOS_CONTAINER", "walkthrough")

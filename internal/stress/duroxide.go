@@ -230,7 +230,7 @@ func (d *Duroxide) fanout(ctx *durable.OrchestrationContext, in string) (string,
 	}
 	futs := make([]*durable.Future[string], tasks)
 	for i := range futs {
-		futs[i] = ctx.ScheduleActivity(processTask, strconv.Itoa(i)+":"+payload)
+		futs[i] = durable.CallActivity[string](ctx, processTask, strconv.Itoa(i)+":"+payload)
 	}
 	for _, r := range durable.Join(ctx, futs...) {
 		if r.Err != nil {
@@ -250,13 +250,13 @@ func largePayload(ctx *durable.OrchestrationContext, in string) (string, error) 
 		sizes = append(sizes, []int{small, medium, large}[min(i/6, 2)])
 	}
 	for _, n := range sizes {
-		if _, err := ctx.ScheduleActivity(payloadTask, strconv.Itoa(n)).Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, payloadTask, strconv.Itoa(n)).Await(); err != nil {
 			return "", err
 		}
 	}
 	subs := make([]*durable.Future[string], 5)
 	for i := range subs {
-		subs[i] = ctx.ScheduleSubOrchestration(subOrch, strconv.Itoa(medium))
+		subs[i] = durable.CallSubOrchestration[string](ctx, subOrch, strconv.Itoa(medium))
 	}
 	for _, r := range durable.Join(ctx, subs...) {
 		if r.Err != nil {
@@ -264,7 +264,7 @@ func largePayload(ctx *durable.OrchestrationContext, in string) (string, error) 
 		}
 	}
 	for i := 0; i < 10; i++ {
-		if _, err := ctx.ScheduleActivity(payloadTask, strconv.Itoa(small)).Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, payloadTask, strconv.Itoa(small)).Await(); err != nil {
 			return "", err
 		}
 	}
@@ -274,7 +274,7 @@ func largePayload(ctx *durable.OrchestrationContext, in string) (string, error) 
 // largeSub runs two payload activities.
 func largeSub(ctx *durable.OrchestrationContext, in string) (string, error) {
 	for i := 0; i < 2; i++ {
-		if _, err := ctx.ScheduleActivity(payloadTask, in).Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, payloadTask, in).Await(); err != nil {
 			return "", err
 		}
 	}
@@ -285,7 +285,7 @@ func largeSub(ctx *durable.OrchestrationContext, in string) (string, error) {
 func longHistory(ctx *durable.OrchestrationContext, in string) (string, error) {
 	steps, _ := strconv.Atoi(in)
 	for i := 0; i < steps; i++ {
-		if _, err := ctx.ScheduleActivity(stepActivity, strconv.Itoa(i)).Await(); err != nil {
+		if _, err := durable.CallActivity[string](ctx, stepActivity, strconv.Itoa(i)).Await(); err != nil {
 			return "", err
 		}
 	}
@@ -298,10 +298,10 @@ func continueAsNew(ctx *durable.OrchestrationContext, in string) (string, error)
 	if left <= 0 {
 		return "done", nil
 	}
-	if _, err := ctx.ScheduleActivity(stepActivity, in).Await(); err != nil {
+	if _, err := durable.CallActivity[string](ctx, stepActivity, in).Await(); err != nil {
 		return "", err
 	}
-	return "", ctx.ContinueAsNew(strconv.Itoa(left - 1))
+	return "", durable.ContinueAsNew(ctx, strconv.Itoa(left-1))
 }
 
 // Payload is n bytes of printable filler.
@@ -348,11 +348,11 @@ func (d *Duroxide) Start(ctx context.Context, id string) error {
 	return d.starter.StartOrchestration(ctx, id, d.orchestration(), d.input)
 }
 
-// Status implements Target with Client.GetInstanceInfo: one point read
-// of the instance document on Cosmos, where GetOrchestrationStatus reads
+// Status implements Target with Client.InstanceInfo: one point read
+// of the instance document on Cosmos, where Client.Status reads
 // the instance, its history and its custom status.
 func (d *Duroxide) Status(ctx context.Context, id string) (done, failed bool, err error) {
-	info, err := d.client.GetInstanceInfo(ctx, id)
+	info, err := d.client.InstanceInfo(ctx, id)
 	if errors.Is(err, duroxide.ErrInstanceNotFound) {
 		return false, false, nil // its first turn has not run yet
 	}
@@ -370,7 +370,7 @@ func (d *Duroxide) Status(ctx context.Context, id string) (done, failed bool, er
 
 // Wait implements Target with Client.WaitForOrchestration.
 func (d *Duroxide) Wait(ctx context.Context, id string) (failed bool, err error) {
-	st, err := d.client.WaitForOrchestration(ctx, id, 5*time.Minute)
+	st, err := d.client.WaitForOrchestration(ctx, id, durable.WaitOptions{Timeout: 5 * time.Minute})
 	if err != nil {
 		return false, err
 	}

@@ -80,7 +80,7 @@ func newCosmostestWith(t testing.TB, name string, opts *cosmostest.Options) Back
 	o := *opts
 	o.Auth = cosmostest.AuthKey
 	ranges := max(o.PartitionKeyRanges, 1)
-	s := cosmostest.NewTestServer(t, &o)
+	s := cosmostest.New(t, &o)
 	gaps := map[string]string{}
 	if ranges == 1 {
 		gaps[GapPartitionKeyRanges] = onePartition

@@ -1,6 +1,8 @@
-// Package cli is the duroxide command line: `export` writes stored
-// histories to a JSON export, `replay` checks orchestration code against
-// them (package durable/replayer).
+// Package cli is the duroxide command line: find, inspect and act on
+// instances (list, show, start, raise, enqueue, cancel, suspend, resume,
+// rewind, restart, purge), serve the web dashboard (ui), write stored
+// histories to a JSON export (export) and check orchestration code against
+// them (replay, package durable/replayer).
 //
 // Replaying needs the orchestration code, which only your program has, so
 // `replay` runs from a main of your own that passes its registry:
@@ -9,13 +11,18 @@
 //
 //	go run ./cmd/replaycheck replay -export prod-histories.json
 //
-// The stock command (cmd/duroxide) has no registry: it offers export and
-// explains replay. Without -export, both read a Cosmos DB account
-// configured by the COSMOS_* environment variables (cdb.ConfigFromEnv).
+// The stock command (cmd/duroxide) has no registry: it offers every other
+// command and explains replay. The store is the one embedded.Open opens:
+// the Cosmos DB account of the COSMOS_* environment variables (a key, a
+// connection string, or Entra ID through DefaultAzureCredential), else the
+// in-process store in DUROXIDE_DATA_DIR or .duroxide/default.
 //
-// Exit codes: 0 every execution replays (or the export was written); 1
-// some execution does not replay; 2 usage error; 3 the histories could not
-// be read or written.
+// Exit codes: 0 success; 1 some execution does not replay, a bulk action
+// failed on some instance, or an action was refused (purging a running
+// instance without -force, starting an existing id); 2 usage error or
+// invalid input; 3 the store or the histories could not be read or
+// written; 4 the instance does not exist; 5 the action is not supported
+// by this version yet.
 package cli
 
 import (
@@ -31,6 +38,7 @@ import (
 	"github.com/duroxide-go/cdb/durable"
 	"github.com/duroxide-go/cdb/durable/replayer"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/ops"
 )
 
 // The exit codes.
@@ -49,11 +57,13 @@ type Command struct {
 	// Registry is the orchestration code replay checks; nil makes replay a
 	// usage error that says how to get one.
 	Registry *durable.Registry
-	// Open opens the provider; nil opens the Cosmos DB account of the
-	// COSMOS_* environment variables (OpenCosmosFromEnv).
+	// Open opens the provider; nil opens the store embedded.Open opens
+	// (OpenEmbedded).
 	Open OpenFunc
 	// Stdout and Stderr default to the process's.
 	Stdout, Stderr io.Writer
+	// Ready, if set, is called with the dashboard's URL once `ui` listens.
+	Ready func(url string)
 }
 
 // Main runs the command line with reg on os.Args and exits with its code.
@@ -78,13 +88,32 @@ func OpenCosmosFromEnv(ctx context.Context) (duroxide.Provider, func() error, er
 }
 
 const usage = `usage:
-  duroxide export [-o FILE] [filters]   write stored histories as a JSON export (default stdout)
-  duroxide replay [-export FILE | filters] [-v]
+  duroxide list [filters] [-limit N] [-page TOKEN] [-all] [-json]
+                                        list instances, newest first (search is the same)
+  duroxide show INSTANCE [-json] [-full]
+                                        status, custom status, KV, sub-orchestrations and
+                                        each execution's history as a timeline
+  duroxide start -name ORCHESTRATION [-version V] [-input DATA] INSTANCE
+  duroxide raise INSTANCE EVENT [DATA]  deliver an event to a pending wait
+  duroxide enqueue INSTANCE QUEUE [DATA]
+                                        append a message to the instance's queue
+  duroxide cancel [-reason R] INSTANCE | cancel [filters] [-dry-run] [-progress]
+  duroxide purge [-force] INSTANCE | purge [filters] [-force] [-dry-run] [-progress]
+  duroxide suspend|resume|rewind|restart|redrive INSTANCE (not supported by this version yet)
+  duroxide ui [-addr 127.0.0.1:8080] [-read-only]
+                                        serve the web dashboard
+  duroxide export [-o FILE] [export filters]
+                                        write stored histories as a JSON export (default stdout)
+  duroxide replay [-export FILE | export filters] [-v]
                                         check the orchestration code against stored histories
-filters (provider source): -orchestration NAME -status STATUS -prefix ID_PREFIX -all-executions
-Without -export, histories are read from the Cosmos DB account of COSMOS_ENDPOINT/COSMOS_KEY
-(or COSMOS_CONNECTION_STRING), COSMOS_DATABASE, COSMOS_CONTAINER.
-Exit codes: 0 ok, 1 some execution does not replay, 2 usage error, 3 histories unreadable.
+filters: -name NAME -status STATE -prefix ID_PREFIX -parent ID -created-after T -created-before T
+  (STATE: running, completed, failed, cancelled; T: RFC 3339, or a duration ago such as 24h)
+export filters: -orchestration NAME -status STATUS -prefix ID_PREFIX -all-executions
+The store: the Cosmos DB account of COSMOS_ENDPOINT (with COSMOS_KEY, or Entra ID without it) or
+COSMOS_CONNECTION_STRING, with COSMOS_DATABASE and COSMOS_CONTAINER; without one, the in-process
+store in DUROXIDE_DATA_DIR (default .duroxide/default), which only one process may open at a time.
+Exit codes: 0 ok; 1 replay mismatch, bulk failures or a refused action; 2 usage or invalid input;
+3 store unreachable; 4 instance not found; 5 not supported yet.
 `
 
 // errUsage marks a command line that cannot be run.
@@ -99,7 +128,7 @@ func (c Command) Run(ctx context.Context, args []string) int {
 		c.Stderr = os.Stderr
 	}
 	if c.Open == nil {
-		c.Open = OpenCosmosFromEnv
+		c.Open = OpenEmbedded(c.Stderr)
 	}
 	if len(args) == 0 {
 		fmt.Fprint(c.Stderr, usage)
@@ -112,6 +141,21 @@ func (c Command) Run(ctx context.Context, args []string) int {
 		code, err = c.export(ctx, args[1:])
 	case "replay":
 		code, err = c.replay(ctx, args[1:])
+	case "list", "search":
+		code, err = c.list(ctx, args[1:])
+	case "show":
+		code, err = c.show(ctx, args[1:])
+	case "start":
+		code, err = c.start(ctx, args[1:])
+	case "raise":
+		code, err = c.message(ctx, ops.ActionRaise, args[1:])
+	case "enqueue":
+		code, err = c.message(ctx, ops.ActionEnqueue, args[1:])
+	case "cancel", "purge", "suspend", "resume", "rewind", "restart", "redrive":
+		a, _ := ops.ParseAction(args[0])
+		code, err = c.action(ctx, a, args[1:])
+	case "ui":
+		code, err = c.ui(ctx, args[1:])
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(c.Stdout, usage)
 		return ExitOK
@@ -128,7 +172,7 @@ func (c Command) Run(ctx context.Context, args []string) int {
 		}
 		return ExitUsage
 	}
-	return ExitError
+	return exitCode(err)
 }
 
 // options are the flags both commands share.

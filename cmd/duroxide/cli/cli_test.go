@@ -28,11 +28,11 @@ func registry(t *testing.T, swapped bool) *durable.Registry {
 		first, second = "B", "A"
 	}
 	must(t, reg.AddOrchestration("Order", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		a, err := ctx.ScheduleActivity(first, in).Await()
+		a, err := durable.CallActivity[string](ctx, first, in).Await()
 		if err != nil {
 			return "", err
 		}
-		return ctx.ScheduleActivity(second, a).Await()
+		return durable.CallActivity[string](ctx, second, a).Await()
 	}))
 	return reg
 }
@@ -55,7 +55,7 @@ func record(t *testing.T) *memprovider.Provider {
 	c := durable.NewClient(p)
 	for _, id := range []string{"order-1", "order-2"} {
 		must(t, c.StartOrchestration(ctx, id, "Order", id))
-		if _, err := c.WaitForOrchestration(ctx, id, time.Minute); err != nil {
+		if _, err := c.WaitForOrchestration(ctx, id, durable.WaitOptions{Timeout: time.Minute}); err != nil {
 			t.Fatal(err)
 		}
 	}

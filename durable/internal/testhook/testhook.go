@@ -1,9 +1,10 @@
 // Package testhook carries the settings a test environment gives a
 // durable.Runtime through the context passed to durable.Start: a virtual
-// clock and activity doubles. It is internal so that production code has
-// no test-only API (durable/testenv is its only user); a runtime started
-// without Hooks in its context reads the wall clock and its registry, as
-// always.
+// clock and activity doubles; and the constructor durabletest uses to
+// build an ActivityContext outside a runtime. It is internal so that
+// production code has no test-only API (durable/testenv and durabletest
+// are its only users); a runtime started without Hooks in its context
+// reads the wall clock and its registry, as always.
 package testhook
 
 import (
@@ -14,7 +15,7 @@ import (
 // Hooks is what a test environment overrides in a runtime.
 type Hooks struct {
 	// Now is the runtime's clock: timer fire times, event timestamps and
-	// the UtcNow system call read it instead of time.Now.
+	// the UTCNow system call read it instead of time.Now.
 	Now func() time.Time
 	// Subscribe registers wake, called whenever the clock moves; the
 	// runtime then fetches at once instead of waiting out its idle
@@ -38,3 +39,9 @@ func From(ctx context.Context) *Hooks {
 	h, _ := ctx.Value(hooksKey{}).(*Hooks)
 	return h
 }
+
+// NewActivityContext returns a durable.ActivityContext with no runtime
+// behind it for instance and activityName; client is a *durable.Client or
+// nil. Both are typed any because this package cannot import durable,
+// which sets this in its init; durabletest.NewActivityContext wraps it.
+var NewActivityContext func(ctx context.Context, instance, activityName string, client any) any

@@ -56,7 +56,7 @@ func Cases() []Case {
 			return err
 		}},
 		{"kv_read_id_2049_bytes", func(ctx context.Context, p duroxide.Provider) error {
-			_, _, err := p.GetKVValue(ctx, ID2049, "k")
+			_, _, err := p.KVValue(ctx, ID2049, "k")
 			return err
 		}},
 		{"append_event_3MB", func(ctx context.Context, p duroxide.Provider) error {

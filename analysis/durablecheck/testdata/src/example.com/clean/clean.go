@@ -12,9 +12,9 @@ import (
 func Fanout(ctx *durable.OrchestrationContext, in map[string]string) (string, error) {
 	var futs []durable.Awaitable
 	for _, k := range slices.Sorted(maps.Keys(in)) {
-		futs = append(futs, ctx.ScheduleActivity(k, in[k]))
+		futs = append(futs, durable.CallActivity[string](ctx, k, in[k]))
 	}
-	now, err := ctx.UtcNow().Await()
+	now, err := ctx.UTCNow().Await()
 	if err != nil {
 		return "", err
 	}
@@ -22,7 +22,7 @@ func Fanout(ctx *durable.OrchestrationContext, in map[string]string) (string, er
 	if err != nil {
 		return "", err
 	}
-	if _, err := ctx.ScheduleTimer(time.Minute).Await(); err != nil {
+	if _, err := durable.NewTimer(ctx, time.Minute).Await(); err != nil {
 		return "", err
 	}
 	ctx.Select(futs...)

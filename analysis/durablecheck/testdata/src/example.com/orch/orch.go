@@ -31,11 +31,11 @@ var (
 )
 
 func Clock(ctx *durable.OrchestrationContext, _ string) (string, error) {
-	start := time.Now()       // want `time\.Now in orchestration code: use ctx\.UtcNow\(\)`
-	_ = time.Since(start)     // want `time\.Since in orchestration code: use ctx\.UtcNow\(\)`
-	time.Sleep(time.Second)   // want `time\.Sleep in orchestration code: use ctx\.ScheduleTimer\(d\)`
-	<-time.After(time.Second) // want `time\.After in orchestration code: use ctx\.ScheduleTimer` `channel receive in orchestration code`
-	_, err := ctx.ScheduleTimer(time.Second).Await()
+	start := time.Now()       // want `time\.Now in orchestration code: use ctx\.UTCNow\(\)`
+	_ = time.Since(start)     // want `time\.Since in orchestration code: use ctx\.UTCNow\(\)`
+	time.Sleep(time.Second)   // want `time\.Sleep in orchestration code: use durable\.NewTimer\(ctx, d\)`
+	<-time.After(time.Second) // want `time\.After in orchestration code: use durable\.NewTimer` `channel receive in orchestration code`
+	_, err := durable.NewTimer(ctx, time.Second).Await()
 	return start.Format(time.RFC3339), err // methods of time.Time are fine
 }
 
@@ -74,18 +74,18 @@ func Concurrency(ctx *durable.OrchestrationContext, _ string) (string, error) {
 	atomic.AddInt32(new(int32), 1) // want `atomic\.AddInt32 in orchestration code`
 	// The durable way: a block and a select over futures.
 	blk := durable.Go(ctx, func(ctx *durable.OrchestrationContext) (string, error) {
-		return ctx.ScheduleActivity("A", "").Await()
+		return durable.CallActivity[string](ctx, "A", "").Await()
 	})
-	ctx.Select(blk, ctx.ScheduleTimer(time.Second))
+	ctx.Select(blk, durable.NewTimer(ctx, time.Second))
 	return fmt.Sprint(v), nil
 }
 
 func MapOrder(ctx *durable.OrchestrationContext, in map[string]string) (string, error) {
-	for k, v := range in { // want `range over a map that reaches ctx\.ScheduleActivity in orchestration code: map order is random; range over the sorted keys`
-		ctx.ScheduleActivity(k, v)
+	for range in { // want `range over a map that reaches durable\.NewTimer in orchestration code: map order is random; range over the sorted keys`
+		durable.NewTimer(ctx, time.Second)
 	}
-	for k := range in { // want `range over a map that reaches durable\.ScheduleActivity\[string\] in orchestration code`
-		durable.ScheduleActivity[string](ctx, k, nil)
+	for k := range in { // want `range over a map that reaches durable\.CallActivity\[string\] in orchestration code`
+		durable.CallActivity[string](ctx, k, nil)
 	}
 	for k := range in { // want `range over a map that reaches notify in orchestration code`
 		notify(ctx, k)
@@ -94,7 +94,12 @@ func MapOrder(ctx *durable.OrchestrationContext, in map[string]string) (string, 
 	for k, v := range in { // order does not reach history: fine
 		n += len(k) + len(v)
 		ctx.TraceInfo(k)
-		_, _, _ = durable.GetKVValue[string](ctx, k)
+		_, _, _ = durable.KVValue[string](ctx, k)
+		_, _ = ctx.KVValue(k)
+		_ = ctx.KVKeys()
+		_ = ctx.KVValues()
+		_ = ctx.KVLen()
+		_, _ = ctx.CustomStatus()
 	}
 	return fmt.Sprint(n), nil
 }
@@ -102,7 +107,7 @@ func MapOrder(ctx *durable.OrchestrationContext, in map[string]string) (string, 
 func notify(ctx *durable.OrchestrationContext, k string) { ctx.SetKVValue(k, "seen") }
 
 func IO(ctx *durable.OrchestrationContext, _ string) (string, error) {
-	home := os.Getenv("HOME")               // want `os\.Getenv in orchestration code: do I/O in an activity \(ctx\.ScheduleActivity\)`
+	home := os.Getenv("HOME")               // want `os\.Getenv in orchestration code: do I/O in an activity \(durable\.CallActivity\)`
 	_, _ = os.LookupEnv("X")                // want `os\.LookupEnv in orchestration code`
 	data, _ := os.ReadFile("/etc/hosts")    // want `os\.ReadFile in orchestration code`
 	_ = os.WriteFile("/tmp/x", data, 0o600) // want `os\.WriteFile in orchestration code`
@@ -155,7 +160,7 @@ func Reach(ctx *durable.OrchestrationContext, _ string) (string, error) {
 	return "", err
 }
 
-func stamp() { _ = time.Now().Unix() } // want `time\.Now in orchestration code: use ctx\.UtcNow\(\), .* \(orch\.stamp is reached from orch\.Reach\)$`
+func stamp() { _ = time.Now().Unix() } // want `time\.Now in orchestration code: use ctx\.UTCNow\(\), .* \(orch\.stamp is reached from orch\.Reach\)$`
 
 func run(f func()) { f() }
 
@@ -169,7 +174,7 @@ func (s *svc) step() { _ = rand.Int() } // want `math/rand\.Int in orchestration
 // that reach a nondeterministic construct are reported here, where they
 // become orchestration code.
 func CrossPackage(ctx *durable.OrchestrationContext, _ string) (string, error) {
-	t := helpers.Stamp()   // want `call to helpers\.Stamp reaches time\.Now \(helpers\.go:\d+\) in orchestration code: use ctx\.UtcNow\(\)`
+	t := helpers.Stamp()   // want `call to helpers\.Stamp reaches time\.Now \(helpers\.go:\d+\) in orchestration code: use ctx\.UTCNow\(\)`
 	_ = helpers.Indirect() // want `call to helpers\.Indirect reaches time\.Now \(helpers\.go:\d+\) in orchestration code`
 	c := helpers.Counter{}
 	c.Bump()                    // want `call to \(\*helpers\.Counter\)\.Bump reaches \(\*sync\.Mutex\)\.Lock`

@@ -49,15 +49,13 @@ func RegisterActivity[In, Out any](r *Registry, name string, fn func(ActivityCon
 	return nil
 }
 
-func (c *OrchestrationContext) ScheduleActivity(name, input string) *Future[string] {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return &Future[string]{ch: make(chan string, 1)}
+func NewTimer(ctx *OrchestrationContext, d time.Duration) *Future[struct{}] {
+	ctx.mu.Lock()
+	defer ctx.mu.Unlock()
+	return &Future[struct{}]{ch: make(chan struct{}, 1)}
 }
 
-func (c *OrchestrationContext) ScheduleTimer(d time.Duration) *Future[struct{}] { return nil }
-
-func (c *OrchestrationContext) UtcNow() *Future[time.Time] { return nil }
+func (c *OrchestrationContext) UTCNow() *Future[time.Time] { return nil }
 
 func (c *OrchestrationContext) NewGUID() *Future[string] { return nil }
 
@@ -71,7 +69,7 @@ func (c *OrchestrationContext) Logger() *slog.Logger { return slog.Default() }
 
 func (c *OrchestrationContext) Select(futs ...Awaitable) int { return 0 }
 
-func ScheduleActivity[Out any](ctx *OrchestrationContext, name string, input any) *Future[Out] {
+func CallActivity[Out any](ctx *OrchestrationContext, name string, input any) *Future[Out] {
 	return nil
 }
 
@@ -80,6 +78,16 @@ func Go[T any](ctx *OrchestrationContext, fn func(ctx *OrchestrationContext) (T,
 	return nil
 }
 
-func GetKVValue[T any](ctx *OrchestrationContext, key string) (value T, found bool, err error) {
+func KVValue[T any](ctx *OrchestrationContext, key string) (value T, found bool, err error) {
 	return value, false, nil
 }
+
+func (c *OrchestrationContext) KVValue(key string) (string, bool) { return "", false }
+
+func (c *OrchestrationContext) KVValues() map[string]string { return nil }
+
+func (c *OrchestrationContext) KVKeys() []string { return nil }
+
+func (c *OrchestrationContext) KVLen() int { return 0 }
+
+func (c *OrchestrationContext) CustomStatus() (string, bool) { return "", false }

@@ -16,7 +16,7 @@ func mockHandler(output string, err error) OrchestrationFunc {
 }
 
 // executeUnit runs a turn with the identity the unit tests use.
-func executeUnit(e *replayEngine, h OrchestrationFunc) TurnResult {
+func executeUnit(e *replayEngine, h OrchestrationFunc) turnResult {
 	return e.executeOrchestration(h, "test-input", "test-orch", "1.0.0", "test-worker-id")
 }
 
@@ -89,8 +89,8 @@ func init() {
 		replayCase{"test_execute_orchestration_completed", func(t *testing.T) {
 			e := newReplayEngine("test-instance", 1, histOf(evStartedNamed(0, "test-orch")))
 			r := executeUnit(e, mockHandler("orchestration-result", nil))
-			if r.Kind != TurnCompleted || r.Output != "orchestration-result" {
-				t.Fatalf("Expected TurnResult::Completed(orchestration-result), got %v", r)
+			if r.Kind != turnCompleted || r.Output != "orchestration-result" {
+				t.Fatalf("Expected turnResult::Completed(orchestration-result), got %v", r)
 			}
 		}},
 		// An error returned by the code is Application{OrchestrationFailed}
@@ -98,8 +98,8 @@ func init() {
 		replayCase{"test_execute_orchestration_failed", func(t *testing.T) {
 			e := newReplayEngine("test-instance", 1, histOf(evStartedNamed(0, "test-orch")))
 			r := executeUnit(e, mockHandler("", errString("orchestration-error")))
-			if r.Kind != TurnFailed {
-				t.Fatalf("Expected TurnResult::Failed, got %v", r)
+			if r.Kind != turnFailed {
+				t.Fatalf("Expected turnResult::Failed, got %v", r)
 			}
 			var app duroxide.ApplicationError
 			switch d := r.Details.(type) {
@@ -120,8 +120,8 @@ func init() {
 			e.baselineHistory = append(e.baselineHistory, evActivityScheduled(999, "test-activity", "test-input"))
 			e.prepCompletions(msgsOf(duroxide.ActivityCompletedItem{Instance: "test-instance", ExecutionID: 1, ID: 999, Result: "test-result"}))
 			r := executeUnit(e, mockHandler("orchestration-result", nil))
-			if r.Kind != TurnCompleted {
-				t.Fatalf("Expected TurnResult::Completed, got %v", r)
+			if r.Kind != turnCompleted {
+				t.Fatalf("Expected turnResult::Completed, got %v", r)
 			}
 		}},
 		replayCase{"test_final_history", func(t *testing.T) {

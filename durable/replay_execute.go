@@ -16,122 +16,101 @@ const maxQuiescenceIterations = 100
 var quiescenceMessage = "quiescence loop exceeded 100 iterations —" + strings.Repeat(" ", 22) +
 	"orchestration is emitting unbounded persistent event subscriptions"
 
-// run is the state of one executeOrchestration call.
-type run struct {
-	e       *replayEngine
-	ctx     *OrchestrationContext
-	emitted []emittedAction // actions not yet matched to history
-
-	open  map[uint64]bool
-	kinds map[uint64]scheduleKind
-
-	mustPoll bool
-	done     bool // the orchestration function returned
-	output   string
-	outErr   error
+// failed is the result of a turn that fails with d. The steps of stage 2
+// return it (a non-nil *turnResult) to end the turn early.
+func failed(d duroxide.ErrorDetails) *turnResult {
+	return &turnResult{Kind: turnFailed, Details: d}
 }
 
-// turnAbort carries a result that ends the turn early.
-type turnAbort struct{ res TurnResult }
-
-func failed(d duroxide.ErrorDetails) *turnAbort {
-	return &turnAbort{TurnResult{Kind: TurnFailed, Details: d}}
-}
-
-func nondeterminism(msg string) *turnAbort { return failed(nondeterminismError(msg)) }
+func nondeterminism(msg string) *turnResult { return failed(nondeterminismError(msg)) }
 
 // executeOrchestration is stage 2: replay baseline+delta through the
 // orchestration, then record what the code did beyond history.
-func (e *replayEngine) executeOrchestration(handler OrchestrationFunc, input, name, version, workerID string) TurnResult {
+func (e *replayEngine) executeOrchestration(handler OrchestrationFunc, input, name, version, workerID string) turnResult {
 	if e.abortError != nil {
-		return TurnResult{Kind: TurnFailed, Details: e.abortError}
+		return turnResult{Kind: turnFailed, Details: e.abortError}
 	}
 	working := e.finalHistory()
 	for _, ev := range working {
 		switch ev.Kind.(type) {
 		case duroxide.OrchestrationCompleted, duroxide.OrchestrationFailed, duroxide.OrchestrationContinuedAsNew:
-			return TurnResult{Kind: TurnContinue}
+			return turnResult{Kind: turnContinue}
 		}
 	}
 	if len(working) == 0 {
-		return failed(nondeterminismError("corrupted history: empty")).res
+		return *failed(nondeterminismError("corrupted history: empty"))
 	}
 	started, ok := working[0].Kind.(duroxide.OrchestrationStarted)
 	if !ok {
-		return failed(nondeterminismError("corrupted history: first event must be OrchestrationStarted")).res
+		return *failed(nondeterminismError("corrupted history: first event must be OrchestrationStarted"))
 	}
 	_ = workerID // Rust keeps it for API compatibility only
 
-	r := &run{
-		e:        e,
-		ctx:      newOrchestrationContext(e.instance, e.executionID, name, version, e.now, e.logger),
-		open:     map[uint64]bool{},
-		kinds:    map[uint64]scheduleKind{},
-		mustPoll: true,
-	}
-	defer r.ctx.sched.stopAll()
+	e.ctx = newOrchestrationContext(e.instance, e.executionID, name, version, e.now, e.logger)
+	e.open, e.kinds, e.mustPoll = map[uint64]bool{}, map[uint64]scheduleKind{}, true
+	defer e.ctx.sched.stopAll()
 	for k, v := range e.kvSnapshot {
-		r.ctx.kv[k] = v.Value
-		r.ctx.kvUpdatedAt[k] = v.LastUpdatedAtMs
+		e.ctx.kv[k] = v.Value
+		e.ctx.kvUpdatedAt[k] = v.LastUpdatedAtMs
 	}
-	r.ctx.sched.main = r.ctx.sched.spawn(func() {
-		out, err := handler(r.ctx, input)
-		r.output, r.outErr, r.done = out, err, true
+	e.ctx.sched.main = e.ctx.sched.spawn(func() {
+		out, err := handler(e.ctx, input)
+		e.output, e.outErr, e.done = out, err, true
 		// Everything the function still held is dropped with it.
-		r.ctx.dropAllPending()
+		e.ctx.dropAllPending()
 	})
 	if e.persistedHistoryLen == 0 {
-		r.ctx.isReplaying = false
+		e.ctx.isReplaying = false
 	}
 	if started.InitialCustomStatus != nil {
 		s := *started.InitialCustomStatus
-		r.ctx.customStatus = &s
+		e.ctx.customStatus = &s
 	}
 	e.replayedCode = true
-	if abort := r.execute(working); abort != nil {
-		return abort.res
+	if abort := e.execute(working); abort != nil {
+		return *abort
 	}
-	return r.finalize()
+	return e.finalize()
 }
 
-func (r *run) execute(working []duroxide.Event) *turnAbort {
+func (e *replayEngine) execute(working []duroxide.Event) *turnResult {
 	for i, ev := range working {
-		if i >= r.e.persistedHistoryLen {
-			r.ctx.isReplaying = false
+		if i >= e.persistedHistoryLen {
+			e.ctx.isReplaying = false
 		}
-		if r.mustPoll {
-			if abort := r.poll(); abort != nil {
+		if e.mustPoll {
+			if abort := e.poll(); abort != nil {
 				return abort
 			}
-			if r.done {
+			if e.done {
 				break
 			}
-			r.mustPoll = false
+			e.mustPoll = false
 		}
-		if abort := r.apply(ev); abort != nil {
+		if abort := e.apply(ev); abort != nil {
 			return abort
 		}
 	}
-	r.ctx.isReplaying = false
-	if r.mustPoll && !r.done {
-		if abort := r.poll(); abort != nil {
+	e.ctx.isReplaying = false
+	if e.mustPoll && !e.done {
+		if abort := e.poll(); abort != nil {
 			return abort
 		}
 	}
-	for _, id := range r.ctx.cancelledScheduleIDs(kindQueueDequeue) {
-		r.ctx.markQueueSubscriptionCancelled(id)
+	for _, id := range e.ctx.cancelledScheduleIDs(kindQueueDequeue) {
+		e.ctx.markQueueSubscriptionCancelled(id)
 	}
-	r.convertEmitted(r.emitted)
-	r.emitted = nil
-	return r.quiesce()
+	e.convertEmitted(e.emitted)
+	e.emitted = nil
+	return e.quiesce()
 }
 
 // poll runs the orchestration's coroutines until all are blocked (one Rust
 // poll) and collects the actions they emitted.
-func (r *run) poll() *turnAbort {
-	r.ctx.sched.poll()
-	r.emitted = append(r.emitted, r.ctx.drainEmitted()...)
-	if msg := r.ctx.sched.panicMsg; msg != nil {
+func (e *replayEngine) poll() *turnResult {
+	e.ctx.sched.poll()
+	e.emitted = append(e.emitted, e.ctx.drainEmitted()...)
+	if msg := e.ctx.sched.panicMsg; msg != nil {
 		return failed(duroxide.ApplicationError{
 			Kind:    duroxide.AppErrorKind{Type: duroxide.AppPanicked},
 			Message: *msg,
@@ -142,17 +121,17 @@ func (r *run) poll() *turnAbort {
 
 // quiesce re-polls while new actions keep appearing (a subscription bound
 // this turn may resolve at once from an event already delivered).
-func (r *run) quiesce() *turnAbort {
+func (e *replayEngine) quiesce() *turnResult {
 	iter := 0
-	for !r.done && len(r.e.actions) > 0 && iter < maxQuiescenceIterations {
+	for !e.done && len(e.actions) > 0 && iter < maxQuiescenceIterations {
 		iter++
-		before := len(r.e.actions)
-		if abort := r.poll(); abort != nil {
+		before := len(e.actions)
+		if abort := e.poll(); abort != nil {
 			return abort
 		}
-		r.convertEmitted(r.emitted)
-		r.emitted = nil
-		if len(r.e.actions) == before {
+		e.convertEmitted(e.emitted)
+		e.emitted = nil
+		if len(e.actions) == before {
 			break
 		}
 	}
@@ -163,36 +142,35 @@ func (r *run) quiesce() *turnAbort {
 }
 
 // finalize picks the outcome: cancel > continue-as-new > output.
-func (r *run) finalize() TurnResult {
-	e := r.e
+func (e *replayEngine) finalize() turnResult {
 	if c, ok := e.cancelEvent(); ok {
-		return TurnResult{Kind: TurnCancelled, Reason: c.Reason}
+		return turnResult{Kind: turnCancelled, Reason: c.Reason}
 	}
 	for _, a := range e.actions {
 		if can, ok := a.(actionContinueAsNew); ok {
-			return TurnResult{Kind: TurnContinueAsNew, Input: can.Input, Version: can.Version}
+			return turnResult{Kind: turnContinueAsNew, Input: can.Input, Version: can.Version}
 		}
 	}
-	if abort := r.collectCancelled(); abort != nil {
-		return abort.res
+	if abort := e.collectCancelled(); abort != nil {
+		return *abort
 	}
-	if !r.done {
-		return TurnResult{Kind: TurnContinue}
+	if !e.done {
+		return turnResult{Kind: turnContinue}
 	}
-	if r.outErr != nil {
-		return TurnResult{Kind: TurnFailed, Details: duroxide.ApplicationError{
+	if e.outErr != nil {
+		return turnResult{Kind: turnFailed, Details: duroxide.ApplicationError{
 			Kind:    duroxide.AppErrorKind{Type: duroxide.AppOrchestrationFailed},
-			Message: r.outErr.Error(),
+			Message: e.outErr.Error(),
 		}}
 	}
-	return TurnResult{Kind: TurnCompleted, Output: r.output}
+	return turnResult{Kind: turnCompleted, Output: e.output}
 }
 
 // convertEmitted gives each new action the next event id, binds its future
 // to that id, and records its history event (ContinueAsNew uses an id but
 // records no event, as in Rust).
-func (r *run) convertEmitted(list []emittedAction) {
-	e, ctx := r.e, r.ctx
+func (e *replayEngine) convertEmitted(list []emittedAction) {
+	ctx := e.ctx
 	for _, em := range list {
 		id := e.nextEventID
 		e.nextEventID++

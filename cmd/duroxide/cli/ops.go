@@ -1,0 +1,341 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/duroxide-go/cdb/durable"
+	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/ops"
+)
+
+// The exit codes of the operations commands, beyond ExitOK, ExitFailed
+// (a bulk action failed on some instance, or an action was refused, such
+// as purging a running instance without -force), ExitUsage and ExitError
+// (the store could not be reached).
+const (
+	// ExitNotFound: the instance does not exist.
+	ExitNotFound = 4
+	// ExitNotSupported: this version cannot perform the action yet.
+	ExitNotSupported = 5
+)
+
+// parseArgs parses flags and positional arguments in any order (the flag
+// package alone stops at the first positional one).
+func (c Command) parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	fs.SetOutput(c.Stderr)
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w: %v", errUsage, err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// positional checks the count of positional arguments.
+func positional(pos []string, names ...string) error {
+	if len(pos) != len(names) {
+		return fmt.Errorf("%w: want %s, got %d argument(s)", errUsage, strings.Join(names, " "), len(pos))
+	}
+	return nil
+}
+
+// withService runs fn on an ops.Service over the opened provider.
+func (c Command) withService(ctx context.Context, fn func(*ops.Service) error) error {
+	return c.withProvider(ctx, func(p duroxide.Provider) error { return fn(ops.New(durable.NewClient(p))) })
+}
+
+// filters are the search flags list and the bulk actions share.
+type filters struct {
+	q             ops.Query
+	after, before string
+}
+
+func (f *filters) add(fs *flag.FlagSet) {
+	fs.StringVar(&f.q.Name, "name", "", "orchestration name")
+	fs.StringVar(&f.q.Status, "status", "", "state: "+strings.Join(ops.States, ", "))
+	fs.StringVar(&f.q.Prefix, "prefix", "", "instance id prefix")
+	fs.StringVar(&f.q.Parent, "parent", "", "parent instance id (sub-orchestrations)")
+	fs.StringVar(&f.after, "created-after", "", "created at or after this time (RFC 3339, or a duration ago: 24h)")
+	fs.StringVar(&f.before, "created-before", "", "created before this time (RFC 3339, or a duration ago)")
+}
+
+// query returns the query with the times resolved.
+func (f *filters) query(now time.Time) (ops.Query, error) {
+	q := f.q
+	var err error
+	if q.CreatedAfter, err = parseWhen(f.after, now); err != nil {
+		return q, err
+	}
+	q.CreatedBefore, err = parseWhen(f.before, now)
+	return q, err
+}
+
+// set reports whether any filter is given.
+func (f *filters) set() bool {
+	return f.q.Name != "" || f.q.Status != "" || f.q.Prefix != "" || f.q.Parent != "" || f.after != "" || f.before != ""
+}
+
+// parseWhen reads an RFC 3339 time or a duration before now.
+func parseWhen(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, fmt.Errorf("%w: %q is neither an RFC 3339 time nor a duration", errUsage, s)
+}
+
+// list prints one page of the instances the filters select (every page
+// with -all).
+func (c Command) list(ctx context.Context, args []string) (int, error) {
+	fs := flag.NewFlagSet("duroxide list", flag.ContinueOnError)
+	var f filters
+	f.add(fs)
+	fs.IntVar(&f.q.PageSize, "limit", ops.DefaultPageSize, "instances per page")
+	fs.StringVar(&f.q.PageToken, "page", "", "continue from this page token (printed after a page)")
+	all := fs.Bool("all", false, "print every page")
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := c.parseArgs(fs, args)
+	if err != nil {
+		return 0, err
+	}
+	if err := positional(pos); err != nil {
+		return 0, err
+	}
+	q, err := f.query(time.Now())
+	if err != nil {
+		return 0, err
+	}
+	err = c.withService(ctx, func(s *ops.Service) error {
+		page, err := s.Search(ctx, q)
+		for err == nil && *all && page.Next != "" {
+			q.PageToken = page.Next
+			var more *ops.Page
+			if more, err = s.Search(ctx, q); err == nil {
+				page.Instances, page.Next = append(page.Instances, more.Instances...), more.Next
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return writeJSON(c.Stdout, page)
+		}
+		writeTable(c.Stdout, page.Instances)
+		fmt.Fprintf(c.Stderr, "%d of %d matching\n", len(page.Instances), page.Total)
+		if page.Next != "" {
+			fmt.Fprintf(c.Stderr, "next page: -page %s\n", page.Next)
+		}
+		return nil
+	})
+	return ExitOK, err
+}
+
+// show prints everything about one instance.
+func (c Command) show(ctx context.Context, args []string) (int, error) {
+	fs := flag.NewFlagSet("duroxide show", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print JSON")
+	full := fs.Bool("full", false, "print payloads in full (default: clipped to 100 characters)")
+	pos, err := c.parseArgs(fs, args)
+	if err != nil {
+		return 0, err
+	}
+	if err := positional(pos, "INSTANCE"); err != nil {
+		return 0, err
+	}
+	err = c.withService(ctx, func(s *ops.Service) error {
+		d, err := s.Instance(ctx, pos[0])
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return writeJSON(c.Stdout, d)
+		}
+		writeDetail(c.Stdout, d, *full)
+		return nil
+	})
+	return ExitOK, err
+}
+
+// start starts an instance.
+func (c Command) start(ctx context.Context, args []string) (int, error) {
+	fs := flag.NewFlagSet("duroxide start", flag.ContinueOnError)
+	var r ops.StartRequest
+	fs.StringVar(&r.Orchestration, "name", "", "orchestration name (required)")
+	fs.StringVar(&r.Version, "version", "", "pin this version")
+	fs.StringVar(&r.Input, "input", "", "input, stored as given (JSON for typed orchestrations)")
+	pos, err := c.parseArgs(fs, args)
+	if err != nil {
+		return 0, err
+	}
+	if err := positional(pos, "INSTANCE"); err != nil {
+		return 0, err
+	}
+	if r.Orchestration == "" {
+		return 0, fmt.Errorf("%w: start needs -name", errUsage)
+	}
+	r.Instance = pos[0]
+	err = c.withService(ctx, func(s *ops.Service) error { return s.Start(ctx, r) })
+	if err == nil {
+		fmt.Fprintf(c.Stdout, "started %s\n", quoteID(r.Instance))
+	}
+	return ExitOK, err
+}
+
+// message runs raise or enqueue: INSTANCE NAME [DATA].
+func (c Command) message(ctx context.Context, a ops.Action, args []string) (int, error) {
+	fs := flag.NewFlagSet("duroxide "+string(a), flag.ContinueOnError)
+	pos, err := c.parseArgs(fs, args)
+	if err != nil {
+		return 0, err
+	}
+	what := "EVENT"
+	if a == ops.ActionEnqueue {
+		what = "QUEUE"
+	}
+	if len(pos) == 2 {
+		pos = append(pos, "")
+	}
+	if err := positional(pos, "INSTANCE", what, "[DATA]"); err != nil {
+		return 0, err
+	}
+	err = c.withService(ctx, func(s *ops.Service) error {
+		return s.Do(ctx, pos[0], a, ops.Request{Name: pos[1], Data: pos[2]})
+	})
+	if err == nil {
+		fmt.Fprintf(c.Stdout, "%s %s to %s\n", doneVerb(a), quoteID(pos[1]), quoteID(pos[0]))
+	}
+	return ExitOK, err
+}
+
+// action runs cancel, purge, suspend, resume, rewind or restart on one
+// instance or, with filters instead of an id, on every instance they
+// select.
+func (c Command) action(ctx context.Context, a ops.Action, args []string) (int, error) {
+	fs := flag.NewFlagSet("duroxide "+string(a), flag.ContinueOnError)
+	var r ops.Request
+	var f filters
+	f.add(fs)
+	dryRun := fs.Bool("dry-run", false, "with filters: list the instances it would apply to and do nothing")
+	progress := fs.Bool("progress", false, "with filters: draw a progress bar on standard error even if it is not a terminal")
+	if a == ops.ActionCancel {
+		fs.StringVar(&r.Reason, "reason", "canceled from the duroxide CLI", "cancellation reason")
+	}
+	if a == ops.ActionPurge {
+		fs.BoolVar(&r.Force, "force", false, "purge running instances too")
+	}
+	pos, err := c.parseArgs(fs, args)
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case len(pos) == 1 && !f.set() && !*dryRun:
+	case len(pos) == 0 && f.set():
+		return c.bulk(ctx, a, r, f, *dryRun, *progress || isTerminal(c.Stderr))
+	default:
+		return 0, fmt.Errorf("%w: %s takes one INSTANCE, or filters (-name -status -prefix -parent -created-after -created-before) for many", errUsage, a)
+	}
+	if !a.Supported() {
+		return 0, fmt.Errorf("%s: %w", a, ops.ErrNotSupported)
+	}
+	err = c.withService(ctx, func(s *ops.Service) error { return s.Do(ctx, pos[0], a, r) })
+	if err == nil {
+		fmt.Fprintf(c.Stdout, "%s %s\n", doneVerb(a), quoteID(pos[0]))
+	}
+	return ExitOK, err
+}
+
+func (c Command) bulk(ctx context.Context, a ops.Action, r ops.Request, f filters, dryRun, progress bool) (int, error) {
+	q, err := f.query(time.Now())
+	if err != nil {
+		return 0, err
+	}
+	if !a.Supported() {
+		return 0, fmt.Errorf("%s: %w", a, ops.ErrNotSupported)
+	}
+	o := ops.BulkOptions{DryRun: dryRun}
+	if progress {
+		o.Progress = (&progressBar{w: c.Stderr, label: string(a), last: -1}).update
+	}
+	var res *ops.BulkResult
+	err = c.withService(ctx, func(s *ops.Service) error {
+		res, err = s.Bulk(ctx, q, a, r, o)
+		return err
+	})
+	if res == nil {
+		return 0, err
+	}
+	if dryRun {
+		for _, id := range res.Matched {
+			fmt.Fprintln(c.Stdout, quoteID(id))
+		}
+		fmt.Fprintf(c.Stderr, "dry run: %s would apply to %d instance(s)\n", a, len(res.Matched))
+		return ExitOK, nil
+	}
+	for _, fl := range res.Failed {
+		fmt.Fprintf(c.Stderr, "%s %s: %v\n", a, quoteID(fl.ID), fl.Err)
+	}
+	fmt.Fprintf(c.Stdout, "%s: %d of %d succeeded, %d failed\n", a, res.Succeeded, len(res.Matched), len(res.Failed))
+	if err != nil {
+		return 0, err
+	}
+	if len(res.Failed) > 0 {
+		return ExitFailed, nil
+	}
+	return ExitOK, nil
+}
+
+func doneVerb(a ops.Action) string {
+	switch a {
+	case ops.ActionRaise:
+		return "raised"
+	case ops.ActionEnqueue:
+		return "enqueued"
+	case ops.ActionCancel:
+		return "cancel requested for"
+	case ops.ActionPurge:
+		return "purged"
+	}
+	return string(a) + ":"
+}
+
+func writeJSON(w interface{ Write([]byte) (int, error) }, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// exitCode maps an operation's error to its exit code.
+func exitCode(err error) int {
+	switch {
+	case errors.Is(err, durable.ErrInstanceNotFound):
+		return ExitNotFound
+	case errors.Is(err, ops.ErrNotSupported):
+		return ExitNotSupported
+	case errors.Is(err, durable.ErrInvalidInput), errors.Is(err, durable.ErrNotRegistered):
+		return ExitUsage
+	case errors.Is(err, durable.ErrInstanceStillRunning), errors.Is(err, durable.ErrInstanceExists),
+		errors.Is(err, durable.ErrCannotDeleteSubOrchestration):
+		return ExitFailed
+	}
+	return ExitError
+}

@@ -1,0 +1,448 @@
+package cli_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/duroxide-go/cdb/cmd/duroxide/cli"
+	"github.com/duroxide-go/cdb/durable"
+	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/embedded"
+	"github.com/duroxide-go/cdb/memprovider"
+)
+
+// opsRegistry: Echo sets its input as custom status and KV value and
+// returns it; Fail fails in the activity Boom with its input as the
+// message; Wait returns the data of the event its input names, or of the
+// first message of the queue "inbox" if that comes first.
+func opsRegistry(t *testing.T) *durable.Registry {
+	t.Helper()
+	reg := durable.NewRegistry()
+	must(t, reg.AddActivity("Boom", func(_ durable.ActivityContext, in string) (string, error) {
+		time.Sleep(2 * time.Millisecond) // so the activity's duration shows
+		return "", errors.New(in)
+	}))
+	must(t, reg.AddOrchestration("Echo", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		ctx.SetCustomStatus(in)
+		ctx.SetKVValue("k", in)
+		return in, nil
+	}))
+	must(t, reg.AddOrchestration("Fail", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		return durable.CallActivity[string](ctx, "Boom", in).Await()
+	}))
+	must(t, reg.AddOrchestration("Wait", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		ctx.SetCustomStatus("waiting")
+		ev, msg := durable.WaitEvent[string](ctx, in), durable.DequeueEvent[string](ctx, "inbox")
+		if ctx.Select(ev, msg) == 0 {
+			return ev.Await()
+		}
+		return msg.Await()
+	}))
+	return reg
+}
+
+// opsEnv is a runtime over a provider, driven through the CLI.
+type opsEnv struct {
+	t *testing.T
+	p duroxide.Provider
+	c *durable.Client
+}
+
+// newOpsEnv runs on a memprovider.
+func newOpsEnv(t *testing.T) *opsEnv { return newOpsEnvOn(t, memprovider.New()) }
+
+// newCosmosEnv runs on the Cosmos DB provider over an in-memory
+// in-process cosmostest (embedded.Open with InMemory).
+func newCosmosEnv(t *testing.T) *opsEnv {
+	t.Helper()
+	st, err := embedded.Open(t.Context(), &embedded.Options{InMemory: true, Log: io.Discard})
+	must(t, err)
+	t.Cleanup(func() { must(t, st.Close()) })
+	return newOpsEnvOn(t, st.Provider)
+}
+
+func newOpsEnvOn(t *testing.T, p duroxide.Provider) *opsEnv {
+	t.Helper()
+	rt, err := durable.Start(t.Context(), p, opsRegistry(t), nil)
+	must(t, err)
+	t.Cleanup(func() { must(t, rt.Shutdown(context.Background())) })
+	return &opsEnv{t: t, p: p, c: durable.NewClient(p)}
+}
+
+// cli runs the command line and returns its exit code and output.
+func (e *opsEnv) cli(args ...string) (int, string, string) {
+	e.t.Helper()
+	return run(e.t, nil, e.p, args...)
+}
+
+// want runs args and fails unless the exit code is code.
+func (e *opsEnv) want(code int, args ...string) (string, string) {
+	e.t.Helper()
+	got, stdout, stderr := e.cli(args...)
+	if got != code {
+		e.t.Fatalf("%q: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", args, got, code, stdout, stderr)
+	}
+	return stdout, stderr
+}
+
+// settle waits until instance is terminal, or (for Wait) waiting.
+func (e *opsEnv) settle(instance string) *durable.OrchestrationStatus {
+	e.t.Helper()
+	return e.until(instance, func(st *durable.OrchestrationStatus) bool {
+		return st.IsTerminal() || st.CustomStatus != nil && *st.CustomStatus == "waiting"
+	})
+}
+
+// terminal waits until instance is terminal.
+func (e *opsEnv) terminal(instance string) *durable.OrchestrationStatus {
+	e.t.Helper()
+	return e.until(instance, (*durable.OrchestrationStatus).IsTerminal)
+}
+
+func (e *opsEnv) until(instance string, ok func(*durable.OrchestrationStatus) bool) *durable.OrchestrationStatus {
+	e.t.Helper()
+	for {
+		st, err := e.c.Status(e.t.Context(), instance)
+		must(e.t, err)
+		if ok(st) {
+			return st
+		}
+		select {
+		case <-e.t.Context().Done():
+			e.t.Fatalf("%s never settled: %v", instance, st.State)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// start starts instances through the CLI and waits for each to settle.
+func (e *opsEnv) start(orchestration, input string, ids ...string) {
+	e.t.Helper()
+	for _, id := range ids {
+		e.want(cli.ExitOK, "start", "-name", orchestration, "-input", input, id)
+		e.settle(id)
+	}
+}
+
+func TestListFiltersPagesAndJSON(t *testing.T) {
+	e := newOpsEnv(t)
+	e.start("Echo", "x", "ok-1", "ok-2", "ok-3")
+	e.start("Fail", "disk on fire", "bad-1")
+
+	out, errOut := e.want(cli.ExitOK, "list")
+	for _, id := range []string{"INSTANCE", "ok-1", "ok-2", "ok-3", "bad-1"} {
+		if !strings.Contains(out, id) {
+			t.Fatalf("list lacks %s:\n%s", id, out)
+		}
+	}
+	if !strings.Contains(errOut, "4 of 4 matching") {
+		t.Fatalf("list stderr: %s", errOut)
+	}
+	out, _ = e.want(cli.ExitOK, "search", "-status", "failed")
+	if !strings.Contains(out, "bad-1") || strings.Contains(out, "ok-1") {
+		t.Fatalf("status filter:\n%s", out)
+	}
+	out, _ = e.want(cli.ExitOK, "list", "-name", "Echo", "-created-after", "1h", "-created-before", "2999-01-01T00:00:00Z")
+	if strings.Contains(out, "bad-1") || strings.Count(out, "ok-") != 3 {
+		t.Fatalf("name and time filters:\n%s", out)
+	}
+
+	// Pages of two, followed by their tokens, see every instance once.
+	seen := map[string]int{}
+	token := regexp.MustCompile(`next page: -page (\S+)`)
+	args := []string{"list", "-limit", "2", "-json"}
+	for pages := 0; ; pages++ {
+		if pages > 2 {
+			t.Fatal("more pages than instances")
+		}
+		out, errOut := e.want(cli.ExitOK, args...)
+		var page struct {
+			Instances []struct{ ID string }
+			Next      string
+			Total     int
+		}
+		must(t, json.Unmarshal([]byte(out), &page))
+		if page.Total != 4 || len(page.Instances) > 2 {
+			t.Fatalf("page: %+v", page)
+		}
+		for _, s := range page.Instances {
+			seen[s.ID]++
+		}
+		if page.Next == "" {
+			break
+		}
+		_ = errOut
+		args = []string{"list", "-limit", "2", "-json", "-page", page.Next}
+	}
+	if len(seen) != 4 {
+		t.Fatalf("pages saw %v", seen)
+	}
+	_, errOut = e.want(cli.ExitOK, "list", "-limit", "3")
+	m := token.FindStringSubmatch(errOut)
+	if m == nil {
+		t.Fatalf("no next-page token in:\n%s", errOut)
+	}
+	out, _ = e.want(cli.ExitOK, "list", "-limit", "3", "-page", m[1])
+	if strings.Count(out, "\n") != 2 { // the header and the fourth instance
+		t.Fatalf("second page:\n%s", out)
+	}
+	out, _ = e.want(cli.ExitOK, "list", "-limit", "1", "-all")
+	if strings.Count(out, "\n") != 5 {
+		t.Fatalf("-all:\n%s", out)
+	}
+	e.want(cli.ExitUsage, "list", "-page", "not-a-token")
+	e.want(cli.ExitUsage, "list", "-created-after", "yesterday")
+}
+
+func TestShowTimeline(t *testing.T) {
+	e := newOpsEnv(t)
+	e.start("Fail", "disk on fire", "bad-1")
+	e.start("Echo", "hello", "ok-1")
+
+	out, _ := e.want(cli.ExitOK, "show", "bad-1")
+	for _, want := range []string{"Status         Failed", "Failure        disk on fire", "Execution 1 (Failed)",
+		"ActivityScheduled", "ActivityFailed", "Boom", "FAILED: disk on fire", "OrchestrationFailed"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("show lacks %q:\n%s", want, out)
+		}
+	}
+	// The failed activity's row says how long it took ("2ms", "13ms"...).
+	if !regexp.MustCompile(`ActivityFailed\s+Boom\s+\d+(\.\d+)?m?s\s+FAILED`).MatchString(out) {
+		t.Fatalf("no duration on the failure:\n%s", out)
+	}
+	out, _ = e.want(cli.ExitOK, "show", "-json", "ok-1")
+	var d struct {
+		ID           string
+		State        string
+		Output       string
+		CustomStatus *string `json:"custom_status"`
+		KV           []struct{ Key, Value string }
+		Executions   []struct {
+			Timeline []struct{ Kind string }
+		}
+	}
+	must(t, json.Unmarshal([]byte(out), &d))
+	if d.ID != "ok-1" || d.State != "Completed" || d.Output != "hello" || d.CustomStatus == nil || *d.CustomStatus != "hello" ||
+		len(d.KV) != 1 || d.KV[0].Value != "hello" || len(d.Executions) != 1 || len(d.Executions[0].Timeline) < 3 {
+		t.Fatalf("show -json: %s", out)
+	}
+}
+
+func TestShowKeepsControlCharactersOffTheTerminal(t *testing.T) {
+	e := newOpsEnv(t)
+	hostile := "\x1b[2J\x1b]0;pwned\x07<b>"
+	e.start("Echo", hostile, "esc-1")
+	out, _ := e.want(cli.ExitOK, "show", "esc-1")
+	if strings.ContainsAny(out, "\x1b\x07") || !strings.Contains(out, `\x1b[2J\x1b]0;pwned\a<b>`) {
+		t.Fatalf("control characters reached the output: %q", out)
+	}
+	out, _ = e.want(cli.ExitOK, "list")
+	if strings.ContainsAny(out, "\x1b\x07") {
+		t.Fatalf("control characters reached the list: %q", out)
+	}
+}
+
+func TestRaiseEnqueueCancel(t *testing.T) {
+	e := newOpsEnv(t)
+	e.start("Wait", "approval", "w-1", "w-2", "w-3")
+
+	out, _ := e.want(cli.ExitOK, "raise", "w-1", "approval", "yes")
+	if st := e.terminal("w-1"); st.State != durable.StateCompleted || st.Output != "yes" || !strings.Contains(out, "raised approval to w-1") {
+		t.Fatalf("raise: %v %q %s", st.State, st.Output, out)
+	}
+	e.want(cli.ExitOK, "enqueue", "w-2", "inbox", "queued")
+	if st := e.terminal("w-2"); st.State != durable.StateCompleted || st.Output != "queued" {
+		t.Fatalf("enqueue: %v %q", st.State, st.Output)
+	}
+	e.want(cli.ExitOK, "cancel", "w-3", "-reason", "stuck")
+	if st := e.terminal("w-3"); st.FailureMessage() != "canceled: stuck" {
+		t.Fatalf("cancel: %v %q", st.State, st.FailureMessage())
+	}
+	// A cancelled instance is its own state, apart from the failed ones.
+	e.start("Fail", "x", "bad-1")
+	out, _ = e.want(cli.ExitOK, "list", "-status", "cancelled")
+	if !strings.Contains(out, "w-3") || !strings.Contains(out, "cancelled") || strings.Contains(out, "bad-1") {
+		t.Fatalf("cancelled:\n%s", out)
+	}
+	out, _ = e.want(cli.ExitOK, "list", "-status", "failed")
+	if !strings.Contains(out, "bad-1") || strings.Contains(out, "w-3") {
+		t.Fatalf("failed:\n%s", out)
+	}
+}
+
+func TestBulkCancelDryRunAndProgress(t *testing.T) {
+	e := newOpsEnv(t)
+	ids := []string{"w-1", "w-2", "w-3", "w-4", "w-5"}
+	e.start("Wait", "approval", ids...)
+	e.start("Wait", "approval", "keep-1")
+
+	out, errOut := e.want(cli.ExitOK, "cancel", "-prefix", "w-", "-dry-run")
+	if strings.Count(out, "\n") != 5 || strings.Contains(out, "keep-1") || !strings.Contains(errOut, "would apply to 5") {
+		t.Fatalf("dry run:\n%s\n%s", out, errOut)
+	}
+	for _, id := range ids {
+		if st := e.settle(id); st.State != durable.StateRunning {
+			t.Fatalf("the dry run changed %s: %v", id, st.State)
+		}
+	}
+	out, errOut = e.want(cli.ExitOK, "cancel", "-prefix", "w-", "-status", "Running", "-progress", "-reason", "bulk")
+	if !strings.Contains(out, "cancel: 5 of 5 succeeded, 0 failed") || !strings.Contains(errOut, "] 5/5 cancel\n") {
+		t.Fatalf("bulk cancel:\n%s\n%q", out, errOut)
+	}
+	for _, id := range ids {
+		if st := e.terminal(id); st.FailureMessage() != "canceled: bulk" {
+			t.Fatalf("%s: %v %q", id, st.State, st.FailureMessage())
+		}
+	}
+	if st := e.settle("keep-1"); st.State != durable.StateRunning {
+		t.Fatalf("keep-1: %v", st.State)
+	}
+	// Without -progress and not on a terminal, no bar.
+	e.start("Echo", "x", "done-1", "done-2")
+	out, errOut = e.want(cli.ExitOK, "purge", "-name", "Echo")
+	if !strings.Contains(out, "purge: 2 of 2 succeeded") || strings.Contains(errOut, "[#") {
+		t.Fatalf("bulk purge:\n%s\n%s", out, errOut)
+	}
+	e.want(cli.ExitNotFound, "show", "done-1")
+	// A bulk purge that meets running instances reports them and exits 1.
+	out, errOut = e.want(cli.ExitFailed, "purge", "-prefix", "keep-")
+	if !strings.Contains(out, "0 of 1 succeeded, 1 failed") || !strings.Contains(errOut, "keep-1") {
+		t.Fatalf("refused purge:\n%s\n%s", out, errOut)
+	}
+	e.want(cli.ExitOK, "purge", "-prefix", "keep-", "-force")
+}
+
+func TestOperationExitCodes(t *testing.T) {
+	e := newOpsEnv(t)
+	e.start("Wait", "approval", "w-1")
+	e.start("Fail", "x", "bad-1")
+	for _, tc := range []struct {
+		code int
+		args []string
+		want string
+	}{
+		{cli.ExitNotFound, []string{"show", "nope"}, "not found"},
+		{cli.ExitNotFound, []string{"cancel", "nope"}, "not found"},
+		{cli.ExitNotFound, []string{"raise", "nope", "ev"}, "not found"},
+		{cli.ExitNotSupported, []string{"rewind", "bad-1"}, "not supported yet"},
+		{cli.ExitNotSupported, []string{"restart", "bad-1"}, "not supported yet"},
+		{cli.ExitNotSupported, []string{"suspend", "w-1"}, "not supported yet"},
+		{cli.ExitNotSupported, []string{"redrive", "bad-1"}, "not supported yet"},
+		{cli.ExitNotSupported, []string{"resume", "-status", "Running"}, "not supported yet"},
+		{cli.ExitFailed, []string{"purge", "w-1"}, "still running"},
+		{cli.ExitFailed, []string{"start", "-name", "Wait", "-input", "other", "w-1"}, "exists"},
+		{cli.ExitUsage, []string{"start", "w-9"}, "-name"},
+		{cli.ExitUsage, []string{"cancel"}, "one INSTANCE, or filters"},
+		{cli.ExitUsage, []string{"cancel", "w-1", "-prefix", "w"}, "one INSTANCE, or filters"},
+		{cli.ExitUsage, []string{"show"}, "INSTANCE"},
+		{cli.ExitUsage, []string{"raise", "w-1"}, "EVENT"},
+		{cli.ExitUsage, []string{"list", "-limit", "-1"}, "page size"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			sub := *e
+			sub.t = t
+			_, stderr := sub.want(tc.code, tc.args...)
+			if !strings.Contains(stderr, tc.want) {
+				t.Fatalf("stderr lacks %q:\n%s", tc.want, stderr)
+			}
+		})
+	}
+	if st := e.settle("w-1"); st.State != durable.StateRunning {
+		t.Fatalf("a refused command changed w-1: %v", st.State)
+	}
+}
+
+func TestUIServesTheDashboard(t *testing.T) {
+	e := newOpsEnv(t)
+	e.start("Fail", "disk on fire", "bad-1")
+	ctx, cancel := context.WithCancel(t.Context())
+	urls := make(chan string, 1)
+	var out, errOut strings.Builder
+	var mu sync.Mutex
+	cmd := cli.Command{Stdout: &lockedWriter{&mu, &out}, Stderr: &lockedWriter{&mu, &errOut}, Ready: func(u string) { urls <- u },
+		Open: func(context.Context) (duroxide.Provider, func() error, error) { return e.p, nil, nil }}
+	done := make(chan int, 1)
+	go func() { done <- cmd.Run(ctx, []string{"ui", "-addr", "127.0.0.1:0", "-read-only"}) }()
+	var url string
+	select {
+	case url = <-urls:
+	case code := <-done:
+		t.Fatalf("ui exited %d: %s", code, errOut.String())
+	}
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url+"?status=Failed", nil)
+	must(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	must(t, err)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	must(t, err)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "bad-1") || !strings.Contains(string(body), "read-only") {
+		t.Fatalf("%d\n%s", resp.StatusCode, body)
+	}
+	http.DefaultClient.CloseIdleConnections()
+	cancel()
+	if code := <-done; code != cli.ExitOK {
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("ui exit %d: %s", code, errOut.String())
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// TestOnCosmos: the operator's path on the Cosmos DB provider (over
+// cosmostest): find the failed instance, read its timeline, unstick a
+// waiting one, cancel and purge the rest by filter.
+func TestOnCosmos(t *testing.T) {
+	e := newCosmosEnv(t)
+	e.start("Fail", "disk on fire", "bad-1")
+	e.start("Wait", "approval", "w-1", "w-2", "w-3")
+	e.start("Echo", "hello", "ok-1")
+
+	out, errOut := e.want(cli.ExitOK, "list", "-status", "Failed")
+	if !strings.Contains(out, "bad-1") || strings.Contains(out, "w-1") || !strings.Contains(errOut, "1 of 1 matching") {
+		t.Fatalf("list:\n%s\n%s", out, errOut)
+	}
+	out, _ = e.want(cli.ExitOK, "show", "bad-1")
+	if !strings.Contains(out, "FAILED: disk on fire") || !strings.Contains(out, "ActivityFailed") {
+		t.Fatalf("show:\n%s", out)
+	}
+	out, _ = e.want(cli.ExitOK, "show", "ok-1")
+	if !strings.Contains(out, "Custom status  hello") || !strings.Contains(out, "k = hello") {
+		t.Fatalf("show:\n%s", out)
+	}
+	e.want(cli.ExitOK, "raise", "w-1", "approval", "yes")
+	if st := e.terminal("w-1"); st.Output != "yes" {
+		t.Fatalf("raise: %v %q", st.State, st.Output)
+	}
+	out, errOut = e.want(cli.ExitOK, "cancel", "-status", "Running", "-prefix", "w-", "-progress")
+	if !strings.Contains(out, "2 of 2 succeeded") || !strings.Contains(errOut, "2/2 cancel") {
+		t.Fatalf("bulk cancel:\n%s\n%s", out, errOut)
+	}
+	for _, id := range []string{"w-2", "w-3"} {
+		e.terminal(id)
+	}
+	out, _ = e.want(cli.ExitOK, "purge", "-prefix", "w-")
+	if !strings.Contains(out, "3 of 3 succeeded") {
+		t.Fatalf("purge:\n%s", out)
+	}
+	e.want(cli.ExitNotFound, "show", "w-2")
+	e.want(cli.ExitNotSupported, "rewind", "bad-1")
+}

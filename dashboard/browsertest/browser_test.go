@@ -1,0 +1,249 @@
+package browsertest
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/duroxide-go/cdb/dashboard"
+	"github.com/duroxide-go/cdb/durable"
+	"github.com/duroxide-go/cdb/internal/leaktest"
+	"github.com/duroxide-go/cdb/memprovider"
+)
+
+func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }
+
+// registry: Order charges a card (the activity fails when the input says
+// "declined") and then waits for the event "approval", whose data it
+// returns.
+func registry(t *testing.T) *durable.Registry {
+	t.Helper()
+	reg := durable.NewRegistry()
+	must(t, reg.AddActivity("ChargeCard", func(_ durable.ActivityContext, in string) (string, error) {
+		time.Sleep(40 * time.Millisecond) // the payment service's latency, shown in the timeline
+		if strings.Contains(in, "declined") {
+			return "", errors.New("card declined: insufficient funds")
+		}
+		return "charged " + in, nil
+	}))
+	must(t, reg.AddOrchestration("Order", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		ctx.SetCustomStatus(`{"step":"charging"}`)
+		charged, err := durable.CallActivity[string](ctx, "ChargeCard", in).Await()
+		if err != nil {
+			return "", err
+		}
+		ctx.SetKVValue("charge", charged)
+		ctx.SetCustomStatus(`{"step":"awaiting approval"}`)
+		return durable.WaitEvent[string](ctx, "approval").Await()
+	}))
+	return reg
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// chromium returns the browser binary, skipping the test when there is
+// none unless BROWSERTEST_REQUIRE is set (as .ci/run sets it).
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("BROWSERTEST_REQUIRE") != "" {
+		t.Fatal("no chromium on PATH (apt-get install -y chromium)")
+	}
+	t.Skip("no chromium on PATH: apt-get install -y chromium (set BROWSERTEST_REQUIRE=1 to fail instead)")
+	return ""
+}
+
+// artifacts is the screenshot directory.
+func artifacts(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("BROWSERTEST_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "duroxide-browsertest")
+	}
+	must(t, os.MkdirAll(dir, 0o755))
+	t.Logf("screenshots in %s", dir)
+	return dir
+}
+
+// session is a headless Chromium tab on the dashboard.
+type session struct {
+	t    *testing.T
+	ctx  context.Context
+	base string
+	dir  string
+}
+
+func newSession(t *testing.T, base string) *session {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium(t)),
+		chromedp.NoSandbox, // root in CI containers
+		chromedp.WindowSize(1280, 900),
+		chromedp.Flag("disable-dev-shm-usage", true),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(t.Context(), opts...)
+	ctx, cancelTab := chromedp.NewContext(actx)
+	t.Cleanup(func() {
+		cancelTab()
+		cancelAlloc()
+	})
+	// Start the browser on the tab's own context: a browser started by a
+	// first action under a step's timeout would close when that step ends.
+	must(t, chromedp.Do(ctx))
+	return &session{t: t, ctx: ctx, base: base, dir: artifacts(t)}
+}
+
+// run runs actions with a bound on each step, so a missing element fails
+// the test with its selector instead of hanging it.
+func (s *session) run(step string, actions ...chromedp.Action[chromedp.Void]) {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(s.ctx, time.Minute)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		s.t.Fatalf("%s: %v", step, err)
+	}
+}
+
+// value runs one action that returns a value.
+func value[T any](s *session, step string, a chromedp.Action[T]) T {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(s.ctx, time.Minute)
+	defer cancel()
+	v, err := chromedp.Run(ctx, a)
+	if err != nil {
+		s.t.Fatalf("%s: %v", step, err)
+	}
+	return v
+}
+
+// shot saves a full-page screenshot as name.png (quality 100 is PNG).
+func (s *session) shot(name string) {
+	s.t.Helper()
+	png := value(s, "screenshot "+name, chromedp.FullScreenshot(100))
+	must(s.t, os.WriteFile(filepath.Join(s.dir, name+".png"), png, 0o644))
+}
+
+func (s *session) text(step, sel string) string {
+	s.t.Helper()
+	return value(s, step, chromedp.Text(chromedp.CSS(sel)))
+}
+
+// TestOperatorFlows: find the failed order by filter, open it, read the
+// failure in its timeline; find the stuck one, raise the event it waits
+// for behind the confirmation, and watch it complete.
+func TestOperatorFlows(t *testing.T) {
+	p := memprovider.New()
+	rt, err := durable.Start(t.Context(), p, registry(t), nil)
+	must(t, err)
+	t.Cleanup(func() { must(t, rt.Shutdown(context.Background())) })
+	c := durable.NewClient(p)
+	ctx := t.Context()
+	for id, in := range map[string]string{"order-1001": "visa-ok", "order-1002": "visa-declined", "order-1003": "amex-ok"} {
+		must(t, c.StartOrchestration(ctx, id, "Order", in))
+	}
+	for _, id := range []string{"order-1001", "order-1003"} {
+		waitFor(t, c, id, func(st *durable.OrchestrationStatus) bool {
+			return st.CustomStatus != nil && strings.Contains(*st.CustomStatus, "awaiting")
+		})
+	}
+	must(t, c.RaiseEvent(ctx, "order-1003", "approval", "approved by alice"))
+	waitFor(t, c, "order-1003", (*durable.OrchestrationStatus).IsTerminal)
+	waitFor(t, c, "order-1002", (*durable.OrchestrationStatus).IsTerminal)
+
+	srv := httptest.NewServer(dashboard.New(c, dashboard.Options{Title: "orders · duroxide"}))
+	t.Cleanup(srv.Close)
+	s := newSession(t, srv.URL)
+
+	// Find the failed instance by filter.
+	s.run("open the list", chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#instances")))
+	s.shot("01-instances")
+	s.run("filter by status",
+		chromedp.SetValue(chromedp.CSS("#f-status"), "failed"),
+		chromedp.Click(chromedp.CSS("#f-apply")),
+		// The server marks the option selected only on the filtered page.
+		chromedp.WaitReady(chromedp.Search(`//select[@id="f-status"]/option[@selected and text()="failed"]`)),
+	)
+	if got := s.text("count", "#count"); got != "1 matching" {
+		t.Fatalf("after filtering: %q", got)
+	}
+	rows := s.text("rows", "#instances tbody")
+	if !strings.Contains(rows, "order-1002") || strings.Contains(rows, "order-1001") {
+		t.Fatalf("the failed filter shows:\n%s", rows)
+	}
+	s.shot("02-failed-filter")
+
+	// Open it and read the failure in its timeline.
+	s.run("open the failed instance",
+		chromedp.Click(chromedp.CSS(`a.inst`)),
+		chromedp.WaitVisible(chromedp.CSS("#failure")),
+	)
+	if got := s.text("failure", "#failure"); !strings.Contains(got, "card declined: insufficient funds") {
+		t.Fatalf("failure: %q", got)
+	}
+	failedRow := s.text("failed row", "tr.ActivityFailed")
+	if !strings.Contains(failedRow, "ChargeCard") || !strings.Contains(failedRow, "card declined") {
+		t.Fatalf("the timeline's failed row: %q", failedRow)
+	}
+	s.shot("03-failed-instance")
+
+	// Rewind is shown but unavailable until the client offers it; the
+	// stuck order is fixed by raising the event it waits for.
+	s.run("find the waiting order",
+		chromedp.Navigate(srv.URL+"/?status=Running"),
+		chromedp.WaitVisible(chromedp.CSS(`#instances`)),
+		chromedp.Click(chromedp.Search(`//a[@class="inst" and text()="order-1001"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#action-raise")),
+	)
+	if got := s.text("custom status", "#custom-status"); !strings.Contains(got, "awaiting approval") {
+		t.Fatalf("custom status: %q", got)
+	}
+	s.shot("04-running-instance")
+	s.run("raise the approval",
+		chromedp.Click(chromedp.CSS("#action-raise")),
+		chromedp.WaitVisible(chromedp.CSS("#confirm-form")),
+		chromedp.SendKeys(chromedp.CSS("#name"), "approval"),
+		chromedp.SendKeys(chromedp.CSS("#data"), "approved by the on-call operator"),
+	)
+	s.shot("05-confirm-raise")
+	s.run("confirm", chromedp.Click(chromedp.CSS("#confirm")), chromedp.WaitVisible(chromedp.CSS("#flash")))
+
+	// Watch it complete: the page refreshes itself while it runs.
+	s.run("wait for completion", chromedp.WaitVisible(chromedp.Search(`//span[@id="state" and text()="Completed"]`)))
+	if got := s.text("output", "#output"); got != "approved by the on-call operator" {
+		t.Fatalf("output: %q", got)
+	}
+	s.shot("06-completed")
+}
+
+func waitFor(t *testing.T, c *durable.Client, id string, ok func(*durable.OrchestrationStatus) bool) {
+	t.Helper()
+	for {
+		st, err := c.Status(t.Context(), id)
+		must(t, err)
+		if ok(st) {
+			return
+		}
+		select {
+		case <-t.Context().Done():
+			t.Fatalf("%s: condition never held: %v", id, st.State)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,181 @@
+package dashboard_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/duroxide-go/cdb/dashboard"
+	"github.com/duroxide-go/cdb/durable"
+	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/embedded"
+	"github.com/duroxide-go/cdb/memprovider"
+)
+
+// registry: Echo sets its input as custom status and KV value and returns
+// it; Fail fails in an activity with its input as the message; Wait waits
+// for the event named by its input and returns the event's data; Parent
+// runs Echo as a sub-orchestration.
+func registry(t *testing.T) *durable.Registry {
+	t.Helper()
+	reg := durable.NewRegistry()
+	must(t, reg.AddActivity("Boom", func(_ durable.ActivityContext, in string) (string, error) {
+		return "", errors.New(in)
+	}))
+	must(t, reg.AddOrchestration("Echo", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		ctx.SetCustomStatus(in)
+		ctx.SetKVValue(in, in)
+		return in, nil
+	}))
+	must(t, reg.AddOrchestration("Fail", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		return durable.CallActivity[string](ctx, "Boom", in).Await()
+	}))
+	must(t, reg.AddOrchestration("Wait", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		ctx.SetCustomStatus("waiting for " + in)
+		return durable.WaitEvent[string](ctx, in).Await()
+	}))
+	must(t, reg.AddOrchestration("Parent", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		return durable.CallSubOrchestration[string](ctx, "Echo", in).Await()
+	}))
+	return reg
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// env is a runtime over a memprovider and a client.
+type env struct {
+	t *testing.T
+	c *durable.Client
+}
+
+// newEnv runs on a memprovider.
+func newEnv(t *testing.T) *env { return newEnvOn(t, memprovider.New()) }
+
+// newCosmosEnv runs on the Cosmos DB provider over an in-memory
+// in-process cosmostest (embedded.Open with InMemory).
+func newCosmosEnv(t *testing.T) *env {
+	t.Helper()
+	st, err := embedded.Open(t.Context(), &embedded.Options{InMemory: true, Log: io.Discard})
+	must(t, err)
+	t.Cleanup(func() { must(t, st.Close()) })
+	return newEnvOn(t, st.Provider)
+}
+
+func newEnvOn(t *testing.T, p duroxide.Provider) *env {
+	t.Helper()
+	rt, err := durable.Start(t.Context(), p, registry(t), nil)
+	must(t, err)
+	t.Cleanup(func() { must(t, rt.Shutdown(context.Background())) })
+	return &env{t: t, c: durable.NewClient(p)}
+}
+
+// run starts instance and, unless it is a Wait, waits for it to finish.
+func (e *env) run(instance, orchestration, input string) {
+	e.t.Helper()
+	must(e.t, e.c.StartOrchestration(e.t.Context(), instance, orchestration, input))
+	if orchestration == "Wait" {
+		e.waitFor(instance, func(st *durable.OrchestrationStatus) bool { return st.CustomStatus != nil })
+		return
+	}
+	_, err := e.c.WaitForOrchestration(e.t.Context(), instance, durable.WaitOptions{Timeout: time.Minute})
+	must(e.t, err)
+}
+
+// waitFor polls instance's status until ok holds.
+func (e *env) waitFor(instance string, ok func(*durable.OrchestrationStatus) bool) *durable.OrchestrationStatus {
+	e.t.Helper()
+	for {
+		st, err := e.c.Status(e.t.Context(), instance)
+		must(e.t, err)
+		if ok(st) {
+			return st
+		}
+		select {
+		case <-e.t.Context().Done():
+			e.t.Fatalf("%s: condition never held; last state %v", instance, st.State)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// browser is a cookie-keeping client of a served dashboard.
+type browser struct {
+	t    *testing.T
+	srv  *httptest.Server
+	http *http.Client
+}
+
+func serve(t *testing.T, h http.Handler) *browser {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	jar, err := cookiejar.New(nil)
+	must(t, err)
+	hc := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	t.Cleanup(hc.CloseIdleConnections)
+	return &browser{t: t, srv: srv, http: hc}
+}
+
+func (b *browser) get(path string) (int, string) {
+	b.t.Helper()
+	req, err := http.NewRequestWithContext(b.t.Context(), http.MethodGet, b.srv.URL+path, nil)
+	must(b.t, err)
+	return b.do(req)
+}
+
+// post sends form to path as a same-origin browser form would.
+func (b *browser) post(path string, form url.Values, header map[string]string) (int, string) {
+	b.t.Helper()
+	req, err := http.NewRequestWithContext(b.t.Context(), http.MethodPost, b.srv.URL+path, strings.NewReader(form.Encode()))
+	must(b.t, err)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", b.srv.URL)
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	return b.do(req)
+}
+
+func (b *browser) do(req *http.Request) (int, string) {
+	b.t.Helper()
+	resp, err := b.http.Do(req)
+	must(b.t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	must(b.t, err)
+	if loc := resp.Header.Get("Location"); loc != "" {
+		return resp.StatusCode, loc
+	}
+	return resp.StatusCode, string(body)
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+// confirm opens the confirmation page of action on instance and returns
+// its form token.
+func (b *browser) confirm(instance, action string) string {
+	b.t.Helper()
+	code, body := b.get("/instances/" + url.PathEscape(instance) + "/confirm/" + action)
+	m := csrfField.FindStringSubmatch(body)
+	if code != http.StatusOK || m == nil {
+		b.t.Fatalf("confirm %s: %d\n%s", action, code, body)
+	}
+	return m[1]
+}
+
+func newDashboard(t *testing.T, e *env, o dashboard.Options) *browser {
+	return serve(t, dashboard.New(e.c, o))
+}

@@ -1,0 +1,260 @@
+package dashboard
+
+import (
+	"errors"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/duroxide-go/cdb/durable"
+	"github.com/duroxide-go/cdb/internal/ops"
+)
+
+// maxDetail bounds a payload shown in full in the timeline.
+const maxDetail = 4096
+
+func (h *handler) funcs() template.FuncMap {
+	return template.FuncMap{
+		"instURL":    h.instanceURL,
+		"confirmURL": func(id string, a ops.Action) string { return h.instanceURL(id) + "/confirm/" + string(a) },
+		"actURL":     func(id string, a ops.Action) string { return h.instanceURL(id) + "/" + string(a) },
+		"dur":        formatDuration,
+		"ts":         formatTime,
+		"clip":       clip,
+		"lower":      strings.ToLower,
+	}
+}
+
+// instanceURL is the instance page's path; the id is path-escaped, so
+// "/", "?", "#" and "%" in an id stay in its one segment.
+func (h *handler) instanceURL(id string) string {
+	return h.base + "/instances/" + url.PathEscape(id)
+}
+
+func (h *handler) list(w http.ResponseWriter, r *http.Request) {
+	q, form, err := parseQuery(r.URL.Query())
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	page, err := h.ops.Search(r.Context(), q)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	data := map[string]any{"Page": page, "Form": form, "Statuses": ops.States}
+	if r.URL.Query().Get("done") == string(ops.ActionPurge) {
+		data["Purged"] = r.URL.Query().Get("id")
+	}
+	if page.Next != "" {
+		next := url.Values{}
+		for k, v := range form {
+			if v != "" {
+				next.Set(k, v)
+			}
+		}
+		next.Set("page", page.Next)
+		data["NextURL"] = h.base + "/?" + next.Encode()
+	}
+	h.render(w, http.StatusOK, "list", data)
+}
+
+// parseQuery reads the list's filters; form echoes them back.
+func parseQuery(v url.Values) (ops.Query, map[string]string, error) {
+	form := map[string]string{}
+	for _, k := range []string{"name", "status", "prefix", "parent", "after", "before", "size"} {
+		form[k] = strings.TrimSpace(v.Get(k))
+	}
+	form["status"] = strings.ToLower(form["status"])
+	q := ops.Query{Name: form["name"], Status: form["status"], Prefix: form["prefix"], Parent: form["parent"],
+		PageToken: v.Get("page")}
+	var err error
+	if q.CreatedAfter, err = parseTime(form["after"]); err != nil {
+		return q, form, err
+	}
+	if q.CreatedBefore, err = parseTime(form["before"]); err != nil {
+		return q, form, err
+	}
+	if s := form["size"]; s != "" {
+		if q.PageSize, err = strconv.Atoi(s); err != nil {
+			return q, form, badRequest("page size must be a number")
+		}
+	}
+	return q, form, nil
+}
+
+// parseTime accepts RFC 3339 or an HTML datetime-local value (UTC).
+func parseTime(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, badRequest("times are RFC 3339 (2006-01-02T15:04:05Z) or 2006-01-02T15:04 in UTC")
+}
+
+// actionView is one action button of an instance page.
+type actionView struct {
+	Action    ops.Action
+	Supported bool
+}
+
+func (h *handler) instance(w http.ResponseWriter, r *http.Request) {
+	d, err := h.ops.Instance(r.Context(), r.PathValue("id"))
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	data := map[string]any{"D": d}
+	if a, ok := ops.ParseAction(r.URL.Query().Get("done")); ok {
+		data["Done"] = a // only an action's name, never arbitrary text
+	}
+	if !h.opts.ReadOnly {
+		data["Actions"] = actionsFor(d)
+	}
+	if !d.Terminal() {
+		data["Refresh"] = 2
+	}
+	h.render(w, http.StatusOK, "instance", data)
+}
+
+// actionsFor lists the actions that apply to an instance in its state.
+func actionsFor(d *ops.Detail) []actionView {
+	var as []ops.Action
+	switch {
+	case d.State == "Failed":
+		as = []ops.Action{ops.ActionRewind, ops.ActionRestart, ops.ActionRedrive, ops.ActionPurge}
+	case d.Terminal():
+		as = []ops.Action{ops.ActionRestart, ops.ActionPurge}
+	default:
+		as = []ops.Action{ops.ActionCancel, ops.ActionRaise, ops.ActionEnqueue, ops.ActionSuspend, ops.ActionResume, ops.ActionPurge}
+	}
+	out := make([]actionView, len(as))
+	for i, a := range as {
+		out[i] = actionView{Action: a, Supported: a.Supported()}
+	}
+	return out
+}
+
+func (h *handler) confirm(w http.ResponseWriter, r *http.Request) {
+	if h.opts.ReadOnly {
+		h.fail(w, errReadOnly)
+		return
+	}
+	a, ok := ops.ParseAction(r.PathValue("action"))
+	if !ok {
+		h.fail(w, errUnknownAction)
+		return
+	}
+	id := r.PathValue("id")
+	h.render(w, http.StatusOK, "confirm", map[string]any{
+		"ID": id, "Action": a, "Supported": a.Supported(), "CSRF": h.csrf.token(w, r),
+	})
+}
+
+func (h *handler) act(w http.ResponseWriter, r *http.Request) {
+	if h.opts.ReadOnly {
+		h.fail(w, errReadOnly)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
+	if err := r.ParseForm(); err != nil {
+		h.fail(w, badRequest("unreadable form"))
+		return
+	}
+	if !h.csrf.valid(r) {
+		h.fail(w, errCSRF)
+		return
+	}
+	a, ok := ops.ParseAction(r.PathValue("action"))
+	if !ok {
+		h.fail(w, errUnknownAction)
+		return
+	}
+	id := r.PathValue("id")
+	req := ops.Request{Reason: r.PostFormValue("reason"), Name: r.PostFormValue("name"), Data: r.PostFormValue("data"),
+		Force: r.PostFormValue("force") == "on"}
+	err := h.ops.Do(r.Context(), id, a, req)
+	if h.opts.Log != nil {
+		h.opts.Log.InfoContext(r.Context(), "duroxide dashboard action", "instance", id, "action", string(a), "error", err)
+	}
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	if a == ops.ActionPurge {
+		http.Redirect(w, r, h.base+"/?"+url.Values{"done": {string(a)}, "id": {id}}.Encode(), http.StatusSeeOther)
+		return
+	}
+	http.Redirect(w, r, h.instanceURL(id)+"?done="+string(a), http.StatusSeeOther)
+}
+
+// Errors the dashboard itself answers with.
+var (
+	errReadOnly      = errors.New("the dashboard is read-only")
+	errCSRF          = errors.New("the form is stale or came from another site; reload the page and try again")
+	errUnknownAction = errors.New("unknown action")
+)
+
+type badRequestError struct{ msg string }
+
+func (e *badRequestError) Error() string { return e.msg }
+
+func badRequest(msg string) error { return &badRequestError{msg} }
+
+// fail renders err as an error page with the status code its kind maps
+// to.
+func (h *handler) fail(w http.ResponseWriter, err error) {
+	code := http.StatusInternalServerError
+	var bad *badRequestError
+	switch {
+	case errors.Is(err, errReadOnly), errors.Is(err, errCSRF):
+		code = http.StatusForbidden
+	case errors.Is(err, errUnknownAction), errors.Is(err, durable.ErrInstanceNotFound):
+		code = http.StatusNotFound
+	case errors.Is(err, ops.ErrNotSupported):
+		code = http.StatusNotImplemented
+	case errors.As(err, &bad), errors.Is(err, durable.ErrInvalidInput):
+		code = http.StatusBadRequest
+	case errors.Is(err, durable.ErrInstanceStillRunning):
+		code = http.StatusConflict
+	}
+	h.render(w, code, "error", map[string]any{"Code": code, "Status": http.StatusText(code), "Err": err.Error()})
+}
+
+func formatDuration(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return ""
+	case d < time.Second:
+		return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
+	case d < time.Minute:
+		return strconv.FormatFloat(d.Seconds(), 'f', 2, 64) + "s"
+	}
+	return d.Round(time.Second).String()
+}
+
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04:05.000Z")
+}
+
+func clip(s string) string {
+	if len(s) <= maxDetail {
+		return s
+	}
+	n := maxDetail
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "… (" + strconv.Itoa(len(s)) + " bytes)"
+}

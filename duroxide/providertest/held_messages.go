@@ -1,0 +1,107 @@
+package providertest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// held_messages: not in duroxide. An instance's messages that are held
+// back — a start not visible yet, a batch abandoned with a delay — keep
+// the instance's other messages waiting instead of being dropped or
+// overtaken. The Go client refuses events for an instance that does not
+// exist, and an instance exists from the moment its start is accepted
+// (duroxide.ClientWriter), so a queue message that meets a start still
+// on its way is not an orphan; and a queue is FIFO, so a message that
+// arrives while older ones are held back comes after them. In duroxide
+// both happen to a runtime that abandons a batch with a delay while
+// messages arrive: the queue message is dropped by the orphan rule, or
+// delivered before the held ones.
+var heldMessagesTests = []Test{
+	{Name: "queue_message_waits_for_a_delayed_start", Func: testQueueMessageWaitsForDelayedStart},
+	{Name: "queue_message_waits_for_a_start_abandoned_with_a_delay", Func: testQueueMessageWaitsForAbandonedStart},
+	{Name: "messages_wait_for_a_batch_abandoned_with_a_delay", Func: testMessagesWaitForAbandonedBatch},
+}
+
+// heldFor is how long the held-back messages stay invisible; the checks
+// that they are held run before it ends (or the test is skipped).
+const heldFor = 2 * time.Second
+
+// fetchWhenVisible polls until an item for instance comes back, for at
+// most a minute after the held messages became visible.
+func fetchWhenVisible(t *testing.T, p duroxide.Provider, instance string, visible time.Time) *duroxide.OrchestrationItem {
+	t.Helper()
+	sleepUntil(t, visible)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if item := tryFetch(t, p, testLock); item != nil {
+			require.Equal(t, instance, item.Instance)
+			return item
+		}
+		if time.Now().After(deadline) {
+			require.FailNow(t, "no orchestration item once the held messages became visible", "instance %q", instance)
+		}
+		sleep(t, 50*time.Millisecond)
+	}
+}
+
+func testQueueMessageWaitsForDelayedStart(t *testing.T, f Factory) {
+	t.Parallel()
+	ctx, p := newProvider(t, f)
+	const inst = "held-start-delayed"
+	visible := time.Now().Add(heldFor)
+	require.NoError(t, p.EnqueueForOrchestrator(ctx, startItem(inst), heldFor), "enqueue_for_orchestrator")
+	msg := duroxide.QueueMessageItem{Instance: inst, Name: "inbox", Data: "m1"}
+	enqueueOrch(t, p, msg)
+	item := tryFetch(t, p, testLock)
+	skipIfPast(t, visible, "fetch while the start is not visible")
+	require.Nil(t, item, "nothing is deliverable before the start is visible")
+
+	item = fetchWhenVisible(t, p, inst, visible)
+	require.Equal(t, []duroxide.WorkItem{startItem(inst), msg}, item.Messages,
+		"a queue message that arrived while the instance's start was on its way is delivered with it, not dropped as an orphan")
+}
+
+func testQueueMessageWaitsForAbandonedStart(t *testing.T, f Factory) {
+	t.Parallel()
+	ctx, p := newProvider(t, f)
+	const inst = "held-start-abandoned"
+	enqueueOrch(t, p, startItem(inst))
+	first := mustFetchInstance(t, p, testLock, inst)
+	visible := time.Now().Add(heldFor)
+	require.NoError(t, p.AbandonOrchestrationItem(ctx, first.LockToken, heldFor, false))
+	msg := duroxide.QueueMessageItem{Instance: inst, Name: "inbox", Data: "m1"}
+	enqueueOrch(t, p, msg)
+	item := tryFetch(t, p, testLock)
+	skipIfPast(t, visible, "fetch while the start is held back")
+	require.Nil(t, item, "the queue message waits for the held-back start")
+
+	item = fetchWhenVisible(t, p, inst, visible)
+	require.Equal(t, []duroxide.WorkItem{startItem(inst), msg}, item.Messages,
+		"the held-back start and the queue message that arrived meanwhile, in enqueue order")
+}
+
+func testMessagesWaitForAbandonedBatch(t *testing.T, f Factory) {
+	t.Parallel()
+	ctx, p := newProvider(t, f)
+	const inst = "held-batch"
+	createInstance(t, p, inst)
+	m1 := duroxide.QueueMessageItem{Instance: inst, Name: "inbox", Data: "m1"}
+	enqueueOrch(t, p, m1)
+	first := mustFetchInstance(t, p, testLock, inst)
+	require.Equal(t, []duroxide.WorkItem{m1}, first.Messages)
+	visible := time.Now().Add(heldFor)
+	require.NoError(t, p.AbandonOrchestrationItem(ctx, first.LockToken, heldFor, false))
+	m2 := duroxide.QueueMessageItem{Instance: inst, Name: "inbox", Data: "m2"}
+	enqueueOrch(t, p, m2)
+	item := tryFetch(t, p, testLock)
+	skipIfPast(t, visible, "fetch while the abandoned batch is held back")
+	require.Nil(t, item, "a message enqueued after a batch abandoned with a delay does not overtake it")
+
+	item = fetchWhenVisible(t, p, inst, visible)
+	require.Equal(t, []duroxide.WorkItem{m1, m2}, item.Messages, "the held batch first, then what arrived meanwhile")
+	require.Equal(t, uint32(2), item.AttemptCount, "the held message's second attempt")
+}

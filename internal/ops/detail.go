@@ -1,0 +1,155 @@
+package ops
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/duroxide-go/cdb/durable"
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// Detail is everything known about one instance.
+type Detail struct {
+	Summary
+	// State is the client's view of the latest execution: Running,
+	// Completed, Failed, Blocked, NotFound.
+	State string `json:"state"`
+	// Output is a completed instance's output.
+	Output string `json:"output,omitempty"`
+	// Failure is a failed instance's failure text.
+	Failure string `json:"failure,omitempty"`
+	// BlockedReason says why a Blocked instance is held back.
+	BlockedReason string `json:"blocked_reason,omitempty"`
+	// Waiting says why a started instance has not run yet (State
+	// Pending), e.g. that no runtime has its orchestration registered.
+	Waiting string `json:"waiting,omitempty"`
+	// CustomStatus is the latest custom status; nil when none.
+	CustomStatus *string `json:"custom_status"`
+	// KV is the instance's key-value store, sorted by key.
+	KV []KeyValue `json:"kv"`
+	// Executions are the instance's executions, oldest first.
+	Executions []Execution `json:"executions"`
+	// Children are the ids of the instance's descendants.
+	Children []string `json:"children,omitempty"`
+}
+
+// KeyValue is one KV entry.
+type KeyValue struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// Execution is one execution of an instance and its history.
+type Execution struct {
+	ID       uint64  `json:"id"`
+	Status   string  `json:"status"`
+	Timeline []Entry `json:"timeline"`
+}
+
+// Terminal reports whether the instance has completed or failed.
+func (d *Detail) Terminal() bool { return d.State == "Completed" || d.State == "Failed" }
+
+// Instance reads instance's status, custom status, KV, executions with
+// their timelines, and descendants.
+func (s *Service) Instance(ctx context.Context, instance string) (*Detail, error) {
+	info, err := s.c.InstanceInfo(ctx, instance)
+	if isNotFound(err) {
+		return s.pending(ctx, instance, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	d := &Detail{Summary: summarize(info)}
+	st, err := s.c.Status(ctx, instance)
+	if err != nil {
+		return nil, err
+	}
+	d.State, d.Output, d.Failure, d.BlockedReason, d.CustomStatus = st.State.String(), st.Output, st.FailureMessage(), st.BlockedReason, st.CustomStatus
+	if err := s.readKV(ctx, d); err != nil {
+		return nil, err
+	}
+	if err := s.readExecutions(ctx, d); err != nil {
+		return nil, err
+	}
+	tree, err := s.c.InstanceTree(ctx, instance)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range tree.AllIDs {
+		if id != instance {
+			d.Children = append(d.Children, id)
+		}
+	}
+	return d, nil
+}
+
+// StatePending is the State of an instance whose start is queued but has
+// not run yet.
+const StatePending = "Pending"
+
+// pending describes an instance that has no stored execution yet: its
+// start is queued (Waiting may say why it has not run), or notFound.
+func (s *Service) pending(ctx context.Context, instance string, notFound error) (*Detail, error) {
+	st, err := s.c.Status(ctx, instance)
+	if err != nil {
+		return nil, err
+	}
+	if st.State != durable.StateNotFound || st.Waiting == "" {
+		return nil, notFound
+	}
+	return &Detail{Summary: Summary{ID: instance, State: "pending", Status: StatePending}, State: StatePending, Waiting: st.Waiting}, nil
+}
+
+func (s *Service) readKV(ctx context.Context, d *Detail) error {
+	kv, err := s.c.KVValues(ctx, d.ID)
+	if err != nil && !isNotFound(err) { // an empty store reads as not found
+		return err
+	}
+	for k, v := range kv {
+		d.KV = append(d.KV, KeyValue{k, v})
+	}
+	slices.SortFunc(d.KV, func(a, b KeyValue) int {
+		if a.Key < b.Key {
+			return -1
+		}
+		if a.Key > b.Key {
+			return 1
+		}
+		return 0
+	})
+	return nil
+}
+
+func (s *Service) readExecutions(ctx context.Context, d *Detail) error {
+	ids, err := s.c.ListExecutions(ctx, d.ID)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		hist, err := s.c.ReadExecutionHistory(ctx, d.ID, id)
+		if err != nil {
+			return err
+		}
+		ex := Execution{ID: id, Status: executionStatus(hist), Timeline: Timeline(d.ID, hist)}
+		d.Executions = append(d.Executions, ex)
+	}
+	return nil
+}
+
+// executionStatus is the status an execution's last event gives it.
+func executionStatus(hist []duroxide.Event) string {
+	for i := len(hist) - 1; i >= 0; i-- {
+		switch hist[i].Kind.(type) {
+		case duroxide.OrchestrationCompleted:
+			return duroxide.StatusCompleted
+		case duroxide.OrchestrationFailed:
+			return duroxide.StatusFailed
+		case duroxide.OrchestrationContinuedAsNew:
+			return duroxide.StatusContinuedAsNew
+		}
+	}
+	return duroxide.StatusRunning
+}
+
+func isNotFound(err error) bool { return errors.Is(err, durable.ErrInstanceNotFound) }

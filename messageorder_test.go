@@ -1,0 +1,169 @@
+package cdb_test
+
+import (
+	"context"
+	"github.com/duroxide-go/cdb/internal/testhooks"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/duroxide-go/cdb"
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// A process dies holding an instance's lock and the message it fetched;
+// newer messages arrive. Another process's discovery runs just before the
+// dead lock lapses, so it sees only the newer messages (the older one is
+// still locked), and its lock batch runs just after, when the instance's
+// lock has lapsed and can be taken over. The turn must not get the newer
+// messages without the older one: the queue is FIFO (the chaos soak's
+// continue-as-new loop dequeued its end marker before a message sent
+// earlier, whose fetch had died with a killed process).
+func TestTakeoverAfterDiscoveryKeepsMessageOrder(t *testing.T) {
+	const inst = "takeover-order"
+	ctx := t.Context()
+	h := newHarness(t, cdb.Options{}, withoutLag())
+	createHInstance(t, h.p, inst)
+	m1 := duroxide.QueueMessageItem{Instance: inst, Name: "q", Data: "m1"}
+	m2 := duroxide.QueueMessageItem{Instance: inst, Name: "q", Data: "m2"}
+	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, m1, 0))
+	const lock = 5 * time.Second
+	dead, err := h.p.FetchOrchestrationItem(ctx, lock, 0, nil)
+	require.NoError(t, err)
+	require.NotNil(t, dead)
+	require.Equal(t, []duroxide.WorkItem{m1}, dead.Messages)
+	// The holder dies: it never acks, abandons or renews.
+	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, m2, 0))
+
+	// The taker's clock passes the dead lock's expiry right after its
+	// discovery query.
+	var offset atomic.Int64
+	now := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+	var jumped atomic.Bool
+	hooks := &testhooks.Hooks{After: func(_ context.Context, c testhooks.Call, err error) error {
+		if c.Op == cdb.OpQuery && c.PartitionKey == "" && jumped.CompareAndSwap(false, true) {
+			offset.Store(int64(time.Minute))
+		}
+		return err
+	}}
+	taker := h.open(testhooks.With(cdb.Options{MaxClockSkew: -1}, testhooks.Knobs{Now: now, Hooks: hooks}))
+
+	var got []duroxide.WorkItem
+	eventually(t, 30*time.Second, func() bool {
+		item, err := taker.FetchOrchestrationItem(ctx, lock, 0, nil)
+		require.NoError(t, err)
+		if item == nil {
+			return false
+		}
+		got = item.Messages
+		return true
+	}, "the taker never fetched the instance")
+	require.True(t, jumped.Load(), "the clock jumped between discovery and lock")
+	require.Equal(t, []duroxide.WorkItem{m1, m2}, got, "the dead holder's message first, then the newer one")
+}
+
+// A process discovers an instance while another holds its lock: it sees
+// only the message that arrived meanwhile (the held one is locked). The
+// holder then gives its batch back without a delay (the runtime does so
+// when it fetched messages without the continue-as-new item they wait
+// for), and only then does the first process's lock batch run. The turn
+// must not get the newer message without the older one.
+func TestAbandonAfterDiscoveryKeepsMessageOrder(t *testing.T) {
+	const inst = "abandon-after-discovery"
+	ctx := t.Context()
+	h := newHarness(t, cdb.Options{}, withoutLag())
+	createHInstance(t, h.p, inst)
+	m1 := duroxide.QueueMessageItem{Instance: inst, Name: "q", Data: "m1"}
+	m2 := duroxide.QueueMessageItem{Instance: inst, Name: "q", Data: "m2"}
+	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, m1, 0))
+	holder := mustFetchOrch(t, h.p, inst)
+	require.Equal(t, []duroxide.WorkItem{m1}, holder.Messages)
+	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, m2, 0))
+
+	g := newGate(t)
+	lock := g.at(false, func(c testhooks.Call) bool { return c.Op == cdb.OpBatch && c.PartitionKey == inst })
+	other := h.open(testhooks.With(cdb.Options{}, testhooks.Knobs{Hooks: g.hooks()}))
+	type fetched struct {
+		item *duroxide.OrchestrationItem
+		err  error
+	}
+	first := make(chan fetched, 1)
+	go func() {
+		item, err := other.FetchOrchestrationItem(ctx, hLock, 0, nil)
+		first <- fetched{item, err}
+	}()
+	lock.wait(t) // discovered by m2 alone; about to lock
+	require.NoError(t, h.p.AbandonOrchestrationItem(ctx, holder.LockToken, 0, true))
+	lock.open()
+	r := <-first
+	require.NoError(t, r.err)
+	got := r.item
+	eventually(t, 30*time.Second, func() bool {
+		if got != nil {
+			return true
+		}
+		item, err := other.FetchOrchestrationItem(ctx, hLock, 0, nil)
+		require.NoError(t, err)
+		got = item
+		return got != nil
+	}, "the instance was never fetched again")
+	require.Equal(t, []duroxide.WorkItem{m1, m2}, got.Messages, "the given-back message first, then the newer one")
+}
+
+// A message written without a delay is visible at once to every process
+// whose clock is within MaxClockSkew of the writer's: one written by a
+// process whose clock runs ahead must not wait, invisible, until the
+// clock of the process that owns its instance catches up (the chaos soak
+// at ±60 s saw hand-offs — a child's start, an activity and its result —
+// each wait up to 120 s). Covered: an activity a turn schedules, an
+// orchestrator item a turn writes, an activity's result, an enqueue.
+func TestImmediateMessagesFromAheadClockVisibleAtOnce(t *testing.T) {
+	const inst = "ahead-writes"
+	ctx := t.Context()
+	h := newHarness(t, cdb.Options{}, withoutLag())
+	const skew = time.Minute
+	ahead := h.open(testhooks.With(cdb.Options{MaxClockSkew: 2 * skew}, testhooks.Knobs{Now: func() time.Time { return time.Now().Add(skew) }}))
+	onTime := h.open(cdb.Options{MaxClockSkew: 2 * skew})
+
+	require.NoError(t, ahead.EnqueueForOrchestrator(ctx, hStart(inst), 0))
+	first := mustFetchOrch(t, onTime, inst)
+	act := duroxide.ActivityExecuteItem{Instance: inst, ExecutionID: 1, ID: 2, Name: "A", Input: "x"}
+	raised := duroxide.ExternalRaisedItem{Instance: inst, Name: "self", Data: "{}"}
+	require.NoError(t, onTime.AckOrchestrationItem(ctx, first.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1,
+		HistoryDelta: []duroxide.Event{hStarted(inst, "HOrch")}, Metadata: hRunning("HOrch")}))
+
+	// A turn on the process ahead schedules an activity and writes an
+	// orchestrator item for its own instance.
+	require.NoError(t, ahead.EnqueueForOrchestrator(ctx, duroxide.ExternalRaisedItem{Instance: inst, Name: "poke", Data: "{}"}, 0))
+	turn, err := ahead.FetchOrchestrationItem(ctx, hLock, 0, nil)
+	require.NoError(t, err)
+	require.NotNil(t, turn)
+	require.NoError(t, ahead.AckOrchestrationItem(ctx, turn.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1,
+		WorkerItems: []duroxide.WorkItem{act}, OrchestratorItems: []duroxide.WorkItem{raised}, Metadata: hRunning("HOrch")}))
+
+	w, err := onTime.FetchWorkItem(ctx, hLock, 0, nil, duroxide.TagFilter{Mode: duroxide.TagDefaultOnly})
+	require.NoError(t, err)
+	require.NotNil(t, w, "the activity the process ahead scheduled is visible at once")
+	require.NoError(t, onTime.AbandonWorkItem(ctx, w.LockToken, 0, true))
+	item, err := onTime.FetchOrchestrationItem(ctx, hLock, 0, nil)
+	require.NoError(t, err)
+	require.NotNil(t, item, "the orchestrator item the process ahead wrote is visible at once")
+	require.Equal(t, []duroxide.WorkItem{raised}, item.Messages)
+	require.NoError(t, onTime.AckOrchestrationItem(ctx, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1, Metadata: hRunning("HOrch")}))
+
+	// The process ahead runs the activity; its result, and a message it
+	// enqueues, are visible at once.
+	w, err = ahead.FetchWorkItem(ctx, hLock, 0, nil, duroxide.TagFilter{Mode: duroxide.TagDefaultOnly})
+	require.NoError(t, err)
+	require.NotNil(t, w)
+	done := duroxide.ActivityCompletedItem{Instance: inst, ExecutionID: 1, ID: 2, Result: "r"}
+	require.NoError(t, ahead.AckWorkItem(ctx, w.LockToken, done))
+	msg := duroxide.QueueMessageItem{Instance: inst, Name: "q", Data: "m"}
+	require.NoError(t, ahead.EnqueueForOrchestrator(ctx, msg, 0))
+	item, err = onTime.FetchOrchestrationItem(ctx, hLock, 0, nil)
+	require.NoError(t, err)
+	require.NotNil(t, item, "the result and the message from the process ahead are visible at once")
+	require.Equal(t, []duroxide.WorkItem{done, msg}, item.Messages)
+}
