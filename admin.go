@@ -103,6 +103,7 @@ func (p *Provider) ListExecutions(ctx context.Context, instance string) ([]uint6
 	if err != nil {
 		return nil, duroxide.Wrap(op, err)
 	}
+	execs = committedExecutions(execs, doc)
 	if len(execs) == 0 || execs[len(execs)-1] < doc.CurrentExecutionID {
 		execs = append(execs, doc.CurrentExecutionID)
 	}

@@ -88,11 +88,18 @@ type instanceDoc struct {
 	// code does not replay the history: BlockOrchestrationItem); the next
 	// committed turn clears it.
 	Blocked *string `json:"blocked,omitempty"`
-	// Held names the messages the last abandon gave back, and when they
-	// are visible again (the abandoner's clock: its now plus the delay): a
-	// fetch that did not lock them all gives the instance back, so that
-	// newer messages do not overtake them (fetch.go heldBack). The next
-	// committed turn clears it.
+	// Suspended holds the instance's turns back (Client.Suspend, through
+	// OrchestrationCommit.Suspend) until a message that
+	// duroxide.WakesSuspended arrives (suspend.go). Go-only.
+	Suspended *suspendedDoc `json:"suspended,omitempty"`
+	// Held names messages given back that must come before newer ones,
+	// and when they are visible again (the writer's clock). An abandon
+	// records the batch it gave back: a fetch that did not lock them all
+	// gives the instance back, so that newer messages do not overtake them
+	// (fetch.go heldBack). A fetch that puts a suspended instance's
+	// messages aside adds them, and the fetch that wakes it locks them by
+	// these ids, however far their visibleAt was moved (suspend.go). The
+	// next committed turn clears it.
 	Held *heldMessages `json:"held,omitempty"`
 	// PendingTurn is set between the commit and the roll-forward of a turn
 	// larger than one batch (large.go).

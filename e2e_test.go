@@ -25,8 +25,9 @@ func TestE2E(t *testing.T) {
 			return
 		}
 		// The API edge's checks (existence, id reuse, idempotency keys)
-		// read what other calls wrote, and search pages across the
-		// store: they run on every backend.
-		durabletest.RunModules(t, newFactory(t, b), "e2e_samples", "api_edge_tests", "operations_tests")
+		// read what other calls wrote, search pages across the store, and
+		// the instance operations' state checks read what the runtime
+		// wrote: they run on every backend.
+		durabletest.RunModules(t, newFactory(t, b), "e2e_samples", "api_edge_tests", "operations_tests", "lifecycle_tests")
 	})
 }

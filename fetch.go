@@ -145,6 +145,13 @@ func (p *Provider) tryLockOrchestration(ctx context.Context, c candidate, lockTi
 			return nil, nil
 		}
 	}
+	if lk.doc.Suspended != nil { // suspend.go
+		woken, err := p.wakeOrHold(ctx, lk, until)
+		if err != nil || !woken {
+			return nil, err
+		}
+		sort.SliceStable(lk.messages, func(i, j int) bool { return lk.messages[i].order() < lk.messages[j].order() })
+	}
 
 	if p.heldBack(lk, now) {
 		return nil, p.releaseHeld(ctx, lk, now)

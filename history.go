@@ -325,3 +325,15 @@ func (p *Provider) historyExecutions(ctx context.Context, instance string) ([]ui
 	sort.Slice(execs, func(i, j int) bool { return execs[i] < execs[j] })
 	return execs, err
 }
+
+// committedExecutions drops from execs (ascending) the executions past
+// the instance document's current one: a large turn that starts the next
+// execution stages its history before the commit that moves the
+// document, and until then (or for ever, if its process dies first) that
+// history is no execution of the instance.
+func committedExecutions(execs []uint64, doc *instanceDoc) []uint64 {
+	for len(execs) > 0 && execs[len(execs)-1] > doc.CurrentExecutionID {
+		execs = execs[:len(execs)-1]
+	}
+	return execs
+}

@@ -277,3 +277,58 @@ func TestLargeTurnCrashBeforeCommitIsRetriedByTheNextLockHolder(t *testing.T) {
 	require.NoError(t, p2.AckOrchestrationItem(ctx, it2.LockToken, commit))
 	checkBigTurn(t, srv, p2, "db", "crash", "big")
 }
+
+// TestListExecutionsHidesAnUncommittedExecution: a large turn that
+// starts execution 2 (a continue-as-new or a rewind) stages its history
+// before its commit; until the commit, and if the acking process dies
+// before it, the instance has one execution.
+func TestListExecutionsHidesAnUncommittedExecution(t *testing.T) {
+	srv := cosmostest.New(t, nil)
+	ctx := t.Context()
+	var dead atomic.Bool
+	var batches atomic.Int32
+	hooks := &testhooks.Hooks{Before: func(_ context.Context, c testhooks.Call) error {
+		if dead.Load() {
+			return errInjected
+		}
+		if c.Op == cdb.OpBatch && c.Operations > 50 && batches.Add(1) == 3 {
+			dead.Store(true) // the process dies half-way through staging
+			return errInjected
+		}
+		return nil
+	}}
+	p1 := newFaultyProvider(t, srv, "uncommitted", hooks)
+	require.NoError(t, p1.EnqueueForOrchestrator(ctx, duroxide.StartOrchestrationItem{Instance: "big", Orchestration: "Big", Input: "{}", Version: str("1.0.0"), ExecutionID: 1}, 0))
+	it, err := p1.FetchOrchestrationItem(ctx, 300*time.Millisecond, 0, nil)
+	require.NoError(t, err)
+	require.NoError(t, p1.AckOrchestrationItem(ctx, it.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1,
+		HistoryDelta: []duroxide.Event{started("big")}, Metadata: duroxide.ExecutionMetadata{Status: str(duroxide.StatusRunning)}}))
+	require.NoError(t, p1.EnqueueForOrchestrator(ctx, duroxide.ExternalRaisedItem{Instance: "big", Name: "e", Data: "{}"}, 0))
+	it, err = p1.FetchOrchestrationItem(ctx, 300*time.Millisecond, 0, nil)
+	require.NoError(t, err)
+	require.NotNil(t, it)
+	commit := bigTurn("big")
+	commit.ExecutionID = 2
+	for i := range commit.HistoryDelta {
+		commit.HistoryDelta[i].ExecutionID = 2
+	}
+	s := started("big")
+	s.ExecutionID = 2
+	commit.HistoryDelta = append([]duroxide.Event{s}, commit.HistoryDelta...)
+	for i, w := range commit.WorkerItems {
+		a := w.(duroxide.ActivityExecuteItem)
+		a.ExecutionID = 2
+		commit.WorkerItems[i] = a
+	}
+	commit.OrchestratorItems = nil
+	require.Error(t, p1.AckOrchestrationItem(ctx, it.LockToken, commit))
+
+	p2 := newFaultyProvider(t, srv, "uncommitted", nil)
+	execs, err := p2.ListExecutions(ctx, "big")
+	require.NoError(t, err)
+	require.Equal(t, []uint64{1}, execs, "the staged execution is not committed")
+	h, err := p2.Read(ctx, "big")
+	require.NoError(t, err)
+	require.Len(t, h, 1)
+	require.Equal(t, uint64(1), h[0].ExecutionID)
+}

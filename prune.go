@@ -36,6 +36,7 @@ func (p *Provider) PruneExecutions(ctx context.Context, instance string, options
 	if err != nil {
 		return nil, duroxide.Wrap(op, err)
 	}
+	execs = committedExecutions(execs, doc) // KeepLast counts committed executions
 	var archived map[uint64]execEntry
 	if options.CompletedBefore != nil && doc.ArchivedExecutions > 0 {
 		if archived, err = p.archivedExecutions(ctx, instance); err != nil {

@@ -35,7 +35,7 @@ import (
 // searchFields is the summary projection: scalars only, the output cut to
 // a snippet by the service.
 const searchFields = "c.instanceId, c.orchestrationName, c.orchestrationVersion, c.status, c.currentExecutionId, " +
-	"c.parentInstanceId, c.createdAt, c.updatedAt, c.completedAt, IS_STRING(c.blocked) AS blocked, LEFT(c.output, 200) AS output"
+	"c.parentInstanceId, c.createdAt, c.updatedAt, c.completedAt, IS_STRING(c.blocked) AS blocked, IS_DEFINED(c.suspended.at) AS suspended, LEFT(c.output, 200) AS output"
 
 // searchRow is one projected instance.
 type searchRow struct {
@@ -49,6 +49,7 @@ type searchRow struct {
 	UpdatedAt   int64   `json:"updatedAt"`
 	CompletedAt *int64  `json:"completedAt"`
 	Blocked     bool    `json:"blocked"`
+	Suspended   bool    `json:"suspended"`
 	Output      *string `json:"output"`
 }
 
@@ -56,7 +57,7 @@ func (r searchRow) summary() duroxide.InstanceSummary {
 	s := duroxide.InstanceSummary{
 		InstanceID: r.InstanceID, Name: r.Name, Version: r.Version, Status: r.Status, ExecutionID: r.ExecutionID,
 		ParentID: deref(r.Parent), CreatedAt: time.UnixMilli(r.CreatedAt).UTC(), UpdatedAt: time.UnixMilli(r.UpdatedAt).UTC(),
-		State: duroxide.StateOf(r.Status, r.Output, r.Blocked), Output: duroxide.Snippet(r.Output),
+		State: duroxide.StateOf(r.Status, r.Output, r.Blocked, r.Suspended), Output: duroxide.Snippet(r.Output),
 	}
 	if r.CompletedAt != nil {
 		s.CompletedAt = time.UnixMilli(*r.CompletedAt).UTC()
@@ -67,10 +68,12 @@ func (r searchRow) summary() duroxide.InstanceSummary {
 // stateClauses is each state's condition on an instance document. A
 // cancelled instance is Failed with the runtime's cancellation text; the
 // output is not indexed, so that test runs on the documents the status
-// index selected. Suspended has no clause: nothing stores it yet.
+// index selected. A suspended instance (suspend.go) is neither running nor
+// blocked.
 var stateClauses = map[duroxide.InstanceState]string{
-	duroxide.InstanceRunning:   "((c.status = 'Running' OR c.status = 'ContinuedAsNew') AND NOT IS_STRING(c.blocked))",
-	duroxide.InstanceBlocked:   "((c.status = 'Running' OR c.status = 'ContinuedAsNew') AND IS_STRING(c.blocked))",
+	duroxide.InstanceRunning:   "((c.status = 'Running' OR c.status = 'ContinuedAsNew') AND NOT IS_STRING(c.blocked) AND NOT IS_DEFINED(c.suspended.at))",
+	duroxide.InstanceBlocked:   "((c.status = 'Running' OR c.status = 'ContinuedAsNew') AND IS_STRING(c.blocked) AND NOT IS_DEFINED(c.suspended.at))",
+	duroxide.InstanceSuspended: "((c.status = 'Running' OR c.status = 'ContinuedAsNew') AND IS_DEFINED(c.suspended.at))",
 	duroxide.InstanceCompleted: "c.status = 'Completed'",
 	duroxide.InstanceFailed:    "(c.status = 'Failed' AND NOT (IS_STRING(c.output) AND STARTSWITH(c.output, @cancelled)))",
 	duroxide.InstanceCanceled:  "(c.status = 'Failed' AND IS_STRING(c.output) AND STARTSWITH(c.output, @cancelled))",

@@ -59,6 +59,9 @@ func (p *Provider) ReadStatus(ctx context.Context, instance string) (*duroxide.I
 	if doc.Blocked != nil {
 		st.BlockedReason = *doc.Blocked
 	}
+	if doc.Suspended != nil {
+		st.Suspended, st.SuspendedReason = true, doc.Suspended.Reason
+	}
 	return st, nil
 }
 

@@ -314,7 +314,13 @@ func (p *Provider) nextInstanceDoc(lk *orchLock, c duroxide.OrchestrationCommit,
 	doc.sumExecutions()
 	doc.LockToken, doc.LockedUntil = nil, nil
 	doc.Blocked = nil // this turn replayed the history cleanly
-	doc.Held = nil    // the turn consumed what was held (fetch.go)
+	if ch := c.Suspend; ch != nil {
+		doc.Suspended = nil
+		if ch.Suspended {
+			doc.Suspended = &suspendedDoc{Reason: ch.Reason, At: ms(now)}
+		}
+	}
+	doc.Held = nil // the turn consumed what was held (fetch.go)
 	doc.LastAckToken = lk.token
 	noteReceived(&doc, lk, now, p.markerLifetime()) // turncache.go
 	doc.UpdatedAt = ms(now)

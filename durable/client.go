@@ -10,7 +10,8 @@ import (
 	"github.com/duroxide-go/cdb/duroxide"
 )
 
-// Client starts, signals, cancels and observes orchestrations through a
+// Client starts, signals, cancels, observes and repairs (rewind,
+// re-drive, restart, suspend and resume) orchestrations through a
 // Provider. It needs no Runtime: any process sharing the store may use it.
 // A Client is safe for concurrent use.
 type Client struct {
@@ -174,6 +175,10 @@ const (
 	// orchestration code does not match its history (NondeterminismBlock);
 	// BlockedReason says why. Deploying code that replays it resumes it.
 	StateBlocked
+	// StateSuspended: running, but suspended by Client.Suspend: it takes
+	// no turns, and its messages and fired timers wait, until
+	// Client.Resume. SuspendedReason says why.
+	StateSuspended
 )
 
 // String returns the Rust variant name.
@@ -187,6 +192,8 @@ func (s State) String() string {
 		return "Failed"
 	case StateBlocked:
 		return "Blocked"
+	case StateSuspended:
+		return "Suspended"
 	}
 	return "NotFound"
 }
@@ -205,6 +212,9 @@ type OrchestrationStatus struct {
 	// BlockedReason is the nondeterminism error that holds a Blocked
 	// instance (the mismatching call and event); empty otherwise.
 	BlockedReason string
+	// SuspendedReason is the reason given to Client.Suspend for a
+	// Suspended instance; empty otherwise.
+	SuspendedReason string
 	// Waiting says why a started instance has not run yet (State
 	// NotFound), e.g. that no runtime has its orchestration registered;
 	// "" when nothing is known. Needs a provider with
@@ -231,7 +241,7 @@ func (s *OrchestrationStatus) IsTerminal() bool {
 func DecodeOutput[T any](s *OrchestrationStatus) (T, error) {
 	var zero T
 	switch {
-	case s == nil || s.State == StateNotFound || s.State == StateRunning || s.State == StateBlocked:
+	case s == nil || s.State == StateNotFound || s.State == StateRunning || s.State == StateBlocked || s.State == StateSuspended:
 		return zero, fmt.Errorf("durable: orchestration is not finished")
 	case s.State == StateFailed:
 		return zero, &OrchestrationFailedError{Details: s.Details}
@@ -272,6 +282,14 @@ func (c *Client) Status(ctx context.Context, instance string) (*OrchestrationSta
 	for _, e := range hist {
 		if _, ok := e.Kind.(duroxide.OrchestrationStarted); ok {
 			st.State = StateRunning
+			suspended, why, err := view.suspension(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if suspended {
+				st.State, st.SuspendedReason = StateSuspended, why
+				return st, nil
+			}
 			reason, err := view.blockedReason(ctx)
 			if err != nil {
 				return nil, err
@@ -292,6 +310,16 @@ type statusView struct {
 	// blocked reads the blocked reason when the provider did not return
 	// it with the history (it is needed for a running instance only).
 	blocked func(context.Context) (string, error)
+	// suspended reads the suspension likewise (nil: the provider
+	// returned it, or cannot suspend).
+	suspended func(context.Context) (bool, string, error)
+}
+
+func (v *statusView) suspension(ctx context.Context) (bool, string, error) {
+	if v.suspended == nil {
+		return v.Suspended, v.SuspendedReason, nil
+	}
+	return v.suspended(ctx)
 }
 
 func (v *statusView) blockedReason(ctx context.Context) (string, error) {
@@ -319,6 +347,9 @@ func (c *Client) readStatus(ctx context.Context, instance string) (*statusView, 
 	v := &statusView{InstanceStatus: duroxide.InstanceStatus{History: hist}, blocked: func(ctx context.Context) (string, error) {
 		return c.p.BlockedReason(ctx, instance)
 	}}
+	if r, ok := c.p.(duroxide.SuspensionReader); ok {
+		v.suspended = func(ctx context.Context) (bool, string, error) { return r.Suspension(ctx, instance) }
+	}
 	// Best effort, as in Rust: a custom status read error does not fail the
 	// status query.
 	if cs, err := c.p.CustomStatus(ctx, instance, 0); err == nil {

@@ -113,6 +113,14 @@ func (rt *Runtime) processOrchestrationItem(t *turn) {
 		_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, time.Second, false)
 		return
 	}
+	suspend, rest := takeSuspension(item.Messages)
+	item.Messages = rest
+	if req, rest := takeRewind(item.Messages); req != nil {
+		item.Messages = rest // a request that does not apply is dropped
+		if rt.rewind(t, req) {
+			return
+		}
+	}
 	t.readHistory(item.History)
 	t.readMessages(item.Messages)
 	if !t.continueAsNew && awaitingSuccessor(item.History) {
@@ -132,6 +140,7 @@ func (rt *Runtime) processOrchestrationItem(t *turn) {
 		return
 	}
 	t.finishCommit()
+	t.suspend = suspensionAfter(suspend, t.metadata.Status, item.Messages)
 	rt.ack(t)
 }
 
@@ -220,7 +229,7 @@ func (rt *Runtime) resolve(t *turn) (string, OrchestrationFunc, bool) {
 func (rt *Runtime) ack(t *turn) {
 	item := t.item
 	oc := duroxide.OrchestrationCommit{ExecutionID: t.executionID, HistoryDelta: t.delta,
-		WorkerItems: t.worker, OrchestratorItems: t.orch, Metadata: t.metadata, CancelledActivities: t.cancelled}
+		WorkerItems: t.worker, OrchestratorItems: t.orch, Metadata: t.metadata, CancelledActivities: t.cancelled, Suspend: t.suspend}
 	err := rt.ackWithRetry(t, oc)
 	if err == nil {
 		rt.tel.committed(item.LockToken, &oc)

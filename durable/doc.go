@@ -95,4 +95,12 @@
 // with a *TaskFailedError whose message is what Rust code would see. A
 // non-nil error returned by the orchestration fails it with err.Error() as
 // the message.
+//
+// Fixing instances. Once the code is fixed, Client.Rewind runs a failed
+// instance's failed work again in a new execution that keeps every result
+// before the failure (rewind.go states the rule), Client.Redrive gives a
+// poisoned instance its poisoned messages again, and Client.Restart starts
+// a terminal instance over. Client.Suspend holds a running instance's
+// turns (its messages and timers wait) until Client.Resume. Earlier
+// executions are kept.
 package durable

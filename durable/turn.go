@@ -61,10 +61,12 @@ type turn struct {
 	codeMismatch      bool
 
 	// The commit beyond delta: work items for both queues, activities to
-	// cancel, and the execution's metadata.
+	// cancel, the execution's metadata, and the change to the instance's
+	// suspension (suspend.go; nil: none).
 	worker, orch []duroxide.WorkItem
 	cancelled    []duroxide.ScheduledActivityIdentifier
 	metadata     duroxide.ExecutionMetadata
+	suspend      *duroxide.SuspendChange
 }
 
 // newTurn starts the turn of a fetched item; read fills it in.

@@ -87,6 +87,11 @@ func sampleItems() []WorkItem {
 		ContinueAsNewItem{Instance: "i", Orchestration: "O", CarryForwardEvents: []CarryForwardEvent{}},
 		ContinueAsNewItem{Instance: "i", Orchestration: "O", Input: "n", Version: ptr("2"), ParentInstance: ptr("p"), ParentID: ptr(uint64(3)), ParentExecutionID: ptr(uint64(4)), CarryForwardEvents: []CarryForwardEvent{{nasty, "d"}, {"", ""}}, InitialCustomStatus: ptr(nasty)},
 		QueueMessageItem{Instance: "i", Name: "q", Data: nasty},
+		RewindInstanceItem{Instance: nasty, ExecutionID: math.MaxUint64, Reason: nasty},
+		RewindInstanceItem{Instance: "c", ExecutionID: 0, ParentExecutionID: ptr(uint64(7))},
+		RedriveInstanceItem{Instance: "i", ExecutionID: 3, Reason: nasty},
+		SuspendInstanceItem{Instance: nasty, Reason: nasty},
+		ResumeInstanceItem{Instance: "i"},
 	}
 	for _, d := range sampleDetails {
 		items = append(items, ActivityFailedItem{Instance: "i", ExecutionID: 1, ID: 2, Details: d}, SubOrchFailedItem{ParentInstance: "p", ParentExecutionID: 1, ParentID: 5, Details: d})
@@ -106,10 +111,12 @@ func TestSamplesCoverEveryVariant(t *testing.T) {
 	for _, w := range sampleItems() {
 		variants[w.Variant()] = true
 	}
-	if len(variants) != 11 {
-		t.Errorf("sample work items cover %d variants, want 11", len(variants))
+	// duroxide's 11 variants plus the Go-only RewindInstance,
+	// RedriveInstance, SuspendInstance and ResumeInstance.
+	if len(variants) != 15 {
+		t.Errorf("sample work items cover %d variants, want 15", len(variants))
 	}
-	if len(workItemLayouts) != 11 {
+	if len(workItemLayouts) != 15 {
 		t.Errorf("workItemLayouts has %d variants", len(workItemLayouts))
 	}
 }

@@ -78,6 +78,25 @@ func appendWorkItem(b []byte, w WorkItem) ([]byte, error) {
 		b = appendStrField(b, "instance", x.Instance)
 		b = appendStrField(b, "name", x.Name)
 		b = appendStrField(b, "data", x.Data)
+	case RewindInstanceItem:
+		b = append(b, `{"RewindInstance":{`...)
+		b = appendStrField(b, "instance", x.Instance)
+		b = appendU64Field(b, "execution_id", x.ExecutionID)
+		b = appendStrField(b, "reason", x.Reason)
+		b = appendSkipU64Field(b, "parent_execution_id", x.ParentExecutionID)
+	case RedriveInstanceItem:
+		b = append(b, `{"RedriveInstance":{`...)
+		b = appendStrField(b, "instance", x.Instance)
+		b = appendU64Field(b, "execution_id", x.ExecutionID)
+		b = appendStrField(b, "reason", x.Reason)
+	case SuspendInstanceItem:
+		b = append(b, `{"SuspendInstance":{`...)
+		b = appendStrField(b, "instance", x.Instance)
+		b = appendStrField(b, "reason", x.Reason)
+	case ResumeInstanceItem:
+		b = append(b, `{"ResumeInstance":{`...)
+		b = appendStrField(b, "instance", x.Instance)
+		b = appendStrField(b, "reason", x.Reason)
 	case nil:
 		return nil, &EncodeError{Msg: "WorkItem is nil"}
 	default:
@@ -122,6 +141,15 @@ var workItemLayouts = map[string]*layout{
 		defaults: bits(fParentInstance, fParentID, fParentExecutionID, fCarryForwardEvents, fInitialCustomStatus),
 	},
 	"QueueMessage": {name: "struct variant WorkItem::QueueMessage", order: []field{fInstance, fName, fData}},
+	// Go-only variants (README, compatibility).
+	"RewindInstance": {
+		name:     "struct variant WorkItem::RewindInstance",
+		order:    []field{fInstance, fExecutionID, fReason, fParentExecutionID},
+		defaults: bits(fParentExecutionID),
+	},
+	"RedriveInstance": {name: "struct variant WorkItem::RedriveInstance", order: []field{fInstance, fExecutionID, fReason}},
+	"SuspendInstance": {name: "struct variant WorkItem::SuspendInstance", order: []field{fInstance, fReason}},
+	"ResumeInstance":  {name: "struct variant WorkItem::ResumeInstance", order: []field{fInstance, fReason}},
 }
 
 // workItem decodes an externally tagged WorkItem at the current position.
@@ -220,6 +248,15 @@ func (d *decoder) workItem() (WorkItem, error) {
 		}
 	case "QueueMessage":
 		w = QueueMessageItem{Instance: f.str(fInstance), Name: f.str(fName), Data: f.str(fData)}
+	case "RewindInstance":
+		w = RewindInstanceItem{Instance: f.str(fInstance), ExecutionID: f.u64(fExecutionID), Reason: f.str(fReason),
+			ParentExecutionID: f.optU64(fParentExecutionID)}
+	case "RedriveInstance":
+		w = RedriveInstanceItem{Instance: f.str(fInstance), ExecutionID: f.u64(fExecutionID), Reason: f.str(fReason)}
+	case "SuspendInstance":
+		w = SuspendInstanceItem{Instance: f.str(fInstance), Reason: f.str(fReason)}
+	case "ResumeInstance":
+		w = ResumeInstanceItem{Instance: f.str(fInstance), Reason: f.str(fReason)}
 	}
 	if f.err != nil {
 		return nil, prefixField(f.err, name)
@@ -263,6 +300,42 @@ func (w ContinueAsNewItem) MarshalJSON() ([]byte, error) { return MarshalWorkIte
 
 // MarshalJSON encodes the item as {"QueueMessage":{...}}.
 func (w QueueMessageItem) MarshalJSON() ([]byte, error) { return MarshalWorkItem(w) }
+
+// MarshalJSON encodes the item as {"RewindInstance":{...}}.
+func (w RewindInstanceItem) MarshalJSON() ([]byte, error) { return MarshalWorkItem(w) }
+
+// MarshalJSON encodes the item as {"RedriveInstance":{...}}.
+func (w RedriveInstanceItem) MarshalJSON() ([]byte, error) { return MarshalWorkItem(w) }
+
+// MarshalJSON encodes the item as {"SuspendInstance":{...}}.
+func (w SuspendInstanceItem) MarshalJSON() ([]byte, error) { return MarshalWorkItem(w) }
+
+// MarshalJSON encodes the item as {"ResumeInstance":{...}}.
+func (w ResumeInstanceItem) MarshalJSON() ([]byte, error) { return MarshalWorkItem(w) }
+
+// UnmarshalJSON decodes {"SuspendInstance":{...}}; other variants are an
+// error.
+func (w *SuspendInstanceItem) UnmarshalJSON(data []byte) error {
+	return unmarshalVariant("WorkItem", data, UnmarshalWorkItem, w)
+}
+
+// UnmarshalJSON decodes {"ResumeInstance":{...}}; other variants are an
+// error.
+func (w *ResumeInstanceItem) UnmarshalJSON(data []byte) error {
+	return unmarshalVariant("WorkItem", data, UnmarshalWorkItem, w)
+}
+
+// UnmarshalJSON decodes {"RewindInstance":{...}}; other variants are an
+// error.
+func (w *RewindInstanceItem) UnmarshalJSON(data []byte) error {
+	return unmarshalVariant("WorkItem", data, UnmarshalWorkItem, w)
+}
+
+// UnmarshalJSON decodes {"RedriveInstance":{...}}; other variants are an
+// error.
+func (w *RedriveInstanceItem) UnmarshalJSON(data []byte) error {
+	return unmarshalVariant("WorkItem", data, UnmarshalWorkItem, w)
+}
 
 // UnmarshalJSON decodes {"StartOrchestration":{...}}; other variants are
 // an error.

@@ -143,6 +143,29 @@ type OrchestrationCommit struct {
 	OrchestratorItems   []WorkItem
 	Metadata            ExecutionMetadata
 	CancelledActivities []ScheduledActivityIdentifier
+	// Suspend changes whether the instance is suspended; nil keeps it.
+	// Not in duroxide's trait: a Go addition for Client.Suspend (see
+	// SuspendInstanceItem and SuspensionReader).
+	Suspend *SuspendChange
+}
+
+// SuspendChange is a turn's change to its instance's suspension. While
+// an instance is suspended the provider's FetchOrchestrationItem skips
+// it unless a visible message of the instance WakesSuspended; such a
+// fetch returns, with it, every message the instance holds (timers that
+// fired and messages that arrived while it was suspended), oldest first.
+type SuspendChange struct {
+	Suspended bool
+	Reason    string // why it was suspended; kept until resumed
+}
+
+// SuspensionReader is the optional Provider capability that tells
+// whether an instance is suspended: a provider has it when it honours
+// OrchestrationCommit.Suspend. Go-only.
+type SuspensionReader interface {
+	// Suspension reports whether instance is suspended and the reason
+	// given; false for an unknown instance.
+	Suspension(ctx context.Context, instance string) (suspended bool, reason string, err error)
 }
 
 // Execution statuses as stored and reported by providers.

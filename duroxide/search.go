@@ -26,8 +26,9 @@ type InstanceState string
 // The states. A cancelled instance is stored as Failed with the runtime's
 // cancellation text (CanceledOutputPrefix); Failed means every other
 // failure. Blocked is a Running instance whose turns the runtime holds back
-// (BlockOrchestrationItem). Suspended is reserved for suspend/resume: no
-// provider stores it yet, so a search for it matches nothing. Go names
+// (BlockOrchestrationItem). Suspended is a Running instance suspended by
+// the Go Client's Suspend (OrchestrationCommit.Suspend); it is not
+// Blocked or Running, whatever else holds it. Go names
 // spell "canceled" as Go's context does; the values (what the CLI, the
 // dashboard and search tokens carry) keep "cancelled".
 const (
@@ -57,9 +58,9 @@ const CanceledOutputPrefix = "canceled: "
 
 // StateOf classifies an instance from what providers store: the current
 // execution's status (StatusRunning, ...), its output, and whether the
-// runtime marked it blocked. ContinuedAsNew is running: a new execution
-// follows.
-func StateOf(status string, output *string, blocked bool) InstanceState {
+// runtime marked it blocked or suspended it. ContinuedAsNew is running: a
+// new execution follows.
+func StateOf(status string, output *string, blocked, suspended bool) InstanceState {
 	switch status {
 	case StatusCompleted:
 		return InstanceCompleted
@@ -69,7 +70,10 @@ func StateOf(status string, output *string, blocked bool) InstanceState {
 		}
 		return InstanceFailed
 	}
-	if blocked {
+	switch {
+	case suspended:
+		return InstanceSuspended
+	case blocked:
 		return InstanceBlocked
 	}
 	return InstanceRunning

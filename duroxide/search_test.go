@@ -36,12 +36,14 @@ func TestParseInstanceStateAndOrder(t *testing.T) {
 // only.
 func TestStateOfClassifiesStoredFields(t *testing.T) {
 	out := func(s string) *string { return &s }
-	require.Equal(t, duroxide.InstanceCanceled, duroxide.StateOf(duroxide.StatusFailed, out("canceled: by operator"), false))
-	require.Equal(t, duroxide.InstanceFailed, duroxide.StateOf(duroxide.StatusFailed, out("cancelled: not the runtime's text"), false))
-	require.Equal(t, duroxide.InstanceFailed, duroxide.StateOf(duroxide.StatusFailed, nil, false))
-	require.Equal(t, duroxide.InstanceCompleted, duroxide.StateOf(duroxide.StatusCompleted, out("canceled: output"), true))
-	require.Equal(t, duroxide.InstanceBlocked, duroxide.StateOf(duroxide.StatusRunning, nil, true))
-	require.Equal(t, duroxide.InstanceRunning, duroxide.StateOf(duroxide.StatusContinuedAsNew, nil, false))
+	require.Equal(t, duroxide.InstanceCanceled, duroxide.StateOf(duroxide.StatusFailed, out("canceled: by operator"), false, false))
+	require.Equal(t, duroxide.InstanceFailed, duroxide.StateOf(duroxide.StatusFailed, out("cancelled: not the runtime's text"), false, false))
+	require.Equal(t, duroxide.InstanceFailed, duroxide.StateOf(duroxide.StatusFailed, nil, false, false))
+	require.Equal(t, duroxide.InstanceCompleted, duroxide.StateOf(duroxide.StatusCompleted, out("canceled: output"), true, false))
+	require.Equal(t, duroxide.InstanceBlocked, duroxide.StateOf(duroxide.StatusRunning, nil, true, false))
+	require.Equal(t, duroxide.InstanceRunning, duroxide.StateOf(duroxide.StatusContinuedAsNew, nil, false, false))
+	require.Equal(t, duroxide.InstanceSuspended, duroxide.StateOf(duroxide.StatusRunning, nil, true, true))
+	require.Equal(t, duroxide.InstanceFailed, duroxide.StateOf(duroxide.StatusFailed, nil, false, true), "an ended instance is not suspended")
 }
 
 // TestContinuationTokenIsBoundToItsCriteria: a token resumes only the

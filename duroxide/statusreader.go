@@ -23,4 +23,8 @@ type InstanceStatus struct {
 	CustomStatus *CustomStatus
 	// BlockedReason is "" unless the instance is blocked.
 	BlockedReason string
+	// Suspended reports a suspended instance (a SuspensionReader's
+	// answer), SuspendedReason the reason given.
+	Suspended       bool
+	SuspendedReason string
 }

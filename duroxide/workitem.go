@@ -130,6 +130,52 @@ type QueueMessageItem struct {
 	Data     string
 }
 
+// RewindInstanceItem asks the runtime to rewind a failed execution: a
+// new execution whose history is the failed one's up to its first
+// failure, so the failed work runs again and every earlier result is
+// kept (durable's Client.Rewind documents the rule). Go-only: duroxide's
+// WorkItem has no such variant, so a Rust node cannot decode it.
+type RewindInstanceItem struct {
+	Instance string
+	// ExecutionID is the failed execution to rewind; the runtime drops
+	// the item when the instance's current execution is another one or
+	// did not fail. 0 = whichever execution is current.
+	ExecutionID uint64
+	Reason      string
+	// ParentExecutionID, when set, rewrites the parent execution the
+	// rewound sub-orchestration reports to: its parent was rewound into
+	// that execution. Omitted when nil.
+	ParentExecutionID *uint64
+}
+
+// RedriveInstanceItem asks the runtime to re-drive a poisoned execution:
+// a rewind (RewindInstanceItem) whose cut, for an orchestration poisoned
+// by its own messages, is the failure itself and whose new execution
+// receives the poisoned messages again. Go-only, as RewindInstanceItem.
+type RedriveInstanceItem struct {
+	Instance    string
+	ExecutionID uint64 // the poisoned execution; 0 = the current one
+	Reason      string
+}
+
+// SuspendInstanceItem asks the runtime to suspend an instance: the turn
+// that takes it commits OrchestrationCommit.Suspend, after which the
+// provider hands out none of the instance's messages until a
+// ResumeInstanceItem (or a CancelInstanceItem) is among them. Go-only,
+// as RewindInstanceItem.
+type SuspendInstanceItem struct {
+	Instance string
+	Reason   string
+}
+
+// ResumeInstanceItem asks the runtime to resume a suspended instance;
+// the provider hands it out with the messages held while suspended.
+// Go-only, as RewindInstanceItem.
+type ResumeInstanceItem struct {
+	Instance string
+	Reason   string
+}
+
 // Variant returns "StartOrchestration".
 func (StartOrchestrationItem) Variant() string { return "StartOrchestration" }
 
@@ -162,6 +208,59 @@ func (ContinueAsNewItem) Variant() string { return "ContinueAsNew" }
 
 // Variant returns "QueueMessage".
 func (QueueMessageItem) Variant() string { return "QueueMessage" }
+
+// Variant returns "RewindInstance".
+func (RewindInstanceItem) Variant() string { return "RewindInstance" }
+
+// Variant returns "RedriveInstance".
+func (RedriveInstanceItem) Variant() string { return "RedriveInstance" }
+
+// InstanceID returns Instance.
+func (w RewindInstanceItem) InstanceID() string { return w.Instance }
+
+// InstanceID returns Instance.
+func (w RedriveInstanceItem) InstanceID() string { return w.Instance }
+
+// Queue returns OrchestratorQueue.
+func (RewindInstanceItem) Queue() Queue { return OrchestratorQueue }
+
+// Queue returns OrchestratorQueue.
+func (RedriveInstanceItem) Queue() Queue { return OrchestratorQueue }
+
+func (RewindInstanceItem) isWorkItem()  {}
+func (RedriveInstanceItem) isWorkItem() {}
+
+// Variant returns "SuspendInstance".
+func (SuspendInstanceItem) Variant() string { return "SuspendInstance" }
+
+// Variant returns "ResumeInstance".
+func (ResumeInstanceItem) Variant() string { return "ResumeInstance" }
+
+// InstanceID returns Instance.
+func (w SuspendInstanceItem) InstanceID() string { return w.Instance }
+
+// InstanceID returns Instance.
+func (w ResumeInstanceItem) InstanceID() string { return w.Instance }
+
+// Queue returns OrchestratorQueue.
+func (SuspendInstanceItem) Queue() Queue { return OrchestratorQueue }
+
+// Queue returns OrchestratorQueue.
+func (ResumeInstanceItem) Queue() Queue { return OrchestratorQueue }
+
+func (SuspendInstanceItem) isWorkItem() {}
+func (ResumeInstanceItem) isWorkItem()  {}
+
+// WakesSuspended reports whether w is fetched for a suspended instance
+// (ResumeInstanceItem and CancelInstanceItem are; a cancellation is not
+// held back by a suspension), with every message the instance holds.
+func WakesSuspended(w WorkItem) bool {
+	switch w.(type) {
+	case ResumeInstanceItem, CancelInstanceItem:
+		return true
+	}
+	return false
+}
 
 // InstanceID returns Instance.
 func (w StartOrchestrationItem) InstanceID() string { return w.Instance }

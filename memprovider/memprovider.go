@@ -83,6 +83,10 @@ type instanceState struct {
 	// blocked is the reason the runtime holds the instance's turns back
 	// (BlockOrchestrationItem), "" when it does not; an ack clears it.
 	blocked string
+	// suspended holds the instance's turns back until a message that
+	// WakesSuspended arrives (OrchestrationCommit.Suspend); nil when it
+	// is not suspended.
+	suspended *duroxide.SuspendChange
 
 	// kvStore is the KV state as of the last terminal ack (Completed,
 	// Failed or ContinuedAsNew): what fetches return as the snapshot.

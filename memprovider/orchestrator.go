@@ -115,6 +115,9 @@ func (p *Provider) tryFetchOrchestrationItem(lockTimeout time.Duration, filter *
 			}
 			continue
 		}
+		if st != nil && st.suspended != nil && !slices.ContainsFunc(batch, func(b *orchMessage) bool { return duroxide.WakesSuspended(b.item) }) {
+			continue // suspended: its messages wait for a resume
+		}
 		return p.lockBatch(instance, st, batch, now, lockTimeout)
 	}
 	return nil
@@ -288,6 +291,12 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 	st.currentExecution = max(st.currentExecution, commit.ExecutionID)
 	st.updatedAt = now
 	st.blocked = "" // a committed turn replayed the history cleanly
+	if c := commit.Suspend; c != nil {
+		st.suspended = nil
+		if c.Suspended {
+			st.suspended = &duroxide.SuspendChange{Suspended: true, Reason: c.Reason}
+		}
+	}
 	ex := st.executions[commit.ExecutionID]
 	if ex == nil {
 		ex = &executionState{id: commit.ExecutionID, status: duroxide.StatusRunning, startedAt: now}
@@ -465,6 +474,21 @@ func (p *Provider) BlockedReason(ctx context.Context, instance string) (string, 
 		return st.blocked, nil
 	}
 	return "", nil
+}
+
+var _ duroxide.SuspensionReader = (*Provider)(nil)
+
+// Suspension implements duroxide.SuspensionReader.
+func (p *Provider) Suspension(ctx context.Context, instance string) (bool, string, error) {
+	if err := ctx.Err(); err != nil {
+		return false, "", duroxide.Wrap("suspension", err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if st := p.instances[instance]; st != nil && st.suspended != nil {
+		return true, st.suspended.Reason, nil
+	}
+	return false, "", nil
 }
 
 // abandonOrchestrationItem releases the lock; a non-empty blocked is

@@ -72,7 +72,7 @@ func summaryOf(s *instanceState) duroxide.InstanceSummary {
 			sum.CompletedAt = *ex.completedAt
 		}
 	}
-	sum.State = duroxide.StateOf(sum.Status, output, s.blocked != "")
+	sum.State = duroxide.StateOf(sum.Status, output, s.blocked != "", s.suspended != nil)
 	sum.Output = duroxide.Snippet(output)
 	return sum
 }

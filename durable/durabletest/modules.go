@@ -41,5 +41,7 @@ func modules() []module {
 		{"api_edge_tests", apiEdgeTests},
 		// Go-only: search and bulk operations (issue 22).
 		{"operations_tests", operationsTests},
+		// Go-only: rewind, re-drive and restart.
+		{"lifecycle_tests", lifecycleTests},
 	}
 }

@@ -86,13 +86,19 @@ behaviours in 19 modules): atomicity 4, bulk_deletion 4, cancellation 16,
 capability_filtering 20, custom_status 7, deletion 13, error_handling 7,
 instance_creation 4, instance_locking 11, kv_store 35, lock_expiration 13,
 long_polling 5, management 13, multi_execution 5, poison_message 9, prune
-4, queue_semantics 8, sessions 33, tag_filtering 10. Two modules are Go
+4, queue_semantics 8, sessions 33, tag_filtering 10. Four modules are Go
 additions: blocked_instances (5), the BlockOrchestrationItem and
 BlockedReason calls the Go runtime's NondeterminismBlock policy uses, and
-the optional StatusReader's ReadStatus, checked against them; and
+the optional StatusReader's ReadStatus, checked against them;
 held_messages (3): messages that arrive while an instance's start or an
 abandoned batch is held back wait for it, neither dropped as orphans nor
-delivered first.
+delivered first; instance_search (8), ProviderAdmin.SearchInstances; and
+lifecycle (6), what the Client's Suspend, Resume and Rewind need:
+OrchestrationCommit.Suspend holding an instance's messages back until a
+resume or cancellation brings them all (for a provider that is a
+SuspensionReader) and a search by the suspended state finding the
+instance, and execution N+1 of a failed instance committed with a prefix
+of history.
 
 # Writing modules
 

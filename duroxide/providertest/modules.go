@@ -19,6 +19,7 @@ var modules = []module{
 	{"instance_locking", instanceLockingTests},
 	{"instance_search", instanceSearchTests},
 	{"kv_store", kvStoreTests},
+	{"lifecycle", lifecycleTests},
 	{"lock_expiration", lockExpirationTests},
 	{"long_polling", longPollingTests},
 	{"management", managementTests},

@@ -1,0 +1,242 @@
+package durable
+
+import (
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// rewindRequest is a RewindInstanceItem or RedriveInstanceItem found in a
+// fetched batch.
+type rewindRequest struct {
+	executionID uint64
+	reason      string
+	parentExec  *uint64
+	redrive     bool
+}
+
+// takeRewind removes the batch's first rewind or re-drive request from
+// messages; later ones are duplicates of it (the same execution can be
+// rewound once) and are dropped.
+func takeRewind(messages []duroxide.WorkItem) (*rewindRequest, []duroxide.WorkItem) {
+	var req *rewindRequest
+	rest := make([]duroxide.WorkItem, 0, len(messages))
+	for _, m := range messages {
+		switch w := m.(type) {
+		case duroxide.RewindInstanceItem:
+			if req == nil {
+				req = &rewindRequest{executionID: w.ExecutionID, reason: w.Reason, parentExec: w.ParentExecutionID}
+			}
+		case duroxide.RedriveInstanceItem:
+			if req == nil {
+				req = &rewindRequest{executionID: w.ExecutionID, reason: w.Reason, redrive: true}
+			}
+		default:
+			rest = append(rest, m)
+		}
+	}
+	return req, rest
+}
+
+// rewind handles a batch holding a rewind request, whose other messages
+// are t.item.Messages. It reports false when the request does not apply
+// (the instance's current execution is not the failed one it names); the
+// caller then processes t.item.Messages as usual. A re-drive of an
+// execution poisoned before its first turn (its history is the
+// OrchestrationStarted the poison wrote) also reports false, having put
+// the poisoned start back into t.item.Messages as the start of the next
+// execution.
+func (rt *Runtime) rewind(t *turn, req *rewindRequest) bool {
+	item, instance := t.item, t.instance
+	rest := item.Messages
+	if req.executionID != 0 && req.executionID != item.ExecutionID {
+		rt.log.Warn("rewind request for an execution that is not the current one; dropping it", "instance_id", instance,
+			"execution_id", item.ExecutionID, "requested_execution_id", req.executionID)
+		return false
+	}
+	if req.parentExec != nil && rt.resendChildResult(t, req) {
+		return true
+	}
+	cut, extra, ok := rt.rewindCutOf(item, req)
+	if !ok {
+		return false
+	}
+	if start := startAgain(extra); req.redrive && cut <= 1 && start != nil {
+		rt.log.Info("re-driving an execution poisoned before its first turn: starting it again", "instance_id", instance,
+			"execution_id", item.ExecutionID, "reason", req.reason)
+		item.Messages = append(append([]duroxide.WorkItem{start}, withoutStarts(extra)...), rest...)
+		return false
+	}
+	rt.rewindTurn(t, req, cut, withoutStarts(extra), withoutStarts(rest))
+	return true
+}
+
+// rewindTurn commits execution N+1 of the turn's failed execution N: the
+// history before cut, replayed with the kept results, extra (re-driven
+// messages) and rest (the batch's other messages; a restart racing the
+// rewind is dropped), plus the work the prefix leaves open.
+func (rt *Runtime) rewindTurn(t *turn, req *rewindRequest, cut int, extra, rest []duroxide.WorkItem) {
+	item, instance := t.item, t.instance
+	t.executionID = item.ExecutionID + 1
+	plan := planRewind(item.History, instance, t.executionID, cut, req.parentExec)
+	rt.log.Info("rewinding failed execution", "instance_id", instance, "execution_id", item.ExecutionID, "new_execution_id", t.executionID,
+		"reason", req.reason, "kept_events", len(plan.prefix), "kept_results", len(plan.kept), "reruns", len(plan.reruns), "redrive", req.redrive)
+	t.readHistory(plan.prefix)
+	t.readMessages(rest)
+	t.completions = append(append(plan.kept, extra...), t.completions...)
+	if !rt.runTurn(t) {
+		return
+	}
+	// The whole prefix is new to the store: it is N+1's history.
+	t.delta, t.history = append(t.history, t.delta...), nil
+	t.worker = append(t.worker, unresolved(plan.reruns, extra)...)
+	t.orch = append(t.orch, unresolved(plan.orch, extra)...)
+	t.finishCommit()
+	if t.metadata.Status == nil {
+		t.metadata.Status = ptr(duroxide.StatusRunning)
+	}
+	rt.ack(t)
+}
+
+// rewindCutOf finds where the rewind cuts item's history, and for a
+// re-drive of an orchestration poisoned by its messages, those messages
+// readdressed to the new execution. ok is false when the current
+// execution did not fail or a re-drive finds nothing poisoned.
+func (rt *Runtime) rewindCutOf(item *duroxide.OrchestrationItem, req *rewindRequest) (cut int, extra []duroxide.WorkItem, ok bool) {
+	details, failed := terminalFailure(item.History)
+	if !failed {
+		rt.log.Warn("rewind request for an execution that did not fail; dropping it", "instance_id", item.Instance,
+			"execution_id", item.ExecutionID)
+		return 0, nil, false
+	}
+	if !req.redrive {
+		return rewindCut(item.History, false), nil, true
+	}
+	if p, ok := poisonOf(details); ok && p.MessageType.Kind == duroxide.PoisonOrchestration {
+		msgs, err := poisonedMessages(p, item.ExecutionID, item.ExecutionID+1)
+		if err != nil {
+			rt.log.Warn("re-drive: the poisoned messages cannot be decoded; rewinding without them", "instance_id", item.Instance, "error", err)
+		}
+		return rewindCut(item.History, true), msgs, true
+	}
+	if !poisoned(item.History) {
+		rt.log.Warn("re-drive request for an execution that was not poisoned; dropping it", "instance_id", item.Instance,
+			"execution_id", item.ExecutionID)
+		return 0, nil, false
+	}
+	return rewindCut(item.History, false), nil, true
+}
+
+// poisoned reports whether a failure in history is a poison failure.
+func poisoned(history []duroxide.Event) bool {
+	for _, e := range history {
+		var d duroxide.ErrorDetails
+		switch k := e.Kind.(type) {
+		case duroxide.ActivityFailed:
+			d = k.Details
+		case duroxide.SubOrchestrationFailed:
+			d = k.Details
+		case duroxide.OrchestrationFailed:
+			d = k.Details
+		default:
+			continue
+		}
+		if _, ok := poisonOf(d); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// resendChildResult answers a rewound parent's request to a child that
+// completed: the parent's new execution needs the result its failed one
+// never received (the parent had already failed when it arrived), so the
+// child sends it again, to that execution.
+func (rt *Runtime) resendChildResult(t *turn, req *rewindRequest) bool {
+	var started *duroxide.OrchestrationStarted
+	var out string
+	completed := false
+	for _, e := range t.item.History {
+		switch k := e.Kind.(type) {
+		case duroxide.OrchestrationStarted:
+			started, completed = &k, false
+		case duroxide.OrchestrationCompleted:
+			out, completed = k.Output, true
+		}
+	}
+	if !completed || started == nil || started.ParentInstance == nil || started.ParentID == nil {
+		return false
+	}
+	t.orch = append(t.orch, duroxide.SubOrchCompletedItem{ParentInstance: *started.ParentInstance,
+		ParentExecutionID: *req.parentExec, ParentID: *started.ParentID, Result: out})
+	rt.ack(t)
+	return true
+}
+
+// unresolved drops from work what the re-driven messages resolve: a
+// poisoned batch's completion is delivered again, so its work is not
+// issued again.
+func unresolved(work, messages []duroxide.WorkItem) []duroxide.WorkItem {
+	done := map[uint64]bool{}
+	for _, m := range messages {
+		switch w := m.(type) {
+		case duroxide.ActivityCompletedItem:
+			done[w.ID] = true
+		case duroxide.ActivityFailedItem:
+			done[w.ID] = true
+		case duroxide.TimerFiredItem:
+			done[w.ID] = true
+		case duroxide.SubOrchCompletedItem:
+			done[w.ParentID] = true
+		case duroxide.SubOrchFailedItem:
+			done[w.ParentID] = true
+		}
+	}
+	kept := work[:0:0]
+	for _, w := range work {
+		if id, ok := scheduleID(w); !ok || !done[id] {
+			kept = append(kept, w)
+		}
+	}
+	return kept
+}
+
+// scheduleID is the schedule event a re-issued work item is for.
+func scheduleID(w duroxide.WorkItem) (uint64, bool) {
+	switch v := w.(type) {
+	case duroxide.ActivityExecuteItem:
+		return v.ID, true
+	case duroxide.TimerFiredItem:
+		return v.ID, true
+	}
+	return 0, false
+}
+
+// startAgain turns the first start among poisoned messages into the
+// continue-as-new item that starts the next execution of a failed
+// instance as it would have started.
+func startAgain(messages []duroxide.WorkItem) duroxide.WorkItem {
+	for _, m := range messages {
+		switch w := m.(type) {
+		case duroxide.StartOrchestrationItem:
+			return duroxide.ContinueAsNewItem{Instance: w.Instance, Orchestration: w.Orchestration, Input: w.Input, Version: w.Version,
+				ParentInstance: w.ParentInstance, ParentID: w.ParentID, ParentExecutionID: w.ParentExecutionID,
+				CarryForwardEvents: []duroxide.CarryForwardEvent{}}
+		case duroxide.ContinueAsNewItem:
+			return w
+		}
+	}
+	return nil
+}
+
+// withoutStarts drops the start items: the kept history holds the
+// execution's OrchestrationStarted.
+func withoutStarts(messages []duroxide.WorkItem) []duroxide.WorkItem {
+	out := messages[:0:0]
+	for _, m := range messages {
+		switch m.(type) {
+		case duroxide.StartOrchestrationItem, duroxide.ContinueAsNewItem:
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}

@@ -1,0 +1,656 @@
+package durabletest
+
+import (
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/duroxide-go/cdb/durable"
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// lifecycleTests are Go-only: the Client's operations on an instance's
+// life (rewind, re-drive, restart), which duroxide does not have.
+func lifecycleTests() []sample {
+	return []sample{
+		{"rewind_reruns_the_failed_activity_and_keeps_the_others", rewindRerunsTheFailedActivityAndKeepsTheOthers},
+		{"rewind_reruns_a_failed_sub_orchestration", rewindRerunsAFailedSubOrchestration},
+		{"rewind_keeps_a_handled_failure_and_its_retry", rewindKeepsAHandledFailureAndItsRetry},
+		{"rewind_reaches_a_child_that_outlived_the_failure", rewindReachesAChildThatOutlivedTheFailure},
+		{"rewound_parent_gets_the_result_of_a_completed_child_again", rewoundParentGetsTheResultOfACompletedChildAgain},
+		{"rewind_refuses_instances_that_did_not_fail", rewindRefusesInstancesThatDidNotFail},
+		{"rewind_of_a_long_history", rewindOfALongHistory},
+		{"rewind_keeps_kv_and_custom_status", rewindKeepsKVAndCustomStatus},
+		{"restart_runs_a_terminal_instance_again", restartRunsATerminalInstanceAgain},
+		{"restart_refuses_a_running_instance", restartRefusesARunningInstance},
+		{"restart_pins_a_version", restartPinsAVersion},
+		{"redrive_delivers_the_poisoned_messages_again", redriveDeliversThePoisonedMessagesAgain},
+		{"redrive_reruns_a_poisoned_activity", redriveRerunsAPoisonedActivity},
+		{"redrive_starts_an_instance_poisoned_before_its_first_turn", redriveStartsAnInstancePoisonedBeforeItsFirstTurn},
+		{"redrive_refuses_a_failure_that_is_not_poison", redriveRefusesAFailureThatIsNotPoison},
+		{"suspended_instance_takes_no_turns_until_resumed", suspendedInstanceTakesNoTurnsUntilResumed},
+		{"suspension_outlasts_the_runtime", suspensionOutlastsTheRuntime},
+		{"cancel_ends_a_suspended_instance", cancelEndsASuspendedInstance},
+		{"suspend_and_resume_refuse_the_wrong_state", suspendAndResumeRefuseTheWrongState},
+	}
+}
+
+// counted registers activity name, counting its runs; it fails with
+// "broken" until fixed is set (nil: never fails).
+func counted(e *env, r *durable.Registry, name string, runs *atomic.Int32, fixed *atomic.Bool) {
+	act(e.t, r, name, func(_ durable.ActivityContext, in string) (string, error) {
+		runs.Add(1)
+		if fixed != nil && !fixed.Load() {
+			return "", errors.New("broken")
+		}
+		return name + "(" + in + ")", nil
+	})
+}
+
+// waitExecutions waits until instance has n executions.
+func (e *env) waitExecutions(instance string, n int) {
+	e.t.Helper()
+	e.waitFor("execution count", func() bool {
+		x, err := e.client().ListExecutions(e.ctx, instance)
+		return err == nil && len(x) >= n
+	})
+}
+
+// requireFailedExecution requires instance's execution exec to have kept
+// its failure.
+func (e *env) requireFailedExecution(instance string, exec uint64) {
+	e.t.Helper()
+	h := e.executionHistory(instance, exec)
+	require.True(e.t, anyKind[duroxide.OrchestrationFailed](h), "execution %d keeps its failure: %s", exec, kinds(h))
+}
+
+func rewindRerunsTheFailedActivityAndKeepsTheOthers(e *env) {
+	var a, b, c atomic.Int32
+	var fixed atomic.Bool
+	r := durable.NewRegistry()
+	counted(e, r, "A", &a, nil)
+	counted(e, r, "B", &b, nil)
+	counted(e, r, "C", &c, &fixed)
+	orch(e.t, r, "ABC", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		out := in
+		for _, name := range []string{"A", "B", "C"} {
+			v, err := durable.CallActivity[string](ctx, name, out).Await()
+			if err != nil {
+				return "", err
+			}
+			out = v
+		}
+		return out, nil
+	})
+	e.start(r, fastOptions(nil))
+	const instance = "rewind-abc"
+	e.startOrch(instance, "ABC", "x")
+	require.Contains(e.t, e.failed(instance), "broken")
+	fixed.Store(true)
+	require.NoError(e.t, e.client().Rewind(e.ctx, instance, durable.RewindOptions{Reason: "C fixed"}))
+	e.waitExecutions(instance, 2)
+	require.Equal(e.t, "C(B(A(x)))", e.completed(instance))
+	require.Equal(e.t, int32(1), a.Load(), "A succeeded before the failure: not run again")
+	require.Equal(e.t, int32(1), b.Load(), "B succeeded before the failure: not run again")
+	require.Equal(e.t, int32(2), c.Load(), "C failed: run again")
+	x, err := e.client().ListExecutions(e.ctx, instance)
+	require.NoError(e.t, err)
+	require.Equal(e.t, []uint64{1, 2}, x)
+	e.requireFailedExecution(instance, 1)
+	h := e.executionHistory(instance, 2)
+	require.Equal(e.t, 3, countKind[duroxide.ActivityScheduled](h), "the new execution holds the three schedules once: %s", kinds(h))
+	require.Zero(e.t, countKind[duroxide.ActivityFailed](h), "the failure is not part of the new execution: %s", kinds(h))
+	// Rewinding again: the instance no longer failed.
+	require.ErrorIs(e.t, e.client().Rewind(e.ctx, instance, durable.RewindOptions{}), durable.ErrInvalidState)
+}
+
+func rewindRerunsAFailedSubOrchestration(e *env) {
+	var a, x atomic.Int32
+	var fixed atomic.Bool
+	r := durable.NewRegistry()
+	counted(e, r, "A", &a, nil)
+	counted(e, r, "X", &x, &fixed)
+	orch(e.t, r, "Child", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		return durable.CallActivity[string](ctx, "X", in).Await()
+	})
+	orch(e.t, r, "Parent", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		v, err := durable.CallActivity[string](ctx, "A", in).Await()
+		if err != nil {
+			return "", err
+		}
+		return durable.CallSubOrchestration[string](ctx, "Child", v).Await()
+	})
+	e.start(r, fastOptions(nil))
+	const instance = "rewind-parent"
+	e.startOrch(instance, "Parent", "p")
+	require.Contains(e.t, e.failed(instance), "broken")
+	fixed.Store(true)
+	require.NoError(e.t, e.client().Rewind(e.ctx, instance, durable.RewindOptions{}))
+	e.waitExecutions(instance, 2)
+	require.Equal(e.t, "X(A(p))", e.completed(instance))
+	require.Equal(e.t, int32(1), a.Load(), "A is kept")
+	require.Equal(e.t, int32(2), x.Load(), "the child's failed activity ran again")
+	child := instance + "::" + e.childInstanceOf(instance) // an auto id, relative to the parent
+	cx, err := e.client().ListExecutions(e.ctx, child)
+	require.NoError(e.t, err)
+	require.Equal(e.t, []uint64{1, 2}, cx, "the child was rewound too")
+	e.requireFailedExecution(child, 1)
+}
+
+// The parent fails while its child still waits for an event; the
+// parent's end cancels the child ("parent dropped sub-orchestration
+// future"). Rewinding the parent rewinds the child too, which waits
+// again and reports to the parent's new execution.
+func rewindReachesAChildThatOutlivedTheFailure(e *env) {
+	var a atomic.Int32
+	var fixed atomic.Bool
+	r := durable.NewRegistry()
+	counted(e, r, "A", &a, &fixed)
+	orch(e.t, r, "Waiter", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		d, err := durable.WaitEvent[string](ctx, "go").Await()
+		return "waited(" + in + d + ")", err
+	})
+	orch(e.t, r, "Parent", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		child := durable.CallSubOrchestration[string](ctx, "Waiter", in)
+		v, err := durable.CallActivity[string](ctx, "A", in).Await()
+		if err != nil {
+			return "", err
+		}
+		c, err := child.Await()
+		return v + "+" + c, err
+	})
+	e.start(r, fastOptions(nil))
+	const instance = "rewind-outlived"
+	e.startOrch(instance, "Parent", "p")
+	require.Contains(e.t, e.failed(instance), "broken")
+	child := instance + "::" + e.childInstanceOf(instance)
+	e.waitStatusCancelled(child)
+	fixed.Store(true)
+	require.NoError(e.t, e.client().Rewind(e.ctx, instance, durable.RewindOptions{}))
+	e.waitExecutions(instance, 2)
+	e.waitExecutions(child, 2)
+	e.waitFor("the rewound child to wait again", func() bool {
+		h := e.history(child)
+		return len(h) > 0 && h[0].ExecutionID == 2 && anyKind[duroxide.ExternalSubscribed](h)
+	})
+	e.raise(child, "go", "!")
+	require.Equal(e.t, "A(p)+waited(p!)", e.completed(instance))
+	require.Equal(e.t, int32(2), a.Load())
+	_, started, ok := findKind[duroxide.OrchestrationStarted](e.executionHistory(child, 2))
+	require.True(e.t, ok)
+	require.Equal(e.t, u64p(2), started.ParentExecutionID, "the rewound child reports to the parent's new execution")
+}
+
+// seedHistory commits events as execution 1 of a new instance (before
+// any runtime runs), with status.
+func (e *env) seedHistory(instance string, events []duroxide.Event, status string) {
+	e.t.Helper()
+	s := events[0].Kind.(duroxide.OrchestrationStarted)
+	require.NoError(e.t, e.p.EnqueueForOrchestrator(e.ctx, duroxide.StartOrchestrationItem{Instance: instance,
+		Orchestration: s.Name, Input: s.Input, Version: &s.Version, ParentInstance: s.ParentInstance, ParentID: s.ParentID, ExecutionID: 1}, 0))
+	item, err := e.p.FetchOrchestrationItem(e.ctx, 30*time.Second, 0, nil)
+	require.NoError(e.t, err)
+	require.NotNil(e.t, item)
+	require.Equal(e.t, instance, item.Instance)
+	md := duroxide.ExecutionMetadata{Status: &status, OrchestrationName: &s.Name, OrchestrationVersion: &s.Version, ParentInstanceID: s.ParentInstance}
+	if k, ok := events[len(events)-1].Kind.(duroxide.OrchestrationCompleted); ok {
+		md.Output = &k.Output
+	}
+	require.NoError(e.t, e.p.AckOrchestrationItem(e.ctx, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1, HistoryDelta: events, Metadata: md}))
+}
+
+// A child completed after its parent failed, so its result went to the
+// failed execution. The rewound parent asks it to rewind (a
+// RewindInstanceItem naming the parent's new execution); a completed
+// child answers with its result again. Seeded: parent execution 1 waits
+// for child "outlived-child", which completed.
+func rewoundParentGetsTheResultOfACompletedChildAgain(e *env) {
+	const parent, child = "outlived-parent", "outlived-child"
+	ev := func(instance string, id uint64, source *uint64, k duroxide.EventKind) duroxide.Event {
+		return duroxide.Event{EventID: id, SourceEventID: source, InstanceID: instance, ExecutionID: 1,
+			TimestampMs: uint64(time.Now().UnixMilli()), DuroxideVersion: durable.DuroxideVersion, Kind: k}
+	}
+	e.seedHistory(parent, []duroxide.Event{
+		ev(parent, 1, nil, duroxide.OrchestrationStarted{Name: "Holder", Version: "1.0.0", Input: "in"}),
+		ev(parent, 2, nil, duroxide.SubOrchestrationScheduled{Name: "Child", Instance: child, Input: "in"}),
+	}, duroxide.StatusRunning)
+	e.seedHistory(child, []duroxide.Event{
+		ev(child, 1, nil, duroxide.OrchestrationStarted{Name: "Child", Version: "1.0.0", Input: "in", ParentInstance: ptrTo(parent), ParentID: u64p(2)}),
+		ev(child, 2, nil, duroxide.OrchestrationCompleted{Output: "child-out"}),
+	}, duroxide.StatusCompleted)
+	r := durable.NewRegistry()
+	orch(e.t, r, "Holder", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		return durable.CallSubOrchestration[string](ctx, "Child", in, durable.SubOrchestrationOptions{InstanceID: child}).Await()
+	})
+	orch(e.t, r, "Child", func(*durable.OrchestrationContext, string) (string, error) { return "", errors.New("must not run") })
+	e.start(r, fastOptions(nil))
+	require.NoError(e.t, e.p.EnqueueForOrchestrator(e.ctx, duroxide.RewindInstanceItem{Instance: child, Reason: "parent rewound",
+		ParentExecutionID: u64p(1)}, 0))
+	require.Equal(e.t, "child-out", e.completed(parent))
+	x, err := e.client().ListExecutions(e.ctx, child)
+	require.NoError(e.t, err)
+	require.Equal(e.t, []uint64{1}, x, "a completed child is not rewound")
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// A failure the orchestration handled (a retry) is kept: only the
+// failure it did not move on from runs again.
+func rewindKeepsAHandledFailureAndItsRetry(e *env) {
+	var flaky, final atomic.Int32
+	var fixed atomic.Bool
+	r := durable.NewRegistry()
+	act(e.t, r, "Flaky", func(_ durable.ActivityContext, in string) (string, error) {
+		if flaky.Add(1) == 1 {
+			return "", errors.New("first attempt fails")
+		}
+		return "flaky(" + in + ")", nil
+	})
+	counted(e, r, "Final", &final, &fixed)
+	orch(e.t, r, "Retrying", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		v, err := durable.CallActivity[string](ctx, "Flaky", in).Await()
+		if err != nil {
+			if v, err = durable.CallActivity[string](ctx, "Flaky", in).Await(); err != nil {
+				return "", err
+			}
+		}
+		return durable.CallActivity[string](ctx, "Final", v).Await()
+	})
+	e.start(r, fastOptions(nil))
+	const instance = "rewind-retry"
+	e.startOrch(instance, "Retrying", "i")
+	require.Contains(e.t, e.failed(instance), "broken")
+	fixed.Store(true)
+	require.NoError(e.t, e.client().Rewind(e.ctx, instance, durable.RewindOptions{}))
+	e.waitExecutions(instance, 2)
+	require.Equal(e.t, "Final(flaky(i))", e.completed(instance))
+	require.Equal(e.t, int32(2), flaky.Load(), "the handled failure and its retry are kept")
+	require.Equal(e.t, int32(2), final.Load())
+	h := e.executionHistory(instance, 2)
+	require.Equal(e.t, 1, countKind[duroxide.ActivityFailed](h), "the handled failure stays in the history: %s", kinds(h))
+}
+
+// A prefix of more events than one Cosmos DB batch holds is committed
+// in one turn all the same.
+func rewindOfALongHistory(e *env) {
+	const steps = 80
+	var runs, last atomic.Int32
+	var fixed atomic.Bool
+	r := durable.NewRegistry()
+	counted(e, r, "Step", &runs, nil)
+	counted(e, r, "Last", &last, &fixed)
+	orch(e.t, r, "Long", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		for range steps {
+			if _, err := durable.CallActivity[string](ctx, "Step", in).Await(); err != nil {
+				return "", err
+			}
+		}
+		return durable.CallActivity[string](ctx, "Last", in).Await()
+	})
+	e.start(r, fastOptions(nil))
+	const instance = "rewind-long"
+	e.startOrch(instance, "Long", "x")
+	require.Contains(e.t, e.failed(instance), "broken")
+	fixed.Store(true)
+	require.NoError(e.t, e.client().Rewind(e.ctx, instance, durable.RewindOptions{}))
+	e.waitExecutions(instance, 2)
+	require.Equal(e.t, "Last(x)", e.completed(instance))
+	require.Equal(e.t, int32(steps), runs.Load(), "no step ran again")
+	require.Equal(e.t, int32(2), last.Load())
+	require.Len(e.t, e.executionHistory(instance, 2), 2*steps+4, "started, the steps, Last scheduled and completed, completed")
+}
+
+func rewindKeepsKVAndCustomStatus(e *env) {
+	var a, c atomic.Int32
+	var fixed atomic.Bool
+	r := durable.NewRegistry()
+	counted(e, r, "A", &a, nil)
+	counted(e, r, "C", &c, &fixed)
+	orch(e.t, r, "Stateful", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		ctx.SetKVValue("step", "started")
+		v, err := durable.CallActivity[string](ctx, "A", in).Await()
+		if err != nil {
+			return "", err
+		}
+		ctx.SetCustomStatus("after " + v)
+		ctx.SetKVValue("step", v)
+		if v, err = durable.CallActivity[string](ctx, "C", v).Await(); err != nil {
+			return "", err
+		}
+		ctx.SetKVValue("done", v)
+		return v, nil
+	})
+	e.start(r, fastOptions(nil))
+	const instance = "rewind-state"
+	e.startOrch(instance, "Stateful", "x")
+	require.Contains(e.t, e.failed(instance), "broken")
+	fixed.Store(true)
+	require.NoError(e.t, e.client().Rewind(e.ctx, instance, durable.RewindOptions{}))
+	e.waitExecutions(instance, 2)
+	require.Equal(e.t, "C(A(x))", e.completed(instance))
+	e.requireKV(instance, "step", "A(x)")
+	e.requireKV(instance, "done", "C(A(x))")
+	st, err := e.client().Status(e.ctx, instance)
+	require.NoError(e.t, err)
+	require.Equal(e.t, ptrTo("after A(x)"), st.CustomStatus)
+	require.Equal(e.t, int32(1), a.Load())
+}
+
+func rewindRefusesInstancesThatDidNotFail(e *env) {
+	e.start(edgeRegistry(e), fastOptions(nil))
+	require.ErrorIs(e.t, e.client().Rewind(e.ctx, "rewind-missing", durable.RewindOptions{}), durable.ErrInstanceNotFound)
+	e.startOrch("rewind-running", "Echo", "in")
+	e.waitRunning("rewind-running")
+	err := e.client().Rewind(e.ctx, "rewind-running", durable.RewindOptions{})
+	require.ErrorIs(e.t, err, durable.ErrInvalidState)
+	require.Contains(e.t, err.Error(), "Running")
+	e.raise("rewind-running", "go", "d")
+	require.Equal(e.t, "echo:in:d", e.completed("rewind-running"))
+	require.ErrorIs(e.t, e.client().Rewind(e.ctx, "rewind-running", durable.RewindOptions{}), durable.ErrInvalidState)
+	require.ErrorIs(e.t, e.client().Rewind(e.ctx, "", durable.RewindOptions{}), durable.ErrInvalidInput)
+}
+
+func restartRunsATerminalInstanceAgain(e *env) {
+	var runs atomic.Int32
+	var fixed atomic.Bool
+	r := durable.NewRegistry()
+	counted(e, r, "Step", &runs, &fixed)
+	orch(e.t, r, "Once", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		return durable.CallActivity[string](ctx, "Step", in).Await()
+	})
+	e.start(r, fastOptions(nil))
+	const instance = "restart-once"
+	e.startOrch(instance, "Once", "first")
+	require.Contains(e.t, e.failed(instance), "broken")
+	fixed.Store(true)
+	require.NoError(e.t, e.client().Restart(e.ctx, instance, durable.RestartOptions{}))
+	e.waitExecutions(instance, 2)
+	require.Equal(e.t, "Step(first)", e.completed(instance), "restarted with the original input")
+	require.NoError(e.t, e.client().Restart(e.ctx, instance, durable.RestartOptions{Input: "second", Version: "1.0.0"}))
+	e.waitExecutions(instance, 3)
+	require.Equal(e.t, "Step(second)", e.completed(instance), "restarted with a new input")
+	require.Equal(e.t, int32(3), runs.Load(), "every restart runs from the beginning")
+	x, err := e.client().ListExecutions(e.ctx, instance)
+	require.NoError(e.t, err)
+	require.Equal(e.t, []uint64{1, 2, 3}, x, "earlier executions are kept")
+	e.requireFailedExecution(instance, 1)
+	require.ErrorIs(e.t, e.client().Restart(e.ctx, instance, durable.RestartOptions{Version: "not-a-version"}), durable.ErrInvalidInput)
+}
+
+func restartPinsAVersion(e *env) {
+	r := durable.NewRegistry()
+	must(e.t, r.AddOrchestrationVersion("Versioned", "1.0.0", func(_ *durable.OrchestrationContext, in string) (string, error) { return "v1:" + in, nil }))
+	must(e.t, r.AddOrchestrationVersion("Versioned", "2.0.0", func(_ *durable.OrchestrationContext, in string) (string, error) { return "v2:" + in, nil }))
+	e.start(r, fastOptions(nil))
+	const instance = "restart-versioned"
+	e.startOrch(instance, "Versioned", "a")
+	require.Equal(e.t, "v2:a", e.completed(instance), "a start runs the latest version")
+	require.NoError(e.t, e.client().Restart(e.ctx, instance, durable.RestartOptions{Version: "1.0.0"}))
+	e.waitExecutions(instance, 2)
+	require.Equal(e.t, "v1:a", e.completed(instance), "the restart runs the pinned version")
+	require.NoError(e.t, e.client().Restart(e.ctx, instance, durable.RestartOptions{}))
+	e.waitExecutions(instance, 3)
+	require.Equal(e.t, "v2:a", e.completed(instance), "without a pin the registry chooses again")
+}
+
+func restartRefusesARunningInstance(e *env) {
+	e.start(edgeRegistry(e), fastOptions(nil))
+	require.ErrorIs(e.t, e.client().Restart(e.ctx, "restart-missing", durable.RestartOptions{}), durable.ErrInstanceNotFound)
+	e.startOrch("restart-running", "Echo", "in")
+	e.waitRunning("restart-running")
+	require.ErrorIs(e.t, e.client().Restart(e.ctx, "restart-running", durable.RestartOptions{}), durable.ErrInvalidState)
+	e.cancel("restart-running", "stop")
+	e.waitStatusCancelled("restart-running")
+	require.NoError(e.t, e.client().Restart(e.ctx, "restart-running", durable.RestartOptions{Input: "again"}))
+	e.waitExecutions("restart-running", 2)
+	e.waitRunning("restart-running")
+	e.raise("restart-running", "go", "d")
+	e.waitFor("the restarted execution to complete", func() bool {
+		st, err := e.client().Status(e.ctx, "restart-running")
+		return err == nil && st.State == durable.StateCompleted && st.Output == "echo:again:d"
+	})
+}
+
+// The orchestration's turn that takes the activity's result is poisoned;
+// after the re-drive the result arrives again, and the activity is not
+// run a second time.
+func redriveDeliversThePoisonedMessagesAgain(e *env) {
+	fp := e.faulty()
+	var runs atomic.Int32
+	r := durable.NewRegistry()
+	counted(e, r, "Work", &runs, nil)
+	orch(e.t, r, "OneStep", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		return durable.CallActivity[string](ctx, "Work", in).Await()
+	})
+	fp.InjectOrchestrationAttemptsAfterSkip(1, 11)
+	e.start(r, fastPoisonOptions(10))
+	const instance = "redrive-orch"
+	e.startOrch(instance, "OneStep", "in")
+	p := poisonDetails(e, e.wait(instance))
+	require.Equal(e.t, duroxide.PoisonOrchestration, p.MessageType.Kind)
+	require.NoError(e.t, e.client().Redrive(e.ctx, instance))
+	e.waitExecutions(instance, 2)
+	require.Equal(e.t, "Work(in)", e.completed(instance))
+	require.Equal(e.t, int32(1), runs.Load(), "the activity's result was delivered again, not recomputed")
+	e.requireFailedExecution(instance, 1)
+}
+
+func redriveStartsAnInstancePoisonedBeforeItsFirstTurn(e *env) {
+	fp := e.faulty()
+	var runs atomic.Int32
+	r := durable.NewRegistry()
+	counted(e, r, "Work", &runs, nil)
+	orch(e.t, r, "OneStep", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		return durable.CallActivity[string](ctx, "Work", in).Await()
+	})
+	fp.InjectOrchestrationAttempts(11)
+	e.start(r, fastPoisonOptions(10))
+	const instance = "redrive-start"
+	e.startOrch(instance, "OneStep", "in")
+	p := poisonDetails(e, e.wait(instance))
+	require.Equal(e.t, duroxide.PoisonOrchestration, p.MessageType.Kind)
+	require.Zero(e.t, runs.Load())
+	require.NoError(e.t, e.client().Redrive(e.ctx, instance))
+	e.waitExecutions(instance, 2)
+	require.Equal(e.t, "Work(in)", e.completed(instance))
+	require.Equal(e.t, int32(1), runs.Load())
+}
+
+func redriveRerunsAPoisonedActivity(e *env) {
+	fp := e.faulty()
+	var runs atomic.Int32
+	r := durable.NewRegistry()
+	counted(e, r, "Work", &runs, nil)
+	orch(e.t, r, "OneStep", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		return durable.CallActivity[string](ctx, "Work", in).Await()
+	})
+	fp.InjectActivityAttempts(11)
+	e.start(r, fastPoisonOptions(10))
+	const instance = "redrive-activity"
+	e.startOrch(instance, "OneStep", "in")
+	require.Contains(e.t, e.failed(instance), "poison")
+	require.Zero(e.t, runs.Load(), "a poisoned activity does not run")
+	require.NoError(e.t, e.client().Redrive(e.ctx, instance))
+	e.waitExecutions(instance, 2)
+	require.Equal(e.t, "Work(in)", e.completed(instance))
+	require.Equal(e.t, int32(1), runs.Load())
+}
+
+func redriveRefusesAFailureThatIsNotPoison(e *env) {
+	var runs atomic.Int32
+	var fixed atomic.Bool
+	r := durable.NewRegistry()
+	counted(e, r, "Work", &runs, &fixed)
+	orch(e.t, r, "OneStep", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		return durable.CallActivity[string](ctx, "Work", in).Await()
+	})
+	e.start(r, fastOptions(nil))
+	require.ErrorIs(e.t, e.client().Redrive(e.ctx, "redrive-missing"), durable.ErrInstanceNotFound)
+	const instance = "redrive-not-poison"
+	e.startOrch(instance, "OneStep", "in")
+	require.Contains(e.t, e.failed(instance), "broken")
+	err := e.client().Redrive(e.ctx, instance)
+	require.ErrorIs(e.t, err, durable.ErrInvalidState)
+	require.Contains(e.t, err.Error(), "Rewind")
+}
+
+// suspendable is "Steps": it waits for event "go", runs activity Step
+// (counted), waits on a 50 ms timer, then for event "go" again.
+func suspendable(e *env, steps *atomic.Int32) *durable.Registry {
+	r := durable.NewRegistry()
+	counted(e, r, "Step", steps, nil)
+	orch(e.t, r, "Steps", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		first, err := durable.WaitEvent[string](ctx, "go").Await()
+		if err != nil {
+			return "", err
+		}
+		v, err := durable.CallActivity[string](ctx, "Step", in+first).Await()
+		if err != nil {
+			return "", err
+		}
+		if _, err := durable.NewTimer(ctx, 50*time.Millisecond).Await(); err != nil {
+			return "", err
+		}
+		second, err := durable.WaitEvent[string](ctx, "go").Await()
+		return v + ":" + second, err
+	})
+	return r
+}
+
+// waitState waits until instance's status is state.
+func (e *env) waitState(instance string, state durable.State) *durable.OrchestrationStatus {
+	e.t.Helper()
+	var st *durable.OrchestrationStatus
+	e.waitFor(instance+" "+state.String(), func() bool {
+		var err error
+		st, err = e.client().Status(e.ctx, instance)
+		return err == nil && st.State == state
+	})
+	return st
+}
+
+// requireNoTurn requires that instance's history does not grow while
+// the runtime keeps polling: each check waits for the runtime's own idle
+// poll to pass, by starting and completing another instance.
+func (e *env) requireNoTurn(instance string, probe func()) {
+	e.t.Helper()
+	before := len(e.history(instance))
+	probe()
+	require.Len(e.t, e.history(instance), before, "a suspended instance took a turn: %s", kinds(e.history(instance)))
+}
+
+func suspendedInstanceTakesNoTurnsUntilResumed(e *env) {
+	var steps atomic.Int32
+	r := suspendable(e, &steps)
+	orch(e.t, r, "Probe", func(*durable.OrchestrationContext, string) (string, error) { return "probe", nil })
+	e.start(r, fastOptions(nil))
+	const instance = "suspend-steps"
+	e.startOrch(instance, "Steps", "in")
+	e.waitSubscription(instance, "go")
+	require.NoError(e.t, e.client().Suspend(e.ctx, instance, "maintenance"))
+	st := e.waitState(instance, durable.StateSuspended)
+	require.Equal(e.t, "maintenance", st.SuspendedReason)
+	require.False(e.t, st.IsTerminal())
+	e.waitFor("a search by the suspended state to find it", func() bool {
+		page, err := e.client().Search(e.ctx, duroxide.InstanceQuery{States: []duroxide.InstanceState{duroxide.InstanceSuspended}})
+		return err == nil && len(page.Instances) == 1 && page.Instances[0].InstanceID == instance &&
+			page.Instances[0].State == duroxide.InstanceSuspended
+	})
+	e.raise(instance, "go", "1")
+	probes := 0
+	e.requireNoTurn(instance, func() {
+		for range 3 {
+			probes++
+			id := "probe-" + string(rune('a'+probes))
+			e.startOrch(id, "Probe", "")
+			require.Equal(e.t, "probe", e.completed(id))
+		}
+	})
+	require.Zero(e.t, steps.Load(), "no turn: the activity was not scheduled")
+	require.NoError(e.t, e.client().Resume(e.ctx, instance, "done"))
+	e.waitFor("the held event to run the activity", func() bool { return steps.Load() == 1 })
+	// Suspended again while the timer runs: it fires, and waits.
+	e.waitHist(instance, "the timer", anyKind[duroxide.TimerCreated])
+	require.NoError(e.t, e.client().Suspend(e.ctx, instance, "again"))
+	e.waitState(instance, durable.StateSuspended)
+	e.requireNoTurn(instance, func() {
+		e.startOrch("probe-timer", "Probe", "")
+		require.Equal(e.t, "probe", e.completed("probe-timer"))
+	})
+	require.NoError(e.t, e.client().Resume(e.ctx, instance, ""))
+	e.raiseOnSecondWait(instance, "2")
+	require.Equal(e.t, "Step(in1):2", e.completed(instance))
+}
+
+// raiseOnSecondWait raises "go" once the orchestration waits for it a
+// second time (an event raised before its wait is dropped).
+func (e *env) raiseOnSecondWait(instance, data string) {
+	e.t.Helper()
+	e.waitHist(instance, "the second wait", func(h []duroxide.Event) bool { return countKind[duroxide.ExternalSubscribed](h) == 2 })
+	e.raise(instance, "go", data)
+}
+
+func suspensionOutlastsTheRuntime(e *env) {
+	var steps atomic.Int32
+	rt := e.start(suspendable(e, &steps), fastOptions(nil))
+	const instance = "suspend-restart"
+	e.startOrch(instance, "Steps", "in")
+	e.waitSubscription(instance, "go")
+	require.NoError(e.t, e.client().Suspend(e.ctx, instance, "across restarts"))
+	e.waitState(instance, durable.StateSuspended)
+	shutdownRuntime(e, rt)
+	e.raise(instance, "go", "1")
+	var probe atomic.Int32
+	r := suspendable(e, &steps)
+	counted(e, r, "Probe", &probe, nil)
+	orch(e.t, r, "Probe", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		return durable.CallActivity[string](ctx, "Probe", in).Await()
+	})
+	e.start(r, fastOptions(nil))
+	e.requireNoTurn(instance, func() {
+		e.startOrch("suspend-restart-probe", "Probe", "x")
+		require.Equal(e.t, "Probe(x)", e.completed("suspend-restart-probe"))
+	})
+	st := e.waitState(instance, durable.StateSuspended)
+	require.Equal(e.t, "across restarts", st.SuspendedReason)
+	require.NoError(e.t, e.client().Resume(e.ctx, instance, ""))
+	e.waitFor("the held event to run the activity", func() bool { return steps.Load() == 1 })
+	e.raiseOnSecondWait(instance, "2")
+	require.Equal(e.t, "Step(in1):2", e.completed(instance))
+}
+
+func cancelEndsASuspendedInstance(e *env) {
+	var steps atomic.Int32
+	e.start(suspendable(e, &steps), fastOptions(nil))
+	const instance = "suspend-cancel"
+	e.startOrch(instance, "Steps", "in")
+	e.waitSubscription(instance, "go")
+	require.NoError(e.t, e.client().Suspend(e.ctx, instance, "hold"))
+	e.waitState(instance, durable.StateSuspended)
+	e.cancel(instance, "stop")
+	e.waitStatusCancelled(instance)
+	// Restarted, it is not suspended.
+	require.NoError(e.t, e.client().Restart(e.ctx, instance, durable.RestartOptions{}))
+	e.waitExecutions(instance, 2)
+	e.waitState(instance, durable.StateRunning)
+}
+
+func suspendAndResumeRefuseTheWrongState(e *env) {
+	e.start(edgeRegistry(e), fastOptions(nil))
+	require.ErrorIs(e.t, e.client().Suspend(e.ctx, "suspend-missing", ""), durable.ErrInstanceNotFound)
+	require.ErrorIs(e.t, e.client().Resume(e.ctx, "suspend-missing", ""), durable.ErrInstanceNotFound)
+	const instance = "suspend-states"
+	e.startOrch(instance, "Echo", "in")
+	e.waitRunning(instance)
+	require.ErrorIs(e.t, e.client().Resume(e.ctx, instance, ""), durable.ErrInvalidState, "not suspended")
+	require.NoError(e.t, e.client().Suspend(e.ctx, instance, "x"))
+	e.waitState(instance, durable.StateSuspended)
+	require.ErrorIs(e.t, e.client().Suspend(e.ctx, instance, "y"), durable.ErrInvalidState, "already suspended")
+	require.NoError(e.t, e.client().Resume(e.ctx, instance, ""))
+	e.waitState(instance, durable.StateRunning)
+	e.raise(instance, "go", "d")
+	require.Equal(e.t, "echo:in:d", e.completed(instance))
+	require.ErrorIs(e.t, e.client().Suspend(e.ctx, instance, ""), durable.ErrInvalidState, "completed")
+}

@@ -1,0 +1,179 @@
+package providertest
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// lifecycle: not in duroxide. What the Go Client's Suspend, Resume and
+// Rewind need from a provider: OrchestrationCommit.Suspend holds an
+// instance's messages back until one that duroxide.WakesSuspended
+// arrives, which then brings them all; and a turn may start execution
+// N+1 of a failed instance with a whole prefix of history. The
+// suspension behaviours apply to a duroxide.SuspensionReader.
+var lifecycleTests = []Test{
+	{Name: "suspended_instance_is_not_fetched", Func: testSuspendedInstanceIsNotFetched},
+	{Name: "resume_brings_the_held_messages_in_order", Func: testResumeBringsTheHeldMessages},
+	{Name: "cancel_wakes_a_suspended_instance", Func: testCancelWakesASuspendedInstance},
+	{Name: "suspension_of_unknown_instance_is_false", Func: testSuspensionOfUnknownInstance},
+	{Name: "search_finds_a_suspended_instance", Func: testSearchFindsASuspendedInstance},
+	{Name: "rewound_execution_starts_running_from_a_prefix", Func: testRewoundExecutionStartsRunning},
+}
+
+// suspensionReader returns p as a SuspensionReader or skips t.
+func suspensionReader(t *testing.T, p duroxide.Provider) duroxide.SuspensionReader {
+	t.Helper()
+	r, ok := p.(duroxide.SuspensionReader)
+	if !ok {
+		t.Skip("optional capability: the provider does not implement duroxide.SuspensionReader, so the Client refuses to suspend (ErrSuspensionNotSupported)")
+	}
+	return r
+}
+
+// suspend commits a turn of instance that suspends it (the instance
+// needs a visible message to be fetched).
+func suspend(t *testing.T, p duroxide.Provider, instance, reason string) {
+	t.Helper()
+	item := mustFetchInstance(t, p, testLock, instance)
+	mustAck(t, p, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1, Metadata: runningMetadata(),
+		Suspend: &duroxide.SuspendChange{Suspended: true, Reason: reason}})
+}
+
+func requireSuspended(t *testing.T, r duroxide.SuspensionReader, instance string, want bool, reason string) {
+	t.Helper()
+	got, why, err := r.Suspension(t.Context(), instance)
+	require.NoError(t, err, "suspension")
+	require.Equal(t, want, got, "suspended")
+	require.Equal(t, reason, why, "reason")
+}
+
+func testSuspendedInstanceIsNotFetched(t *testing.T, f Factory) {
+	t.Parallel()
+	_, p := newProvider(t, f)
+	r := suspensionReader(t, p)
+	createInstance(t, p, "suspend-1")
+	requireSuspended(t, r, "suspend-1", false, "")
+	poke(t, p, "suspend-1")
+	suspend(t, p, "suspend-1", "maintenance")
+	requireSuspended(t, r, "suspend-1", true, "maintenance")
+	enqueueOrch(t, p, externalRaised("suspend-1", "e", "1"))
+	enqueueOrch(t, p, activityCompleted("suspend-1", 1, 2, "done"))
+	requireNoFetch(t, p, "a suspended instance's messages are held back")
+	requireNoFetch(t, p, "still held on the next fetch")
+}
+
+func testResumeBringsTheHeldMessages(t *testing.T, f Factory) {
+	t.Parallel()
+	_, p := newProvider(t, f)
+	r := suspensionReader(t, p)
+	createInstance(t, p, "suspend-2")
+	poke(t, p, "suspend-2")
+	suspend(t, p, "suspend-2", "hold")
+	enqueueOrch(t, p, externalRaised("suspend-2", "e", "1"))
+	enqueueOrch(t, p, externalRaised("suspend-2", "e", "2"))
+	requireNoFetch(t, p, "held")
+	enqueueOrch(t, p, duroxide.ResumeInstanceItem{Instance: "suspend-2", Reason: "go on"})
+	item := mustFetchInstance(t, p, testLock, "suspend-2")
+	require.Equal(t, []duroxide.WorkItem{
+		externalRaised("suspend-2", "e", "1"),
+		externalRaised("suspend-2", "e", "2"),
+		duroxide.ResumeInstanceItem{Instance: "suspend-2", Reason: "go on"},
+	}, item.Messages, "the resume brings every held message, oldest first")
+	require.Equal(t, uint32(1), item.AttemptCount, "holding a message does not count an attempt")
+	mustAck(t, p, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1, Metadata: runningMetadata(), Suspend: &duroxide.SuspendChange{}})
+	requireSuspended(t, r, "suspend-2", false, "")
+	poke(t, p, "suspend-2")
+	mustFetchInstance(t, p, testLock, "suspend-2")
+}
+
+func testCancelWakesASuspendedInstance(t *testing.T, f Factory) {
+	t.Parallel()
+	_, p := newProvider(t, f)
+	r := suspensionReader(t, p)
+	createInstance(t, p, "suspend-3")
+	poke(t, p, "suspend-3")
+	suspend(t, p, "suspend-3", "hold")
+	poke(t, p, "suspend-3")
+	requireNoFetch(t, p, "held")
+	enqueueOrch(t, p, duroxide.CancelInstanceItem{Instance: "suspend-3", Reason: "stop"})
+	item := mustFetchInstance(t, p, testLock, "suspend-3")
+	require.Len(t, item.Messages, 2, "the cancellation and the held message")
+	// A turn that does not change the suspension keeps it.
+	mustAck(t, p, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1, Metadata: runningMetadata()})
+	requireSuspended(t, r, "suspend-3", true, "hold")
+	poke(t, p, "suspend-3")
+	requireNoFetch(t, p, "still suspended")
+}
+
+func testSuspensionOfUnknownInstance(t *testing.T, f Factory) {
+	t.Parallel()
+	_, p := newProvider(t, f)
+	requireSuspended(t, suspensionReader(t, p), "suspend-never", false, "")
+}
+
+// A suspended instance is searched as suspended, neither running nor
+// blocked, until a turn resumes it.
+func testSearchFindsASuspendedInstance(t *testing.T, f Factory) {
+	t.Parallel()
+	_, p := newProvider(t, f)
+	suspensionReader(t, p)
+	a := admOf(t, p)
+	createInstance(t, p, "suspend-search-1")
+	createInstance(t, p, "suspend-search-2")
+	poke(t, p, "suspend-search-1")
+	suspend(t, p, "suspend-search-1", "maintenance")
+	states := func(s ...duroxide.InstanceState) duroxide.InstanceQuery {
+		return duroxide.InstanceQuery{IDPrefix: "suspend-search-", States: s}
+	}
+	require.Equal(t, []string{"suspend-search-1"}, searchIDs(t, a, states(duroxide.InstanceSuspended)), "suspended")
+	require.Equal(t, []string{"suspend-search-2"}, searchIDs(t, a, states(duroxide.InstanceRunning)), "running is not suspended")
+	require.Equal(t, []string{}, searchIDs(t, a, states(duroxide.InstanceBlocked)), "blocked")
+	for _, s := range searchAll(t, a, states()) {
+		want := map[string]duroxide.InstanceState{"suspend-search-1": duroxide.InstanceSuspended, "suspend-search-2": duroxide.InstanceRunning}[s.InstanceID]
+		require.Equal(t, want, s.State, "state of %s", s.InstanceID)
+	}
+
+	enqueueOrch(t, p, duroxide.ResumeInstanceItem{Instance: "suspend-search-1"})
+	item := mustFetchInstance(t, p, testLock, "suspend-search-1")
+	mustAck(t, p, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1, Metadata: runningMetadata(), Suspend: &duroxide.SuspendChange{}})
+	require.Equal(t, []string{}, searchIDs(t, a, states(duroxide.InstanceSuspended)), "resumed")
+	require.Equal(t, []string{"suspend-search-1", "suspend-search-2"}, searchIDs(t, a, states(duroxide.InstanceRunning)), "running again")
+}
+
+// Rewind commits execution N+1 of a failed instance with a prefix of
+// execution N's history, several events at once: it is Running again
+// and execution N keeps its failure.
+func testRewoundExecutionStartsRunning(t *testing.T, f Factory) {
+	t.Parallel()
+	ctx, p := newProvider(t, f)
+	const instance = "rewind-1"
+	enqueueOrch(t, p, startItem(instance))
+	item := mustFetchInstance(t, p, testLock, instance)
+	mustAck(t, p, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1,
+		HistoryDelta: []duroxide.Event{startedEvent(instance, 1), activityScheduledEvent(instance, 1, 2, "A", "in"),
+			completionEvent(instance, 1, 3, 2, duroxide.ActivityFailed{Details: duroxide.ApplicationError{
+				Kind: duroxide.AppErrorKind{Type: duroxide.AppActivityFailed}, Message: "boom"}}),
+			orchestrationFailedEvent(instance, 1, 4, "boom")},
+		Metadata: statusMetadata(duroxide.StatusFailed, "boom")})
+	enqueueOrch(t, p, duroxide.RewindInstanceItem{Instance: instance, ExecutionID: 1})
+	item = mustFetchInstance(t, p, testLock, instance)
+	require.Equal(t, uint64(1), item.ExecutionID)
+	require.Equal(t, []duroxide.WorkItem{duroxide.RewindInstanceItem{Instance: instance, ExecutionID: 1}}, item.Messages)
+	prefix := []duroxide.Event{startedEvent(instance, 2), activityScheduledEvent(instance, 2, 2, "A", "in")}
+	mustAck(t, p, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 2, HistoryDelta: prefix,
+		WorkerItems: []duroxide.WorkItem{activityExecute(instance, 2, 2, "A", "in")},
+		Metadata:    statusMetadata(duroxide.StatusRunning, "")})
+	require.Equal(t, prefix, mustRead(t, p, instance))
+	require.Len(t, mustReadExecution(t, p, instance, 1), 4, "execution 1 is kept")
+	w := mustFetchWork(t, p, testLock)
+	require.Equal(t, activityExecute(instance, 2, 2, "A", "in"), activityOf(t, w))
+	if a := p.Admin(); a != nil {
+		info, err := a.InstanceInfo(ctx, instance)
+		require.NoError(t, err)
+		require.Equal(t, duroxide.StatusRunning, info.Status)
+		require.Equal(t, uint64(2), info.CurrentExecutionID)
+	}
+}
