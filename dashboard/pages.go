@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/duroxide-go/cdb/durable"
+	"github.com/duroxide-go/cdb/duroxide"
 	"github.com/duroxide-go/cdb/internal/ops"
 )
 
@@ -46,7 +47,9 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err)
 		return
 	}
-	data := map[string]any{"Page": page, "Form": form, "Statuses": ops.States}
+	data := map[string]any{"Page": page, "Form": form, "Statuses": ops.States(), "Orders": orders}
+	total, counted := carriedTotal(r.URL.Query(), page)
+	data["Total"], data["Counted"] = total, counted
 	if r.URL.Query().Get("done") == string(ops.ActionPurge) {
 		data["Purged"] = r.URL.Query().Get("id")
 	}
@@ -58,26 +61,51 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		next.Set("page", page.Next)
+		if counted {
+			next.Set("total", strconv.Itoa(total))
+		}
 		data["NextURL"] = h.base + "/?" + next.Encode()
 	}
 	h.render(w, http.StatusOK, "list", data)
 }
 
+// orders are the list's orders, as ?order= spells them.
+var orders = []string{"created-desc", "created-asc", "any"}
+
+// carriedTotal is the number of matches: counted with the first page (the
+// count reads every match, so later pages do not repeat it) and carried
+// to the next pages in their links.
+func carriedTotal(v url.Values, page *ops.Page) (int, bool) {
+	if page.Total != nil {
+		return *page.Total, true
+	}
+	n, err := strconv.Atoi(v.Get("total"))
+	return n, err == nil && n >= 0
+}
+
 // parseQuery reads the list's filters; form echoes them back.
-func parseQuery(v url.Values) (ops.Query, map[string]string, error) {
+func parseQuery(v url.Values) (duroxide.InstanceQuery, map[string]string, error) {
 	form := map[string]string{}
-	for _, k := range []string{"name", "status", "prefix", "parent", "after", "before", "size"} {
+	for _, k := range []string{"name", "version", "status", "prefix", "parent", "after", "before", "completed_after",
+		"completed_before", "order", "size"} {
 		form[k] = strings.TrimSpace(v.Get(k))
 	}
 	form["status"] = strings.ToLower(form["status"])
-	q := ops.Query{Name: form["name"], Status: form["status"], Prefix: form["prefix"], Parent: form["parent"],
-		PageToken: v.Get("page")}
+	q := duroxide.InstanceQuery{Name: form["name"], Version: form["version"], IDPrefix: form["prefix"], ParentID: form["parent"],
+		ContinuationToken: v.Get("page")}
+	q.CountTotal = q.ContinuationToken == ""
 	var err error
-	if q.CreatedAfter, err = parseTime(form["after"]); err != nil {
+	if q.States, err = ops.ParseStates(form["status"]); err != nil {
 		return q, form, err
 	}
-	if q.CreatedBefore, err = parseTime(form["before"]); err != nil {
+	if q.OrderBy, err = duroxide.ParseSearchOrder(form["order"]); err != nil {
 		return q, form, err
+	}
+	for k, to := range map[string]*time.Time{"after": &q.CreatedFrom, "before": &q.CreatedBefore,
+		"completed_after": &q.CompletedFrom, "completed_before": &q.CompletedBefore} {
+		if *to, err = parseTime(form[k]); err != nil {
+			return q, form, err
+		}
 	}
 	if s := form["size"]; s != "" {
 		if q.PageSize, err = strconv.Atoi(s); err != nil {

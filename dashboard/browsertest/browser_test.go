@@ -145,7 +145,8 @@ func (s *session) text(step, sel string) string {
 	return value(s, step, chromedp.Text(chromedp.CSS(sel)))
 }
 
-// TestOperatorFlows: find the failed order by filter, open it, read the
+// TestOperatorFlows: find the failed order by filter (state and
+// completion time), open it, read the
 // failure in its timeline; find the stuck one, raise the event it waits
 // for behind the confirmation, and watch it complete.
 func TestOperatorFlows(t *testing.T) {
@@ -174,8 +175,9 @@ func TestOperatorFlows(t *testing.T) {
 	// Find the failed instance by filter.
 	s.run("open the list", chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#instances")))
 	s.shot("01-instances")
-	s.run("filter by status",
+	s.run("filter by status and completion time",
 		chromedp.SetValue(chromedp.CSS("#f-status"), "failed"),
+		chromedp.SendKeys(chromedp.CSS("#f-completed-after"), time.Now().Add(-time.Hour).UTC().Format("2006-01-02T15:04")),
 		chromedp.Click(chromedp.CSS("#f-apply")),
 		// The server marks the option selected only on the filtered page.
 		chromedp.WaitReady(chromedp.Search(`//select[@id="f-status"]/option[@selected and text()="failed"]`)),

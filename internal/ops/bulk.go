@@ -2,61 +2,30 @@ package ops
 
 import (
 	"context"
+	"fmt"
+
+	"github.com/duroxide-go/cdb/durable"
+	"github.com/duroxide-go/cdb/duroxide"
 )
 
-// BulkOptions configure Bulk.
-type BulkOptions struct {
-	// DryRun lists the instances the action would apply to and does
-	// nothing.
-	DryRun bool
-	// Progress, if set, is called after each instance with the number done
-	// and the total.
-	Progress func(done, total int)
+// Bulk performs a on every instance q selects, page by page in the
+// store's cheapest order, through the Client's bulk operations: cancel
+// (CancelMany, with r.Reason) and purge (DeleteMany; r.Force sets
+// o.Force). They skip the instances the action does not apply to
+// (cancelling a terminal instance, purging a running one without force,
+// purging a sub-orchestration apart from its root), carry on past
+// failures, and report after each page through o.Progress. Other actions
+// are ErrNotSupported in bulk.
+func (s *Service) Bulk(ctx context.Context, q duroxide.InstanceQuery, a Action, r Request, o durable.BulkOptions) (*durable.BulkResult, error) {
+	switch a {
+	case ActionCancel:
+		return s.c.CancelMany(ctx, q, r.Reason, o)
+	case ActionPurge:
+		o.Force = o.Force || r.Force
+		return s.c.DeleteMany(ctx, q, o)
+	}
+	return nil, fmt.Errorf("%s of many instances: %w", a, ErrNotSupported)
 }
 
-// BulkFailure is one instance a bulk action failed on.
-type BulkFailure struct {
-	ID  string
-	Err error
-}
-
-// BulkResult is what Bulk did.
-type BulkResult struct {
-	// Matched are the instances the query selected.
-	Matched []string
-	// Succeeded counts the instances the action succeeded on (0 on a dry
-	// run).
-	Succeeded int
-	// Failed are the instances it failed on.
-	Failed []BulkFailure
-}
-
-// Bulk performs a on every instance q selects, carrying on past
-// failures; it stops early only when ctx ends.
-func (s *Service) Bulk(ctx context.Context, q Query, a Action, r Request, o BulkOptions) (*BulkResult, error) {
-	all, err := s.matching(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	res := &BulkResult{}
-	for _, sum := range all {
-		res.Matched = append(res.Matched, sum.ID)
-	}
-	if o.DryRun {
-		return res, nil
-	}
-	for i, id := range res.Matched {
-		if err := ctx.Err(); err != nil {
-			return res, err
-		}
-		if err := s.Do(ctx, id, a, r); err != nil {
-			res.Failed = append(res.Failed, BulkFailure{ID: id, Err: err})
-		} else {
-			res.Succeeded++
-		}
-		if o.Progress != nil {
-			o.Progress(i+1, len(res.Matched))
-		}
-	}
-	return res, nil
-}
+// BulkSupported reports whether Bulk can perform a.
+func BulkSupported(a Action) bool { return a == ActionCancel || a == ActionPurge }

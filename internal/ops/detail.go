@@ -60,11 +60,11 @@ func (s *Service) Instance(ctx context.Context, instance string) (*Detail, error
 	if err != nil {
 		return nil, err
 	}
-	d := &Detail{Summary: summarize(info)}
 	st, err := s.c.Status(ctx, instance)
 	if err != nil {
 		return nil, err
 	}
+	d := &Detail{Summary: summarize(info, st.State == durable.StateBlocked)}
 	d.State, d.Output, d.Failure, d.BlockedReason, d.CustomStatus = st.State.String(), st.Output, st.FailureMessage(), st.BlockedReason, st.CustomStatus
 	if err := s.readKV(ctx, d); err != nil {
 		return nil, err

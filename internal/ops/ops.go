@@ -3,10 +3,10 @@
 // durable.Client.
 //
 // It is the one place where those tools meet the Client, so that the
-// operations issue 22 adds to the Client (paged search, suspend, resume,
-// rewind, restart) plug in here and reach both tools at once. Until they
-// exist, search pages over the admin listing in memory and the missing
-// actions return ErrNotSupported.
+// Client's operations reach both tools at once: search and the bulk
+// cancel and purge are the Client's (Search, CancelMany, DeleteMany); the
+// actions the Client does not offer yet (suspend, resume, rewind,
+// restart, redrive) return ErrNotSupported.
 package ops
 
 import (

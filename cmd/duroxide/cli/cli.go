@@ -88,7 +88,7 @@ func OpenCosmosFromEnv(ctx context.Context) (duroxide.Provider, func() error, er
 }
 
 const usage = `usage:
-  duroxide list [filters] [-limit N] [-page TOKEN] [-all] [-json]
+  duroxide list [filters] [-order O] [-limit N] [-page TOKEN] [-all] [-count=false] [-json]
                                         list instances, newest first (search is the same)
   duroxide show INSTANCE [-json] [-full]
                                         status, custom status, KV, sub-orchestrations and
@@ -97,8 +97,8 @@ const usage = `usage:
   duroxide raise INSTANCE EVENT [DATA]  deliver an event to a pending wait
   duroxide enqueue INSTANCE QUEUE [DATA]
                                         append a message to the instance's queue
-  duroxide cancel [-reason R] INSTANCE | cancel [filters] [-dry-run] [-progress]
-  duroxide purge [-force] INSTANCE | purge [filters] [-force] [-dry-run] [-progress]
+  duroxide cancel [-reason R] INSTANCE | cancel [filters] [-reason R] [-dry-run] [-max N] [-progress]
+  duroxide purge [-force] INSTANCE | purge [filters] [-force] [-dry-run] [-max N] [-progress]
   duroxide suspend|resume|rewind|restart|redrive INSTANCE (not supported by this version yet)
   duroxide ui [-addr 127.0.0.1:8080] [-read-only]
                                         serve the web dashboard
@@ -106,8 +106,10 @@ const usage = `usage:
                                         write stored histories as a JSON export (default stdout)
   duroxide replay [-export FILE | export filters] [-v]
                                         check the orchestration code against stored histories
-filters: -name NAME -status STATE -prefix ID_PREFIX -parent ID -created-after T -created-before T
-  (STATE: running, completed, failed, cancelled; T: RFC 3339, or a duration ago such as 24h)
+filters: -name NAME -version V -status STATE[,STATE] -prefix ID_PREFIX -parent ID
+  -created-after T -created-before T -completed-after T -completed-before T
+  (STATE: running, completed, failed, cancelled, suspended, blocked; T: RFC 3339, or a duration
+  ago such as 24h; O: created-desc, created-asc, any)
 export filters: -orchestration NAME -status STATUS -prefix ID_PREFIX -all-executions
 The store: the Cosmos DB account of COSMOS_ENDPOINT (with COSMOS_KEY, or Entra ID without it) or
 COSMOS_CONNECTION_STRING, with COSMOS_DATABASE and COSMOS_CONTAINER; without one, the in-process

@@ -61,33 +61,45 @@ func (c Command) withService(ctx context.Context, fn func(*ops.Service) error) e
 
 // filters are the search flags list and the bulk actions share.
 type filters struct {
-	q             ops.Query
-	after, before string
+	q                                                            duroxide.InstanceQuery
+	states                                                       string
+	createdAfter, createdBefore, completedAfter, completedBefore string
 }
 
 func (f *filters) add(fs *flag.FlagSet) {
 	fs.StringVar(&f.q.Name, "name", "", "orchestration name")
-	fs.StringVar(&f.q.Status, "status", "", "state: "+strings.Join(ops.States, ", "))
-	fs.StringVar(&f.q.Prefix, "prefix", "", "instance id prefix")
-	fs.StringVar(&f.q.Parent, "parent", "", "parent instance id (sub-orchestrations)")
-	fs.StringVar(&f.after, "created-after", "", "created at or after this time (RFC 3339, or a duration ago: 24h)")
-	fs.StringVar(&f.before, "created-before", "", "created before this time (RFC 3339, or a duration ago)")
+	fs.StringVar(&f.q.Version, "version", "", "orchestration version")
+	fs.StringVar(&f.states, "status", "", "state, or states separated by commas: "+strings.Join(ops.States(), ", "))
+	fs.StringVar(&f.q.IDPrefix, "prefix", "", "instance id prefix")
+	fs.StringVar(&f.q.ParentID, "parent", "", "parent instance id (its sub-orchestrations)")
+	fs.StringVar(&f.createdAfter, "created-after", "", "created at or after this time (RFC 3339, or a duration ago: 24h)")
+	fs.StringVar(&f.createdBefore, "created-before", "", "created before this time (RFC 3339, or a duration ago)")
+	fs.StringVar(&f.completedAfter, "completed-after", "", "ended at or after this time (RFC 3339, or a duration ago); ended instances only")
+	fs.StringVar(&f.completedBefore, "completed-before", "", "ended before this time (RFC 3339, or a duration ago); ended instances only")
 }
 
-// query returns the query with the times resolved.
-func (f *filters) query(now time.Time) (ops.Query, error) {
+// query returns the query with the states and times resolved.
+func (f *filters) query(now time.Time) (duroxide.InstanceQuery, error) {
 	q := f.q
 	var err error
-	if q.CreatedAfter, err = parseWhen(f.after, now); err != nil {
+	if q.States, err = ops.ParseStates(f.states); err != nil {
 		return q, err
 	}
-	q.CreatedBefore, err = parseWhen(f.before, now)
-	return q, err
+	for _, w := range []struct {
+		s  string
+		to *time.Time
+	}{{f.createdAfter, &q.CreatedFrom}, {f.createdBefore, &q.CreatedBefore}, {f.completedAfter, &q.CompletedFrom}, {f.completedBefore, &q.CompletedBefore}} {
+		if *w.to, err = parseWhen(w.s, now); err != nil {
+			return q, err
+		}
+	}
+	return q, nil
 }
 
 // set reports whether any filter is given.
 func (f *filters) set() bool {
-	return f.q.Name != "" || f.q.Status != "" || f.q.Prefix != "" || f.q.Parent != "" || f.after != "" || f.before != ""
+	return f.q.Name != "" || f.q.Version != "" || f.states != "" || f.q.IDPrefix != "" || f.q.ParentID != "" ||
+		f.createdAfter != "" || f.createdBefore != "" || f.completedAfter != "" || f.completedBefore != ""
 }
 
 // parseWhen reads an RFC 3339 time or a duration before now.
@@ -111,7 +123,9 @@ func (c Command) list(ctx context.Context, args []string) (int, error) {
 	var f filters
 	f.add(fs)
 	fs.IntVar(&f.q.PageSize, "limit", ops.DefaultPageSize, "instances per page")
-	fs.StringVar(&f.q.PageToken, "page", "", "continue from this page token (printed after a page)")
+	fs.StringVar(&f.q.ContinuationToken, "page", "", "continue from this page token (printed after a page; same filters)")
+	order := fs.String("order", "created-desc", "created-desc (newest first), created-asc, or any (the store's cheapest)")
+	count := fs.Bool("count", true, "count the matches on the first page (reads every match)")
 	all := fs.Bool("all", false, "print every page")
 	asJSON := fs.Bool("json", false, "print JSON")
 	pos, err := c.parseArgs(fs, args)
@@ -125,15 +139,12 @@ func (c Command) list(ctx context.Context, args []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if q.OrderBy, err = duroxide.ParseSearchOrder(*order); err != nil {
+		return 0, err
+	}
+	q.CountTotal = *count && q.ContinuationToken == ""
 	err = c.withService(ctx, func(s *ops.Service) error {
-		page, err := s.Search(ctx, q)
-		for err == nil && *all && page.Next != "" {
-			q.PageToken = page.Next
-			var more *ops.Page
-			if more, err = s.Search(ctx, q); err == nil {
-				page.Instances, page.Next = append(page.Instances, more.Instances...), more.Next
-			}
-		}
+		page, err := searchAll(ctx, s, q, *all)
 		if err != nil {
 			return err
 		}
@@ -141,13 +152,31 @@ func (c Command) list(ctx context.Context, args []string) (int, error) {
 			return writeJSON(c.Stdout, page)
 		}
 		writeTable(c.Stdout, page.Instances)
-		fmt.Fprintf(c.Stderr, "%d of %d matching\n", len(page.Instances), page.Total)
+		if page.Total != nil {
+			fmt.Fprintf(c.Stderr, "%d of %d matching\n", len(page.Instances), *page.Total)
+		} else {
+			fmt.Fprintf(c.Stderr, "%d listed\n", len(page.Instances))
+		}
 		if page.Next != "" {
 			fmt.Fprintf(c.Stderr, "next page: -page %s\n", page.Next)
 		}
 		return nil
 	})
 	return ExitOK, err
+}
+
+// searchAll returns the page q asks for or, with all, every page from it
+// on in one; the count is the first page's.
+func searchAll(ctx context.Context, s *ops.Service, q duroxide.InstanceQuery, all bool) (*ops.Page, error) {
+	page, err := s.Search(ctx, q)
+	for err == nil && all && page.Next != "" {
+		q.ContinuationToken, q.CountTotal = page.Next, false
+		var more *ops.Page
+		if more, err = s.Search(ctx, q); err == nil {
+			page.Instances, page.Next = append(page.Instances, more.Instances...), more.Next
+		}
+	}
+	return page, err
 }
 
 // show prints everything about one instance.
@@ -227,16 +256,18 @@ func (c Command) message(ctx context.Context, a ops.Action, args []string) (int,
 	return ExitOK, err
 }
 
-// action runs cancel, purge, suspend, resume, rewind or restart on one
-// instance or, with filters instead of an id, on every instance they
-// select.
+// action runs cancel, purge, suspend, resume, rewind, restart or redrive
+// on one instance or, with filters instead of an id, on every instance
+// they select.
 func (c Command) action(ctx context.Context, a ops.Action, args []string) (int, error) {
 	fs := flag.NewFlagSet("duroxide "+string(a), flag.ContinueOnError)
 	var r ops.Request
 	var f filters
 	f.add(fs)
-	dryRun := fs.Bool("dry-run", false, "with filters: list the instances it would apply to and do nothing")
-	progress := fs.Bool("progress", false, "with filters: draw a progress bar on standard error even if it is not a terminal")
+	var b bulkFlags
+	fs.BoolVar(&b.dryRun, "dry-run", false, "with filters: list the instances it would apply to and do nothing")
+	fs.BoolVar(&b.progress, "progress", false, "with filters: draw a progress bar on standard error even if it is not a terminal")
+	fs.IntVar(&b.max, "max", 0, "with filters: stop after acting on this many instances (0: no limit)")
 	if a == ops.ActionCancel {
 		fs.StringVar(&r.Reason, "reason", "canceled from the duroxide CLI", "cancellation reason")
 	}
@@ -248,11 +279,13 @@ func (c Command) action(ctx context.Context, a ops.Action, args []string) (int, 
 		return 0, err
 	}
 	switch {
-	case len(pos) == 1 && !f.set() && !*dryRun:
+	case len(pos) == 1 && !f.set() && !b.dryRun && b.max == 0:
 	case len(pos) == 0 && f.set():
-		return c.bulk(ctx, a, r, f, *dryRun, *progress || isTerminal(c.Stderr))
+		b.progress = b.progress || isTerminal(c.Stderr)
+		return c.bulk(ctx, a, r, f, b)
 	default:
-		return 0, fmt.Errorf("%w: %s takes one INSTANCE, or filters (-name -status -prefix -parent -created-after -created-before) for many", errUsage, a)
+		return 0, fmt.Errorf("%w: %s takes one INSTANCE, or filters (-name -version -status -prefix -parent -created-after "+
+			"-created-before -completed-after -completed-before) for many", errUsage, a)
 	}
 	if !a.Supported() {
 		return 0, fmt.Errorf("%s: %w", a, ops.ErrNotSupported)
@@ -264,41 +297,71 @@ func (c Command) action(ctx context.Context, a ops.Action, args []string) (int, 
 	return ExitOK, err
 }
 
-func (c Command) bulk(ctx context.Context, a ops.Action, r ops.Request, f filters, dryRun, progress bool) (int, error) {
+// bulkFlags are the flags of an action on many instances.
+type bulkFlags struct {
+	dryRun, progress bool
+	max              int
+}
+
+// maxSkipLines bounds the skipped instances a bulk action names.
+const maxSkipLines = 20
+
+// bulk runs a on every instance f selects: on a dry run the ids it would
+// act on go to standard output; skipped instances (with why) and failures
+// go to standard error, then a summary line to standard output.
+func (c Command) bulk(ctx context.Context, a ops.Action, r ops.Request, f filters, b bulkFlags) (int, error) {
 	q, err := f.query(time.Now())
 	if err != nil {
 		return 0, err
 	}
-	if !a.Supported() {
-		return 0, fmt.Errorf("%s: %w", a, ops.ErrNotSupported)
+	if !ops.BulkSupported(a) {
+		return 0, fmt.Errorf("%s of many instances: %w", a, ops.ErrNotSupported)
 	}
-	o := ops.BulkOptions{DryRun: dryRun}
-	if progress {
-		o.Progress = (&progressBar{w: c.Stderr, label: string(a), last: -1}).update
+	var bar *progressBar
+	if b.progress {
+		bar = &progressBar{w: c.Stderr, label: string(a), last: -1}
 	}
-	var res *ops.BulkResult
+	skipped := 0
+	o := durable.BulkOptions{DryRun: b.dryRun, Limit: b.max, Progress: func(p durable.BulkProgress) {
+		for _, it := range p.Page {
+			if it.Outcome == durable.BulkSkipped || b.dryRun {
+				bar.clear() // the lines below start on their own
+			}
+			switch {
+			case it.Outcome == durable.BulkDone && b.dryRun:
+				fmt.Fprintln(c.Stdout, quoteID(it.InstanceID))
+			case it.Outcome == durable.BulkSkipped:
+				if skipped++; skipped <= maxSkipLines {
+					fmt.Fprintf(c.Stderr, "skipped %s: %s\n", quoteID(it.InstanceID), safe(it.Reason))
+				}
+			}
+		}
+		bar.update(p.Examined, max(p.Total, p.Examined))
+	}}
+	var res *durable.BulkResult
 	err = c.withService(ctx, func(s *ops.Service) error {
 		res, err = s.Bulk(ctx, q, a, r, o)
 		return err
 	})
+	bar.finish()
 	if res == nil {
 		return 0, err
 	}
-	if dryRun {
-		for _, id := range res.Matched {
-			fmt.Fprintln(c.Stdout, quoteID(id))
-		}
-		fmt.Fprintf(c.Stderr, "dry run: %s would apply to %d instance(s)\n", a, len(res.Matched))
-		return ExitOK, nil
+	if skipped > maxSkipLines {
+		fmt.Fprintf(c.Stderr, "skipped %d more\n", skipped-maxSkipLines)
 	}
-	for _, fl := range res.Failed {
-		fmt.Fprintf(c.Stderr, "%s %s: %v\n", a, quoteID(fl.ID), fl.Err)
+	for _, fl := range res.Errors {
+		fmt.Fprintf(c.Stderr, "%s %s: %v\n", a, quoteID(fl.InstanceID), fl.Err)
 	}
-	fmt.Fprintf(c.Stdout, "%s: %d of %d succeeded, %d failed\n", a, res.Succeeded, len(res.Matched), len(res.Failed))
+	if b.dryRun {
+		fmt.Fprintf(c.Stderr, "dry run: %s would apply to %d instance(s), %d skipped, of %d matching\n", a, res.Done, res.Skipped, res.Total)
+		return ExitOK, err
+	}
+	fmt.Fprintf(c.Stdout, "%s: %d done, %d skipped, %d failed, of %d matching\n", a, res.Done, res.Skipped, res.Failed, res.Total)
 	if err != nil {
 		return 0, err
 	}
-	if len(res.Failed) > 0 {
+	if res.Failed > 0 {
 		return ExitFailed, nil
 	}
 	return ExitOK, nil

@@ -68,9 +68,10 @@ func span(d time.Duration) string {
 // writeTable prints instances as an aligned table.
 func writeTable(w io.Writer, list []ops.Summary) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "INSTANCE\tORCHESTRATION\tVERSION\tSTATE\tCREATED\tUPDATED")
+	fmt.Fprintln(tw, "INSTANCE\tORCHESTRATION\tVERSION\tSTATE\tCREATED\tUPDATED\tCOMPLETED")
 	for _, s := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", quoteID(s.ID), safe(s.Name), safe(s.Version), s.State, stamp(s.Created), stamp(s.Updated))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", quoteID(s.ID), safe(s.Name), safe(s.Version), s.State,
+			stamp(s.Created), stamp(s.Updated), stamp(s.Completed))
 	}
 	tw.Flush()
 }

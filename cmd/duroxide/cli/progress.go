@@ -8,17 +8,20 @@ import (
 )
 
 // progressBar draws "[####    ] 12/40 cancel" on one line of w, redrawn
-// in place.
+// in place. Its methods do nothing on a nil bar, so callers need not
+// check whether one is drawn.
 type progressBar struct {
 	w     io.Writer
 	label string
 	last  int
+	// open is true while the line is drawn and not yet ended.
+	open bool
 }
 
 const barWidth = 30
 
 func (p *progressBar) update(done, total int) {
-	if total <= 0 {
+	if p == nil || total <= 0 {
 		return
 	}
 	filled := done * barWidth / total
@@ -29,8 +32,26 @@ func (p *progressBar) update(done, total int) {
 	}
 	p.last = filled
 	fmt.Fprintf(p.w, "\r[%s%s] %d/%d %s", strings.Repeat("#", filled), strings.Repeat(" ", barWidth-filled), done, total, p.label)
+	p.open = true
 	if done == total {
+		p.finish()
+	}
+}
+
+// clear ends the drawn line so other output starts on a line of its own;
+// the next update draws the bar again.
+func (p *progressBar) clear() {
+	if p != nil && p.open {
+		p.finish()
+		p.last = -1
+	}
+}
+
+// finish ends the drawn line.
+func (p *progressBar) finish() {
+	if p != nil && p.open {
 		fmt.Fprintln(p.w)
+		p.open = false
 	}
 }
 
