@@ -1,7 +1,7 @@
 // Package dashboard is a web dashboard for duroxide instances: an
 // http.Handler a service mounts on its own mux to list, search and
-// inspect instances and act on them (cancel, raise an event, purge, and
-// suspend, resume, rewind and restart as the Client offers them).
+// inspect instances and act on them (cancel, raise an event, enqueue,
+// suspend, resume, rewind, restart, re-drive, purge).
 //
 //	mux.Handle("/duroxide/", requireOperator(dashboard.New(client, dashboard.Options{BasePath: "/duroxide"})))
 //

@@ -9,6 +9,8 @@ import (
 
 	"github.com/duroxide-go/cdb/dashboard"
 	"github.com/duroxide-go/cdb/durable"
+	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/memprovider"
 )
 
 func TestListFiltersAndPages(t *testing.T) {
@@ -187,18 +189,22 @@ func TestReadOnlyRefusesActions(t *testing.T) {
 	}
 }
 
-func TestUnsupportedActionIsNotImplemented(t *testing.T) {
-	e := newEnv(t)
-	e.run("bad-1", "Fail", "x")
-	b := newDashboard(t, e, dashboard.Options{})
-	_, body := b.get("/instances/bad-1")
-	if !strings.Contains(body, `class="button disabled" id="action-rewind"`) {
-		t.Fatalf("rewind not shown as unavailable:\n%s", body)
+// TestSuspendOnAStoreThatCannotSuspend: a provider without suspension
+// answers 501, and the instance is untouched.
+func TestSuspendOnAStoreThatCannotSuspend(t *testing.T) {
+	p := memprovider.New()
+	e := newEnvOn(t, p)
+	e.run("w-1", "Wait", "approval")
+	// The client sees the store through the Provider interface alone, so
+	// not as a duroxide.SuspensionReader.
+	b := serve(t, dashboard.New(durable.NewClient(struct{ duroxide.Provider }{p}), dashboard.Options{}))
+	token := b.confirm("w-1", "suspend")
+	if code, body := b.post("/instances/w-1/suspend", url.Values{"csrf": {token}}, nil); code != http.StatusNotImplemented ||
+		!strings.Contains(body, "does not support suspending") {
+		t.Fatalf("suspend: %d\n%s", code, body)
 	}
-	token := b.confirm("bad-1", "purge") // any page sets the cookie
-	if code, body := b.post("/instances/bad-1/rewind", url.Values{"csrf": {token}}, nil); code != http.StatusNotImplemented ||
-		!strings.Contains(body, "not supported yet") {
-		t.Fatalf("rewind: %d\n%s", code, body)
+	if st := e.waitFor("w-1", func(*durable.OrchestrationStatus) bool { return true }); st.State != durable.StateRunning {
+		t.Fatalf("w-1: %v", st.State)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,10 +24,20 @@ import (
 // registry: Echo sets its input as custom status and KV value and returns
 // it; Fail fails in an activity with its input as the message; Wait waits
 // for the event named by its input and returns the event's data; Parent
-// runs Echo as a sub-orchestration.
-func registry(t *testing.T) *durable.Registry {
+// runs Echo as a sub-orchestration; Fixable fails in the activity Flaky
+// until fixed is set.
+func registry(t *testing.T, fixed *atomic.Bool) *durable.Registry {
 	t.Helper()
 	reg := durable.NewRegistry()
+	must(t, reg.AddActivity("Flaky", func(_ durable.ActivityContext, in string) (string, error) {
+		if !fixed.Load() {
+			return "", errors.New("bug #123")
+		}
+		return "fixed " + in, nil
+	}))
+	must(t, reg.AddOrchestration("Fixable", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		return durable.CallActivity[string](ctx, "Flaky", in).Await()
+	}))
 	must(t, reg.AddActivity("Boom", func(_ durable.ActivityContext, in string) (string, error) {
 		return "", errors.New(in)
 	}))
@@ -59,6 +70,8 @@ func must(t *testing.T, err error) {
 type env struct {
 	t *testing.T
 	c *durable.Client
+	// fixed fixes Fixable.
+	fixed *atomic.Bool
 }
 
 // newEnv runs on a memprovider.
@@ -76,10 +89,11 @@ func newCosmosEnv(t *testing.T) *env {
 
 func newEnvOn(t *testing.T, p duroxide.Provider) *env {
 	t.Helper()
-	rt, err := durable.Start(t.Context(), p, registry(t), nil)
+	fixed := new(atomic.Bool)
+	rt, err := durable.Start(t.Context(), p, registry(t, fixed), nil)
 	must(t, err)
 	t.Cleanup(func() { must(t, rt.Shutdown(context.Background())) })
-	return &env{t: t, c: durable.NewClient(p)}
+	return &env{t: t, c: durable.NewClient(p), fixed: fixed}
 }
 
 // run starts instance and, unless it is a Wait, waits for it to finish.

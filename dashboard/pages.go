@@ -128,12 +128,6 @@ func parseTime(s string) (time.Time, error) {
 	return time.Time{}, badRequest("times are RFC 3339 (2006-01-02T15:04:05Z) or 2006-01-02T15:04 in UTC")
 }
 
-// actionView is one action button of an instance page.
-type actionView struct {
-	Action    ops.Action
-	Supported bool
-}
-
 func (h *handler) instance(w http.ResponseWriter, r *http.Request) {
 	d, err := h.ops.Instance(r.Context(), r.PathValue("id"))
 	if err != nil {
@@ -154,21 +148,18 @@ func (h *handler) instance(w http.ResponseWriter, r *http.Request) {
 }
 
 // actionsFor lists the actions that apply to an instance in its state.
-func actionsFor(d *ops.Detail) []actionView {
-	var as []ops.Action
+func actionsFor(d *ops.Detail) []ops.Action {
 	switch {
+	case d.State == "Failed" && d.Poisoned():
+		return []ops.Action{ops.ActionRedrive, ops.ActionRewind, ops.ActionRestart, ops.ActionPurge}
 	case d.State == "Failed":
-		as = []ops.Action{ops.ActionRewind, ops.ActionRestart, ops.ActionRedrive, ops.ActionPurge}
+		return []ops.Action{ops.ActionRewind, ops.ActionRestart, ops.ActionPurge}
 	case d.Terminal():
-		as = []ops.Action{ops.ActionRestart, ops.ActionPurge}
-	default:
-		as = []ops.Action{ops.ActionCancel, ops.ActionRaise, ops.ActionEnqueue, ops.ActionSuspend, ops.ActionResume, ops.ActionPurge}
+		return []ops.Action{ops.ActionRestart, ops.ActionPurge}
+	case d.State == "Suspended":
+		return []ops.Action{ops.ActionResume, ops.ActionCancel, ops.ActionRaise, ops.ActionEnqueue, ops.ActionPurge}
 	}
-	out := make([]actionView, len(as))
-	for i, a := range as {
-		out[i] = actionView{Action: a, Supported: a.Supported()}
-	}
-	return out
+	return []ops.Action{ops.ActionCancel, ops.ActionRaise, ops.ActionEnqueue, ops.ActionSuspend, ops.ActionPurge}
 }
 
 func (h *handler) confirm(w http.ResponseWriter, r *http.Request) {
@@ -183,7 +174,7 @@ func (h *handler) confirm(w http.ResponseWriter, r *http.Request) {
 	}
 	id := r.PathValue("id")
 	h.render(w, http.StatusOK, "confirm", map[string]any{
-		"ID": id, "Action": a, "Supported": a.Supported(), "CSRF": h.csrf.token(w, r),
+		"ID": id, "Action": a, "CSRF": h.csrf.token(w, r),
 	})
 }
 
@@ -208,7 +199,11 @@ func (h *handler) act(w http.ResponseWriter, r *http.Request) {
 	}
 	id := r.PathValue("id")
 	req := ops.Request{Reason: r.PostFormValue("reason"), Name: r.PostFormValue("name"), Data: r.PostFormValue("data"),
-		Force: r.PostFormValue("force") == "on"}
+		Force: r.PostFormValue("force") == "on", Version: r.PostFormValue("version")}
+	if a == ops.ActionRestart && r.PostFormValue("replace_input") == "on" {
+		in := r.PostFormValue("input")
+		req.Input = &in
+	}
 	err := h.ops.Do(r.Context(), id, a, req)
 	if h.opts.Log != nil {
 		h.opts.Log.InfoContext(r.Context(), "duroxide dashboard action", "instance", id, "action", string(a), "error", err)
@@ -251,7 +246,7 @@ func (h *handler) fail(w http.ResponseWriter, err error) {
 		code = http.StatusNotImplemented
 	case errors.As(err, &bad), errors.Is(err, durable.ErrInvalidInput):
 		code = http.StatusBadRequest
-	case errors.Is(err, durable.ErrInstanceStillRunning):
+	case errors.Is(err, durable.ErrInstanceStillRunning), errors.Is(err, durable.ErrInvalidState):
 		code = http.StatusConflict
 	}
 	h.render(w, code, "error", map[string]any{"Code": code, "Status": http.StatusText(code), "Err": err.Error()})

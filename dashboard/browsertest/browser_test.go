@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,15 +22,15 @@ import (
 
 func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }
 
-// registry: Order charges a card (the activity fails when the input says
-// "declined") and then waits for the event "approval", whose data it
-// returns.
-func registry(t *testing.T) *durable.Registry {
+// registry: Order charges a card (the activity fails for a "declined"
+// card until funded is set: the fix) and ships the order, or, for an input
+// starting "manual:", waits for the event "approval" and returns its data.
+func registry(t *testing.T, funded *atomic.Bool) *durable.Registry {
 	t.Helper()
 	reg := durable.NewRegistry()
 	must(t, reg.AddActivity("ChargeCard", func(_ durable.ActivityContext, in string) (string, error) {
 		time.Sleep(40 * time.Millisecond) // the payment service's latency, shown in the timeline
-		if strings.Contains(in, "declined") {
+		if strings.Contains(in, "declined") && !funded.Load() {
 			return "", errors.New("card declined: insufficient funds")
 		}
 		return "charged " + in, nil
@@ -41,6 +42,10 @@ func registry(t *testing.T) *durable.Registry {
 			return "", err
 		}
 		ctx.SetKVValue("charge", charged)
+		if !strings.HasPrefix(in, "manual:") {
+			ctx.SetCustomStatus(`{"step":"shipped"}`)
+			return "shipped: " + charged, nil
+		}
 		ctx.SetCustomStatus(`{"step":"awaiting approval"}`)
 		return durable.WaitEvent[string](ctx, "approval").Await()
 	}))
@@ -145,37 +150,42 @@ func (s *session) text(step, sel string) string {
 	return value(s, step, chromedp.Text(chromedp.CSS(sel)))
 }
 
-// TestOperatorFlows: find the failed order by filter (state and
-// completion time), open it, read the
-// failure in its timeline; find the stuck one, raise the event it waits
-// for behind the confirmation, and watch it complete.
-func TestOperatorFlows(t *testing.T) {
+// orders runs the order service on a memprovider with three orders:
+// order-1001 waits for approval, order-1002 failed (its card was
+// declined), order-1003 shipped; and serves the dashboard over it.
+func orders(t *testing.T) (*durable.Client, *atomic.Bool, string) {
+	t.Helper()
 	p := memprovider.New()
-	rt, err := durable.Start(t.Context(), p, registry(t), nil)
+	funded := new(atomic.Bool)
+	rt, err := durable.Start(t.Context(), p, registry(t, funded), nil)
 	must(t, err)
 	t.Cleanup(func() { must(t, rt.Shutdown(context.Background())) })
 	c := durable.NewClient(p)
 	ctx := t.Context()
-	for id, in := range map[string]string{"order-1001": "visa-ok", "order-1002": "visa-declined", "order-1003": "amex-ok"} {
+	for id, in := range map[string]string{"order-1001": "manual:visa", "order-1002": "visa-declined", "order-1003": "amex"} {
 		must(t, c.StartOrchestration(ctx, id, "Order", in))
 	}
-	for _, id := range []string{"order-1001", "order-1003"} {
-		waitFor(t, c, id, func(st *durable.OrchestrationStatus) bool {
-			return st.CustomStatus != nil && strings.Contains(*st.CustomStatus, "awaiting")
-		})
+	waitFor(t, c, "order-1001", func(st *durable.OrchestrationStatus) bool {
+		return st.CustomStatus != nil && strings.Contains(*st.CustomStatus, "awaiting")
+	})
+	for _, id := range []string{"order-1002", "order-1003"} {
+		waitFor(t, c, id, (*durable.OrchestrationStatus).IsTerminal)
 	}
-	must(t, c.RaiseEvent(ctx, "order-1003", "approval", "approved by alice"))
-	waitFor(t, c, "order-1003", (*durable.OrchestrationStatus).IsTerminal)
-	waitFor(t, c, "order-1002", (*durable.OrchestrationStatus).IsTerminal)
-
 	srv := httptest.NewServer(dashboard.New(c, dashboard.Options{Title: "orders · duroxide"}))
 	t.Cleanup(srv.Close)
-	s := newSession(t, srv.URL)
+	return c, funded, srv.URL
+}
 
-	// Find the failed instance by filter.
-	s.run("open the list", chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#instances")))
+// TestRewindAFailedOrder: find the failed order by filter (state and
+// completion time), open it, read the failure in its timeline, fix the
+// cause, rewind it behind the confirmation, and watch it complete.
+func TestRewindAFailedOrder(t *testing.T) {
+	_, funded, base := orders(t)
+	s := newSession(t, base)
+
+	s.run("open the list", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("#instances")))
 	s.shot("01-instances")
-	s.run("filter by status and completion time",
+	s.run("filter by state and completion time",
 		chromedp.SetValue(chromedp.CSS("#f-status"), "failed"),
 		chromedp.SendKeys(chromedp.CSS("#f-completed-after"), time.Now().Add(-time.Hour).UTC().Format("2006-01-02T15:04")),
 		chromedp.Click(chromedp.CSS("#f-apply")),
@@ -186,13 +196,12 @@ func TestOperatorFlows(t *testing.T) {
 		t.Fatalf("after filtering: %q", got)
 	}
 	rows := s.text("rows", "#instances tbody")
-	if !strings.Contains(rows, "order-1002") || strings.Contains(rows, "order-1001") {
+	if !strings.Contains(rows, "order-1002") || strings.Contains(rows, "order-1001") || strings.Contains(rows, "order-1003") {
 		t.Fatalf("the failed filter shows:\n%s", rows)
 	}
 	s.shot("02-failed-filter")
 
-	// Open it and read the failure in its timeline.
-	s.run("open the failed instance",
+	s.run("open the failed order",
 		chromedp.Click(chromedp.CSS(`a.inst`)),
 		chromedp.WaitVisible(chromedp.CSS("#failure")),
 	)
@@ -205,10 +214,39 @@ func TestOperatorFlows(t *testing.T) {
 	}
 	s.shot("03-failed-instance")
 
-	// Rewind is shown but unavailable until the client offers it; the
-	// stuck order is fixed by raising the event it waits for.
+	funded.Store(true) // the customer topped up the card: the cause is fixed
+	s.run("rewind",
+		chromedp.Click(chromedp.CSS("#action-rewind")),
+		chromedp.WaitVisible(chromedp.CSS("#confirm-form")),
+		chromedp.SetValue(chromedp.CSS("#reason"), "card topped up, ticket #4711"),
+	)
+	s.shot("04-confirm-rewind")
+	s.run("confirm", chromedp.Click(chromedp.CSS("#confirm")), chromedp.WaitVisible(chromedp.CSS("#flash")))
+
+	// Watch it complete: the page refreshes itself while it runs.
+	s.run("wait for completion", chromedp.WaitVisible(chromedp.Search(`//span[@id="state" and text()="Completed"]`)))
+	if got := s.text("output", "#output"); got != "shipped: charged visa-declined" {
+		t.Fatalf("output: %q", got)
+	}
+	// The failed execution is kept; the new one ran the charge again.
+	first, second := s.text("execution 1", "#execution-1 h3"), s.text("execution 2", "#execution-2 h3")
+	if !strings.Contains(first, "Failed") || !strings.Contains(second, "Completed") {
+		t.Fatalf("executions: %q, %q", first, second)
+	}
+	if got := s.text("rerun", "#execution-2 tr.ActivityCompleted"); !strings.Contains(got, "charged visa-declined") {
+		t.Fatalf("the rewound execution's charge: %q", got)
+	}
+	s.shot("05-rewound")
+}
+
+// TestRaiseTheEventAStuckOrderWaitsFor: find the order waiting for
+// approval, raise the event behind the confirmation, and watch it
+// complete.
+func TestRaiseTheEventAStuckOrderWaitsFor(t *testing.T) {
+	_, _, base := orders(t)
+	s := newSession(t, base)
 	s.run("find the waiting order",
-		chromedp.Navigate(srv.URL+"/?status=Running"),
+		chromedp.Navigate(base+"/?status=running"),
 		chromedp.WaitVisible(chromedp.CSS(`#instances`)),
 		chromedp.Click(chromedp.Search(`//a[@class="inst" and text()="order-1001"]`)),
 		chromedp.WaitVisible(chromedp.CSS("#action-raise")),
@@ -216,22 +254,20 @@ func TestOperatorFlows(t *testing.T) {
 	if got := s.text("custom status", "#custom-status"); !strings.Contains(got, "awaiting approval") {
 		t.Fatalf("custom status: %q", got)
 	}
-	s.shot("04-running-instance")
+	s.shot("06-running-instance")
 	s.run("raise the approval",
 		chromedp.Click(chromedp.CSS("#action-raise")),
 		chromedp.WaitVisible(chromedp.CSS("#confirm-form")),
 		chromedp.SendKeys(chromedp.CSS("#name"), "approval"),
 		chromedp.SendKeys(chromedp.CSS("#data"), "approved by the on-call operator"),
 	)
-	s.shot("05-confirm-raise")
+	s.shot("07-confirm-raise")
 	s.run("confirm", chromedp.Click(chromedp.CSS("#confirm")), chromedp.WaitVisible(chromedp.CSS("#flash")))
-
-	// Watch it complete: the page refreshes itself while it runs.
 	s.run("wait for completion", chromedp.WaitVisible(chromedp.Search(`//span[@id="state" and text()="Completed"]`)))
 	if got := s.text("output", "#output"); got != "approved by the on-call operator" {
 		t.Fatalf("output: %q", got)
 	}
-	s.shot("06-completed")
+	s.shot("08-completed")
 }
 
 func waitFor(t *testing.T, c *durable.Client, id string, ok func(*durable.OrchestrationStatus) bool) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 
 	"github.com/duroxide-go/cdb/durable"
 	"github.com/duroxide-go/cdb/duroxide"
@@ -13,7 +14,7 @@ import (
 type Detail struct {
 	Summary
 	// State is the client's view of the latest execution: Running,
-	// Completed, Failed, Blocked, NotFound.
+	// Completed, Failed, Blocked, Suspended, NotFound.
 	State string `json:"state"`
 	// Output is a completed instance's output.
 	Output string `json:"output,omitempty"`
@@ -21,6 +22,9 @@ type Detail struct {
 	Failure string `json:"failure,omitempty"`
 	// BlockedReason says why a Blocked instance is held back.
 	BlockedReason string `json:"blocked_reason,omitempty"`
+	// SuspendedReason is the reason a Suspended instance was suspended
+	// with.
+	SuspendedReason string `json:"suspended_reason,omitempty"`
 	// Waiting says why a started instance has not run yet (State
 	// Pending), e.g. that no runtime has its orchestration registered.
 	Waiting string `json:"waiting,omitempty"`
@@ -50,6 +54,21 @@ type Execution struct {
 // Terminal reports whether the instance has completed or failed.
 func (d *Detail) Terminal() bool { return d.State == "Completed" || d.State == "Failed" }
 
+// Poisoned reports whether the failed instance's latest execution
+// records a poison failure (a message that exceeded its attempts): what
+// Redrive applies to.
+func (d *Detail) Poisoned() bool {
+	if d.State != "Failed" || len(d.Executions) == 0 {
+		return false
+	}
+	for _, e := range d.Executions[len(d.Executions)-1].Timeline {
+		if e.Failed && strings.HasPrefix(e.Detail, poisonPrefix) {
+			return true
+		}
+	}
+	return false
+}
+
 // Instance reads instance's status, custom status, KV, executions with
 // their timelines, and descendants.
 func (s *Service) Instance(ctx context.Context, instance string) (*Detail, error) {
@@ -65,7 +84,11 @@ func (s *Service) Instance(ctx context.Context, instance string) (*Detail, error
 		return nil, err
 	}
 	d := &Detail{Summary: summarize(info, st.State == durable.StateBlocked)}
+	if st.State == durable.StateSuspended {
+		d.Summary.State = duroxide.InstanceSuspended
+	}
 	d.State, d.Output, d.Failure, d.BlockedReason, d.CustomStatus = st.State.String(), st.Output, st.FailureMessage(), st.BlockedReason, st.CustomStatus
+	d.SuspendedReason = st.SuspendedReason
 	if err := s.readKV(ctx, d); err != nil {
 		return nil, err
 	}

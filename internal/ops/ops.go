@@ -3,10 +3,9 @@
 // durable.Client.
 //
 // It is the one place where those tools meet the Client, so that the
-// Client's operations reach both tools at once: search and the bulk
-// cancel and purge are the Client's (Search, CancelMany, DeleteMany); the
-// actions the Client does not offer yet (suspend, resume, rewind,
-// restart, redrive) return ErrNotSupported.
+// Client's operations reach both tools at once: search, the bulk cancel
+// and purge (Search, CancelMany, DeleteMany), and the lifecycle calls
+// (Suspend, Resume, Rewind, Restart, Redrive).
 package ops
 
 import (
@@ -17,25 +16,30 @@ import (
 	"github.com/duroxide-go/cdb/durable"
 )
 
-// ErrNotSupported is matched (errors.Is) by an action this version of the
-// Client cannot perform yet.
-var ErrNotSupported = errors.New("not supported yet by this version of the client")
+// ErrNotSupported is matched (errors.Is) by an operation this version
+// cannot perform: raise and enqueue in bulk, and suspend and resume on a
+// provider that cannot suspend instances (durable.ErrSuspensionNotSupported
+// is matched too).
+var ErrNotSupported = errors.New("not supported by this version")
 
 // Action names an operation on one instance.
 type Action string
 
-// The actions. Suspend, Resume, Rewind, Restart and Redrive return
-// ErrNotSupported until the Client offers them.
+// The actions.
 const (
 	ActionCancel  Action = "cancel"
 	ActionRaise   Action = "raise"
 	ActionEnqueue Action = "enqueue"
 	ActionSuspend Action = "suspend"
 	ActionResume  Action = "resume"
-	ActionRewind  Action = "rewind"
+	// ActionRewind runs a failed instance's failed work again, keeping
+	// every successful result (durable.Client.Rewind).
+	ActionRewind Action = "rewind"
+	// ActionRestart starts a terminal instance again from the beginning
+	// as a new execution (durable.Client.Restart).
 	ActionRestart Action = "restart"
-	// ActionRedrive delivers a poisoned instance's or message's work again
-	// once the code is fixed.
+	// ActionRedrive delivers a poisoned instance's work again once the
+	// code is fixed (durable.Client.Redrive).
 	ActionRedrive Action = "redrive"
 	ActionPurge   Action = "purge"
 )
@@ -54,18 +58,9 @@ func ParseAction(s string) (Action, bool) {
 	return "", false
 }
 
-// Supported reports whether a can be performed by this version.
-func (a Action) Supported() bool {
-	switch a {
-	case ActionSuspend, ActionResume, ActionRewind, ActionRestart, ActionRedrive:
-		return false
-	}
-	return true
-}
-
 // Request is the input of an action; which fields matter depends on it.
 type Request struct {
-	// Reason is the cancellation reason.
+	// Reason is the reason of a cancel, suspend, resume or rewind.
 	Reason string
 	// Name is the event name (raise) or queue name (enqueue).
 	Name string
@@ -73,6 +68,12 @@ type Request struct {
 	Data string
 	// Force purges a running instance too.
 	Force bool
+	// Input, when set, replaces a restarted instance's input (stored as
+	// given); nil keeps the input of the execution that ended.
+	Input *string
+	// Version pins the version a restart runs ("" lets the registry
+	// choose, as for a new start).
+	Version string
 }
 
 // Service performs operations through a durable.Client.
@@ -104,8 +105,20 @@ func (s *Service) Do(ctx context.Context, instance string, a Action, r Request) 
 	case ActionPurge:
 		_, err := s.c.DeleteInstance(ctx, instance, durable.DeleteOptions{Force: r.Force})
 		return err
-	case ActionSuspend, ActionResume, ActionRewind, ActionRestart, ActionRedrive:
-		return fmt.Errorf("%s: %w", a, ErrNotSupported)
+	case ActionSuspend:
+		return notSupported(s.c.Suspend(ctx, instance, r.Reason))
+	case ActionResume:
+		return notSupported(s.c.Resume(ctx, instance, r.Reason))
+	case ActionRewind:
+		return s.c.Rewind(ctx, instance, durable.RewindOptions{Reason: r.Reason})
+	case ActionRestart:
+		o := durable.RestartOptions{Version: r.Version}
+		if r.Input != nil {
+			o.Input = *r.Input // a string is stored as given
+		}
+		return s.c.Restart(ctx, instance, o)
+	case ActionRedrive:
+		return s.c.Redrive(ctx, instance)
 	}
 	return fmt.Errorf("%w: unknown action %q", durable.ErrInvalidInput, a)
 }
@@ -118,4 +131,13 @@ type StartRequest struct {
 // Start starts an instance; Input is stored as given.
 func (s *Service) Start(ctx context.Context, r StartRequest) error {
 	return s.c.StartOrchestration(ctx, r.Instance, r.Orchestration, r.Input, durable.StartOptions{Version: r.Version})
+}
+
+// notSupported adds ErrNotSupported to a provider's refusal to suspend,
+// so that tools answer it as they answer every unsupported operation.
+func notSupported(err error) error {
+	if errors.Is(err, durable.ErrSuspensionNotSupported) {
+		return fmt.Errorf("%w: %w", ErrNotSupported, err)
+	}
+	return err
 }

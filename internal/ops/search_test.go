@@ -114,8 +114,8 @@ func TestParseStates(t *testing.T) {
 }
 
 // TestBulk: cancel and purge go to the Client's bulk operations (the
-// request's reason and force reach them); the rest are not supported in
-// bulk.
+// request's reason and force reach them); raise and enqueue are not
+// supported in bulk.
 func TestBulk(t *testing.T) {
 	s, c := service(t)
 	begin(t, c, "w-1", "Wait", "")
@@ -145,7 +145,7 @@ func TestBulk(t *testing.T) {
 	if res.Done != 3 || res.Deleted.InstancesDeleted != 3 {
 		t.Fatalf("forced purge: %+v", res)
 	}
-	for _, a := range []ops.Action{ops.ActionRaise, ops.ActionRewind, ops.ActionSuspend} {
+	for _, a := range []ops.Action{ops.ActionRaise, ops.ActionEnqueue} {
 		if _, err := s.Bulk(t.Context(), all, a, ops.Request{}, durable.BulkOptions{}); !errors.Is(err, ops.ErrNotSupported) || ops.BulkSupported(a) {
 			t.Fatalf("%s: %v", a, err)
 		}

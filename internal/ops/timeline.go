@@ -146,9 +146,12 @@ func FailureText(d duroxide.ErrorDetails) string {
 		if v.MessageType.ActivityName != "" {
 			what += " " + v.MessageType.ActivityName
 		}
-		return fmt.Sprintf("poison: %s message failed %d of %d attempts: %s", what, v.AttemptCount, v.MaxAttempts, v.Message)
+		return fmt.Sprintf(poisonPrefix+"%s message failed %d of %d attempts: %s", what, v.AttemptCount, v.MaxAttempts, v.Message)
 	case nil:
 		return ""
 	}
 	return d.Variant()
 }
+
+// poisonPrefix starts the text of a poison failure.
+const poisonPrefix = "poison: "

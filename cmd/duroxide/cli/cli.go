@@ -19,10 +19,11 @@
 //
 // Exit codes: 0 success; 1 some execution does not replay, a bulk action
 // failed on some instance, or an action was refused (purging a running
-// instance without -force, starting an existing id); 2 usage error or
-// invalid input; 3 the store or the histories could not be read or
-// written; 4 the instance does not exist; 5 the action is not supported
-// by this version yet.
+// instance without -force, starting an existing id, an instance not in
+// the state the action needs); 2 usage error or invalid input; 3 the
+// store or the histories could not be read or written; 4 the instance
+// does not exist; 5 the operation is not supported (raise or enqueue in
+// bulk, suspend on a store that cannot suspend).
 package cli
 
 import (
@@ -99,7 +100,13 @@ const usage = `usage:
                                         append a message to the instance's queue
   duroxide cancel [-reason R] INSTANCE | cancel [filters] [-reason R] [-dry-run] [-max N] [-progress]
   duroxide purge [-force] INSTANCE | purge [filters] [-force] [-dry-run] [-max N] [-progress]
-  duroxide suspend|resume|rewind|restart|redrive INSTANCE (not supported by this version yet)
+  duroxide suspend|resume|rewind [-reason R] INSTANCE | suspend|resume|rewind [filters] [-dry-run] [-max N] [-progress]
+                                        hold a running instance / let it go on / run a failed
+                                        instance's failed work again, keeping its results
+  duroxide restart [-input DATA] [-pin VERSION] INSTANCE | restart [filters] ...
+                                        start an ended instance again as a new execution
+  duroxide redrive INSTANCE | redrive [filters] ...
+                                        deliver a poisoned instance's work again
   duroxide ui [-addr 127.0.0.1:8080] [-read-only]
                                         serve the web dashboard
   duroxide export [-o FILE] [export filters]
@@ -115,7 +122,7 @@ The store: the Cosmos DB account of COSMOS_ENDPOINT (with COSMOS_KEY, or Entra I
 COSMOS_CONNECTION_STRING, with COSMOS_DATABASE and COSMOS_CONTAINER; without one, the in-process
 store in DUROXIDE_DATA_DIR (default .duroxide/default), which only one process may open at a time.
 Exit codes: 0 ok; 1 replay mismatch, bulk failures or a refused action; 2 usage or invalid input;
-3 store unreachable; 4 instance not found; 5 not supported yet.
+3 store unreachable; 4 instance not found; 5 not supported.
 `
 
 // errUsage marks a command line that cannot be run.

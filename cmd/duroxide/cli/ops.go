@@ -16,12 +16,15 @@ import (
 
 // The exit codes of the operations commands, beyond ExitOK, ExitFailed
 // (a bulk action failed on some instance, or an action was refused, such
-// as purging a running instance without -force), ExitUsage and ExitError
+// as purging a running instance without -force or rewinding one that did
+// not fail), ExitUsage and ExitError
 // (the store could not be reached).
 const (
 	// ExitNotFound: the instance does not exist.
 	ExitNotFound = 4
-	// ExitNotSupported: this version cannot perform the action yet.
+	// ExitNotSupported: this version cannot perform the operation (raise
+	// or enqueue in bulk; suspend or resume on a store that cannot
+	// suspend).
 	ExitNotSupported = 5
 )
 
@@ -268,11 +271,17 @@ func (c Command) action(ctx context.Context, a ops.Action, args []string) (int, 
 	fs.BoolVar(&b.dryRun, "dry-run", false, "with filters: list the instances it would apply to and do nothing")
 	fs.BoolVar(&b.progress, "progress", false, "with filters: draw a progress bar on standard error even if it is not a terminal")
 	fs.IntVar(&b.max, "max", 0, "with filters: stop after acting on this many instances (0: no limit)")
-	if a == ops.ActionCancel {
+	switch a {
+	case ops.ActionCancel:
 		fs.StringVar(&r.Reason, "reason", "canceled from the duroxide CLI", "cancellation reason")
-	}
-	if a == ops.ActionPurge {
+	case ops.ActionSuspend, ops.ActionResume, ops.ActionRewind:
+		fs.StringVar(&r.Reason, "reason", string(a)+" from the duroxide CLI", "reason, logged with the operation")
+	case ops.ActionPurge:
 		fs.BoolVar(&r.Force, "force", false, "purge running instances too")
+	case ops.ActionRestart:
+		fs.Func("input", "restart with this input, stored as given (default: the input of the execution that ended)",
+			func(v string) error { r.Input = &v; return nil })
+		fs.StringVar(&r.Version, "pin", "", "restart this exact version (default: the registry's choice, as for a new start)")
 	}
 	pos, err := c.parseArgs(fs, args)
 	if err != nil {
@@ -286,9 +295,6 @@ func (c Command) action(ctx context.Context, a ops.Action, args []string) (int, 
 	default:
 		return 0, fmt.Errorf("%w: %s takes one INSTANCE, or filters (-name -version -status -prefix -parent -created-after "+
 			"-created-before -completed-after -completed-before) for many", errUsage, a)
-	}
-	if !a.Supported() {
-		return 0, fmt.Errorf("%s: %w", a, ops.ErrNotSupported)
 	}
 	err = c.withService(ctx, func(s *ops.Service) error { return s.Do(ctx, pos[0], a, r) })
 	if err == nil {
@@ -378,7 +384,8 @@ func doneVerb(a ops.Action) string {
 	case ops.ActionPurge:
 		return "purged"
 	}
-	return string(a) + ":"
+	// The lifecycle calls enqueue a request that a runtime carries out.
+	return string(a) + " requested for"
 }
 
 func writeJSON(w interface{ Write([]byte) (int, error) }, v any) error {
@@ -396,7 +403,7 @@ func exitCode(err error) int {
 		return ExitNotSupported
 	case errors.Is(err, durable.ErrInvalidInput), errors.Is(err, durable.ErrNotRegistered):
 		return ExitUsage
-	case errors.Is(err, durable.ErrInstanceStillRunning), errors.Is(err, durable.ErrInstanceExists),
+	case errors.Is(err, durable.ErrInstanceStillRunning), errors.Is(err, durable.ErrInstanceExists), errors.Is(err, durable.ErrInvalidState),
 		errors.Is(err, durable.ErrCannotDeleteSubOrchestration):
 		return ExitFailed
 	}

@@ -25,10 +25,31 @@ import (
 // message; Wait returns the data of the event its input names, or of the
 // first message of the queue "inbox" if that comes first; Drift waits for
 // the event "go" and then completes, unless drift is set: then its code no
-// longer matches the history it wrote, and the runtime blocks it.
-func opsRegistry(t *testing.T, drift *atomic.Bool) *durable.Registry {
+// longer matches the history it wrote, and the runtime blocks it. Fixable
+// runs the activity Step (counting its runs in steps), then Flaky, which
+// fails until fixed is set, and returns both results.
+func opsRegistry(t *testing.T, sw *switches) *durable.Registry {
 	t.Helper()
 	reg := durable.NewRegistry()
+	drift := &sw.drift
+	must(t, reg.AddActivity("Step", func(_ durable.ActivityContext, in string) (string, error) {
+		sw.steps.Add(1)
+		return "step(" + in + ")", nil
+	}))
+	must(t, reg.AddActivity("Flaky", func(_ durable.ActivityContext, in string) (string, error) {
+		if !sw.fixed.Load() {
+			return "", errors.New("bug #123")
+		}
+		return "flaky(" + in + ")", nil
+	}))
+	must(t, reg.AddOrchestration("Fixable", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		a, err := durable.CallActivity[string](ctx, "Step", in).Await()
+		if err != nil {
+			return "", err
+		}
+		b, err := durable.CallActivity[string](ctx, "Flaky", in).Await()
+		return a + " " + b, err
+	}))
 	must(t, reg.AddActivity("Boom", func(_ durable.ActivityContext, in string) (string, error) {
 		time.Sleep(2 * time.Millisecond) // so the activity's duration shows
 		return "", errors.New(in)
@@ -68,8 +89,15 @@ type opsEnv struct {
 	t *testing.T
 	p duroxide.Provider
 	c *durable.Client
-	// drift changes Drift's code under its running instances.
-	drift *atomic.Bool
+	*switches
+}
+
+// switches change the registry's code under running instances.
+type switches struct {
+	// drift changes Drift's code; fixed fixes Flaky; steps counts Step's
+	// runs.
+	drift, fixed atomic.Bool
+	steps        atomic.Int32
 }
 
 // newOpsEnv runs on a memprovider.
@@ -87,11 +115,18 @@ func newCosmosEnv(t *testing.T) *opsEnv {
 
 func newOpsEnvOn(t *testing.T, p duroxide.Provider) *opsEnv {
 	t.Helper()
-	drift := new(atomic.Bool)
-	rt, err := durable.Start(t.Context(), p, opsRegistry(t, drift), nil)
+	return newOpsEnvWith(t, p, p, nil)
+}
+
+// newOpsEnvWith runs the runtime over rp with opts, and the CLI and
+// client over p (rp may wrap p).
+func newOpsEnvWith(t *testing.T, p, rp duroxide.Provider, opts *durable.Options) *opsEnv {
+	t.Helper()
+	sw := new(switches)
+	rt, err := durable.Start(t.Context(), rp, opsRegistry(t, sw), opts)
 	must(t, err)
 	t.Cleanup(func() { must(t, rt.Shutdown(context.Background())) })
-	return &opsEnv{t: t, p: p, c: durable.NewClient(p), drift: drift}
+	return &opsEnv{t: t, p: p, c: durable.NewClient(p), switches: sw}
 }
 
 // cli runs the command line and returns its exit code and output.
@@ -350,11 +385,14 @@ func TestOperationExitCodes(t *testing.T) {
 		{cli.ExitNotFound, []string{"show", "nope"}, "not found"},
 		{cli.ExitNotFound, []string{"cancel", "nope"}, "not found"},
 		{cli.ExitNotFound, []string{"raise", "nope", "ev"}, "not found"},
-		{cli.ExitNotSupported, []string{"rewind", "bad-1"}, "not supported yet"},
-		{cli.ExitNotSupported, []string{"restart", "bad-1"}, "not supported yet"},
-		{cli.ExitNotSupported, []string{"suspend", "w-1"}, "not supported yet"},
-		{cli.ExitNotSupported, []string{"redrive", "bad-1"}, "not supported yet"},
-		{cli.ExitNotSupported, []string{"resume", "-status", "Running"}, "not supported yet"},
+		{cli.ExitNotFound, []string{"rewind", "nope"}, "not found"},
+		{cli.ExitNotFound, []string{"suspend", "nope"}, "not found"},
+		{cli.ExitFailed, []string{"rewind", "w-1"}, "needs a failed instance"},
+		{cli.ExitFailed, []string{"restart", "w-1"}, "needs a terminal instance"},
+		{cli.ExitFailed, []string{"resume", "w-1"}, "not suspended"},
+		{cli.ExitFailed, []string{"suspend", "bad-1"}, "needs a running instance"},
+		{cli.ExitFailed, []string{"redrive", "bad-1"}, "poison"},
+		{cli.ExitUsage, []string{"restart", "-pin", "two", "bad-1"}, "version"},
 		{cli.ExitFailed, []string{"purge", "w-1"}, "still running"},
 		{cli.ExitFailed, []string{"start", "-name", "Wait", "-input", "other", "w-1"}, "exists"},
 		{cli.ExitUsage, []string{"start", "w-9"}, "-name"},
@@ -462,7 +500,15 @@ func TestOnCosmos(t *testing.T) {
 		t.Fatalf("purge:\n%s", out)
 	}
 	e.want(cli.ExitNotFound, "show", "w-2")
-	e.want(cli.ExitNotSupported, "rewind", "bad-1")
+	// Fix the bug, rewind: the failed activity runs again, the step before
+	// it does not.
+	e.start("Fixable", "a", "fx-1")
+	e.fixed.Store(true)
+	e.want(cli.ExitOK, "rewind", "fx-1")
+	e.until("fx-1", func(st *durable.OrchestrationStatus) bool { return st.State == durable.StateCompleted })
+	if st := e.terminal("fx-1"); st.Output != "step(a) flaky(a)" || e.steps.Load() != 1 {
+		t.Fatalf("rewind: %v %q, %d steps", st.State, st.Output, e.steps.Load())
+	}
 }
 
 // TestBulkMaxAndDryRunSkips: -max stops a bulk action after that many;

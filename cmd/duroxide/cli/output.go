@@ -106,6 +106,9 @@ func writeDetail(w io.Writer, d *ops.Detail, full bool) {
 	if d.BlockedReason != "" {
 		fact("Blocked", clip(d.BlockedReason, full))
 	}
+	if d.SuspendedReason != "" {
+		fact("Suspended", clip(d.SuspendedReason, full))
+	}
 	if d.CustomStatus != nil {
 		fact("Custom status", clip(*d.CustomStatus, full))
 	}
