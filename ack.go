@@ -104,6 +104,7 @@ func (p *Provider) finishAck(ctx context.Context, lk *orchLock, plan *turnPlan, 
 			}
 		}
 	}
+	p.trail("turn committed: messages consumed", lk, "earlier_attempt", earlier)
 	lk.finished = true
 	p.orchLocks.drop(lk.token)
 	p.busy.clear(lk.instance)

@@ -157,6 +157,9 @@ func (p *Provider) EnqueueForInstance(ctx context.Context, item duroxide.WorkIte
 	// 409: the message, or the marker its consumption left, is there.
 	return p.retryIdempotent(ctx, op, func() error {
 		_, err := p.st.Create(ctx, inst, msg)
+		if p.trailEnabled() {
+			p.opts.Logger.Debug("client message written", "instance_id", inst, "message", q.ID, "item", variantOf(item), "error", err)
+		}
 		if errors.Is(err, cosmos.ErrConflict) {
 			return nil
 		}

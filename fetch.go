@@ -130,7 +130,9 @@ func (p *Provider) tryLockOrchestration(ctx context.Context, c candidate, lockTi
 	}
 	if takeover {
 		if ok, err := p.lockStragglers(ctx, lk, until); err != nil || !ok {
-			p.releaseQuietly(ctx, lk)
+			if !errors.Is(err, errLockUnsettled) {
+				p.releaseQuietly(ctx, lk)
+			}
 			return nil, err
 		}
 	}
@@ -198,6 +200,7 @@ func (p *Provider) tryLockOrchestration(ctx context.Context, c candidate, lockTi
 	}
 	p.orchLocks.put(token, lk)
 	p.busy.mark(c.instance, until)
+	p.trail("orchestration messages locked", lk, "execution_id", item.ExecutionID, "takeover", takeover)
 	return item, nil
 }
 
@@ -249,6 +252,8 @@ func (p *Provider) finishTurnUnderLock(ctx context.Context, lk *orchLock) error 
 	for _, m := range lk.messages {
 		if !gone[m.ID] {
 			kept = append(kept, m)
+		} else if p.trailEnabled() {
+			p.opts.Logger.Debug("locked message was consumed by the rolled-forward turn", "instance_id", lk.instance, "message", m.ID)
 		}
 	}
 	lk.messages = kept
@@ -263,6 +268,13 @@ func (p *Provider) finishTurnUnderLock(ctx context.Context, lk *orchLock) error 
 // messages before older ones. It reports false when a message changed
 // under us (the caller gives the lock back; the next fetch sees the
 // current state).
+//
+// A straggler batch that may have applied is confirmed like the lock
+// batch (lockconfirm.go). If its outcome stays unknown the error wraps
+// errLockUnsettled and the caller must keep the instance locked: giving
+// back the instance and the messages it knows would leave stragglers
+// locked under our token while newer messages are delivered without them
+// (the chaos soak lost messages so). Kept, everything lapses together.
 func (p *Provider) lockStragglers(ctx context.Context, lk *orchLock, until time.Time) (bool, error) {
 	ready, err := p.readyMessages(ctx, lk.instance, p.now())
 	if err != nil {
@@ -286,10 +298,18 @@ func (p *Provider) lockStragglers(ctx context.Context, lk *orchLock, until time.
 	res, err := p.st.Execute(ctx, b, true)
 	var be *BatchError
 	if errors.As(err, &be) {
-		return false, nil
+		return false, nil // refused as a whole: nothing was locked
 	}
 	if err != nil {
-		return false, err
+		confirmed, state := p.confirmLock(ctx, lk.instance, lk.token, ids, until, err)
+		switch state {
+		case lockNotHeld:
+			return false, err
+		case lockUnknown:
+			p.busy.mark(lk.instance, until)
+			return false, fmt.Errorf("%w: %w", errLockUnsettled, err)
+		}
+		res = confirmed
 	}
 	for i, body := range res.Bodies {
 		var m queueDoc
@@ -368,7 +388,7 @@ func (p *Provider) lockBatch(ctx context.Context, c candidate, token string, now
 			return nil, false, false, nil
 		default:
 			// Applied but unanswered, the lock is ours (lockconfirm.go).
-			if res, ok := p.confirmLock(ctx, c.instance, token, lockedIDs(c.instance, b), until, err); ok {
+			if res, state := p.confirmLock(ctx, c.instance, token, lockedIDs(c.instance, b), until, err); state == lockHeld {
 				return res, create, true, nil // whether it was a takeover is unknown: lock stragglers anyway
 			}
 			return nil, false, false, err
@@ -571,6 +591,7 @@ func (p *Provider) heldBack(lk *orchLock, now time.Time) bool {
 // keep their visibility, the instance keeps its hold, and this process
 // leaves the instance alone for a while.
 func (p *Provider) releaseHeld(ctx context.Context, lk *orchLock, now time.Time) error {
+	p.trail("lock given back: older messages are held", lk, "held", lk.doc.Held.IDs)
 	b := cosmos.NewBatch(lk.instance)
 	b.Patch(instanceDocID(lk.instance), releaseOps(), &lk.etag)
 	for _, m := range lk.messages {
@@ -589,11 +610,11 @@ func (p *Provider) releaseHeld(ctx context.Context, lk *orchLock, now time.Time)
 // start is on its way: startOnItsWay) nothing is deleted.
 func (p *Provider) releaseOrphan(ctx context.Context, lk *orchLock, created bool, items []duroxide.WorkItem, keep bool) error {
 	b := cosmos.NewBatch(lk.instance)
-	dropped := 0
+	var dropped []string
 	for i, m := range lk.messages {
 		if !keep && p.orphanExpired(items[i], m) {
 			b.Delete(m.ID, nil, cosmos.ErrNotFound)
-			dropped++
+			dropped = append(dropped, m.ID)
 		} else {
 			b.Patch(m.ID, unlockMessageOps(m.AttemptCount-1, nil), nil)
 		}
@@ -608,8 +629,9 @@ func (p *Provider) releaseOrphan(ctx context.Context, lk *orchLock, created bool
 	}
 	_, err := p.st.ExecuteTolerant(ctx, b, false)
 	if err == nil {
-		p.orphansDropped.Add(int64(dropped))
+		p.orphansDropped.Add(int64(len(dropped)))
 	}
+	p.logOrphans(lk, keep, dropped, err)
 	if keep {
 		p.busy.mark(lk.instance, p.now().Add(startWait))
 	} else {
@@ -623,6 +645,7 @@ func (p *Provider) releaseOrphan(ctx context.Context, lk *orchLock, created bool
 // over, so the attempt its lock counted on each is given back: a run of
 // transient faults must not poison them.
 func (p *Provider) releaseQuietly(ctx context.Context, lk *orchLock) {
+	p.trail("lock given back after a failed fetch", lk)
 	b := cosmos.NewBatch(lk.instance)
 	b.Patch(instanceDocID(lk.instance), releaseOps(), &lk.etag)
 	for _, m := range lk.messages {

@@ -156,8 +156,8 @@ func (p *Provider) tryLockWorkItem(ctx context.Context, c candidate, lockTimeout
 		// Applied but unanswered, the lock is ours: confirm it rather than
 		// leave the item locked, its attempt counted, under a token nobody
 		// holds (lockconfirm.go).
-		res, ok := p.confirmLock(ctx, c.instance, token, []string{id}, until, err)
-		if !ok {
+		res, state := p.confirmLock(ctx, c.instance, token, []string{id}, until, err)
+		if state != lockHeld {
 			return nil, err
 		}
 		body, newEtag = res.Bodies[0], res.ETags[0]

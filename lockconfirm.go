@@ -24,39 +24,60 @@ import (
 // or the lock it may hold expires (the faults that lost the answer often
 // last a while).
 
+// errLockUnsettled marks a fetch that failed holding locks whose state it
+// could not learn: it leaves them to expire instead of giving them back.
+var errLockUnsettled = errors.New("a lock write's outcome is unknown; its locks are left to expire")
+
+// lockState is what confirming a lock write found.
+type lockState int
+
+const (
+	// lockNotHeld: the write was not applied (its error says so, or the
+	// documents do not hold the token, or one is gone).
+	lockNotHeld lockState = iota
+	// lockHeld: every document holds the token.
+	lockHeld
+	// lockUnknown: no read answered before the lock's expiry. The
+	// documents may hold the token: only their expiry frees them.
+	lockUnknown
+)
+
 // confirmLock reports whether every one of ids (in partition instance)
 // holds token after a lock write failed with writeErr, with their bodies
-// and ETags in the order of ids. Not ok when writeErr says the write was
-// not applied, when any of them holds another token or is gone, or when
-// no read answered before until (the lock's expiry): the caller then
-// reports writeErr, as before.
-func (p *Provider) confirmLock(ctx context.Context, instance, token string, ids []string, until time.Time, writeErr error) (*cosmos.BatchResult, bool) {
-	if !cosmos.MayHaveApplied(writeErr) || len(ids) == 0 || len(ids) > cosmos.MaxBatchOps {
-		return nil, false
+// and ETags in the order of ids when they do (lockHeld).
+func (p *Provider) confirmLock(ctx context.Context, instance, token string, ids []string, until time.Time, writeErr error) (*cosmos.BatchResult, lockState) {
+	if !cosmos.MayHaveApplied(writeErr) {
+		return nil, lockNotHeld
+	}
+	if len(ids) == 0 || len(ids) > cosmos.MaxBatchOps {
+		return nil, lockUnknown
 	}
 	for attempt := 0; ; attempt++ {
 		res, err := p.readLockedPrimary(ctx, instance, ids)
 		if err == nil {
-			return res, holdToken(res.Bodies, token)
+			if holdToken(res.Bodies, token) {
+				return res, lockHeld
+			}
+			return nil, lockNotHeld
 		}
 		if !transientRead(err) {
-			return nil, false
+			return nil, lockNotHeld
 		}
 		// The primary did not answer: a replica that shows the lock is
 		// proof enough (none can show a write that did not happen); one
 		// that does not may lag, so it proves nothing.
 		if res, ok := p.readLockedReplica(ctx, instance, ids, token); ok {
-			return res, true
+			return res, lockHeld
 		}
 		d := min(10*time.Millisecond<<min(attempt, 5), 200*time.Millisecond)
 		if !p.now().Add(d).Before(until) {
-			return nil, false
+			return nil, lockUnknown
 		}
 		t := time.NewTimer(d)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, false
+			return nil, lockUnknown
 		case <-t.C:
 		}
 	}

@@ -2,7 +2,7 @@ package cdb_test
 
 import (
 	"context"
-	"github.com/duroxide-go/cdb/internal/testhooks"
+	"net/http"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // A process dies holding an instance's lock and the message it fetched;
@@ -166,4 +167,89 @@ func TestImmediateMessagesFromAheadClockVisibleAtOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, item, "the result and the message from the process ahead are visible at once")
 	require.Equal(t, []duroxide.WorkItem{done, msg}, item.Messages)
+}
+
+// A takeover locks the stragglers (messages the lapsed lock held that
+// discovery did not see) with a second batch. When the service applies
+// that batch but its answer is lost, the fetch must not give back the
+// instance and the messages it knows while the stragglers stay locked
+// under its token: newer messages would then be delivered without them,
+// and an instance that completes meanwhile never receives them (the chaos
+// soak lost messages so). Either the lock is confirmed and the turn gets
+// every message, or, if no read answers, everything is left to lapse
+// together and the next fetch gets every message.
+func TestTakeoverStragglersLockAppliedButAnswerLost(t *testing.T) {
+	for _, readsFail := range []bool{false, true} {
+		name := "confirmed"
+		if readsFail {
+			name = "unknown_until_the_lock_lapses"
+		}
+		t.Run(name, func(t *testing.T) {
+			inst := "straggler-ambiguous-" + name
+			ctx := t.Context()
+			h := newHarness(t, cdb.Options{}, withoutLag())
+			createHInstance(t, h.p, inst)
+			m1 := duroxide.QueueMessageItem{Instance: inst, Name: "q", Data: "m1"}
+			m2 := duroxide.QueueMessageItem{Instance: inst, Name: "q", Data: "m2"}
+			require.NoError(t, h.p.EnqueueForOrchestrator(ctx, m1, 0))
+			const lock = time.Second
+			dead, err := h.p.FetchOrchestrationItem(ctx, lock, 0, nil)
+			require.NoError(t, err)
+			require.Equal(t, []duroxide.WorkItem{m1}, dead.Messages)
+			require.NoError(t, h.p.EnqueueForOrchestrator(ctx, m2, 0)) // the holder dies
+
+			// The taker's clock passes the dead lock's expiry right after
+			// its discovery (which saw m2 only); the straggler batch that
+			// locks m1 is applied and answered 503. With readsFail, the
+			// reads that could confirm it fail too: batches of one read
+			// (the primary read of m1) and point reads, not the two-op
+			// release the fix must not send.
+			var offset atomic.Int64
+			now := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+			var jumped, armed, faulted, readsDown atomic.Bool
+			unavailable := func(c testhooks.Call) error {
+				return &cdb.RequestError{Call: c, StatusCode: http.StatusServiceUnavailable}
+			}
+			hooks := &testhooks.Hooks{
+				Before: func(_ context.Context, c testhooks.Call) error {
+					if readsDown.Load() && (c.Op == cdb.OpRead || c.Op == cdb.OpBatch && c.Operations == 1) {
+						return unavailable(c)
+					}
+					return nil
+				},
+				After: func(_ context.Context, c testhooks.Call, err error) error {
+					switch {
+					case c.Op == cdb.OpQuery && c.PartitionKey == "" && jumped.CompareAndSwap(false, true):
+						offset.Store(int64(time.Minute))
+					case c.Op == cdb.OpQuery && c.PartitionKey == inst && jumped.Load() && !faulted.Load():
+						armed.Store(true) // the takeover's query for stragglers: their batch is next
+					case c.Op == cdb.OpBatch && err == nil && armed.CompareAndSwap(true, false):
+						faulted.Store(true)
+						readsDown.Store(readsFail)
+						return unavailable(c)
+					}
+					return err
+				},
+			}
+			taker := h.open(testhooks.With(cdb.Options{MaxClockSkew: -1}, testhooks.Knobs{Now: now, Hooks: hooks}))
+
+			var got []duroxide.WorkItem
+			eventually(t, 30*time.Second, func() bool {
+				item, err := taker.FetchOrchestrationItem(ctx, lock, 0, nil)
+				if err != nil {
+					require.True(t, readsFail, "the straggler lock was applied and readable: the fetch confirms it (%v)", err)
+					require.True(t, duroxide.IsRetryable(err), "%v", err)
+					readsDown.Store(false)
+					return false
+				}
+				if item == nil {
+					return false
+				}
+				got = item.Messages
+				return true
+			}, "the taker never fetched the instance")
+			require.True(t, faulted.Load(), "the straggler batch met the fault")
+			require.Equal(t, []duroxide.WorkItem{m1, m2}, got, "the dead holder's message first, then the newer one")
+		})
+	}
 }

@@ -74,6 +74,7 @@ func (p *Provider) abandonOrchestrationItem(ctx context.Context, op, lockToken s
 		}
 		return duroxide.Wrap(op, err)
 	}
+	p.trail("orchestration item abandoned", lk, "delay", delay, "ignore_attempt", ignoreAttempt)
 	lk.finished = true
 	p.orchLocks.drop(lockToken)
 	p.busy.clear(lk.instance)

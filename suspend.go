@@ -74,6 +74,7 @@ func (p *Provider) wakeOrHold(ctx context.Context, lk *orchLock, until time.Time
 		p.releaseUncounted(ctx, lk, until)
 		return false, err
 	}
+	p.trail("suspended instance's messages put aside", lk, "held", held.IDs)
 	p.busy.clear(lk.instance)
 	return false, nil
 }
@@ -85,6 +86,7 @@ func (p *Provider) wakeOrHold(ctx context.Context, lk *orchLock, until time.Time
 // applied), so this process leaves the instance alone until then, and the
 // wake that follows finds them held again.
 func (p *Provider) releaseUncounted(ctx context.Context, lk *orchLock, until time.Time) {
+	p.trail("suspended instance's lock given back after a failure", lk)
 	b := cosmos.NewBatch(lk.instance)
 	b.Patch(instanceDocID(lk.instance), releaseOps(), &lk.etag)
 	for _, m := range lk.messages {

@@ -129,6 +129,10 @@ func (rt *Runtime) processOrchestrationItem(t *turn) {
 	}
 	if t.ended && !t.continueAsNew {
 		// A terminal instance: ack nothing, which drains the messages.
+		if len(item.Messages) > 0 {
+			rt.log.Warn("messages for an instance that has ended; dropping them", "instance_id", instance,
+				"execution_id", item.ExecutionID, "messages", variants(item.Messages))
+		}
 		rt.ack(t)
 		return
 	}
@@ -404,4 +408,13 @@ func (rt *Runtime) stopTimers() {
 		t.Stop()
 	}
 	clear(rt.timers)
+}
+
+// variants names each work item's kind, for logs.
+func variants(items []duroxide.WorkItem) []string {
+	out := make([]string, len(items))
+	for i, w := range items {
+		out[i] = w.Variant()
+	}
+	return out
 }

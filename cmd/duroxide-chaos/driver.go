@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -35,6 +36,7 @@ type driver struct {
 	client  *durable.Client
 	workers *workerSet
 	dir     string
+	logFile *os.File // the driver's provider log (driver.log in dir)
 	rng     *rand.Rand
 	start   time.Time
 
@@ -61,6 +63,9 @@ type driver struct {
 
 // run is the driver role: set up, run the chaos phase, drain, check.
 func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) (ok bool, err error) {
+	if cfg.Kinds != nil {
+		mix = cfg.Kinds
+	}
 	d := &driver{cfg: cfg, stderr: stderr, rng: rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed)),
 		done: map[int]bool{}, faults: map[string]int{}, faulted: map[string]int{}, calls: map[string]int{},
 		intents: map[string][]intent{}, start: time.Now()}
@@ -131,11 +136,19 @@ func (d *driver) setUp(ctx context.Context) (err error) {
 		d.srv.Close()
 		return err
 	}
+	logFile, err := os.OpenFile(filepath.Join(d.dir, "driver.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		d.srv.Close()
+		_ = os.RemoveAll(d.dir)
+		return err
+	}
+	d.logFile = logFile
+	logger := slog.New(slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: d.cfg.LogLevel}))
 	// The driver's provider only starts instances, raises events and reads
 	// results; its maintenance loop stays off (the workers run theirs).
 	d.p, err = cdb.New(ctx, cdb.Config{Endpoint: d.srv.Endpoint(), Key: d.srv.Key(),
 		ClientOptions: &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{Telemetry: policy.TelemetryOptions{ApplicationID: driverAppID}}}},
-		&cdb.Options{MaintenanceInterval: -1})
+		&cdb.Options{MaintenanceInterval: -1, Logger: logger})
 	if err != nil {
 		d.tearDown()
 		return fmt.Errorf("bootstrapping the container: %w", err)
@@ -153,7 +166,8 @@ func (d *driver) setUp(ctx context.Context) (err error) {
 	d.workers = &workerSet{command: command, dir: d.dir, procs: map[string]*exec.Cmd{}, exited: map[*exec.Cmd]chan struct{}{},
 		skews: workerSkews(d.cfg.Processes, d.cfg.MaxClockSkew),
 		env: []string{cdb.EnvEndpoint + "=" + d.srv.Endpoint(), cdb.EnvKey + "=" + d.srv.Key(), envLogDir + "=" + d.dir,
-			envSkewMargin + "=" + skewMargin(d.cfg.MaxClockSkew).String(), envMaxAttempts + "=" + strconv.FormatUint(uint64(d.cfg.MaxAttempts), 10)}}
+			envSkewMargin + "=" + skewMargin(d.cfg.MaxClockSkew).String(), envMaxAttempts + "=" + strconv.FormatUint(uint64(d.cfg.MaxAttempts), 10),
+			envLogLevel + "=" + d.cfg.LogLevel.String()}}
 	for i := range d.cfg.Processes {
 		if err := d.workers.start(workerID(i)); err != nil {
 			d.tearDown()
@@ -191,6 +205,9 @@ func (d *driver) tearDown() {
 	}
 	if d.srv != nil {
 		d.srv.Close()
+	}
+	if d.logFile != nil {
+		_ = d.logFile.Close()
 	}
 	if d.dir != "" && !d.cfg.Keep {
 		_ = os.RemoveAll(d.dir)
@@ -660,12 +677,64 @@ func (d *driver) countLeftovers(ctx context.Context, r *Report) error {
 			}
 		}
 		if r.LocksLeft == 0 || time.Now().After(deadline) {
+			if r.QueueLeft > 0 {
+				return d.dumpLeftovers(ctx, ct)
+			}
 			return nil
 		}
 		if sleepCtx(ctx, time.Second) {
 			return ctx.Err()
 		}
 	}
+}
+
+// dumpLeftovers writes every queue document left, whole, and the instance
+// documents they belong to, to leftovers.json in the run's directory: a
+// message nobody took is explained by its fields (visibility, lock, a
+// stage marker), which the counts do not show.
+func (d *driver) dumpLeftovers(ctx context.Context, ct *azcosmos.ContainerClient) error {
+	var docs []json.RawMessage
+	instances := map[string]bool{}
+	scan := func(q string, params []azcosmos.QueryParameter, keep func(map[string]any) bool) error {
+		pager := ct.NewQueryItemsPager(q, azcosmos.NewPartitionKey(), &azcosmos.QueryOptions{QueryParameters: params})
+		for pager.More() {
+			page, err := pager.NextPage(ctx)
+			if err != nil {
+				return fmt.Errorf("dumping leftovers: %w", err)
+			}
+			for _, item := range page.Items {
+				var m map[string]any
+				if json.Unmarshal(item, &m) == nil && keep(m) {
+					docs = append(docs, item)
+				}
+			}
+		}
+		return nil
+	}
+	err := scan("SELECT * FROM c WHERE c.type IN (@orch, @worker)",
+		[]azcosmos.QueryParameter{{Name: "@orch", Value: "orch_queue"}, {Name: "@worker", Value: "worker_queue"}},
+		func(m map[string]any) bool {
+			if inst, ok := m["instanceId"].(string); ok {
+				instances[inst] = true
+			}
+			return true
+		})
+	if err != nil {
+		return err
+	}
+	queued := len(docs)
+	err = scan("SELECT * FROM c WHERE c.type = @instance", []azcosmos.QueryParameter{{Name: "@instance", Value: "instance"}},
+		func(m map[string]any) bool { inst, _ := m["instanceId"].(string); return instances[inst] })
+	if err != nil {
+		return err
+	}
+	out, err := json.MarshalIndent(docs, "", "  ")
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(d.dir, "leftovers.json")
+	d.logf("%d queue documents left; they and their instances' documents are in %s", queued, path)
+	return os.WriteFile(path, out, 0o600)
 }
 
 // tail names the types of the last n events, for a stuck instance's

@@ -67,6 +67,8 @@
 //	-max-attempts    the workers' durable.Options.MaxAttempts (default: 10 plus one per kill the run can make)
 //	-seed            random seed (default: time-based)
 //	-keep            keep the working directory (worker logs)
+//	-log-level       the workers' log level (default error; debug writes the provider's message trail)
+//	-kinds           run only these kinds, comma-separated (default: all), to aim a run at one path
 package main
 
 import (
@@ -75,8 +77,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -142,6 +147,11 @@ type config struct {
 	MaxAttempts uint
 	Seed        int64
 	Keep        bool
+	// LogLevel is the workers' slog level: error by default, debug for
+	// the provider's message trail (trail.go) and the runtime's turns.
+	LogLevel slog.Level
+	// Kinds restricts the workload to these kinds (nil: all of them).
+	Kinds []string
 	// WorkerID is set with -worker: run as that worker.
 	WorkerID string
 	// workerCommand, when set, replaces the re-execution of this binary
@@ -166,6 +176,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.UintVar(&c.MaxAttempts, "max-attempts", 0, "the workers' MaxAttempts (0: 10 plus one per kill the run can make)")
 	fs.Int64Var(&c.Seed, "seed", 0, "random seed (0: time-based)")
 	fs.BoolVar(&c.Keep, "keep", false, "keep the working directory (worker logs)")
+	fs.TextVar(&c.LogLevel, "log-level", slog.LevelError, "the workers' log level (debug writes the provider's message trail)")
+	mix := fs.String("kinds", "", "comma-separated kinds to run (default: all; see the workload)")
 	worker := fs.Bool("worker", false, "run as a worker (started by the driver)")
 	id := fs.String("id", "", "worker id (with -worker)")
 	if err := fs.Parse(args); err != nil {
@@ -182,6 +194,14 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, fmt.Errorf("-orchestrations must be 1..100000, not %d", c.Orchestrations)
 	case c.Duration < 0 || c.Timeout <= 0 || c.KillInterval < 0 || c.FaultInterval < 0 || c.MaxClockSkew < 0:
 		return nil, errors.New("durations must not be negative (and -timeout positive)")
+	}
+	if *mix != "" {
+		for _, k := range strings.Split(*mix, ",") {
+			if !slices.Contains(kinds, k) {
+				return nil, fmt.Errorf("-kinds: unknown kind %q (the kinds are %s)", k, strings.Join(kinds, ","))
+			}
+			c.Kinds = append(c.Kinds, k)
+		}
 	}
 	if c.Ramp < 0 {
 		c.Ramp = c.Duration / 2

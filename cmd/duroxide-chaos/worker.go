@@ -27,6 +27,8 @@ const (
 	// envMaxAttempts is the workers' durable.Options.MaxAttempts
 	// (killTolerantAttempts unless -max-attempts says otherwise).
 	envMaxAttempts = "DUROXIDE_CHAOS_MAX_ATTEMPTS"
+	// envLogLevel is the worker's slog level (-log-level).
+	envLogLevel = "DUROXIDE_CHAOS_LOG_LEVEL"
 )
 
 // Lease and lock timings of the workers: short, so a killed worker's slots
@@ -69,7 +71,13 @@ func runWorker(ctx context.Context, id string, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("worker %s: %w", id, err)
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	level := slog.LevelError
+	if v := os.Getenv(envLogLevel); v != "" {
+		if err := level.UnmarshalText([]byte(v)); err != nil {
+			return fmt.Errorf("%s: %w", envLogLevel, err)
+		}
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	margin, err := envDuration(envSkewMargin)
 	if err != nil {
 		return err

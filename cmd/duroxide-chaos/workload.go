@@ -63,8 +63,12 @@ const (
 // instanceName is the id of the i-th top-level instance.
 func instanceName(i int) string { return fmt.Sprintf("chaos-%s-%d", kindOf(i), i) }
 
+// mix is the kinds this run assigns round-robin: all of them unless
+// -kinds names some (set once by the driver before anything starts).
+var mix = kinds
+
 // kindOf is the kind of the i-th top-level instance.
-func kindOf(i int) string { return kinds[i%len(kinds)] }
+func kindOf(i int) string { return mix[i%len(mix)] }
 
 // parseInstance returns the kind and index encoded in an instance id.
 func parseInstance(id string) (kind string, i int, ok bool) {
