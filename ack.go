@@ -116,9 +116,11 @@ func (p *Provider) finishAck(ctx context.Context, lk *orchLock, plan *turnPlan, 
 	return nil
 }
 
-// recheckLock re-reads the instance after an ETag mismatch.
+// recheckLock re-reads the instance, from the primary, after an ETag
+// mismatch: a write of ours the service applied without answering (a
+// renewal, an ack) moved the ETag too, and then the lock is still ours.
 func (p *Provider) recheckLock(ctx context.Context, op string, lk *orchLock, mayBeDone bool) (done, retry bool, err error) {
-	doc, etag, err := p.readInstance(ctx, lk.instance)
+	doc, etag, err := p.readInstancePrimary(ctx, lk.instance)
 	if err != nil {
 		return false, false, duroxide.Wrap(op, err)
 	}

@@ -43,6 +43,29 @@ func (p *Provider) readInstanceRaw(ctx context.Context, inst string) (*instanceD
 	return &doc, etag, nil
 }
 
+// readInstancePrimary reads the instance document from the partition's
+// primary (a one-read batch), nil when it is missing or tombstoned. After
+// a 412 the lock's fate is decided on it: a lagging replica could show an
+// ETag or lock expiry the primary has already moved past.
+func (p *Provider) readInstancePrimary(ctx context.Context, inst string) (*instanceDoc, azcore.ETag, error) {
+	res, err := p.readLockedPrimary(ctx, inst, []string{instanceDocID(inst)})
+	if errors.Is(err, cosmos.ErrNotFound) {
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	var doc instanceDoc
+	if err := json.Unmarshal(res.Bodies[0], &doc); err != nil {
+		return nil, "", duroxide.Permanent("read_instance", "instance document of %q cannot be decoded: %v", inst, err)
+	}
+	if doc.Deleted != nil {
+		return nil, "", nil
+	}
+	doc.ETag = string(res.ETags[0])
+	return &doc, res.ETags[0], nil
+}
+
 func deref[T any](p *T) T {
 	var zero T
 	if p == nil {

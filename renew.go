@@ -29,7 +29,12 @@ func (p *Provider) BlockOrchestrationItem(ctx context.Context, lockToken string,
 }
 
 // abandonOrchestrationItem releases the lock in one batch; a non-nil
-// blocked is recorded on the instance document.
+// blocked is recorded on the instance document. A 412 is not taken at its
+// word, as in RenewOrchestrationItemLock: a renewal the service applied
+// but did not answer moved the instance's ETag too, so the instance is
+// read again and, still locked with our token and unexpired, released
+// with its current ETag — otherwise it and its messages would stay locked
+// until the lock lapsed, the attempt counted for nothing.
 func (p *Provider) abandonOrchestrationItem(ctx context.Context, op, lockToken string, delay time.Duration, ignoreAttempt bool, blocked *string) error {
 	lk, unlock, err := p.holdOrchLock(ctx, op, lockToken, false)
 	if err != nil {
@@ -37,6 +42,38 @@ func (p *Provider) abandonOrchestrationItem(ctx context.Context, op, lockToken s
 	}
 	defer unlock()
 	visible := p.releaseVisibleAt(delay)
+	for attempt := 0; ; attempt++ {
+		_, err := p.st.ExecuteTolerant(ctx, p.abandonBatch(lk, visible, ignoreAttempt, blocked), false)
+		if err == nil {
+			break
+		}
+		var be *BatchError
+		if !errors.As(err, &be) || be.Index != 0 || !lockGoneStatus(be) {
+			return duroxide.Wrap(op, err)
+		}
+		if !errors.Is(be, cosmos.ErrPreconditionFailed) || attempt > 0 {
+			return errLockExpired(op)
+		}
+		// recheckLock refreshed lk.doc and lk.etag when it says retry: the
+		// next batch is built from the instance as it is now.
+		if _, retry, rerr := p.recheckLock(ctx, op, lk, false); rerr != nil || !retry {
+			if rerr != nil {
+				return rerr
+			}
+			return errLockExpired(op)
+		}
+	}
+	p.trail("orchestration item abandoned", lk, "delay", delay, "ignore_attempt", ignoreAttempt)
+	lk.finished = true
+	p.orchLocks.drop(lockToken)
+	p.busy.clear(lk.instance)
+	return nil
+}
+
+// abandonBatch releases lk: the instance document (If-Match lk.etag,
+// recording blocked when set) and its locked messages, made visible at
+// visible (nil: at once), their attempt given back when ignoreAttempt.
+func (p *Provider) abandonBatch(lk *orchLock, visible *int64, ignoreAttempt bool, blocked *string) *cosmos.Batch {
 	b := cosmos.NewBatch(lk.instance)
 	release := releaseOps()
 	if blocked != nil {
@@ -67,18 +104,7 @@ func (p *Provider) abandonOrchestrationItem(ctx context.Context, op, lockToken s
 		}
 		b.Patch(m.ID, unlockMessageOps(n, visible), nil)
 	}
-	if _, err := p.st.ExecuteTolerant(ctx, b, false); err != nil {
-		var be *BatchError
-		if errors.As(err, &be) && be.Index == 0 && lockGoneStatus(be) {
-			return errLockExpired(op)
-		}
-		return duroxide.Wrap(op, err)
-	}
-	p.trail("orchestration item abandoned", lk, "delay", delay, "ignore_attempt", ignoreAttempt)
-	lk.finished = true
-	p.orchLocks.drop(lockToken)
-	p.busy.clear(lk.instance)
-	return nil
+	return b
 }
 
 // RenewOrchestrationItemLock implements duroxide.Provider: one batch
