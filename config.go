@@ -100,7 +100,10 @@ type Options struct {
 	// makes: azcore's are turned off (see Config.ClientOptions).
 	Retry RetryOptions
 	// Logger receives operational messages. Nil discards them. Keys and
-	// tokens are never logged.
+	// tokens are never logged. At slog.LevelDebug it also receives the
+	// message trail: every orchestrator message locked, consumed, given
+	// back, put aside or deleted, by document id (verbose; for following
+	// one message across processes).
 	Logger *slog.Logger
 	// TracerProvider traces Cosmos requests (through azcore's tracing,
 	// when New builds the client and Config.ClientOptions sets no

@@ -1,7 +1,10 @@
 package durable
 
 import (
+	"log/slog"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -32,4 +35,24 @@ func TestAwaitingSuccessor(t *testing.T) {
 			require.Equal(t, tc.want, awaitingSuccessor(tc.history))
 		})
 	}
+}
+
+// A message sent to an instance that has ended is dropped, as Rust does,
+// and the drop is logged at Warn: a message nobody will receive is worth
+// an operator's attention.
+func TestMessagesForAnEndedInstanceAreLoggedWhenDropped(t *testing.T) {
+	var logs syncBuffer
+	reg := NewRegistry()
+	require.NoError(t, RegisterOrchestration(reg, "Quick", func(_ *OrchestrationContext, in string) (string, error) { return in, nil }))
+	p := newMemProvider()
+	rt := startRuntime(t, p, reg, Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	require.NoError(t, rt.Client().StartOrchestration(t.Context(), "ended-1", "Quick", "x"))
+	require.Equal(t, StateCompleted, waitDone(t, rt.Client(), "ended-1").State)
+
+	require.NoError(t, p.EnqueueForOrchestrator(t.Context(), duroxide.QueueMessageItem{Instance: "ended-1", Name: "q", Data: "late"}, 0))
+	require.Eventually(t, func() bool {
+		return strings.Contains(logs.String(), "messages for an instance that has ended; dropping them")
+	}, 10*time.Second, 10*time.Millisecond, "the drop is logged:\n%s", logs.String())
+	require.Contains(t, logs.String(), "instance_id=ended-1")
+	require.Contains(t, logs.String(), "messages=[QueueMessage]")
 }
