@@ -1,7 +1,6 @@
 package dashboard_test
 
 import (
-	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -17,15 +16,15 @@ import (
 	"github.com/duroxide-go/cdb/dashboard"
 	"github.com/duroxide-go/cdb/durable"
 	"github.com/duroxide-go/cdb/duroxide"
-	"github.com/duroxide-go/cdb/embedded"
+	"github.com/duroxide-go/cdb/internal/demo"
 	"github.com/duroxide-go/cdb/memprovider"
 )
 
 // registry: Echo sets its input as custom status and KV value and returns
-// it; Fail fails in an activity with its input as the message; Wait waits
-// for the event named by its input and returns the event's data; Parent
-// runs Echo as a sub-orchestration; Fixable fails in the activity Flaky
-// until fixed is set.
+// it; Fail fails in an activity with its input as the message
+// (demo.AddFail); Wait waits for the event named by its input and returns
+// the event's data; Parent runs Echo as a sub-orchestration; Fixable fails
+// in the activity Flaky until fixed is set.
 func registry(t *testing.T, fixed *atomic.Bool) *durable.Registry {
 	t.Helper()
 	reg := durable.NewRegistry()
@@ -38,16 +37,10 @@ func registry(t *testing.T, fixed *atomic.Bool) *durable.Registry {
 	must(t, reg.AddOrchestration("Fixable", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		return durable.CallActivity[string](ctx, "Flaky", in).Await()
 	}))
-	must(t, reg.AddActivity("Boom", func(_ durable.ActivityContext, in string) (string, error) {
-		return "", errors.New(in)
-	}))
 	must(t, reg.AddOrchestration("Echo", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		ctx.SetCustomStatus(in)
 		ctx.SetKVValue(in, in)
 		return in, nil
-	}))
-	must(t, reg.AddOrchestration("Fail", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		return durable.CallActivity[string](ctx, "Boom", in).Await()
 	}))
 	must(t, reg.AddOrchestration("Wait", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		ctx.SetCustomStatus("waiting for " + in)
@@ -56,6 +49,7 @@ func registry(t *testing.T, fixed *atomic.Bool) *durable.Registry {
 	must(t, reg.AddOrchestration("Parent", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		return durable.CallSubOrchestration[string](ctx, "Echo", in).Await()
 	}))
+	demo.AddFail(t, reg)
 	return reg
 }
 
@@ -79,20 +73,12 @@ func newEnv(t *testing.T) *env { return newEnvOn(t, memprovider.New()) }
 
 // newCosmosEnv runs on the Cosmos DB provider over an in-memory
 // in-process cosmostest (embedded.Open with InMemory).
-func newCosmosEnv(t *testing.T) *env {
-	t.Helper()
-	st, err := embedded.Open(t.Context(), &embedded.Options{InMemory: true, Log: io.Discard})
-	must(t, err)
-	t.Cleanup(func() { must(t, st.Close()) })
-	return newEnvOn(t, st.Provider)
-}
+func newCosmosEnv(t *testing.T) *env { return newEnvOn(t, demo.CosmosProvider(t)) }
 
 func newEnvOn(t *testing.T, p duroxide.Provider) *env {
 	t.Helper()
 	fixed := new(atomic.Bool)
-	rt, err := durable.Start(t.Context(), p, registry(t, fixed), nil)
-	must(t, err)
-	t.Cleanup(func() { must(t, rt.Shutdown(context.Background())) })
+	demo.StartRuntime(t, p, registry(t, fixed), nil)
 	return &env{t: t, c: durable.NewClient(p), fixed: fixed}
 }
 
@@ -111,18 +97,7 @@ func (e *env) run(instance, orchestration, input string) {
 // waitFor polls instance's status until ok holds.
 func (e *env) waitFor(instance string, ok func(*durable.OrchestrationStatus) bool) *durable.OrchestrationStatus {
 	e.t.Helper()
-	for {
-		st, err := e.c.Status(e.t.Context(), instance)
-		must(e.t, err)
-		if ok(st) {
-			return st
-		}
-		select {
-		case <-e.t.Context().Done():
-			e.t.Fatalf("%s: condition never held; last state %v", instance, st.State)
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
+	return demo.Until(e.t, e.c, instance, ok)
 }
 
 // browser is a cookie-keeping client of a served dashboard.

@@ -66,6 +66,48 @@ func (e *env) requireFailedExecution(instance string, exec uint64) {
 	require.True(e.t, anyKind[duroxide.OrchestrationFailed](h), "execution %d keeps its failure: %s", exec, kinds(h))
 }
 
+// requireExecutions requires instance's executions to be want.
+func (e *env) requireExecutions(instance string, want []uint64, msgAndArgs ...any) {
+	e.t.Helper()
+	x, err := e.client().ListExecutions(e.ctx, instance)
+	require.NoError(e.t, err)
+	require.Equal(e.t, want, x, msgAndArgs...)
+}
+
+// requireBroken waits for instance to fail with the "broken" of an
+// activity registered by counted.
+func (e *env) requireBroken(instance string) {
+	e.t.Helper()
+	require.Contains(e.t, e.failed(instance), "broken")
+}
+
+// startBroken starts a runtime over r and instance as orchestration
+// name with input, and waits for it to fail with "broken".
+func (e *env) startBroken(r *durable.Registry, instance, name, input string) {
+	e.t.Helper()
+	e.start(r, fastOptions(nil))
+	e.startOrch(instance, name, input)
+	e.requireBroken(instance)
+}
+
+// fixAndRewind sets fixed, rewinds instance (failed in its first
+// execution) with o, and waits for the second execution the rewind
+// starts.
+func (e *env) fixAndRewind(instance string, fixed *atomic.Bool, o durable.RewindOptions) {
+	e.t.Helper()
+	fixed.Store(true)
+	require.NoError(e.t, e.client().Rewind(e.ctx, instance, o))
+	e.waitExecutions(instance, 2)
+}
+
+// restart restarts instance with o and waits for execution, the one the
+// restart starts.
+func (e *env) restart(instance string, o durable.RestartOptions, execution int) {
+	e.t.Helper()
+	require.NoError(e.t, e.client().Restart(e.ctx, instance, o))
+	e.waitExecutions(instance, execution)
+}
+
 func rewindRerunsTheFailedActivityAndKeepsTheOthers(e *env) {
 	var a, b, c atomic.Int32
 	var fixed atomic.Bool
@@ -84,20 +126,14 @@ func rewindRerunsTheFailedActivityAndKeepsTheOthers(e *env) {
 		}
 		return out, nil
 	})
-	e.start(r, fastOptions(nil))
 	const instance = "rewind-abc"
-	e.startOrch(instance, "ABC", "x")
-	require.Contains(e.t, e.failed(instance), "broken")
-	fixed.Store(true)
-	require.NoError(e.t, e.client().Rewind(e.ctx, instance, durable.RewindOptions{Reason: "C fixed"}))
-	e.waitExecutions(instance, 2)
+	e.startBroken(r, instance, "ABC", "x")
+	e.fixAndRewind(instance, &fixed, durable.RewindOptions{Reason: "C fixed"})
 	require.Equal(e.t, "C(B(A(x)))", e.completed(instance))
 	require.Equal(e.t, int32(1), a.Load(), "A succeeded before the failure: not run again")
 	require.Equal(e.t, int32(1), b.Load(), "B succeeded before the failure: not run again")
 	require.Equal(e.t, int32(2), c.Load(), "C failed: run again")
-	x, err := e.client().ListExecutions(e.ctx, instance)
-	require.NoError(e.t, err)
-	require.Equal(e.t, []uint64{1, 2}, x)
+	e.requireExecutions(instance, []uint64{1, 2})
 	e.requireFailedExecution(instance, 1)
 	h := e.executionHistory(instance, 2)
 	require.Equal(e.t, 3, countKind[duroxide.ActivityScheduled](h), "the new execution holds the three schedules once: %s", kinds(h))
@@ -122,20 +158,14 @@ func rewindRerunsAFailedSubOrchestration(e *env) {
 		}
 		return durable.CallSubOrchestration[string](ctx, "Child", v).Await()
 	})
-	e.start(r, fastOptions(nil))
 	const instance = "rewind-parent"
-	e.startOrch(instance, "Parent", "p")
-	require.Contains(e.t, e.failed(instance), "broken")
-	fixed.Store(true)
-	require.NoError(e.t, e.client().Rewind(e.ctx, instance, durable.RewindOptions{}))
-	e.waitExecutions(instance, 2)
+	e.startBroken(r, instance, "Parent", "p")
+	e.fixAndRewind(instance, &fixed, durable.RewindOptions{})
 	require.Equal(e.t, "X(A(p))", e.completed(instance))
 	require.Equal(e.t, int32(1), a.Load(), "A is kept")
 	require.Equal(e.t, int32(2), x.Load(), "the child's failed activity ran again")
 	child := instance + "::" + e.childInstanceOf(instance) // an auto id, relative to the parent
-	cx, err := e.client().ListExecutions(e.ctx, child)
-	require.NoError(e.t, err)
-	require.Equal(e.t, []uint64{1, 2}, cx, "the child was rewound too")
+	e.requireExecutions(child, []uint64{1, 2}, "the child was rewound too")
 	e.requireFailedExecution(child, 1)
 }
 
@@ -161,15 +191,11 @@ func rewindReachesAChildThatOutlivedTheFailure(e *env) {
 		c, err := child.Await()
 		return v + "+" + c, err
 	})
-	e.start(r, fastOptions(nil))
 	const instance = "rewind-outlived"
-	e.startOrch(instance, "Parent", "p")
-	require.Contains(e.t, e.failed(instance), "broken")
+	e.startBroken(r, instance, "Parent", "p")
 	child := instance + "::" + e.childInstanceOf(instance)
 	e.waitStatusCancelled(child)
-	fixed.Store(true)
-	require.NoError(e.t, e.client().Rewind(e.ctx, instance, durable.RewindOptions{}))
-	e.waitExecutions(instance, 2)
+	e.fixAndRewind(instance, &fixed, durable.RewindOptions{})
 	e.waitExecutions(child, 2)
 	e.waitFor("the rewound child to wait again", func() bool {
 		h := e.history(child)
@@ -229,9 +255,7 @@ func rewoundParentGetsTheResultOfACompletedChildAgain(e *env) {
 	require.NoError(e.t, e.p.EnqueueForOrchestrator(e.ctx, duroxide.RewindInstanceItem{Instance: child, Reason: "parent rewound",
 		ParentExecutionID: u64p(1)}, 0))
 	require.Equal(e.t, "child-out", e.completed(parent))
-	x, err := e.client().ListExecutions(e.ctx, child)
-	require.NoError(e.t, err)
-	require.Equal(e.t, []uint64{1}, x, "a completed child is not rewound")
+	e.requireExecutions(child, []uint64{1}, "a completed child is not rewound")
 }
 
 func ptrTo[T any](v T) *T { return &v }
@@ -258,13 +282,9 @@ func rewindKeepsAHandledFailureAndItsRetry(e *env) {
 		}
 		return durable.CallActivity[string](ctx, "Final", v).Await()
 	})
-	e.start(r, fastOptions(nil))
 	const instance = "rewind-retry"
-	e.startOrch(instance, "Retrying", "i")
-	require.Contains(e.t, e.failed(instance), "broken")
-	fixed.Store(true)
-	require.NoError(e.t, e.client().Rewind(e.ctx, instance, durable.RewindOptions{}))
-	e.waitExecutions(instance, 2)
+	e.startBroken(r, instance, "Retrying", "i")
+	e.fixAndRewind(instance, &fixed, durable.RewindOptions{})
 	require.Equal(e.t, "Final(flaky(i))", e.completed(instance))
 	require.Equal(e.t, int32(2), flaky.Load(), "the handled failure and its retry are kept")
 	require.Equal(e.t, int32(2), final.Load())
@@ -289,13 +309,9 @@ func rewindOfALongHistory(e *env) {
 		}
 		return durable.CallActivity[string](ctx, "Last", in).Await()
 	})
-	e.start(r, fastOptions(nil))
 	const instance = "rewind-long"
-	e.startOrch(instance, "Long", "x")
-	require.Contains(e.t, e.failed(instance), "broken")
-	fixed.Store(true)
-	require.NoError(e.t, e.client().Rewind(e.ctx, instance, durable.RewindOptions{}))
-	e.waitExecutions(instance, 2)
+	e.startBroken(r, instance, "Long", "x")
+	e.fixAndRewind(instance, &fixed, durable.RewindOptions{})
 	require.Equal(e.t, "Last(x)", e.completed(instance))
 	require.Equal(e.t, int32(steps), runs.Load(), "no step ran again")
 	require.Equal(e.t, int32(2), last.Load())
@@ -322,13 +338,9 @@ func rewindKeepsKVAndCustomStatus(e *env) {
 		ctx.SetKVValue("done", v)
 		return v, nil
 	})
-	e.start(r, fastOptions(nil))
 	const instance = "rewind-state"
-	e.startOrch(instance, "Stateful", "x")
-	require.Contains(e.t, e.failed(instance), "broken")
-	fixed.Store(true)
-	require.NoError(e.t, e.client().Rewind(e.ctx, instance, durable.RewindOptions{}))
-	e.waitExecutions(instance, 2)
+	e.startBroken(r, instance, "Stateful", "x")
+	e.fixAndRewind(instance, &fixed, durable.RewindOptions{})
 	require.Equal(e.t, "C(A(x))", e.completed(instance))
 	e.requireKV(instance, "step", "A(x)")
 	e.requireKV(instance, "done", "C(A(x))")
@@ -360,21 +372,15 @@ func restartRunsATerminalInstanceAgain(e *env) {
 	orch(e.t, r, "Once", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		return durable.CallActivity[string](ctx, "Step", in).Await()
 	})
-	e.start(r, fastOptions(nil))
 	const instance = "restart-once"
-	e.startOrch(instance, "Once", "first")
-	require.Contains(e.t, e.failed(instance), "broken")
+	e.startBroken(r, instance, "Once", "first")
 	fixed.Store(true)
-	require.NoError(e.t, e.client().Restart(e.ctx, instance, durable.RestartOptions{}))
-	e.waitExecutions(instance, 2)
+	e.restart(instance, durable.RestartOptions{}, 2)
 	require.Equal(e.t, "Step(first)", e.completed(instance), "restarted with the original input")
-	require.NoError(e.t, e.client().Restart(e.ctx, instance, durable.RestartOptions{Input: "second", Version: "1.0.0"}))
-	e.waitExecutions(instance, 3)
+	e.restart(instance, durable.RestartOptions{Input: "second", Version: "1.0.0"}, 3)
 	require.Equal(e.t, "Step(second)", e.completed(instance), "restarted with a new input")
 	require.Equal(e.t, int32(3), runs.Load(), "every restart runs from the beginning")
-	x, err := e.client().ListExecutions(e.ctx, instance)
-	require.NoError(e.t, err)
-	require.Equal(e.t, []uint64{1, 2, 3}, x, "earlier executions are kept")
+	e.requireExecutions(instance, []uint64{1, 2, 3}, "earlier executions are kept")
 	e.requireFailedExecution(instance, 1)
 	require.ErrorIs(e.t, e.client().Restart(e.ctx, instance, durable.RestartOptions{Version: "not-a-version"}), durable.ErrInvalidInput)
 }
@@ -387,11 +393,9 @@ func restartPinsAVersion(e *env) {
 	const instance = "restart-versioned"
 	e.startOrch(instance, "Versioned", "a")
 	require.Equal(e.t, "v2:a", e.completed(instance), "a start runs the latest version")
-	require.NoError(e.t, e.client().Restart(e.ctx, instance, durable.RestartOptions{Version: "1.0.0"}))
-	e.waitExecutions(instance, 2)
+	e.restart(instance, durable.RestartOptions{Version: "1.0.0"}, 2)
 	require.Equal(e.t, "v1:a", e.completed(instance), "the restart runs the pinned version")
-	require.NoError(e.t, e.client().Restart(e.ctx, instance, durable.RestartOptions{}))
-	e.waitExecutions(instance, 3)
+	e.restart(instance, durable.RestartOptions{}, 3)
 	require.Equal(e.t, "v2:a", e.completed(instance), "without a pin the registry chooses again")
 }
 
@@ -403,8 +407,7 @@ func restartRefusesARunningInstance(e *env) {
 	require.ErrorIs(e.t, e.client().Restart(e.ctx, "restart-running", durable.RestartOptions{}), durable.ErrInvalidState)
 	e.cancel("restart-running", "stop")
 	e.waitStatusCancelled("restart-running")
-	require.NoError(e.t, e.client().Restart(e.ctx, "restart-running", durable.RestartOptions{Input: "again"}))
-	e.waitExecutions("restart-running", 2)
+	e.restart("restart-running", durable.RestartOptions{Input: "again"}, 2)
 	e.waitRunning("restart-running")
 	e.raise("restart-running", "go", "d")
 	e.waitFor("the restarted execution to complete", func() bool {
@@ -413,25 +416,45 @@ func restartRefusesARunningInstance(e *env) {
 	})
 }
 
+// oneStep is "OneStep": it runs activity Work (counted, failing until
+// fixed) once.
+func oneStep(e *env, runs *atomic.Int32, fixed *atomic.Bool) *durable.Registry {
+	r := durable.NewRegistry()
+	counted(e, r, "Work", runs, fixed)
+	orch(e.t, r, "OneStep", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		return durable.CallActivity[string](ctx, "Work", in).Await()
+	})
+	return r
+}
+
+// requirePoisonedOrchestration waits for instance to fail with Poison
+// details naming an orchestration message.
+func (e *env) requirePoisonedOrchestration(instance string) {
+	e.t.Helper()
+	p := poisonDetails(e, e.wait(instance))
+	require.Equal(e.t, duroxide.PoisonOrchestration, p.MessageType.Kind)
+}
+
+// redrive re-drives instance (poisoned in its first execution) and waits
+// for the second execution the re-drive starts.
+func (e *env) redrive(instance string) {
+	e.t.Helper()
+	require.NoError(e.t, e.client().Redrive(e.ctx, instance))
+	e.waitExecutions(instance, 2)
+}
+
 // The orchestration's turn that takes the activity's result is poisoned;
 // after the re-drive the result arrives again, and the activity is not
 // run a second time.
 func redriveDeliversThePoisonedMessagesAgain(e *env) {
 	fp := e.faulty()
 	var runs atomic.Int32
-	r := durable.NewRegistry()
-	counted(e, r, "Work", &runs, nil)
-	orch(e.t, r, "OneStep", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		return durable.CallActivity[string](ctx, "Work", in).Await()
-	})
 	fp.InjectOrchestrationAttemptsAfterSkip(1, 11)
-	e.start(r, fastPoisonOptions(10))
+	e.start(oneStep(e, &runs, nil), fastPoisonOptions(10))
 	const instance = "redrive-orch"
 	e.startOrch(instance, "OneStep", "in")
-	p := poisonDetails(e, e.wait(instance))
-	require.Equal(e.t, duroxide.PoisonOrchestration, p.MessageType.Kind)
-	require.NoError(e.t, e.client().Redrive(e.ctx, instance))
-	e.waitExecutions(instance, 2)
+	e.requirePoisonedOrchestration(instance)
+	e.redrive(instance)
 	require.Equal(e.t, "Work(in)", e.completed(instance))
 	require.Equal(e.t, int32(1), runs.Load(), "the activity's result was delivered again, not recomputed")
 	e.requireFailedExecution(instance, 1)
@@ -440,20 +463,13 @@ func redriveDeliversThePoisonedMessagesAgain(e *env) {
 func redriveStartsAnInstancePoisonedBeforeItsFirstTurn(e *env) {
 	fp := e.faulty()
 	var runs atomic.Int32
-	r := durable.NewRegistry()
-	counted(e, r, "Work", &runs, nil)
-	orch(e.t, r, "OneStep", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		return durable.CallActivity[string](ctx, "Work", in).Await()
-	})
 	fp.InjectOrchestrationAttempts(11)
-	e.start(r, fastPoisonOptions(10))
+	e.start(oneStep(e, &runs, nil), fastPoisonOptions(10))
 	const instance = "redrive-start"
 	e.startOrch(instance, "OneStep", "in")
-	p := poisonDetails(e, e.wait(instance))
-	require.Equal(e.t, duroxide.PoisonOrchestration, p.MessageType.Kind)
+	e.requirePoisonedOrchestration(instance)
 	require.Zero(e.t, runs.Load())
-	require.NoError(e.t, e.client().Redrive(e.ctx, instance))
-	e.waitExecutions(instance, 2)
+	e.redrive(instance)
 	require.Equal(e.t, "Work(in)", e.completed(instance))
 	require.Equal(e.t, int32(1), runs.Load())
 }
@@ -461,19 +477,13 @@ func redriveStartsAnInstancePoisonedBeforeItsFirstTurn(e *env) {
 func redriveRerunsAPoisonedActivity(e *env) {
 	fp := e.faulty()
 	var runs atomic.Int32
-	r := durable.NewRegistry()
-	counted(e, r, "Work", &runs, nil)
-	orch(e.t, r, "OneStep", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		return durable.CallActivity[string](ctx, "Work", in).Await()
-	})
 	fp.InjectActivityAttempts(11)
-	e.start(r, fastPoisonOptions(10))
+	e.start(oneStep(e, &runs, nil), fastPoisonOptions(10))
 	const instance = "redrive-activity"
 	e.startOrch(instance, "OneStep", "in")
 	require.Contains(e.t, e.failed(instance), "poison")
 	require.Zero(e.t, runs.Load(), "a poisoned activity does not run")
-	require.NoError(e.t, e.client().Redrive(e.ctx, instance))
-	e.waitExecutions(instance, 2)
+	e.redrive(instance)
 	require.Equal(e.t, "Work(in)", e.completed(instance))
 	require.Equal(e.t, int32(1), runs.Load())
 }
@@ -481,16 +491,11 @@ func redriveRerunsAPoisonedActivity(e *env) {
 func redriveRefusesAFailureThatIsNotPoison(e *env) {
 	var runs atomic.Int32
 	var fixed atomic.Bool
-	r := durable.NewRegistry()
-	counted(e, r, "Work", &runs, &fixed)
-	orch(e.t, r, "OneStep", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		return durable.CallActivity[string](ctx, "Work", in).Await()
-	})
-	e.start(r, fastOptions(nil))
+	e.start(oneStep(e, &runs, &fixed), fastOptions(nil))
 	require.ErrorIs(e.t, e.client().Redrive(e.ctx, "redrive-missing"), durable.ErrInstanceNotFound)
 	const instance = "redrive-not-poison"
 	e.startOrch(instance, "OneStep", "in")
-	require.Contains(e.t, e.failed(instance), "broken")
+	e.requireBroken(instance)
 	err := e.client().Redrive(e.ctx, instance)
 	require.ErrorIs(e.t, err, durable.ErrInvalidState)
 	require.Contains(e.t, err.Error(), "Rewind")
@@ -531,6 +536,14 @@ func (e *env) waitState(instance string, state durable.State) *durable.Orchestra
 	return st
 }
 
+// suspend suspends instance for reason and waits until its status says
+// so.
+func (e *env) suspend(instance, reason string) *durable.OrchestrationStatus {
+	e.t.Helper()
+	require.NoError(e.t, e.client().Suspend(e.ctx, instance, reason))
+	return e.waitState(instance, durable.StateSuspended)
+}
+
 // requireNoTurn requires that instance's history does not grow while
 // the runtime keeps polling: each check waits for the runtime's own idle
 // poll to pass, by starting and completing another instance.
@@ -549,8 +562,7 @@ func suspendedInstanceTakesNoTurnsUntilResumed(e *env) {
 	const instance = "suspend-steps"
 	e.startOrch(instance, "Steps", "in")
 	e.waitSubscription(instance, "go")
-	require.NoError(e.t, e.client().Suspend(e.ctx, instance, "maintenance"))
-	st := e.waitState(instance, durable.StateSuspended)
+	st := e.suspend(instance, "maintenance")
 	require.Equal(e.t, "maintenance", st.SuspendedReason)
 	require.False(e.t, st.IsTerminal())
 	e.waitFor("a search by the suspended state to find it", func() bool {
@@ -573,8 +585,7 @@ func suspendedInstanceTakesNoTurnsUntilResumed(e *env) {
 	e.waitFor("the held event to run the activity", func() bool { return steps.Load() == 1 })
 	// Suspended again while the timer runs: it fires, and waits.
 	e.waitHist(instance, "the timer", anyKind[duroxide.TimerCreated])
-	require.NoError(e.t, e.client().Suspend(e.ctx, instance, "again"))
-	e.waitState(instance, durable.StateSuspended)
+	e.suspend(instance, "again")
 	e.requireNoTurn(instance, func() {
 		e.startOrch("probe-timer", "Probe", "")
 		require.Equal(e.t, "probe", e.completed("probe-timer"))
@@ -598,8 +609,7 @@ func suspensionOutlastsTheRuntime(e *env) {
 	const instance = "suspend-restart"
 	e.startOrch(instance, "Steps", "in")
 	e.waitSubscription(instance, "go")
-	require.NoError(e.t, e.client().Suspend(e.ctx, instance, "across restarts"))
-	e.waitState(instance, durable.StateSuspended)
+	e.suspend(instance, "across restarts")
 	shutdownRuntime(e, rt)
 	e.raise(instance, "go", "1")
 	var probe atomic.Int32
@@ -627,13 +637,11 @@ func cancelEndsASuspendedInstance(e *env) {
 	const instance = "suspend-cancel"
 	e.startOrch(instance, "Steps", "in")
 	e.waitSubscription(instance, "go")
-	require.NoError(e.t, e.client().Suspend(e.ctx, instance, "hold"))
-	e.waitState(instance, durable.StateSuspended)
+	e.suspend(instance, "hold")
 	e.cancel(instance, "stop")
 	e.waitStatusCancelled(instance)
 	// Restarted, it is not suspended.
-	require.NoError(e.t, e.client().Restart(e.ctx, instance, durable.RestartOptions{}))
-	e.waitExecutions(instance, 2)
+	e.restart(instance, durable.RestartOptions{}, 2)
 	e.waitState(instance, durable.StateRunning)
 }
 
@@ -645,8 +653,7 @@ func suspendAndResumeRefuseTheWrongState(e *env) {
 	e.startOrch(instance, "Echo", "in")
 	e.waitRunning(instance)
 	require.ErrorIs(e.t, e.client().Resume(e.ctx, instance, ""), durable.ErrInvalidState, "not suspended")
-	require.NoError(e.t, e.client().Suspend(e.ctx, instance, "x"))
-	e.waitState(instance, durable.StateSuspended)
+	e.suspend(instance, "x")
 	require.ErrorIs(e.t, e.client().Suspend(e.ctx, instance, "y"), durable.ErrInvalidState, "already suspended")
 	require.NoError(e.t, e.client().Resume(e.ctx, instance, ""))
 	e.waitState(instance, durable.StateRunning)

@@ -16,13 +16,14 @@ import (
 	"github.com/duroxide-go/cdb/cmd/duroxide/cli"
 	"github.com/duroxide-go/cdb/durable"
 	"github.com/duroxide-go/cdb/duroxide"
-	"github.com/duroxide-go/cdb/embedded"
+	"github.com/duroxide-go/cdb/internal/demo"
 	"github.com/duroxide-go/cdb/memprovider"
 )
 
 // opsRegistry: Echo (versions 1.0.0 and 2.0.0, the latest starting new
-// instances) sets its input as custom status and KV value and returns it; Fail fails in the activity Boom with its input as the
-// message; Wait returns the data of the event its input names, or of the
+// instances) sets its input as custom status and KV value and returns it;
+// Fail fails in the activity Boom with its input as the message
+// (demo.AddFail); Wait returns the data of the event its input names, or of the
 // first message of the queue "inbox" if that comes first; Drift waits for
 // the event "go" and then completes, unless drift is set: then its code no
 // longer matches the history it wrote, and the runtime blocks it. Fixable
@@ -50,10 +51,6 @@ func opsRegistry(t *testing.T, sw *switches) *durable.Registry {
 		b, err := durable.CallActivity[string](ctx, "Flaky", in).Await()
 		return a + " " + b, err
 	}))
-	must(t, reg.AddActivity("Boom", func(_ durable.ActivityContext, in string) (string, error) {
-		time.Sleep(2 * time.Millisecond) // so the activity's duration shows
-		return "", errors.New(in)
-	}))
 	echo := func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		ctx.SetCustomStatus(in)
 		ctx.SetKVValue("k", in)
@@ -71,9 +68,6 @@ func opsRegistry(t *testing.T, sw *switches) *durable.Registry {
 		ctx.SetCustomStatus("waiting")
 		return durable.WaitEvent[string](ctx, "go").Await()
 	}))
-	must(t, reg.AddOrchestration("Fail", func(ctx *durable.OrchestrationContext, in string) (string, error) {
-		return durable.CallActivity[string](ctx, "Boom", in).Await()
-	}))
 	must(t, reg.AddOrchestration("Wait", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		ctx.SetCustomStatus("waiting")
 		ev, msg := durable.WaitEvent[string](ctx, in), durable.DequeueEvent[string](ctx, "inbox")
@@ -82,6 +76,7 @@ func opsRegistry(t *testing.T, sw *switches) *durable.Registry {
 		}
 		return msg.Await()
 	}))
+	demo.AddFail(t, reg)
 	return reg
 }
 
@@ -106,13 +101,7 @@ func newOpsEnv(t *testing.T) *opsEnv { return newOpsEnvOn(t, memprovider.New()) 
 
 // newCosmosEnv runs on the Cosmos DB provider over an in-memory
 // in-process cosmostest (embedded.Open with InMemory).
-func newCosmosEnv(t *testing.T) *opsEnv {
-	t.Helper()
-	st, err := embedded.Open(t.Context(), &embedded.Options{InMemory: true, Log: io.Discard})
-	must(t, err)
-	t.Cleanup(func() { must(t, st.Close()) })
-	return newOpsEnvOn(t, st.Provider)
-}
+func newCosmosEnv(t *testing.T) *opsEnv { return newOpsEnvOn(t, demo.CosmosProvider(t)) }
 
 func newOpsEnvOn(t *testing.T, p duroxide.Provider) *opsEnv {
 	t.Helper()
@@ -124,9 +113,7 @@ func newOpsEnvOn(t *testing.T, p duroxide.Provider) *opsEnv {
 func newOpsEnvWith(t *testing.T, p, rp duroxide.Provider, opts *durable.Options) *opsEnv {
 	t.Helper()
 	sw := new(switches)
-	rt, err := durable.Start(t.Context(), rp, opsRegistry(t, sw), opts)
-	must(t, err)
-	t.Cleanup(func() { must(t, rt.Shutdown(context.Background())) })
+	demo.StartRuntime(t, rp, opsRegistry(t, sw), opts)
 	return &opsEnv{t: t, p: p, c: durable.NewClient(p), switches: sw}
 }
 
@@ -160,20 +147,10 @@ func (e *opsEnv) terminal(instance string) *durable.OrchestrationStatus {
 	return e.until(instance, (*durable.OrchestrationStatus).IsTerminal)
 }
 
+// until waits until instance's status satisfies ok.
 func (e *opsEnv) until(instance string, ok func(*durable.OrchestrationStatus) bool) *durable.OrchestrationStatus {
 	e.t.Helper()
-	for {
-		st, err := e.c.Status(e.t.Context(), instance)
-		must(e.t, err)
-		if ok(st) {
-			return st
-		}
-		select {
-		case <-e.t.Context().Done():
-			e.t.Fatalf("%s never settled: %v", instance, st.State)
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
+	return demo.Until(e.t, e.c, instance, ok)
 }
 
 // start starts instances through the CLI and waits for each to settle.
