@@ -83,6 +83,9 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 				continue
 			}
 		}
+		if consumedElsewhere(plan, err) {
+			return p.dropStaleTurn(ctx, op, lk)
+		}
 		if !errors.As(err, &be) && duroxide.IsRetryable(p.ackError(op, plan, err)) {
 			lk.ambiguous = true // the batch may or may not have committed
 		}
@@ -114,6 +117,30 @@ func (p *Provider) finishAck(ctx context.Context, lk *orchLock, plan *turnPlan, 
 	p.deliverIntents(ctx, lk.instance, plan.intents)
 	p.cancelElsewhere(ctx, plan.foreignCancels)
 	return nil
+}
+
+// consumedElsewhere reports whether a turn's batch was refused because a
+// message it consumes is gone (404 on its delete): another turn consumed
+// it, so this turn ran on a message already in history. The fetch's lock
+// batch only takes messages no live lock holds (addMessageLocks), which
+// keeps this from happening; should it happen anyway, committing would
+// record the message twice, and it is no reason to fail the instance.
+func consumedElsewhere(plan *turnPlan, err error) bool {
+	var be *BatchError
+	return errors.As(err, &be) && errors.Is(be, cosmos.ErrNotFound) &&
+		be.Index > 0 && be.Index < len(plan.kinds) && plan.kinds[be.Index] == docOrchQueue
+}
+
+// dropStaleTurn gives back the lock of a turn consumedElsewhere refused
+// (its attempts too, the messages that remain visible at once) and
+// reports the lock lost: the runtime drops the turn, and the next fetch
+// runs the instance from its current state.
+func (p *Provider) dropStaleTurn(ctx context.Context, op string, lk *orchLock) error {
+	p.opts.Logger.Warn("a message this turn consumed is gone (another turn consumed it); the turn is dropped", "instance_id", lk.instance)
+	p.releaseQuietly(ctx, lk)
+	lk.finished = true
+	p.orchLocks.drop(lk.token)
+	return duroxide.Kinded(duroxide.ErrLockLost, op, "a message this turn consumed was consumed by another turn; the turn is dropped and the instance runs again from its current state")
 }
 
 // recheckLock re-reads the instance, from the primary, after an ETag

@@ -294,7 +294,7 @@ func (p *Provider) lockStragglers(ctx context.Context, lk *orchLock, until time.
 		return true, nil
 	}
 	b := cosmos.NewBatch(lk.instance)
-	p.addMessageLocks(b, ids, lk.token, until)
+	p.addMessageLocks(b, ids, lk.token, p.now().Add(-p.skew()), until)
 	res, err := p.st.Execute(ctx, b, true)
 	var be *BatchError
 	if errors.As(err, &be) {
@@ -353,7 +353,7 @@ func (p *Provider) lockBatch(ctx context.Context, c candidate, token string, now
 			ops.AppendSet("/lockedUntil", ms(until))
 			b.Patch(instanceDocID(c.instance), ops, nil)
 		}
-		p.addMessageLocks(b, c.ids, token, until)
+		p.addMessageLocks(b, c.ids, token, now.Add(-p.skew()), until)
 		res, err = p.st.Execute(ctx, b, true)
 		be, ok := err.(*BatchError)
 		inst := ok && be.Index <= head // the instance's read or write failed
@@ -397,6 +397,13 @@ func (p *Provider) lockBatch(ctx context.Context, c candidate, token string, now
 	return nil, false, false, nil
 }
 
+// lockFreeAt is lockFree for a patch condition (conditions take no
+// parameters: the number is spliced in).
+func lockFreeAt(lapsed time.Time) string {
+	n := strconv.FormatInt(ms(lapsed), 10)
+	return "(NOT IS_DEFINED(c.lockedUntil) OR IS_NULL(c.lockedUntil) OR c.lockedUntil <= " + n + ")"
+}
+
 // lockCondition is the instance patch's predicate: the instance is not
 // locked (or its lock expired before lapsed, see lockFree), is not being
 // deleted, and — with a filter — is pinned to a version inside the first
@@ -404,8 +411,7 @@ func (p *Provider) lockBatch(ctx context.Context, c candidate, token string, now
 // condition is evaluated by the service atomically with the patch.
 // Conditions cannot take parameters, so only numbers are spliced in.
 func lockCondition(lapsed time.Time, filter *duroxide.DispatcherCapabilityFilter) string {
-	n := strconv.FormatInt(ms(lapsed), 10)
-	cond := "FROM c WHERE (NOT IS_DEFINED(c.lockedUntil) OR IS_NULL(c.lockedUntil) OR c.lockedUntil <= " + n + ") AND NOT IS_DEFINED(c.deleted)"
+	cond := "FROM c WHERE " + lockFreeAt(lapsed) + " AND NOT IS_DEFINED(c.deleted)"
 	if filter != nil {
 		r := filter.SupportedDuroxideVersions[0]
 		cond += " AND (NOT IS_DEFINED(c.pinnedDuroxideVersion) OR IS_NULL(c.pinnedDuroxideVersion) OR " +
@@ -414,7 +420,15 @@ func lockCondition(lapsed time.Time, filter *duroxide.DispatcherCapabilityFilter
 	return cond
 }
 
-func (p *Provider) addMessageLocks(b *cosmos.Batch, ids []string, token string, until time.Time) {
+// addMessageLocks adds to b a lock patch for each of ids. Each applies
+// only to a queue message no live lock holds (lapsed as lockCondition
+// says): a large turn's commit releases its instance before its
+// roll-forward deletes the messages it consumed, and a lock batch that
+// discovery planned before that commit must not take them again — the
+// turn would receive a message already in history, and its ack would
+// meet the message's deletion. The instance's lock decides who holds the
+// instance; this keeps a message with the lock that consumed it.
+func (p *Provider) addMessageLocks(b *cosmos.Batch, ids []string, token string, lapsed, until time.Time) {
 	locked := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		if b.Len() >= cosmos.MaxBatchOps {
@@ -429,10 +443,10 @@ func (p *Provider) addMessageLocks(b *cosmos.Batch, ids []string, token string, 
 		var ops azcosmos.PatchOperations
 		// A message consumed after discovery leaves an orch_received
 		// marker under the same id (it stops redelivery); without the
-		// condition the lock would patch the marker and hand the turn a
-		// "message" with no work item. A 412 here means the message is
-		// gone, as a 404 does.
-		ops.SetCondition("FROM c WHERE c.type = '" + docOrchQueue + "'")
+		// type condition the lock would patch the marker and hand the
+		// turn a "message" with no work item. A 412 here means the
+		// message is gone or still held by the lock that consumed it.
+		ops.SetCondition("FROM c WHERE c.type = '" + docOrchQueue + "' AND " + lockFreeAt(lapsed))
 		ops.AppendSet("/lockToken", token)
 		ops.AppendSet("/lockedUntil", ms(until))
 		ops.AppendIncrement("/attemptCount", 1)
@@ -595,7 +609,7 @@ func (p *Provider) releaseHeld(ctx context.Context, lk *orchLock, now time.Time)
 	b := cosmos.NewBatch(lk.instance)
 	b.Patch(instanceDocID(lk.instance), releaseOps(), &lk.etag)
 	for _, m := range lk.messages {
-		b.Patch(m.ID, unlockMessageOps(m.AttemptCount-1, nil), nil)
+		unlockMessage(b, m.ID, m.AttemptCount-1, nil)
 	}
 	_, err := p.st.ExecuteTolerant(ctx, b, false)
 	wait := time.UnixMilli(lk.doc.Held.Until).Sub(now)
@@ -616,7 +630,7 @@ func (p *Provider) releaseOrphan(ctx context.Context, lk *orchLock, created bool
 			b.Delete(m.ID, nil, cosmos.ErrNotFound)
 			dropped = append(dropped, m.ID)
 		} else {
-			b.Patch(m.ID, unlockMessageOps(m.AttemptCount-1, nil), nil)
+			unlockMessage(b, m.ID, m.AttemptCount-1, nil)
 		}
 	}
 	if created {
@@ -649,11 +663,11 @@ func (p *Provider) releaseQuietly(ctx context.Context, lk *orchLock) {
 	b := cosmos.NewBatch(lk.instance)
 	b.Patch(instanceDocID(lk.instance), releaseOps(), &lk.etag)
 	for _, m := range lk.messages {
-		b.Patch(m.ID, unlockMessageOps(max(m.AttemptCount, 1)-1, nil), nil)
+		unlockMessage(b, m.ID, max(m.AttemptCount, 1)-1, nil)
 	}
 	// Retried through transient faults (a release that applied fails the
 	// retry's If-Match harmlessly).
-	if err := p.retryIdempotent(ctx, "release", func() error { _, err := p.st.Execute(ctx, b, false); return err }); err != nil {
+	if err := p.retryIdempotent(ctx, "release", func() error { _, err := p.st.ExecuteTolerant(ctx, b, false); return err }); err != nil {
 		p.opts.Logger.Warn("releasing a lock after a failed fetch", "instance_id", lk.instance, "error", err)
 	}
 	p.busy.clear(lk.instance)

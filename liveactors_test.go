@@ -512,3 +512,74 @@ func TestMaintenanceLoopLeavesARunningDeletionAlone(t *testing.T) {
 	require.Equal(t, uint64(2), r.res.EventsDeleted, "the deletion counts every event it removed")
 	require.Empty(t, e.ids("cnt"))
 }
+
+// TestFetchDoesNotLockAMessageALiveTurnConsumed: B's discovery sees an
+// instance's message; A then locks the instance with it and commits a
+// large turn that consumes it. A large turn's commit releases the
+// instance at once but deletes the consumed messages in its roll-forward,
+// later. B's lock batch runs in that window, and the turn's roll-forward
+// completes (A's maintenance) before B reads the journal. The chaos soak
+// met this: B was handed the consumed message again, its ack then failed
+// on the message's 404 and the runtime failed the instance. A message a
+// live lock holds is not B's to take.
+func TestFetchDoesNotLockAMessageALiveTurnConsumed(t *testing.T) {
+	t.Parallel()
+	e := newHarness(t, cdb.Options{}, withoutLag(), withManualClock())
+	ctx := t.Context()
+	gA, gB := newGate(t), newGate(t)
+	pA, pB := e.actor(gA), e.actor(gB)
+	const inst = "consumed"
+	require.NoError(t, pA.EnqueueForOrchestrator(ctx, duroxide.StartOrchestrationItem{Instance: inst, Orchestration: "Big", Input: "{}", Version: str("1.0.0"), ExecutionID: 1}, 0))
+	it, err := pA.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
+	require.NoError(t, err)
+	require.NoError(t, pA.AckOrchestrationItem(ctx, it.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1,
+		HistoryDelta: []duroxide.Event{started(inst)}, Metadata: duroxide.ExecutionMetadata{OrchestrationName: str("Big"), OrchestrationVersion: str("1.0.0")}}))
+	require.NoError(t, pA.EnqueueForOrchestrator(ctx, duroxide.ExternalRaisedItem{Instance: inst, Name: "go", Data: "1"}, 0))
+
+	type fetched struct {
+		item *duroxide.OrchestrationItem
+		err  error
+	}
+	discovered := gB.at(true, func(c testhooks.Call) bool { return c.Op == cdb.OpQuery && c.PartitionKey == "" })
+	journalB := gB.at(false, isJournalRead)
+	fetchB := make(chan fetched, 1)
+	go func() {
+		item, err := pB.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
+		fetchB <- fetched{item, err}
+	}()
+	discovered.wait(t)
+
+	itA, err := pA.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
+	require.NoError(t, err)
+	require.NotNil(t, itA)
+	require.Len(t, itA.Messages, 1)
+	gA.setFail(func(c testhooks.Call) error {
+		if isJournalRead(c) {
+			return errInjected // A's roll-forward waits: the turn stays pending
+		}
+		return nil
+	})
+	require.NoError(t, pA.AckOrchestrationItem(ctx, itA.LockToken, bigTurn(inst)))
+	gA.setFail(nil)
+
+	discovered.open()
+	var got fetched
+	select {
+	case got = <-fetchB:
+	case <-journalB.reached:
+		// B locked the instance and is about to roll the pending turn
+		// forward; A's maintenance finishes it first.
+		_, err := pA.RunMaintenance(ctx)
+		require.NoError(t, err)
+		journalB.open()
+		got = <-fetchB
+	}
+	require.NoError(t, got.err)
+	if got.item != nil {
+		require.NotContains(t, got.item.Messages, duroxide.WorkItem(duroxide.ExternalRaisedItem{Instance: inst, Name: "go", Data: "1"}),
+			"the message A's committed turn consumed is not handed out again")
+	}
+	_, err = pA.RunMaintenance(ctx)
+	require.NoError(t, err)
+	checkBigTurn(t, e.srv, pA, e.db, e.coll, inst)
+}

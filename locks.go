@@ -166,6 +166,15 @@ func releaseOps() azcosmos.PatchOperations {
 	return ops
 }
 
+// unlockMessage adds to b the release of one locked orchestrator message.
+// A message that is gone is no longer anyone's to release, so its 404 is
+// tolerated (run b with ExecuteTolerant): the instance and the other
+// messages are still given back, instead of the whole release failing and
+// everything staying locked until the lock and the skew margin pass.
+func unlockMessage(b *cosmos.Batch, id string, attempts uint32, visibleAt *int64) {
+	b.Add(cosmos.BatchOp{Kind: cosmos.BatchPatch, ID: id, Patch: unlockMessageOps(attempts, visibleAt), Tolerate: []error{cosmos.ErrNotFound}})
+}
+
 func unlockMessageOps(attempts uint32, visibleAt *int64) azcosmos.PatchOperations {
 	var ops azcosmos.PatchOperations
 	ops.AppendSet("/lockToken", jsonNull)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 	"github.com/stretchr/testify/require"
 
 	"github.com/duroxide-go/cdb"
@@ -252,4 +253,36 @@ func TestTakeoverStragglersLockAppliedButAnswerLost(t *testing.T) {
 			require.Equal(t, []duroxide.WorkItem{m1, m2}, got, "the dead holder's message first, then the newer one")
 		})
 	}
+}
+
+// A turn whose ack finds a message it consumed already gone (another turn
+// consumed it: the turn ran on a message already in history) is dropped
+// as a lost lock, not failed as a refused commit, and its lock is given
+// back at once so the next fetch takes the instance from its current
+// state. Before, the runtime took the 404 for a permanent refusal and
+// failed the instance; the failure's commit met the same 404, and so did
+// the abandon, which left the instance locked until its lock lapsed.
+func TestAckOfATurnWhoseMessageWasConsumedElsewhere(t *testing.T) {
+	const inst = "consumed-elsewhere"
+	ctx := t.Context()
+	h := newHarness(t, cdb.Options{}, withoutLag())
+	createHInstance(t, h.p, inst)
+	m1 := duroxide.QueueMessageItem{Instance: inst, Name: "q", Data: "m1"}
+	m2 := duroxide.QueueMessageItem{Instance: inst, Name: "q", Data: "m2"}
+	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, m1, 0))
+	item := mustFetchOrch(t, h.p, inst)
+	require.Equal(t, []duroxide.WorkItem{m1}, item.Messages)
+
+	queued := h.docsWhere("orch_queue", inst)
+	require.Len(t, queued, 1)
+	_, err := h.sdk.DeleteItem(ctx, azcosmos.NewPartitionKeyString(inst), queued[0]["id"].(string), nil)
+	require.NoError(t, err)
+	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, m2, 0))
+
+	err = h.p.AckOrchestrationItem(ctx, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1,
+		HistoryDelta: []duroxide.Event{hEvent(inst, 1, 2, duroxide.ExternalEventPersistent{Name: "q", Data: "m1"})}, Metadata: hRunning("HOrch")})
+	require.ErrorIs(t, err, duroxide.ErrLockLost, "a stale turn is dropped, not a reason to fail the instance")
+	next := mustFetchOrch(t, h.p, inst)
+	require.Equal(t, []duroxide.WorkItem{m2}, next.Messages, "the lock was given back at once")
+	require.Len(t, next.History, 1, "the stale turn wrote nothing")
 }

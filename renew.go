@@ -102,7 +102,7 @@ func (p *Provider) abandonBatch(lk *orchLock, visible *int64, ignoreAttempt bool
 		if ignoreAttempt && n > 0 {
 			n--
 		}
-		b.Patch(m.ID, unlockMessageOps(n, visible), nil)
+		unlockMessage(b, m.ID, n, visible)
 	}
 	return b
 }

@@ -68,9 +68,9 @@ func (p *Provider) wakeOrHold(ctx context.Context, lk *orchLock, until time.Time
 	b := cosmos.NewBatch(lk.instance)
 	b.Patch(instanceDocID(lk.instance), release, &lk.etag)
 	for _, m := range lk.messages {
-		b.Patch(m.ID, unlockMessageOps(max(m.AttemptCount, 1)-1, &visible), nil)
+		unlockMessage(b, m.ID, max(m.AttemptCount, 1)-1, &visible)
 	}
-	if _, err := p.st.Execute(ctx, b, false); err != nil {
+	if _, err := p.st.ExecuteTolerant(ctx, b, false); err != nil {
 		p.releaseUncounted(ctx, lk, until)
 		return false, err
 	}
@@ -90,9 +90,9 @@ func (p *Provider) releaseUncounted(ctx context.Context, lk *orchLock, until tim
 	b := cosmos.NewBatch(lk.instance)
 	b.Patch(instanceDocID(lk.instance), releaseOps(), &lk.etag)
 	for _, m := range lk.messages {
-		b.Patch(m.ID, unlockMessageOps(max(m.AttemptCount, 1)-1, nil), nil)
+		unlockMessage(b, m.ID, max(m.AttemptCount, 1)-1, nil)
 	}
-	if _, err := p.st.Execute(ctx, b, false); err != nil {
+	if _, err := p.st.ExecuteTolerant(ctx, b, false); err != nil {
 		p.opts.Logger.Warn("releasing a suspended instance's lock", "instance_id", lk.instance, "error", err)
 	}
 	p.busy.mark(lk.instance, until)
