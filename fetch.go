@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -236,9 +237,18 @@ func (p *Provider) readyMessages(ctx context.Context, inst string, now time.Time
 // instance before anything is loaded, and drops the messages that turn
 // consumed (their deletion had not happened yet).
 func (p *Provider) finishTurnUnderLock(ctx context.Context, lk *orchLock) error {
-	gone, err := p.rollForwardIDs(ctx, lk.instance, lk.doc.PendingTurn)
+	gone, unknown, err := p.rollForwardIDs(ctx, lk.instance, lk.doc.PendingTurn)
 	if err != nil {
 		return err
+	}
+	if unknown {
+		// Another process finished (part of) the turn: the messages it
+		// deleted are not listed anywhere now. A message of ours among
+		// them had a lapsed lock (addMessageLocks takes no other), so the
+		// turn's roll-forward stalled that long; ask the primary.
+		if err := p.dropVanished(ctx, lk); err != nil {
+			return err
+		}
 	}
 	doc, etag, err := p.readInstance(ctx, lk.instance)
 	if err != nil {
@@ -257,6 +267,27 @@ func (p *Provider) finishTurnUnderLock(ctx context.Context, lk *orchLock) error 
 		}
 	}
 	lk.messages = kept
+	return nil
+}
+
+// dropVanished removes from lk.messages those that no longer exist, read
+// from the primary (one batch read per vanished message, plus one).
+func (p *Provider) dropVanished(ctx context.Context, lk *orchLock) error {
+	for len(lk.messages) > 0 {
+		ids := make([]string, len(lk.messages))
+		for i, m := range lk.messages {
+			ids[i] = m.ID
+		}
+		_, err := p.readLockedPrimary(ctx, lk.instance, ids)
+		var be *BatchError
+		if !errors.As(err, &be) || !errors.Is(be, cosmos.ErrNotFound) || be.Index < 0 || be.Index >= len(ids) {
+			return err
+		}
+		if p.trailEnabled() {
+			p.opts.Logger.Debug("locked message was consumed by a turn another process rolled forward", "instance_id", lk.instance, "message", ids[be.Index])
+		}
+		lk.messages = slices.Delete(lk.messages, be.Index, be.Index+1)
+	}
 	return nil
 }
 

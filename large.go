@@ -359,7 +359,7 @@ func buildJournal(inst, turn string, unstage []string, rest []cosmos.BatchOp) ([
 // rollForward finishes a committed large turn. Every step tolerates having
 // been done before.
 func (p *Provider) rollForward(ctx context.Context, inst string, pt *pendingTurn) error {
-	_, err := p.rollForwardIDs(ctx, inst, pt)
+	_, _, err := p.rollForwardIDs(ctx, inst, pt)
 	return err
 }
 
@@ -383,24 +383,27 @@ func pendingCondition(inst string, pt *pendingTurn, cond string) cosmos.BatchOp 
 }
 
 // rollForwardIDs is rollForward, also reporting the ids of the documents
-// the journal deleted or replaced (the turn's consumed messages).
-func (p *Provider) rollForwardIDs(ctx context.Context, inst string, pt *pendingTurn) (map[string]bool, error) {
-	gone := map[string]bool{}
+// the journal deleted or replaced (the turn's consumed messages). unknown
+// reports that a journal had been applied and deleted by someone else:
+// the ids it held are not in gone.
+func (p *Provider) rollForwardIDs(ctx context.Context, inst string, pt *pendingTurn) (gone map[string]bool, unknown bool, err error) {
+	gone = map[string]bool{}
 	cond, err := pendingTurnCondition(pt.Turn)
 	if err != nil {
-		return gone, err
+		return gone, false, err
 	}
 	for seq := 0; seq < pt.Journal; seq++ {
 		body, err := p.readJournal(ctx, inst, journalDocID(inst, pt.Turn, seq), seq)
 		if errors.Is(err, cosmos.ErrNotFound) {
+			unknown = true
 			continue // applied and deleted by an earlier roll-forward
 		}
 		if err != nil {
-			return gone, err
+			return gone, unknown, err
 		}
 		var j journalDoc
 		if err := json.Unmarshal(body, &j); err != nil {
-			return gone, fmt.Errorf("journal %d of turn %s cannot be decoded: %w", seq, pt.Turn, err)
+			return gone, unknown, fmt.Errorf("journal %d of turn %s cannot be decoded: %w", seq, pt.Turn, err)
 		}
 		for _, d := range j.Deletes {
 			gone[d.ID] = true
@@ -412,9 +415,9 @@ func (p *Provider) rollForwardIDs(ctx context.Context, inst string, pt *pendingT
 		}
 		if err := p.applyJournal(ctx, inst, pendingCondition(inst, pt, cond), &j); err != nil {
 			if errors.Is(err, errTurnNotPending) {
-				return gone, nil
+				return gone, true, nil // finished by someone else meanwhile
 			}
-			return gone, err
+			return gone, unknown, err
 		}
 	}
 	// Clear the marker only if it is still this turn's; the condition
@@ -424,9 +427,9 @@ func (p *Provider) rollForwardIDs(ctx context.Context, inst string, pt *pendingT
 	ops.AppendSet("/pendingTurn", jsonNull)
 	_, _, err = p.st.Patch(ctx, inst, instanceDocID(inst), ops, nil, false)
 	if err != nil && !errors.Is(err, cosmos.ErrPreconditionFailed) && !errors.Is(err, cosmos.ErrNotFound) {
-		return gone, err
+		return gone, unknown, err
 	}
-	return gone, nil
+	return gone, unknown, nil
 }
 
 // readJournal reads one journal document of a pending turn. A 404 is

@@ -583,3 +583,52 @@ func TestFetchDoesNotLockAMessageALiveTurnConsumed(t *testing.T) {
 	require.NoError(t, err)
 	checkBigTurn(t, e.srv, pA, e.db, e.coll, inst)
 }
+
+// TestFetchDropsAMessageAStalledTurnConsumed: A commits a large turn that
+// consumes a message, and its roll-forward stalls past A's lock and the
+// skew margin, so the message's lock has lapsed. B takes the instance
+// with that message (a lapsed lock is free), finds the turn pending and
+// is about to roll it forward when A's maintenance finishes it: the
+// journal that named the consumed message is gone when B reads it. B must
+// still not hand the consumed message out again.
+func TestFetchDropsAMessageAStalledTurnConsumed(t *testing.T) {
+	t.Parallel()
+	e := newHarness(t, cdb.Options{}, withoutLag(), withManualClock())
+	ctx := t.Context()
+	gA, gB := newGate(t), newGate(t)
+	pA, pB := e.actor(gA), e.actor(gB)
+	const inst = "stalled"
+	itA := prepare(t, pA, inst) // A holds the instance with the "go" event
+	require.Len(t, itA.Messages, 1)
+	gA.setFail(func(c testhooks.Call) error {
+		if isJournalRead(c) {
+			return errInjected // A's roll-forward stalls
+		}
+		return nil
+	})
+	require.NoError(t, pA.AckOrchestrationItem(ctx, itA.LockToken, bigTurn(inst)))
+	gA.setFail(nil)
+	e.clock.advance(5 * time.Minute) // the consumed message's lock lapsed
+
+	journalB := gB.at(false, isJournalRead)
+	type fetched struct {
+		item *duroxide.OrchestrationItem
+		err  error
+	}
+	fetchB := make(chan fetched, 1)
+	go func() {
+		item, err := pB.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
+		fetchB <- fetched{item, err}
+	}()
+	journalB.wait(t)
+	_, err := pA.RunMaintenance(ctx)
+	require.NoError(t, err)
+	journalB.open()
+	got := <-fetchB
+	require.NoError(t, got.err)
+	if got.item != nil {
+		require.NotContains(t, got.item.Messages, duroxide.WorkItem(duroxide.ExternalRaisedItem{Instance: inst, Name: "go", Data: "1"}),
+			"the message A's committed turn consumed is not handed out again")
+	}
+	checkBigTurn(t, e.srv, pB, e.db, e.coll, inst)
+}
