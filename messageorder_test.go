@@ -15,6 +15,41 @@ import (
 	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
+// heldThenNewer enqueues m1 for inst (a started instance) and fetches it
+// with a lock of lock, then enqueues m2 while that lock holds. It returns
+// both messages and the held item; its holder may die (never ack, abandon
+// or renew) or act, as each test says.
+func heldThenNewer(t *testing.T, h *harness, inst string, lock time.Duration) (m1, m2 duroxide.QueueMessageItem, held *duroxide.OrchestrationItem) {
+	t.Helper()
+	ctx := t.Context()
+	m1 = duroxide.QueueMessageItem{Instance: inst, Name: "q", Data: "m1"}
+	m2 = duroxide.QueueMessageItem{Instance: inst, Name: "q", Data: "m2"}
+	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, m1, 0))
+	held, err := h.p.FetchOrchestrationItem(ctx, lock, 0, nil)
+	require.NoError(t, err)
+	require.NotNil(t, held)
+	require.Equal(t, []duroxide.WorkItem{m1}, held.Messages)
+	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, m2, 0))
+	return m1, m2, held
+}
+
+// jumpAfterDiscovery is a taker's clock that passes a dead lock's expiry
+// right after the taker's discovery query: its discovery sees only what
+// the dead lock did not hold, its lock batch finds the lock lapsed.
+type jumpAfterDiscovery struct {
+	offset atomic.Int64
+	jumped atomic.Bool
+}
+
+func (j *jumpAfterDiscovery) now() time.Time { return time.Now().Add(time.Duration(j.offset.Load())) }
+
+// observe is called from the taker's After hook with each call.
+func (j *jumpAfterDiscovery) observe(c testhooks.Call) {
+	if c.Op == cdb.OpQuery && c.PartitionKey == "" && j.jumped.CompareAndSwap(false, true) {
+		j.offset.Store(int64(time.Minute))
+	}
+}
+
 // A process dies holding an instance's lock and the message it fetched;
 // newer messages arrive. Another process's discovery runs just before the
 // dead lock lapses, so it sees only the newer messages (the older one is
@@ -25,45 +60,21 @@ import (
 // earlier, whose fetch had died with a killed process).
 func TestTakeoverAfterDiscoveryKeepsMessageOrder(t *testing.T) {
 	const inst = "takeover-order"
-	ctx := t.Context()
 	h := newHarness(t, cdb.Options{}, withoutLag())
 	createHInstance(t, h.p, inst)
-	m1 := duroxide.QueueMessageItem{Instance: inst, Name: "q", Data: "m1"}
-	m2 := duroxide.QueueMessageItem{Instance: inst, Name: "q", Data: "m2"}
-	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, m1, 0))
 	const lock = 5 * time.Second
-	dead, err := h.p.FetchOrchestrationItem(ctx, lock, 0, nil)
-	require.NoError(t, err)
-	require.NotNil(t, dead)
-	require.Equal(t, []duroxide.WorkItem{m1}, dead.Messages)
-	// The holder dies: it never acks, abandons or renews.
-	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, m2, 0))
+	m1, m2, _ := heldThenNewer(t, h, inst, lock) // the holder dies
 
-	// The taker's clock passes the dead lock's expiry right after its
-	// discovery query.
-	var offset atomic.Int64
-	now := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
-	var jumped atomic.Bool
+	var clock jumpAfterDiscovery
 	hooks := &testhooks.Hooks{After: func(_ context.Context, c testhooks.Call, err error) error {
-		if c.Op == cdb.OpQuery && c.PartitionKey == "" && jumped.CompareAndSwap(false, true) {
-			offset.Store(int64(time.Minute))
-		}
+		clock.observe(c)
 		return err
 	}}
-	taker := h.open(testhooks.With(cdb.Options{MaxClockSkew: -1}, testhooks.Knobs{Now: now, Hooks: hooks}))
+	taker := h.open(testhooks.With(cdb.Options{MaxClockSkew: -1}, testhooks.Knobs{Now: clock.now, Hooks: hooks}))
 
-	var got []duroxide.WorkItem
-	eventually(t, 30*time.Second, func() bool {
-		item, err := taker.FetchOrchestrationItem(ctx, lock, 0, nil)
-		require.NoError(t, err)
-		if item == nil {
-			return false
-		}
-		got = item.Messages
-		return true
-	}, "the taker never fetched the instance")
-	require.True(t, jumped.Load(), "the clock jumped between discovery and lock")
-	require.Equal(t, []duroxide.WorkItem{m1, m2}, got, "the dead holder's message first, then the newer one")
+	item, _ := fetchEventually(t, taker, inst)
+	require.True(t, clock.jumped.Load(), "the clock jumped between discovery and lock")
+	require.Equal(t, []duroxide.WorkItem{m1, m2}, item.Messages, "the dead holder's message first, then the newer one")
 }
 
 // A process discovers an instance while another holds its lock: it sees
@@ -77,12 +88,7 @@ func TestAbandonAfterDiscoveryKeepsMessageOrder(t *testing.T) {
 	ctx := t.Context()
 	h := newHarness(t, cdb.Options{}, withoutLag())
 	createHInstance(t, h.p, inst)
-	m1 := duroxide.QueueMessageItem{Instance: inst, Name: "q", Data: "m1"}
-	m2 := duroxide.QueueMessageItem{Instance: inst, Name: "q", Data: "m2"}
-	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, m1, 0))
-	holder := mustFetchOrch(t, h.p, inst)
-	require.Equal(t, []duroxide.WorkItem{m1}, holder.Messages)
-	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, m2, 0))
+	m1, m2, holder := heldThenNewer(t, h, inst, hLock)
 
 	g := newGate(t)
 	lock := g.at(false, func(c testhooks.Call) bool { return c.Op == cdb.OpBatch && c.PartitionKey == inst })
@@ -190,24 +196,16 @@ func TestTakeoverStragglersLockAppliedButAnswerLost(t *testing.T) {
 			ctx := t.Context()
 			h := newHarness(t, cdb.Options{}, withoutLag())
 			createHInstance(t, h.p, inst)
-			m1 := duroxide.QueueMessageItem{Instance: inst, Name: "q", Data: "m1"}
-			m2 := duroxide.QueueMessageItem{Instance: inst, Name: "q", Data: "m2"}
-			require.NoError(t, h.p.EnqueueForOrchestrator(ctx, m1, 0))
 			const lock = time.Second
-			dead, err := h.p.FetchOrchestrationItem(ctx, lock, 0, nil)
-			require.NoError(t, err)
-			require.Equal(t, []duroxide.WorkItem{m1}, dead.Messages)
-			require.NoError(t, h.p.EnqueueForOrchestrator(ctx, m2, 0)) // the holder dies
+			m1, m2, _ := heldThenNewer(t, h, inst, lock) // the holder dies
 
-			// The taker's clock passes the dead lock's expiry right after
-			// its discovery (which saw m2 only); the straggler batch that
+			// The taker's discovery sees m2 only; the straggler batch that
 			// locks m1 is applied and answered 503. With readsFail, the
 			// reads that could confirm it fail too: batches of one read
 			// (the primary read of m1) and point reads, not the two-op
 			// release the fix must not send.
-			var offset atomic.Int64
-			now := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
-			var jumped, armed, faulted, readsDown atomic.Bool
+			var clock jumpAfterDiscovery
+			var armed, faulted, readsDown atomic.Bool
 			unavailable := func(c testhooks.Call) error {
 				return &cdb.RequestError{Call: c, StatusCode: http.StatusServiceUnavailable}
 			}
@@ -219,10 +217,9 @@ func TestTakeoverStragglersLockAppliedButAnswerLost(t *testing.T) {
 					return nil
 				},
 				After: func(_ context.Context, c testhooks.Call, err error) error {
+					clock.observe(c)
 					switch {
-					case c.Op == cdb.OpQuery && c.PartitionKey == "" && jumped.CompareAndSwap(false, true):
-						offset.Store(int64(time.Minute))
-					case c.Op == cdb.OpQuery && c.PartitionKey == inst && jumped.Load() && !faulted.Load():
+					case c.Op == cdb.OpQuery && c.PartitionKey == inst && clock.jumped.Load() && !faulted.Load():
 						armed.Store(true) // the takeover's query for stragglers: their batch is next
 					case c.Op == cdb.OpBatch && err == nil && armed.CompareAndSwap(true, false):
 						faulted.Store(true)
@@ -232,7 +229,7 @@ func TestTakeoverStragglersLockAppliedButAnswerLost(t *testing.T) {
 					return err
 				},
 			}
-			taker := h.open(testhooks.With(cdb.Options{MaxClockSkew: -1}, testhooks.Knobs{Now: now, Hooks: hooks}))
+			taker := h.open(testhooks.With(cdb.Options{MaxClockSkew: -1}, testhooks.Knobs{Now: clock.now, Hooks: hooks}))
 
 			var got []duroxide.WorkItem
 			eventually(t, 30*time.Second, func() bool {
@@ -267,19 +264,15 @@ func TestAckOfATurnWhoseMessageWasConsumedElsewhere(t *testing.T) {
 	ctx := t.Context()
 	h := newHarness(t, cdb.Options{}, withoutLag())
 	createHInstance(t, h.p, inst)
-	m1 := duroxide.QueueMessageItem{Instance: inst, Name: "q", Data: "m1"}
-	m2 := duroxide.QueueMessageItem{Instance: inst, Name: "q", Data: "m2"}
-	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, m1, 0))
-	item := mustFetchOrch(t, h.p, inst)
-	require.Equal(t, []duroxide.WorkItem{m1}, item.Messages)
+	_, m2, item := heldThenNewer(t, h, inst, hLock)
+	for _, d := range h.docsWhere("orch_queue", inst) {
+		if d["lockToken"] != nil { // m1: another turn consumes it
+			_, err := h.sdk.DeleteItem(ctx, azcosmos.NewPartitionKeyString(inst), d["id"].(string), nil)
+			require.NoError(t, err)
+		}
+	}
 
-	queued := h.docsWhere("orch_queue", inst)
-	require.Len(t, queued, 1)
-	_, err := h.sdk.DeleteItem(ctx, azcosmos.NewPartitionKeyString(inst), queued[0]["id"].(string), nil)
-	require.NoError(t, err)
-	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, m2, 0))
-
-	err = h.p.AckOrchestrationItem(ctx, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1,
+	err := h.p.AckOrchestrationItem(ctx, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1,
 		HistoryDelta: []duroxide.Event{hEvent(inst, 1, 2, duroxide.ExternalEventPersistent{Name: "q", Data: "m1"})}, Metadata: hRunning("HOrch")})
 	require.ErrorIs(t, err, duroxide.ErrLockLost, "a stale turn is dropped, not a reason to fail the instance")
 	next := mustFetchOrch(t, h.p, inst)
