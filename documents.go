@@ -96,7 +96,7 @@ type instanceDoc struct {
 	// and when they are visible again (the writer's clock). An abandon
 	// records the batch it gave back: a fetch that did not lock them all
 	// gives the instance back, so that newer messages do not overtake them
-	// (fetch.go heldBack). A fetch that puts a suspended instance's
+	// (releases.go heldBack). A fetch that puts a suspended instance's
 	// messages aside adds them, and the fetch that wakes it locks them by
 	// these ids, however far their visibleAt was moved (suspend.go). The
 	// next committed turn clears it.

@@ -54,7 +54,7 @@ type Provider struct {
 	// the last maintenance round's count of undelivered intents.
 	unobserve     func()
 	outboxBacklog atomic.Int64
-	// orphansDropped counts messages the orphan rule deleted (fetch.go).
+	// orphansDropped counts messages the orphan rule deleted (releases.go).
 	orphansDropped atomic.Int64
 }
 

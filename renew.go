@@ -83,7 +83,7 @@ func (p *Provider) abandonBatch(lk *orchLock, visible *int64, ignoreAttempt bool
 	case len(lk.messages) > 0:
 		// Recorded without a delay too: a fetch that discovered the
 		// instance while these messages were locked would otherwise
-		// lock only newer ones once we release it (fetch.go heldBack).
+		// lock only newer ones once we release it (releases.go heldBack).
 		ids := make([]string, len(lk.messages))
 		for i, m := range lk.messages {
 			ids[i] = m.ID

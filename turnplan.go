@@ -320,7 +320,7 @@ func (p *Provider) nextInstanceDoc(lk *orchLock, c duroxide.OrchestrationCommit,
 			doc.Suspended = &suspendedDoc{Reason: ch.Reason, At: ms(now)}
 		}
 	}
-	doc.Held = nil // the turn consumed what was held (fetch.go)
+	doc.Held = nil // the turn consumed what was held (releases.go heldBack)
 	doc.LastAckToken = lk.token
 	noteReceived(&doc, lk, now, p.markerLifetime()) // turncache.go
 	doc.UpdatedAt = ms(now)
