@@ -18,6 +18,9 @@ func lockDir(dir string) (*os.File, error) {
 	return f, nil
 }
 
+// unlockDir closes dir's LOCK file.
+func unlockDir(f *os.File) { _ = f.Close() }
+
 // syncDir does nothing outside Unix: a directory cannot be fsynced there
 // (Windows makes renames durable with the file system's own journal).
 func syncDir(string) error { return nil }

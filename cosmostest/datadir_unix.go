@@ -29,6 +29,15 @@ func lockDir(dir string) (*os.File, error) {
 	return f, nil
 }
 
+// unlockDir releases dir's lock and closes the file. Closing alone is not
+// enough: a child forked by any goroutine of this process (exec.Command)
+// holds a copy of the open file until it execs, and the flock lives as long
+// as any copy does, so the next server on dir would be refused.
+func unlockDir(f *os.File) {
+	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	_ = f.Close()
+}
+
 // syncDir makes renames, creations and removals in dir durable.
 func syncDir(dir string) error {
 	d, err := os.Open(dir)

@@ -665,7 +665,7 @@ func (d *disk) close() {
 		_ = d.seg.Close()
 	}
 	if d.lock != nil {
-		_ = d.lock.Close()
+		unlockDir(d.lock)
 	}
 }
 
