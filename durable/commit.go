@@ -39,11 +39,19 @@ func ptr[T any](v T) *T { return &v }
 // (the second half of duroxide's run_single_execution_atomic): a
 // continuing turn dispatches its actions; an ending one writes its
 // terminal event after the subscriptions it leaves open, and reports to
-// its parent or starts its next execution.
-func (rt *Runtime) commitResult(t *turn) {
+// its parent or starts its next execution. It fails, committing nothing,
+// only when the parent execution a result goes to cannot be read.
+func (rt *Runtime) commitResult(t *turn) error {
 	_, parent := t.context()
 	instance := t.instance
 	res := t.result
+	var reportTo uint64
+	if parent != nil && res.Kind.reportsToParent() {
+		var err error
+		if reportTo, err = rt.parentExecution(parent); err != nil {
+			return err
+		}
+	}
 	switch res.Kind {
 	case turnContinue:
 		t.dispatchActions()
@@ -53,7 +61,7 @@ func (rt *Runtime) commitResult(t *turn) {
 		t.append(nil, duroxide.OrchestrationCompleted{Output: res.Output})
 		if parent != nil {
 			t.orch = append(t.orch, duroxide.SubOrchCompletedItem{ParentInstance: parent.instance,
-				ParentExecutionID: rt.parentExecution(parent), ParentID: parent.id, Result: res.Output})
+				ParentExecutionID: reportTo, ParentID: parent.id, Result: res.Output})
 		}
 	case turnFailed:
 		t.orch = append(t.orch, detachedStarts(t.actions)...)
@@ -61,7 +69,7 @@ func (rt *Runtime) commitResult(t *turn) {
 		t.append(nil, duroxide.OrchestrationFailed{Details: res.Details})
 		if parent != nil {
 			t.orch = append(t.orch, duroxide.SubOrchFailedItem{ParentInstance: parent.instance,
-				ParentExecutionID: rt.parentExecution(parent), ParentID: parent.id, Details: res.Details})
+				ParentExecutionID: reportTo, ParentID: parent.id, Details: res.Details})
 		}
 	case turnContinueAsNew:
 		unmatched := unmatchedQueueMessages(t.all())
@@ -90,24 +98,40 @@ func (rt *Runtime) commitResult(t *turn) {
 		}
 		if parent != nil {
 			t.orch = append(t.orch, duroxide.SubOrchFailedItem{ParentInstance: parent.instance,
-				ParentExecutionID: rt.parentExecution(parent), ParentID: parent.id, Details: details})
+				ParentExecutionID: reportTo, ParentID: parent.id, Details: details})
 		}
 	}
 	for _, child := range t.cancelledChildren {
 		t.orch = append(t.orch, duroxide.CancelInstanceItem{Instance: childInstanceID(instance, child),
 			Reason: "parent dropped sub-orchestration future"})
 	}
+	return nil
 }
 
 // parentExecution is the parent execution a child reports to: the one
-// recorded in its OrchestrationStarted, else (histories written by
-// duroxide 0.1.29 record none) the parent's current execution as this
-// runtime knows it, as Rust does.
-func (rt *Runtime) parentExecution(p *parentLink) uint64 {
+// its OrchestrationStarted records (the execution that called it, carried
+// by its start and each continue-as-new). Histories written before
+// duroxide 0.1.31 record none; their result goes to the parent's current
+// execution as the store holds it, duroxide's provider-read fallback: the
+// same answer whichever runtime completes the child.
+func (rt *Runtime) parentExecution(p *parentLink) (uint64, error) {
 	if p.executionID != nil {
-		return *p.executionID
+		return *p.executionID, nil
 	}
-	return rt.executionID(p.instance, 0)
+	return rt.currentExecution(p.instance)
+}
+
+// currentExecution reads instance's current execution from the store (1
+// for an instance it does not hold).
+func (rt *Runtime) currentExecution(instance string) (uint64, error) {
+	h, err := rt.p.Read(rt.ctx, instance)
+	if err != nil {
+		return 0, err
+	}
+	if len(h) == 0 {
+		return initialExecutionID, nil
+	}
+	return h[len(h)-1].ExecutionID, nil
 }
 
 // dispatchActions turns a continuing turn's new actions into work items.
@@ -124,7 +148,7 @@ func (t *turn) dispatchActions() {
 		case actionStartSubOrchestration:
 			t.orch = append(t.orch, duroxide.StartOrchestrationItem{Instance: childInstanceID(instance, a.Instance),
 				Orchestration: a.Name, Input: a.Input, Version: a.Version, ParentInstance: ptr(instance),
-				ParentID: ptr(a.SchedulingEventID), ExecutionID: initialExecutionID})
+				ParentID: ptr(a.SchedulingEventID), ParentExecutionID: ptr(t.executionID), ExecutionID: initialExecutionID})
 		case actionStartOrchestrationDetached:
 			t.orch = append(t.orch, detachedStart(a))
 		}

@@ -167,7 +167,6 @@ func (rt *Runtime) runTurn(t *turn) bool {
 		// A new execution: its started event is part of this turn's delta.
 		t.delta = append(t.delta, t.startedEvent(version))
 	}
-	rt.executionID(instance, t.executionID)
 	t.replay(fn, version, rt.log)
 	if t.codeMismatch {
 		if reason := rt.nondeterministic(instance, t.executionID, t.name, version, t.result.Details); reason != "" {
@@ -175,8 +174,21 @@ func (rt *Runtime) runTurn(t *turn) bool {
 			return false
 		}
 	}
-	rt.commitResult(t)
+	if err := rt.commitResult(t); err != nil {
+		rt.parentUnreadable(t, err)
+		return false
+	}
 	return true
+}
+
+// parentUnreadable gives back a child's ending turn whose parent
+// execution could not be read (parentExecution's fallback for histories
+// that do not record it): the result is not sent anywhere until it is
+// known where it goes. Only a permanent failure counts the attempt.
+func (rt *Runtime) parentUnreadable(t *turn, err error) {
+	rt.log.Warn("reading the parent's current execution failed; abandoning the item with 1s backoff", "instance_id", t.instance,
+		"error", err, "attempt", t.item.AttemptCount, "max_attempts", rt.opts.MaxAttempts)
+	_ = rt.p.AbandonOrchestrationItem(rt.ctx, t.item.LockToken, time.Second, duroxide.IsRetryable(err))
 }
 
 // awaitingSuccessor reports whether history's execution ended by
@@ -303,12 +315,9 @@ func (rt *Runtime) afterCommit(t *turn) {
 	if immediate {
 		wake(rt.p, duroxide.OrchestratorQueue)
 	}
-	rt.execMu.Lock()
+	rt.blockedMu.Lock()
 	delete(rt.blockedTurns, instance) // the turn replayed cleanly
-	if s := valueOf(t.metadata.Status); s == duroxide.StatusCompleted || s == duroxide.StatusFailed {
-		delete(rt.execIDs, instance)
-	}
-	rt.execMu.Unlock()
+	rt.blockedMu.Unlock()
 }
 
 // poisonOrchestration fails an instance whose messages exceeded
@@ -331,40 +340,54 @@ func (rt *Runtime) poisonOrchestration(t *turn) {
 	details := duroxide.PoisonError{AttemptCount: item.AttemptCount, MaxAttempts: rt.opts.MaxAttempts, Message: marshalItems(item.Messages),
 		MessageType: duroxide.PoisonMessageType{Kind: duroxide.PoisonOrchestration, Instance: item.Instance, ExecutionID: item.ExecutionID}}
 	t.readHistory(item.History)
-	var parent *string
-	var parentID *uint64
+	var started *duroxide.OrchestrationStarted
 	if t.empty() {
-		s := duroxide.OrchestrationStarted{Name: item.OrchestrationName, Version: item.Version}
-		for _, m := range item.Messages {
-			if st, ok := m.(duroxide.StartOrchestrationItem); ok {
-				s.Name, s.Input, s.ParentInstance, s.ParentID = st.Orchestration, st.Input, st.ParentInstance, st.ParentID
-				break
-			}
-			if can, ok := m.(duroxide.ContinueAsNewItem); ok {
-				s.Name, s.Input, s.ParentInstance, s.ParentID = can.Orchestration, can.Input, can.ParentInstance, can.ParentID
-				s.CarryForwardEvents = append([]duroxide.CarryForwardEvent{}, can.CarryForwardEvents...)
-				break
-			}
-		}
+		s := poisonedStart(item)
 		t.delta = append(t.delta, newEventAt(rt.now(), 1, item.Instance, item.ExecutionID, nil, s))
-		parent, parentID = s.ParentInstance, s.ParentID
-	} else if t.started != nil {
-		parent, parentID = t.started.ParentInstance, t.started.ParentID
+		started = &s
+	} else {
+		started = t.started
 	}
-	if parent == nil || parentID == nil {
-		parent, parentID = nil, nil
+	var parent *parentLink
+	if started != nil {
+		parent = newParentLink(started.ParentInstance, started.ParentID, started.ParentExecutionID)
 	}
 	t.append(nil, duroxide.OrchestrationFailed{Details: details})
 	oc := duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID, HistoryDelta: t.delta,
 		Metadata: duroxide.ExecutionMetadata{Status: ptr(duroxide.StatusFailed), Output: ptr(displayMessage(details)),
-			OrchestrationName: ptr(item.OrchestrationName), OrchestrationVersion: ptr(item.Version), ParentInstanceID: parent}}
+			OrchestrationName: ptr(item.OrchestrationName), OrchestrationVersion: ptr(item.Version)}}
 	if parent != nil {
-		oc.OrchestratorItems = []duroxide.WorkItem{duroxide.SubOrchFailedItem{ParentInstance: *parent,
-			ParentExecutionID: rt.executionID(*parent, 0), ParentID: *parentID, Details: details}}
+		reportTo, err := rt.parentExecution(parent)
+		if err != nil {
+			rt.parentUnreadable(t, err)
+			return
+		}
+		oc.Metadata.ParentInstanceID = &parent.instance
+		oc.OrchestratorItems = []duroxide.WorkItem{duroxide.SubOrchFailedItem{ParentInstance: parent.instance,
+			ParentExecutionID: reportTo, ParentID: parent.id, Details: details}}
 	}
 	if err := rt.ackWithRetry(t, oc); err == nil && parent != nil {
 		wake(rt.p, duroxide.OrchestratorQueue)
 	}
+}
+
+// poisonedStart is the OrchestrationStarted of an execution poisoned
+// before its first turn, from the start or continue-as-new item among its
+// messages, with the parent link (and the parent execution) it carries.
+func poisonedStart(item *duroxide.OrchestrationItem) duroxide.OrchestrationStarted {
+	s := duroxide.OrchestrationStarted{Name: item.OrchestrationName, Version: item.Version}
+	for _, m := range item.Messages {
+		switch w := m.(type) {
+		case duroxide.StartOrchestrationItem:
+			s.Name, s.Input, s.ParentInstance, s.ParentID, s.ParentExecutionID = w.Orchestration, w.Input, w.ParentInstance, w.ParentID, w.ParentExecutionID
+			return s
+		case duroxide.ContinueAsNewItem:
+			s.Name, s.Input, s.ParentInstance, s.ParentID, s.ParentExecutionID = w.Orchestration, w.Input, w.ParentInstance, w.ParentID, w.ParentExecutionID
+			s.CarryForwardEvents = append([]duroxide.CarryForwardEvent{}, w.CarryForwardEvents...)
+			return s
+		}
+	}
+	return s
 }
 
 // marshalItems renders messages as a JSON array, as Rust's poison message

@@ -48,10 +48,10 @@ func (rt *Runtime) nondeterministic(instance string, executionID uint64, name, v
 // after NondeterminismBackoff (growing with consecutive blocked turns) and
 // the attempt is not counted towards MaxAttempts.
 func (rt *Runtime) block(item *duroxide.OrchestrationItem, instance, reason string) {
-	rt.execMu.Lock()
+	rt.blockedMu.Lock()
 	rt.blockedTurns[instance]++
 	n := rt.blockedTurns[instance]
-	rt.execMu.Unlock()
+	rt.blockedMu.Unlock()
 	delay := rt.opts.NondeterminismBackoff.Delay(n)
 	rt.tel.blocked(item.LockToken)
 	rt.log.Error("nondeterminism: the orchestration code does not match the instance's history; holding the instance, "+

@@ -62,13 +62,9 @@ type Runtime struct {
 	// unsubscribe stops the virtual clock's wake-ups.
 	unsubscribe func()
 
-	// execIDs remembers each instance's current execution as this runtime
-	// last saw it, the source of a child's parent_execution_id in
-	// SubOrchCompleted/SubOrchFailed (duroxide's current_execution_ids).
-	execMu  sync.Mutex
-	execIDs map[string]uint64
 	// blockedTurns counts each held instance's consecutive blocked turns
-	// (nondeterminism.go), for its backoff; guarded by execMu.
+	// (nondeterminism.go), for its backoff.
+	blockedMu    sync.Mutex
 	blockedTurns map[string]uint32
 
 	shutdownOnce sync.Once
@@ -96,7 +92,7 @@ func Start(ctx context.Context, p duroxide.Provider, reg *Registry, opts *Option
 		id:       fmt.Sprintf("%04x", rand.N(uint32(1<<16))),
 		stop:     make(chan struct{}),
 		orchWake: newSignal(), workWake: newSignal(),
-		execIDs: map[string]uint64{}, blockedTurns: map[string]uint32{}, timers: map[*time.Timer]struct{}{},
+		blockedTurns: map[string]uint32{}, timers: map[*time.Timer]struct{}{},
 		now: time.Now, unsubscribe: func() {},
 	}
 	rt.useHooks(testhook.From(ctx))
@@ -291,21 +287,6 @@ func (rt *Runtime) fetchErrorPause(err error, retryable int, what string) int {
 	case <-rt.stop:
 	}
 	return retryable
-}
-
-// executionID records (with current) or looks up instance's current
-// execution as this runtime last saw it; unknown instances are at 1.
-func (rt *Runtime) executionID(instance string, current uint64) uint64 {
-	rt.execMu.Lock()
-	defer rt.execMu.Unlock()
-	if current != 0 {
-		rt.execIDs[instance] = current
-		return current
-	}
-	if id, ok := rt.execIDs[instance]; ok {
-		return id
-	}
-	return initialExecutionID
 }
 
 // useHooks applies a test environment's overrides (durable/testenv): its

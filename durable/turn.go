@@ -276,6 +276,12 @@ const (
 	turnCancelled
 )
 
+// reportsToParent reports whether a child's turn that ends so sends its
+// parent a result (a continue-as-new leaves that to the next execution).
+func (k turnResultKind) reportsToParent() bool {
+	return k == turnCompleted || k == turnFailed || k == turnCancelled
+}
+
 // String returns the Rust variant name.
 func (k turnResultKind) String() string {
 	switch k {

@@ -43,5 +43,8 @@ func modules() []module {
 		{"operations_tests", operationsTests},
 		// Go-only: rewind, re-drive and restart.
 		{"lifecycle_tests", lifecycleTests},
+		// Go-only: a child's result reaches the parent execution that
+		// called it, whichever runtime completes the child (issue 29).
+		{"sub_orchestration_routing_tests", subOrchestrationRoutingTests},
 	}
 }
