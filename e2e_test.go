@@ -27,7 +27,8 @@ func TestE2E(t *testing.T) {
 		// The API edge's checks (existence, id reuse, idempotency keys)
 		// read what other calls wrote, search pages across the store, and
 		// the instance operations' state checks read what the runtime
-		// wrote: they run on every backend.
-		durabletest.RunModules(t, newFactory(t, b), "e2e_samples", "api_edge_tests", "operations_tests", "lifecycle_tests")
+		// wrote; a child's result must reach its parent's execution
+		// whichever process completes it: they run on every backend.
+		durabletest.RunModules(t, newFactory(t, b), "e2e_samples", "api_edge_tests", "operations_tests", "lifecycle_tests", "sub_orchestration_routing_tests")
 	})
 }
