@@ -16,7 +16,7 @@ func TestPersistDirReleasedWhileAForkedChildHoldsTheLockFile(t *testing.T) {
 	dir := t.TempDir()
 	s := New(t, &Options{DataDir: dir})
 	s.st.mu.Lock()
-	fd, err := syscall.Dup(int(s.st.disk.lock.Fd()))
+	fd, err := syscall.Dup(int(s.st.disk.lock.(osLock).f.Fd()))
 	s.st.mu.Unlock()
 	wantOK(t, err, "dup")
 	defer syscall.Close(fd)

@@ -135,8 +135,8 @@ By default everything is in memory and lost when the server closes.
 [Options].DataDir keeps the account in a directory instead (the command's
 -data flag): every change a request makes is one record of a write-ahead
 log, fsynced (fdatasync on Linux) before the response is written, so every
-acknowledged write survives a crash of the process, SIGKILL included, and a
-transactional batch is on disk whole or not at all. Records are appended
+acknowledged write survives a crash of the process, SIGKILL included, or a
+power loss, and a transactional batch is on disk whole or not at all. Records are appended
 under the write lock but synced after it is released, one fsync serving
 every write appended meanwhile (group commit); a read, too, answers only
 once every record appended before it is on disk, so no response shows a
@@ -152,7 +152,11 @@ part of the account. A second server on the same directory, in this process
 or another, is refused with [ErrDataDirInUse] (on Unix, where the directory
 is locked with flock). TestPersistKill kills a writer process at random
 moments, mid-batch and mid-compaction included, and checks the recovered
-account against the writes it had acknowledged. A write costs one fsync
+account against the writes it had acknowledged; TestPersistPowerLoss does
+the same after losing the power, on a simulated file system that drops
+every byte and directory entry not yet fsynced and tears the last write,
+at every file system call of a workload of appends, group commits,
+compactions and a restart. A write costs one fsync
 more, shared with concurrent writes (BenchmarkUpsertPersistent).
 
 [Server.InProcessTransport] serves a client in the server's process

@@ -2,7 +2,6 @@ package cosmostest
 
 import (
 	"errors"
-	"os"
 	"sync"
 )
 
@@ -27,16 +26,16 @@ type groupSync struct {
 	dir     string // the data directory, for errors
 	mu      sync.Mutex
 	cond    *sync.Cond
-	seg     *os.File // the segment records are appended to; nil when closed
+	seg     dataFile // the segment records are appended to; nil when closed
 	written uint64   // records appended
 	synced  uint64   // records known to be on disk
 	syncing bool     // an fsync is running (outside mu)
 	err     error    // the first fsync failure; sticky
-	sync    func(*os.File) error
+	sync    func(dataFile) error
 }
 
-func newGroupSync(dir string, seg *os.File) *groupSync {
-	g := &groupSync{dir: dir, seg: seg, sync: syncData}
+func newGroupSync(dir string, seg dataFile) *groupSync {
+	g := &groupSync{dir: dir, seg: seg, sync: dataFile.SyncData}
 	g.cond = sync.NewCond(&g.mu)
 	return g
 }
@@ -86,19 +85,34 @@ func (g *groupSync) syncOnce() {
 	g.cond.Broadcast()
 }
 
-// switchTo syncs every record appended to the current segment and makes
-// seg (nil when closing) the segment later records go to. The store write
-// lock is held, so nothing is appended meanwhile; an fsync in progress is
-// waited for, so the old segment can be closed afterwards.
-func (g *groupSync) switchTo(seg *os.File) error {
+// syncAll returns once every record appended to the current segment is on
+// disk, or with the error that stopped the log. The store write lock is
+// held, so nothing is appended meanwhile.
+func (g *groupSync) syncAll() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.syncAllLocked()
+	return g.err
+}
+
+// syncAllLocked is syncAll with mu held; an fsync in progress is waited
+// for, so none is running when it returns.
+func (g *groupSync) syncAllLocked() {
 	for g.syncing {
 		g.cond.Wait()
 	}
 	for g.synced < g.written && g.err == nil && g.seg != nil {
 		g.syncOnce()
 	}
+}
+
+// switchTo syncs every record appended to the current segment and makes
+// seg (nil when closing) the segment later records go to (store write lock
+// held). No fsync of the old segment runs afterwards, so it can be closed.
+func (g *groupSync) switchTo(seg dataFile) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.syncAllLocked()
 	g.seg = seg
 	return g.err
 }

@@ -25,8 +25,8 @@ func newSlowSync(t *testing.T) (*groupSync, *slowSync) {
 	}
 	t.Cleanup(func() { f.Close() })
 	s := &slowSync{started: make(chan struct{}, 16), release: make(chan error)}
-	g := newGroupSync("dir", f)
-	g.sync = func(*os.File) error {
+	g := newGroupSync("dir", osFile{f})
+	g.sync = func(dataFile) error {
 		s.mu.Lock()
 		s.calls++
 		s.mu.Unlock()
@@ -106,7 +106,7 @@ func TestReadWaitsForTheFsyncOfWhatItSees(t *testing.T) {
 	started := make(chan struct{}, 16)
 	real := f.s.st.wal.sync
 	f.s.st.wal.mu.Lock()
-	f.s.st.wal.sync = func(file *os.File) error {
+	f.s.st.wal.sync = func(file dataFile) error {
 		started <- struct{}{}
 		<-release
 		return real(file)

@@ -38,9 +38,10 @@ const (
 
 // disk is the open data directory of a store.
 type disk struct {
+	fs           dataFS
 	dir          string
-	lock         *os.File
-	seg          *os.File // current segment, opened for appending
+	lock         dirLock
+	seg          dataFile // current segment, opened for appending
 	segNo        uint64
 	segSize      int64
 	compactAfter int64
@@ -275,34 +276,38 @@ func (st *store) waitDurable() error {
 // new snapshot with the new segment.
 func (st *store) compact() error {
 	d := st.disk
+	// The records appended to segment n go to disk before segment n+1
+	// exists: once it does, n is no longer the last segment, and a record
+	// a power loss tore there is damage that keeps the directory from
+	// opening instead of the unacknowledged end of the log.
+	if err := d.gs.syncAll(); err != nil {
+		return err // their requests get the error and the server stops
+	}
 	next := d.segNo + 1
-	f, err := createSegment(d.dir, next)
+	f, err := createSegment(d.fs, d.dir, next)
 	if err != nil {
 		return err
 	}
 	old := d.seg
-	if err := d.gs.switchTo(f); err != nil {
-		// Records of the old segment may not be on disk: their requests
-		// get the error (waitDurable) and the server stops serving.
-		d.seg, d.segNo, d.segSize = f, next, 0
-		_ = old.Close()
-		return err
-	}
+	err = d.gs.switchTo(f) // nothing left to sync: the store is locked
 	d.seg, d.segNo, d.segSize = f, next, 0
 	_ = old.Close()
-	if err := writeFileSync(snapshotPath(d.dir, next), st.snapshotFrames()); err != nil {
+	if err != nil {
 		return err
 	}
-	return removeBefore(d.dir, next)
+	if err := writeFileSync(d.fs, snapshotPath(d.dir, next), st.snapshotFrames()); err != nil {
+		return err
+	}
+	return removeBefore(d.fs, d.dir, next)
 }
 
 // createSegment creates segment n, durably.
-func createSegment(dir string, n uint64) (*os.File, error) {
-	f, err := os.OpenFile(segmentPath(dir, n), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
+func createSegment(fsys dataFS, dir string, n uint64) (dataFile, error) {
+	f, err := fsys.OpenFile(segmentPath(dir, n), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND)
 	if err != nil {
 		return nil, err
 	}
-	if err := syncDir(dir); err != nil {
+	if err := fsys.SyncDir(dir); err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -310,26 +315,26 @@ func createSegment(dir string, n uint64) (*os.File, error) {
 }
 
 // removeBefore removes the segments and snapshots that snapshot n covers.
-func removeBefore(dir string, n uint64) error {
-	segs, snaps, err := dirFiles(dir)
+func removeBefore(fsys dataFS, dir string, n uint64) error {
+	segs, snaps, err := dirFiles(fsys, dir)
 	if err != nil {
 		return err
 	}
 	for _, s := range segs {
 		if s < n {
-			if err := os.Remove(segmentPath(dir, s)); err != nil {
+			if err := fsys.Remove(segmentPath(dir, s)); err != nil {
 				return err
 			}
 		}
 	}
 	for _, s := range snaps {
 		if s < n {
-			if err := os.Remove(snapshotPath(dir, s)); err != nil {
+			if err := fsys.Remove(snapshotPath(dir, s)); err != nil {
 				return err
 			}
 		}
 	}
-	return syncDir(dir)
+	return fsys.SyncDir(dir)
 }
 
 // snapshotFrames is the whole account as framed records.
@@ -365,15 +370,15 @@ func (st *store) snapshotFrames() [][]byte {
 
 // openDisk locks dir (creating it if needed), loads the account into st
 // and opens the current segment for appending.
-func openDisk(st *store, dir string, compactAfter int64, logf func(string, ...any)) (*disk, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+func openDisk(st *store, fsys dataFS, dir string, compactAfter int64, logf func(string, ...any)) (*disk, error) {
+	if err := makeDir(fsys, dir); err != nil {
 		return nil, fmt.Errorf("cosmostest: data directory: %w", err)
 	}
-	lock, err := lockDir(dir)
+	lock, err := fsys.Lock(dir)
 	if err != nil {
 		return nil, err
 	}
-	d := &disk{dir: dir, lock: lock, compactAfter: compactAfter, logf: logf}
+	d := &disk{fs: fsys, dir: dir, lock: lock, compactAfter: compactAfter, logf: logf}
 	if err := d.load(st); err != nil {
 		d.close()
 		return nil, err
@@ -384,14 +389,14 @@ func openDisk(st *store, dir string, compactAfter int64, logf func(string, ...an
 
 // load replays the newest snapshot and the segments after it.
 func (d *disk) load(st *store) error {
-	segs, snaps, err := dirFiles(d.dir)
+	segs, snaps, err := dirFiles(d.fs, d.dir)
 	if err != nil {
 		return err
 	}
 	first := uint64(1)
 	if len(snaps) > 0 {
 		first = snaps[len(snaps)-1]
-		if err := loadSnapshot(st, snapshotPath(d.dir, first)); err != nil {
+		if err := loadSnapshot(st, d.fs, snapshotPath(d.dir, first)); err != nil {
 			return err
 		}
 	}
@@ -410,7 +415,7 @@ func (d *disk) load(st *store) error {
 		if len(snaps) > 0 || len(segs) > 0 {
 			return corruptf(segmentPath(d.dir, first), 0, "segment is missing")
 		}
-		f, err := createSegment(d.dir, first)
+		f, err := createSegment(d.fs, d.dir, first)
 		if err != nil {
 			return fmt.Errorf("cosmostest: data directory: %w", err)
 		}
@@ -419,7 +424,7 @@ func (d *disk) load(st *store) error {
 	}
 	for i, s := range live {
 		last := i == len(live)-1
-		good, err := replaySegment(st, segmentPath(d.dir, s), last)
+		good, err := replaySegment(st, d.fs, segmentPath(d.dir, s), last)
 		if err != nil {
 			return err
 		}
@@ -430,7 +435,7 @@ func (d *disk) load(st *store) error {
 		}
 	}
 	// Files a finished compaction had still to remove.
-	if err := removeBefore(d.dir, first); err != nil {
+	if err := removeBefore(d.fs, d.dir, first); err != nil {
 		return fmt.Errorf("cosmostest: data directory: %w", err)
 	}
 	return nil
@@ -440,7 +445,7 @@ func (d *disk) load(st *store) error {
 // beyond good bytes.
 func (d *disk) openTail(n uint64, good int64) error {
 	path := segmentPath(d.dir, n)
-	f, err := os.OpenFile(path, os.O_WRONLY, 0o644)
+	f, err := d.fs.OpenFile(path, os.O_WRONLY|os.O_APPEND)
 	if err != nil {
 		return fmt.Errorf("cosmostest: data directory: %w", err)
 	}
@@ -452,16 +457,12 @@ func (d *disk) openTail(n uint64, good int64) error {
 		f.Close()
 		return fmt.Errorf("cosmostest: data directory: %w", err)
 	}
-	if _, err := f.Seek(good, 0); err != nil {
-		f.Close()
-		return fmt.Errorf("cosmostest: data directory: %w", err)
-	}
 	d.seg, d.segNo, d.segSize = f, n, good
 	return nil
 }
 
-func loadSnapshot(st *store, path string) error {
-	data, err := os.ReadFile(path)
+func loadSnapshot(st *store, fsys dataFS, path string) error {
+	data, err := fsys.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("cosmostest: data directory: %w", err)
 	}
@@ -493,8 +494,8 @@ func loadSnapshot(st *store, path string) error {
 
 // replaySegment applies a segment's records and returns the length of its
 // whole records (a torn tail is allowed only in the last segment).
-func replaySegment(st *store, path string, last bool) (int64, error) {
-	data, err := os.ReadFile(path)
+func replaySegment(st *store, fsys dataFS, path string, last bool) (int64, error) {
+	data, err := fsys.ReadFile(path)
 	if err != nil {
 		return 0, fmt.Errorf("cosmostest: data directory: %w", err)
 	}
@@ -665,7 +666,7 @@ func (d *disk) close() {
 		_ = d.seg.Close()
 	}
 	if d.lock != nil {
-		unlockDir(d.lock)
+		d.lock.Unlock()
 	}
 }
 

@@ -93,16 +93,10 @@ func runKillWriter(dir string) {
 		fail(err)
 	}
 	ctx := context.Background()
-	if _, err := c.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: killDB}, nil); err != nil && status(err) != http.StatusConflict {
+	if err := createKillContainer(ctx, c); err != nil {
 		fail(err)
 	}
-	db, _ := c.NewDatabase(killDB)
-	_, err = db.CreateContainer(ctx, azcosmos.ContainerProperties{ID: killColl,
-		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}}}, nil)
-	if err != nil && status(err) != http.StatusConflict {
-		fail(err)
-	}
-	ct, _ := db.NewContainer(killColl)
+	ct, _ := c.NewContainer(killDB, killColl)
 	docs, err := s.Documents(killDB, killColl)
 	if err != nil {
 		fail(err)
@@ -122,6 +116,21 @@ func runKillWriter(dir string) {
 		}
 		out("ACK", ack)
 	}
+}
+
+// createKillContainer creates the writer's database and container, unless
+// they exist.
+func createKillContainer(ctx context.Context, c *azcosmos.Client) error {
+	if _, err := c.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: killDB}, nil); err != nil && status(err) != http.StatusConflict {
+		return err
+	}
+	db, _ := c.NewDatabase(killDB)
+	_, err := db.CreateContainer(ctx, azcosmos.ContainerProperties{ID: killColl,
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}}}, nil)
+	if err != nil && status(err) != http.StatusConflict {
+		return err
+	}
+	return nil
 }
 
 // killWriter chooses and makes the writer's writes.

@@ -154,7 +154,7 @@ func TestPersistCompaction(t *testing.T) {
 		_, err := f.ct.UpsertItem(ctx, pkOf(fmt.Sprint("i", i%3)), item(fmt.Sprint("d", i%20), fmt.Sprint("i", i%3), "n", i), nil)
 		wantOK(t, err, "upsert")
 	}
-	segs, snaps, err := dirFiles(dir)
+	segs, snaps, err := dirFiles(osFS{}, dir)
 	wantOK(t, err, "list")
 	if len(snaps) != 1 || len(segs) != 1 || segs[0] != snaps[0] {
 		t.Fatalf("after compactions: segments %v, snapshots %v; want one snapshot and its one segment", segs, snaps)
@@ -189,7 +189,7 @@ type corruptCase struct {
 
 func segmentFiles(t *testing.T, dir string) []string {
 	t.Helper()
-	segs, _, err := dirFiles(dir)
+	segs, _, err := dirFiles(osFS{}, dir)
 	wantOK(t, err, "list")
 	out := make([]string, len(segs))
 	for i, s := range segs {
@@ -228,13 +228,13 @@ func TestPersistDamagedFiles(t *testing.T) {
 			return p
 		}},
 		{"snapshot truncated", func(t *testing.T, dir string) string {
-			_, snaps, _ := dirFiles(dir)
+			_, snaps, _ := dirFiles(osFS{}, dir)
 			p := snapshotPath(dir, snaps[0])
 			modify(t, p, func(b []byte) []byte { return b[:len(b)/2] })
 			return p
 		}},
 		{"snapshot without end record", func(t *testing.T, dir string) string {
-			_, snaps, _ := dirFiles(dir)
+			_, snaps, _ := dirFiles(osFS{}, dir)
 			p := snapshotPath(dir, snaps[0])
 			modify(t, p, func(b []byte) []byte {
 				frames, _, err := readFrames(p, b, false)
@@ -253,8 +253,8 @@ func TestPersistDamagedFiles(t *testing.T) {
 			return p
 		}},
 		{"torn record in an older segment", func(t *testing.T, dir string) string {
-			segs, _, _ := dirFiles(dir)
-			next, err := createSegment(dir, segs[len(segs)-1]+1)
+			segs, _, _ := dirFiles(osFS{}, dir)
+			next, err := createSegment(osFS{}, dir, segs[len(segs)-1]+1)
 			wantOK(t, err, "create segment")
 			next.Close()
 			p := segmentPath(dir, segs[len(segs)-1])
@@ -335,7 +335,7 @@ func TestPersistSnapshotOfManyDocuments(t *testing.T) {
 			t.Fatalf("batch: %v", err)
 		}
 	}
-	_, snaps, err := dirFiles(dir)
+	_, snaps, err := dirFiles(osFS{}, dir)
 	wantOK(t, err, "list")
 	if len(snaps) != 1 {
 		t.Fatalf("snapshots %v, want one", snaps)

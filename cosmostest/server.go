@@ -67,6 +67,10 @@ type Options struct {
 	// CompactAfterBytes is the size of the write-ahead log after which the
 	// server writes a snapshot and starts a new log. Defaults to 64 MiB.
 	CompactAfterBytes int64
+
+	// fs is the file system DataDir is on: the operating system's when
+	// nil, a simulated one that loses power in tests (powerloss_test.go).
+	fs dataFS
 }
 
 // consistencyStrength orders the consistency levels, strongest first.
@@ -153,7 +157,11 @@ func NewServer(opts *Options) (*Server, error) {
 				o.Logf(format, args...)
 			}
 		}
-		d, err := openDisk(st, o.DataDir, o.CompactAfterBytes, logf)
+		fsys := o.fs
+		if fsys == nil {
+			fsys = osFS{}
+		}
+		d, err := openDisk(st, fsys, o.DataDir, o.CompactAfterBytes, logf)
 		if err != nil {
 			return nil, err
 		}

@@ -25,9 +25,12 @@ import (
 //
 // (the complemented length tells a damaged length from a record cut short).
 // A record is appended with one write and fsynced before the request that
-// made it is answered, so only the last record of the last segment can be
-// incomplete after a crash: that torn tail (a short record, or zero bytes
-// after the last whole record) was never acknowledged and is cut off.
+// made it is answered, and a segment is fsynced before the next one is
+// created, so only the last record of the last segment can be incomplete
+// after a crash or a power loss: that torn tail (a short record, or zero
+// bytes after the last whole record) was never acknowledged and is cut off.
+// A file is created, renamed or removed durably (its directory fsynced
+// after), and so is the data directory itself when NewServer creates it.
 // Anything else that does not check out is an error naming the file.
 
 // ErrDataCorrupt is matched (errors.Is) by the error NewServer returns when
@@ -111,16 +114,15 @@ func allZero(b []byte) bool { return len(bytes.Trim(b, "\x00")) == 0 }
 
 // dirFiles lists the numbered segments and snapshots of dir, ascending,
 // removing leftover temporary files of an interrupted compaction.
-func dirFiles(dir string) (segs, snaps []uint64, err error) {
-	entries, err := os.ReadDir(dir)
+func dirFiles(fsys dataFS, dir string) (segs, snaps []uint64, err error) {
+	names, err := fsys.ReadDir(dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("cosmostest: data directory: %w", err)
 	}
-	for _, e := range entries {
-		name := e.Name()
+	for _, name := range names {
 		switch {
 		case strings.HasSuffix(name, tmpSuffix):
-			if err := os.Remove(filepath.Join(dir, name)); err != nil {
+			if err := fsys.Remove(filepath.Join(dir, name)); err != nil {
 				return nil, nil, fmt.Errorf("cosmostest: data directory: %w", err)
 			}
 		case strings.HasPrefix(name, walPrefix) && strings.HasSuffix(name, walSuffix):
@@ -153,9 +155,9 @@ func snapshotPath(dir string, n uint64) string {
 // writeFileSync writes path atomically: a temporary file, fsynced, then
 // renamed over path and the directory fsynced, so a crash leaves either
 // the old state or the whole new file.
-func writeFileSync(path string, frames [][]byte) error {
+func writeFileSync(fsys dataFS, path string, frames [][]byte) error {
 	tmp := path + tmpSuffix
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := fsys.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
 	if err != nil {
 		return err
 	}
@@ -172,8 +174,8 @@ func writeFileSync(path string, frames [][]byte) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := fsys.Rename(tmp, path); err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(path))
+	return fsys.SyncDir(filepath.Dir(path))
 }
