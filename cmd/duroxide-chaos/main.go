@@ -197,8 +197,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if *mix != "" {
 		for _, k := range strings.Split(*mix, ",") {
-			if !slices.Contains(kinds, k) {
-				return nil, fmt.Errorf("-kinds: unknown kind %q (the kinds are %s)", k, strings.Join(kinds, ","))
+			if !slices.Contains(allKinds, k) {
+				return nil, fmt.Errorf("-kinds: unknown kind %q (the kinds are %s)", k, strings.Join(allKinds, ","))
 			}
 			c.Kinds = append(c.Kinds, k)
 		}
