@@ -37,6 +37,8 @@ const (
 	// ksBurstMin is the smallest burst: more messages than one page of
 	// held messages, delivered while the instance is suspended.
 	ksBurstMin = 120
+	// ksDequeueChunk is how many messages a queue step dequeues per turn.
+	ksDequeueChunk = 50
 )
 
 // The program's operations.
@@ -90,7 +92,7 @@ type ksFaultInput struct {
 // The operator's plans, one per instance.
 const (
 	planNone          = "none"           // runs untouched
-	planSuspend       = "suspend"        // suspended then resumed while it runs
+	planSuspend       = "suspend"        // suspended then resumed, a few times, while it runs
 	planBurst         = "suspend-burst"  // suspended while a burst of messages arrives, then resumed
 	planCancel        = "cancel"         // cancelled while it runs
 	planRewind        = "rewind"         // fails on a planted fault; cleared, then rewound
@@ -168,6 +170,12 @@ func ksProgram(rng *rand.Rand, plan string) []ksStep {
 			fault = []ksStep{{Op: opFork, Sub: []ksStep{{Op: opTimer, N: 500 + rng.IntN(1500)}, {Op: opActivity, N: 7}}}, {Op: opFault}}
 		}
 		steps = append(steps[:at:at], append(fault, steps[at:]...)...)
+	case planSuspend:
+		// Suspensions meet continue-as-new: the program has at least one.
+		if cans == 0 {
+			at := rng.IntN(len(steps) + 1)
+			steps = append(steps[:at:at], append([]ksStep{{Op: opCAN}, {Op: opActivity, N: 1 + rng.IntN(50)}}, steps[at:]...)...)
+		}
 	case planBurst:
 		at := rng.IntN(len(steps) + 1)
 		burst := ksStep{Op: opQueue, N: ksBurstMin + rng.IntN(31)}
@@ -406,6 +414,14 @@ func ksStepOf(ctx *durable.OrchestrationContext, in ksInput, s ksStep) (string, 
 	case opQueue:
 		ctx.SetCustomStatus(ksStatusWaiting(in.Run, in.Pos, s))
 		for k := range s.N {
+			if k > 0 && k%ksDequeueChunk == 0 {
+				// A turn resolves at most about a hundred dequeues of
+				// messages already there (the runtime's quiescence
+				// bound): a burst delivered at once is taken in chunks.
+				if _, err := durable.NewTimer(ctx, time.Millisecond).Await(); err != nil {
+					return "", err
+				}
+			}
 			m, err := durable.DequeueEvent[string](ctx, ksQueueName(in.Run, in.Pos)).Await()
 			if err != nil {
 				return "", err

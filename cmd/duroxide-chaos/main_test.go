@@ -81,7 +81,12 @@ func TestParseFlags(t *testing.T) {
 	c, err = parseFlags([]string{"-worker", "-id", "w2"}, &bytes.Buffer{})
 	require.NoError(t, err)
 	require.Equal(t, "w2", c.WorkerID)
+	c, err = parseFlags([]string{"-kinds", "canloop,kitchensink"}, &bytes.Buffer{})
+	require.NoError(t, err)
+	require.Equal(t, []string{"canloop", kitchenSink}, c.Kinds)
+	require.NotContains(t, kinds, kitchenSink, "the kitchen sink runs only when named")
 	for _, bad := range [][]string{
+		{"-kinds", "nosuchkind"},
 		{"-processes", "0"}, {"-orchestrations", "0"}, {"-worker"}, {"-id", "w1"},
 		{"-timeout", "0s"}, {"-kill-interval", "-1s"}, {"-clock-skew", "-1s"}, {"extra"},
 	} {

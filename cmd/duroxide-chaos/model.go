@@ -45,6 +45,7 @@ const (
 	ksStrayCancel     = "stray_cancel"        // ended cancelled without a cancel of its run
 	ksFaultPersisted  = "fault_persisted"     // ended on the planted fault after the rewind
 	ksStaleChild      = "stale_child_failure" // failed by a child an earlier execution dropped
+	ksNondeterminism  = "nondeterminism"      // failed on a message its history does not match
 	ksUnexpectedFail  = "unexpected_failure"  // failed otherwise
 	ksResumeRefused   = "resume_refused"      // Resume refused while Suspended
 	ksRecreateRefused = "recreate_refused"    // start after delete refused for ksPatience
@@ -171,6 +172,10 @@ func ksJudge(l *ksLife, e ksExpectation, act ksActual) (map[string]int, []string
 		switch {
 		case e.Gone:
 			add(ksResurrected, "failed run %d: %s", act.Run, act.Failure)
+		case strings.HasPrefix(act.Failure, "nondeterministic"):
+			// A message meant for another run (its ids match this one's)
+			// was applied to this run's history.
+			add(ksNondeterminism, "run %d: %s", act.Run, act.Failure)
 		case strings.Contains(act.Failure, "sub-orchestration"):
 			// A child's cancellation (its parent's earlier execution
 			// dropped it) reached this run.

@@ -151,7 +151,16 @@ func (d *driver) live(ctx context.Context, l *ksLife) {
 		}
 		switch l.Plan {
 		case planSuspend:
-			d.suspendHoldResume(ctx, l, obs, -1)
+			// A few cycles, so that some suspensions land while the
+			// program continues as new.
+			for range 1 + l.rng.IntN(4) {
+				if !d.suspendHoldResume(ctx, l, obs, -1) {
+					break
+				}
+				if obs = d.observe(ctx, l); obs.Err != nil || obs.terminal() {
+					break
+				}
+			}
 		case planCancel:
 			d.ksCall(ctx, l, ksAction{Op: actCancel, Run: 1, Observed: obs.State}, func() error {
 				return d.client.CancelInstance(ctx, l.Instance, "kitchen-sink operator", durable.EventOptions{IdempotencyKey: "ks-cancel/" + l.Instance + "/1"})
@@ -220,23 +229,24 @@ func (d *driver) settle(ctx context.Context, l *ksLife) {
 // sends the burst at pos (if any) while it is, holds it a little, and
 // resumes it. A resume refused while the instance stays Suspended is
 // retried for a while, then recorded as refused (the model counts it).
-func (d *driver) suspendHoldResume(ctx context.Context, l *ksLife, obs ksObs, burst int) {
+// It reports whether it resumed the instance.
+func (d *driver) suspendHoldResume(ctx context.Context, l *ksLife, obs ksObs, burst int) bool {
 	a := d.ksCall(ctx, l, ksAction{Op: actSuspend, Run: l.run, Observed: obs.State}, func() error {
 		return d.client.Suspend(ctx, l.Instance, "kitchen-sink operator")
 	})
 	if !a.accepted() {
-		return
+		return false
 	}
 	obs, ok := d.watch(ctx, l, burst, func(o ksObs) bool { return o.State == "Suspended" || o.terminal() })
 	if !ok || obs.terminal() {
-		return
+		return false
 	}
 	if burst >= 0 {
 		d.ksSend(ctx, l, ksProgress{Run: l.run, Pos: burst, Waiting: true, Messages: l.Steps[burst].N})
 	}
 	hold := time.Now().Add(time.Duration(300+l.rng.IntN(1700)) * time.Millisecond)
 	if _, ok := d.watch(ctx, l, -1, func(ksObs) bool { return time.Now().After(hold) }); !ok {
-		return
+		return false
 	}
 	var refusedSince time.Time
 	for {
@@ -245,22 +255,22 @@ func (d *driver) suspendHoldResume(ctx context.Context, l *ksLife, obs ksObs, bu
 			return d.client.Resume(ctx, l.Instance, "kitchen-sink operator")
 		})
 		if a.accepted() || ctx.Err() != nil {
-			return
+			return a.accepted()
 		}
 		// Refused: fine if the instance is no longer suspended (it ended,
 		// or an earlier attempt resumed it); not while it stays so.
 		if o := d.observe(ctx, l); o.Err == nil && o.State != "Suspended" {
-			return
+			return false
 		}
 		if refusedSince.IsZero() {
 			refusedSince = time.Now()
 		}
 		if time.Since(refusedSince) > ksPatience {
 			l.record(ksAction{Op: actResume, Run: l.run, Observed: "Suspended", Err: errResumeRefused.Error()})
-			return
+			return false
 		}
 		if sleepCtx(ctx, time.Second) {
-			return
+			return false
 		}
 	}
 }
@@ -320,8 +330,8 @@ func (d *driver) ksRestart(ctx context.Context, l *ksLife, obs ksObs) {
 func (d *driver) deleteRecreate(ctx context.Context, l *ksLife, obs ksObs, force bool) {
 	a := d.ksCall(ctx, l, ksAction{Op: actDelete, Run: l.run, Observed: obs.State}, func() error {
 		_, err := d.client.DeleteInstance(ctx, l.Instance, durable.DeleteOptions{Force: force})
-		if errors.Is(err, durable.ErrInstanceNotFound) && force {
-			return nil // a repeated call after the delete applied
+		if errors.Is(err, durable.ErrInstanceNotFound) {
+			return nil // the operator saw it: a repeated call after the delete applied
 		}
 		return err
 	})
