@@ -233,6 +233,8 @@ func TestKSJudge(t *testing.T) {
 		{"deleted, yet there", gone, ksActual{State: "Completed", Output: out, Run: 1}, ksResurrected},
 		{"a cancel nobody sent to this run", run1, ksActual{State: "Failed", Failure: "canceled: kitchen-sink operator, late", Run: 1}, ksStrayCancel},
 		{"a dropped child's failure", run1, ksActual{State: "Failed", Failure: "canceled: parent dropped sub-orchestration future", Run: 1}, ksStaleChild},
+		{"a cancelled child's failure", run1, ksActual{State: "Failed", Failure: "canceled: parent canceled", Run: 1}, ksStaleChild},
+		{"a message of another run", run1, ksActual{State: "Failed", Failure: "nondeterministic: no matching schedule for sub-orchestration id=6", Run: 2}, ksNondeterminism},
 		{"the fault outlived the rewind", run1, ksActual{State: "Failed", Failure: ksFaultMessage, Run: 1}, ksFaultPersisted},
 		{"another failure", run1, ksActual{State: "Failed", Failure: "boom", Run: 1}, ksUnexpectedFail},
 		{"kv", run1, ksActual{State: "Completed", Output: out, Run: 1, KVWrong: []string{"k1"}}, ksKVMismatch},

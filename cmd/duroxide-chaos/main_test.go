@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,6 +86,12 @@ func TestParseFlags(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"canloop", kitchenSink}, c.Kinds)
 	require.NotContains(t, kinds, kitchenSink, "the kitchen sink runs only when named")
+	// The goal-scale kitchen-sink soak (README, Reliability).
+	c, err = parseFlags(strings.Fields("-processes 3 -orchestrations 1000 -kill-interval 5s -fault-interval 2s -clock-skew 60s -kinds kitchensink -duration 10m -timeout 40m -json"), &bytes.Buffer{})
+	require.NoError(t, err)
+	require.Equal(t, 1000, c.Orchestrations)
+	require.Equal(t, 60*time.Second, c.MaxClockSkew)
+	require.Equal(t, uint(10+120), c.MaxAttempts, "one attempt more per kill the ten minutes can make")
 	for _, bad := range [][]string{
 		{"-kinds", "nosuchkind"},
 		{"-processes", "0"}, {"-orchestrations", "0"}, {"-worker"}, {"-id", "w1"},

@@ -176,9 +176,10 @@ func ksJudge(l *ksLife, e ksExpectation, act ksActual) (map[string]int, []string
 			// A message meant for another run (its ids match this one's)
 			// was applied to this run's history.
 			add(ksNondeterminism, "run %d: %s", act.Run, act.Failure)
-		case strings.Contains(act.Failure, "sub-orchestration"):
+		case strings.Contains(act.Failure, "sub-orchestration") || strings.Contains(act.Failure, "parent canceled"):
 			// A child's cancellation (its parent's earlier execution
-			// dropped it) reached this run.
+			// dropped or cancelled it) reached this run: a top-level
+			// instance has no parent of its own.
 			add(ksStaleChild, "run %d: %s", act.Run, act.Failure)
 		case strings.HasPrefix(act.Failure, "canceled:"):
 			if !e.MayCancel || !e.Runs[act.Run] {

@@ -157,7 +157,10 @@ func (d *driver) live(ctx context.Context, l *ksLife) {
 				if !d.suspendHoldResume(ctx, l, obs, -1) {
 					break
 				}
-				if obs = d.observe(ctx, l); obs.Err != nil || obs.terminal() {
+				// The next cycle once the resume took (a suspend before it
+				// is refused: already Suspended).
+				var ok bool
+				if obs, ok = d.watch(ctx, l, -1, func(o ksObs) bool { return o.State != "Suspended" }); !ok || obs.terminal() {
 					break
 				}
 			}
