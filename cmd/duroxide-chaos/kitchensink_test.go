@@ -255,7 +255,11 @@ func TestKSJudge(t *testing.T) {
 			require.Contains(t, lines[0], tc.want)
 		})
 	}
-	found, _ := ksJudge(l, run1, ksActual{State: "Completed", Output: out, Run: 1, Duplicates: 2, Overlaps: 3})
+	refusedLife := life(planSuspend, ksAction{Op: actStart, Run: 1}, ksAction{Op: actSuspend, Run: 1},
+		ksAction{Op: actResume, Run: 1, Observed: "Suspended", Err: "resume needs a running instance"})
+	found, _ := ksJudge(refusedLife, run1, ksActual{State: "Suspended", Run: 1})
+	require.Equal(t, map[string]int{ksResumeRefused: 1}, found, "left Suspended by refused resumes")
+	found, _ = ksJudge(l, run1, ksActual{State: "Completed", Output: out, Run: 1, Duplicates: 2, Overlaps: 3})
 	require.Equal(t, map[string]int{ksDupDelivery: 2, ksOverlap: 3}, found, "counted, not only flagged")
 }
 

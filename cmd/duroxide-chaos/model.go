@@ -190,6 +190,14 @@ func ksJudge(l *ksLife, e ksExpectation, act ksActual) (map[string]int, []string
 		default:
 			add(ksUnexpectedFail, "run %d: %s", act.Run, act.Failure)
 		}
+	case "Suspended":
+		if resumeRefused(l.Actions) && e.Refusals[ksResumeRefused] == 0 {
+			// Left Suspended because every resume was refused (the
+			// operator's patience had not run out when the run ended).
+			add(ksResumeRefused, "still Suspended, its resumes refused (run %d)", act.Run)
+			break
+		}
+		add(ksStuck, "%s (run %d; last seen %s, custom status at run %d step %d)", act.State, act.Run, l.Last.State, l.Last.Progress.Run, l.Last.Progress.Pos)
 	default:
 		add(ksStuck, "%s (run %d; last seen %s, custom status at run %d step %d)", act.State, act.Run, l.Last.State, l.Last.Progress.Run, l.Last.Progress.Pos)
 	}
@@ -412,4 +420,14 @@ func ksDiagnosis(l *ksLife, executions [][]duroxide.Event) string {
 		execs = append(execs, fmt.Sprintf("#%d %s", x+1, tail(events, 5)))
 	}
 	return fmt.Sprintf("    %s: program [%s]; operator: %s; executions: %s", l.Instance, strings.Join(steps, " "), ksActionsString(l.Actions), strings.Join(execs, " "))
+}
+
+// resumeRefused reports whether the operator's last resume was refused.
+func resumeRefused(actions []ksAction) bool {
+	for k := len(actions) - 1; k >= 0; k-- {
+		if actions[k].Op == actResume {
+			return actions[k].Err != ""
+		}
+	}
+	return false
 }
