@@ -53,8 +53,11 @@ type Report struct {
 	ClockSkews            map[string]string `json:"clock_skews"`
 	Elapsed               string            `json:"elapsed"`
 	ElapsedSeconds        float64           `json:"elapsed_seconds"`
-	Violations            []string          `json:"violations"`
-	OK                    bool              `json:"ok"`
+	// KitchenSink is the kitchen sink's operator and model figures (nil
+	// when the run has no kitchen-sink instance).
+	KitchenSink *ksReport `json:"kitchensink,omitempty"`
+	Violations  []string  `json:"violations"`
+	OK          bool      `json:"ok"`
 
 	// outcomes counts the instances checkOutcome classified.
 	outcomes int
@@ -338,6 +341,11 @@ func (r *Report) finish(elapsed time.Duration) {
 	add(r.UnintendedDeliveries, "unintended deliveries")
 	add(r.OutboxLeft, "outbox intents left")
 	add(r.LocksLeft, "locks left")
+	if ks := r.KitchenSink; ks != nil {
+		for _, cat := range sortedStrings(ks.Violations) {
+			add(ks.Violations[cat], "kitchensink "+cat)
+		}
+	}
 	if r.outcomes != r.Expected || r.Expected == 0 {
 		r.Violations = append(r.Violations, fmt.Sprintf("checked %d instances of %d expected", r.outcomes, r.Expected))
 	}
@@ -380,6 +388,20 @@ func (r *Report) print(w io.Writer, asJSON bool) error {
 	row("outbox_left", r.OutboxLeft)
 	row("locks_left", r.LocksLeft)
 	row("queue_left", r.QueueLeft)
+	if ks := r.KitchenSink; ks != nil {
+		row("kitchensink.instances", ks.Instances)
+		row("kitchensink.matched_model", ks.MatchedModel)
+		row("kitchensink.intended_deliveries", ks.IntendedDeliveries)
+		for _, k := range sortedStrings(ks.Plans) {
+			row("kitchensink.plan."+k, ks.Plans[k])
+		}
+		for _, k := range sortedStrings(ks.Actions) {
+			row("kitchensink.action."+k, fmt.Sprintf("%d (%d refused)", ks.Actions[k], ks.Refused[k]))
+		}
+		for _, k := range sortedStrings(ks.Violations) {
+			row("kitchensink.violation."+k, ks.Violations[k])
+		}
+	}
 	row("kills", r.Kills)
 	kinds := make([]string, 0, len(r.Faults))
 	for k := range r.Faults {

@@ -56,8 +56,10 @@ type driver struct {
 	// how many of them it had to repeat after an error.
 	clientCalls, clientRetries int
 	// senders are the per-instance goroutines that raise events and
-	// enqueue messages.
+	// enqueue messages, and the kitchen sink's lives.
 	senders sync.WaitGroup
+	// ks is the kitchen sink's instances, by index (operator.go).
+	ks map[int]*ksLife
 }
 
 // run is the driver role: set up, run the chaos phase, drain, check.
@@ -67,7 +69,7 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) (ok bool, e
 	}
 	d := &driver{cfg: cfg, stderr: stderr, rng: rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed)),
 		done: map[int]bool{}, faults: map[string]int{}, faulted: map[string]int{}, calls: map[string]int{},
-		intents: map[string][]intent{}, start: time.Now()}
+		intents: map[string][]intent{}, start: time.Now(), ks: newKSLives(cfg.Seed, cfg.Orchestrations)}
 	if err := d.setUp(ctx); err != nil {
 		return false, err
 	}
@@ -224,6 +226,10 @@ func (d *driver) startInstances(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			for i := range next {
+				if kindOf(i) == kitchenSink {
+					d.startKitchenSink(ctx, i)
+					continue
+				}
 				in := orchInput{Kind: kindOf(i), Index: i}
 				if err := d.call(ctx, func() error { return d.client.StartOrchestration(ctx, instanceName(i), orchName, in) }); err != nil {
 					if ctx.Err() == nil {
@@ -505,7 +511,9 @@ func (d *driver) poll(ctx context.Context) int {
 		}
 		d.mu.Lock()
 		for _, id := range ids {
-			if _, i, ok := parseInstance(id); ok && i < d.cfg.Orchestrations {
+			// A kitchen-sink instance is done when its life is (its
+			// operator may restart it once terminal).
+			if kind, i, ok := parseInstance(id); ok && i < d.cfg.Orchestrations && kind != kitchenSink {
 				d.done[i] = true
 			}
 		}
@@ -527,6 +535,8 @@ func (d *driver) check(ctx context.Context) (*Report, error) {
 	intents := d.intents
 	d.mu.Unlock()
 	var problems []string
+	ksOutcomes := map[int]outcome{}
+	ksHistories := map[string][][]duroxide.Event{}
 	for i := range d.cfg.Orchestrations {
 		o := outcome{Instance: instanceName(i), Index: i, State: "NotFound"}
 		st, err := d.client.Status(ctx, o.Instance)
@@ -543,6 +553,10 @@ func (d *driver) check(ctx context.Context) (*Report, error) {
 			case durable.StateFailed:
 				o.Output = st.FailureMessage()
 			}
+		}
+		if kindOf(i) == kitchenSink {
+			ksOutcomes[i] = o // judged against the model below
+			continue
 		}
 		if p := checkOutcome(o, r); p != "" {
 			problems = append(problems, p)
@@ -586,9 +600,12 @@ func (d *driver) check(ctx context.Context) (*Report, error) {
 				r.UnansweredActivities += len(c.Unanswered)
 				problems = append(problems, fmt.Sprintf("%s#%d: not finished, waiting for activities %v which have no result", id, e, c.Unanswered))
 			}
-			if x == len(execs)-1 && c.Terminal != duroxide.TypeOrchestrationCompleted {
+			if x == len(execs)-1 && c.Terminal != duroxide.TypeOrchestrationCompleted && !strings.HasPrefix(id, ksPrefix) {
 				problems = append(problems, fmt.Sprintf("%s: last execution %d of %d ends with %s", id, e, len(execs), tail(events, 4)))
 			}
+		}
+		if strings.HasPrefix(id, ksPrefix) {
+			ksHistories[id] = histories
 		}
 		if in, ok := intents[id]; ok {
 			c := checkDeliveries(id, in, histories)
@@ -598,6 +615,13 @@ func (d *driver) check(ctx context.Context) (*Report, error) {
 			r.UnintendedDeliveries += c.Unintended
 			problems = append(problems, c.Problems...)
 		}
+	}
+	if len(d.ks) > 0 {
+		found, err := d.checkKitchenSink(ctx, r, ksOutcomes, ksHistories)
+		if err != nil {
+			return nil, err
+		}
+		problems = append(problems, found...)
 	}
 	if r.ActivityExecutions, r.ActivityReexecutions, err = countActivityLogs(d.dir); err != nil {
 		return nil, err

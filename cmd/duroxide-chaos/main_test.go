@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,7 +82,18 @@ func TestParseFlags(t *testing.T) {
 	c, err = parseFlags([]string{"-worker", "-id", "w2"}, &bytes.Buffer{})
 	require.NoError(t, err)
 	require.Equal(t, "w2", c.WorkerID)
+	c, err = parseFlags([]string{"-kinds", "canloop,kitchensink"}, &bytes.Buffer{})
+	require.NoError(t, err)
+	require.Equal(t, []string{"canloop", kitchenSink}, c.Kinds)
+	require.NotContains(t, kinds, kitchenSink, "the kitchen sink runs only when named")
+	// The goal-scale kitchen-sink soak (README, Reliability).
+	c, err = parseFlags(strings.Fields("-processes 3 -orchestrations 1000 -kill-interval 5s -fault-interval 2s -clock-skew 60s -kinds kitchensink -duration 10m -timeout 40m -json"), &bytes.Buffer{})
+	require.NoError(t, err)
+	require.Equal(t, 1000, c.Orchestrations)
+	require.Equal(t, 60*time.Second, c.MaxClockSkew)
+	require.Equal(t, uint(10+120), c.MaxAttempts, "one attempt more per kill the ten minutes can make")
 	for _, bad := range [][]string{
+		{"-kinds", "nosuchkind"},
 		{"-processes", "0"}, {"-orchestrations", "0"}, {"-worker"}, {"-id", "w1"},
 		{"-timeout", "0s"}, {"-kill-interval", "-1s"}, {"-clock-skew", "-1s"}, {"extra"},
 	} {

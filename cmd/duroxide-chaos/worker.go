@@ -59,7 +59,7 @@ func runWorker(ctx context.Context, id string, stderr io.Writer) error {
 		return err
 	}
 	defer f.Close()
-	reg, err := newRegistry(&activityLog{f: f})
+	reg, err := newRegistry(&activityLog{f: f}, dir)
 	if err != nil {
 		return err
 	}

@@ -36,6 +36,10 @@ import (
 //   - large: a fan-out wider than one transactional batch (a large turn).
 var kinds = []string{"fanout", "timer", "sub", "event", "can", "kv", "session", "slow", "inbox", "canloop", "large"}
 
+// allKinds are the kinds -kinds accepts: the default mix and the kitchen
+// sink (kitchensink.go), which runs only when named.
+var allKinds = append(append([]string{}, kinds...), kitchenSink)
+
 // Orchestration and activity names registered by every worker.
 const (
 	orchName      = "ChaosOrchestration"
@@ -184,12 +188,16 @@ func (l *activityLog) record(ctx durable.ActivityContext) error {
 	return err
 }
 
-// newRegistry registers the workload's orchestrations and activities.
-func newRegistry(log *activityLog) (*durable.Registry, error) {
+// newRegistry registers the workload's orchestrations and activities;
+// dir is the run's directory, where the kitchen sink's planted faults are.
+func newRegistry(log *activityLog, dir string) (*durable.Registry, error) {
 	reg := durable.NewRegistry()
 	errs := []error{
 		durable.RegisterOrchestration(reg, orchName, chaosOrchestration),
 		durable.RegisterOrchestration(reg, childName, chaosChild),
+		durable.RegisterOrchestration(reg, ksOrchName, ksOrchestration),
+		durable.RegisterOrchestration(reg, ksChildName, ksChild),
+		durable.RegisterActivity(reg, actFlaky, flaky(dir)),
 		durable.RegisterActivity(reg, actMul, func(ctx durable.ActivityContext, in mulInput) (int, error) {
 			return in.A * in.B, log.record(ctx)
 		}),
