@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -50,7 +51,8 @@ type disk struct {
 }
 
 // diskFailure holds the error that made the server stop serving: a record
-// could not be written, so memory is ahead of the disk.
+// could not be written or synced, so memory is ahead of the disk, or a new
+// segment's directory could not be synced, so what is durable is unknown.
 type diskFailure struct{ err error }
 
 // journal is what the write in progress changed.
@@ -177,8 +179,13 @@ func (st *store) failure() error {
 func (st *store) commit() {
 	rec := st.journalRecord()
 	st.jr = journal{}
+	if st.failure() != nil {
+		// Nothing more goes to the log: the segment may no longer be the
+		// last one (see compact), and the request is refused anyway.
+		return
+	}
 	if err := st.disk.append(marshalJSON(rec)); err != nil {
-		st.failed.Store(&diskFailure{err: fmt.Errorf("cosmostest: write-ahead log in %s: %w", st.disk.dir, err)})
+		st.stop(st.disk.dir, err)
 		return
 	}
 	if st.disk.segSize >= st.disk.compactAfter {
@@ -264,10 +271,16 @@ func (st *store) waitDurable() error {
 		return nil
 	}
 	if err := st.wal.wait(); err != nil {
-		st.failed.CompareAndSwap(nil, &diskFailure{err: fmt.Errorf("cosmostest: write-ahead log in %s: %w", st.wal.dir, err)})
+		st.stop(st.wal.dir, err)
 		return st.failure()
 	}
 	return nil
+}
+
+// stop makes the server refuse every request from now on because of err,
+// a failure of the data directory dir (the first such error is kept).
+func (st *store) stop(dir string, err error) {
+	st.failed.CompareAndSwap(nil, &diskFailure{err: fmt.Errorf("cosmostest: write-ahead log in %s: %w", dir, err)})
 }
 
 // compact starts segment n+1, writes the account as snapshot n+1 (the
@@ -285,8 +298,24 @@ func (st *store) compact() error {
 	}
 	next := d.segNo + 1
 	f, err := createSegment(d.fs, d.dir, next)
-	if err != nil {
+	if errors.Is(err, errSegmentNotDurable) {
+		// Segment n+1 exists, and after a failed directory fsync nothing
+		// tells whether it, or anything else of the directory, is
+		// durable. Records appended to segment n from now on could be
+		// torn by a power loss while n+1 survives after it, which makes
+		// the directory corrupt, and every later compaction would fail
+		// on the existing n+1. Removing it would need another directory
+		// fsync to be trusted after one failed, which POSIX does not
+		// promise (a failed fsync may have dropped what it could not
+		// write and report success next time). So the server stops, as
+		// when the log cannot be synced: every acknowledged record is in
+		// segment n, fsynced above, and on restart an empty n+1 is the
+		// last segment and n is whole.
+		st.stop(d.dir, err)
 		return err
+	}
+	if err != nil {
+		return err // nothing was created: compaction is tried again later
 	}
 	old := d.seg
 	err = d.gs.switchTo(f) // nothing left to sync: the store is locked
@@ -301,6 +330,11 @@ func (st *store) compact() error {
 	return removeBefore(d.fs, d.dir, next)
 }
 
+// errSegmentNotDurable is matched (errors.Is) by the error of
+// createSegment when the segment was created but its directory could not
+// be fsynced.
+var errSegmentNotDurable = errors.New("directory fsync failed after the segment was created")
+
 // createSegment creates segment n, durably.
 func createSegment(fsys dataFS, dir string, n uint64) (dataFile, error) {
 	f, err := fsys.OpenFile(segmentPath(dir, n), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND)
@@ -309,7 +343,7 @@ func createSegment(fsys dataFS, dir string, n uint64) (dataFile, error) {
 	}
 	if err := fsys.SyncDir(dir); err != nil {
 		f.Close()
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", errSegmentNotDurable, err)
 	}
 	return f, nil
 }

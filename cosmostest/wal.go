@@ -26,9 +26,11 @@ import (
 // (the complemented length tells a damaged length from a record cut short).
 // A record is appended with one write and fsynced before the request that
 // made it is answered, and a segment is fsynced before the next one is
-// created, so only the last record of the last segment can be incomplete
-// after a crash or a power loss: that torn tail (a short record, or zero
-// bytes after the last whole record) was never acknowledged and is cut off.
+// created (if the next one may exist but its creation failed, nothing is
+// appended again: the server stops), so only the last record of the last
+// segment can be incomplete after a crash or a power loss: that torn tail
+// (a short record, or zero bytes after the last whole record) was never
+// acknowledged and is cut off.
 // A file is created, renamed or removed durably (its directory fsynced
 // after), and so is the data directory itself when NewServer creates it.
 // Anything else that does not check out is an error naming the file.
