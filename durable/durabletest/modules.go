@@ -36,6 +36,9 @@ func modules() []module {
 		{"races_tests", racesTests},
 		{"concurrency_tests", concurrencyTests},
 		{"semantics_tests", semanticsTests},
+		// src/provider_validation/race_replay.rs: provider validations
+		// that need a runtime.
+		{"race_replay", raceReplayTests},
 		// Go-only: transient store faults on renewals and acks.
 		{"transient_fault_tests", transientFaultTests},
 		{"api_edge_tests", apiEdgeTests},
