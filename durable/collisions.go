@@ -20,15 +20,16 @@ import (
 // started (history) or another start in the batch was taken, and the
 // start's parent differs from that one's.
 func (t *turn) collidingStarts(messages []duroxide.WorkItem) []duroxide.StartOrchestrationItem {
-	ownInstance, ownID := t.ownParent()
+	own := t.ownParent()
 	var out []duroxide.StartOrchestrationItem
 	for _, m := range messages {
 		s, ok := m.(duroxide.StartOrchestrationItem)
 		if !ok || s.ParentInstance == nil || s.ParentID == nil || sameStart(t.start, s) {
 			continue
 		}
-		if ownInstance != nil && ownID != nil && *ownInstance == *s.ParentInstance && *ownID == *s.ParentID {
-			continue
+		if own != nil && own.instance == *s.ParentInstance && own.id == *s.ParentID &&
+			(own.executionID == nil || s.ParentExecutionID == nil || *own.executionID == *s.ParentExecutionID) {
+			continue // the same parent's start again; a later parent execution at the same event id collides
 		}
 		out = append(out, s)
 	}
@@ -36,15 +37,15 @@ func (t *turn) collidingStarts(messages []duroxide.WorkItem) []duroxide.StartOrc
 }
 
 // ownParent is the parent link the instance runs for: its history's, else
-// the start item taken from this batch.
-func (t *turn) ownParent() (*string, *uint64) {
-	if t.started != nil {
-		return t.started.ParentInstance, t.started.ParentID
+// the start item taken from this batch's; nil for a root.
+func (t *turn) ownParent() *parentLink {
+	if s := t.started; s != nil {
+		return newParentLink(s.ParentInstance, s.ParentID, s.ParentExecutionID)
 	}
 	if s, ok := t.start.(duroxide.StartOrchestrationItem); ok {
-		return s.ParentInstance, s.ParentID
+		return newParentLink(s.ParentInstance, s.ParentID, s.ParentExecutionID)
 	}
-	return nil, nil
+	return nil
 }
 
 // sameStart reports whether taken is the start item s itself.
