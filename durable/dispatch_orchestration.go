@@ -133,6 +133,7 @@ func (rt *Runtime) processOrchestrationItem(t *turn) {
 			rt.log.Warn("messages for an instance that has ended; dropping them", "instance_id", instance,
 				"execution_id", item.ExecutionID, "messages", variants(item.Messages))
 		}
+		rt.notifyCollisions(t, true)
 		rt.ack(t)
 		return
 	}
@@ -145,6 +146,7 @@ func (rt *Runtime) processOrchestrationItem(t *turn) {
 	}
 	t.finishCommit()
 	t.suspend = suspensionAfter(suspend, t.metadata.Status, item.Messages)
+	rt.notifyCollisions(t, false)
 	rt.ack(t)
 }
 

@@ -50,6 +50,10 @@ type turn struct {
 	parentID       *uint64
 	parentExecID   *uint64
 	continueAsNew  bool
+	// collisions are the fetched starts that name a parent other than
+	// the one this instance started for: another parent's child with an
+	// id already in use (collisions.go).
+	collisions []duroxide.StartOrchestrationItem
 
 	// What replay found: how the turn ended, the actions to dispatch, the
 	// children whose futures the code dropped, and whether a
@@ -119,6 +123,7 @@ func (t *turn) readMessages(messages []duroxide.WorkItem) {
 			t.completions = append(t.completions, m)
 		}
 	}
+	t.collisions = t.collidingStarts(messages)
 	switch s := t.start.(type) {
 	case duroxide.StartOrchestrationItem:
 		t.name, t.input, t.version, t.parentInstance, t.parentID = s.Orchestration, s.Input, s.Version, s.ParentInstance, s.ParentID

@@ -3,7 +3,9 @@
 // 0.1.29) and its runtime behaviour tests (tests/*.rs, one Go file per
 // Rust file; modules.go lists them), each running real Go orchestrations
 // and activities on a Runtime and a Client over the provider under test,
-// and asserting what the Rust test asserts.
+// and asserting what the Rust test asserts. It also holds duroxide's
+// provider validations that need a runtime (race_replay, from
+// src/provider_validation/race_replay.rs after 0.1.29).
 //
 // Run it from a test of the provider's package with the same
 // providertest.Factory that runs the provider validation suite:

@@ -36,6 +36,12 @@ func modules() []module {
 		{"races_tests", racesTests},
 		{"concurrency_tests", concurrencyTests},
 		{"semantics_tests", semanticsTests},
+		// src/provider_validation/race_replay.rs: provider validations
+		// that need a runtime.
+		{"race_replay", raceReplayTests},
+		// tests/scenarios/suborch_id_collision.rs: the collision defence
+		// race_replay's duplicate start relies on.
+		{"suborch_id_collision", subOrchIDCollisionTests},
 		// Go-only: transient store faults on renewals and acks.
 		{"transient_fault_tests", transientFaultTests},
 		{"api_edge_tests", apiEdgeTests},

@@ -100,6 +100,16 @@ SuspensionReader) and a search by the suspended state finding the
 instance, and execution N+1 of a failed instance committed with a prefix
 of history.
 
+Newer duroxide adds race_replay (src/provider_validation/race_replay.rs,
+9 behaviours at 729fbb10): provider validations that run a Runtime over
+the provider (duplicate starts, continue-as-new transitions while the
+successor's start is not visible, version stamps). This package keeps to
+the duroxide interfaces, so they are ported as the race_replay module of
+durable/durabletest (the Go runtime's suite), under their Rust names, and run on every provider
+that runs that suite. Its instance_locking (da71f3cb) changes no
+behaviour's name: test_multi_threaded_lock_contention retries retryable
+fetch errors for 5s, as here.
+
 # Writing modules
 
 Each module is one file holding its table of Tests in Rust source order;
