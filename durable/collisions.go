@@ -62,8 +62,10 @@ func ptrEqual[T comparable](a, b *T) bool {
 // notifyCollisions fails each colliding parent's sub-orchestration future
 // in t's commit. terminal says the instance has ended for good; an
 // instance between executions (continued as new) still exists as the same
-// logical instance, so it is not called terminal.
-func (rt *Runtime) notifyCollisions(t *turn, terminal bool) {
+// logical instance, so it is not called terminal. An error means a
+// parent's execution could not be read; nothing may be sent until it is
+// known where the failure goes.
+func (rt *Runtime) notifyCollisions(t *turn, terminal bool) error {
 	for _, s := range t.collisions {
 		msg := fmt.Sprintf("sub-orchestration instance %q already exists", t.instance)
 		if terminal {
@@ -72,8 +74,13 @@ func (rt *Runtime) notifyCollisions(t *turn, terminal bool) {
 		rt.log.Warn("sub-orchestration start collides with an existing instance; failing the parent's future",
 			"instance_id", t.instance, "parent_instance", *s.ParentInstance, "parent_id", *s.ParentID, "terminal", terminal)
 		link := newParentLink(s.ParentInstance, s.ParentID, s.ParentExecutionID)
+		exec, err := rt.parentExecution(link)
+		if err != nil {
+			return err
+		}
 		t.orch = append(t.orch, duroxide.SubOrchFailedItem{ParentInstance: link.instance,
-			ParentExecutionID: rt.parentExecution(link), ParentID: link.id,
+			ParentExecutionID: exec, ParentID: link.id,
 			Details: duroxide.ApplicationError{Kind: duroxide.AppErrorKind{Type: duroxide.AppOrchestrationFailed}, Message: msg}})
 	}
+	return nil
 }

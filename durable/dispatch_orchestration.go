@@ -133,7 +133,10 @@ func (rt *Runtime) processOrchestrationItem(t *turn) {
 			rt.log.Warn("messages for an instance that has ended; dropping them", "instance_id", instance,
 				"execution_id", item.ExecutionID, "messages", variants(item.Messages))
 		}
-		rt.notifyCollisions(t, true)
+		if err := rt.notifyCollisions(t, true); err != nil {
+			rt.parentUnreadable(t, err)
+			return
+		}
 		rt.ack(t)
 		return
 	}
@@ -146,7 +149,10 @@ func (rt *Runtime) processOrchestrationItem(t *turn) {
 	}
 	t.finishCommit()
 	t.suspend = suspensionAfter(suspend, t.metadata.Status, item.Messages)
-	rt.notifyCollisions(t, false)
+	if err := rt.notifyCollisions(t, false); err != nil {
+		rt.parentUnreadable(t, err)
+		return
+	}
 	rt.ack(t)
 }
 
