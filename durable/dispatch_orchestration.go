@@ -113,11 +113,12 @@ func (rt *Runtime) processOrchestrationItem(t *turn) {
 		_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, time.Second, false)
 		return
 	}
+	t.carryFromRewind()
 	suspend, rest := takeSuspension(item.Messages)
 	item.Messages = rest
 	if req, rest := takeRewind(item.Messages); req != nil {
 		item.Messages = rest // a request that does not apply is dropped
-		if rt.rewind(t, req) {
+		if rt.rewind(t, req, suspend) {
 			return
 		}
 	}
@@ -144,7 +145,7 @@ func (rt *Runtime) processOrchestrationItem(t *turn) {
 		return
 	}
 	t.finishCommit()
-	t.suspend = suspensionAfter(suspend, t.metadata.Status, item.Messages)
+	t.settleSuspension(suspend)
 	rt.ack(t)
 }
 
@@ -233,7 +234,7 @@ func (rt *Runtime) resolve(t *turn) (string, OrchestrationFunc, bool) {
 func (rt *Runtime) ack(t *turn) {
 	item := t.item
 	oc := duroxide.OrchestrationCommit{ExecutionID: t.executionID, HistoryDelta: t.delta,
-		WorkerItems: t.worker, OrchestratorItems: t.orch, Metadata: t.metadata, CancelledActivities: t.cancelled, Suspend: t.suspend}
+		WorkerItems: t.worker, OrchestratorItems: t.orchestratorItems(), Metadata: t.metadata, CancelledActivities: t.cancelled, Suspend: t.suspend}
 	err := rt.ackWithRetry(t, oc)
 	if err == nil {
 		rt.tel.committed(item.LockToken, &oc)
@@ -264,7 +265,10 @@ func (rt *Runtime) ack(t *turn) {
 	fb := newTurn(item, t.lease, t.workerID, rt.now)
 	fb.readHistory(item.History)
 	fb.append(nil, duroxide.OrchestrationFailed{Details: infra})
-	fail := duroxide.OrchestrationCommit{ExecutionID: t.executionID, HistoryDelta: fb.delta, Metadata: executionMetadata(fb.delta)}
+	// The carried messages are for the turn after this one: a rewind
+	// request then finds the failure.
+	fail := duroxide.OrchestrationCommit{ExecutionID: t.executionID, HistoryDelta: fb.delta, Metadata: executionMetadata(fb.delta),
+		OrchestratorItems: t.carried}
 	if err := rt.ackWithRetry(t, fail); err != nil {
 		rt.log.Warn("committing the failure failed, abandoning the lock", "instance_id", item.Instance, "error", err)
 		_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, 50*time.Millisecond, false)
@@ -289,7 +293,7 @@ func (rt *Runtime) afterCommit(t *turn) {
 	}
 	now := rt.now()
 	immediate := false
-	for _, w := range t.orch {
+	for _, w := range t.orchestratorItems() {
 		if t, ok := w.(duroxide.TimerFiredItem); ok {
 			if d := time.UnixMilli(int64(t.FireAtMs)).Sub(now); d > 0 {
 				if !rt.virtualClock() { // a virtual clock wakes us when it gets there
