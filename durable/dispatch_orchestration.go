@@ -145,6 +145,7 @@ func (rt *Runtime) processOrchestrationItem(t *turn) {
 		return
 	}
 	t.finishCommit()
+	t.withholdReportToRewoundParent()
 	t.settleSuspension(suspend)
 	rt.ack(t)
 }

@@ -55,6 +55,35 @@ func (t *turn) carryFromRewind() {
 	t.item.Messages = msgs[:i:i]
 }
 
+// withholdReportToRewoundParent drops this turn's report to the parent
+// when it carries the parent's request to rewind, which names the
+// parent execution the parent's rewind started: that execution waits for
+// what the request brings (the rewound child's result, or a completed
+// child's result sent again), not for the end of the execution it asked
+// to rewind. A child whose start records no parent execution would
+// otherwise report to the parent's current one, which is that
+// execution, and fail it again with the failure the rewind undoes.
+func (t *turn) withholdReportToRewoundParent() {
+	i := slices.IndexFunc(t.carried, isRewindRequest)
+	if i < 0 {
+		return
+	}
+	req, ok := t.carried[i].(duroxide.RewindInstanceItem)
+	if !ok || req.ParentExecutionID == nil {
+		return
+	}
+	to := *req.ParentExecutionID
+	t.orch = slices.DeleteFunc(t.orch, func(w duroxide.WorkItem) bool {
+		switch r := w.(type) {
+		case duroxide.SubOrchCompletedItem:
+			return r.ParentExecutionID == to
+		case duroxide.SubOrchFailedItem:
+			return r.ParentExecutionID == to
+		}
+		return false
+	})
+}
+
 func isRewindRequest(m duroxide.WorkItem) bool {
 	switch m.(type) {
 	case duroxide.RewindInstanceItem, duroxide.RedriveInstanceItem:
