@@ -93,14 +93,14 @@ func isRewindRequest(m duroxide.WorkItem) bool {
 }
 
 // rewind handles a batch holding a rewind request, whose other messages
-// are t.item.Messages, and suspend the batch's change to the suspension
-// (for the new execution). It reports false when the request does not apply
-// (the instance's current execution is not the failed one it names); the
-// caller then processes t.item.Messages as usual. A re-drive of an
-// execution poisoned before its first turn (its history is the
-// OrchestrationStarted the poison wrote) also reports false, having put
-// the poisoned start back into t.item.Messages as the start of the next
-// execution.
+// are t.item.Messages; suspend is the batch's change to the suspension,
+// for the new execution. It reports false when the request does not
+// apply (the instance's current execution is not the failed one it
+// names, or it did not fail); the caller then processes t.item.Messages
+// as usual. A re-drive of an execution poisoned before its first turn
+// (its history is the OrchestrationStarted the poison wrote) also
+// reports false, having put the poisoned start back into
+// t.item.Messages as the start of the next execution.
 func (rt *Runtime) rewind(t *turn, req *rewindRequest, suspend *duroxide.SuspendChange) bool {
 	item, instance := t.item, t.instance
 	rest := item.Messages
