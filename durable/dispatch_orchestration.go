@@ -20,8 +20,10 @@ import (
 //     lock renewed until the turn is over; newTurn wraps the item.
 //  2. Read (processOrchestrationItem, here; turn.readHistory and
 //     turn.readMessages, turn.go): poison and undecodable items end here;
-//     the messages name the start item and the completions; a
-//     continue-as-new moves the turn to the next execution.
+//     a rewind request after other messages waits for the next turn
+//     (carryFromRewind, dispatch_rewind.go); the messages name the start
+//     item and the completions; a continue-as-new moves the turn to the
+//     next execution.
 //  3. Replay (runTurn, here): resolve picks the handler (registry.go);
 //     turn.replay (turn.go) runs the replay engine (replayEngine,
 //     replay.go). Stage 1 (prepCompletions, replay.go) turns completions
