@@ -320,6 +320,9 @@ func (p *Provider) nextInstanceDoc(lk *orchLock, c duroxide.OrchestrationCommit,
 			doc.Suspended = &suspendedDoc{Reason: ch.Reason, At: ms(now)}
 		}
 	}
+	if md.Status != nil && isTerminal(*md.Status) {
+		doc.Suspended = nil // an execution that ends is not suspended (duroxide.SuspendChange)
+	}
 	doc.Held = nil // the turn consumed what was held (releases.go heldBack)
 	doc.LastAckToken = lk.token
 	noteReceived(&doc, lk, now, p.markerLifetime()) // turncache.go

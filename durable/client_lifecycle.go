@@ -206,7 +206,10 @@ var ErrSuspensionNotSupported = errors.New("durable: the provider does not suppo
 // and the events, completions and fired timers that arrive for it wait,
 // in order, until Resume. Activities already running finish and their
 // results wait too. A suspension is stored with the instance, so it
-// outlasts the processes. Cancelling a suspended instance ends it.
+// outlasts the processes. Cancelling a suspended instance ends it. The
+// suspension is the running execution's: a continue-as-new passes it to
+// the next execution, and an instance that ends (cancelled, or failed as
+// poison when resumed) is no longer suspended.
 // An instance that does not exist is ErrInstanceNotFound; one that ended
 // or is already Suspended is ErrInvalidState; a provider that cannot
 // suspend is ErrSuspensionNotSupported.

@@ -20,8 +20,10 @@ import (
 //     lock renewed until the turn is over; newTurn wraps the item.
 //  2. Read (processOrchestrationItem, here; turn.readHistory and
 //     turn.readMessages, turn.go): poison and undecodable items end here;
-//     the messages name the start item and the completions; a
-//     continue-as-new moves the turn to the next execution.
+//     a rewind request after other messages waits for the next turn
+//     (carryFromRewind, dispatch_rewind.go); the messages name the start
+//     item and the completions; a continue-as-new moves the turn to the
+//     next execution.
 //  3. Replay (runTurn, here): resolve picks the handler (registry.go);
 //     turn.replay (turn.go) runs the replay engine (replayEngine,
 //     replay.go). Stage 1 (prepCompletions, replay.go) turns completions
@@ -113,11 +115,12 @@ func (rt *Runtime) processOrchestrationItem(t *turn) {
 		_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, time.Second, false)
 		return
 	}
+	t.carryFromRewind()
 	suspend, rest := takeSuspension(item.Messages)
 	item.Messages = rest
 	if req, rest := takeRewind(item.Messages); req != nil {
 		item.Messages = rest // a request that does not apply is dropped
-		if rt.rewind(t, req) {
+		if rt.rewind(t, req, suspend) {
 			return
 		}
 	}
@@ -148,7 +151,8 @@ func (rt *Runtime) processOrchestrationItem(t *turn) {
 		return
 	}
 	t.finishCommit()
-	t.suspend = suspensionAfter(suspend, t.metadata.Status, item.Messages)
+	t.withholdReportToRewoundParent()
+	t.settleSuspension(suspend)
 	if err := rt.notifyCollisions(t, false); err != nil {
 		rt.parentUnreadable(t, err)
 		return
@@ -253,7 +257,7 @@ func (rt *Runtime) resolve(t *turn) (string, OrchestrationFunc, bool) {
 func (rt *Runtime) ack(t *turn) {
 	item := t.item
 	oc := duroxide.OrchestrationCommit{ExecutionID: t.executionID, HistoryDelta: t.delta,
-		WorkerItems: t.worker, OrchestratorItems: t.orch, Metadata: t.metadata, CancelledActivities: t.cancelled, Suspend: t.suspend}
+		WorkerItems: t.worker, OrchestratorItems: t.orchestratorItems(), Metadata: t.metadata, CancelledActivities: t.cancelled, Suspend: t.suspend}
 	err := rt.ackWithRetry(t, oc)
 	if err == nil {
 		rt.tel.committed(item.LockToken, &oc)
@@ -284,7 +288,10 @@ func (rt *Runtime) ack(t *turn) {
 	fb := newTurn(item, t.lease, t.workerID, rt.now)
 	fb.readHistory(item.History)
 	fb.append(nil, duroxide.OrchestrationFailed{Details: infra})
-	fail := duroxide.OrchestrationCommit{ExecutionID: t.executionID, HistoryDelta: fb.delta, Metadata: executionMetadata(fb.delta)}
+	// The carried messages are for the turn after this one: a rewind
+	// request then finds the failure.
+	fail := duroxide.OrchestrationCommit{ExecutionID: t.executionID, HistoryDelta: fb.delta, Metadata: executionMetadata(fb.delta),
+		OrchestratorItems: t.carried}
 	if err := rt.ackWithRetry(t, fail); err != nil {
 		rt.log.Warn("committing the failure failed, abandoning the lock", "instance_id", item.Instance, "error", err)
 		_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, 50*time.Millisecond, false)
@@ -309,7 +316,7 @@ func (rt *Runtime) afterCommit(t *turn) {
 	}
 	now := rt.now()
 	immediate := false
-	for _, w := range t.orch {
+	for _, w := range t.orchestratorItems() {
 		if t, ok := w.(duroxide.TimerFiredItem); ok {
 			if d := time.UnixMilli(int64(t.FireAtMs)).Sub(now); d > 0 {
 				if !rt.virtualClock() { // a virtual clock wakes us when it gets there

@@ -1,6 +1,8 @@
 package durable
 
 import (
+	"slices"
+
 	"github.com/duroxide-go/cdb/duroxide"
 )
 
@@ -36,15 +38,70 @@ func takeRewind(messages []duroxide.WorkItem) (*rewindRequest, []duroxide.WorkIt
 	return req, rest
 }
 
+// carryFromRewind makes a rewind or re-drive request wait for the
+// messages before it in the batch: the request is judged against the
+// state they leave (a cancellation that fails a child before its
+// rewound parent's request arrives, a restart, a completion), so this
+// turn takes only those and carries the request, with the messages after
+// it, to the next turn. A request first in the batch stays for this
+// turn.
+func (t *turn) carryFromRewind() {
+	msgs := t.item.Messages
+	i := slices.IndexFunc(msgs, isRewindRequest)
+	if i <= 0 {
+		return
+	}
+	t.carried = append(t.carried, msgs[i:]...)
+	t.item.Messages = msgs[:i:i]
+}
+
+// withholdReportToRewoundParent drops this turn's report to the parent
+// when it carries the parent's request to rewind, which names the
+// parent execution the parent's rewind started: that execution waits for
+// what the request brings (the rewound child's result, or a completed
+// child's result sent again), not for the end of the execution it asked
+// to rewind. A child whose start records no parent execution would
+// otherwise report to the parent's current one, which is that
+// execution, and fail it again with the failure the rewind undoes.
+func (t *turn) withholdReportToRewoundParent() {
+	i := slices.IndexFunc(t.carried, isRewindRequest)
+	if i < 0 {
+		return
+	}
+	req, ok := t.carried[i].(duroxide.RewindInstanceItem)
+	if !ok || req.ParentExecutionID == nil {
+		return
+	}
+	to := *req.ParentExecutionID
+	t.orch = slices.DeleteFunc(t.orch, func(w duroxide.WorkItem) bool {
+		switch r := w.(type) {
+		case duroxide.SubOrchCompletedItem:
+			return r.ParentExecutionID == to
+		case duroxide.SubOrchFailedItem:
+			return r.ParentExecutionID == to
+		}
+		return false
+	})
+}
+
+func isRewindRequest(m duroxide.WorkItem) bool {
+	switch m.(type) {
+	case duroxide.RewindInstanceItem, duroxide.RedriveInstanceItem:
+		return true
+	}
+	return false
+}
+
 // rewind handles a batch holding a rewind request, whose other messages
-// are t.item.Messages. It reports false when the request does not apply
-// (the instance's current execution is not the failed one it names); the
-// caller then processes t.item.Messages as usual. A re-drive of an
-// execution poisoned before its first turn (its history is the
-// OrchestrationStarted the poison wrote) also reports false, having put
-// the poisoned start back into t.item.Messages as the start of the next
-// execution.
-func (rt *Runtime) rewind(t *turn, req *rewindRequest) bool {
+// are t.item.Messages; suspend is the batch's change to the suspension,
+// for the new execution. It reports false when the request does not
+// apply (the instance's current execution is not the failed one it
+// names, or it did not fail); the caller then processes t.item.Messages
+// as usual. A re-drive of an execution poisoned before its first turn
+// (its history is the OrchestrationStarted the poison wrote) also
+// reports false, having put the poisoned start back into
+// t.item.Messages as the start of the next execution.
+func (rt *Runtime) rewind(t *turn, req *rewindRequest, suspend *duroxide.SuspendChange) bool {
 	item, instance := t.item, t.instance
 	rest := item.Messages
 	if req.executionID != 0 && req.executionID != item.ExecutionID {
@@ -65,15 +122,16 @@ func (rt *Runtime) rewind(t *turn, req *rewindRequest) bool {
 		item.Messages = append(append([]duroxide.WorkItem{start}, withoutStarts(extra)...), rest...)
 		return false
 	}
-	rt.rewindTurn(t, req, cut, withoutStarts(extra), withoutStarts(rest))
+	rt.rewindTurn(t, req, cut, withoutStarts(extra), withoutStarts(rest), suspend)
 	return true
 }
 
 // rewindTurn commits execution N+1 of the turn's failed execution N: the
 // history before cut, replayed with the kept results, extra (re-driven
 // messages) and rest (the batch's other messages; a restart racing the
-// rewind is dropped), plus the work the prefix leaves open.
-func (rt *Runtime) rewindTurn(t *turn, req *rewindRequest, cut int, extra, rest []duroxide.WorkItem) {
+// rewind is dropped), plus the work the prefix leaves open. suspend, the
+// batch's change to the suspension, applies to N+1.
+func (rt *Runtime) rewindTurn(t *turn, req *rewindRequest, cut int, extra, rest []duroxide.WorkItem, suspend *duroxide.SuspendChange) {
 	item, instance := t.item, t.instance
 	t.executionID = item.ExecutionID + 1
 	plan := planRewind(item.History, instance, t.executionID, cut, req.parentExec)
@@ -93,6 +151,7 @@ func (rt *Runtime) rewindTurn(t *turn, req *rewindRequest, cut int, extra, rest 
 	if t.metadata.Status == nil {
 		t.metadata.Status = ptr(duroxide.StatusRunning)
 	}
+	t.settleSuspension(suspend)
 	rt.ack(t)
 }
 

@@ -32,21 +32,24 @@ func takeSuspension(messages []duroxide.WorkItem) (*duroxide.SuspendChange, []du
 	return change, rest
 }
 
-// suspensionAfter is the change a turn commits: the requested one, but
-// an instance that ends is not suspended (a cancellation reaches a
-// suspended instance and ends it), so that a later restart or rewind
-// starts unsuspended.
-func suspensionAfter(change *duroxide.SuspendChange, status *string, messages []duroxide.WorkItem) *duroxide.SuspendChange {
-	switch valueOf(status) {
+// settleSuspension sets the suspension change t commits from the
+// batch's request, change (nil: none), now that the turn's outcome is
+// known. An execution that ends is not suspended: the provider clears
+// the suspension of an ending commit (duroxide.SuspendChange), so a
+// cancellation that reaches a suspended instance, or a poisoned wake,
+// leaves it free for a restart, rewind or re-drive. A suspension
+// requested of an execution that continues as new is the next
+// execution's: the request goes back to the instance's queue after the
+// ContinueAsNew item, ahead of what else the turn carries, so the new
+// execution's first turn takes it and is the one Resume finds.
+func (t *turn) settleSuspension(change *duroxide.SuspendChange) {
+	switch valueOf(t.metadata.Status) {
 	case duroxide.StatusCompleted, duroxide.StatusFailed:
-		for _, m := range messages {
-			if duroxide.WakesSuspended(m) {
-				return &duroxide.SuspendChange{}
-			}
+	case duroxide.StatusContinuedAsNew:
+		if change != nil && change.Suspended {
+			t.carried = append([]duroxide.WorkItem{duroxide.SuspendInstanceItem{Instance: t.instance, Reason: change.Reason}}, t.carried...)
 		}
-		if change != nil {
-			return &duroxide.SuspendChange{}
-		}
+	default:
+		t.suspend = change
 	}
-	return change
 }

@@ -66,8 +66,13 @@ type turn struct {
 
 	// The commit beyond delta: work items for both queues, activities to
 	// cancel, the execution's metadata, and the change to the instance's
-	// suspension (suspend.go; nil: none).
+	// suspension (suspend.go; nil: none). carried are fetched messages
+	// this turn leaves to a later one (a rewind request after other
+	// messages, dispatch_rewind.go; a suspension of an execution that
+	// continues as new, suspend.go): they go back to the instance's
+	// queue after the turn's own orchestrator items.
 	worker, orch []duroxide.WorkItem
+	carried      []duroxide.WorkItem
 	cancelled    []duroxide.ScheduledActivityIdentifier
 	metadata     duroxide.ExecutionMetadata
 	suspend      *duroxide.SuspendChange
@@ -145,6 +150,12 @@ func (t *turn) readMessages(messages []duroxide.WorkItem) {
 			t.parentInstance, t.parentID, t.parentExecID = s.ParentInstance, s.ParentID, s.ParentExecutionID
 		}
 	}
+}
+
+// orchestratorItems are the commit's orchestrator items: the turn's own,
+// then the messages it carries to a later turn.
+func (t *turn) orchestratorItems() []duroxide.WorkItem {
+	return append(slices.Clip(t.orch), t.carried...)
 }
 
 func (t *turn) empty() bool { return len(t.history) == 0 && len(t.delta) == 0 }

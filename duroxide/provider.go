@@ -154,6 +154,12 @@ type OrchestrationCommit struct {
 // it unless a visible message of the instance WakesSuspended; such a
 // fetch returns, with it, every message the instance holds (timers that
 // fired and messages that arrived while it was suspended), oldest first.
+// A commit that ends the execution (Metadata.Status Completed, Failed or
+// ContinuedAsNew) clears the suspension whatever its Suspend says: a
+// suspension holds a running execution, and what follows the end (a
+// rewind, re-drive or restart, the next execution) must not be held
+// back. A poison failure of a woken turn, which changes nothing else,
+// relies on this.
 type SuspendChange struct {
 	Suspended bool
 	Reason    string // why it was suspended; kept until resumed

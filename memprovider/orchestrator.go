@@ -297,6 +297,9 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 			st.suspended = &duroxide.SuspendChange{Suspended: true, Reason: c.Reason}
 		}
 	}
+	if s := commit.Metadata.Status; s != nil && isTerminal(*s) {
+		st.suspended = nil // an execution that ends is not suspended (duroxide.SuspendChange)
+	}
 	ex := st.executions[commit.ExecutionID]
 	if ex == nil {
 		ex = &executionState{id: commit.ExecutionID, status: duroxide.StatusRunning, startedAt: now}

@@ -20,6 +20,7 @@ func lifecycleTests() []sample {
 		{"rewind_keeps_a_handled_failure_and_its_retry", rewindKeepsAHandledFailureAndItsRetry},
 		{"rewind_reaches_a_child_that_outlived_the_failure", rewindReachesAChildThatOutlivedTheFailure},
 		{"rewound_parent_gets_the_result_of_a_completed_child_again", rewoundParentGetsTheResultOfACompletedChildAgain},
+		{"rewind_is_judged_after_the_cancellation_before_it", rewindIsJudgedAfterTheCancellationBeforeIt},
 		{"rewind_refuses_instances_that_did_not_fail", rewindRefusesInstancesThatDidNotFail},
 		{"rewind_of_a_long_history", rewindOfALongHistory},
 		{"rewind_keeps_kv_and_custom_status", rewindKeepsKVAndCustomStatus},
@@ -33,6 +34,8 @@ func lifecycleTests() []sample {
 		{"suspended_instance_takes_no_turns_until_resumed", suspendedInstanceTakesNoTurnsUntilResumed},
 		{"suspension_outlasts_the_runtime", suspensionOutlastsTheRuntime},
 		{"cancel_ends_a_suspended_instance", cancelEndsASuspendedInstance},
+		{"suspend_taken_with_a_continue_as_new_suspends_the_next_execution", suspendTakenWithAContinueAsNewSuspendsTheNextExecution},
+		{"poisoned_wake_of_a_suspended_instance_ends_its_suspension", poisonedWakeOfASuspendedInstanceEndsItsSuspension},
 		{"suspend_and_resume_refuse_the_wrong_state", suspendAndResumeRefuseTheWrongState},
 	}
 }
@@ -209,6 +212,13 @@ func rewindReachesAChildThatOutlivedTheFailure(e *env) {
 	require.Equal(e.t, u64p(2), started.ParentExecutionID, "the rewound child reports to the parent's new execution")
 }
 
+// seedEvent is an event of instance's execution exec, as a seed writes
+// it.
+func seedEvent(instance string, exec, id uint64, source *uint64, k duroxide.EventKind) duroxide.Event {
+	return duroxide.Event{EventID: id, SourceEventID: source, InstanceID: instance, ExecutionID: exec,
+		TimestampMs: uint64(time.Now().UnixMilli()), DuroxideVersion: durable.DuroxideVersion, Kind: k}
+}
+
 // seedHistory commits events as execution 1 of a new instance (before
 // any runtime runs), with status.
 func (e *env) seedHistory(instance string, events []duroxide.Event, status string) {
@@ -235,8 +245,7 @@ func (e *env) seedHistory(instance string, events []duroxide.Event, status strin
 func rewoundParentGetsTheResultOfACompletedChildAgain(e *env) {
 	const parent, child = "outlived-parent", "outlived-child"
 	ev := func(instance string, id uint64, source *uint64, k duroxide.EventKind) duroxide.Event {
-		return duroxide.Event{EventID: id, SourceEventID: source, InstanceID: instance, ExecutionID: 1,
-			TimestampMs: uint64(time.Now().UnixMilli()), DuroxideVersion: durable.DuroxideVersion, Kind: k}
+		return seedEvent(instance, 1, id, source, k)
 	}
 	e.seedHistory(parent, []duroxide.Event{
 		ev(parent, 1, nil, duroxide.OrchestrationStarted{Name: "Holder", Version: "1.0.0", Input: "in"}),
@@ -259,6 +268,73 @@ func rewoundParentGetsTheResultOfACompletedChildAgain(e *env) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// seedNextExecution commits events as the next execution of a seeded
+// instance (before any runtime runs), with status, as a rewind does:
+// the turn of a message enqueued for the purpose.
+func (e *env) seedNextExecution(instance string, events []duroxide.Event, status string) {
+	e.t.Helper()
+	require.NoError(e.t, e.p.EnqueueForOrchestrator(e.ctx, duroxide.ExternalRaisedItem{Instance: instance, Name: "seed"}, 0))
+	item, err := e.p.FetchOrchestrationItem(e.ctx, 30*time.Second, 0, nil)
+	require.NoError(e.t, err)
+	require.NotNil(e.t, item)
+	require.Equal(e.t, instance, item.Instance)
+	s := events[0].Kind.(duroxide.OrchestrationStarted)
+	md := duroxide.ExecutionMetadata{Status: &status, OrchestrationName: &s.Name, OrchestrationVersion: &s.Version, ParentInstanceID: s.ParentInstance}
+	require.NoError(e.t, e.p.AckOrchestrationItem(e.ctx, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: events[0].ExecutionID,
+		HistoryDelta: events, Metadata: md}))
+}
+
+// A parent was cancelled, which cancels its child, and rewound before
+// the child took the cancellation: the child's next batch holds the
+// cancellation and then the rewound parent's request to rewind. The
+// rewind is judged against what the cancellation leaves, a failed
+// child, so the child is rewound and reports to the parent's new
+// execution. Seeded: parent execution 1 cancelled, execution 2 its
+// rewind waiting for the child; the child waiting for an event.
+func rewindIsJudgedAfterTheCancellationBeforeIt(e *env) {
+	const parent, child = "cancelled-parent", "cancelled-child"
+	cancelled := duroxide.ApplicationError{Kind: duroxide.AppErrorKind{Type: duroxide.AppCancelled, Reason: "stop"}}
+	scheduled := duroxide.SubOrchestrationScheduled{Name: "Waiter", Instance: child, Input: "in"}
+	e.seedHistory(parent, []duroxide.Event{
+		seedEvent(parent, 1, 1, nil, duroxide.OrchestrationStarted{Name: "Delegator", Version: "1.0.0", Input: "in"}),
+		seedEvent(parent, 1, 2, nil, scheduled),
+		seedEvent(parent, 1, 3, nil, duroxide.OrchestrationCancelRequested{Reason: "stop"}),
+		seedEvent(parent, 1, 4, nil, duroxide.OrchestrationFailed{Details: cancelled}),
+	}, duroxide.StatusFailed)
+	e.seedNextExecution(parent, []duroxide.Event{
+		seedEvent(parent, 2, 1, nil, duroxide.OrchestrationStarted{Name: "Delegator", Version: "1.0.0", Input: "in"}),
+		seedEvent(parent, 2, 2, nil, scheduled),
+	}, duroxide.StatusRunning)
+	e.seedHistory(child, []duroxide.Event{
+		seedEvent(child, 1, 1, nil, duroxide.OrchestrationStarted{Name: "Waiter", Version: "1.0.0", Input: "in", ParentInstance: ptrTo(parent), ParentID: u64p(2)}),
+		seedEvent(child, 1, 2, nil, duroxide.ExternalSubscribed{Name: "go"}),
+	}, duroxide.StatusRunning)
+	require.NoError(e.t, e.p.EnqueueForOrchestrator(e.ctx, duroxide.CancelInstanceItem{Instance: child, Reason: "parent canceled"}, 0))
+	require.NoError(e.t, e.p.EnqueueForOrchestrator(e.ctx, duroxide.RewindInstanceItem{Instance: child, Reason: "parent rewound",
+		ParentExecutionID: u64p(2)}, 0))
+	r := durable.NewRegistry()
+	orch(e.t, r, "Waiter", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		d, err := durable.WaitEvent[string](ctx, "go").Await()
+		return "waited(" + in + d + ")", err
+	})
+	orch(e.t, r, "Delegator", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		return durable.CallSubOrchestration[string](ctx, "Waiter", in, durable.SubOrchestrationOptions{InstanceID: child}).Await()
+	})
+	e.start(r, fastOptions(nil))
+	e.waitExecutions(child, 2)
+	require.True(e.t, failedCancelled(e.executionHistory(child, 1), "parent canceled"), "the cancellation ended execution 1: %s",
+		kinds(e.executionHistory(child, 1)))
+	_, started, ok := findKind[duroxide.OrchestrationStarted](e.executionHistory(child, 2))
+	require.True(e.t, ok)
+	require.Equal(e.t, u64p(2), started.ParentExecutionID, "the rewound child reports to the parent's new execution")
+	e.waitHist(child, "the rewound child to wait again", func(h []duroxide.Event) bool {
+		return len(h) > 0 && h[0].ExecutionID == 2 && anyKind[duroxide.ExternalSubscribed](h)
+	})
+	e.raise(child, "go", "!")
+	require.Equal(e.t, "waited(in!)", e.completed(parent))
+	e.requireExecutions(parent, []uint64{1, 2}, "the parent did not fail again")
+}
 
 // A failure the orchestration handled (a retry) is kept: only the
 // failure it did not move on from runs again.
@@ -643,6 +719,67 @@ func cancelEndsASuspendedInstance(e *env) {
 	// Restarted, it is not suspended.
 	e.restart(instance, durable.RestartOptions{}, 2)
 	e.waitState(instance, durable.StateRunning)
+}
+
+// The event that makes an orchestration continue as new and a
+// suspension arrive in one batch: the suspension is the next
+// execution's, which is Suspended and Running, so Resume lets it go on.
+func suspendTakenWithAContinueAsNewSuspendsTheNextExecution(e *env) {
+	r := durable.NewRegistry()
+	orch(e.t, r, "Cycler", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		d, err := durable.WaitEvent[string](ctx, "go").Await()
+		if err != nil || in != "first" {
+			return "done:" + in + ":" + d, err
+		}
+		return "", durable.ContinueAsNew(ctx, "second")
+	})
+	const instance = "suspend-continued"
+	rt := e.start(r, fastOptions(nil))
+	e.startOrch(instance, "Cycler", "first")
+	e.waitSubscription(instance, "go")
+	shutdownRuntime(e, rt)
+	// Both wait for the next runtime, so its first turn takes them together.
+	e.raise(instance, "go", "1")
+	require.NoError(e.t, e.client().Suspend(e.ctx, instance, "hold"))
+	e.start(r, fastOptions(nil))
+	st := e.waitState(instance, durable.StateSuspended)
+	require.Equal(e.t, "hold", st.SuspendedReason)
+	require.NoError(e.t, e.client().Resume(e.ctx, instance, ""), "the suspended execution is the running one")
+	e.waitHist(instance, "the next execution to wait", func(h []duroxide.Event) bool {
+		return len(h) > 0 && h[0].ExecutionID == 2 && anyKind[duroxide.ExternalSubscribed](h)
+	})
+	e.raise(instance, "go", "2")
+	require.Equal(e.t, "done:second:2", e.completed(instance))
+	e.requireExecutions(instance, []uint64{1, 2})
+}
+
+// A suspended instance's wake (here the resume) is poisoned: the poison
+// fails the instance, which ends its suspension, so the re-drive is not
+// held back. The FaultyProvider is no SuspensionReader: suspending goes
+// through a client of the provider it wraps.
+func poisonedWakeOfASuspendedInstanceEndsItsSuspension(e *env) {
+	fp := e.faulty()
+	inner := fp.Inner()
+	suspender := durable.NewClient(inner)
+	e.start(edgeRegistry(e), fastPoisonOptions(10))
+	const instance = "suspend-poisoned"
+	e.startOrch(instance, "Echo", "in")
+	e.waitSubscription(instance, "go")
+	require.NoError(e.t, suspender.Suspend(e.ctx, instance, "hold"))
+	e.waitFor("the suspension", func() bool {
+		st, err := suspender.Status(e.ctx, instance)
+		return err == nil && st.State == durable.StateSuspended
+	})
+	fp.InjectOrchestrationAttempts(11) // the next batch fetched: the resume's
+	require.NoError(e.t, suspender.Resume(e.ctx, instance, ""))
+	e.requirePoisonedOrchestration(instance)
+	suspended, _, err := inner.(duroxide.SuspensionReader).Suspension(e.ctx, instance)
+	require.NoError(e.t, err)
+	require.False(e.t, suspended, "an instance that ended is not suspended")
+	e.redrive(instance)
+	e.waitSubscription(instance, "go")
+	e.raise(instance, "go", "d")
+	require.Equal(e.t, "echo:in:d", e.completed(instance))
 }
 
 func suspendAndResumeRefuseTheWrongState(e *env) {

@@ -51,16 +51,9 @@ func raceReplayNewerPolicy(e *env) {
 // than its build and so refused (raceReplayNewerPolicy).
 var raceReplayStamps = []string{"0.1.28", durable.DuroxideVersion}
 
-// seedEvent is Rust's Event::with_event_id, stamped with the runtime's
-// build version.
-func seedEvent(id uint64, instance string, exec uint64, kind duroxide.EventKind) duroxide.Event {
-	return duroxide.Event{EventID: id, InstanceID: instance, ExecutionID: exec,
-		TimestampMs: uint64(time.Now().UnixMilli()), DuroxideVersion: durable.DuroxideVersion, Kind: kind}
-}
-
 // seedStarted is an OrchestrationStarted of version 1.0.0 stamped stamp.
 func seedStarted(instance, name, input, stamp string) duroxide.Event {
-	ev := seedEvent(1, instance, 1, duroxide.OrchestrationStarted{Name: name, Version: durable.DefaultVersion, Input: input})
+	ev := seedEvent(instance, 1, 1, nil, duroxide.OrchestrationStarted{Name: name, Version: durable.DefaultVersion, Input: input})
 	ev.DuroxideVersion = stamp
 	return ev
 }
@@ -114,7 +107,7 @@ func testDuplicateStartPreservesPinnedHandler(e *env) {
 		s.seedTurn(instance,
 			[]duroxide.Event{
 				seedStarted(instance, "Original", "original-input", durable.DuroxideVersion),
-				seedEvent(2, instance, 1, duroxide.ActivityScheduled{Name: "tick", Input: "v1"}),
+				seedEvent(instance, 1, 2, nil, duroxide.ActivityScheduled{Name: "tick", Input: "v1"}),
 			},
 			[]duroxide.WorkItem{
 				duroxide.StartOrchestrationItem{Instance: instance, Orchestration: duplicate, Input: "wrong-input", ExecutionID: 1},
@@ -181,7 +174,7 @@ func testContinueAsNewUnregisteredBackoff(e *env) {
 	e.seedTurn(instance,
 		[]duroxide.Event{
 			seedStarted(instance, "RollingSuccessor", "old", durable.DuroxideVersion),
-			seedEvent(2, instance, 1, duroxide.OrchestrationContinuedAsNew{Input: "next"}),
+			seedEvent(instance, 1, 2, nil, duroxide.OrchestrationContinuedAsNew{Input: "next"}),
 		},
 		[]duroxide.WorkItem{canItem(instance, "RollingSuccessor")},
 		duroxide.ExecutionMetadata{Status: &can})
@@ -261,7 +254,7 @@ func testContinueAsNewDuplicateStart(e *env) {
 				s.seedTurn(parent,
 					[]duroxide.Event{
 						seedStarted(parent, "CollisionParent", "", stamp),
-						seedEvent(2, parent, 1, duroxide.SubOrchestrationScheduled{Name: "Transition", Instance: instance, Input: "duplicate"}),
+						seedEvent(parent, 1, 2, nil, duroxide.SubOrchestrationScheduled{Name: "Transition", Instance: instance, Input: "duplicate"}),
 					}, nil, duroxide.ExecutionMetadata{Status: &running})
 			}
 			dup := duroxide.StartOrchestrationItem{Instance: instance, Orchestration: "WrongHandler", Input: "duplicate", ExecutionID: 1}
@@ -272,7 +265,7 @@ func testContinueAsNewDuplicateStart(e *env) {
 			s.seedTurn(instance,
 				[]duroxide.Event{
 					seedStarted(instance, "Transition", "", stamp),
-					seedEvent(2, instance, 1, duroxide.OrchestrationContinuedAsNew{Input: "next"}),
+					seedEvent(instance, 1, 2, nil, duroxide.OrchestrationContinuedAsNew{Input: "next"}),
 				},
 				[]duroxide.WorkItem{dup, canItem(instance, "Transition"), duroxide.QueueMessageItem{Instance: instance, Name: "q", Data: "late"}},
 				duroxide.ExecutionMetadata{Status: &can})
@@ -405,7 +398,7 @@ func transitionDelivery(e *env, stamp, shape string) {
 	e.seedTurn(instance,
 		[]duroxide.Event{
 			seedStarted(instance, "Transition", "old", stamp),
-			seedEvent(2, instance, 1, duroxide.OrchestrationContinuedAsNew{Input: "next"}),
+			seedEvent(instance, 1, 2, nil, duroxide.OrchestrationContinuedAsNew{Input: "next"}),
 		},
 		transitionInputs(instance, shape),
 		duroxide.ExecutionMetadata{Status: &status, Output: &output, OrchestrationName: &name,

@@ -18,6 +18,7 @@ var lifecycleTests = []Test{
 	{Name: "suspended_instance_is_not_fetched", Func: testSuspendedInstanceIsNotFetched},
 	{Name: "resume_brings_the_held_messages_in_order", Func: testResumeBringsTheHeldMessages},
 	{Name: "cancel_wakes_a_suspended_instance", Func: testCancelWakesASuspendedInstance},
+	{Name: "ending_an_execution_clears_the_suspension", Func: testEndingAnExecutionClearsTheSuspension},
 	{Name: "suspension_of_unknown_instance_is_false", Func: testSuspensionOfUnknownInstance},
 	{Name: "search_finds_a_suspended_instance", Func: testSearchFindsASuspendedInstance},
 	{Name: "rewound_execution_starts_running_from_a_prefix", Func: testRewoundExecutionStartsRunning},
@@ -106,6 +107,28 @@ func testCancelWakesASuspendedInstance(t *testing.T, f Factory) {
 	requireSuspended(t, r, "suspend-3", true, "hold")
 	poke(t, p, "suspend-3")
 	requireNoFetch(t, p, "still suspended")
+}
+
+// An execution that ends (completed, failed, continued as new) is not
+// suspended, whatever its commit's Suspend says: a woken turn the
+// runtime fails as poison writes no Suspend, and what follows the end (a
+// rewind, restart or re-drive, the next execution) must not be held back.
+func testEndingAnExecutionClearsTheSuspension(t *testing.T, f Factory) {
+	t.Parallel()
+	_, p := newProvider(t, f)
+	r := suspensionReader(t, p)
+	for _, status := range []string{duroxide.StatusCompleted, duroxide.StatusFailed, duroxide.StatusContinuedAsNew} {
+		instance := "suspend-end-" + status
+		createInstance(t, p, instance)
+		poke(t, p, instance)
+		suspend(t, p, instance, "hold")
+		enqueueOrch(t, p, duroxide.CancelInstanceItem{Instance: instance, Reason: "stop"})
+		item := mustFetchInstance(t, p, testLock, instance)
+		mustAck(t, p, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1, Metadata: statusMetadata(status, "end")})
+		requireSuspended(t, r, instance, false, "")
+		poke(t, p, instance)
+		mustFetchInstance(t, p, testLock, instance)
+	}
 }
 
 func testSuspensionOfUnknownInstance(t *testing.T, f Factory) {
