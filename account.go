@@ -73,7 +73,7 @@ func checkAccount(ctx context.Context, s *cosmos.Store, cfg Config) error {
 		return cosmos.Result{Bytes: len(body)}, err
 	})
 	if err != nil {
-		return fmt.Errorf("cdb: reading the account at %s: %w", cfg.Endpoint, err)
+		return fmt.Errorf("cdb: reading the account at %s: %w", SafeEndpoint(cfg.Endpoint), err)
 	}
 	return checkConsistency(props.ConsistencyPolicy.DefaultConsistencyLevel, cfg.AcceptWeakConsistency)
 }
@@ -149,7 +149,7 @@ func accountAuth(ctx context.Context, cfg Config, date string) (string, error) {
 	if scope == "" {
 		u, err := url.Parse(cfg.Endpoint)
 		if err != nil {
-			return "", configError("endpoint %q: %v", cfg.Endpoint, err)
+			return "", configError("the endpoint is not a URL")
 		}
 		scope = u.Scheme + "://" + u.Hostname() // as azcosmos asks: no port
 	}

@@ -281,6 +281,9 @@ func ConfigFromEnv() (Config, error) {
 	if cfg.Endpoint == "" {
 		return Config{}, configError("COSMOS_ENDPOINT (or COSMOS_CONNECTION_STRING) is not set")
 	}
+	if err := checkEndpoint(cfg.Endpoint); err != nil {
+		return Config{}, err
+	}
 	if cfg.Key == "" {
 		cred, err := azidentity.NewDefaultAzureCredential(nil)
 		if err != nil {
@@ -308,7 +311,10 @@ func (cfg Config) resolve() (Config, error) {
 			return cfg, err
 		}
 		if cfg.Endpoint != "" && !sameEndpoint(cfg.Endpoint, cs.Endpoint) {
-			return cfg, configError("Endpoint %q disagrees with the connection string's AccountEndpoint", cfg.Endpoint)
+			if err := checkEndpoint(cfg.Endpoint); err != nil {
+				return cfg, err
+			}
+			return cfg, configError("Endpoint %s disagrees with the connection string's AccountEndpoint %s", SafeEndpoint(cfg.Endpoint), SafeEndpoint(cs.Endpoint))
 		}
 		cfg.Endpoint, cfg.Key = cs.Endpoint, cs.Key
 		cfg.InsecureSkipVerify = cfg.InsecureSkipVerify || cs.DisableServerCertificateValidation
@@ -334,15 +340,42 @@ func (cfg Config) resolve() (Config, error) {
 // checkEndpoint refuses what cannot be an account URL up front: azcosmos
 // would accept "myacct.documents.azure.com:443" and fail every request
 // later with an unsupported-protocol transport error that looks transient.
+// The endpoint is not echoed: what is not an account URL may be a
+// connection string or a key pasted in the wrong place.
 func checkEndpoint(endpoint string) error {
-	if endpoint == "" {
+	switch {
+	case endpoint == "":
 		return configError("Endpoint is required")
+	case looksLikeConnectionString(endpoint):
+		return configError("Endpoint holds a connection string (AccountEndpoint=...;AccountKey=...): set it as the ConnectionString (%s), not as the Endpoint (%s)", EnvConnectionString, EnvEndpoint)
+	case SafeEndpoint(endpoint) == "":
+		return configError("Endpoint is not an account URL: it needs an http(s) scheme and a host, e.g. https://myacct.documents.azure.com:443/")
+	}
+	return nil
+}
+
+// looksLikeConnectionString reports whether s has a connection string's
+// segments (Name=Value separated by ';'), which no account URL has.
+func looksLikeConnectionString(s string) bool {
+	l := strings.ToLower(s)
+	return strings.Contains(l, "accountkey=") || strings.Contains(l, "accountendpoint=") || strings.Contains(s, ";")
+}
+
+// SafeEndpoint returns the scheme, host and port of an account URL, with
+// a trailing slash: the part of an endpoint errors and logs may show. It
+// is "" when endpoint is not an http(s) URL with a host (a connection
+// string or a key given as the endpoint, which must be shown nowhere).
+// User information, path, query and fragment are left out: a key or
+// token can hide in any of them.
+func SafeEndpoint(endpoint string) string {
+	if looksLikeConnectionString(endpoint) {
+		return ""
 	}
 	u, err := url.Parse(endpoint)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return configError("Endpoint %q is not an account URL: it needs a scheme and a host, e.g. https://myacct.documents.azure.com:443/", endpoint)
+		return ""
 	}
-	return nil
+	return u.Scheme + "://" + u.Host + "/"
 }
 
 func sameEndpoint(a, b string) bool {

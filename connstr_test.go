@@ -91,3 +91,18 @@ func TestConfigFromEnv(t *testing.T) {
 	_, err = ConfigFromEnv()
 	require.True(t, errors.Is(err, ErrConfig) && strings.Contains(err.Error(), "COSMOS_ENDPOINT"))
 }
+
+// SafeEndpoint keeps what identifies the account and nothing a key or
+// token can hide in.
+func TestSafeEndpointShowsOnlySchemeAndHost(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://acct.documents.azure.com:443/":                    "https://acct.documents.azure.com:443/",
+		"https://u:secret@acct.documents.azure.com/p?sig=secret#f": "https://acct.documents.azure.com/",
+		"AccountEndpoint=https://a/;AccountKey=" + testKey:         "",
+		testKey:                          "",
+		"acct.documents.azure.com:443":   "",
+		"ftp://acct.documents.azure.com": "",
+	} {
+		require.Equal(t, want, SafeEndpoint(in), in)
+	}
+}

@@ -78,7 +78,7 @@ func (p *Provider) validateDeletion(ctx context.Context, op string, ids []string
 			continue // nothing to delete
 		}
 		if doc.Deleted == nil && !force && doc.Status == duroxide.StatusRunning {
-			return nil, duroxide.Permanent(op, "instance %q is running; use force to delete it", id)
+			return nil, duroxide.Kinded(duroxide.ErrInstanceStillRunning, op, "instance %q is still running; use force to delete it, or cancel it first", id)
 		}
 		out = append(out, deletion{doc: doc, etag: etag})
 	}

@@ -97,9 +97,10 @@ type instanceDoc struct {
 	// records the batch it gave back: a fetch that did not lock them all
 	// gives the instance back, so that newer messages do not overtake them
 	// (releases.go heldBack). A fetch that puts a suspended instance's
-	// messages aside adds them, and the fetch that wakes it locks them by
-	// these ids, however far their visibleAt was moved (suspend.go). The
-	// next committed turn clears it.
+	// messages aside marks them (queueDoc.Aside) and sets Held, and the
+	// fetch that wakes it locks the marked and the listed messages,
+	// however far their visibleAt was moved (suspend.go). The next
+	// committed turn clears it.
 	Held *heldMessages `json:"held,omitempty"`
 	// PendingTurn is set between the commit and the roll-forward of a turn
 	// larger than one batch (large.go).
@@ -231,7 +232,10 @@ type queueDoc struct {
 	// message (telemetry.go). Provider-side only: the work item JSON is
 	// untouched and readers that do not know the field ignore it.
 	TraceParent string `json:"traceparent,omitempty"`
-	ETag        string `json:"_etag,omitempty"`
+	// Aside marks a message a suspended instance's fetch put aside: the
+	// wake locks every one so marked (suspend.go).
+	Aside bool   `json:"aside,omitempty"`
+	ETag  string `json:"_etag,omitempty"`
 }
 
 func (q *queueDoc) order() int64 {

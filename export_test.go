@@ -53,3 +53,7 @@ func DocIDKinds(instance, s string) map[string]string {
 // MaxExecSummaries is how many execution summaries the instance document
 // keeps (documents.go).
 const MaxExecSummaries = maxExecSummaries
+
+// TooLargePause is how long a process leaves alone an instance whose
+// document the service refuses to make larger (fetch.go).
+const TooLargePause = tooLargePause

@@ -390,6 +390,7 @@ func (p *Provider) lockBatch(ctx context.Context, c candidate, token string, now
 		inst := ok && be.Index <= head // the instance's read or write failed
 		switch {
 		case err == nil:
+			p.oversized.locked(c.instance)
 			if head > 0 {
 				var prev instanceDoc
 				takeover = json.Unmarshal(res.Bodies[0], &prev) == nil && prev.LockToken != nil
@@ -411,6 +412,9 @@ func (p *Provider) lockBatch(ctx context.Context, c candidate, token string, now
 			return nil, false, false, nil
 		case inst && errors.Is(be, cosmos.ErrConflict):
 			p.busy.mark(c.instance, now.Add(busyRetry)) // created by another dispatcher just now
+			return nil, false, false, nil
+		case inst && errors.Is(be, cosmos.ErrTooLarge):
+			p.refusedTooLarge(c.instance, now, err) // oversized.go
 			return nil, false, false, nil
 		case ok:
 			// A message that vanished (404, or 412 where its received

@@ -40,6 +40,7 @@ type Provider struct {
 	// its items without a read.
 	foreignSessions busyCache
 	claims          claimSet       // candidates a fetch of this process is locking (claims.go)
+	oversized       oversizedSet   // instances whose too-large document was reported (oversized.go)
 	turns           *turnCache     // state after this process's last turn per instance (turncache.go)
 	kept            workCandidates // untried work-item candidates of the last discovery (workcandidates.go)
 

@@ -30,6 +30,24 @@ func TestSearchRefusesForeignStoreContinuation(t *testing.T) {
 	require.Nil(t, page)
 }
 
+// TestSearchRefusesStoreContinuationWithControlCharacters: a tampered
+// token whose Cosmos continuation holds CR, LF or NUL cannot travel in a
+// request header. It is ErrInvalidInput, not the retryable transport
+// error the HTTP client would report for the header.
+func TestSearchRefusesStoreContinuationWithControlCharacters(t *testing.T) {
+	t.Parallel()
+	e := newHarness(t, cdb.Options{}, withoutLag())
+	e.startInstance(t, "ctl-1")
+	for _, bad := range []string{"a\rb", "a\nb", "a\x00b", `{"token":"x"}` + "\r\nX-Injected: 1"} {
+		q := duroxide.InstanceQuery{OrderBy: duroxide.OrderAny}
+		q.ContinuationToken = q.EncodeCursor(duroxide.SearchCursor{Store: bad})
+		page, err := e.p.SearchInstances(t.Context(), q)
+		require.ErrorIs(t, err, duroxide.ErrInvalidInput, "%q", bad)
+		require.False(t, duroxide.IsRetryable(err), "%q: %v", bad, err)
+		require.Nil(t, page)
+	}
+}
+
 // searchCostFixture is n instances on a container of ranges partition key
 // ranges: every tenth Failed, the rest Completed.
 func searchCostFixture(t *testing.T, ranges, n int) *harness {

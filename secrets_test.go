@@ -73,6 +73,18 @@ func TestSecretsNeverReachLogsErrorsOrSpans(t *testing.T) {
 	c = base()
 	c.Endpoint, c.ConnectionString = "", "AccountKey="+key
 	collect(c)
+	// The connection string (or the key) where the endpoint goes: the
+	// portal's connection string in COSMOS_ENDPOINT is a common mistake.
+	connStr := "AccountEndpoint=" + srv.Endpoint() + ";AccountKey=" + key + ";"
+	c = base()
+	c.Endpoint, c.Key = connStr, key
+	collect(c)
+	c = base()
+	c.Endpoint, c.ConnectionString = connStr, connStr
+	collect(c)
+	c = base()
+	c.Endpoint, c.Key = key, key
+	collect(c)
 	c = base()
 	c.Credential = staticToken{token: forged, expires: time.Now().Add(-time.Hour)}
 	collect(c)

@@ -18,23 +18,22 @@ import (
 // queue documents only), so a fetch that locks a suspended instance whose
 // messages hold nothing that wakes it (duroxide.WakesSuspended) puts them
 // aside instead of returning them: one batch unlocks them, undoes the
-// fetch's attempt, makes them invisible for suspendedHold and adds their
-// ids to the instance document's held messages (instanceDoc.Held, the
-// record an abandon also writes: messages that must come before newer
-// ones). A suspended instance with pending messages therefore costs one
-// lock batch and one release batch per suspendedHold, not a fetch per
-// poll. The fetch that finds a wake message locks the held messages too,
-// by those ids, and returns them all, oldest first, so the resumed turn
-// receives everything that waited.
+// fetch's attempt, makes them invisible for suspendedHold and marks them
+// aside (queueDoc.Aside), and the instance document records that it holds
+// messages (instanceDoc.Held, the record an abandon also writes: messages
+// that must come before newer ones). A suspended instance with pending
+// messages therefore costs one lock batch and one release batch per
+// suspendedHold, not a fetch per poll. The fetch that finds a wake message
+// locks every message marked aside too, however many (a batch at a time),
+// and returns them all, oldest first, so the resumed turn receives
+// everything that waited and nothing sent later overtakes them. The mark,
+// not a list of ids on the instance document, names them: a list would
+// have to be capped to keep the document small, and a message beyond the
+// cap would wait out its hold after the resume.
 
 // suspendedHold is how long a suspended instance's messages stay aside
 // before a fetch looks at the instance again.
 const suspendedHold = time.Minute
-
-// maxHeldIDs bounds instanceDoc.Held's ids (the wake locks at most one
-// batch of them). A message put aside beyond it is not listed: it comes
-// when its hold ends, after the resume.
-const maxHeldIDs = cosmos.MaxBatchOps - 1
 
 // suspendedDoc is the instance document's suspension.
 type suspendedDoc struct {
@@ -58,23 +57,20 @@ func (p *Provider) wakeOrHold(ctx context.Context, lk *orchLock, until time.Time
 	if h := lk.doc.Held; h != nil {
 		held.Until, held.IDs = max(h.Until, visible), slices.Clone(h.IDs)
 	}
-	for _, m := range lk.messages {
-		if !slices.Contains(held.IDs, m.ID) && len(held.IDs) < maxHeldIDs {
-			held.IDs = append(held.IDs, m.ID)
-		}
-	}
 	release := releaseOps()
 	release.AppendSet("/held", held)
 	b := cosmos.NewBatch(lk.instance)
 	b.Patch(instanceDocID(lk.instance), release, &lk.etag)
 	for _, m := range lk.messages {
-		unlockMessage(b, m.ID, max(m.AttemptCount, 1)-1, &visible)
+		ops := unlockMessageOps(max(m.AttemptCount, 1)-1, &visible)
+		ops.AppendSet("/aside", true)
+		b.Add(cosmos.BatchOp{Kind: cosmos.BatchPatch, ID: m.ID, Patch: ops, Tolerate: []error{cosmos.ErrNotFound}})
 	}
 	if _, err := p.st.ExecuteTolerant(ctx, b, false); err != nil {
 		p.releaseUncounted(ctx, lk, until)
 		return false, err
 	}
-	p.trail("suspended instance's messages put aside", lk, "held", held.IDs)
+	p.trail("suspended instance's messages put aside", lk, "messages", len(lk.messages))
 	p.busy.clear(lk.instance)
 	return false, nil
 }
@@ -98,68 +94,70 @@ func (p *Provider) releaseUncounted(ctx context.Context, lk *orchLock, until tim
 	p.busy.mark(lk.instance, until)
 }
 
-// lockHeld locks the messages a suspended instance holds aside
-// (instanceDoc.Held's ids that lk has not locked) into lk (its lock token
-// and expiry) and adds them to lk.messages, whatever their visibleAt or a
-// lapsed lock: the instance's lock, which this fetch holds, is the one
-// that counts. If the query or the batch fails, the whole lock is given
-// back and the fetch fails: the next one tries the wake again.
+// lockHeld locks the messages a suspended instance holds aside (marked
+// aside, or listed in instanceDoc.Held's ids by an abandon or by an older
+// version) that lk has not locked into lk (its lock token and expiry), a
+// batch at a time, and adds them to lk.messages, whatever their visibleAt
+// or a lapsed lock: the instance's lock, which this fetch holds, is the
+// one that counts. If the query or a batch fails, the whole lock is given
+// back and the fetch fails: the next one tries the wake again (messages
+// an earlier batch locked are still marked, and taken again).
 func (p *Provider) lockHeld(ctx context.Context, lk *orchLock, until time.Time) error {
 	if lk.doc.Held == nil {
 		return nil
 	}
-	var want []string
-	for _, id := range lk.doc.Held.IDs {
-		if !slices.ContainsFunc(lk.messages, func(m *queueDoc) bool { return m.ID == id }) {
-			want = append(want, id)
+	ids, err := p.heldAside(ctx, lk)
+	if err != nil {
+		p.releaseUncounted(ctx, lk, until)
+		return err
+	}
+	for start := 0; start < len(ids); start += cosmos.MaxBatchOps {
+		b := cosmos.NewBatch(lk.instance)
+		for _, id := range ids[start:min(start+cosmos.MaxBatchOps, len(ids))] {
+			var ops azcosmos.PatchOperations
+			ops.SetCondition("FROM c WHERE c.type = '" + docOrchQueue + "'")
+			ops.AppendSet("/lockToken", lk.token)
+			ops.AppendSet("/lockedUntil", ms(until))
+			ops.AppendIncrement("/attemptCount", 1)
+			b.Patch(id, ops, nil)
+		}
+		res, err := p.st.Execute(ctx, b, true)
+		if err != nil {
+			p.releaseUncounted(ctx, lk, until)
+			return err
+		}
+		for i, body := range res.Bodies {
+			var m queueDoc
+			if err := json.Unmarshal(body, &m); err != nil {
+				return fmt.Errorf("decode held message: %w", err)
+			}
+			m.ETag = string(res.ETags[i])
+			lk.messages = append(lk.messages, &m)
 		}
 	}
-	if len(want) == 0 {
-		return nil
+	return nil
+}
+
+// heldAside returns the ids of the messages lk's suspended instance holds
+// aside that lk has not locked. A query, not the lock batch alone: a
+// listed message that is gone must not fail the wake for ever.
+func (p *Provider) heldAside(ctx context.Context, lk *orchLock) ([]string, error) {
+	q := "SELECT c.id FROM c WHERE c.type = 'orch_queue' AND (c.aside = true OR ARRAY_CONTAINS(@ids, c.id)) AND " + notStaged
+	listed := lk.doc.Held.IDs
+	if listed == nil {
+		listed = []string{}
 	}
-	// A query, not the batch alone: a listed message that is gone must not
-	// fail the wake for ever.
-	q := "SELECT c.id FROM c WHERE c.type = 'orch_queue' AND ARRAY_CONTAINS(@ids, c.id) AND " + notStaged
 	var ids []string
-	_, err := p.st.Query(ctx, q, cosmos.QueryParams{}.Add("@ids", want), cosmos.QueryOptions{Partition: &lk.instance, PageSize: -1}, func(raw []byte) bool {
+	_, err := p.st.Query(ctx, q, cosmos.QueryParams{}.Add("@ids", listed), cosmos.QueryOptions{Partition: &lk.instance, PageSize: -1}, func(raw []byte) bool {
 		var r struct {
 			ID string `json:"id"`
 		}
-		if json.Unmarshal(raw, &r) == nil && r.ID != "" {
+		if json.Unmarshal(raw, &r) == nil && r.ID != "" && !slices.ContainsFunc(lk.messages, func(m *queueDoc) bool { return m.ID == r.ID }) {
 			ids = append(ids, r.ID)
 		}
 		return true
 	})
-	if err != nil {
-		p.releaseUncounted(ctx, lk, until)
-		return err
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	b := cosmos.NewBatch(lk.instance)
-	for _, id := range ids[:min(len(ids), cosmos.MaxBatchOps)] {
-		var ops azcosmos.PatchOperations
-		ops.SetCondition("FROM c WHERE c.type = '" + docOrchQueue + "'")
-		ops.AppendSet("/lockToken", lk.token)
-		ops.AppendSet("/lockedUntil", ms(until))
-		ops.AppendIncrement("/attemptCount", 1)
-		b.Patch(id, ops, nil)
-	}
-	res, err := p.st.Execute(ctx, b, true)
-	if err != nil {
-		p.releaseUncounted(ctx, lk, until)
-		return err
-	}
-	for i, body := range res.Bodies {
-		var m queueDoc
-		if err := json.Unmarshal(body, &m); err != nil {
-			return fmt.Errorf("decode held message: %w", err)
-		}
-		m.ETag = string(res.ETags[i])
-		lk.messages = append(lk.messages, &m)
-	}
-	return nil
+	return ids, err
 }
 
 var _ duroxide.SuspensionReader = (*Provider)(nil)

@@ -61,6 +61,9 @@ func (t inProcessTransport) RoundTrip(req *http.Request) (resp *http.Response, e
 	ip.wg.Add(1)
 	ip.mu.RUnlock()
 	defer ip.wg.Done()
+	if err := unsendable(req.Header); err != nil {
+		return nil, err
+	}
 
 	r := *req
 	if r.Body == nil {
@@ -97,6 +100,23 @@ func (t inProcessTransport) RoundTrip(req *http.Request) (resp *http.Response, e
 		ContentLength: int64(len(body)),
 		Request:       req,
 	}, nil
+}
+
+// unsendable refuses, as net/http's transport does before it writes a
+// byte, a header value no socket can carry (a control character but the
+// horizontal tab): a request the wire would refuse must not reach the
+// handler in process.
+func unsendable(h http.Header) error {
+	for k, vs := range h {
+		for _, v := range vs {
+			for i := 0; i < len(v); i++ {
+				if b := v[i]; (b < ' ' && b != '\t') || b == 0x7f {
+					return fmt.Errorf("net/http: invalid header field value for %q", k)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // recorder is the http.ResponseWriter of an in-process request. It is not

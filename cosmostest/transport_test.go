@@ -3,8 +3,10 @@ package cosmostest
 import (
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 )
 
@@ -56,5 +58,42 @@ func TestInProcessTransport(t *testing.T) {
 	_, err = f.ct.CreateItem(testCtx(t), pkOf("i1"), item("d", "i1"), &azcosmos.ItemOptions{})
 	if !errors.Is(err, errTransportClosed) {
 		t.Fatalf("create after Close: %v, want %v", err, errTransportClosed)
+	}
+}
+
+// TestInProcessTransportRefusesUnsendableHeaders: a header value no
+// socket can carry (a tampered continuation token with CR, LF or NUL)
+// fails in process as it fails over the socket, before the handler: the
+// SDK reports a transport error, not a response.
+func TestInProcessTransportRefusesUnsendableHeaders(t *testing.T) {
+	t.Parallel()
+	s, err := NewServer(&Options{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	inproc := noRetryOptions()
+	inproc.Transport = &http.Client{Transport: s.InProcessTransport()}
+	for i, opts := range []*azcosmos.ClientOptions{noRetryOptions(), inproc} {
+		name := []string{"socket", "in process"}[i]
+		c, err := s.NewClient(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if i == 0 {
+			(&fixture{s: s, c: c}).setup(t, c)
+		}
+		ct, err := c.NewContainer(testDB, testColl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, bad := range []string{"a\rb", "a\nb", "a\x00b"} {
+			_, err := ct.NewQueryItemsPager("SELECT * FROM c", pkOf("i1"), &azcosmos.QueryOptions{ContinuationToken: &bad}).NextPage(testCtx(t))
+			var re *azcore.ResponseError
+			if err == nil || errors.As(err, &re) || !strings.Contains(err.Error(), "invalid header field value") {
+				t.Fatalf("%s: query from continuation %q: %v, want the transport's refusal", name, bad, err)
+			}
+		}
 	}
 }

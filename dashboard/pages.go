@@ -30,10 +30,31 @@ func (h *handler) funcs() template.FuncMap {
 	}
 }
 
-// instanceURL is the instance page's path; the id is path-escaped, so
-// "/", "?", "#" and "%" in an id stay in its one segment.
+// instanceURL is the instance page's path; the id is one segment
+// (idSegment).
 func (h *handler) instanceURL(id string) string {
-	return h.base + "/instances/" + url.PathEscape(id)
+	return h.base + "/instances/" + idSegment(id)
+}
+
+// idSegment is id as one path segment. Path escaping keeps "/", "?", "#"
+// and "%" in the segment, but "." and ".." would stay dot segments, which
+// browsers (in any percent-encoding) and ServeMux resolve away, to the
+// list: they get a leading "~", and so, to keep the mapping reversible,
+// does an id that starts with "~". idOf reads it back.
+func idSegment(id string) string {
+	if id == "." || id == ".." || strings.HasPrefix(id, "~") {
+		id = "~" + id
+	}
+	return url.PathEscape(id)
+}
+
+// idOf is the instance id a request's {id} segment names (idSegment).
+func idOf(r *http.Request) string {
+	id := r.PathValue("id")
+	if strings.HasPrefix(id, "~") {
+		return id[1:]
+	}
+	return id
 }
 
 func (h *handler) list(w http.ResponseWriter, r *http.Request) {
@@ -129,7 +150,7 @@ func parseTime(s string) (time.Time, error) {
 }
 
 func (h *handler) instance(w http.ResponseWriter, r *http.Request) {
-	d, err := h.ops.Instance(r.Context(), r.PathValue("id"))
+	d, err := h.ops.Instance(r.Context(), idOf(r))
 	if err != nil {
 		h.fail(w, err)
 		return
@@ -172,7 +193,7 @@ func (h *handler) confirm(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, errUnknownAction)
 		return
 	}
-	id := r.PathValue("id")
+	id := idOf(r)
 	h.render(w, http.StatusOK, "confirm", map[string]any{
 		"ID": id, "Action": a, "CSRF": h.csrf.token(w, r),
 	})
@@ -197,7 +218,7 @@ func (h *handler) act(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, errUnknownAction)
 		return
 	}
-	id := r.PathValue("id")
+	id := idOf(r)
 	req := ops.Request{Reason: r.PostFormValue("reason"), Name: r.PostFormValue("name"), Data: r.PostFormValue("data"),
 		Force: r.PostFormValue("force") == "on", Version: r.PostFormValue("version")}
 	if a == ops.ActionRestart && r.PostFormValue("replace_input") == "on" {

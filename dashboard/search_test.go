@@ -95,3 +95,19 @@ func TestLaterPagesCarryTheCount(t *testing.T) {
 		t.Fatalf("second page:\n%s", body)
 	}
 }
+
+// TestTamperedStoreTokenIsABadRequest: a list page whose token was
+// tampered with so that its Cosmos continuation holds CR, LF or NUL is
+// the caller's mistake (400), not a server failure (500).
+func TestTamperedStoreTokenIsABadRequest(t *testing.T) {
+	e := newCosmosEnv(t)
+	e.run("ok-1", "Echo", "one")
+	b := newDashboard(t, e, dashboard.Options{})
+	q := duroxide.InstanceQuery{OrderBy: duroxide.OrderAny}
+	for _, bad := range []string{"a\rb", "a\nb", "a\x00b"} {
+		tok := q.EncodeCursor(duroxide.SearchCursor{Store: bad})
+		if code, body := b.get("/?order=any&page=" + url.QueryEscape(tok)); code != http.StatusBadRequest {
+			t.Fatalf("%q: %d\n%s", bad, code, body)
+		}
+	}
+}

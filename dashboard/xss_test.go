@@ -1,6 +1,7 @@
 package dashboard_test
 
 import (
+	"html"
 	"net/http"
 	"net/url"
 	"strings"
@@ -121,4 +122,52 @@ func TestHostileEventNameInRaiseForm(t *testing.T) {
 	// A hostile action name or id in a POST answers with an escaped page.
 	_, body = b.post("/instances/"+url.PathEscape(hostile[0])+"/"+url.PathEscape(hostile[1]), url.Values{"csrf": {token}}, nil)
 	assertEscaped(t, "unknown action", body)
+}
+
+// TestDotIDsOpenTheirPages: ids that are dot segments ("." and ".."),
+// start with the escape marker, or hold dot segments between slashes open
+// their own instance and confirm pages from the list's links, resolved as
+// a browser resolves them (removing dot segments, "%2e" included), not
+// the list or another page.
+func TestDotIDsOpenTheirPages(t *testing.T) {
+	t.Run("memory", func(t *testing.T) { testDotIDs(t, newEnv(t)) })
+	t.Run("cosmostest", func(t *testing.T) { testDotIDs(t, newCosmosEnv(t)) })
+}
+
+func testDotIDs(t *testing.T, e *env) {
+	ids := []string{".", "..", "~", "~.", "~..", "a/..", "../a", "./."}
+	for _, id := range ids {
+		e.run(id, "Echo", "x")
+	}
+	b := newDashboard(t, e, dashboard.Options{})
+	_, list := b.get("/?size=50")
+	links := map[string]string{} // id -> href
+	for rest := list; ; {
+		i := strings.Index(rest, `<a class="inst" href="`)
+		if i < 0 {
+			break
+		}
+		rest = rest[i+len(`<a class="inst" href="`):]
+		href := html.UnescapeString(rest[:strings.IndexByte(rest, '"')])
+		rest = rest[strings.IndexByte(rest, '>')+1:]
+		links[html.UnescapeString(rest[:strings.Index(rest, "</a>")])] = href
+	}
+	base, err := url.Parse(b.srv.URL + "/")
+	must(t, err)
+	for _, id := range ids {
+		href, ok := links[id]
+		if !ok {
+			t.Fatalf("the list has no link for %q: %v", id, links)
+		}
+		for _, path := range []string{href, href + "/confirm/purge"} {
+			ref, err := url.Parse(strings.NewReplacer("%2e", ".", "%2E", ".").Replace(path))
+			must(t, err)
+			resolved := base.ResolveReference(ref).RequestURI()
+			code, body := b.get(resolved)
+			want := `<code id="instance-id">` + html.EscapeString(id) + `</code>`
+			if code != http.StatusOK || !strings.Contains(body, want) {
+				t.Fatalf("%q: link %q resolves to %q: %d, want the page of %q\n%s", id, path, resolved, code, id, body)
+			}
+		}
+	}
 }

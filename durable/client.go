@@ -45,11 +45,13 @@ var (
 	// ErrNotRegistered is duroxide.ErrNotRegistered: the client's registry
 	// has no orchestration of the name (and version) a start asked for.
 	ErrNotRegistered = duroxide.ErrNotRegistered
-	// ErrInstanceStillRunning: deleting a running instance needs
-	// DeleteOptions.Force (or cancel it first).
-	ErrInstanceStillRunning = errors.New("durable: instance is still running; use force or cancel first")
-	// ErrCannotDeleteSubOrchestration: delete the root instead.
-	ErrCannotDeleteSubOrchestration = errors.New("durable: cannot delete a sub-orchestration directly; delete the root orchestration instead")
+	// ErrInstanceStillRunning is duroxide.ErrInstanceStillRunning:
+	// deleting a running instance needs DeleteOptions.Force (or cancel it
+	// first).
+	ErrInstanceStillRunning = duroxide.ErrInstanceStillRunning
+	// ErrCannotDeleteSubOrchestration is
+	// duroxide.ErrCannotDeleteSubOrchestration: delete the root instead.
+	ErrCannotDeleteSubOrchestration = duroxide.ErrCannotDeleteSubOrchestration
 )
 
 // Rust's client poll schedule: 5 ms doubling to 100 ms.

@@ -5,8 +5,6 @@ package durable
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
 	"github.com/duroxide-go/cdb/duroxide"
 )
@@ -127,27 +125,10 @@ func (c *Client) DeleteInstance(ctx context.Context, instance string, opts ...De
 	if err != nil {
 		return nil, err
 	}
-	res, err := a.DeleteInstance(ctx, instance, lastOption(opts).Force)
-	if err != nil {
-		return nil, translateDeleteError(err, instance)
-	}
-	return res, nil
-}
-
-// translateDeleteError maps provider messages to the client's typed
-// errors, as Rust's client does (by message text: the contract has no
-// codes for them).
-func translateDeleteError(err error, instance string) error {
-	msg := strings.ToLower(err.Error())
-	switch {
-	case strings.Contains(msg, "not found"):
-		return fmt.Errorf("%w: %s: %w", ErrInstanceNotFound, instance, err)
-	case strings.Contains(msg, "still running"):
-		return fmt.Errorf("%w: %s: %w", ErrInstanceStillRunning, instance, err)
-	case strings.Contains(msg, "sub-orchestration"), strings.Contains(msg, "delete the root"):
-		return fmt.Errorf("%w: %s: %w", ErrCannotDeleteSubOrchestration, instance, err)
-	}
-	return err
+	// The provider's error carries its kind (ErrInstanceNotFound,
+	// ErrInstanceStillRunning, ErrCannotDeleteSubOrchestration): Rust's
+	// client matches the message's words, which differ between providers.
+	return a.DeleteInstance(ctx, instance, lastOption(opts).Force)
 }
 
 // PruneExecutions deletes old executions of instance (the current one is

@@ -135,7 +135,7 @@ func (c *Client) DeleteMany(ctx context.Context, q duroxide.InstanceQuery, opts 
 		}
 		r, err := a.DeleteInstance(ctx, s.InstanceID, o.Force)
 		if err != nil {
-			return outcome(s.InstanceID, translateDeleteError(err, s.InstanceID))
+			return outcome(s.InstanceID, err)
 		}
 		deleted.Add(*r)
 		return outcome(s.InstanceID, nil)

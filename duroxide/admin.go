@@ -166,7 +166,7 @@ func DeleteInstance(ctx context.Context, a ProviderAdmin, instance string, force
 		return nil, err
 	}
 	if hasParent {
-		return nil, Permanent("delete_instance", "cannot delete sub-orchestration %s directly; delete its root %s instead", instance, parent)
+		return nil, Kinded(ErrCannotDeleteSubOrchestration, "delete_instance", "cannot delete sub-orchestration %s directly; delete its root %s instead", instance, parent)
 	}
 	tree, err := a.InstanceTree(ctx, instance)
 	if err != nil {

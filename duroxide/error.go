@@ -79,6 +79,12 @@ var (
 	// ErrNotRegistered: no orchestration (or version of it) is registered
 	// under the name a start asked for.
 	ErrNotRegistered = errors.New("duroxide: orchestration not registered")
+	// ErrInstanceStillRunning: a deletion without force named a running
+	// instance (force it, or cancel the instance first).
+	ErrInstanceStillRunning = errors.New("duroxide: instance is still running; use force or cancel first")
+	// ErrCannotDeleteSubOrchestration: DeleteInstance named a
+	// sub-orchestration; it goes with its root, which is what to delete.
+	ErrCannotDeleteSubOrchestration = errors.New("duroxide: cannot delete a sub-orchestration directly; delete the root orchestration instead")
 )
 
 // TooLargeError says what was too large, how large it was and the store's

@@ -140,7 +140,7 @@ func openAccount() (*Store, error) {
 	case cfg.Credential != nil:
 		auth = "DefaultAzureCredential (no COSMOS_KEY)"
 	}
-	where := cfg.Endpoint
+	where := cdb.SafeEndpoint(cfg.Endpoint)
 	if where == "" {
 		where = "COSMOS_CONNECTION_STRING's account"
 	}

@@ -189,6 +189,33 @@ func TestOpenReportsABadAccountConfiguration(t *testing.T) {
 	}
 }
 
+// COSMOS_ENDPOINT set to the portal's connection string (a common
+// mistake), with or without COSMOS_KEY, is a configuration error that
+// says so and carries the key nowhere: not in the error, not in the log.
+func TestOpenNeverEchoesAConnectionStringGivenAsTheEndpoint(t *testing.T) {
+	srv := cosmostest.New(t, nil)
+	connStr := "AccountEndpoint=" + srv.Endpoint() + ";AccountKey=" + srv.Key() + ";"
+	for _, key := range []string{srv.Key(), ""} {
+		clearEnv(t)
+		t.Setenv(cdb.EnvEndpoint, connStr)
+		t.Setenv(cdb.EnvKey, key)
+		var log bytes.Buffer
+		st, err := Open(t.Context(), &Options{Log: &log})
+		if err == nil {
+			st.Close()
+			t.Fatalf("COSMOS_KEY %q: Open accepted a connection string as the endpoint", key)
+		}
+		if !errors.Is(err, cdb.ErrConfig) || !strings.Contains(err.Error(), cdb.EnvConnectionString) {
+			t.Errorf("COSMOS_KEY %q: Open = %v, want cdb.ErrConfig naming %s", key, err, cdb.EnvConnectionString)
+		}
+		for _, out := range []string{err.Error(), log.String()} {
+			if strings.Contains(out, srv.Key()) || strings.Contains(out, srv.Key()[:16]) {
+				t.Fatalf("COSMOS_KEY %q: the account key reached %q", key, out)
+			}
+		}
+	}
+}
+
 // The in-process store's discovery reads pages of InProcessDiscoveryPageSize
 // queue entries unless the caller's provider options say otherwise.
 func TestOpenInProcessReadsLargerDiscoveryPages(t *testing.T) {

@@ -424,7 +424,7 @@ func (a *admin) deleteLocked(ids []string, force bool) (*duroxide.DeleteInstance
 	if !force {
 		for _, id := range ids {
 			if s := a.p.instances[id]; s != nil && s.status() == duroxide.StatusRunning {
-				return nil, duroxide.Permanent(op, "instance %s is still running; use force=true to delete it anyway, or cancel it first", id)
+				return nil, duroxide.Kinded(duroxide.ErrInstanceStillRunning, op, "instance %s is still running; use force=true to delete it anyway, or cancel it first", id)
 			}
 		}
 	}

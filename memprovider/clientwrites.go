@@ -60,6 +60,9 @@ func (p *Provider) StartInstance(ctx context.Context, item duroxide.StartOrchest
 	if item.Instance == "" {
 		return duroxide.Kinded(duroxide.ErrInvalidInput, op, "instance id must not be empty")
 	}
+	if err := p.checkClientWrite(op, item); err != nil {
+		return err
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.existsLocked(item.Instance) {
@@ -88,6 +91,9 @@ func (p *Provider) EnqueueForInstance(ctx context.Context, item duroxide.WorkIte
 	}
 	if item == nil || item.Queue() != duroxide.OrchestratorQueue {
 		return duroxide.Kinded(duroxide.ErrInvalidInput, op, "work item %T does not belong on the orchestrator queue", item)
+	}
+	if err := p.checkClientWrite(op, item); err != nil {
+		return err
 	}
 	inst := item.InstanceID()
 	p.mu.Lock()

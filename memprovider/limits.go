@@ -40,6 +40,13 @@ func (p *Provider) checkIDs(op string, ids ...string) error {
 	return nil
 }
 
+// checkClientWrite refuses a client's start or enqueue (duroxide.ClientWriter)
+// the store cannot hold, as EnqueueForOrchestrator does: the Cosmos
+// provider writes the same queue document on either path.
+func (p *Provider) checkClientWrite(op string, item duroxide.WorkItem) error {
+	return p.checkItem(op, item, "")
+}
+
 // checkItem refuses a queue message whose target id, session id or
 // document size the store cannot hold. from is the instance whose turn or
 // activity sends it ("" for a client's enqueue): a message from one

@@ -22,6 +22,7 @@ func apiEdgeTests() []sample {
 		{"concurrent_starts_have_one_winner", concurrentStartsHaveOneWinner},
 		{"turn_replays_the_started_orchestration", turnReplaysTheStartedOrchestration},
 		{"writes_to_a_missing_instance_are_not_found", writesToAMissingInstanceAreNotFound},
+		{"delete_of_a_running_instance_is_still_running", deleteOfARunningInstanceIsStillRunning},
 		{"reads_of_a_missing_instance_are_not_found", readsOfAMissingInstanceAreNotFound},
 		{"invalid_input_matches_the_sentinel", invalidInputMatchesTheSentinel},
 		{"unregistered_orchestration_is_refused_by_a_client_with_a_registry", unregisteredOrchestrationIsRefused},
@@ -120,6 +121,18 @@ func turnReplaysTheStartedOrchestration(e *env) {
 		Instance: "replay", Orchestration: "Other", Input: "second", ExecutionID: 1}, 0))
 	e.raise("replay", "go", "x")
 	require.Equal(e.t, "echo:first:x", e.completed("replay"))
+}
+
+// The client tells the refusal by its kind, whatever the provider's
+// words: each provider words it its own way.
+func deleteOfARunningInstanceIsStillRunning(e *env) {
+	e.start(edgeRegistry(e), fastOptions(nil))
+	e.startOrch("del-running", "Echo", "x")
+	e.waitRunning("del-running")
+	_, err := e.client().DeleteInstance(e.ctx, "del-running")
+	require.ErrorIs(e.t, err, durable.ErrInstanceStillRunning)
+	e.raise("del-running", "go", "y")
+	require.Equal(e.t, "echo:x:y", e.completed("del-running"), "the refused delete changed nothing")
 }
 
 func writesToAMissingInstanceAreNotFound(e *env) {

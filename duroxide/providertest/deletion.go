@@ -100,6 +100,8 @@ func testDeleteRunningRejectedForceSucceeds(t *testing.T, f Factory) {
 	_, err := a.DeleteInstance(ctx, id, false)
 	requirePermanent(t, err, "deleting a running instance without force must fail")
 	assert.True(t, errContainsAny(err, "running"), "the error should mention 'running': %v", err)
+	// Go: the kind, which the Client matches (not the words).
+	require.ErrorIs(t, err, duroxide.ErrInstanceStillRunning, "the refusal's kind")
 	admRequireExists(t, a, id, "the instance should still exist after the rejected deletion")
 
 	res, err := a.DeleteInstance(ctx, id, true)
@@ -116,6 +118,7 @@ func testDeleteNonexistentInstance(t *testing.T, f Factory) {
 	_, err := a.DeleteInstance(ctx, "does-not-exist-12345", false)
 	requirePermanent(t, err, "deleting a nonexistent instance must fail")
 	assert.True(t, errContainsAny(err, "not found"), "the error should mention 'not found': %v", err)
+	require.ErrorIs(t, err, duroxide.ErrInstanceNotFound, "Go: the refusal's kind")
 }
 
 func testDeleteCleansQueuesAndLocks(t *testing.T, f Factory) {
@@ -182,10 +185,11 @@ func testCascadeDeleteHierarchy(t *testing.T, f Factory) {
 	require.Error(t, err, "a sub-orchestration must not be deleted directly")
 	assert.True(t, errContainsAny(err, "sub-orchestration", "root", "parent"),
 		"the error should mention sub-orchestration, root or parent: %v", err)
+	require.ErrorIs(t, err, duroxide.ErrCannotDeleteSubOrchestration, "Go: the refusal's kind")
 	_, err = a.DeleteInstance(ctx, child1, true)
-	require.Error(t, err, "a sub-orchestration must not be deleted directly, even with force")
+	require.ErrorIs(t, err, duroxide.ErrCannotDeleteSubOrchestration, "a sub-orchestration must not be deleted directly, even with force")
 	_, err = a.DeleteInstance(ctx, grandchild, false)
-	require.Error(t, err, "a nested sub-orchestration must not be deleted directly")
+	require.ErrorIs(t, err, duroxide.ErrCannotDeleteSubOrchestration, "a nested sub-orchestration must not be deleted directly")
 
 	res, err := a.DeleteInstance(ctx, root, false)
 	require.NoError(t, err, "deleting the root")

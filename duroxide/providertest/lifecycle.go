@@ -1,6 +1,7 @@
 package providertest
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,6 +18,7 @@ import (
 var lifecycleTests = []Test{
 	{Name: "suspended_instance_is_not_fetched", Func: testSuspendedInstanceIsNotFetched},
 	{Name: "resume_brings_the_held_messages_in_order", Func: testResumeBringsTheHeldMessages},
+	{Name: "resume_brings_more_held_messages_than_one_batch", Func: testResumeBringsManyHeldMessages},
 	{Name: "cancel_wakes_a_suspended_instance", Func: testCancelWakesASuspendedInstance},
 	{Name: "ending_an_execution_clears_the_suspension", Func: testEndingAnExecutionClearsTheSuspension},
 	{Name: "suspension_of_unknown_instance_is_false", Func: testSuspensionOfUnknownInstance},
@@ -88,6 +90,39 @@ func testResumeBringsTheHeldMessages(t *testing.T, f Factory) {
 	requireSuspended(t, r, "suspend-2", false, "")
 	poke(t, p, "suspend-2")
 	mustFetchInstance(t, p, testLock, "suspend-2")
+}
+
+// More messages wait than one fetch locks (a Cosmos batch holds at most
+// 100 operations): the resume still brings every one, oldest first, and
+// a message sent after the resume comes after them all.
+func testResumeBringsManyHeldMessages(t *testing.T, f Factory) {
+	t.Parallel()
+	_, p := newProvider(t, f)
+	suspensionReader(t, p)
+	const instance, n = "suspend-many", 150
+	createInstance(t, p, instance)
+	poke(t, p, instance)
+	suspend(t, p, instance, "hold")
+	var want []duroxide.WorkItem
+	for i := range n {
+		e := externalRaised(instance, "e", strconv.Itoa(i))
+		enqueueOrch(t, p, e)
+		want = append(want, e)
+	}
+	// Each fetch may put one batch aside; a few more than the batches
+	// needed leave nothing visible.
+	for range n/50 + 2 {
+		requireNoFetch(t, p, "held")
+	}
+	resume := duroxide.ResumeInstanceItem{Instance: instance, Reason: "go on"}
+	enqueueOrch(t, p, resume)
+	item := mustFetchInstance(t, p, testLock, instance)
+	require.Equal(t, append(want, resume), item.Messages, "the resume brings every held message, oldest first")
+	mustAck(t, p, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1, Metadata: runningMetadata(), Suspend: &duroxide.SuspendChange{}})
+	after := externalRaised(instance, "after", "{}")
+	enqueueOrch(t, p, after)
+	item = mustFetchInstance(t, p, testLock, instance)
+	require.Equal(t, []duroxide.WorkItem{after}, item.Messages, "only the message sent after the resume is left")
 }
 
 func testCancelWakesASuspendedInstance(t *testing.T, f Factory) {

@@ -82,7 +82,7 @@ func main() {
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
-	fmt.Printf("account   %s, auth: %s\n", s.Endpoint, how)
+	fmt.Printf("account   %s, auth: %s\n", cdb.SafeEndpoint(s.Endpoint), how)
 	if err := run(ctx, os.Stdout, s, cred); err != nil {
 		fmt.Fprintln(os.Stderr, "managedidentity failed:", err)
 		cancel()

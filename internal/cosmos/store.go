@@ -3,6 +3,7 @@ package cosmos
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -390,8 +391,14 @@ func (s *Store) Query(ctx context.Context, text string, params QueryParams, o Qu
 // returns true. It returns the continuation after the last page read (nil
 // when the query ended) and how many pages it read. Pages may be short or
 // empty while a continuation remains: a cross-partition query is served one
-// partition key range per page.
+// partition key range per page. A token that no request header can carry
+// (a control character: the service never issues one, so it was tampered
+// with) is ErrBadRequest, as the service answers a token it cannot read,
+// not the transport error the HTTP client would report.
 func (s *Store) QueryPages(ctx context.Context, text string, params QueryParams, o QueryOptions, token *string, page func(items [][]byte) bool) (next *string, pages int, err error) {
+	if token != nil && !headerSafe(*token) {
+		return nil, 0, fmt.Errorf("cosmos query: the continuation token holds a control character no request header can carry: %w", ErrBadRequest)
+	}
 	cont := token
 	for first := true; first || cont != nil; first = false {
 		if o.MaxPages > 0 && pages >= o.MaxPages {
@@ -440,4 +447,15 @@ func (s *Store) page(ctx context.Context, text string, params QueryParams, o Que
 		return Result{Bytes: n, Charge: resp.RequestCharge}, err
 	})
 	return resp, err
+}
+
+// headerSafe reports whether v can be sent as an HTTP header value (the
+// rule of net/http: no control character but the horizontal tab).
+func headerSafe(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if b := v[i]; (b < ' ' && b != '\t') || b == 0x7f {
+			return false
+		}
+	}
+	return true
 }

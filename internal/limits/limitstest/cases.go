@@ -93,7 +93,26 @@ func Cases() []Case {
 			return p.AckWorkItem(ctx, w.LockToken, duroxide.ActivityCompletedItem{Instance: inst, ExecutionID: 1, ID: 1, Result: Big3MB})
 		}},
 	}
+	cases = append(cases,
+		Case{"client_start_input_3MB", clientWrite(func(ctx context.Context, cw duroxide.ClientWriter) error {
+			return cw.StartInstance(ctx, start("lim-client-input", Big3MB), "")
+		})},
+		Case{"client_enqueue_event_3MB", clientWrite(func(ctx context.Context, cw duroxide.ClientWriter) error {
+			// Started and its first turn taken, so that nothing of it is
+			// left for the other cases' fetches.
+			const inst = "lim-client-event"
+			if err := ack(inst, func(string, *duroxide.OrchestrationCommit) {})(ctx, cw.(duroxide.Provider)); err != nil {
+				return fmt.Errorf("%w: %w", ErrSetup, err)
+			}
+			return cw.EnqueueForInstance(ctx, duroxide.ExternalRaisedItem{Instance: inst, Name: "e", Data: Big3MB}, "")
+		})},
+	)
 	for _, id := range RefusedIDs() {
+		if id.ID != "" { // an empty id is refused by every provider, relaxed or not
+			cases = append(cases, Case{"client_start_id_" + id.Name, clientWrite(func(ctx context.Context, cw duroxide.ClientWriter) error {
+				return cw.StartInstance(ctx, start(id.ID, "{}"), "")
+			})})
+		}
 		cases = append(cases,
 			Case{"start_id_" + id.Name, func(ctx context.Context, p duroxide.Provider) error {
 				return p.EnqueueForOrchestrator(ctx, start(id.ID, "{}"), 0)
@@ -104,6 +123,18 @@ func Cases() []Case {
 		)
 	}
 	return cases
+}
+
+// clientWrite runs call on p's duroxide.ClientWriter (the Client's start
+// and enqueue path); a provider without one fails the setup.
+func clientWrite(call func(context.Context, duroxide.ClientWriter) error) func(context.Context, duroxide.Provider) error {
+	return func(ctx context.Context, p duroxide.Provider) error {
+		cw, ok := p.(duroxide.ClientWriter)
+		if !ok {
+			return fmt.Errorf("%w: %T is not a duroxide.ClientWriter", ErrSetup, p)
+		}
+		return call(ctx, cw)
+	}
 }
 
 // NamedID is an instance id with a name for subtests.
