@@ -133,13 +133,41 @@ func (c *Client) EnqueueEvent(ctx context.Context, instance, queue string, data 
 }
 
 // CancelInstance asks instance to stop; it fails with "canceled: reason"
-// and cancels its children. An instance that does not exist is
-// ErrInstanceNotFound; EventOptions sets the idempotency key.
+// and cancels its children. The cancel is meant for the execution the
+// instance is in when the call is made (and the executions that continue
+// it as new): should that one end and the instance be restarted before a
+// runtime takes the cancel, the restarted execution runs on. An instance
+// that does not exist is ErrInstanceNotFound; EventOptions sets the
+// idempotency key.
 func (c *Client) CancelInstance(ctx context.Context, instance, reason string, opts ...EventOptions) error {
 	ctx, end := c.tel.clientSpan(ctx, "cancel_instance", instance)
-	err := c.enqueueFor(ctx, duroxide.CancelInstanceItem{Instance: instance, Reason: reason}, opts)
+	target, err := c.currentExecution(ctx, instance)
+	if err == nil {
+		err = c.enqueueFor(ctx, duroxide.CancelInstanceItem{Instance: instance, Reason: reason, ExecutionID: target}, opts)
+	}
 	end(err)
 	return err
+}
+
+// currentExecution is the execution a client request made now is meant
+// for: the instance's latest (one point read on a provider with admin
+// calls), nil when it has none yet (a queued start) or the provider
+// cannot tell, which leaves the request unjudged.
+func (c *Client) currentExecution(ctx context.Context, instance string) (*uint64, error) {
+	a := c.p.Admin()
+	if a == nil || instance == "" {
+		return nil, nil
+	}
+	exec, err := a.LatestExecutionID(ctx, instance)
+	switch {
+	case errors.Is(err, ErrInstanceNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case exec == 0:
+		return nil, nil
+	}
+	return &exec, nil
 }
 
 func (c *Client) enqueue(ctx context.Context, item duroxide.WorkItem) error {

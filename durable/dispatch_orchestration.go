@@ -122,6 +122,7 @@ func (rt *Runtime) processOrchestrationItem(t *turn) {
 		}
 	}
 	t.readHistory(item.History)
+	item.Messages = rt.dropStaleRestarts(item, item.Messages)
 	t.readMessages(item.Messages)
 	if !t.continueAsNew && awaitingSuccessor(item.History) {
 		rt.holdForSuccessor(item)
@@ -139,6 +140,9 @@ func (rt *Runtime) processOrchestrationItem(t *turn) {
 	if t.continueAsNew {
 		t.executionID++
 		t.readHistory(nil)
+	}
+	if !rt.judgeCancels(t) {
+		return
 	}
 	if t.name != "" && !rt.runTurn(t) {
 		return
