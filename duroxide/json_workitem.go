@@ -137,17 +137,13 @@ var workItemLayouts = map[string]*layout{
 	"SubOrchCompleted":  {name: "struct variant WorkItem::SubOrchCompleted", order: []field{fParentInstance, fParentExecutionID, fParentID, fResult}},
 	"SubOrchFailed":     {name: "struct variant WorkItem::SubOrchFailed", order: []field{fParentInstance, fParentExecutionID, fParentID, fDetails}},
 	// CancelInstance's execution_id and ContinueAsNew's restart_of are
-	// Go-only, omitted when absent (README, compatibility).
-	"CancelInstance": {
-		name:     "struct variant WorkItem::CancelInstance",
-		order:    []field{fInstance, fReason, fExecutionID},
-		defaults: bits(fExecutionID),
-	},
+	// Go-only and decoded from the map form only (the one Go writes): the
+	// sequence layouts stay serde's, which has no such elements.
+	"CancelInstance":    {name: "struct variant WorkItem::CancelInstance", order: []field{fInstance, fReason}},
 	"ContinueAsNew": {
-		name: "struct variant WorkItem::ContinueAsNew",
-		order: []field{fInstance, fOrchestration, fInput, fVersion, fParentInstance, fParentID, fParentExecutionID, fCarryForwardEvents,
-			fInitialCustomStatus, fRestartOf},
-		defaults: bits(fParentInstance, fParentID, fParentExecutionID, fCarryForwardEvents, fInitialCustomStatus, fRestartOf),
+		name:     "struct variant WorkItem::ContinueAsNew",
+		order:    []field{fInstance, fOrchestration, fInput, fVersion, fParentInstance, fParentID, fParentExecutionID, fCarryForwardEvents, fInitialCustomStatus},
+		defaults: bits(fParentInstance, fParentID, fParentExecutionID, fCarryForwardEvents, fInitialCustomStatus),
 	},
 	"QueueMessage": {name: "struct variant WorkItem::QueueMessage", order: []field{fInstance, fName, fData}},
 	// Go-only variants (README, compatibility).

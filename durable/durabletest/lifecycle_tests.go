@@ -29,6 +29,7 @@ func lifecycleTests() []sample {
 		{"restart_after_a_rewind_is_refused", restartAfterARewindIsRefused},
 		{"stale_restart_is_dropped_by_the_runtime", staleRestartIsDroppedByTheRuntime},
 		{"cancel_of_an_ended_execution_spares_the_restarted_one", cancelOfAnEndedExecutionSparesTheRestartedOne},
+		{"cancel_reaches_the_execution_that_continued_as_new", cancelReachesTheExecutionThatContinuedAsNew},
 		{"redrive_delivers_the_poisoned_messages_again", redriveDeliversThePoisonedMessagesAgain},
 		{"redrive_reruns_a_poisoned_activity", redriveRerunsAPoisonedActivity},
 		{"redrive_starts_an_instance_poisoned_before_its_first_turn", redriveStartsAnInstancePoisonedBeforeItsFirstTurn},
@@ -490,6 +491,30 @@ func cancelOfAnEndedExecutionSparesTheRestartedOne(e *env) {
 	e.waitSubscription(instance, "go")
 	e.cancel(instance, "stop")
 	e.waitStatusCancelled(instance)
+}
+
+// cancelReachesTheExecutionThatContinuedAsNew: a cancel made for
+// execution 1 that a runtime takes only in a later turn of execution 2,
+// which execution 1 continued as new into, still ends it (the runtime
+// reads execution 1's end to tell a continuation from a restart).
+func cancelReachesTheExecutionThatContinuedAsNew(e *env) {
+	const instance = "cancel-chain"
+	r := edgeRegistry(e)
+	orch(e.t, r, "Twice", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		if in == "first" {
+			return "", durable.ContinueAsNew(ctx, "second")
+		}
+		d, err := durable.WaitEvent[string](ctx, "go").Await()
+		return in + ":" + d, err
+	})
+	e.start(r, fastOptions(nil))
+	e.startOrch(instance, "Twice", "first")
+	e.waitExecutions(instance, 2)
+	e.waitSubscription(instance, "go")
+	require.NoError(e.t, e.p.EnqueueForOrchestrator(e.ctx, duroxide.CancelInstanceItem{Instance: instance, Reason: "stop",
+		ExecutionID: ptrTo[uint64](1)}, 0))
+	e.waitStatusCancelled(instance)
+	e.requireExecutions(instance, []uint64{1, 2})
 }
 
 // oneStep is "OneStep": it runs activity Work (counted, failing until
