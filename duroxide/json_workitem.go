@@ -139,7 +139,7 @@ var workItemLayouts = map[string]*layout{
 	// CancelInstance's execution_id and ContinueAsNew's restart_of are
 	// Go-only and decoded from the map form only (the one Go writes): the
 	// sequence layouts stay serde's, which has no such elements.
-	"CancelInstance":    {name: "struct variant WorkItem::CancelInstance", order: []field{fInstance, fReason}},
+	"CancelInstance": {name: "struct variant WorkItem::CancelInstance", order: []field{fInstance, fReason}},
 	"ContinueAsNew": {
 		name:     "struct variant WorkItem::ContinueAsNew",
 		order:    []field{fInstance, fOrchestration, fInput, fVersion, fParentInstance, fParentID, fParentExecutionID, fCarryForwardEvents, fInitialCustomStatus},
