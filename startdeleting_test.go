@@ -8,6 +8,7 @@ import (
 
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/cosmostest"
+	"github.com/duroxide-go/cdb/durable"
 	"github.com/duroxide-go/cdb/duroxide"
 )
 
@@ -44,6 +45,7 @@ func TestStartOfATombstonedInstanceIsNotLost(t *testing.T) {
 
 	err = p.StartInstance(ctx, hStart(inst), "")
 	require.ErrorIs(t, err, duroxide.ErrInstanceDeleting, "a deletion may still be sweeping the instance")
+	require.ErrorIs(t, err, durable.ErrInstanceDeleting)
 	require.True(t, duroxide.IsRetryable(err), "the start can be retried: %v", err)
 	requireNoOrch(t, p, "a refused start enqueued nothing")
 

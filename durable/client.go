@@ -39,6 +39,9 @@ var (
 	// ErrInstanceExists is duroxide.ErrInstanceExists: a start named an
 	// existing instance (see IDReusePolicy).
 	ErrInstanceExists = duroxide.ErrInstanceExists
+	// ErrInstanceDeleting is duroxide.ErrInstanceDeleting: a start named
+	// an instance whose deletion is not finished yet; it is retryable.
+	ErrInstanceDeleting = duroxide.ErrInstanceDeleting
 	// ErrInvalidInput is duroxide.ErrInvalidInput: an argument was refused
 	// before anything was written (an *InputError or a provider's limit).
 	ErrInvalidInput = duroxide.ErrInvalidInput
@@ -66,7 +69,9 @@ const initialExecutionID = 1
 // JSON). Without options it runs the latest version (by the registry's
 // policy) and refuses an existing id (ErrInstanceExists) unless the call
 // repeats the start that created it; StartOptions pins a version, allows
-// reusing a terminal instance's id and sets the idempotency key.
+// reusing a terminal instance's id and sets the idempotency key. A start
+// of an id whose deletion another call left unfinished is
+// ErrInstanceDeleting, which a retry outlasts.
 func (c *Client) StartOrchestration(ctx context.Context, instance, orchestration string, input any, opts ...StartOptions) error {
 	o := lastOption(opts)
 	var version *string

@@ -21,6 +21,7 @@ func apiEdgeTests() []sample {
 		{"id_reuse_allow_terminal_starts_a_new_execution", idReuseAllowTerminalStartsANewExecution},
 		{"concurrent_starts_have_one_winner", concurrentStartsHaveOneWinner},
 		{"concurrent_reuse_starts_of_a_terminal_instance_have_one_winner", concurrentReuseStartsOfATerminalInstanceHaveOneWinner},
+		{"start_after_delete_runs_a_new_instance", startAfterDeleteRunsANewInstance},
 		{"turn_replays_the_started_orchestration", turnReplaysTheStartedOrchestration},
 		{"writes_to_a_missing_instance_are_not_found", writesToAMissingInstanceAreNotFound},
 		{"reads_of_a_missing_instance_are_not_found", readsOfAMissingInstanceAreNotFound},
@@ -146,6 +147,23 @@ func concurrentReuseStartsOfATerminalInstanceHaveOneWinner(e *env) {
 	e.raise(instance, "go", "x")
 	require.Equal(e.t, "echo:"+strings.Repeat("i", won+1)+":x", e.completed(instance))
 	e.requireExecutions(instance, []uint64{1, 2})
+}
+
+// startAfterDeleteRunsANewInstance (issue 29, 8): the very start that
+// created a deleted instance, made again, is a new instance that runs,
+// not a retry of the deleted one's start that enqueues nothing (a
+// provider whose deletion is not finished refuses it with the retryable
+// ErrInstanceDeleting instead: the Cosmos provider's tests inject that).
+func startAfterDeleteRunsANewInstance(e *env) {
+	const instance = "start-after-delete"
+	e.start(edgeRegistry(e), fastOptions(nil))
+	e.startOrch(instance, "Other", "same")
+	require.Equal(e.t, "other", e.completed(instance))
+	_, err := e.client().DeleteInstance(e.ctx, instance)
+	require.NoError(e.t, err)
+	e.startOrch(instance, "Other", "same")
+	require.Equal(e.t, "other", e.completed(instance))
+	e.requireExecutions(instance, []uint64{1})
 }
 
 // turnReplaysTheStartedOrchestration enqueues a second start for another
