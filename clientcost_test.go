@@ -73,8 +73,8 @@ func TestClientRequestBudget(t *testing.T) {
 		{name: "enqueue/existing, key", ops: "batch=1 create=1", call: func() error {
 			return c.EnqueueEvent(ctx, running, "q", pokeData, durable.EventOptions{IdempotencyKey: "k2"})
 		}},
-		{name: "cancel/existing", ops: "batch=1 create=1", call: func() error { return c.CancelInstance(ctx, completed, "stop") }},
-		{name: "cancel/missing", ops: "batch=3 query=2", wantErr: durable.ErrInstanceNotFound, call: func() error {
+		{name: "cancel/existing", ops: "batch=1 create=1 read=1", call: func() error { return c.CancelInstance(ctx, completed, "stop") }},
+		{name: "cancel/missing", ops: "batch=3 query=2 read=1", wantErr: durable.ErrInstanceNotFound, call: func() error {
 			return c.CancelInstance(ctx, missing, "stop")
 		}},
 		{name: "status/running", ops: "query=1 read=1", call: status(running, durable.StateRunning)},

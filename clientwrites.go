@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+
 	"github.com/duroxide-go/cdb/duroxide"
 	"github.com/duroxide-go/cdb/internal/cosmos"
 )
@@ -21,6 +23,11 @@ import (
 //     instance), so of two concurrent starts exactly one batch commits;
 //     the other meets 409 and compares the record to tell a retry from a
 //     second start. The record is deleted with the instance.
+//   - A request that starts the execution after a terminal one
+//     (restart, rewind, re-drive) claims it in the start record, in one
+//     batch with its message conditioned on the record's ETag, so of two
+//     such requests for one execution exactly one is accepted
+//     (nextexecution.go).
 //   - A keyed event's queue message has an id derived from the key
 //     (<inst>:client_key:<key>) and carries the key as its outboxKey, so
 //     the turn that consumes it leaves an orch_received marker under the
@@ -43,6 +50,12 @@ type startRecordDoc struct {
 	// EnqueuedAt lets a deletion's sweep keep a record written after its
 	// tombstone, as it keeps such queue messages (delete.go).
 	EnqueuedAt int64 `json:"enqueuedAt"`
+	// ClaimedAfter is the latest execution whose successor a request
+	// (a restart, rewind or re-drive) claimed, ClaimKey that request's
+	// key or token (nextexecution.go); absent until the first.
+	ClaimedAfter *uint64 `json:"claimedAfter,omitempty"`
+	ClaimKey     string  `json:"claimKey,omitempty"`
+	ETag         string  `json:"_etag,omitempty"`
 }
 
 func startRecordDocID(inst string) string { return docID(user(inst), fixed("start")) }
@@ -80,7 +93,16 @@ func (p *Provider) StartInstance(ctx context.Context, item duroxide.StartOrchest
 			return duroxide.Permanent(op, "instance document of %q cannot be decoded: %v", inst, err)
 		}
 	}
-	if doc != nil && (doc.exists() || doc.Deleted != nil) {
+	if doc != nil && doc.Deleted != nil {
+		// A deletion's tombstone: its sweep would remove what this start
+		// writes beside the old documents, so the deletion is finished
+		// first, or the start refused for now (delete.go).
+		if err := p.settleDeletion(ctx, op, doc); err != nil {
+			return err
+		}
+		doc = nil
+	}
+	if doc.exists() {
 		// Started by a runtime (a sub-orchestration) or by an earlier
 		// client start: only a retry of that start is accepted.
 		return p.compareStart(ctx, op, item, key)
@@ -251,9 +273,17 @@ func (p *Provider) committedInstance(ctx context.Context, inst string) (bool, er
 // which a plain read without that process's session token may miss on a
 // lagging replica. It costs what a point read costs.
 func (p *Provider) readPrimary(ctx context.Context, inst, id string) ([]byte, error) {
+	body, _, err := p.readPrimaryTagged(ctx, inst, id)
+	return body, err
+}
+
+// readPrimaryTagged is readPrimary that also returns the document's ETag,
+// for a write conditioned on what was read.
+func (p *Provider) readPrimaryTagged(ctx context.Context, inst, id string) ([]byte, azcore.ETag, error) {
 	b := cosmos.NewBatch(inst)
 	b.Read(id)
 	var body []byte
+	var etag azcore.ETag
 	err := p.retryIdempotent(ctx, "read", func() error {
 		res, err := p.st.Execute(ctx, b, true)
 		if err != nil {
@@ -262,10 +292,10 @@ func (p *Provider) readPrimary(ctx context.Context, inst, id string) ([]byte, er
 		if len(res.Bodies) == 0 {
 			return fmt.Errorf("cosmos batch read of %s returned no body", id)
 		}
-		body = res.Bodies[0]
+		body, etag = res.Bodies[0], res.ETags[0]
 		return nil
 	})
-	return body, err
+	return body, etag, err
 }
 
 // anyDocument reports whether query (parameter @inst) finds a document,

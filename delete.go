@@ -267,6 +267,30 @@ func (p *Provider) sweep(ctx context.Context, doc *instanceDoc) (duroxide.Delete
 	return res, nil
 }
 
+// settleDeletion finishes the deletion whose tombstone doc carries before
+// a start of its id is accepted: the sweep keeps only what was written
+// after the tombstone, and a start's record has the id of the one the
+// sweep removes, so a start accepted beside the old documents would be
+// swept with them. A tombstone younger than the maintenance loop's
+// cutoff (finishDeletions) belongs to a deletion that may still be
+// sweeping, which would also remove what the new instance writes; the
+// start is refused with the retryable ErrInstanceDeleting until the
+// deletion finishes or its time lapses. An older one is confirmed at the
+// primary and swept here.
+func (p *Provider) settleDeletion(ctx context.Context, op string, doc *instanceDoc) error {
+	inst := doc.InstanceID
+	if *doc.Deleted > ms(p.lapsedBefore().Add(-p.opts.OutboxMinAge)) {
+		return duroxide.Deleting(op, nil, "instance %q is being deleted; retry the start once the deletion has finished", inst)
+	}
+	if !p.confirmTombstone(ctx, doc) {
+		return duroxide.Deleting(op, nil, "the deletion of instance %q changed while the start finished it; retry the start", inst)
+	}
+	if _, err := p.sweep(ctx, doc); err != nil {
+		return duroxide.Deleting(op, err, "finishing the deletion of instance %q failed: %v", inst, err)
+	}
+	return nil
+}
+
 // isCompletion reports whether a queue message's work item is an
 // activity's result.
 // keptBySweep: document types a deletion keeps when written after its

@@ -39,6 +39,9 @@ var (
 	// ErrInstanceExists is duroxide.ErrInstanceExists: a start named an
 	// existing instance (see IDReusePolicy).
 	ErrInstanceExists = duroxide.ErrInstanceExists
+	// ErrInstanceDeleting is duroxide.ErrInstanceDeleting: a start named
+	// an instance whose deletion is not finished yet; it is retryable.
+	ErrInstanceDeleting = duroxide.ErrInstanceDeleting
 	// ErrInvalidInput is duroxide.ErrInvalidInput: an argument was refused
 	// before anything was written (an *InputError or a provider's limit).
 	ErrInvalidInput = duroxide.ErrInvalidInput
@@ -68,7 +71,9 @@ const initialExecutionID = 1
 // JSON). Without options it runs the latest version (by the registry's
 // policy) and refuses an existing id (ErrInstanceExists) unless the call
 // repeats the start that created it; StartOptions pins a version, allows
-// reusing a terminal instance's id and sets the idempotency key.
+// reusing a terminal instance's id and sets the idempotency key. A start
+// of an id whose deletion another call left unfinished is
+// ErrInstanceDeleting, which a retry outlasts.
 func (c *Client) StartOrchestration(ctx context.Context, instance, orchestration string, input any, opts ...StartOptions) error {
 	o := lastOption(opts)
 	var version *string
@@ -135,13 +140,41 @@ func (c *Client) EnqueueEvent(ctx context.Context, instance, queue string, data 
 }
 
 // CancelInstance asks instance to stop; it fails with "canceled: reason"
-// and cancels its children. An instance that does not exist is
-// ErrInstanceNotFound; EventOptions sets the idempotency key.
+// and cancels its children. The cancel is meant for the execution the
+// instance is in when the call is made (and the executions that continue
+// it as new): should that one end and the instance be restarted before a
+// runtime takes the cancel, the restarted execution runs on. An instance
+// that does not exist is ErrInstanceNotFound; EventOptions sets the
+// idempotency key.
 func (c *Client) CancelInstance(ctx context.Context, instance, reason string, opts ...EventOptions) error {
 	ctx, end := c.tel.clientSpan(ctx, "cancel_instance", instance)
-	err := c.enqueueFor(ctx, duroxide.CancelInstanceItem{Instance: instance, Reason: reason}, opts)
+	target, err := c.currentExecution(ctx, instance)
+	if err == nil {
+		err = c.enqueueFor(ctx, duroxide.CancelInstanceItem{Instance: instance, Reason: reason, ExecutionID: target}, opts)
+	}
 	end(err)
 	return err
+}
+
+// currentExecution is the execution a client request made now is meant
+// for: the instance's latest (one point read on a provider with admin
+// calls), nil when it has none yet (a queued start) or the provider
+// cannot tell, which leaves the request unjudged.
+func (c *Client) currentExecution(ctx context.Context, instance string) (*uint64, error) {
+	a := c.p.Admin()
+	if a == nil || instance == "" {
+		return nil, nil
+	}
+	exec, err := a.LatestExecutionID(ctx, instance)
+	switch {
+	case errors.Is(err, ErrInstanceNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case exec == 0:
+		return nil, nil
+	}
+	return &exec, nil
 }
 
 func (c *Client) enqueue(ctx context.Context, item duroxide.WorkItem) error {

@@ -42,8 +42,11 @@ type RestartOptions struct {
 // The call enqueues the request and returns; the instance's status says
 // Running once a runtime has rewound it. An instance that does not exist
 // is ErrInstanceNotFound; one that did not fail is ErrInvalidState.
-// Repeating the call before the rewind happened rewinds once. KV changes
-// made after the cut are not rolled back.
+// Repeating the call before the rewind happened rewinds once; a Rewind,
+// Redrive or Restart of the same execution after it is ErrInvalidState
+// (on a provider that is a duroxide.NextExecutionWriter; otherwise the
+// runtime drops the later request). KV changes made after the cut are
+// not rolled back.
 func (c *Client) Rewind(ctx context.Context, instance string, opts RewindOptions) error {
 	ctx, end := c.tel.clientSpan(ctx, "rewind_instance", instance)
 	err := c.rewind(ctx, instance, opts.Reason, false)
@@ -87,7 +90,16 @@ func (c *Client) rewind(ctx context.Context, instance, reason string, redrive bo
 		item = duroxide.RedriveInstanceItem{Instance: instance, ExecutionID: exec, Reason: reason}
 	}
 	// Keyed by the execution: a retried call is one request.
-	return c.enqueueFor(ctx, item, []EventOptions{{IdempotencyKey: op + "@" + strconv.FormatUint(exec, 10)}})
+	return claimed(c.enqueueNextExecution(ctx, item, exec, op+"@"+strconv.FormatUint(exec, 10)), op, instance, exec)
+}
+
+// claimed turns the refusal of a request whose execution's successor
+// another request already started into ErrInvalidState.
+func claimed(err error, op, instance string, exec uint64) error {
+	if errors.Is(err, duroxide.ErrStaleExecution) {
+		return fmt.Errorf("%w: %s of %s: another request already started the execution after %d", ErrInvalidState, op, instance, exec)
+	}
+	return err
 }
 
 // Restart starts a terminal instance (completed, failed or cancelled)
@@ -96,7 +108,9 @@ func (c *Client) rewind(ctx context.Context, instance, reason string, redrive bo
 // orchestration name; earlier executions are kept. A sub-orchestration
 // keeps its parent link. An instance that does not exist is
 // ErrInstanceNotFound; a running one is ErrInvalidState. Repeating the
-// call before the restart happened restarts once.
+// call before the restart happened restarts once; a restart of an
+// execution whose successor another request (a Rewind, a start with
+// IDReuseAllowTerminal) already started is ErrInvalidState.
 func (c *Client) Restart(ctx context.Context, instance string, opts RestartOptions) error {
 	var version *string
 	if opts.Version != "" {
@@ -133,14 +147,16 @@ func (c *Client) restart(ctx context.Context, instance string, input any, versio
 		return err
 	}
 	// A restart is the continue-as-new item duroxide's runtime already
-	// turns into a new execution of a terminal instance.
+	// turns into a new execution of a terminal instance; RestartOf names
+	// the execution it replaces, so that the runtime drops it should
+	// another execution have started meanwhile.
+	exec := hist[0].ExecutionID
 	item := duroxide.ContinueAsNewItem{Instance: instance, Orchestration: started.Name, Input: raw, Version: version,
-		CarryForwardEvents: []duroxide.CarryForwardEvent{}}
+		CarryForwardEvents: []duroxide.CarryForwardEvent{}, RestartOf: &exec}
 	if started.ParentInstance != nil && started.ParentID != nil {
 		item.ParentInstance, item.ParentID, item.ParentExecutionID = started.ParentInstance, started.ParentID, started.ParentExecutionID
 	}
-	exec := hist[0].ExecutionID
-	return c.enqueueFor(ctx, item, []EventOptions{{IdempotencyKey: "restart@" + strconv.FormatUint(exec, 10)}})
+	return claimed(c.enqueueNextExecution(ctx, item, exec, "restart@"+strconv.FormatUint(exec, 10)), "restart", instance, exec)
 }
 
 // latestHistory reads instance's latest execution: ErrInstanceNotFound

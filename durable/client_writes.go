@@ -18,7 +18,7 @@ func (c *Client) startInstance(ctx context.Context, item duroxide.StartOrchestra
 	}
 	err := w.StartInstance(ctx, item, o.IdempotencyKey)
 	if errors.Is(err, duroxide.ErrInstanceExists) && o.IDReuse == IDReuseAllowTerminal {
-		err = c.restartTerminal(ctx, w, item, o, err)
+		return c.restartTerminal(ctx, item, o, err)
 	}
 	if err != nil {
 		return err
@@ -28,17 +28,42 @@ func (c *Client) startInstance(ctx context.Context, item duroxide.StartOrchestra
 }
 
 // restartTerminal starts a new execution of a terminal instance
-// (IDReuseAllowTerminal); exists is returned for a running one.
-func (c *Client) restartTerminal(ctx context.Context, w duroxide.ClientWriter, item duroxide.StartOrchestrationItem, o StartOptions, exists error) error {
-	st, err := c.Status(ctx, item.Instance)
+// (IDReuseAllowTerminal); exists is returned for a running one, and for
+// one whose next execution another request already started.
+func (c *Client) restartTerminal(ctx context.Context, item duroxide.StartOrchestrationItem, o StartOptions, exists error) error {
+	hist, err := c.p.Read(ctx, item.Instance)
 	if err != nil {
 		return err
 	}
-	if !st.IsTerminal() {
+	if _, state := lastExecution(hist); len(hist) == 0 || (state != "Completed" && state != "Failed") {
 		return exists
 	}
-	return w.EnqueueForInstance(ctx, duroxide.ContinueAsNewItem{Instance: item.Instance, Orchestration: item.Orchestration,
-		Input: item.Input, Version: item.Version}, restartKey(o.IdempotencyKey))
+	ended := hist[0].ExecutionID
+	err = c.enqueueNextExecution(ctx, duroxide.ContinueAsNewItem{Instance: item.Instance, Orchestration: item.Orchestration,
+		Input: item.Input, Version: item.Version, CarryForwardEvents: []duroxide.CarryForwardEvent{}, RestartOf: &ended},
+		ended, restartKey(o.IdempotencyKey))
+	if errors.Is(err, duroxide.ErrStaleExecution) {
+		return exists
+	}
+	return err
+}
+
+// enqueueNextExecution enqueues item, a request that starts the execution
+// after the terminal execution ended, through the provider's
+// NextExecutionWriter when it has one, so that of two requests for it
+// exactly one is accepted (the other is duroxide.ErrStaleExecution).
+// Without one the request goes through enqueueFor and the runtime drops
+// it if it comes too late.
+func (c *Client) enqueueNextExecution(ctx context.Context, item duroxide.WorkItem, ended uint64, key string) error {
+	w, ok := c.p.(duroxide.NextExecutionWriter)
+	if !ok {
+		return c.enqueueFor(ctx, item, []EventOptions{{IdempotencyKey: key}})
+	}
+	if err := w.EnqueueNextExecution(ctx, item, ended, key); err != nil {
+		return err
+	}
+	wake(c.p, duroxide.OrchestratorQueue)
+	return nil
 }
 
 // restartKey keys a restart apart from the start that shares its key.

@@ -125,6 +125,7 @@ func (rt *Runtime) processOrchestrationItem(t *turn) {
 		}
 	}
 	t.readHistory(item.History)
+	item.Messages = rt.dropStaleRestarts(item, item.Messages)
 	t.readMessages(item.Messages)
 	if !t.continueAsNew && awaitingSuccessor(item.History) {
 		rt.holdForSuccessor(item)
@@ -146,6 +147,9 @@ func (rt *Runtime) processOrchestrationItem(t *turn) {
 	if t.continueAsNew {
 		t.executionID++
 		t.readHistory(nil)
+	}
+	if !rt.judgeCancels(t) {
+		return
 	}
 	if t.name != "" && !rt.runTurn(t) {
 		return

@@ -36,6 +36,27 @@ type ClientWriter interface {
 	InstanceExists(ctx context.Context, instance string) (bool, error)
 }
 
+// NextExecutionWriter is an optional Provider capability beside
+// ClientWriter: a client's request that starts a new execution of a
+// terminal instance, accepted at most once per execution. The durable
+// Client checks that the instance's latest execution ended; the provider
+// makes the claim and the write one atomic step, so that of two requests
+// seeing the same terminal execution (two restarts, a rewind and a
+// restart, two starts with IDReuseAllowTerminal) exactly one is accepted.
+// Without it the Client enqueues through ClientWriter, and the runtime
+// alone drops a restart that arrives too late (ContinueAsNewItem's
+// RestartOf, RewindInstanceItem's ExecutionID), after the call succeeded.
+type NextExecutionWriter interface {
+	// EnqueueNextExecution enqueues item (a ContinueAsNewItem with
+	// RestartOf, a RewindInstanceItem or a RedriveInstanceItem) that
+	// starts the execution after execution `after`, only if no request
+	// for the successor of `after` or of a later execution was accepted
+	// before: ErrStaleExecution otherwise, except that repeating the
+	// accepted request with its non-empty key succeeds and enqueues
+	// nothing. An instance that does not exist is ErrInstanceNotFound.
+	EnqueueNextExecution(ctx context.Context, item WorkItem, after uint64, key string) error
+}
+
 // DefaultOrphanLifetime is how long a provider keeps an orchestrator
 // message (an event or a cancellation) for an instance that does not
 // exist, waiting for its start, before deleting it. A message enqueued

@@ -85,7 +85,26 @@ var (
 	// ErrCannotDeleteSubOrchestration: DeleteInstance named a
 	// sub-orchestration; it goes with its root, which is what to delete.
 	ErrCannotDeleteSubOrchestration = errors.New("duroxide: cannot delete a sub-orchestration directly; delete the root orchestration instead")
+	// ErrStaleExecution: a request to start the execution after a
+	// terminal one (a restart, rewind or re-drive) names an execution
+	// whose successor another request already started or claimed (see
+	// NextExecutionWriter).
+	ErrStaleExecution = errors.New("duroxide: another request already started the execution after this one")
 )
+
+// ErrInstanceDeleting: the instance's deletion is under way (tombstoned,
+// not yet swept), so a start of its id cannot be accepted yet. Unlike the
+// sentinels above it is retryable: once the deletion is finished (by its
+// caller, by the maintenance loop, or by the start itself once the
+// deleter's time has lapsed) the same start succeeds. Errors of this kind
+// also match ErrRetryable; build them with Deleting.
+var ErrInstanceDeleting = errors.New("duroxide: instance is being deleted")
+
+// Deleting returns the retryable ProviderError of kind
+// ErrInstanceDeleting for op, with cause err (may be nil).
+func Deleting(op string, err error, format string, args ...any) *ProviderError {
+	return &ProviderError{Operation: op, Message: fmt.Sprintf(format, args...), Retryable: true, Kind: ErrInstanceDeleting, Err: err}
+}
 
 // TooLargeError says what was too large, how large it was and the store's
 // limit, in bytes as stored. errors.Is(err, ErrTooLarge) and

@@ -79,6 +79,7 @@ const (
 	fActivityName
 	fActivityID
 	fError
+	fRestartOf
 	numFields
 )
 
@@ -124,6 +125,7 @@ var fieldNames = [numFields]string{
 	fActivityName:        "activity_name",
 	fActivityID:          "activity_id",
 	fError:               "error",
+	fRestartOf:           "restart_of",
 }
 
 var fieldIndex = func() map[string]field {

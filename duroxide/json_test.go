@@ -84,8 +84,10 @@ func sampleItems() []WorkItem {
 		ExternalRaisedItem{Instance: "i", Name: "n", Data: nasty},
 		SubOrchCompletedItem{ParentInstance: "p", ParentExecutionID: math.MaxUint64, Result: ""},
 		CancelInstanceItem{Instance: "i", Reason: nasty},
+		CancelInstanceItem{Instance: "i", Reason: "r", ExecutionID: ptr(uint64(math.MaxUint64))},
 		ContinueAsNewItem{Instance: "i", Orchestration: "O", CarryForwardEvents: []CarryForwardEvent{}},
 		ContinueAsNewItem{Instance: "i", Orchestration: "O", Input: "n", Version: ptr("2"), ParentInstance: ptr("p"), ParentID: ptr(uint64(3)), ParentExecutionID: ptr(uint64(4)), CarryForwardEvents: []CarryForwardEvent{{nasty, "d"}, {"", ""}}, InitialCustomStatus: ptr(nasty)},
+		ContinueAsNewItem{Instance: "i", Orchestration: "O", CarryForwardEvents: []CarryForwardEvent{}, RestartOf: ptr(uint64(2))},
 		QueueMessageItem{Instance: "i", Name: "q", Data: nasty},
 		RewindInstanceItem{Instance: nasty, ExecutionID: math.MaxUint64, Reason: nasty},
 		RewindInstanceItem{Instance: "c", ExecutionID: 0, ParentExecutionID: ptr(uint64(7))},
@@ -409,6 +411,20 @@ func TestOptionalFieldsNullVersusOmitted(t *testing.T) {
 	// StartOrchestration: version/parent_* always written, parent_execution_id skipped.
 	out, _ = MarshalWorkItem(StartOrchestrationItem{Instance: "i", Orchestration: "o", ExecutionID: 1})
 	if string(out) != `{"StartOrchestration":{"instance":"i","orchestration":"o","input":"","version":null,"parent_instance":null,"parent_id":null,"execution_id":1}}` {
+		t.Errorf("got %s", out)
+	}
+	// The Go-only CancelInstance.execution_id and ContinueAsNew.restart_of
+	// are skipped when nil, so the items stay what the Rust crate writes.
+	out, _ = MarshalWorkItem(CancelInstanceItem{Instance: "i", Reason: "r"})
+	if string(out) != `{"CancelInstance":{"instance":"i","reason":"r"}}` {
+		t.Errorf("got %s", out)
+	}
+	out, _ = MarshalWorkItem(CancelInstanceItem{Instance: "i", Reason: "r", ExecutionID: ptr(uint64(3))})
+	if string(out) != `{"CancelInstance":{"instance":"i","reason":"r","execution_id":3}}` {
+		t.Errorf("got %s", out)
+	}
+	out, _ = MarshalWorkItem(ContinueAsNewItem{Instance: "i", Orchestration: "o", Input: "x", RestartOf: ptr(uint64(4))})
+	if string(out) != `{"ContinueAsNew":{"instance":"i","orchestration":"o","input":"x","version":null,"carry_forward_events":[],"restart_of":4}}` {
 		t.Errorf("got %s", out)
 	}
 	// ActivityExecute: session_id and tag skipped when nil.

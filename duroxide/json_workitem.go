@@ -62,6 +62,7 @@ func appendWorkItem(b []byte, w WorkItem) ([]byte, error) {
 		b = append(b, `{"CancelInstance":{`...)
 		b = appendStrField(b, "instance", x.Instance)
 		b = appendStrField(b, "reason", x.Reason)
+		b = appendSkipU64Field(b, "execution_id", x.ExecutionID)
 	case ContinueAsNewItem:
 		b = append(b, `{"ContinueAsNew":{`...)
 		b = appendStrField(b, "instance", x.Instance)
@@ -73,6 +74,7 @@ func appendWorkItem(b []byte, w WorkItem) ([]byte, error) {
 		b = appendSkipU64Field(b, "parent_execution_id", x.ParentExecutionID)
 		b = appendCarry(appendKey(b, "carry_forward_events"), x.CarryForwardEvents)
 		b = appendSkipStrField(b, "initial_custom_status", x.InitialCustomStatus)
+		b = appendSkipU64Field(b, "restart_of", x.RestartOf)
 	case QueueMessageItem:
 		b = append(b, `{"QueueMessage":{`...)
 		b = appendStrField(b, "instance", x.Instance)
@@ -134,7 +136,10 @@ var workItemLayouts = map[string]*layout{
 	"ExternalRaised":    {name: "struct variant WorkItem::ExternalRaised", order: []field{fInstance, fName, fData}},
 	"SubOrchCompleted":  {name: "struct variant WorkItem::SubOrchCompleted", order: []field{fParentInstance, fParentExecutionID, fParentID, fResult}},
 	"SubOrchFailed":     {name: "struct variant WorkItem::SubOrchFailed", order: []field{fParentInstance, fParentExecutionID, fParentID, fDetails}},
-	"CancelInstance":    {name: "struct variant WorkItem::CancelInstance", order: []field{fInstance, fReason}},
+	// CancelInstance's execution_id and ContinueAsNew's restart_of are
+	// Go-only and decoded from the map form only (the one Go writes): the
+	// sequence layouts stay serde's, which has no such elements.
+	"CancelInstance": {name: "struct variant WorkItem::CancelInstance", order: []field{fInstance, fReason}},
 	"ContinueAsNew": {
 		name:     "struct variant WorkItem::ContinueAsNew",
 		order:    []field{fInstance, fOrchestration, fInput, fVersion, fParentInstance, fParentID, fParentExecutionID, fCarryForwardEvents, fInitialCustomStatus},
@@ -233,7 +238,7 @@ func (d *decoder) workItem() (WorkItem, error) {
 			Details:           f.details(fDetails),
 		}
 	case "CancelInstance":
-		w = CancelInstanceItem{Instance: f.str(fInstance), Reason: f.str(fReason)}
+		w = CancelInstanceItem{Instance: f.str(fInstance), Reason: f.str(fReason), ExecutionID: f.optU64(fExecutionID)}
 	case "ContinueAsNew":
 		w = ContinueAsNewItem{
 			Instance:            f.str(fInstance),
@@ -245,6 +250,7 @@ func (d *decoder) workItem() (WorkItem, error) {
 			ParentExecutionID:   f.optU64(fParentExecutionID),
 			CarryForwardEvents:  f.carry(fCarryForwardEvents, false),
 			InitialCustomStatus: f.optStr(fInitialCustomStatus),
+			RestartOf:           f.optU64(fRestartOf),
 		}
 	case "QueueMessage":
 		w = QueueMessageItem{Instance: f.str(fInstance), Name: f.str(fName), Data: f.str(fData)}

@@ -108,6 +108,13 @@ type SubOrchFailedItem struct {
 type CancelInstanceItem struct {
 	Instance string
 	Reason   string
+	// ExecutionID, when set, is the execution the cancel was made
+	// against (the client's): the runtime drops the cancel in a turn of
+	// another execution, unless that execution continues the targeted one
+	// as new, so a cancel meant for an execution that ended never ends a
+	// restarted one. Go-only, omitted when nil; a cancel without it (the
+	// Rust crate's, the runtime's of a child) applies to any execution.
+	ExecutionID *uint64
 }
 
 // ContinueAsNewItem starts the next execution of an instance.
@@ -121,6 +128,14 @@ type ContinueAsNewItem struct {
 	ParentExecutionID   *uint64             // omitted when nil (0.1.31)
 	CarryForwardEvents  []CarryForwardEvent // always written, [] when empty
 	InitialCustomStatus *string             // omitted when nil
+	// RestartOf, when set, marks a client's restart of that terminal
+	// execution: the runtime starts the next execution only while the
+	// instance's current execution is that one and ended completed or
+	// failed, and drops the item otherwise (another request already
+	// started an execution after it). Go-only, omitted when nil; without
+	// it (the runtime's own continue-as-new, the Rust crate's items) the
+	// item starts the next execution unconditionally.
+	RestartOf *uint64
 }
 
 // QueueMessageItem is a persistent (FIFO) event for an instance.

@@ -447,6 +447,9 @@ func (a *admin) deleteLocked(ids []string, force bool) (*duroxide.DeleteInstance
 		// Dropping the lock makes an in-flight turn's ack fail, so a zombie
 		// ack can never recreate the instance.
 		delete(a.p.instanceLocks, id)
+		// The claims of its executions' successors go with it: the id's
+		// next life starts counting executions again.
+		delete(a.p.edge.claims, id)
 	}
 	orch := a.p.orchQueue[:0]
 	for _, m := range a.p.orchQueue {

@@ -16,6 +16,15 @@ type edgeState struct {
 	orphanLifetime time.Duration
 	orphansDropped int64
 	notes          map[string]string
+	// claims is, per instance, the latest execution whose successor a
+	// NextExecutionWriter request claimed, and that request's key.
+	claims map[string]claim
+}
+
+// claim is an accepted request for the execution after `after`.
+type claim struct {
+	after uint64
+	key   string
 }
 
 // startRecord is a client start as accepted.
@@ -75,9 +84,10 @@ func (p *Provider) StartInstance(ctx context.Context, item duroxide.StartOrchest
 		p.edge.starts, p.edge.keys = map[string]startRecord{}, map[string]map[string]bool{}
 	}
 	p.edge.starts[item.Instance] = startRecord{orchestration: item.Orchestration, input: item.Input, key: key, version: item.Version}
-	// A new instance: an old one's keys and note are gone with it.
+	// A new instance: an old one's keys, note and claims are gone with it.
 	delete(p.edge.keys, item.Instance)
 	delete(p.edge.notes, item.Instance)
+	delete(p.edge.claims, item.Instance)
 	p.orchQueue = append(p.orchQueue, &orchMessage{seq: p.nextSeq(), instance: item.Instance, item: item, visibleAt: p.now()})
 	p.notify()
 	return nil
@@ -116,6 +126,52 @@ func (p *Provider) EnqueueForInstance(ctx context.Context, item duroxide.WorkIte
 	p.orchQueue = append(p.orchQueue, &orchMessage{seq: p.nextSeq(), instance: inst, item: item, visibleAt: p.now()})
 	p.notify()
 	return nil
+}
+
+var _ duroxide.NextExecutionWriter = (*Provider)(nil)
+
+// EnqueueNextExecution implements duroxide.NextExecutionWriter: the claim
+// and the enqueue happen under the provider's mutex, so of requests for
+// the successor of one execution exactly one is accepted.
+func (p *Provider) EnqueueNextExecution(ctx context.Context, item duroxide.WorkItem, after uint64, key string) error {
+	const op = "enqueue_next_execution"
+	if err := ctx.Err(); err != nil {
+		return duroxide.Wrap(op, err)
+	}
+	if !startsNextExecution(item) {
+		return duroxide.Kinded(duroxide.ErrInvalidInput, op, "work item %T does not start a new execution", item)
+	}
+	inst := item.InstanceID()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.existsLocked(inst) {
+		return duroxide.Kinded(duroxide.ErrInstanceNotFound, op, "instance %q not found", inst)
+	}
+	if c, ok := p.edge.claims[inst]; ok && c.after >= after {
+		if key != "" && c.key == key && c.after == after {
+			return nil // a retry of the accepted request
+		}
+		return duroxide.Kinded(duroxide.ErrStaleExecution, op, "a request already started the execution after %d of %q", c.after, inst)
+	}
+	if p.edge.claims == nil {
+		p.edge.claims = map[string]claim{}
+	}
+	p.edge.claims[inst] = claim{after: after, key: key}
+	p.orchQueue = append(p.orchQueue, &orchMessage{seq: p.nextSeq(), instance: inst, item: item, visibleAt: p.now()})
+	p.notify()
+	return nil
+}
+
+// startsNextExecution reports whether item is one of the requests
+// duroxide.NextExecutionWriter takes.
+func startsNextExecution(item duroxide.WorkItem) bool {
+	switch w := item.(type) {
+	case duroxide.ContinueAsNewItem:
+		return w.RestartOf != nil
+	case duroxide.RewindInstanceItem, duroxide.RedriveInstanceItem:
+		return true
+	}
+	return false
 }
 
 // InstanceExists implements duroxide.ClientWriter.

@@ -20,6 +20,8 @@ func apiEdgeTests() []sample {
 		{"identical_start_retry_is_a_no_op", identicalStartRetryIsANoOp},
 		{"id_reuse_allow_terminal_starts_a_new_execution", idReuseAllowTerminalStartsANewExecution},
 		{"concurrent_starts_have_one_winner", concurrentStartsHaveOneWinner},
+		{"concurrent_reuse_starts_of_a_terminal_instance_have_one_winner", concurrentReuseStartsOfATerminalInstanceHaveOneWinner},
+		{"start_after_delete_runs_a_new_instance", startAfterDeleteRunsANewInstance},
 		{"turn_replays_the_started_orchestration", turnReplaysTheStartedOrchestration},
 		{"writes_to_a_missing_instance_are_not_found", writesToAMissingInstanceAreNotFound},
 		{"delete_of_a_running_instance_is_still_running", deleteOfARunningInstanceIsStillRunning},
@@ -107,6 +109,62 @@ func concurrentStartsHaveOneWinner(e *env) {
 	e.waitRunning("race")
 	e.raise("race", "go", "x")
 	require.True(e.t, strings.HasPrefix(e.completed("race"), "echo:i"))
+}
+
+// concurrentReuseStartsOfATerminalInstanceHaveOneWinner (issue 29, 5):
+// starts with IDReuseAllowTerminal of one terminal instance race (no
+// runtime runs, so every caller sees it terminal). Exactly one starts
+// execution 2; the others are refused, so no execution 3 replaces it.
+func concurrentReuseStartsOfATerminalInstanceHaveOneWinner(e *env) {
+	const instance = "reuse-race"
+	rt := e.start(edgeRegistry(e), fastOptions(nil))
+	e.startOrch(instance, "Other", "")
+	require.Equal(e.t, "other", e.completed(instance))
+	shutdownRuntime(e, rt)
+	const n = 8
+	errs := make([]error, n)
+	c := e.client()
+	reuse := durable.StartOptions{IDReuse: durable.IDReuseAllowTerminal}
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			errs[i] = c.StartOrchestration(e.ctx, instance, "Echo", strings.Repeat("i", i+1), reuse)
+		})
+	}
+	wg.Wait()
+	won := -1
+	for i, err := range errs {
+		if err == nil {
+			require.Equal(e.t, -1, won, "exactly one concurrent reuse start wins: %v", errs)
+			won = i
+		} else {
+			require.ErrorIs(e.t, err, durable.ErrInstanceExists)
+		}
+	}
+	require.NotEqual(e.t, -1, won, "one reuse start wins: %v", errs)
+	e.start(edgeRegistry(e), fastOptions(nil))
+	e.waitExecutions(instance, 2)
+	e.waitSubscription(instance, "go")
+	e.raise(instance, "go", "x")
+	require.Equal(e.t, "echo:"+strings.Repeat("i", won+1)+":x", e.completed(instance))
+	e.requireExecutions(instance, []uint64{1, 2})
+}
+
+// startAfterDeleteRunsANewInstance (issue 29, 8): the very start that
+// created a deleted instance, made again, is a new instance that runs,
+// not a retry of the deleted one's start that enqueues nothing (a
+// provider whose deletion is not finished refuses it with the retryable
+// ErrInstanceDeleting instead: the Cosmos provider's tests inject that).
+func startAfterDeleteRunsANewInstance(e *env) {
+	const instance = "start-after-delete"
+	e.start(edgeRegistry(e), fastOptions(nil))
+	e.startOrch(instance, "Other", "same")
+	require.Equal(e.t, "other", e.completed(instance))
+	_, err := e.client().DeleteInstance(e.ctx, instance)
+	require.NoError(e.t, err)
+	e.startOrch(instance, "Other", "same")
+	require.Equal(e.t, "other", e.completed(instance))
+	e.requireExecutions(instance, []uint64{1})
 }
 
 // turnReplaysTheStartedOrchestration enqueues a second start for another

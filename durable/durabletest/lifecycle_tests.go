@@ -27,6 +27,10 @@ func lifecycleTests() []sample {
 		{"restart_runs_a_terminal_instance_again", restartRunsATerminalInstanceAgain},
 		{"restart_refuses_a_running_instance", restartRefusesARunningInstance},
 		{"restart_pins_a_version", restartPinsAVersion},
+		{"restart_after_a_rewind_is_refused", restartAfterARewindIsRefused},
+		{"stale_restart_is_dropped_by_the_runtime", staleRestartIsDroppedByTheRuntime},
+		{"cancel_of_an_ended_execution_spares_the_restarted_one", cancelOfAnEndedExecutionSparesTheRestartedOne},
+		{"cancel_reaches_the_execution_that_continued_as_new", cancelReachesTheExecutionThatContinuedAsNew},
 		{"redrive_delivers_the_poisoned_messages_again", redriveDeliversThePoisonedMessagesAgain},
 		{"redrive_reruns_a_poisoned_activity", redriveRerunsAPoisonedActivity},
 		{"redrive_starts_an_instance_poisoned_before_its_first_turn", redriveStartsAnInstancePoisonedBeforeItsFirstTurn},
@@ -490,6 +494,103 @@ func restartRefusesARunningInstance(e *env) {
 		st, err := e.client().Status(e.ctx, "restart-running")
 		return err == nil && st.State == durable.StateCompleted && st.Output == "echo:again:d"
 	})
+}
+
+// restartAfterARewindIsRefused (issue 29, 6): a Rewind and then a
+// Restart of the same failed execution, both before any runtime took the
+// first: the Restart is refused (the Rewind already claimed the next
+// execution), and only execution 2 runs.
+func restartAfterARewindIsRefused(e *env) {
+	var runs atomic.Int32
+	var fixed atomic.Bool
+	const instance = "rewind-then-restart"
+	rt := e.start(oneStep(e, &runs, &fixed), fastOptions(nil))
+	e.startOrch(instance, "OneStep", "in")
+	e.requireBroken(instance)
+	shutdownRuntime(e, rt)
+	fixed.Store(true)
+	require.NoError(e.t, e.client().Rewind(e.ctx, instance, durable.RewindOptions{}))
+	require.ErrorIs(e.t, e.client().Restart(e.ctx, instance, durable.RestartOptions{Input: "again"}), durable.ErrInvalidState,
+		"the rewind already starts the next execution")
+	require.ErrorIs(e.t, e.client().Redrive(e.ctx, instance), durable.ErrInvalidState)
+	e.start(oneStep(e, &runs, &fixed), fastOptions(nil))
+	e.waitExecutions(instance, 2)
+	require.Equal(e.t, "Work(in)", e.completed(instance))
+	e.requireExecutions(instance, []uint64{1, 2})
+	// Once the rewound execution ended, it can be restarted.
+	e.restart(instance, durable.RestartOptions{Input: "again"}, 3)
+	require.Equal(e.t, "Work(again)", e.completed(instance))
+}
+
+// staleRestartIsDroppedByTheRuntime: a restart of execution 1 that
+// reaches the queue after execution 2 started (a client whose provider
+// cannot check the claim atomically) is dropped by the runtime, which
+// judges it against the execution it names.
+func staleRestartIsDroppedByTheRuntime(e *env) {
+	const instance = "stale-restart"
+	rt := e.start(edgeRegistry(e), fastOptions(nil))
+	e.startOrch(instance, "Other", "")
+	require.Equal(e.t, "other", e.completed(instance))
+	e.restart(instance, durable.RestartOptions{}, 2)
+	require.Equal(e.t, "other", e.completed(instance))
+	shutdownRuntime(e, rt)
+	require.NoError(e.t, e.p.EnqueueForOrchestrator(e.ctx, duroxide.ContinueAsNewItem{Instance: instance, Orchestration: "Echo",
+		Input: "stale", CarryForwardEvents: []duroxide.CarryForwardEvent{}, RestartOf: ptrTo[uint64](1)}, 0))
+	require.NoError(e.t, e.client().Restart(e.ctx, instance, durable.RestartOptions{}))
+	e.start(edgeRegistry(e), fastOptions(nil))
+	e.waitExecutions(instance, 3)
+	require.Equal(e.t, "other", e.completed(instance), "execution 3 is the restart of execution 2, not the stale one")
+	e.requireExecutions(instance, []uint64{1, 2, 3})
+}
+
+// cancelOfAnEndedExecutionSparesTheRestartedOne (issue 29, 7): a cancel
+// made while execution 1 had ended, then a Restart, both taken by one
+// turn: the cancel targets execution 1, so execution 2 runs on.
+func cancelOfAnEndedExecutionSparesTheRestartedOne(e *env) {
+	const instance = "cancel-then-restart"
+	rt := e.start(edgeRegistry(e), fastOptions(nil))
+	e.startOrch(instance, "Echo", "one")
+	e.waitSubscription(instance, "go")
+	e.raise(instance, "go", "x")
+	require.Equal(e.t, "echo:one:x", e.completed(instance))
+	shutdownRuntime(e, rt)
+	e.cancel(instance, "too late")
+	require.NoError(e.t, e.client().Restart(e.ctx, instance, durable.RestartOptions{Input: "two"}))
+	e.start(edgeRegistry(e), fastOptions(nil))
+	e.waitExecutions(instance, 2)
+	e.waitSubscription(instance, "go")
+	e.raise(instance, "go", "y")
+	require.Equal(e.t, "echo:two:y", e.completed(instance), "the cancel was meant for execution 1")
+	// A cancel made while execution 2 runs still ends it.
+	require.NoError(e.t, e.client().Restart(e.ctx, instance, durable.RestartOptions{Input: "three"}))
+	e.waitExecutions(instance, 3)
+	e.waitSubscription(instance, "go")
+	e.cancel(instance, "stop")
+	e.waitStatusCancelled(instance)
+}
+
+// cancelReachesTheExecutionThatContinuedAsNew: a cancel made for
+// execution 1 that a runtime takes only in a later turn of execution 2,
+// which execution 1 continued as new into, still ends it (the runtime
+// reads execution 1's end to tell a continuation from a restart).
+func cancelReachesTheExecutionThatContinuedAsNew(e *env) {
+	const instance = "cancel-chain"
+	r := edgeRegistry(e)
+	orch(e.t, r, "Twice", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		if in == "first" {
+			return "", durable.ContinueAsNew(ctx, "second")
+		}
+		d, err := durable.WaitEvent[string](ctx, "go").Await()
+		return in + ":" + d, err
+	})
+	e.start(r, fastOptions(nil))
+	e.startOrch(instance, "Twice", "first")
+	e.waitExecutions(instance, 2)
+	e.waitSubscription(instance, "go")
+	require.NoError(e.t, e.p.EnqueueForOrchestrator(e.ctx, duroxide.CancelInstanceItem{Instance: instance, Reason: "stop",
+		ExecutionID: ptrTo[uint64](1)}, 0))
+	e.waitStatusCancelled(instance)
+	e.requireExecutions(instance, []uint64{1, 2})
 }
 
 // oneStep is "OneStep": it runs activity Work (counted, failing until

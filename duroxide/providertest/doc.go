@@ -93,13 +93,15 @@ the optional StatusReader's ReadStatus, checked against them;
 held_messages (3): messages that arrive while an instance's start or an
 abandoned batch is held back wait for it, neither dropped as orphans nor
 delivered first; instance_search (8), ProviderAdmin.SearchInstances; and
-lifecycle (8), what the Client's Suspend, Resume and Rewind need:
+lifecycle (10), what the Client's Suspend, Resume, Rewind and Restart need:
 OrchestrationCommit.Suspend holding an instance's messages back until a
 resume or cancellation brings them all, however many (for a provider
 that is a SuspensionReader), an execution that ends clearing the
 suspension, a search by the suspended state finding the instance, and
 execution N+1 of a failed instance committed with a prefix
-of history.
+of history, and the next execution after a terminal one claimed once (of
+two requests for it exactly one is accepted, per execution; for a
+provider that is a NextExecutionWriter).
 
 Newer duroxide adds race_replay (src/provider_validation/race_replay.rs,
 9 behaviours at 729fbb10): provider validations that run a Runtime over

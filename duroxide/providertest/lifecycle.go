@@ -2,6 +2,7 @@ package providertest
 
 import (
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -24,6 +25,83 @@ var lifecycleTests = []Test{
 	{Name: "suspension_of_unknown_instance_is_false", Func: testSuspensionOfUnknownInstance},
 	{Name: "search_finds_a_suspended_instance", Func: testSearchFindsASuspendedInstance},
 	{Name: "rewound_execution_starts_running_from_a_prefix", Func: testRewoundExecutionStartsRunning},
+	{Name: "next_execution_has_one_winner", Func: testNextExecutionHasOneWinner},
+	{Name: "next_execution_claims_are_per_execution", Func: testNextExecutionClaimsArePerExecution},
+}
+
+// nextExecutionWriter returns p as a NextExecutionWriter or skips t.
+func nextExecutionWriter(t *testing.T, p duroxide.Provider) duroxide.NextExecutionWriter {
+	t.Helper()
+	w, ok := p.(duroxide.NextExecutionWriter)
+	if !ok {
+		t.Skip("optional capability: the provider does not implement duroxide.NextExecutionWriter, so only the runtime drops a late restart")
+	}
+	return w
+}
+
+// restartOf is a client's restart of instance's execution exec.
+func restartOf(instance string, exec uint64, input string) duroxide.ContinueAsNewItem {
+	return duroxide.ContinueAsNewItem{Instance: instance, Orchestration: "TestOrch", Input: input,
+		CarryForwardEvents: []duroxide.CarryForwardEvent{}, RestartOf: &exec}
+}
+
+// testNextExecutionHasOneWinner: requests for the successor of one
+// terminal execution (restarts, a rewind) race; exactly one is enqueued,
+// the others are ErrStaleExecution, and the winner's key repeats it.
+func testNextExecutionHasOneWinner(t *testing.T, f Factory) {
+	t.Parallel()
+	_, p := newProvider(t, f)
+	w := nextExecutionWriter(t, p)
+	const instance = "next-race"
+	createInstanceWith(t, p, instance, statusMetadata(duroxide.StatusCompleted, "done"))
+	const n = 6
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			var item duroxide.WorkItem = restartOf(instance, 1, strconv.Itoa(i))
+			if i == 0 {
+				item = duroxide.RewindInstanceItem{Instance: instance, ExecutionID: 1}
+			}
+			errs[i] = w.EnqueueNextExecution(t.Context(), item, 1, "key-"+strconv.Itoa(i))
+		})
+	}
+	wg.Wait()
+	won := -1
+	for i, err := range errs {
+		if err == nil {
+			require.Equal(t, -1, won, "exactly one request wins: %v", errs)
+			won = i
+			continue
+		}
+		require.ErrorIs(t, err, duroxide.ErrStaleExecution)
+		require.False(t, duroxide.IsRetryable(err), "a refused claim is final: %v", err)
+	}
+	require.NotEqual(t, -1, won, "one request wins: %v", errs)
+	require.NoError(t, w.EnqueueNextExecution(t.Context(), restartOf(instance, 1, "again"), 1, "key-"+strconv.Itoa(won)),
+		"the winner's retry")
+	item := mustFetchInstance(t, p, testLock, instance)
+	require.Len(t, item.Messages, 1, "one request enqueued: %v", item.Messages)
+}
+
+// testNextExecutionClaimsArePerExecution: a claim refuses requests for
+// the successor of its execution and of earlier ones, not of later
+// ones; a missing instance is ErrInstanceNotFound; other items are
+// ErrInvalidInput.
+func testNextExecutionClaimsArePerExecution(t *testing.T, f Factory) {
+	t.Parallel()
+	_, p := newProvider(t, f)
+	w := nextExecutionWriter(t, p)
+	ctx := t.Context()
+	require.ErrorIs(t, w.EnqueueNextExecution(ctx, restartOf("next-missing", 1, ""), 1, ""), duroxide.ErrInstanceNotFound)
+	const instance = "next-claims"
+	createInstanceWith(t, p, instance, statusMetadata(duroxide.StatusFailed, "boom"))
+	require.ErrorIs(t, w.EnqueueNextExecution(ctx, duroxide.CancelInstanceItem{Instance: instance}, 1, ""), duroxide.ErrInvalidInput)
+	require.NoError(t, w.EnqueueNextExecution(ctx, restartOf(instance, 2, "a"), 2, ""))
+	require.ErrorIs(t, w.EnqueueNextExecution(ctx, restartOf(instance, 1, "b"), 1, ""), duroxide.ErrStaleExecution, "an earlier execution")
+	require.ErrorIs(t, w.EnqueueNextExecution(ctx, restartOf(instance, 2, "c"), 2, ""), duroxide.ErrStaleExecution,
+		"without a key a second request is not a retry")
+	require.NoError(t, w.EnqueueNextExecution(ctx, restartOf(instance, 3, "d"), 3, ""), "the successor of a later execution")
 }
 
 // suspensionReader returns p as a SuspensionReader or skips t.
