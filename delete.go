@@ -176,10 +176,13 @@ func deletionCondition(mark string) string {
 // sweep removes every document of a tombstoned instance, in as many
 // batches as needed, the instance document last. Queue messages enqueued
 // after the tombstone belong to a new instance with the same id and stay
-// — except activity completions: a worker may ack an activity of the
-// deleted instance after its tombstone (the ack does not read the
-// instance), and no activity of a new instance can exist before the
-// sweep ends (the tombstone keeps the id unlockable). A work item and the
+// — except responses (activity, timer and child results): a worker may
+// ack an activity of the deleted instance after its tombstone (the ack
+// does not read the instance), a child swept after its parent may report
+// to it, and a new instance cannot begin before the sweep ends (a start
+// of a tombstoned id is refused, settleDeletion), so it has scheduled
+// nothing a response could answer: every response found is stale, and
+// kept it would reach the new instance's execution 1 as if its own. A work item and the
 // completion its ack would create (deterministic id) is deleted once all
 // work items are gone, so an ack racing the sweep either landed before
 // (its completion goes too) or fails.
@@ -198,7 +201,7 @@ func (p *Provider) sweep(ctx context.Context, doc *instanceDoc) (duroxide.Delete
 	_, err := p.st.Query(ctx, "SELECT c.id, c.type, c.executionId, c.enqueuedAt, c.workItem FROM c", nil, cosmos.QueryOptions{Partition: &inst, PageSize: 1000}, func(raw []byte) bool {
 		var r row
 		if json.Unmarshal(raw, &r) == nil && r.ID != doc.ID {
-			if keptBySweep(r.Type) && r.EnqueuedAt > *doc.Deleted && !isCompletion(r.WorkItem) {
+			if keptBySweep(r.Type) && r.EnqueuedAt > *doc.Deleted && !isResponse(r.WorkItem) {
 				return true
 			}
 			rows = append(rows, r)
@@ -285,14 +288,15 @@ func (p *Provider) settleDeletion(ctx context.Context, op string, doc *instanceD
 	if !p.confirmTombstone(ctx, doc) {
 		return duroxide.Deleting(op, nil, "the deletion of instance %q changed while the start finished it; retry the start", inst)
 	}
+	if err := p.dropQueuedChildren(ctx, []*instanceDoc{doc}); err != nil {
+		return duroxide.Deleting(op, err, "finishing the deletion of instance %q failed: %v", inst, err)
+	}
 	if _, err := p.sweep(ctx, doc); err != nil {
 		return duroxide.Deleting(op, err, "finishing the deletion of instance %q failed: %v", inst, err)
 	}
 	return nil
 }
 
-// isCompletion reports whether a queue message's work item is an
-// activity's result.
 // keptBySweep: document types a deletion keeps when written after its
 // tombstone (they belong to the instance's next life).
 func keptBySweep(docType string) bool {
@@ -303,8 +307,108 @@ func keptBySweep(docType string) bool {
 	return false
 }
 
-func isCompletion(workItem string) bool {
-	return strings.HasPrefix(workItem, `{"ActivityCompleted"`) || strings.HasPrefix(workItem, `{"ActivityFailed"`)
+// responseKinds are the work items that answer something an execution
+// scheduled.
+var responseKinds = []string{`{"ActivityCompleted"`, `{"ActivityFailed"`, `{"TimerFired"`, `{"SubOrchCompleted"`, `{"SubOrchFailed"`}
+
+// isResponse reports whether a queue message's work item is a response.
+func isResponse(workItem string) bool {
+	for _, k := range responseKinds {
+		if strings.HasPrefix(workItem, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// queuedStartParents bounds the parents one query for queued children
+// names, so a big tree's query stays small; a tree of up to this many
+// instances costs one query.
+const queuedStartParents = 50
+
+// dropQueuedChildren deletes the starts of the tombstoned instances'
+// children that exist only as queued messages: a parent's turn scheduled
+// them (the outbox delivered the start into the child's partition) and
+// no turn of theirs has run, so no instance document links them to the
+// tree. Left behind, such a child would run and report to "execution 1"
+// of the parent id's next life, which could not tell its result from one
+// of its own. It runs after the tombstones, which keep every next life
+// from starting, and before the sweeps, which remove the starts still
+// pending in a parent's outbox. A start naming a deleted parent is stale
+// whatever its target holds (an instance of that id refuses it as a
+// collision and would report that to the deleted parent too), so each
+// found is deleted. One cross-partition query per queuedStartParents
+// instances.
+func (p *Provider) dropQueuedChildren(ctx context.Context, docs []*instanceDoc) error {
+	deleted := make(map[string]bool, len(docs))
+	ids := make([]string, 0, len(docs))
+	for _, d := range docs {
+		if !deleted[d.InstanceID] {
+			deleted[d.InstanceID] = true
+			ids = append(ids, d.InstanceID)
+		}
+	}
+	sort.Strings(ids)
+	for len(ids) > 0 {
+		n := min(len(ids), queuedStartParents)
+		if err := p.dropQueuedChildrenOf(ctx, ids[:n], deleted); err != nil {
+			return err
+		}
+		ids = ids[n:]
+	}
+	return nil
+}
+
+// dropQueuedChildrenOf is dropQueuedChildren for the parents ids.
+func (p *Provider) dropQueuedChildrenOf(ctx context.Context, ids []string, deleted map[string]bool) error {
+	type row struct {
+		ID         string `json:"id"`
+		InstanceID string `json:"instanceId"`
+		WorkItem   string `json:"workItem"`
+	}
+	params := cosmos.QueryParams{}.Add("@type", docOrchQueue).Add("@start", `{"StartOrchestration"`)
+	names := make([]string, len(ids))
+	for i, id := range ids {
+		name := fmt.Sprintf("@p%d", i)
+		names[i] = "CONTAINS(c.workItem, " + name + ")"
+		params = params.Add(name, parentNeedle(id))
+	}
+	q := "SELECT c.id, c.instanceId, c.workItem FROM c WHERE c.type = @type AND STARTSWITH(c.workItem, @start) AND (" + strings.Join(names, " OR ") + ")"
+	var strays []row
+	_, err := p.st.Query(ctx, q, params, cosmos.QueryOptions{PageSize: 1000}, func(raw []byte) bool {
+		var r row
+		if json.Unmarshal(raw, &r) != nil || deleted[r.InstanceID] {
+			return true // the child is in the tree: its sweep removes it
+		}
+		w, err := duroxide.UnmarshalWorkItem([]byte(r.WorkItem))
+		if s, ok := w.(duroxide.StartOrchestrationItem); err == nil && ok && s.ParentInstance != nil && deleted[*s.ParentInstance] {
+			strays = append(strays, r)
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	for _, r := range strays {
+		if err := p.st.Delete(ctx, r.InstanceID, r.ID, nil); err != nil && !errors.Is(err, cosmos.ErrNotFound) {
+			return err
+		}
+	}
+	return nil
+}
+
+// parentNeedle is how a start's work item names parent id: the
+// parent_instance field in duroxide's encoding (the match is confirmed
+// by decoding, so the needle only has to be no narrower).
+func parentNeedle(id string) string {
+	enc, _ := duroxide.MarshalWorkItem(duroxide.SubOrchCompletedItem{ParentInstance: id})
+	s := string(enc)
+	start := strings.Index(s, `"parent_instance":`)
+	end := strings.Index(s, `,"parent_execution_id"`)
+	if start < 0 || end < start {
+		return `"parent_instance":`
+	}
+	return s[start:end]
 }
 
 // finishDeletions completes deletions a crash interrupted; run by the
@@ -336,13 +440,23 @@ func (p *Provider) finishDeletions(ctx context.Context, full bool) error {
 	if err != nil {
 		return err
 	}
-	var errs []error
+	var confirmed []*instanceDoc
 	for i := range docs {
-		if !p.confirmTombstone(ctx, &docs[i]) {
-			continue
+		if p.confirmTombstone(ctx, &docs[i]) {
+			confirmed = append(confirmed, &docs[i])
 		}
-		if _, err := p.sweep(ctx, &docs[i]); err != nil {
-			errs = append(errs, fmt.Errorf("instance %q: %w", docs[i].InstanceID, err))
+	}
+	if len(confirmed) == 0 {
+		return nil
+	}
+	// The interrupted deletion may not have dropped its queued children.
+	if err := p.dropQueuedChildren(ctx, confirmed); err != nil {
+		return err
+	}
+	var errs []error
+	for _, d := range confirmed {
+		if _, err := p.sweep(ctx, d); err != nil {
+			errs = append(errs, fmt.Errorf("instance %q: %w", d.InstanceID, err))
 		}
 	}
 	return errors.Join(errs...)
@@ -476,6 +590,9 @@ func (p *Provider) deleteValidated(ctx context.Context, op string, docs []deleti
 	tombstoned, err := p.tombstone(ctx, docs)
 	if err != nil {
 		return nil, err
+	}
+	if err := p.dropQueuedChildren(ctx, tombstoned); err != nil {
+		return nil, duroxide.Wrap(op, err)
 	}
 	res := &duroxide.DeleteInstanceResult{}
 	for _, d := range tombstoned {

@@ -32,6 +32,6 @@ func TestE2E(t *testing.T) {
 		// provider validation that needs a runtime (what a fetch sees
 		// while a continue-as-new start is not yet visible): they run on
 		// every backend.
-		durabletest.RunModules(t, newFactory(t, b), "e2e_samples", "api_edge_tests", "operations_tests", "lifecycle_tests", "sub_orchestration_routing_tests", "race_replay")
+		durabletest.RunModules(t, newFactory(t, b), "e2e_samples", "api_edge_tests", "operations_tests", "lifecycle_tests", "sub_orchestration_routing_tests", "deletion_stray_tests", "race_replay")
 	})
 }

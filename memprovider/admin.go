@@ -434,6 +434,7 @@ func (a *admin) deleteLocked(ids []string, force bool) (*duroxide.DeleteInstance
 		}
 	}
 
+	strays := a.queuedChildrenLocked(set)
 	for id := range set {
 		if s := a.p.instances[id]; s != nil {
 			res.InstancesDeleted++
@@ -453,7 +454,7 @@ func (a *admin) deleteLocked(ids []string, force bool) (*duroxide.DeleteInstance
 	}
 	orch := a.p.orchQueue[:0]
 	for _, m := range a.p.orchQueue {
-		if set[m.instance] {
+		if set[m.instance] || strays[m] {
 			res.QueueMessagesDeleted++
 			continue
 		}
@@ -474,6 +475,34 @@ func (a *admin) deleteLocked(ids []string, force bool) (*duroxide.DeleteInstance
 	clear(a.p.workQueue[len(work):])
 	a.p.workQueue = work
 	return res, nil
+}
+
+// queuedChildrenLocked adds to set the children of its instances that
+// exist only as queued starts: a parent's turn scheduled them and no
+// turn of theirs has run, so no instance record links them to the tree,
+// yet left behind they would run and report to "execution 1" of the
+// parent id's next life. A start naming a parent in set whose instance
+// exists outside set (an id collision) is returned instead, to be
+// dropped on its own: its refusal would be reported to the deleted
+// parent just the same.
+func (a *admin) queuedChildrenLocked(set map[string]bool) map[*orchMessage]bool {
+	strays := map[*orchMessage]bool{}
+	for grew := true; grew; {
+		grew = false
+		for _, m := range a.p.orchQueue {
+			start, ok := m.item.(duroxide.StartOrchestrationItem)
+			if !ok || start.ParentInstance == nil || !set[*start.ParentInstance] || set[m.instance] {
+				continue
+			}
+			if a.p.instances[m.instance] != nil {
+				strays[m] = true
+				continue
+			}
+			set[m.instance] = true
+			grew = true
+		}
+	}
+	return strays
 }
 
 // admIsTerminal reports whether status ends an instance (for bulk deletion).

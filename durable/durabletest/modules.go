@@ -52,5 +52,8 @@ func modules() []module {
 		// Go-only: a child's result reaches the parent execution that
 		// called it, whichever runtime completes the child (issue 29).
 		{"sub_orchestration_routing_tests", subOrchestrationRoutingTests},
+		// Go-only: nothing of a deleted tree reaches the next life of its
+		// root's id.
+		{"deletion_stray_tests", deletionStrayTests},
 	}
 }

@@ -1,0 +1,89 @@
+package cdb_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/duroxide-go/cdb"
+	"github.com/duroxide-go/cdb/cosmostest"
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// hParentTurn acks parent's first turn: it schedules child (event 2) and
+// stays Running.
+func hParentTurn(t *testing.T, p *cdb.Provider, parent, child string) {
+	t.Helper()
+	ctx := t.Context()
+	require.NoError(t, p.StartInstance(ctx, hStart(parent), ""))
+	it := mustFetchOrch(t, p, parent)
+	require.NoError(t, p.AckOrchestrationItem(ctx, it.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1,
+		HistoryDelta: []duroxide.Event{hStarted(parent, "HOrch"),
+			hEvent(parent, 1, 2, duroxide.SubOrchestrationScheduled{Name: "HChild", Instance: child, Input: `{"in":1}`})},
+		OrchestratorItems: []duroxide.WorkItem{hChildStart(parent, child, 2)},
+		Metadata:          hRunning("HOrch")}))
+}
+
+// TestDeleteDropsAChildStartPendingInTheOutbox: the parent's turn
+// scheduled a child whose start is still an outbox intent in the
+// parent's partition (its delivery failed). A forced deletion of the
+// parent must take it along: the maintenance loop must not deliver it
+// afterwards, to run an orphan that reports to the id's next life.
+func TestDeleteDropsAChildStartPendingInTheOutbox(t *testing.T) {
+	t.Parallel()
+	e := newHarness(t, cdb.Options{}, withoutLag(), withManualClock())
+	ctx := t.Context()
+	const parent, child = "pending-parent", "pending-parent::sub::2"
+	p := e.actor(nil)
+	undeliverable := e.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Status: http.StatusServiceUnavailable, Match: pkMatch(child)})
+	hParentTurn(t, p, parent, child)
+	undeliverable()
+	require.NotEmpty(t, e.docsWhere("outbox_intent", parent), "the child's start is pending in the outbox")
+
+	_, err := p.DeleteInstance(ctx, parent, true)
+	require.NoError(t, err)
+	e.clock.advance(cdb.DefaultOutboxMinAge + cdb.DefaultMaxClockSkew)
+	_, err = p.RunMaintenance(ctx)
+	require.NoError(t, err)
+	requireNoOrch(t, p, "the deleted parent's child must not start")
+	require.Empty(t, e.docsWhere("", child), "nothing of the child was written")
+}
+
+// TestSweepDropsResponsesWrittenAfterTheTombstone: a deletion tombstones
+// a parent and its sweep is interrupted; then the parent's child, swept
+// later or still running elsewhere, reports to it, and a timer of it
+// fires. The finished sweep must remove those responses although they
+// were written after the tombstone: no next life of the id can have
+// begun before the sweep ends, so they answer the deleted execution 1,
+// and kept they would reach the new execution 1 as its own.
+func TestSweepDropsResponsesWrittenAfterTheTombstone(t *testing.T) {
+	t.Parallel()
+	e := newHarness(t, cdb.Options{}, withoutLag(), withManualClock())
+	ctx := t.Context()
+	const inst = "late-responses"
+	p := e.actor(nil)
+	require.NoError(t, p.StartInstance(ctx, hStart(inst), ""))
+	it := mustFetchOrch(t, p, inst)
+	require.NoError(t, p.AckOrchestrationItem(ctx, it.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1,
+		HistoryDelta: []duroxide.Event{hStarted(inst, "HOrch")}, Metadata: hRunning("HOrch")}))
+
+	sweepFails := e.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpBatch, Status: http.StatusServiceUnavailable, Match: pkMatch(inst)})
+	_, err := p.DeleteInstance(ctx, inst, true)
+	require.Error(t, err, "the sweep failed")
+	sweepFails()
+
+	e.clock.advance(time.Second)
+	for _, w := range []duroxide.WorkItem{
+		duroxide.SubOrchCompletedItem{ParentInstance: inst, ParentExecutionID: 1, ParentID: 2, Result: "stale"},
+		duroxide.SubOrchFailedItem{ParentInstance: inst, ParentExecutionID: 1, ParentID: 3, Details: duroxide.ApplicationError{Kind: duroxide.AppErrorKind{Type: duroxide.AppOrchestrationFailed}, Message: "stale"}},
+		duroxide.TimerFiredItem{Instance: inst, ExecutionID: 1, ID: 4, FireAtMs: 1},
+	} {
+		require.NoError(t, p.EnqueueForOrchestrator(ctx, w, 0))
+	}
+	e.clock.advance(cdb.DefaultOutboxMinAge + cdb.DefaultMaxClockSkew)
+	_, err = p.RunMaintenance(ctx)
+	require.NoError(t, err)
+	require.Empty(t, e.docsWhere("orch_queue", inst), "responses to the deleted execution outlived its deletion")
+}
