@@ -30,12 +30,22 @@ var (
 	rewoundParentRequest = duroxide.RewindInstanceItem{Instance: rewoundChild, Reason: "parent rewound", ParentExecutionID: u64p(2)}
 )
 
+// The child's ends: still running, failed on its own, or ended by the
+// parent's cancel taken in one turn with a completion after it.
+const (
+	childRunning = iota
+	childFailed
+	childCancelled
+)
+
 // seedRewoundParent seeds parent execution 1, failed with its child
 // running (it recorded the child's cancellation), and execution 2, its
 // rewind, waiting for the child. The child's execution 1 reports to
-// parent execution 1; it ran activity X and waits for event "go", or
-// (childFailed) X failed it.
-func (e *env) seedRewoundParent(childFailed bool) {
+// parent execution 1: it ran activity X and waits for event "go"
+// (childRunning), or X failed it (childFailed), or it took the cancel
+// and then X's completion in one batch, which leaves the cancellation
+// before the completion in its history (childCancelled).
+func (e *env) seedRewoundParent(childEnd int) {
 	scheduled := duroxide.SubOrchestrationScheduled{Name: "Stepper", Instance: rewoundChild, Input: "in"}
 	broken := duroxide.ApplicationError{Kind: duroxide.AppErrorKind{Type: duroxide.AppOrchestrationFailed}, Message: "broken"}
 	e.seedHistory(rewoundParent, []duroxide.Event{
@@ -53,16 +63,23 @@ func (e *env) seedRewoundParent(childFailed bool) {
 			ParentInstance: ptrTo(rewoundParent), ParentID: u64p(2), ParentExecutionID: u64p(1)}),
 		seedEvent(rewoundChild, 1, 2, nil, duroxide.ActivityScheduled{Name: "X", Input: "in"}),
 	}
-	status := duroxide.StatusRunning
-	if childFailed {
-		status = duroxide.StatusFailed
-		child = append(child,
-			seedEvent(rewoundChild, 1, 3, u64p(2), duroxide.ActivityFailed{Details: broken}),
-			seedEvent(rewoundChild, 1, 4, nil, duroxide.OrchestrationFailed{Details: broken}))
-	} else {
+	status := duroxide.StatusFailed
+	switch childEnd {
+	case childRunning:
+		status = duroxide.StatusRunning
 		child = append(child,
 			seedEvent(rewoundChild, 1, 3, u64p(2), duroxide.ActivityCompleted{Result: "x"}),
 			seedEvent(rewoundChild, 1, 4, nil, duroxide.ExternalSubscribed{Name: "go"}))
+	case childFailed:
+		child = append(child,
+			seedEvent(rewoundChild, 1, 3, u64p(2), duroxide.ActivityFailed{Details: broken}),
+			seedEvent(rewoundChild, 1, 4, nil, duroxide.OrchestrationFailed{Details: broken}))
+	case childCancelled:
+		cancelled := duroxide.ApplicationError{Kind: duroxide.AppErrorKind{Type: duroxide.AppCancelled, Reason: parentDroppedCancel.Reason}}
+		child = append(child,
+			seedEvent(rewoundChild, 1, 3, nil, duroxide.OrchestrationCancelRequested{Reason: parentDroppedCancel.Reason}),
+			seedEvent(rewoundChild, 1, 4, u64p(2), duroxide.ActivityCompleted{Result: "x"}),
+			seedEvent(rewoundChild, 1, 5, nil, duroxide.OrchestrationFailed{Details: cancelled}))
 	}
 	e.seedHistory(rewoundChild, child, status)
 }
@@ -131,7 +148,7 @@ func (e *env) requireRewoundChildReachesTheParent() {
 // The running child takes the rewind request, then, in a later turn,
 // the cancel from the parent's failed execution.
 func rewindReachesARunningChildBeforeTheStaleCancel(e *env) {
-	e.seedRewoundParent(false)
+	e.seedRewoundParent(childRunning)
 	e.deliverInBatches(rewoundParentRegistry(e), []duroxide.WorkItem{rewoundParentRequest}, []duroxide.WorkItem{parentDroppedCancel})
 	e.requireRewoundChildReachesTheParent()
 }
@@ -139,7 +156,7 @@ func rewindReachesARunningChildBeforeTheStaleCancel(e *env) {
 // The running child takes the rewind request and the cancel after it
 // in one batch.
 func rewindReachesARunningChildWithTheStaleCancelAfterIt(e *env) {
-	e.seedRewoundParent(false)
+	e.seedRewoundParent(childRunning)
 	e.deliverInBatches(rewoundParentRegistry(e), []duroxide.WorkItem{rewoundParentRequest, parentDroppedCancel})
 	e.requireRewoundChildReachesTheParent()
 }
@@ -147,7 +164,7 @@ func rewindReachesARunningChildWithTheStaleCancelAfterIt(e *env) {
 // The running child takes the cancel, which fails it, then the rewind
 // request, which rewinds it.
 func rewindReachesAChildTheStaleCancelFailed(e *env) {
-	e.seedRewoundParent(false)
+	e.seedRewoundParent(childRunning)
 	e.deliverInBatches(rewoundParentRegistry(e), []duroxide.WorkItem{parentDroppedCancel}, []duroxide.WorkItem{rewoundParentRequest})
 	e.requireRewoundChildReachesTheParent()
 }
@@ -156,7 +173,7 @@ func rewindReachesAChildTheStaleCancelFailed(e *env) {
 // cancel from the parent's failed execution reaches the rewound
 // execution in a later turn.
 func rewoundChildDropsTheStaleCancelAfterItsRewind(e *env) {
-	e.seedRewoundParent(true)
+	e.seedRewoundParent(childFailed)
 	e.deliverInBatches(rewoundParentRegistry(e), []duroxide.WorkItem{rewoundParentRequest}, []duroxide.WorkItem{parentDroppedCancel})
 	e.requireRewoundChildReachesTheParent()
 }
@@ -165,7 +182,17 @@ func rewoundChildDropsTheStaleCancelAfterItsRewind(e *env) {
 // it come in one batch, so the cancel is among the rewind turn's own
 // messages.
 func rewoundChildDropsTheStaleCancelInItsRewindBatch(e *env) {
-	e.seedRewoundParent(true)
+	e.seedRewoundParent(childFailed)
 	e.deliverInBatches(rewoundParentRegistry(e), []duroxide.WorkItem{rewoundParentRequest, parentDroppedCancel})
+	e.requireRewoundChildReachesTheParent()
+}
+
+// The cancel ended the child in a turn that also took X's completion,
+// after the cancel: the cancellation is not just before the failure in
+// the child's history. The rewind request then rewinds the child, which
+// must not meet the cancellation again.
+func rewoundChildLeavesACancellationFollowedByACompletion(e *env) {
+	e.seedRewoundParent(childCancelled)
+	e.deliverInBatches(rewoundParentRegistry(e), []duroxide.WorkItem{rewoundParentRequest})
 	e.requireRewoundChildReachesTheParent()
 }

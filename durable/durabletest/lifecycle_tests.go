@@ -26,6 +26,7 @@ func lifecycleTests() []sample {
 		{"rewind_reaches_a_child_the_stale_cancel_failed", rewindReachesAChildTheStaleCancelFailed},
 		{"rewound_child_drops_the_stale_cancel_after_its_rewind", rewoundChildDropsTheStaleCancelAfterItsRewind},
 		{"rewound_child_drops_the_stale_cancel_in_its_rewind_batch", rewoundChildDropsTheStaleCancelInItsRewindBatch},
+		{"rewound_child_leaves_a_cancellation_followed_by_a_completion", rewoundChildLeavesACancellationFollowedByACompletion},
 		{"rewind_refuses_instances_that_did_not_fail", rewindRefusesInstancesThatDidNotFail},
 		{"rewind_of_a_long_history", rewindOfALongHistory},
 		{"rewind_keeps_kv_and_custom_status", rewindKeepsKVAndCustomStatus},
