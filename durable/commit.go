@@ -94,7 +94,8 @@ func (rt *Runtime) commitResult(t *turn) error {
 		t.cancelOpenSubscriptions()
 		t.append(nil, duroxide.OrchestrationFailed{Details: details})
 		for _, child := range open.subOrchestrations {
-			t.orch = append(t.orch, duroxide.CancelInstanceItem{Instance: childInstanceID(instance, child.instance), Reason: "parent canceled"})
+			t.orch = append(t.orch, duroxide.CancelInstanceItem{Instance: childInstanceID(instance, child.instance), Reason: "parent canceled",
+				ParentExecutionID: ptr(t.executionID)})
 		}
 		if parent != nil {
 			t.orch = append(t.orch, duroxide.SubOrchFailedItem{ParentInstance: parent.instance,
@@ -103,7 +104,7 @@ func (rt *Runtime) commitResult(t *turn) error {
 	}
 	for _, child := range t.cancelledChildren {
 		t.orch = append(t.orch, duroxide.CancelInstanceItem{Instance: childInstanceID(instance, child),
-			Reason: "parent dropped sub-orchestration future"})
+			Reason: "parent dropped sub-orchestration future", ParentExecutionID: ptr(t.executionID)})
 	}
 	return nil
 }

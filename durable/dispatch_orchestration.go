@@ -151,6 +151,7 @@ func (rt *Runtime) processOrchestrationItem(t *turn) {
 	if !rt.judgeCancels(t) {
 		return
 	}
+	rt.dropCancelsOfEarlierParents(t)
 	if t.name != "" && !rt.runTurn(t) {
 		return
 	}

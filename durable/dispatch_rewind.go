@@ -112,6 +112,9 @@ func (rt *Runtime) rewind(t *turn, req *rewindRequest, suspend *duroxide.Suspend
 	if req.parentExec != nil && rt.resendChildResult(t, req) {
 		return true
 	}
+	if req.parentExec != nil && rt.repointRunningChild(t, req, suspend) {
+		return true
+	}
 	cut, extra, ok := rt.rewindCutOf(item, req)
 	if !ok {
 		return false
@@ -140,6 +143,7 @@ func (rt *Runtime) rewindTurn(t *turn, req *rewindRequest, cut int, extra, rest 
 	t.readHistory(plan.prefix)
 	t.readMessages(rest)
 	t.completions = append(append(plan.kept, extra...), t.completions...)
+	rt.dropCancelsOfEarlierParents(t)
 	if !rt.runTurn(t) {
 		return
 	}
@@ -228,6 +232,57 @@ func (rt *Runtime) resendChildResult(t *turn, req *rewindRequest) bool {
 		ParentExecutionID: *req.parentExec, ParentID: *started.ParentID, Result: out})
 	rt.ack(t)
 	return true
+}
+
+// repointRunningChild answers a rewound parent's request to a child
+// whose execution still runs: the request overtook the cancel the
+// parent's failed execution sent when it dropped the child's future (an
+// outbox delivers them in either order), or the child had not ended
+// yet. That execution reports to the failed parent execution, which
+// drops its result, and the cancel would still end it. A history is
+// never edited and only its OrchestrationStarted records where a child
+// reports, so the child moves to a new execution: its whole history,
+// with the start naming the parent execution the request names, the
+// batch's other messages readdressed to it, and the work it left open
+// issued again as a rewind issues it. The cancel from the failed parent
+// execution is then stale there (dropCancelsOfEarlierParents). A request
+// from a parent execution no later than the one the child reports to is
+// a duplicate or out of date, and does not apply.
+func (rt *Runtime) repointRunningChild(t *turn, req *rewindRequest, suspend *duroxide.SuspendChange) bool {
+	item := t.item
+	started, ok := runningStart(item.History)
+	if !ok || started.ParentInstance == nil || (started.ParentExecutionID != nil && *started.ParentExecutionID >= *req.parentExec) {
+		return false
+	}
+	rt.log.Info("a rewound parent asked its running child to rewind; moving the child to a new execution reporting to the parent's new one",
+		"instance_id", item.Instance, "execution_id", item.ExecutionID, "parent_execution_id", *req.parentExec)
+	var moved []duroxide.WorkItem
+	for _, m := range withoutStarts(item.Messages) {
+		if w := readdress(m, item.ExecutionID, item.ExecutionID+1); w != nil {
+			moved = append(moved, w)
+		}
+	}
+	item.Messages = nil
+	rt.rewindTurn(t, req, len(item.History), moved, nil, suspend)
+	return true
+}
+
+// runningStart is the OrchestrationStarted of history's execution when
+// nothing ended it (it neither completed, failed nor continued as new).
+func runningStart(history []duroxide.Event) (duroxide.OrchestrationStarted, bool) {
+	var started *duroxide.OrchestrationStarted
+	for _, e := range history {
+		switch k := e.Kind.(type) {
+		case duroxide.OrchestrationStarted:
+			started = &k
+		case duroxide.OrchestrationCompleted, duroxide.OrchestrationFailed, duroxide.OrchestrationContinuedAsNew:
+			started = nil
+		}
+	}
+	if started == nil {
+		return duroxide.OrchestrationStarted{}, false
+	}
+	return *started, true
 }
 
 // unresolved drops from work what the re-driven messages resolve: a

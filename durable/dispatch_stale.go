@@ -1,6 +1,7 @@
 package durable
 
 import (
+	"slices"
 	"time"
 
 	"github.com/duroxide-go/cdb/duroxide"
@@ -12,7 +13,11 @@ import (
 // A restart names the terminal execution it replaces
 // (ContinueAsNewItem.RestartOf), a cancel the execution it stops
 // (CancelInstanceItem.ExecutionID); requests without the field, the Rust
-// crate's and the runtime's own, are taken as they come.
+// crate's and the runtime's own, are taken as they come. A parent's
+// cancel of its child names the parent execution that sent it
+// (CancelInstanceItem.ParentExecutionID): a rewind of the parent moves
+// the child to report to the parent's new execution, and the cancel the
+// failed execution sent is then stale.
 
 // dropStaleRestarts removes from messages the restarts of an execution
 // that is not item's current one, or that did not end completed or
@@ -101,4 +106,24 @@ func (rt *Runtime) continuedAsNew(t *turn, from uint64) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// dropCancelsOfEarlierParents drops from t's completions the cancels a
+// parent sent from an execution before the one t's execution reports
+// to: that parent execution failed and was rewound, its rewind moved
+// this child to report to the new execution, and the cancel is a
+// consequence of the failure the rewind undoes.
+func (rt *Runtime) dropCancelsOfEarlierParents(t *turn) {
+	if t.parentExecID == nil {
+		return
+	}
+	t.completions = slices.DeleteFunc(t.completions, func(m duroxide.WorkItem) bool {
+		c, ok := m.(duroxide.CancelInstanceItem)
+		if !ok || c.ParentExecutionID == nil || *c.ParentExecutionID >= *t.parentExecID {
+			return false
+		}
+		rt.log.Warn("dropping a cancel sent by a parent execution that was rewound since", "instance_id", t.instance,
+			"cancel_parent_execution_id", *c.ParentExecutionID, "parent_execution_id", *t.parentExecID)
+		return true
+	})
 }

@@ -26,6 +26,12 @@ import (
 // cancelled or poisoned) the cut is the OrchestrationFailed event, less
 // the cancellation the terminal turn recorded just before it
 // (OrchestrationCancelRequested, and the subscriptions it cancelled).
+// A cancelled execution is cut at its OrchestrationCancelRequested
+// wherever it lies: a turn that takes the cancel with completions after
+// it records them between the cancellation and the failure, and a
+// prefix holding the cancellation would end N+1 the same way (the cancel
+// a rewound parent's failed execution sent its child, whose rewind must
+// undo it).
 //
 // The events from the cut on are dropped, except the results they hold
 // for work scheduled in the prefix, which are kept and delivered to N+1
@@ -62,6 +68,20 @@ func rewindCut(history []duroxide.Event, atTerminal bool) int {
 	if term < 0 {
 		return -1
 	}
+	cut := failureCut(history, term, atTerminal)
+	if c := slices.IndexFunc(history[:cut], func(e duroxide.Event) bool {
+		_, ok := e.Kind.(duroxide.OrchestrationCancelRequested)
+		return ok
+	}); c >= 0 {
+		return c
+	}
+	return cut
+}
+
+// failureCut is rewindCut's cut before the cancellation is considered:
+// the failure the execution did not move on from, else its end less the
+// breadcrumbs its terminal turn wrote; term is its OrchestrationFailed.
+func failureCut(history []duroxide.Event, term int, atTerminal bool) int {
 	if !atTerminal {
 		cut := -1
 		for i := term - 1; i >= 0; i-- {

@@ -85,6 +85,7 @@ func sampleItems() []WorkItem {
 		SubOrchCompletedItem{ParentInstance: "p", ParentExecutionID: math.MaxUint64, Result: ""},
 		CancelInstanceItem{Instance: "i", Reason: nasty},
 		CancelInstanceItem{Instance: "i", Reason: "r", ExecutionID: ptr(uint64(math.MaxUint64))},
+		CancelInstanceItem{Instance: "i", Reason: "r", ParentExecutionID: ptr(uint64(2))},
 		ContinueAsNewItem{Instance: "i", Orchestration: "O", CarryForwardEvents: []CarryForwardEvent{}},
 		ContinueAsNewItem{Instance: "i", Orchestration: "O", Input: "n", Version: ptr("2"), ParentInstance: ptr("p"), ParentID: ptr(uint64(3)), ParentExecutionID: ptr(uint64(4)), CarryForwardEvents: []CarryForwardEvent{{nasty, "d"}, {"", ""}}, InitialCustomStatus: ptr(nasty)},
 		ContinueAsNewItem{Instance: "i", Orchestration: "O", CarryForwardEvents: []CarryForwardEvent{}, RestartOf: ptr(uint64(2))},
@@ -421,6 +422,10 @@ func TestOptionalFieldsNullVersusOmitted(t *testing.T) {
 	}
 	out, _ = MarshalWorkItem(CancelInstanceItem{Instance: "i", Reason: "r", ExecutionID: ptr(uint64(3))})
 	if string(out) != `{"CancelInstance":{"instance":"i","reason":"r","execution_id":3}}` {
+		t.Errorf("got %s", out)
+	}
+	out, _ = MarshalWorkItem(CancelInstanceItem{Instance: "i", Reason: "r", ParentExecutionID: ptr(uint64(2))})
+	if string(out) != `{"CancelInstance":{"instance":"i","reason":"r","parent_execution_id":2}}` {
 		t.Errorf("got %s", out)
 	}
 	out, _ = MarshalWorkItem(ContinueAsNewItem{Instance: "i", Orchestration: "o", Input: "x", RestartOf: ptr(uint64(4))})

@@ -63,6 +63,7 @@ func appendWorkItem(b []byte, w WorkItem) ([]byte, error) {
 		b = appendStrField(b, "instance", x.Instance)
 		b = appendStrField(b, "reason", x.Reason)
 		b = appendSkipU64Field(b, "execution_id", x.ExecutionID)
+		b = appendSkipU64Field(b, "parent_execution_id", x.ParentExecutionID)
 	case ContinueAsNewItem:
 		b = append(b, `{"ContinueAsNew":{`...)
 		b = appendStrField(b, "instance", x.Instance)
@@ -136,7 +137,8 @@ var workItemLayouts = map[string]*layout{
 	"ExternalRaised":    {name: "struct variant WorkItem::ExternalRaised", order: []field{fInstance, fName, fData}},
 	"SubOrchCompleted":  {name: "struct variant WorkItem::SubOrchCompleted", order: []field{fParentInstance, fParentExecutionID, fParentID, fResult}},
 	"SubOrchFailed":     {name: "struct variant WorkItem::SubOrchFailed", order: []field{fParentInstance, fParentExecutionID, fParentID, fDetails}},
-	// CancelInstance's execution_id and ContinueAsNew's restart_of are
+	// CancelInstance's execution_id and parent_execution_id and
+	// ContinueAsNew's restart_of are
 	// Go-only and decoded from the map form only (the one Go writes): the
 	// sequence layouts stay serde's, which has no such elements.
 	"CancelInstance": {name: "struct variant WorkItem::CancelInstance", order: []field{fInstance, fReason}},
@@ -238,7 +240,8 @@ func (d *decoder) workItem() (WorkItem, error) {
 			Details:           f.details(fDetails),
 		}
 	case "CancelInstance":
-		w = CancelInstanceItem{Instance: f.str(fInstance), Reason: f.str(fReason), ExecutionID: f.optU64(fExecutionID)}
+		w = CancelInstanceItem{Instance: f.str(fInstance), Reason: f.str(fReason), ExecutionID: f.optU64(fExecutionID),
+			ParentExecutionID: f.optU64(fParentExecutionID)}
 	case "ContinueAsNew":
 		w = ContinueAsNewItem{
 			Instance:            f.str(fInstance),

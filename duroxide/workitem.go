@@ -115,6 +115,13 @@ type CancelInstanceItem struct {
 	// restarted one. Go-only, omitted when nil; a cancel without it (the
 	// Rust crate's, the runtime's of a child) applies to any execution.
 	ExecutionID *uint64
+	// ParentExecutionID, when set, is the parent execution that sent the
+	// cancel to its child: a child whose execution reports to a later
+	// execution of the parent (a rewind of the parent asked it to rewind
+	// or report there) drops it, so the end of the failed execution the
+	// rewind undoes never fails the child its new execution waits for.
+	// Go-only, omitted when nil; a cancel without it applies as it comes.
+	ParentExecutionID *uint64
 }
 
 // ContinueAsNewItem starts the next execution of an instance.
