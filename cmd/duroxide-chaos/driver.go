@@ -69,7 +69,7 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) (ok bool, e
 	}
 	d := &driver{cfg: cfg, stderr: stderr, rng: rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed)),
 		done: map[int]bool{}, faults: map[string]int{}, faulted: map[string]int{}, calls: map[string]int{},
-		intents: map[string][]intent{}, start: time.Now(), ks: newKSLives(cfg.Seed, cfg.Orchestrations)}
+		intents: map[string][]intent{}, start: time.Now(), ks: newKSLives(cfg.Seed, cfg.Orchestrations, cfg.plans())}
 	if err := d.setUp(ctx); err != nil {
 		return false, err
 	}

@@ -113,10 +113,11 @@ func ksRand(seed int64, i int) *rand.Rand {
 	return rand.New(rand.NewPCG(uint64(seed), uint64(i)*2+1))
 }
 
-// ksDraw draws instance i's plan and program from the seed.
-func ksDraw(seed int64, i int) (plan string, steps []ksStep) {
+// ksDraw draws instance i's plan (one of plans) and program from the
+// seed.
+func ksDraw(seed int64, i int, plans []string) (plan string, steps []ksStep) {
 	rng := ksRand(seed, i)
-	plan = ksPlans[rng.IntN(len(ksPlans))]
+	plan = plans[rng.IntN(len(plans))]
 	return plan, ksProgram(rng, plan)
 }
 

@@ -22,8 +22,8 @@ func TestKSDrawIsAFunctionOfSeedAndIndex(t *testing.T) {
 	plans := map[string]int{}
 	ops := map[string]int{}
 	for i := range 400 {
-		plan, steps := ksDraw(29, i)
-		plan2, steps2 := ksDraw(29, i)
+		plan, steps := ksDraw(29, i, ksPlans)
+		plan2, steps2 := ksDraw(29, i, ksPlans)
 		require.Equal(t, plan, plan2)
 		require.Equal(t, steps, steps2)
 		plans[plan]++
@@ -50,8 +50,8 @@ func TestKSDrawIsAFunctionOfSeedAndIndex(t *testing.T) {
 	for _, op := range []string{opActivity, opTimer, opEvent, opQueue, opKV, opSession, opChild, opFork, opJoin, opCAN, opFault} {
 		require.Positive(t, ops[op], "op %s drawn", op)
 	}
-	_, a := ksDraw(29, 1)
-	_, b := ksDraw(30, 1)
+	_, a := ksDraw(29, 1, ksPlans)
+	_, b := ksDraw(30, 1, ksPlans)
 	require.NotEqual(t, a, b, "another seed, another program")
 }
 
@@ -89,12 +89,12 @@ func TestKSProgramsCompleteWithTheExpectedOutput(t *testing.T) {
 	c := durable.NewClient(p)
 	const n = 12
 	for i := range n {
-		_, steps := ksDraw(31, i)
+		_, steps := ksDraw(31, i, ksPlans)
 		inst := fmt.Sprintf("ks-test-%d", i)
 		require.NoError(t, c.StartOrchestration(t.Context(), inst, ksOrchName, ksInput{Index: i, Run: 1, Steps: steps}))
 	}
 	for i := range n {
-		_, steps := ksDraw(31, i)
+		_, steps := ksDraw(31, i, ksPlans)
 		inst := fmt.Sprintf("ks-test-%d", i)
 		st := serveUntilDone(t, c, inst)
 		require.Equal(t, durable.StateCompleted, st.State, "%s: %s", inst, st.FailureMessage())

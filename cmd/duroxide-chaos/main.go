@@ -169,11 +169,22 @@ type config struct {
 	// Kinds restricts the workload to these kinds (nil: all of them but
 	// the kitchen sink).
 	Kinds []string
+	// Plans restricts the kitchen-sink operator to these plans (nil: all
+	// of them), to aim a run at one composition.
+	Plans []string
 	// WorkerID is set with -worker: run as that worker.
 	WorkerID string
 	// workerCommand, when set, replaces the re-execution of this binary
 	// (tests); nil uses os.Executable.
 	workerCommand []string
+}
+
+// plans is the kitchen-sink operator's plans to draw from.
+func (c *config) plans() []string {
+	if len(c.Plans) > 0 {
+		return c.Plans
+	}
+	return ksPlans
 }
 
 // parseFlags parses the driver's command line.
@@ -195,6 +206,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.Keep, "keep", false, "keep the working directory (worker logs)")
 	fs.TextVar(&c.LogLevel, "log-level", slog.LevelError, "the workers' log level (debug writes the provider's message trail)")
 	mix := fs.String("kinds", "", "comma-separated kinds to run (default: all but kitchensink; see the workload)")
+	plans := fs.String("plans", "", "comma-separated kitchen-sink operator plans to draw from (default: all)")
 	worker := fs.Bool("worker", false, "run as a worker (started by the driver)")
 	id := fs.String("id", "", "worker id (with -worker)")
 	if err := fs.Parse(args); err != nil {
@@ -218,6 +230,14 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 				return nil, fmt.Errorf("-kinds: unknown kind %q (the kinds are %s)", k, strings.Join(allKinds, ","))
 			}
 			c.Kinds = append(c.Kinds, k)
+		}
+	}
+	if *plans != "" {
+		for _, p := range strings.Split(*plans, ",") {
+			if !slices.Contains(ksPlans, p) {
+				return nil, fmt.Errorf("-plans: unknown plan %q (the plans are %s)", p, strings.Join(ksPlans, ","))
+			}
+			c.Plans = append(c.Plans, p)
 		}
 	}
 	if c.Ramp < 0 {

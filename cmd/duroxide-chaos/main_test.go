@@ -92,8 +92,12 @@ func TestParseFlags(t *testing.T) {
 	require.Equal(t, 1000, c.Orchestrations)
 	require.Equal(t, 60*time.Second, c.MaxClockSkew)
 	require.Equal(t, uint(10+120), c.MaxAttempts, "one attempt more per kill the ten minutes can make")
+	require.Equal(t, ksPlans, c.plans(), "every plan unless aimed")
+	c, err = parseFlags([]string{"-kinds", "kitchensink", "-plans", "rewind,reuse"}, &bytes.Buffer{})
+	require.NoError(t, err)
+	require.Equal(t, []string{planRewind, planReuse}, c.plans())
 	for _, bad := range [][]string{
-		{"-kinds", "nosuchkind"},
+		{"-kinds", "nosuchkind"}, {"-plans", "nosuchplan"},
 		{"-processes", "0"}, {"-orchestrations", "0"}, {"-worker"}, {"-id", "w1"},
 		{"-timeout", "0s"}, {"-kill-interval", "-1s"}, {"-clock-skew", "-1s"}, {"extra"},
 	} {

@@ -92,13 +92,13 @@ func (o ksObs) faulted() bool {
 }
 
 // newKSLives draws every kitchen-sink instance's plan and program.
-func newKSLives(seed int64, n int) map[int]*ksLife {
+func newKSLives(seed int64, n int, plans []string) map[int]*ksLife {
 	out := map[int]*ksLife{}
 	for i := range n {
 		if kindOf(i) != kitchenSink {
 			continue
 		}
-		plan, steps := ksDraw(seed, i)
+		plan, steps := ksDraw(seed, i, plans)
 		out[i] = &ksLife{Index: i, Instance: instanceName(i), Plan: plan, Steps: steps,
 			rng: rand.New(rand.NewPCG(uint64(seed)^0x0b5e, uint64(i))), sent: map[string]bool{}}
 	}
