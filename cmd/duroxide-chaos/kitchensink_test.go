@@ -286,3 +286,30 @@ func TestKSHistoryFacts(t *testing.T) {
 	run, _, _ = ksHistoryFacts(nil)
 	require.Zero(t, run)
 }
+
+// TestKSObservationOfARestartedInstance: the operator reads the status,
+// then the latest execution; a restart's first turn can commit between
+// the two. The status then still says run 1 Completed while the
+// execution read is run 2, running: that is no terminal observation of
+// run 2 (settle took it for one and stopped serving run 2, which then
+// waited for its queue messages for ever).
+func TestKSObservationOfARestartedInstance(t *testing.T) {
+	started := func(run int) duroxide.Event {
+		return duroxide.Event{Kind: duroxide.OrchestrationStarted{Name: ksOrchName, Input: fmt.Sprintf(`{"index":1,"run":%d,"steps":[]}`, run)}}
+	}
+	done := duroxide.Event{Kind: duroxide.OrchestrationCompleted{Output: "x"}}
+	status := "run 1 step 5"
+	completed := &durable.OrchestrationStatus{State: durable.StateCompleted, CustomStatus: &status}
+
+	obs := ksObserved(completed, []duroxide.Event{started(2), {Kind: duroxide.TimerCreated{FireAtMs: 1}}})
+	require.False(t, obs.Err == nil && obs.terminal() && obs.Run == 2,
+		"run 2 is running: the Completed status is run 1's, read before the restart's turn (%+v)", obs)
+
+	obs = ksObserved(completed, []duroxide.Event{started(2), done})
+	require.NoError(t, obs.Err)
+	require.True(t, obs.terminal())
+	require.Equal(t, 2, obs.Run)
+
+	running := &durable.OrchestrationStatus{State: durable.StateRunning}
+	require.NoError(t, ksObserved(running, nil).Err)
+}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/duroxide-go/cdb/durable"
+	"github.com/duroxide-go/cdb/duroxide"
 )
 
 // The kitchen sink's operator: one goroutine per instance (its life)
@@ -479,19 +480,52 @@ func (d *driver) observe(ctx context.Context, l *ksLife) ksObs {
 	if err != nil {
 		return ksObs{Err: err}
 	}
+	var hist []duroxide.Event
+	if st.State == durable.StateCompleted || st.State == durable.StateFailed {
+		if hist, err = d.p.Read(ctx, l.Instance); err != nil {
+			return ksObs{Err: err}
+		}
+	}
+	obs := ksObserved(st, hist)
+	if obs.Err == nil {
+		l.Last = obs
+	}
+	return obs
+}
+
+// ksObserved is the observation of status st and, for a terminal st,
+// hist, the latest execution read after it. A next execution (a restart,
+// a reuse start) can start between the two reads: its run is not the
+// status's, and taking the pair for a terminal observation of that run
+// would stop serving it, so the observation is errMovedOn and is made
+// again.
+func ksObserved(st *durable.OrchestrationStatus, hist []duroxide.Event) ksObs {
 	obs := ksObs{State: st.State.String(), Failure: st.FailureMessage()}
 	if st.CustomStatus != nil {
 		obs.Progress, _ = parseKSStatus(*st.CustomStatus)
 	}
 	if obs.terminal() {
-		hist, err := d.p.Read(ctx, l.Instance)
-		if err != nil {
-			return ksObs{Err: err}
+		if len(hist) > 0 && !ksEnded(hist) {
+			return ksObs{Err: errMovedOn}
 		}
 		obs.Run = ksRunOf(hist)
 	}
-	l.Last = obs
 	return obs
+}
+
+// errMovedOn: the instance started another execution between the reads
+// of one observation.
+var errMovedOn = errors.New("the instance started another execution while it was observed")
+
+// ksEnded reports whether hist, one execution, ended completed or failed.
+func ksEnded(hist []duroxide.Event) bool {
+	for _, e := range hist {
+		switch kindValue(e.Kind).(type) {
+		case duroxide.OrchestrationCompleted, duroxide.OrchestrationFailed:
+			return true
+		}
+	}
+	return false
 }
 
 // ksSend delivers what the wait p asks for, once per wait: the event, or

@@ -14,7 +14,7 @@ import (
 // lifecycleTests are Go-only: the Client's operations on an instance's
 // life (rewind, re-drive, restart), which duroxide does not have.
 func lifecycleTests() []sample {
-	return []sample{
+	return append([]sample{
 		{"rewind_reruns_the_failed_activity_and_keeps_the_others", rewindRerunsTheFailedActivityAndKeepsTheOthers},
 		{"rewind_reruns_a_failed_sub_orchestration", rewindRerunsAFailedSubOrchestration},
 		{"rewind_keeps_a_handled_failure_and_its_retry", rewindKeepsAHandledFailureAndItsRetry},
@@ -47,7 +47,7 @@ func lifecycleTests() []sample {
 		{"suspend_taken_with_a_continue_as_new_suspends_the_next_execution", suspendTakenWithAContinueAsNewSuspendsTheNextExecution},
 		{"poisoned_wake_of_a_suspended_instance_ends_its_suspension", poisonedWakeOfASuspendedInstanceEndsItsSuspension},
 		{"suspend_and_resume_refuse_the_wrong_state", suspendAndResumeRefuseTheWrongState},
-	}
+	}, restartMessagesTests()...)
 }
 
 // counted registers activity name, counting its runs; it fails with
