@@ -182,15 +182,17 @@ func testContinueAsNewUnregisteredBackoff(e *env) {
 	// old runtime's shutdown, which on a loaded machine can take longer;
 	// a longer backoff only makes the new runtime wait longer.
 	backoff := durable.Backoff{Base: 5 * time.Second, Max: 5 * time.Second}
-	// On a loaded machine the old runtime's stop can outlast the backoff,
-	// and the start is rightly visible again. Such a round proves
-	// nothing, so it is repeated; a start visible sooner than the backoff
-	// after the round began was not hidden by it.
+	// A fetch of ours that finds nothing cannot tell the backed-off start
+	// from one the old runtime holds between its fetch and its abandon; a
+	// stop that catches it there gives the start back at once, and on a
+	// loaded machine a stop can outlast the backoff. Such a round proves
+	// nothing, so it is repeated: a runtime that backs off hides the
+	// start in some round, one that does not hides it in none.
 	hidden := false
 	for round := 0; round < 5 && !hidden; round++ {
 		hidden = hideBehindUnregisteredBackoff(e, backoff)
 	}
-	require.True(e.t, hidden, "every round's stop outlasted the backoff")
+	require.True(e.t, hidden, "start must be delayed by unregistered-handler backoff, not merely locked")
 	require.Len(e.t, e.execHistory(instance, 1), 2)
 	e.enqueue(instance, "q", "late")
 	r := durable.NewRegistry()
@@ -203,11 +205,9 @@ func testContinueAsNewUnregisteredBackoff(e *env) {
 
 // hideBehindUnregisteredBackoff runs a runtime without the successor's
 // orchestration until it has fetched the start and given it back, stops
-// it, and reports whether the start is then hidden. A start visible
-// before the backoff can have lapsed fails the test; one visible later
-// is given back, and the round proves nothing.
+// it, and reports whether the start is then hidden. A start it finds is
+// given back.
 func hideBehindUnregisteredBackoff(e *env, backoff durable.Backoff) bool {
-	began := time.Now()
 	old := e.start(durable.NewRegistry(), fastOptions(func(o *durable.Options) {
 		o.OrchestrationConcurrency = 1
 		o.UnregisteredBackoff = backoff
@@ -235,7 +235,6 @@ func hideBehindUnregisteredBackoff(e *env, backoff durable.Backoff) bool {
 	if item == nil {
 		return true
 	}
-	require.GreaterOrEqual(e.t, time.Since(began), backoff.Base, "start must be delayed by unregistered-handler backoff, not merely locked")
 	require.NoError(e.t, e.p.AbandonOrchestrationItem(e.ctx, item.LockToken, 0, true), "release the inspection fetch")
 	return false
 }
