@@ -41,7 +41,7 @@ func raceReplayTests() []sample {
 // rather than replay newer semantics with older rules, so these
 // executions stay queued for a newer node by design.
 func raceReplayNewerPolicy(e *env) {
-	e.t.Skipf("defined by duroxide 0.1.30/0.1.31 queue-race policies; the Go runtime (%s) refuses executions pinned above its build version, as docs/versioning-best-practices.md requires", durable.DuroxideVersion)
+	e.t.Skipf("not applicable in Go: defined by duroxide 0.1.30/0.1.31 queue-race policies; the Go runtime (%s) refuses executions pinned above its build version, as docs/versioning-best-practices.md requires", durable.DuroxideVersion)
 }
 
 // raceReplayStamps stand for Rust's 0.1.30 and 0.1.31 stamps, the two
