@@ -26,7 +26,7 @@ var _ duroxide.NextExecutionWriter = (*Provider)(nil)
 // an ambiguous outcome recognises its own claim.
 func (p *Provider) EnqueueNextExecution(ctx context.Context, item duroxide.WorkItem, after uint64, key string) error {
 	const op = "enqueue_next_execution"
-	if !startsNextExecution(item) {
+	if !duroxide.StartsNextExecution(item) {
 		return duroxide.Kinded(duroxide.ErrInvalidInput, op, "%s does not start a new execution", variantOf(item))
 	}
 	inst := item.InstanceID()
@@ -52,7 +52,7 @@ func (p *Provider) EnqueueNextExecution(ctx context.Context, item duroxide.WorkI
 			}
 			return err
 		}
-		if err := sleepCtx(ctx, 10*time.Millisecond<<attempt); err != nil {
+		if err := p.st.Sleep(ctx, 10*time.Millisecond<<attempt); err != nil {
 			return duroxide.Wrap(op, err)
 		}
 	}
@@ -116,28 +116,4 @@ func (p *Provider) readStartRecord(ctx context.Context, inst string) (*startReco
 		return nil, "", duroxide.Permanent("read_start_record", "start record of %q cannot be decoded: %v", inst, err)
 	}
 	return &rec, etag, nil
-}
-
-// startsNextExecution reports whether item is one of the requests
-// duroxide.NextExecutionWriter takes.
-func startsNextExecution(item duroxide.WorkItem) bool {
-	switch w := item.(type) {
-	case duroxide.ContinueAsNewItem:
-		return w.RestartOf != nil
-	case duroxide.RewindInstanceItem, duroxide.RedriveInstanceItem:
-		return true
-	}
-	return false
-}
-
-// sleepCtx waits d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

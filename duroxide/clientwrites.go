@@ -57,6 +57,19 @@ type NextExecutionWriter interface {
 	EnqueueNextExecution(ctx context.Context, item WorkItem, after uint64, key string) error
 }
 
+// StartsNextExecution reports whether item is one of the requests
+// NextExecutionWriter takes: a restart (ContinueAsNewItem with
+// RestartOf), a rewind or a re-drive.
+func StartsNextExecution(item WorkItem) bool {
+	switch w := item.(type) {
+	case ContinueAsNewItem:
+		return w.RestartOf != nil
+	case RewindInstanceItem, RedriveInstanceItem:
+		return true
+	}
+	return false
+}
+
 // DefaultOrphanLifetime is how long a provider keeps an orchestrator
 // message (an event or a cancellation) for an instance that does not
 // exist, waiting for its start, before deleting it. A message enqueued

@@ -138,7 +138,7 @@ func (p *Provider) EnqueueNextExecution(ctx context.Context, item duroxide.WorkI
 	if err := ctx.Err(); err != nil {
 		return duroxide.Wrap(op, err)
 	}
-	if !startsNextExecution(item) {
+	if !duroxide.StartsNextExecution(item) {
 		return duroxide.Kinded(duroxide.ErrInvalidInput, op, "work item %T does not start a new execution", item)
 	}
 	inst := item.InstanceID()
@@ -160,18 +160,6 @@ func (p *Provider) EnqueueNextExecution(ctx context.Context, item duroxide.WorkI
 	p.orchQueue = append(p.orchQueue, &orchMessage{seq: p.nextSeq(), instance: inst, item: item, visibleAt: p.now()})
 	p.notify()
 	return nil
-}
-
-// startsNextExecution reports whether item is one of the requests
-// duroxide.NextExecutionWriter takes.
-func startsNextExecution(item duroxide.WorkItem) bool {
-	switch w := item.(type) {
-	case duroxide.ContinueAsNewItem:
-		return w.RestartOf != nil
-	case duroxide.RewindInstanceItem, duroxide.RedriveInstanceItem:
-		return true
-	}
-	return false
 }
 
 // InstanceExists implements duroxide.ClientWriter.
