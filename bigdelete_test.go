@@ -124,5 +124,5 @@ func TestDeleteLargeInstanceNeverLooksHalfAlive(t *testing.T) {
 	require.NoError(t, err)
 	docs, err = srv.Documents("db", "del")
 	require.NoError(t, err)
-	require.Empty(t, docs, "the reconciler finished the deletion")
+	require.Empty(t, withoutRetired(docs), "the reconciler finished the deletion")
 }

@@ -55,7 +55,13 @@ type startRecordDoc struct {
 	// key or token (nextexecution.go); absent until the first.
 	ClaimedAfter *uint64 `json:"claimedAfter,omitempty"`
 	ClaimKey     string  `json:"claimKey,omitempty"`
-	ETag         string  `json:"_etag,omitempty"`
+	// Retired marks the record a deletion left in place of the deleted
+	// instance's (recreate.go): no instance has the id.
+	Retired bool `json:"retired,omitempty"`
+	// LastExecution is the highest execution id a deleted life of the id
+	// reached; a start of the id begins after it.
+	LastExecution uint64 `json:"lastExecution,omitempty"`
+	ETag          string `json:"_etag,omitempty"`
 }
 
 func startRecordDocID(inst string) string { return docID(user(inst), fixed("start")) }
@@ -116,22 +122,43 @@ func (p *Provider) StartInstance(ctx context.Context, item duroxide.StartOrchest
 		_, err := p.st.Execute(ctx, b, false)
 		var be *cosmos.BatchError
 		if errors.As(err, &be) && be.Index == 0 && errors.Is(err, cosmos.ErrConflict) {
-			// Another start, or our own earlier attempt, landed.
-			return p.compareStart(ctx, op, item, key)
+			// Another start, our own earlier attempt, or a deleted life's
+			// retired record.
+			return p.startAfterConflict(ctx, op, item, key, rec, now)
 		}
 		return err
 	})
 }
 
+// startAfterConflict settles a start whose record already exists: a
+// retired record (a deleted life's) is taken over, so that the new life
+// continues its execution ids (recreate.go); anything else is a start
+// that landed before, ours or another's (compareStart).
+func (p *Provider) startAfterConflict(ctx context.Context, op string, item duroxide.StartOrchestrationItem, key string, rec startRecordDoc, now time.Time) error {
+	old, etag, err := p.readStartRecord(ctx, item.Instance)
+	if err != nil {
+		return duroxide.Wrap(op, err)
+	}
+	if old == nil || !old.Retired {
+		return judgeStart(op, old, item, key)
+	}
+	return p.startRecreated(ctx, op, item, &rec, old, etag, now)
+}
+
 // compareStart accepts a start identical to the recorded one (or with
 // its key) as a retry, and refuses anything else with ErrInstanceExists.
 func (p *Provider) compareStart(ctx context.Context, op string, item duroxide.StartOrchestrationItem, key string) error {
-	body, err := p.readPrimary(ctx, item.Instance, startRecordDocID(item.Instance))
-	if err != nil && !errors.Is(err, cosmos.ErrNotFound) {
+	rec, _, err := p.readStartRecord(ctx, item.Instance)
+	if err != nil {
 		return duroxide.Wrap(op, err)
 	}
-	var rec startRecordDoc
-	if err == nil && json.Unmarshal(body, &rec) == nil {
+	return judgeStart(op, rec, item, key)
+}
+
+// judgeStart is compareStart's verdict on rec, the record read (nil:
+// none). A retired record is no start.
+func judgeStart(op string, rec *startRecordDoc, item duroxide.StartOrchestrationItem, key string) error {
+	if rec != nil && !rec.Retired {
 		sameKey := key != "" && key == rec.Key
 		same := rec.Orchestration == item.Orchestration && equalStrPtr(rec.Version, item.Version) && rec.InputSHA256 == inputDigest(item.Input)
 		if sameKey || same {
@@ -229,9 +256,10 @@ func (p *Provider) InstanceExists(ctx context.Context, inst string) (bool, error
 	if err := validateInstanceID(op, inst); err != nil {
 		return false, err
 	}
-	// A client start's record is never removed but with the instance.
-	_, err := p.readPrimary(ctx, inst, startRecordDocID(inst))
-	if err == nil || !errors.Is(err, cosmos.ErrNotFound) {
+	// A client start's record is never removed but with the instance,
+	// which then leaves it retired.
+	rec, _, err := p.readStartRecord(ctx, inst)
+	if err != nil || (rec != nil && !rec.Retired) {
 		return err == nil, duroxide.Wrap(op, err)
 	}
 	if found, err := p.committedInstance(ctx, inst); err != nil || found {

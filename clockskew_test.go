@@ -393,5 +393,5 @@ func TestClockSkewMaintenanceLeavesARunningDeletionAlone(t *testing.T) {
 	r := <-done
 	require.NoError(t, r.err)
 	require.Equal(t, uint64(2), r.res.EventsDeleted, "the deletion counts every event it removed")
-	require.Empty(t, e.ids("cnt"))
+	require.Empty(t, e.leftovers("cnt"))
 }

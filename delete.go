@@ -190,19 +190,27 @@ func (p *Provider) sweep(ctx context.Context, doc *instanceDoc) (duroxide.Delete
 	inst := doc.InstanceID
 	var res duroxide.DeleteInstanceResult
 	type row struct {
-		ID          string `json:"id"`
-		Type        string `json:"type"`
-		ExecutionID uint64 `json:"executionId"`
-		EnqueuedAt  int64  `json:"enqueuedAt"`
-		WorkItem    string `json:"workItem"`
+		ID            string `json:"id"`
+		Type          string `json:"type"`
+		ExecutionID   uint64 `json:"executionId"`
+		EnqueuedAt    int64  `json:"enqueuedAt"`
+		WorkItem      string `json:"workItem"`
+		LastExecution uint64 `json:"lastExecution"`
 	}
 	var rows []row
+	var record *startRecordDoc // the start record the sweep retires
+	keptRecord := false        // a record written after the tombstone
 	execs := map[uint64]bool{}
-	_, err := p.st.Query(ctx, "SELECT c.id, c.type, c.executionId, c.enqueuedAt, c.workItem FROM c", nil, cosmos.QueryOptions{Partition: &inst, PageSize: 1000}, func(raw []byte) bool {
+	_, err := p.st.Query(ctx, "SELECT c.id, c.type, c.executionId, c.enqueuedAt, c.workItem, c.lastExecution FROM c", nil, cosmos.QueryOptions{Partition: &inst, PageSize: 1000}, func(raw []byte) bool {
 		var r row
 		if json.Unmarshal(raw, &r) == nil && r.ID != doc.ID {
 			if keptBySweep(r.Type) && r.EnqueuedAt > *doc.Deleted && !isResponse(r.WorkItem) {
+				keptRecord = keptRecord || r.Type == docStartRecord
 				return true
+			}
+			if r.Type == docStartRecord {
+				record = &startRecordDoc{LastExecution: r.LastExecution}
+				return true // retired in the final batch, not deleted
 			}
 			rows = append(rows, r)
 		}
@@ -254,11 +262,22 @@ func (p *Provider) sweep(ctx context.Context, doc *instanceDoc) (duroxide.Delete
 	// Every work item is gone now, so no ack can enqueue a completion any
 	// more; remove those acked since the query. The instance document goes
 	// last, in the final batch: until then the tombstone keeps the
-	// instance dead for readers and for the maintenance loop.
-	for _, id := range append(completions, doc.ID) {
+	// instance dead for readers and for the maintenance loop. The same
+	// batch retires the start record, so that the id's next life
+	// continues the execution ids (recreate.go).
+	for _, id := range completions {
 		if err := add(id); err != nil {
 			return res, err
 		}
+	}
+	if b.Len()+2 > cosmos.MaxBatchOps {
+		if err := flush(); err != nil {
+			return res, err
+		}
+	}
+	b.Delete(doc.ID, nil, cosmos.ErrNotFound)
+	if !keptRecord {
+		b.Upsert(retiredRecord(inst, lastExecution(doc, execs, record)), nil)
 	}
 	if err := flush(); err != nil {
 		return res, err

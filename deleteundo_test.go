@@ -60,6 +60,6 @@ func TestDeleteInstancesAtomicUndoesAnAmbiguousTombstone(t *testing.T) {
 	res, err := p.DeleteInstancesAtomic(ctx, []string{"undo-a", "undo-b"}, false)
 	require.NoError(t, err)
 	require.EqualValues(t, 2, res.InstancesDeleted)
-	require.Empty(t, e.ids("undo-a"))
-	require.Empty(t, e.ids("undo-b"))
+	require.Empty(t, e.leftovers("undo-a"))
+	require.Empty(t, e.leftovers("undo-b"))
 }

@@ -243,6 +243,30 @@ func (h *harness) ids(instance string) []string {
 	return out
 }
 
+// leftovers lists the ids of instance's documents but the retired start
+// record a deletion leaves in place of the instance (recreate.go): after
+// a deletion, nothing else may remain.
+func (h *harness) leftovers(instance string) []string {
+	h.t.Helper()
+	var out []string
+	for _, d := range withoutRetired(h.docsWhere("", instance)) {
+		out = append(out, fmt.Sprint(d["id"]))
+	}
+	return out
+}
+
+// withoutRetired drops from docs the retired start records deletions
+// left.
+func withoutRetired(docs []map[string]any) []map[string]any {
+	var out []map[string]any
+	for _, d := range docs {
+		if retired, _ := d["retired"].(bool); !retired || d["type"] != "start_record" {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // docs returns every stored document.
 func (h *harness) docs() []map[string]any {
 	h.t.Helper()

@@ -147,11 +147,11 @@ func TestRollForwardAfterDeletionResurrectsNothing(t *testing.T) {
 	require.Equal(t, duroxide.StatusCompleted, info.Status)
 	_, err = pD.DeleteInstance(ctx, "big", false)
 	require.NoError(t, err)
-	require.Empty(t, e.ids("big"))
+	require.Empty(t, e.leftovers("big"))
 
 	stallR.open()
 	require.NoError(t, recv(t, rec))
-	require.Empty(t, e.ids("big"), "nothing of a deleted instance comes back")
+	require.Empty(t, e.leftovers("big"), "nothing of a deleted instance comes back")
 	_, ok, err := pD.KVValue(ctx, "big", "k/000")
 	require.NoError(t, err)
 	require.False(t, ok)
@@ -187,7 +187,7 @@ func TestWorkerAckDuringDeletionLeavesNoOrphan(t *testing.T) {
 	_ = p.AckWorkItem(ctx, w.LockToken, duroxide.ActivityCompletedItem{Instance: "del", ExecutionID: 1, ID: 2, Result: "old"})
 	stallD.open()
 	require.NoError(t, recv(t, del))
-	require.Empty(t, e.ids("del"), "no orphan completion")
+	require.Empty(t, e.leftovers("del"), "no orphan completion")
 
 	e.clock.advance(time.Second)
 	require.NoError(t, p.EnqueueForOrchestrator(ctx, duroxide.StartOrchestrationItem{Instance: "del", Orchestration: "Big", Input: "{}", Version: str("1.0.0"), ExecutionID: 1}, 0))
@@ -510,7 +510,7 @@ func TestMaintenanceLoopLeavesARunningDeletionAlone(t *testing.T) {
 	r := <-done
 	require.NoError(t, r.err)
 	require.Equal(t, uint64(2), r.res.EventsDeleted, "the deletion counts every event it removed")
-	require.Empty(t, e.ids("cnt"))
+	require.Empty(t, e.leftovers("cnt"))
 }
 
 // TestFetchDoesNotLockAMessageALiveTurnConsumed: B's discovery sees an

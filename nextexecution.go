@@ -69,7 +69,11 @@ func (p *Provider) claimNextExecution(ctx context.Context, op, inst string, afte
 	if err != nil {
 		return duroxide.Wrap(op, err)
 	}
-	if rec == nil {
+	if rec == nil || rec.Retired {
+		// No client start: a runtime started the instance (a child), or a
+		// deleted life's retired record stands for an id a runtime started
+		// again. The claim starts the record, keeping the deleted lives'
+		// last execution.
 		found, err := p.committedInstance(ctx, inst)
 		if err != nil {
 			return duroxide.Wrap(op, err)
@@ -77,7 +81,11 @@ func (p *Provider) claimNextExecution(ctx context.Context, op, inst string, afte
 		if !found {
 			return duroxide.Kinded(duroxide.ErrInstanceNotFound, op, "instance %q not found", inst)
 		}
-		rec = &startRecordDoc{ID: startRecordDocID(inst), InstanceID: inst, Type: docStartRecord, EnqueuedAt: ms(now)}
+		var last uint64
+		if rec != nil {
+			last = rec.LastExecution
+		}
+		rec = &startRecordDoc{ID: startRecordDocID(inst), InstanceID: inst, Type: docStartRecord, EnqueuedAt: ms(now), LastExecution: last}
 	}
 	if c := rec.ClaimedAfter; c != nil && *c >= after {
 		if *c == after && rec.ClaimKey == token {

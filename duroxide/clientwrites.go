@@ -22,7 +22,12 @@ type ClientWriter interface {
 	// exactly one succeeds. If the instance exists it returns an error
 	// matching ErrInstanceExists, except that repeating the start that
 	// created it (same orchestration, version and input, or the same
-	// non-empty key) succeeds and enqueues nothing.
+	// non-empty key) succeeds and enqueues nothing. A start of an id
+	// whose earlier instance was deleted begins at the execution after
+	// the last one that instance reached (the item's ExecutionID is
+	// raised), so that a message the deleted instance left in flight,
+	// which names one of its executions, is never taken for the new
+	// instance's.
 	StartInstance(ctx context.Context, item StartOrchestrationItem, key string) error
 	// EnqueueForInstance enqueues item (an event, queue message or
 	// cancellation) for an instance that exists (ErrInstanceNotFound

@@ -439,6 +439,7 @@ func (a *admin) deleteLocked(ids []string, force bool) (*duroxide.DeleteInstance
 		if s := a.p.instances[id]; s != nil {
 			res.InstancesDeleted++
 			res.ExecutionsDeleted += uint64(len(s.executions))
+			a.p.edge.noteDeletedLife(id, s)
 			delete(a.p.instances, id) // KV (store and delta) and custom status live on the record
 		}
 		for _, rows := range a.p.history[id] {

@@ -19,6 +19,11 @@ type edgeState struct {
 	// claims is, per instance, the latest execution whose successor a
 	// NextExecutionWriter request claimed, and that request's key.
 	claims map[string]claim
+	// lastExecutions is, per deleted id, the highest execution id its
+	// deleted lives reached: a client start of the id begins after it, so
+	// nothing a deleted life left in flight can pass for the new life's
+	// (the Cosmos provider's retired start record, recreate.go there).
+	lastExecutions map[string]uint64
 }
 
 // claim is an accepted request for the execution after `after`.
@@ -84,6 +89,9 @@ func (p *Provider) StartInstance(ctx context.Context, item duroxide.StartOrchest
 		p.edge.starts, p.edge.keys = map[string]startRecord{}, map[string]map[string]bool{}
 	}
 	p.edge.starts[item.Instance] = startRecord{orchestration: item.Orchestration, input: item.Input, key: key, version: item.Version}
+	if last := p.edge.lastExecutions[item.Instance]; item.ExecutionID <= last {
+		item.ExecutionID = last + 1
+	}
 	// A new instance: an old one's keys, note and claims are gone with it.
 	delete(p.edge.keys, item.Instance)
 	delete(p.edge.notes, item.Instance)
@@ -228,4 +236,17 @@ func (p *Provider) PendingNote(ctx context.Context, instance string) (string, er
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.edge.notes[instance], nil
+}
+
+// noteDeletedLife remembers the highest execution id s, being deleted,
+// reached. Callers hold p.mu.
+func (e *edgeState) noteDeletedLife(id string, s *instanceState) {
+	last := max(e.lastExecutions[id], s.currentExecution)
+	for x := range s.executions {
+		last = max(last, x)
+	}
+	if e.lastExecutions == nil {
+		e.lastExecutions = map[string]uint64{}
+	}
+	e.lastExecutions[id] = last
 }

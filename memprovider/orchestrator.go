@@ -174,8 +174,12 @@ func (p *Provider) lockBatch(instance string, st *instanceState, batch []*orchMe
 		item.OrchestrationName, item.Version, item.ExecutionID = st.name, st.version, st.currentExecution
 		maps.Copy(item.KVSnapshot, st.kvStore)
 	} else {
-		item.OrchestrationName, item.Version = nameVersionOf(startOf(batch))
+		start := startOf(batch)
+		item.OrchestrationName, item.Version = nameVersionOf(start)
 		item.ExecutionID = 1
+		if s, ok := start.(duroxide.StartOrchestrationItem); ok && s.ExecutionID > 1 {
+			item.ExecutionID = s.ExecutionID // a re-created id continues its deleted lives' count
+		}
 	}
 	history, err := decodeHistory(p.history[instance][item.ExecutionID])
 	if err != nil {

@@ -13,14 +13,18 @@ import (
 
 // deletionStrayTests are Go-only: after a tree is deleted and its root's
 // id is started again, nothing of the deleted tree may reach the new
-// run. The new run has the same execution id (1) and event ids as the
-// deleted one, so the runtime cannot tell a stray result from its own:
-// a stray child result fails it as nondeterministic, a stray activity or
-// timer result with a matching id would be taken silently.
+// run. The deletion removes what it finds; what was still on its way (a
+// child's result or start relayed after the sweep, on a store that cannot
+// delete a tree in one transaction) is told apart by the execution id: a
+// client start of a deleted id continues the deleted run's execution
+// count, so a stray result names another execution of its parent, and
+// the new run's auto-named children have ids of their own.
 func deletionStrayTests() []sample {
 	return []sample{
 		{"delete_removes_a_child_that_is_only_a_queued_start", deleteRemovesAChildThatIsOnlyAQueuedStart},
 		{"delete_removes_a_running_child_before_the_id_is_reused", deleteRemovesARunningChildBeforeTheIDIsReused},
+		{"a_recreated_run_ignores_a_late_result_of_the_deleted_run", aRecreatedRunIgnoresALateResultOfTheDeletedRun},
+		{"a_recreated_run_does_not_take_a_stray_child_for_its_own", aRecreatedRunDoesNotTakeAStrayChildForItsOwn},
 	}
 }
 
@@ -86,8 +90,8 @@ func itemInstance(item *duroxide.OrchestrationItem) string {
 }
 
 // runFreshLife starts root again with "Fresh" and requires the new run,
-// which has the deleted run's execution id and event ids, to complete on
-// its own messages only; child, of the deleted tree, must stay gone.
+// which has the deleted run's event ids, to complete on its own messages
+// only; child, of the deleted tree, must stay gone.
 func (e *env) runFreshLife(reg *durable.Registry, root, child string) {
 	e.t.Helper()
 	e.startOrch(root, "Fresh", "")
@@ -136,4 +140,76 @@ func deleteRemovesARunningChildBeforeTheIDIsReused(e *env) {
 	require.NoError(e.t, err)
 	e.requireNothingQueued("the running tree")
 	e.runFreshLife(reg, root, child)
+}
+
+// deletedParentWithWaitingChild runs "Parent" as root until its child
+// waits for "Go", then deletes the tree with force. It returns the
+// child's id, the event id that scheduled it and the parent's execution.
+func (e *env) deletedParentWithWaitingChild(reg *durable.Registry, root string) (child string, scheduledAt, exec uint64) {
+	e.t.Helper()
+	e.startOrch(root, "Parent", "")
+	h := e.waitHist(root, "the call of the child", anyKind[duroxide.SubOrchestrationScheduled])
+	ev, k, _ := findKind[duroxide.SubOrchestrationScheduled](h)
+	child = root + "::" + k.Instance
+	require.True(e.t, e.waitSubscription(child, "Go"), "the child should wait for Go")
+	_, err := e.client().DeleteInstance(e.ctx, root, durable.DeleteOptions{Force: true})
+	require.NoError(e.t, err)
+	return child, ev.EventID, ev.ExecutionID
+}
+
+// newLifeChild starts root's next life with "Parent" and returns its
+// child once that waits for "Go".
+func (e *env) newLifeChild(root string) string {
+	e.t.Helper()
+	e.startOrch(root, "Parent", "")
+	e.waitHist(root, "the new run's call of its child", anyKind[duroxide.SubOrchestrationScheduled])
+	child := root + "::" + e.childInstanceOf(root)
+	require.True(e.t, e.waitSubscription(child, "Go"), "the new run's child should wait for Go")
+	return child
+}
+
+// aRecreatedRunIgnoresALateResultOfTheDeletedRun: the deleted run's child
+// result arrives after the sweep (as a relay in flight delivers it),
+// addressed to the parent's execution and event id of the deleted run.
+// The new run, which called its own child at the same event id, must
+// take only its own child's result.
+func aRecreatedRunIgnoresALateResultOfTheDeletedRun(e *env) {
+	const root = "stray-late-result"
+	reg := strayRegistry(e, "wait")
+	e.start(reg, nil)
+	_, scheduledAt, oldExec := e.deletedParentWithWaitingChild(reg, root)
+
+	child := e.newLifeChild(root)
+	require.NoError(e.t, e.p.EnqueueForOrchestrator(e.ctx, duroxide.SubOrchCompletedItem{
+		ParentInstance: root, ParentExecutionID: oldExec, ParentID: scheduledAt, Result: "stale"}, 0))
+	e.waitOrchestratorQueueEmpty()
+	require.Equal(e.t, durable.StateRunning, e.status(root).State, "the deleted run's result must not reach the new run")
+	e.raise(child, "Go", "")
+	require.Equal(e.t, "old<-child", e.completed(root), "the new run completes with its own child's result")
+	for _, x := range e.executions(root) {
+		require.Greater(e.t, x, oldExec, "the new run continues the deleted run's execution count")
+	}
+}
+
+// aRecreatedRunDoesNotTakeAStrayChildForItsOwn: the deleted run's child
+// start is delivered again after the sweep and runs. The new run calls
+// its child at the same event id; it must get a child of its own, not
+// the stray (whose result would then be taken for its own child's).
+func aRecreatedRunDoesNotTakeAStrayChildForItsOwn(e *env) {
+	const root = "stray-child"
+	reg := strayRegistry(e, "wait")
+	e.start(reg, nil)
+	stray, scheduledAt, oldExec := e.deletedParentWithWaitingChild(reg, root)
+	require.NoError(e.t, e.p.EnqueueForOrchestrator(e.ctx, duroxide.StartOrchestrationItem{Instance: stray, Orchestration: "StrayChild",
+		Input: "wait", Version: ptrTo("1.0.0"), ParentInstance: ptrTo(root), ParentID: ptrTo(scheduledAt), ParentExecutionID: ptrTo(oldExec), ExecutionID: 1}, 0))
+	require.True(e.t, e.waitSubscription(stray, "Go"), "the stray child runs")
+
+	child := e.newLifeChild(root)
+	require.NotEqual(e.t, stray, child, "the new run's child must be its own instance")
+	e.raise(stray, "Go", "")
+	require.Equal(e.t, "child", e.completed(stray))
+	e.waitOrchestratorQueueEmpty()
+	require.Equal(e.t, durable.StateRunning, e.status(root).State, "the stray child's result must not reach the new run")
+	e.raise(child, "Go", "")
+	require.Equal(e.t, "old<-child", e.completed(root))
 }
