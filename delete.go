@@ -174,18 +174,17 @@ func deletionCondition(mark string) string {
 }
 
 // sweep removes every document of a tombstoned instance, in as many
-// batches as needed, the instance document last. Queue messages enqueued
-// after the tombstone belong to a new instance with the same id and stay
-// — except responses (activity, timer and child results): a worker may
-// ack an activity of the deleted instance after its tombstone (the ack
-// does not read the instance), a child swept after its parent may report
-// to it, and a new instance cannot begin before the sweep ends (a start
-// of a tombstoned id is refused, settleDeletion), so it has scheduled
-// nothing a response could answer: every response found is stale, and
-// kept it would reach the new instance's execution 1 as if its own. A work item and the
-// completion its ack would create (deterministic id) is deleted once all
-// work items are gone, so an ack racing the sweep either landed before
-// (its completion goes too) or fails.
+// batches as needed, the instance document last, and retires its start
+// record (recreate.go). What was written after the tombstone and can be
+// addressed to a new instance with the same id stays (keptBySweep); the
+// rest is the deleted instance's own, however late it was written: a
+// worker may ack an activity of the deleted instance after its tombstone
+// (the ack does not read the instance), a child swept after its parent
+// may report to it, and a new instance cannot begin before the sweep
+// ends (a start of a tombstoned id is refused, settleDeletion). A work
+// item and the completion its ack would create (deterministic id) is
+// deleted once all work items are gone, so an ack racing the sweep either
+// landed before (its completion goes too) or fails.
 func (p *Provider) sweep(ctx context.Context, doc *instanceDoc) (duroxide.DeleteInstanceResult, error) {
 	inst := doc.InstanceID
 	var res duroxide.DeleteInstanceResult
@@ -204,7 +203,7 @@ func (p *Provider) sweep(ctx context.Context, doc *instanceDoc) (duroxide.Delete
 	_, err := p.st.Query(ctx, "SELECT c.id, c.type, c.executionId, c.enqueuedAt, c.workItem, c.lastExecution FROM c", nil, cosmos.QueryOptions{Partition: &inst, PageSize: 1000}, func(raw []byte) bool {
 		var r row
 		if json.Unmarshal(raw, &r) == nil && r.ID != doc.ID {
-			if keptBySweep(r.Type) && r.EnqueuedAt > *doc.Deleted && !isResponse(r.WorkItem) {
+			if r.EnqueuedAt > *doc.Deleted && keptBySweep(r.Type, r.WorkItem) {
 				keptRecord = keptRecord || r.Type == docStartRecord
 				return true
 			}
@@ -316,29 +315,34 @@ func (p *Provider) settleDeletion(ctx context.Context, op string, doc *instanceD
 	return nil
 }
 
-// keptBySweep: document types a deletion keeps when written after its
-// tombstone (they belong to the instance's next life).
-func keptBySweep(docType string) bool {
+// keptBySweep reports whether a document written after the tombstone
+// belongs to the id's next life, which the sweep must leave alone: a
+// start's record, and the messages the next life can be sent before it
+// runs (its start, external events, queue messages). Everything else can
+// only be the deleted life's: the successor start or a timer its last
+// turn committed, a cancel its parent sent, a child's result, an
+// activity it scheduled. A client's requests (cancel, suspend, rewind,
+// restart) of the tombstoned id are refused, and no runtime can address
+// the next life before it starts. "After" is judged by the writer's clock
+// (enqueuedAt), which may run ahead of the deleter's: so it must not
+// decide what the deleted life's own messages are.
+func keptBySweep(docType, workItem string) bool {
 	switch docType {
-	case docOrchQueue, docWorkerQueue, docStartRecord:
+	case docStartRecord:
 		return true
-	}
-	return false
-}
-
-// responseKinds are the work items that answer something an execution
-// scheduled.
-var responseKinds = []string{`{"ActivityCompleted"`, `{"ActivityFailed"`, `{"TimerFired"`, `{"SubOrchCompleted"`, `{"SubOrchFailed"`}
-
-// isResponse reports whether a queue message's work item is a response.
-func isResponse(workItem string) bool {
-	for _, k := range responseKinds {
-		if strings.HasPrefix(workItem, k) {
-			return true
+	case docOrchQueue:
+		for _, k := range nextLifeKinds {
+			if strings.HasPrefix(workItem, k) {
+				return true
+			}
 		}
 	}
 	return false
 }
+
+// nextLifeKinds are the work items an instance can be sent before it
+// starts.
+var nextLifeKinds = []string{`{"StartOrchestration"`, `{"ExternalRaised"`, `{"QueueMessage"`}
 
 // queuedStartParents bounds the parents one query for queued children
 // names, so a big tree's query stays small; a tree of up to this many

@@ -1,6 +1,7 @@
 package cdb_test
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -86,4 +87,55 @@ func TestSweepDropsResponsesWrittenAfterTheTombstone(t *testing.T) {
 	_, err = p.RunMaintenance(ctx)
 	require.NoError(t, err)
 	require.Empty(t, e.docsWhere("orch_queue", inst), "responses to the deleted execution outlived its deletion")
+}
+
+// TestSweepKeepsOnlyWhatTheNextLifeCanBeSent (issue 29): a sweep keeps a
+// queue message written after the tombstone only if the id's next life
+// can be its addressee: a start, an external event, a queue message.
+// Every other request can only be the deleted life's own, such as the
+// successor start its last turn committed on a worker whose clock runs
+// ahead of the deleter's (so the message looks written after the
+// tombstone), or a cancel its parent sent; kept, the successor would run
+// the deleted program in place of the next start. Activities are the
+// deleted life's too: nothing can have scheduled them for the next life.
+func TestSweepKeepsOnlyWhatTheNextLifeCanBeSent(t *testing.T) {
+	t.Parallel()
+	e := newHarness(t, cdb.Options{}, withoutLag(), withManualClock())
+	ctx := t.Context()
+	const inst = "late-requests"
+	p := e.actor(nil)
+	require.NoError(t, p.StartInstance(ctx, hStart(inst), ""))
+	it := mustFetchOrch(t, p, inst)
+	require.NoError(t, p.AckOrchestrationItem(ctx, it.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1,
+		HistoryDelta: []duroxide.Event{hStarted(inst, "HOrch")}, Metadata: hRunning("HOrch")}))
+
+	sweepFails := e.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpBatch, Status: http.StatusServiceUnavailable, Match: pkMatch(inst)})
+	_, err := p.DeleteInstance(ctx, inst, true)
+	require.Error(t, err, "the sweep failed")
+	sweepFails()
+
+	e.clock.advance(time.Second)
+	for _, w := range []duroxide.WorkItem{
+		duroxide.ContinueAsNewItem{Instance: inst, Orchestration: "HOrch", Input: "deleted program", Version: hptr("1.0.0")},
+		duroxide.CancelInstanceItem{Instance: inst, Reason: "parent gone"},
+		duroxide.SuspendInstanceItem{Instance: inst, Reason: "late"},
+		hStart(inst),
+		duroxide.ExternalRaisedItem{Instance: inst, Name: "e", Data: "for the next life"},
+		duroxide.QueueMessageItem{Instance: inst, Name: "q", Data: "for the next life"},
+	} {
+		require.NoError(t, p.EnqueueForOrchestrator(ctx, w, 0))
+	}
+	require.NoError(t, p.EnqueueForWorker(ctx, duroxide.ActivityExecuteItem{Instance: inst, ExecutionID: 1, ID: 2, Name: "A", Input: "x"}))
+	e.clock.advance(cdb.DefaultOutboxMinAge + cdb.DefaultMaxClockSkew)
+	_, err = p.RunMaintenance(ctx)
+	require.NoError(t, err)
+	var kept []string
+	for _, d := range e.docsWhere("orch_queue", inst) {
+		w, err := duroxide.UnmarshalWorkItem([]byte(d["workItem"].(string)))
+		require.NoError(t, err)
+		kept = append(kept, fmt.Sprintf("%T", w))
+	}
+	require.ElementsMatch(t, []string{"duroxide.StartOrchestrationItem", "duroxide.ExternalRaisedItem", "duroxide.QueueMessageItem"}, kept,
+		"only what the next life can be sent outlives the deletion")
+	require.Empty(t, e.docsWhere("worker_queue", inst), "the deleted life's activities outlived its deletion")
 }
