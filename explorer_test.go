@@ -371,7 +371,7 @@ func completedTurnDeletionRace() scenario {
 			if _, err := w.admin.RunMaintenance(ctx); err != nil {
 				v = append(v, fmt.Sprintf("reconciler: %v", err))
 			}
-			if n := len(w.docs(inst)); n > 0 {
+			if n := len(withoutRetired(w.docs(inst))); n > 0 {
 				v = append(v, fmt.Sprintf("%d documents of the deleted instance came back", n))
 			}
 			if _, ok, err := w.admin.KVValue(ctx, inst, "k/000"); err != nil || ok {
@@ -424,7 +424,7 @@ func deletionRace() scenario {
 			if _, err := w.admin.RunMaintenance(ctx); err != nil {
 				v = append(v, fmt.Sprintf("reconciler: %v", err))
 			}
-			if left := w.docs(inst); len(left) > 0 {
+			if left := withoutRetired(w.docs(inst)); len(left) > 0 {
 				var ids []string
 				for _, d := range left {
 					ids = append(ids, fmt.Sprint(d["id"]))
