@@ -63,9 +63,6 @@ const (
 	clientMaxPollDelay     = 100 * time.Millisecond
 )
 
-// initialExecutionID is the execution id of a fresh instance.
-const initialExecutionID = 1
-
 // StartOrchestration starts instance running orchestration; input is
 // encoded with the typed codec (a string is stored as is, anything else as
 // JSON). Without options it runs the latest version (by the registry's
