@@ -1,7 +1,7 @@
 package durable
 
-// Optional values: duroxide's events and work items carry Rust's Option
-// fields as pointers.
+// Optional values: the optional fields of duroxide's events and work
+// items are pointers, nil for absent (Rust: Option).
 
 // ptr returns a pointer to a copy of v.
 func ptr[T any](v T) *T { return &v }

@@ -9,7 +9,7 @@ import (
 // turnResultKind says how an orchestration turn ended.
 type turnResultKind int
 
-// The outcomes of a turn, in the order of Rust's TurnResult.
+// The outcomes of a turn (in the order of Rust's TurnResult).
 const (
 	// turnContinue: the orchestration is waiting for more completions.
 	turnContinue turnResultKind = iota
@@ -29,7 +29,8 @@ func (k turnResultKind) reportsToParent() bool {
 	return k == turnCompleted || k == turnFailed || k == turnCancelled
 }
 
-// String returns the Rust variant name.
+// String returns the outcome's name ("Continue", "Completed", ...), spelled
+// as the Rust variant is.
 func (k turnResultKind) String() string {
 	switch k {
 	case turnContinue:
@@ -46,8 +47,8 @@ func (k turnResultKind) String() string {
 	return fmt.Sprintf("turnResultKind(%d)", int(k))
 }
 
-// turnResult is how one turn ended: Rust's TurnResult enum. Only the
-// fields of Kind are set.
+// turnResult is how one turn ended, with what the dispatcher needs to
+// commit it; only the fields of Kind are set (Rust: the TurnResult enum).
 type turnResult struct {
 	Kind    turnResultKind
 	Output  string                // turnCompleted

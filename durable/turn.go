@@ -11,10 +11,10 @@ import (
 // turn is one orchestration turn, the one value that goes from the
 // dispatcher (which fetches an item and reads it into the turn) through
 // replay (which adds the outcome, the new events and the actions) to the
-// commit (which adds the work items and metadata the ack writes). It
-// stands for what Rust spreads over its HistoryManager, WorkItemReader,
-// the engine's inputs and outputs, and the commit of its orchestration
-// dispatcher.
+// commit (which adds the work items and metadata the ack writes). One
+// value keeps what a turn read and decided in one place (Rust spreads it
+// over its HistoryManager, WorkItemReader, the engine's inputs and outputs,
+// and the commit of its orchestration dispatcher).
 type turn struct {
 	// The fetched item (nil when CheckHistory replays a recorded
 	// execution), its lock lease, and the dispatcher slot running it.
@@ -140,7 +140,8 @@ func (t *turn) readMessages(messages []duroxide.WorkItem) {
 		t.completions = append(carried, t.completions...)
 		t.name, t.input, t.version, t.continueAsNew = s.Orchestration, s.Input, s.Version, true
 		// The parent link a sub-orchestration carries across
-		// continue-as-new (absent from items written by Rust 0.1.29).
+		// continue-as-new, so its last execution reports to the parent
+		// (absent from items written by Rust 0.1.29).
 		t.parentInstance, t.parentID, t.parentExecID = s.ParentInstance, s.ParentID, s.ParentExecutionID
 	default:
 		t.version = t.pinnedVersion()
