@@ -1,6 +1,7 @@
 package durable
 
-// action is Rust's Action enum: a decision an orchestration turn produced.
+// action is a decision an orchestration turn produced: a durable call the
+// code made that history did not hold yet (Rust: the Action enum).
 // The engine turns each new action into a history event (except
 // ContinueAsNew) and hands it to the host, which turns it into work items.
 // SchedulingEventID is the event id of the matching history event; it is 0

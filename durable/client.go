@@ -57,14 +57,13 @@ var (
 	ErrCannotDeleteSubOrchestration = duroxide.ErrCannotDeleteSubOrchestration
 )
 
-// Rust's client poll schedule: 5 ms doubling to 100 ms.
+// The client's poll schedule for its waits: 5 ms doubling to 100 ms, so a
+// short turn is seen at once and a long one costs few reads (Rust's client
+// schedule).
 const (
 	clientInitialPollDelay = 5 * time.Millisecond
 	clientMaxPollDelay     = 100 * time.Millisecond
 )
-
-// initialExecutionID is the execution id of a fresh instance.
-const initialExecutionID = 1
 
 // StartOrchestration starts instance running orchestration; input is
 // encoded with the typed codec (a string is stored as is, anything else as
@@ -215,7 +214,8 @@ const (
 	StateSuspended
 )
 
-// String returns the Rust variant name.
+// String returns the state's name ("Running", "Completed", ...), spelled
+// as the Rust variant is.
 func (s State) String() string {
 	switch s {
 	case StateRunning:
@@ -232,7 +232,8 @@ func (s State) String() string {
 	return "NotFound"
 }
 
-// OrchestrationStatus is an instance's status: Rust's OrchestrationStatus.
+// OrchestrationStatus is an instance's status as its latest execution's
+// history and the provider's marks give it (Rust: OrchestrationStatus).
 type OrchestrationStatus struct {
 	State State
 	// Output is the result of a Completed instance.
@@ -384,8 +385,8 @@ func (c *Client) readStatus(ctx context.Context, instance string) (*statusView, 
 	if r, ok := c.p.(duroxide.SuspensionReader); ok {
 		v.suspended = func(ctx context.Context) (bool, string, error) { return r.Suspension(ctx, instance) }
 	}
-	// Best effort, as in Rust: a custom status read error does not fail the
-	// status query.
+	// Best effort: a custom status read error does not fail the status
+	// query, whose state comes from history (as in Rust).
 	if cs, err := c.p.CustomStatus(ctx, instance, 0); err == nil {
 		v.CustomStatus = cs
 	}

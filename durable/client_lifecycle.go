@@ -37,7 +37,7 @@ type RestartOptions struct {
 // history leaves open again (a failed child is rewound too), and replays.
 // Earlier executions are kept. Deploy the fixed code first: the new
 // execution replays the kept history, so the fix must not change the
-// calls made before the failure (rewind.go documents the exact rule).
+// calls made before the failure (dispatch_rewind_plan.go documents the exact rule).
 //
 // The call enqueues the request and returns; the instance's status says
 // Running once a runtime has rewound it. An instance that does not exist

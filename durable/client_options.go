@@ -56,13 +56,14 @@ type EventOptions struct {
 
 // WaitOptions configures the Client's waits: WaitForOrchestration,
 // WaitForStatusChange and WaitForKVValue. The zero value waits until the
-// condition holds or ctx ends, polling on Rust's client schedule.
+// condition holds or ctx ends, polling 5 ms apart, doubling to 100 ms
+// (Rust's client schedule).
 type WaitOptions struct {
 	// Timeout bounds the wait: when it passes, the wait returns
 	// ErrTimeout. 0 = no bound but ctx's (whose end returns ctx's error).
 	Timeout time.Duration
-	// PollInterval is the fixed time between reads. 0 = Rust's client
-	// schedule: 5 ms, doubling to 100 ms.
+	// PollInterval is the fixed time between reads. 0 polls 5 ms apart,
+	// doubling to 100 ms (Rust's client schedule).
 	PollInterval time.Duration
 }
 

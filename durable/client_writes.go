@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/duroxide-go/cdb/duroxide"
 )
@@ -148,22 +147,4 @@ func (c *Client) pendingNote(ctx context.Context, instance string) string {
 		return ""
 	}
 	return note
-}
-
-// notePending tells clients (through the provider's PendingNoter) that
-// instance waits for an orchestration no runtime has registered.
-func (rt *Runtime) notePending(instance string, r *turn, attempt uint32, delay time.Duration) {
-	n, ok := rt.p.(duroxide.PendingNoter)
-	if !ok {
-		return
-	}
-	version := "any version"
-	if r.version != nil {
-		version = "version " + *r.version
-	}
-	note := fmt.Sprintf("waiting for orchestration %q (%s), which is not registered on any runtime that fetched it; attempt %d of %d, retrying in %s",
-		r.name, version, attempt, rt.opts.MaxAttempts, delay)
-	if err := n.NotePending(rt.ctx, instance, note); err != nil {
-		rt.log.Debug("recording the pending note failed", "instance_id", instance, "error", err)
-	}
 }

@@ -7,8 +7,9 @@ import (
 	"github.com/duroxide-go/cdb/internal/wirejson"
 )
 
-// The typed codec is Rust duroxide's _typed_codec::Json, so typed Go code
-// and typed Rust code store the same payloads. It is the one rule for every
+// The typed codec turns a typed value into the text a history stores and
+// back, byte for byte as Rust duroxide's _typed_codec::Json does, so typed
+// Go code and typed Rust code store the same payloads. It is the one rule for every
 // typed value, KV values included (Rust's set_kv_value_typed quotes strings
 // instead; Decode reads both):
 //   - encode: a value whose JSON is a string is stored as the raw text

@@ -77,7 +77,7 @@ func Go[T any](ctx *OrchestrationContext, fn func(ctx *OrchestrationContext) (T,
 
 // goBlock builds the future of a block. A lazy block starts only when its
 // future is first polled (by Await, Select or Join), and runs then, inside
-// that poll, until it first waits: Rust's poll of an async fn's future.
+// that poll, until it first waits (as Rust polls an async fn's future).
 // The runtime's own futures that are async fns in Rust (the retry loop) are
 // lazy, so they schedule their work at the same point in history as Rust.
 func goBlock[T any](ctx *OrchestrationContext, fn func(ctx *OrchestrationContext) (T, error), lazy bool) *Future[T] {
@@ -89,7 +89,9 @@ func goBlock[T any](ctx *OrchestrationContext, fn func(ctx *OrchestrationContext
 	co := s.spawn(func() {
 		out, outErr = fn(ctx)
 		returned = true
-		// Rust drops an async block's locals when it completes.
+		// A finished block's pending futures are dropped (cancelled) with it:
+		// nothing can await them any more (Rust drops an async block's
+		// locals when it completes).
 		s.current.dropOwned()
 	})
 	co.lazy = lazy

@@ -2,8 +2,6 @@ package durable
 
 import (
 	"slices"
-	"strings"
-	"time"
 
 	"github.com/duroxide-go/cdb/duroxide"
 )
@@ -14,26 +12,6 @@ import (
 // cancel — duroxide's execution.rs, state_helpers.rs and the commit half of
 // its orchestration dispatcher. The ack itself is the dispatcher's
 // (dispatch_orchestration.go).
-
-// childInstanceID is the full id of a child: auto-generated ids are
-// prefixed with the parent ("{parent}::sub::5"), explicit ids are used as
-// given.
-func childInstanceID(parent, child string) string {
-	if strings.HasPrefix(child, subOrchAutoPrefix) {
-		return parent + "::" + child
-	}
-	return child
-}
-
-// newEventAt stamps an event the host writes (outside the engine) at now.
-func newEventAt(now time.Time, id uint64, instance string, executionID uint64, source *uint64, kind duroxide.EventKind) duroxide.Event {
-	return duroxide.Event{
-		EventID: id, SourceEventID: source, InstanceID: instance, ExecutionID: executionID,
-		TimestampMs: uint64(max(now.UnixMilli(), 0)), DuroxideVersion: DuroxideVersion, Kind: kind,
-	}
-}
-
-func ptr[T any](v T) *T { return &v }
 
 // commitResult folds the replayed turn's outcome into its commit
 // (the second half of duroxide's run_single_execution_atomic): a
@@ -414,14 +392,6 @@ func (t *turn) cancelInflightActivities() {
 			t.cancelled = append(t.cancelled, duroxide.ScheduledActivityIdentifier{Instance: t.instance, ExecutionID: t.executionID, ActivityID: e.EventID})
 		}
 	}
-}
-
-// valueOf is *p, or "" for nil.
-func valueOf(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
 }
 
 // dedupeCancelled drops repeated activity identifiers, keeping order.

@@ -22,7 +22,8 @@ type OrchestrationContext struct {
 	now    func() time.Time
 	logger *slog.Logger
 
-	// Replay state (Rust's CtxInner).
+	// Replay state: the actions the code emitted and how their futures'
+	// tokens bind to schedule events and results (Rust's CtxInner).
 	nextToken     uint64
 	emitted       []emittedAction
 	results       map[uint64]completion // token -> result
@@ -72,7 +73,9 @@ type cancelledToken struct {
 	kind  scheduleKind
 }
 
-// completionKind is Rust's CompletionResult discriminator.
+// completionKind says how a scheduled call completed: an activity's or a
+// child's success or failure, or a timer's firing (Rust: the
+// CompletionResult discriminator).
 type completionKind int
 
 const (
@@ -269,7 +272,8 @@ func (c *OrchestrationContext) markTokenCancelled(token uint64, kind scheduleKin
 }
 
 // cancelledScheduleIDs returns the schedule ids of bound futures of kind
-// that were dropped, ascending (Rust iterates a hash set; Go fixes an order).
+// that were dropped, ascending, so the breadcrumbs come out in one order
+// on every replay (Rust iterates a hash set).
 func (c *OrchestrationContext) cancelledScheduleIDs(kind scheduleKind) []uint64 {
 	var ids []uint64
 	seen := map[uint64]bool{}
@@ -319,7 +323,8 @@ func (c *OrchestrationContext) newFuture(token uint64, kind scheduleKind, poll f
 }
 
 // dropAllPending drops every pending future: the orchestration function
-// returned, and in Rust everything it still held is dropped with it.
+// returned, so nothing can await them any more, and each is cancelled (as
+// Rust drops everything the function still held).
 func (c *OrchestrationContext) dropAllPending() {
 	for _, st := range c.futures {
 		st.drop()

@@ -53,7 +53,9 @@ func (c *OrchestrationContext) scheduleTimer(d time.Duration) *Future[struct{}] 
 		delay = uint64(d / time.Millisecond)
 	}
 	fireAt := c.nowMs() + delay
-	if fireAt < delay { // saturate like Rust's saturating_add
+	if fireAt < delay {
+		// Overflow: saturate at the latest time instead of wrapping (Rust's
+		// saturating_add).
 		fireAt = ^uint64(0)
 	}
 	token := c.emit(actionCreateTimer{FireAtMs: fireAt})
@@ -162,8 +164,9 @@ func optString(s string) *string {
 	return &s
 }
 
-// rustParseIntError is the text of Rust's ParseIntError for a u64 parse,
-// which is what Rust's utc_now reports for a malformed recorded value.
+// rustParseIntError is the message UTCNow fails with when the recorded
+// time is not a u64, worded as Rust's ParseIntError so the failure reads as
+// Rust's utc_now reports it.
 func rustParseIntError(s string, err error) string {
 	switch {
 	case s == "":

@@ -15,9 +15,11 @@ func mustEncode(v any) string {
 	return s
 }
 
-// decodeResult is Rust's .map(|r| r.and_then(decode)), except that a
-// string result is the raw payload unchanged: that makes the string form of
-// each call the untyped Rust call, so one generic call serves both.
+// decodeResult decodes a durable call's result into Out with the typed
+// codec and passes an error through (Rust's .map(|r| r.and_then(decode))),
+// except that a string result is the raw payload unchanged: that makes the
+// string form of each call the untyped Rust call, so one generic call
+// serves both.
 func decodeResult[Out any](s string, err error) (Out, error) {
 	if err != nil {
 		var zero Out

@@ -11,9 +11,9 @@ import (
 // Go block is a goroutine, but only one of them runs at a time, and only when
 // the engine hands it control. A coroutine runs until it waits on something
 // that is not ready (Await, Select, Join) or returns; then control comes back
-// to the engine. One Rust poll of the orchestration future corresponds to one
-// scheduler.poll: run the first runnable coroutine in creation order, and
-// repeat until none is runnable. Because the engine decides who runs and the
+// to the engine. One scheduler.poll runs the first runnable coroutine in
+// creation order, and repeats until none is runnable (one Rust poll of the
+// orchestration future). Because the engine decides who runs and the
 // order is fixed, the same history always produces the same actions.
 
 // coroutine is one orchestration function or Go block.
@@ -68,7 +68,8 @@ func (s *scheduler) log() *slog.Logger {
 var errGoexit = errors.New("orchestration coroutine exited without returning (runtime.Goexit)")
 
 // spawn registers a coroutine; it first runs during the next poll, after
-// the coroutine that created it has blocked (Rust futures are lazy too).
+// the coroutine that created it has blocked, so creating a block never
+// interrupts its creator (Rust futures are lazy too).
 func (s *scheduler) spawn(fn func()) *coroutine {
 	co := &coroutine{sched: s, fn: fn, resume: make(chan struct{}), yield: make(chan struct{})}
 	s.cos = append(s.cos, co)
@@ -148,7 +149,9 @@ func (s *scheduler) recordPanic(r any) {
 	s.panicMsg = &msg
 }
 
-// panicMessage is Rust's extract_panic_message for Go values.
+// panicMessage is the text a panic value fails the orchestration with: a
+// string as is, an error's or Stringer's text, else fmt's rendering (Rust:
+// extract_panic_message).
 func panicMessage(r any) string {
 	switch v := r.(type) {
 	case string:
@@ -162,7 +165,8 @@ func panicMessage(r any) string {
 }
 
 // block parks the current coroutine until cond holds. If cond already
-// holds it returns at once, as polling a ready future does in Rust.
+// holds it returns at once, without giving up control (as polling a ready
+// future does in Rust).
 func (s *scheduler) block(cond func() bool) {
 	co := s.current
 	if co == nil {
@@ -206,8 +210,8 @@ func (s *scheduler) kill(co *coroutine) {
 }
 
 // stopAll ends every coroutine still alive, so a finished turn leaves no
-// goroutine behind. Kills do not count as dropped futures: like Rust's
-// dehydration, they happen after the turn's decisions were collected.
+// goroutine behind. Kills do not count as dropped futures: they happen
+// after the turn's decisions were collected (as Rust's dehydration does).
 func (s *scheduler) stopAll() {
 	for _, co := range s.cos {
 		s.kill(co)

@@ -251,6 +251,24 @@ func (rt *Runtime) resolve(t *turn) (string, OrchestrationFunc, bool) {
 	return rt.reg.resolveOrchestration(t.name)
 }
 
+// notePending tells clients (through the provider's PendingNoter) that
+// instance waits for an orchestration no runtime has registered.
+func (rt *Runtime) notePending(instance string, r *turn, attempt uint32, delay time.Duration) {
+	n, ok := rt.p.(duroxide.PendingNoter)
+	if !ok {
+		return
+	}
+	version := "any version"
+	if r.version != nil {
+		version = "version " + *r.version
+	}
+	note := fmt.Sprintf("waiting for orchestration %q (%s), which is not registered on any runtime that fetched it; attempt %d of %d, retrying in %s",
+		r.name, version, attempt, rt.opts.MaxAttempts, delay)
+	if err := n.NotePending(rt.ctx, instance, note); err != nil {
+		rt.log.Debug("recording the pending note failed", "instance_id", instance, "error", err)
+	}
+}
+
 // ack commits t. Retryable failures (throttling, timeouts, resets) are
 // retried while the lock is ours; if they outlast it, the item is
 // abandoned without counting the attempt (poison is for messages that

@@ -188,27 +188,6 @@ func (rt *Runtime) rewindCutOf(item *duroxide.OrchestrationItem, req *rewindRequ
 	return rewindCut(item.History, false), nil, true
 }
 
-// poisoned reports whether a failure in history is a poison failure.
-func poisoned(history []duroxide.Event) bool {
-	for _, e := range history {
-		var d duroxide.ErrorDetails
-		switch k := e.Kind.(type) {
-		case duroxide.ActivityFailed:
-			d = k.Details
-		case duroxide.SubOrchestrationFailed:
-			d = k.Details
-		case duroxide.OrchestrationFailed:
-			d = k.Details
-		default:
-			continue
-		}
-		if _, ok := poisonOf(d); ok {
-			return true
-		}
-	}
-	return false
-}
-
 // resendChildResult answers a rewound parent's request to a child that
 // completed: the parent's new execution needs the result its failed one
 // never received (the parent had already failed when it arrived), so the

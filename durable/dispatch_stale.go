@@ -12,8 +12,9 @@ import (
 // execution may have ended and the instance been restarted (issue 29).
 // A restart names the terminal execution it replaces
 // (ContinueAsNewItem.RestartOf), a cancel the execution it stops
-// (CancelInstanceItem.ExecutionID); requests without the field, the Rust
-// crate's and the runtime's own, are taken as they come. A parent's
+// (CancelInstanceItem.ExecutionID); requests without the field (the
+// runtime's own, and those a Rust duroxide client writes) are taken as
+// they come. A parent's
 // cancel of its child names the parent execution that sent it
 // (CancelInstanceItem.ParentExecutionID): a rewind of the parent moves
 // the child to report to the parent's new execution, and the cancel the

@@ -98,7 +98,7 @@
 //
 // Fixing instances. Once the code is fixed, Client.Rewind runs a failed
 // instance's failed work again in a new execution that keeps every result
-// before the failure (rewind.go states the rule), Client.Redrive gives a
+// before the failure (dispatch_rewind_plan.go states the rule), Client.Redrive gives a
 // poisoned instance its poisoned messages again, and Client.Restart starts
 // a terminal instance over. Client.Suspend holds a running instance's
 // turns (its messages and timers wait) until Client.Resume. Earlier

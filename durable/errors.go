@@ -7,9 +7,9 @@ import (
 )
 
 // TaskFailedError is the error an activity or sub-orchestration future
-// resolves with when the work failed. Message is Rust's display text of the
-// failure (ErrorDetails::display_message), exactly what Rust code would see
-// as the Err string.
+// resolves with when the work failed. Message is the failure's display
+// text, exactly what Rust code would see as the Err string
+// (ErrorDetails::display_message).
 type TaskFailedError struct {
 	Message string
 }
@@ -17,7 +17,10 @@ type TaskFailedError struct {
 // Error returns Message.
 func (e *TaskFailedError) Error() string { return e.Message }
 
-// displayMessage is Rust's ErrorDetails::display_message.
+// displayMessage is the text a failure shows the orchestration code (a
+// TaskFailedError's Message) and the client: its message, prefixed per kind
+// ("canceled: ", "nondeterministic: ", ...). Rust:
+// ErrorDetails::display_message.
 func displayMessage(d duroxide.ErrorDetails) string {
 	switch v := d.(type) {
 	case duroxide.InfrastructureError:

@@ -5,8 +5,8 @@ import (
 	"runtime"
 )
 
-// scheduleKind is Rust's ScheduleKind: what a future stands for, which
-// decides how dropping it is recorded.
+// scheduleKind is what a future stands for, which decides how dropping it
+// is recorded (Rust: ScheduleKind).
 type scheduleKind int
 
 const (
@@ -33,9 +33,9 @@ type futureState struct {
 	value     any
 	err       error
 
-	// poll checks readiness the way Rust's poll_fn closures do (for a
-	// queue dequeue it consumes the arrival); it is called only while the
-	// future is pending.
+	// poll returns the future's value once it is ready (for a queue
+	// dequeue it consumes the arrival); it is called only while the
+	// future is pending (Rust: the poll_fn closures).
 	poll func() (value any, err error, ready bool)
 	// co is the coroutine of a Go block.
 	co *coroutine
@@ -57,9 +57,9 @@ func (st *futureState) tryComplete() bool {
 	return true
 }
 
-// drop is Rust's Drop for DurableFuture: a pending future that goes away
-// records a cancellation (activities and children are cancelled for real,
-// waits leave a breadcrumb); a Go block is stopped and its futures dropped.
+// drop cancels a pending future that goes away: activities and children
+// are cancelled for real, waits leave a breadcrumb, a Go block is stopped
+// and its futures dropped (Rust: Drop for DurableFuture).
 func (st *futureState) drop() {
 	if st.completed || st.cancelled {
 		return
@@ -83,8 +83,9 @@ func (st *futureState) drop() {
 	st.ctx.markTokenCancelled(st.token, st.kind)
 }
 
-// adopt moves ownership of st to the running coroutine: waiting on a
-// future is the Go form of moving it into the awaiting code in Rust.
+// adopt moves ownership of st to the running coroutine, which drops it if
+// it returns with st pending: the code that waits on a future owns it (as
+// Rust moves a future into the code that awaits it).
 func (st *futureState) adopt() {
 	if co := st.ctx.sched.current; co != nil && st.owner != co {
 		st.owner = co
@@ -143,8 +144,8 @@ func (f *Future[T]) Await() (T, error) {
 // before it resolved.
 var ErrFutureDropped = errors.New("durable: future was dropped (cancelled or lost a Select) before it resolved")
 
-// Cancel drops the future: Rust's drop(fut). It has no effect on a future
-// that already resolved.
+// Cancel drops the future, cancelling the work behind it (Rust's
+// drop(fut)). It has no effect on a future that already resolved.
 func (f *Future[T]) Cancel() { f.st.drop() }
 
 // Done reports whether the future has resolved, without waiting. It does

@@ -6,10 +6,10 @@ import (
 	"github.com/duroxide-go/cdb/duroxide"
 )
 
-// Limits on what one orchestration may hold (duroxide's
-// src/runtime/limits.rs). A turn that goes past one fails the
-// orchestration with an error naming the limit, so code that stores data
-// per item should bound its item count by these.
+// Limits on what one orchestration may hold. A turn that goes past one
+// fails the orchestration with an error naming the limit, so code that
+// stores data per item should bound its item count by these (Rust:
+// duroxide's src/runtime/limits.rs).
 const (
 	// MaxKVKeys is the most keys an instance's KV store may hold.
 	MaxKVKeys = 150
@@ -17,7 +17,9 @@ const (
 	MaxKVValueBytes = 64 * 1024
 )
 
-// duroxide's limits (src/runtime/limits.rs).
+// The limits the dispatcher holds a turn to (limitViolation, and the
+// carry-forward cap in commitResult), with Rust duroxide's values
+// (src/runtime/limits.rs).
 const (
 	maxCarryForwardEvents = 100
 	maxCustomStatusBytes  = 256 * 1024

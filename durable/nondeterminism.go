@@ -17,18 +17,6 @@ import (
 // with history, or a corrupt history, cannot be fixed by deploying code,
 // so it fails the instance under either policy.
 
-// isNondeterminism reports whether d is a Configuration{Nondeterminism}
-// failure.
-func isNondeterminism(d duroxide.ErrorDetails) bool {
-	switch v := d.(type) {
-	case duroxide.ConfigurationError:
-		return v.Kind == duroxide.ConfigNondeterminism
-	case *duroxide.ConfigurationError:
-		return v != nil && v.Kind == duroxide.ConfigNondeterminism
-	}
-	return false
-}
-
 // nondeterministic reports a nondeterministic turn (ERROR log, counter)
 // and returns the message to hold the instance with under
 // NondeterminismBlock, or "" when the policy fails it.

@@ -260,8 +260,9 @@ var systemActivities = map[string]ActivityFunc{
 	SyscallKVValue: getKVValueActivity,
 }
 
-// getKVValueActivity reads another instance's KV value; its result is the
-// JSON of an Option<String> (null or a JSON string), as in Rust.
+// getKVValueActivity reads another instance's KV value; its result is
+// null or the value as a JSON string, so absent and empty differ (Rust's
+// JSON of an Option<String>).
 func getKVValueActivity(ctx ActivityContext, input string) (string, error) {
 	var req struct {
 		InstanceID *string `json:"instance_id"`
@@ -278,7 +279,8 @@ func getKVValueActivity(ctx ActivityContext, input string) (string, error) {
 	}
 	v, ok, err := ctx.Client().KVValue(ctx, *req.InstanceID, *req.Key)
 	if errors.Is(err, ErrInstanceNotFound) {
-		// Rust's activity answers null for an unknown instance.
+		// An unknown instance has no value: the answer is null, not a
+		// failure (as Rust's activity answers).
 		ok, err = false, nil
 	}
 	if err != nil {

@@ -15,9 +15,9 @@ import (
 // replay_cancel.go) replays baseline+delta through the orchestration code
 // and records what the code did beyond history. Both follow Rust's
 // replay_engine.rs step by step, so event ids, source ids, order and error
-// texts are Rust's. The dispatcher reaches the engine through turn.replay (turn.go); the
-// ported Rust replay-engine tests drive it directly, with the same names in
-// Go spelling:
+// texts are Rust's. The dispatcher (turn.replay) and CheckHistory reach the
+// engine through replayRun (replay_run.go); the ported Rust replay-engine
+// tests drive it directly, with the same names in Go spelling:
 //
 //	Rust (src/runtime/replay_engine.rs)       Go
 //	ReplayEngine::new(inst, exec, history)    newReplayEngine(inst, exec, history)
@@ -33,7 +33,7 @@ import (
 //	engine.made_progress()                    engine.madeProgress()
 //	engine.final_history()                    engine.finalHistory()
 //	engine.baseline_history / .abort_error    engine.baselineHistory / .abortError
-//	TurnResult::Completed(s) etc.             turnResult{Kind: turnCompleted, Output: s} etc. (turn.go)
+//	TurnResult::Completed(s) etc.             turnResult{Kind: turnCompleted, Output: s} etc. (replay_result.go)
 //	Action::CallActivity { .. } etc.          actionCallActivity{..} etc. (action.go)
 
 // DuroxideVersion is the duroxide release whose behaviour this runtime
@@ -149,8 +149,8 @@ func (e *replayEngine) finalHistory() []duroxide.Event {
 	return append(out, e.delta...)
 }
 
-// newEvent builds an event stamped like Rust's Event::with_event_id: now,
-// and duroxide_version DuroxideVersion.
+// newEvent builds an event of this execution stamped with the engine's
+// clock and DuroxideVersion, as Rust's Event::with_event_id stamps it.
 func (e *replayEngine) newEvent(id uint64, source *uint64, kind duroxide.EventKind) duroxide.Event {
 	ms := e.now().UnixMilli()
 	if ms < 0 {
@@ -248,9 +248,10 @@ func (e *replayEngine) hasContinueAsNewInHistory() bool {
 }
 
 // isCompletionInHistory reports whether events already hold the completion
-// msg carries (same source id and kind). In the baseline Rust matches the
-// exact kind (a Completed does not shadow a Failed); in the delta either
-// outcome counts. External and queue events are never deduplicated.
+// msg carries (same source id and kind), so a re-delivered message is not
+// applied twice. In the baseline the kind must match exactly (a Completed
+// does not shadow a Failed, as in Rust); in the delta either outcome
+// counts. External and queue events are never deduplicated.
 func (e *replayEngine) isCompletionInHistory(msg duroxide.WorkItem, events []duroxide.Event, inDelta bool) bool {
 	var id uint64
 	var match func(duroxide.EventKind) bool
@@ -264,7 +265,9 @@ func (e *replayEngine) isCompletionInHistory(msg duroxide.WorkItem, events []dur
 		}
 	case duroxide.ActivityFailedItem:
 		if !inDelta {
-			return false // Rust's baseline check has no ActivityFailed arm
+			// In the baseline a failure is never taken for a duplicate
+			// (Rust's baseline check has no ActivityFailed arm).
+			return false
 		}
 		id = m.ID
 		match = func(k duroxide.EventKind) bool {
@@ -300,8 +303,9 @@ func (e *replayEngine) isCompletionInHistory(msg duroxide.WorkItem, events []dur
 	return false
 }
 
-// scheduleKindOf names the schedule event with the given id, as Rust's
-// prep-stage nondeterminism check does ("" when there is none).
+// scheduleKindOf names the schedule event with the given id ("" when
+// there is none), for the nondeterminism message of a completion that
+// names the wrong kind (worded as Rust's prep-stage check).
 func (e *replayEngine) scheduleKindOf(id uint64) string {
 	for _, evs := range [][]duroxide.Event{e.baselineHistory, e.delta} {
 		for _, ev := range evs {
@@ -322,7 +326,8 @@ func (e *replayEngine) scheduleKindOf(id uint64) string {
 }
 
 // checkCompletionSchedule verifies a completion names a schedule of its
-// kind (Rust's messages, word for word).
+// kind, else returns the nondeterminism failure (Rust's messages, word for
+// word).
 func (e *replayEngine) checkCompletionSchedule(msg duroxide.WorkItem) duroxide.ErrorDetails {
 	var id uint64
 	var want, missing string

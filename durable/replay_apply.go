@@ -6,8 +6,9 @@ import (
 	"github.com/duroxide-go/cdb/duroxide"
 )
 
-// apply replays one history event into the context (Rust's
-// apply_history_event).
+// apply replays one history event into the context: it matches a schedule
+// event to the action the code emitted and delivers a completion to its
+// future; a non-nil result ends the turn (Rust's apply_history_event).
 func (e *replayEngine) apply(ev duroxide.Event) *turnResult {
 	ctx := e.ctx
 	switch k := ev.Kind.(type) {
@@ -127,7 +128,8 @@ func (e *replayEngine) matchSchedule(ev duroxide.Event, kind scheduleKind) (uint
 }
 
 // complete delivers a completion to its open schedule. Only an activity
-// completion checks the schedule's kind (as in Rust).
+// completion checks the schedule's kind: the check is Rust's, and a
+// stricter one would fail histories Rust replays.
 func (e *replayEngine) complete(ev duroxide.Event, checkActivity bool, c completion) *turnResult {
 	if ev.SourceEventID == nil {
 		return nil
@@ -145,10 +147,12 @@ func (e *replayEngine) complete(ev duroxide.Event, checkActivity bool, c complet
 	return nil
 }
 
-// actionMatchesEvent is Rust's action_matches_event_kind: activities by
-// name, input, session and tag; timers by position; waits by name;
-// children by name and input; detached starts by name, instance and
-// input; custom status by kind; KV by key and value (not timestamp).
+// actionMatchesEvent reports whether the action the code emitted is the
+// one the history's schedule event recorded: activities by name, input,
+// session and tag; timers by position; waits by name; children by name and
+// input; detached starts by name, instance and input; custom status by
+// kind; KV by key and value (not timestamp). Rust:
+// action_matches_event_kind.
 func actionMatchesEvent(a action, kind duroxide.EventKind) bool {
 	switch v := a.(type) {
 	case actionCallActivity:

@@ -10,7 +10,7 @@ import (
 const droppedFutureReason = "dropped_future"
 
 // breadcrumbKind describes, for one kind of schedule, its schedule event,
-// its cancellation breadcrumb, and how Rust names it in mismatch errors.
+// its cancellation breadcrumb, and its name in mismatch errors (Rust's).
 type breadcrumbKind struct {
 	kind       scheduleKind
 	label      string
@@ -62,7 +62,8 @@ var breadcrumbKinds = []breadcrumbKind{
 	},
 }
 
-// collectCancelled records the futures the code dropped this turn (Rust's
+// collectCancelled records the futures the code dropped this turn, so
+// their work is cancelled and replay can check the drops (Rust's
 // collect_cancelled_from_context). On replay, every dropped-future
 // breadcrumb already persisted must be reproduced by the code (subset
 // check per kind, only for schedules of the persisted segment), else the

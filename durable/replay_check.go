@@ -95,10 +95,9 @@ func CheckHistory(reg *Registry, rec RecordedExecution) error {
 			fmt.Sprintf("orchestration %s version %s is not registered", started.Name, started.Version))
 	}
 	history := beforeTerminal(rec.History)
-	t := &turn{instance: rec.Instance, executionID: rec.ExecutionID, history: history, started: &started,
-		kv: rec.KVSnapshot, name: started.Name, workerID: "replayer"}
-	t.replay(fn, version, slog.New(slog.DiscardHandler))
-	res := t.result
+	_, res, codeMismatch := replayRun{instance: rec.Instance, executionID: rec.ExecutionID, history: history,
+		persisted: len(history), kv: rec.KVSnapshot, name: started.Name, input: started.Input, version: version,
+		workerID: "replayer", logger: slog.New(slog.DiscardHandler)}.replay(fn)
 	if res.Kind != turnFailed {
 		return nil
 	}
@@ -108,7 +107,7 @@ func CheckHistory(reg *Registry, rec RecordedExecution) error {
 	if !isNondeterminism(res.Details) {
 		return nil
 	}
-	if t.codeMismatch {
+	if codeMismatch {
 		return fail(ErrNondeterministic, started.Name, version, displayMessage(res.Details))
 	}
 	return fail(ErrCorruptHistory, started.Name, version, displayMessage(res.Details))

@@ -9,10 +9,12 @@ import (
 	"github.com/duroxide-go/cdb/duroxide"
 )
 
-// Nondeterminism messages embed the action and the event in Rust's Debug
-// format ({:?}); these functions reproduce it so the texts match Rust's.
+// Nondeterminism messages embed the action and the event that disagree,
+// rendered as Rust's Debug format ({:?}) renders them, so the texts match
+// Rust's.
 
-// debugStr is Rust's Debug for a str: quoted, with escape_debug escapes.
+// debugStr renders s quoted, with control and quote characters escaped
+// (Rust's Debug for a str, with escape_debug escapes).
 func debugStr(s string) string {
 	var b strings.Builder
 	b.WriteByte('"')
@@ -63,7 +65,8 @@ func debugStruct(name string, fields ...string) string {
 	return name + " { " + strings.Join(parts, ", ") + " }"
 }
 
-// debugAction is {:?} of Rust's Action.
+// debugAction renders an action for a nondeterminism message ({:?} of
+// Rust's Action).
 func debugAction(a action) string {
 	switch v := a.(type) {
 	case actionCallActivity:
@@ -95,9 +98,10 @@ func debugAction(a action) string {
 	return fmt.Sprintf("%#v", a)
 }
 
-// debugEventKind is {:?} of Rust's EventKind for the kinds the engine
-// matches against actions (schedules and metadata); other kinds fall back
-// to their type name.
+// debugEventKind renders a history event's kind for a nondeterminism
+// message ({:?} of Rust's EventKind) for the kinds the engine matches
+// against actions (schedules and metadata); other kinds fall back to their
+// type name.
 func debugEventKind(k duroxide.EventKind) string {
 	switch v := k.(type) {
 	case duroxide.ActivityScheduled:

@@ -11,8 +11,9 @@ import (
 // maxQuiescenceIterations bounds the re-polls after the history walk.
 const maxQuiescenceIterations = 100
 
-// quiescenceMessage is Rust's text, including the run of spaces its source
-// line continuation left in the literal.
+// quiescenceMessage fails a turn whose code keeps subscribing past
+// maxQuiescenceIterations re-polls. It is Rust's text, including the run
+// of spaces its source line continuation left in the literal.
 var quiescenceMessage = "quiescence loop exceeded 100 iterations —" + strings.Repeat(" ", 22) +
 	"orchestration is emitting unbounded persistent event subscriptions"
 
@@ -44,7 +45,9 @@ func (e *replayEngine) executeOrchestration(handler OrchestrationFunc, input, na
 	if !ok {
 		return *failed(nondeterminismError("corrupted history: first event must be OrchestrationStarted"))
 	}
-	_ = workerID // Rust keeps it for API compatibility only
+	// Replay does not depend on the worker: the parameter is unused (Rust
+	// keeps it for API compatibility only).
+	_ = workerID
 
 	e.ctx = newOrchestrationContext(e.instance, e.executionID, name, version, e.now, e.logger)
 	e.open, e.kinds, e.mustPoll = map[uint64]bool{}, map[uint64]scheduleKind{}, true
@@ -105,8 +108,8 @@ func (e *replayEngine) execute(working []duroxide.Event) *turnResult {
 	return e.quiesce()
 }
 
-// poll runs the orchestration's coroutines until all are blocked (one Rust
-// poll) and collects the actions they emitted.
+// poll runs the orchestration's coroutines until all are blocked and
+// collects the actions they emitted (one Rust poll).
 func (e *replayEngine) poll() *turnResult {
 	e.ctx.sched.poll()
 	e.emitted = append(e.emitted, e.ctx.drainEmitted()...)
@@ -191,9 +194,9 @@ func (e *replayEngine) convertEmitted(list []emittedAction) {
 	}
 }
 
-// withEventID is Rust's update_action_event_id: it sets the scheduling
-// event id and turns a pending child id into an automatic one
-// (autoChildID).
+// withEventID sets the action's scheduling event id and turns a pending
+// child id into an automatic one (autoChildID). Rust:
+// update_action_event_id.
 func withEventID(a action, id, executionID uint64) action {
 	switch v := a.(type) {
 	case actionCallActivity:
@@ -237,7 +240,8 @@ func autoChildID(executionID, eventID uint64) string {
 	return subOrchAutoPrefix + strconv.FormatUint(executionID, 10) + "::" + strconv.FormatUint(eventID, 10)
 }
 
-// actionEventKind is Rust's action_to_event (nil for ContinueAsNew).
+// actionEventKind is the history event an action records (nil for
+// ContinueAsNew, which records none). Rust: action_to_event.
 func actionEventKind(a action) duroxide.EventKind {
 	switch v := a.(type) {
 	case actionCallActivity:
@@ -264,8 +268,8 @@ func actionEventKind(a action) duroxide.EventKind {
 	return nil
 }
 
-// formatIDSet renders a set of ids like Rust's HashSet Debug ({1, 2}),
-// sorted.
+// formatIDSet renders a set of ids for a cancellation mismatch message,
+// sorted, as "{1, 2}" (Rust's HashSet Debug).
 func formatIDSet(ids map[uint64]bool) string {
 	list := make([]uint64, 0, len(ids))
 	for id := range ids {

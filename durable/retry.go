@@ -9,8 +9,8 @@ import (
 // BackoffKind selects a BackoffStrategy's formula.
 type BackoffKind int
 
-// The backoff formulas. The zero value is Rust's default: exponential from
-// 100 ms, doubling, capped at 30 s.
+// The backoff formulas. The zero value is the default: exponential from
+// 100 ms, doubling, capped at 30 s (Rust's default).
 const (
 	BackoffDefault BackoffKind = iota
 	BackoffNone
@@ -90,7 +90,8 @@ func satMul(d time.Duration, n uint64) time.Duration {
 }
 
 // RetryPolicy retries a failed activity (Rust's RetryPolicy). The zero value
-// is Rust's default: 3 attempts, default backoff, no per-attempt timeout.
+// is the default: 3 attempts, default backoff, no per-attempt timeout
+// (Rust's default).
 type RetryPolicy struct {
 	// MaxAttempts counts the first attempt; 0 means 3.
 	MaxAttempts uint32
@@ -101,9 +102,10 @@ type RetryPolicy struct {
 	Timeout time.Duration
 }
 
-// DefaultRetryPolicy is Rust's RetryPolicy::default() spelled out: 3
-// attempts, exponential backoff from 100 ms doubling up to 30 s, no
-// per-attempt timeout. It behaves as the zero RetryPolicy.
+// DefaultRetryPolicy is the default policy spelled out: 3 attempts,
+// exponential backoff from 100 ms doubling up to 30 s, no per-attempt
+// timeout (Rust's RetryPolicy::default()). It behaves as the zero
+// RetryPolicy.
 func DefaultRetryPolicy() *RetryPolicy {
 	return &RetryPolicy{MaxAttempts: 3, Backoff: ExponentialBackoff(100*time.Millisecond, 2, 30*time.Second)}
 }
@@ -149,13 +151,15 @@ func (p RetryPolicy) attempts() uint32 {
 	return p.MaxAttempts
 }
 
-// timeoutMessage is the error text of a timed-out attempt (Rust's).
+// timeoutMessage is the error a timed-out attempt fails with (Rust's
+// text).
 const timeoutMessage = "timeout: activity timed out"
 
-// retryActivity returns the future of Rust's schedule_activity_with_retry
-// loop, a lazy block: as Rust's async fn, it schedules nothing until its
-// future is first polled (awaited, raced or joined), and it can be raced and
-// joined like any future.
+// retryActivity returns the future of the retry loop, a lazy block: it
+// schedules nothing until its future is first polled (awaited, raced or
+// joined), so its attempts land where Rust's async fn would put them in
+// history, and it can be raced and joined like any future (Rust:
+// schedule_activity_with_retry).
 func (c *OrchestrationContext) retryActivity(name, input string, policy RetryPolicy, session, tag string) *Future[string] {
 	return goBlock(c, func(ctx *OrchestrationContext) (string, error) {
 		return ctx.retryLoop(name, input, policy, session, tag)
@@ -188,9 +192,9 @@ func (c *OrchestrationContext) retryLoop(name, input string, policy RetryPolicy,
 	return "", lastErr
 }
 
-// retryAttempt runs one attempt, raced against the timeout when set. As in
-// Rust, the timer is created inside a block that the race polls after the
-// activity, so the activity is scheduled first.
+// retryAttempt runs one attempt, raced against the timeout when set. The
+// timer is created inside a block that the race polls after the activity,
+// so the activity is scheduled first, as in Rust's history.
 func (c *OrchestrationContext) retryAttempt(name, input string, timeout time.Duration, session, tag string) (string, error, bool) {
 	if timeout <= 0 {
 		res, err := c.scheduleActivity(name, input, session, tag).Await()

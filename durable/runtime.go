@@ -112,8 +112,8 @@ func Start(ctx context.Context, p duroxide.Provider, reg *Registry, opts *Option
 	return rt, nil
 }
 
-// supportedRange renders the replayable duroxide versions as Rust logs
-// them (">=min, <=max").
+// supportedRange renders the replayable duroxide versions for the start-up
+// log, as ">=min, <=max" (Rust's wording).
 func (rt *Runtime) supportedRange() string {
 	return ">=" + rt.supported.Min.String() + ", <=" + rt.supported.Max.String()
 }

@@ -36,7 +36,7 @@ type ActivityOptions struct {
 // _typed forms).
 //
 // Without a retry policy the activity is scheduled at once. With one, the
-// future runs Rust's retry loop, which, as Rust's async fn, starts when the
+// future runs the retry loop, which (as Rust's async fn) starts when the
 // future is first awaited, raced or joined (never polled, it schedules
 // nothing): it schedules each attempt, waits between attempts on durable
 // timers, and resolves with the first success, or the last failure once the

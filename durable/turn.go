@@ -1,7 +1,6 @@
 package durable
 
 import (
-	"fmt"
 	"log/slog"
 	"slices"
 	"time"
@@ -12,10 +11,10 @@ import (
 // turn is one orchestration turn, the one value that goes from the
 // dispatcher (which fetches an item and reads it into the turn) through
 // replay (which adds the outcome, the new events and the actions) to the
-// commit (which adds the work items and metadata the ack writes). It
-// stands for what Rust spreads over its HistoryManager, WorkItemReader,
-// the engine's inputs and outputs, and the commit of its orchestration
-// dispatcher.
+// commit (which adds the work items and metadata the ack writes). One
+// value keeps what a turn read and decided in one place (Rust spreads it
+// over its HistoryManager, WorkItemReader, the engine's inputs and outputs,
+// and the commit of its orchestration dispatcher).
 type turn struct {
 	// The fetched item (nil when CheckHistory replays a recorded
 	// execution), its lock lease, and the dispatcher slot running it.
@@ -52,7 +51,7 @@ type turn struct {
 	continueAsNew  bool
 	// collisions are the fetched starts that name a parent other than
 	// the one this instance started for: another parent's child with an
-	// id already in use (collisions.go).
+	// id already in use (dispatch_collisions.go).
 	collisions []duroxide.StartOrchestrationItem
 
 	// What replay found: how the turn ended, the actions to dispatch, the
@@ -66,10 +65,10 @@ type turn struct {
 
 	// The commit beyond delta: work items for both queues, activities to
 	// cancel, the execution's metadata, and the change to the instance's
-	// suspension (suspend.go; nil: none). carried are fetched messages
+	// suspension (dispatch_suspend.go; nil: none). carried are fetched messages
 	// this turn leaves to a later one (a rewind request after other
 	// messages, dispatch_rewind.go; a suspension of an execution that
-	// continues as new, suspend.go): they go back to the instance's
+	// continues as new, dispatch_suspend.go): they go back to the instance's
 	// queue after the turn's own orchestrator items.
 	worker, orch []duroxide.WorkItem
 	carried      []duroxide.WorkItem
@@ -141,7 +140,8 @@ func (t *turn) readMessages(messages []duroxide.WorkItem) {
 		t.completions = append(carried, t.completions...)
 		t.name, t.input, t.version, t.continueAsNew = s.Orchestration, s.Input, s.Version, true
 		// The parent link a sub-orchestration carries across
-		// continue-as-new (absent from items written by Rust 0.1.29).
+		// continue-as-new, so its last execution reports to the parent
+		// (absent from items written by Rust 0.1.29).
 		t.parentInstance, t.parentID, t.parentExecID = s.ParentInstance, s.ParentID, s.ParentExecutionID
 	default:
 		t.version = t.pinnedVersion()
@@ -251,99 +251,19 @@ func (t *turn) startedEvent(version string) duroxide.Event {
 	return newEventAt(t.clock(), 1, t.instance, t.executionID, nil, s)
 }
 
-// replay runs the replay engine (replay.go) over the turn: stage 1 turns
-// its completions into events, stage 2 runs fn over history and those.
-// The turn gets the outcome, the engine's events appended to its delta,
-// the actions to dispatch and the futures the code dropped.
+// replay runs the replay engine over the turn (replayRun.replay). The
+// turn gets the outcome, the engine's events appended to its delta, the
+// actions to dispatch and the futures the code dropped.
 func (t *turn) replay(fn OrchestrationFunc, version string, logger *slog.Logger) {
-	e := newReplayEngine(t.instance, t.executionID, t.all()).
-		withPersistedHistoryLen(len(t.history)).
-		withKVSnapshot(t.kv)
-	e.logger = logger
-	if t.now != nil {
-		e.now = t.now
-	}
-	e.prepCompletions(t.completions)
 	input, _ := t.context()
-	t.result = e.executeOrchestration(fn, input, t.name, version, t.workerID)
-	t.codeMismatch = e.replayedCode && t.result.Kind == turnFailed && isNondeterminism(t.result.Details)
+	e, result, codeMismatch := replayRun{instance: t.instance, executionID: t.executionID, history: t.all(),
+		persisted: len(t.history), kv: t.kv, completions: t.completions, name: t.name, input: input,
+		version: version, workerID: t.workerID, now: t.now, logger: logger}.replay(fn)
+	t.result, t.codeMismatch = result, codeMismatch
 	t.delta = append(t.delta, e.delta...)
 	t.actions = e.actions
 	for _, id := range e.cancelledActivities {
 		t.cancelled = append(t.cancelled, duroxide.ScheduledActivityIdentifier{Instance: t.instance, ExecutionID: t.executionID, ActivityID: id})
 	}
 	t.cancelledChildren = e.cancelledSubOrchestrations
-}
-
-// turnResultKind says how an orchestration turn ended.
-type turnResultKind int
-
-// The outcomes of a turn, in the order of Rust's TurnResult.
-const (
-	// turnContinue: the orchestration is waiting for more completions.
-	turnContinue turnResultKind = iota
-	// turnCompleted: the orchestration returned an output.
-	turnCompleted
-	// turnFailed: the orchestration (or the turn) failed; see Details.
-	turnFailed
-	// turnContinueAsNew: the orchestration asked to restart with new input.
-	turnContinueAsNew
-	// turnCancelled: a cancellation request was recorded; see Reason.
-	turnCancelled
-)
-
-// reportsToParent reports whether a child's turn that ends so sends its
-// parent a result (a continue-as-new leaves that to the next execution).
-func (k turnResultKind) reportsToParent() bool {
-	return k == turnCompleted || k == turnFailed || k == turnCancelled
-}
-
-// String returns the Rust variant name.
-func (k turnResultKind) String() string {
-	switch k {
-	case turnContinue:
-		return "Continue"
-	case turnCompleted:
-		return "Completed"
-	case turnFailed:
-		return "Failed"
-	case turnContinueAsNew:
-		return "ContinueAsNew"
-	case turnCancelled:
-		return "Cancelled"
-	}
-	return fmt.Sprintf("turnResultKind(%d)", int(k))
-}
-
-// turnResult is how one turn ended: Rust's TurnResult enum. Only the
-// fields of Kind are set.
-type turnResult struct {
-	Kind    turnResultKind
-	Output  string                // turnCompleted
-	Details duroxide.ErrorDetails // turnFailed
-	Input   string                // turnContinueAsNew
-	Version *string               // turnContinueAsNew; nil = resolve by policy
-	Reason  string                // turnCancelled
-}
-
-// String renders the result for test failure messages.
-func (r turnResult) String() string {
-	switch r.Kind {
-	case turnCompleted:
-		return fmt.Sprintf("Completed(%q)", r.Output)
-	case turnFailed:
-		if r.Details == nil {
-			return "Failed(<nil>)"
-		}
-		return fmt.Sprintf("Failed(%s: %q)", r.Details.Variant(), displayMessage(r.Details))
-	case turnContinueAsNew:
-		v := "None"
-		if r.Version != nil {
-			v = *r.Version
-		}
-		return fmt.Sprintf("ContinueAsNew(input=%q, version=%s)", r.Input, v)
-	case turnCancelled:
-		return fmt.Sprintf("Cancelled(%q)", r.Reason)
-	}
-	return r.Kind.String()
 }

@@ -195,29 +195,6 @@ func keptResult(e duroxide.Event, instance string, next uint64) duroxide.WorkIte
 	return nil
 }
 
-// poisonOf returns details as a PoisonError.
-func poisonOf(details duroxide.ErrorDetails) (duroxide.PoisonError, bool) {
-	switch v := details.(type) {
-	case duroxide.PoisonError:
-		return v, true
-	case *duroxide.PoisonError:
-		if v != nil {
-			return *v, true
-		}
-	}
-	return duroxide.PoisonError{}, false
-}
-
-// terminalFailure returns the details of history's OrchestrationFailed.
-func terminalFailure(history []duroxide.Event) (duroxide.ErrorDetails, bool) {
-	for _, e := range history {
-		if f, ok := e.Kind.(duroxide.OrchestrationFailed); ok {
-			return f.Details, true
-		}
-	}
-	return nil, false
-}
-
 // poisonedMessages decodes the messages an orchestration poison recorded
 // (marshalItems) and readdresses them to execution next: completions of
 // the poisoned execution become completions of the new one.

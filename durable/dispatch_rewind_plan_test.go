@@ -8,7 +8,7 @@ import (
 	"github.com/duroxide-go/cdb/duroxide"
 )
 
-// The rewind's cut and plan (rewind.go) on hand-written histories.
+// The rewind's cut and plan (dispatch_rewind_plan.go) on hand-written histories.
 
 func rwFailed(id uint64) duroxide.Event {
 	return xEv(id, nil, duroxide.OrchestrationFailed{Details: evAppDetails(duroxide.AppOrchestrationFailed, "boom")})
