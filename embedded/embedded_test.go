@@ -274,14 +274,15 @@ func (w *queryWatch) seen() map[string]bool {
 	return maps.Clone(w.sizes)
 }
 
-// watchServer makes the in-process servers Open starts until t ends report
-// their requests to ic. Tests that call it run serially (they set the
-// environment), so no other test starts a server meanwhile.
+// watchServer makes the in-process servers Open starts until t ends (or
+// the next watchServer) report their requests to ic. Tests that call it
+// run serially (they set the environment), so no other test starts a
+// server meanwhile.
 func watchServer(t *testing.T, ic localcosmos.Interceptor) {
 	prev := newLocalServer
 	newLocalServer = func(o *localcosmos.Options) (*localcosmos.Server, error) {
 		o.Intercept = ic
-		return prev(o)
+		return localcosmos.NewServer(o)
 	}
 	t.Cleanup(func() { newLocalServer = prev })
 }
