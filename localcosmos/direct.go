@@ -4,8 +4,9 @@ import (
 	"fmt"
 )
 
-// Direct access to stored documents, for white-box tests only: these bypass
-// the REST API, authentication, faults and counters.
+// Direct access to stored documents, for inspection and white-box tests:
+// these bypass the REST API, authentication, the Interceptor and the
+// counters.
 
 // Documents returns copies of all documents of a container, system
 // properties included, in creation order. Expired documents (time to live)

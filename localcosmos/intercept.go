@@ -11,6 +11,9 @@ type Interceptor interface {
 	// Intercept is called in the request's goroutine, once the request is
 	// classified and counted, before it is authenticated or applied. It
 	// may block (to add latency) and must not read the request body.
+	// [Server.Close] waits for requests being intercepted, so a blocking
+	// interceptor must return when its owner closes (cosmostest's Close
+	// cuts its delays short before closing the core).
 	Intercept(op Op, r *http.Request) Interception
 }
 
@@ -36,9 +39,13 @@ type Interception struct {
 // x-ms-substatus header when SubStatus is set, the given headers and a
 // {"code","message"} body with the message the service gives for Status.
 type Refusal struct {
-	Status    int
+	// Status is the HTTP status, for example 429, 503 or 408.
+	Status int
+	// SubStatus, if non-zero, is sent in x-ms-substatus.
 	SubStatus int
-	Headers   map[string]string
+	// Headers are added to the answer, for example
+	// {"x-ms-retry-after-ms": "10"}.
+	Headers map[string]string
 }
 
 // intercept runs the interceptor, if any.

@@ -1,7 +1,8 @@
 package localcosmos
 
 // Op names a kind of request the server handles. It is used to count
-// requests ([Server.Counts], [Server.Stats]) and to target faults ([Fault]).
+// requests ([Server.Counts], [Server.Stats]), and tells an [Interceptor]
+// what a request is (cosmostest's faults target operations by it).
 type Op string
 
 // The operations the server distinguishes.

@@ -16,12 +16,12 @@ import (
 // skip the loopback socket: [Server.InProcessTransport] hands each request
 // to the server's handler in the calling goroutine and returns the
 // recorded response. The request and the response are the ones the socket
-// would carry — same handler, headers, bodies, faults and injected
-// latency — without the socket's system calls and the hand-offs between
-// the client's, the connection's and the handler's goroutines, which on a
-// busy machine each wait to be scheduled. A fault that drops the
-// connection (DropBeforeApply, DropAfterApply) becomes a transport error,
-// as a reset connection is for the SDK.
+// would carry — same handler, headers, bodies and [Interceptor] — without
+// the socket's system calls and the hand-offs between the client's, the
+// connection's and the handler's goroutines, which on a busy machine each
+// wait to be scheduled. An interception that drops the connection
+// (Interception.Drop, before or after applying the request) becomes a
+// transport error, as a reset connection is for the SDK.
 
 // errTransportClosed is returned for requests sent after Close.
 var errTransportClosed = errors.New("localcosmos: server closed")
@@ -120,7 +120,7 @@ func unsendable(h http.Header) error {
 }
 
 // recorder is the http.ResponseWriter of an in-process request. It is not
-// an http.Hijacker, so a fault that drops the connection aborts the
+// an http.Hijacker, so an interception that drops the connection aborts the
 // handler (http.ErrAbortHandler), which RoundTrip turns into an error.
 type recorder struct {
 	header http.Header
@@ -153,7 +153,8 @@ func (w *recorder) Write(b []byte) (int, error) {
 }
 
 // closeInProcess refuses new in-process requests and waits for those being
-// served (Close has already cut injected delays short).
+// served (an Interceptor's delays are its owner's to cut short first, as
+// cosmostest's Close does).
 func (s *Server) closeInProcess() {
 	s.inproc.mu.Lock()
 	s.inproc.closed = true
