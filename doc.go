@@ -83,7 +83,9 @@ while ownership converges.
 # Testing
 
 Package github.com/duroxide-go/cdb/cosmostest is an in-process Cosmos DB for
-tests (like net/http/httptest); package
+tests (like net/http/httptest), with faults, latency and lagging replicas,
+on top of package github.com/duroxide-go/cdb/localcosmos, the local server
+embedded.Open runs without an account; package
 github.com/duroxide-go/cdb/duroxide/providertest is duroxide's provider
 validation suite, which this provider passes in full.
 */

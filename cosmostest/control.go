@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/duroxide-go/cdb/localcosmos"
 )
 
 // FaultSpec is a Fault in JSON, for the control endpoint: what another
@@ -84,19 +86,13 @@ func (f FaultSpec) Fault() (Fault, error) {
 	if f.WritesOnly || (f.Probability > 0 && f.Probability < 1) {
 		writes, p := f.WritesOnly, f.Probability
 		out.Match = func(r *http.Request) bool {
-			if writes && !writeOps[requestOp(r)] {
+			if writes && !writeOps[localcosmos.RequestOp(r)] {
 				return false
 			}
 			return p <= 0 || p >= 1 || rand.Float64() < p
 		}
 	}
 	return out, nil
-}
-
-// requestOp classifies a request without reading its body.
-func requestOp(r *http.Request) Op {
-	req, _ := parseRequest(r)
-	return req.op
 }
 
 // LatencySpec is the added latency in JSON (see Server.SetLatency).

@@ -2,7 +2,6 @@ package cosmostest
 
 import (
 	"net/http"
-	"strings"
 	"time"
 )
 
@@ -144,23 +143,4 @@ func (s *Server) takeFault(op Op, r *http.Request) *Fault {
 		return &f
 	}
 	return nil
-}
-
-// faultResponse is the response for a fault with a Status.
-func faultResponse(f *Fault) *apiError {
-	e := newSubError(f.Status, f.SubStatus, "%s", defaultFaultMessage(f.Status))
-	e.Headers = map[string]string{}
-	for k, v := range f.Headers {
-		e.Headers[k] = v
-	}
-	if f.Status == http.StatusTooManyRequests {
-		has := false
-		for k := range e.Headers {
-			has = has || strings.EqualFold(k, "x-ms-retry-after-ms")
-		}
-		if !has {
-			e.Headers["x-ms-retry-after-ms"] = "1"
-		}
-	}
-	return e
 }

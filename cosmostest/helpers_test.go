@@ -1,17 +1,9 @@
 package cosmostest
 
 import (
-	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"io"
-	"net/http"
-	"net/url"
-	"strings"
 	"testing"
 	"time"
 
@@ -20,8 +12,10 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 )
 
-// Helpers for the server's own tests (package cosmostest; the shared
-// conformance suite lives in package cosmostest_test).
+// Helpers for the façade's own tests: faults, latency, lagging replicas
+// and the control endpoint (the server core's tests, with their own copy
+// of these helpers, are in package localcosmos; the shared conformance
+// suite lives in package cosmostest_test).
 
 // fixture is a server with one database and one container partitioned on
 // /instanceId.
@@ -163,52 +157,6 @@ func (f *fixture) read(t testing.TB, id, instance string) map[string]any {
 	r, err := f.ct.ReadItem(testCtx(t), pkOf(instance), id, nil)
 	wantOK(t, err, "read "+id)
 	return decode(t, r.Value)
-}
-
-// signedRequest builds a request to the server signed with its master key,
-// for what the SDK cannot send (malformed bodies, raw headers).
-func signedRequest(t testing.TB, s *Server, method, path string, body []byte, headers map[string]string) *http.Request {
-	t.Helper()
-	req, err := http.NewRequest(method, strings.TrimSuffix(s.Endpoint(), "/")+path, bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	date := time.Now().UTC().Format(http.TimeFormat)
-	req.Header.Set("x-ms-date", date)
-	req.Header.Set("x-ms-version", "2020-11-05")
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	parsed, perr := parseRequest(req)
-	if perr != nil {
-		t.Fatal(perr)
-	}
-	req.Header.Set("Authorization", masterAuth(s.Key(), method, parsed.resType, parsed.resLink, req.Header.Get("x-ms-date")))
-	return req
-}
-
-func masterAuth(key, method, resType, resLink, date string) string {
-	kb, _ := base64.StdEncoding.DecodeString(key)
-	mac := hmac.New(sha256.New, kb)
-	mac.Write([]byte(strings.ToLower(method) + "\n" + strings.ToLower(resType) + "\n" + resLink + "\n" + strings.ToLower(date) + "\n\n"))
-	return url.QueryEscape("type=master&ver=1.0&sig=" + base64.StdEncoding.EncodeToString(mac.Sum(nil)))
-}
-
-// do sends a request and returns the status, headers and body.
-func do(t testing.TB, req *http.Request) (int, http.Header, map[string]any) {
-	t.Helper()
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	var m map[string]any
-	if len(b) > 0 {
-		_ = json.Unmarshal(b, &m)
-	}
-	return resp.StatusCode, resp.Header, m
 }
 
 // docsPath is the path of the test container's documents.

@@ -72,7 +72,7 @@ type env struct {
 func newEnv(t *testing.T) *env { return newEnvOn(t, memprovider.New()) }
 
 // newCosmosEnv runs on the Cosmos DB provider over an in-memory
-// in-process cosmostest (embedded.Open with InMemory).
+// in-process localcosmos server (embedded.Open with InMemory).
 func newCosmosEnv(t *testing.T) *env { return newEnvOn(t, demo.CosmosProvider(t)) }
 
 func newEnvOn(t *testing.T, p duroxide.Provider) *env {

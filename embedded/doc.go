@@ -11,8 +11,8 @@
 //
 // With COSMOS_ENDPOINT or COSMOS_CONNECTION_STRING set, Open connects to that
 // account through [cdb.ConfigFromEnv] and [cdb.New]. Without them it starts
-// cosmostest, the in-process server that speaks the Cosmos DB API, with its
-// data directory set (cosmostest.Options.DataDir): every acknowledged write
+// localcosmos, the in-process server that speaks the Cosmos DB API, with its
+// data directory set (localcosmos.Options.DataDir): every acknowledged write
 // is fsynced to a write-ahead log, so a program killed with SIGKILL finds
 // its instances again when it starts once more and the runtime carries them
 // on. The directory is, in order: [Options].DataDir, the DUROXIDE_DATA_DIR

@@ -14,7 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/duroxide-go/cdb"
-	"github.com/duroxide-go/cdb/cosmostest"
+	"github.com/duroxide-go/cdb/localcosmos"
 )
 
 // EnvDataDir names the variable that moves the in-process store's data
@@ -40,7 +40,7 @@ const DefaultName = "default"
 
 // ErrDataDirInUse is matched (errors.Is) by Open's error when another
 // process (or another Open in this one) has the data directory open.
-var ErrDataDirInUse = cosmostest.ErrDataDirInUse
+var ErrDataDirInUse = localcosmos.ErrDataDirInUse
 
 // ErrName is matched (errors.Is) by Open's error when [Options].Name is
 // not a plain directory name.
@@ -82,7 +82,7 @@ type Store struct {
 	// empty for an account or with InMemory.
 	DataDir string
 
-	server    *cosmostest.Server
+	server    *localcosmos.Server
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -147,13 +147,18 @@ func openAccount() (*Store, error) {
 	return &Store{Config: cfg, Description: where + ", auth: " + auth}, nil
 }
 
-// openInProcess starts cosmostest on the resolved data directory.
+// newLocalServer starts the in-process server: localcosmos.NewServer,
+// in a variable so that the package's tests can watch its requests
+// (Options.Intercept).
+var newLocalServer = localcosmos.NewServer
+
+// openInProcess starts the local server on the resolved data directory.
 func openInProcess(o Options) (*Store, error) {
 	dir, err := dataDir(o)
 	if err != nil {
 		return nil, err
 	}
-	srv, err := cosmostest.NewServer(&cosmostest.Options{DataDir: dir})
+	srv, err := newLocalServer(&localcosmos.Options{DataDir: dir})
 	if err != nil {
 		return nil, fmt.Errorf("embedded: starting the in-process store: %w", err)
 	}
@@ -167,7 +172,7 @@ func openInProcess(o Options) (*Store, error) {
 		Database:  os.Getenv(cdb.EnvDatabase),
 		Container: os.Getenv(cdb.EnvContainer),
 		// The provider calls the server in process, without the loopback
-		// socket (cosmostest.Server.InProcessTransport); Endpoint still
+		// socket (localcosmos.Server.InProcessTransport); Endpoint still
 		// serves other clients.
 		ClientOptions: &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{
 			Transport: &http.Client{Transport: srv.InProcessTransport()},

@@ -3,11 +3,13 @@ package embedded
 import (
 	"bytes"
 	"errors"
+	"maps"
 	"net/http"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/duroxide-go/cdb/cosmostest"
 	"github.com/duroxide-go/cdb/durable"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/localcosmos"
 )
 
 // clearEnv makes Open choose by the test's settings only.
@@ -227,19 +230,13 @@ func TestOpenInProcessReadsLargerDiscoveryPages(t *testing.T) {
 		{nil, strconv.Itoa(InProcessDiscoveryPageSize)},
 		{&cdb.Options{DiscoveryPageSize: 7}, "7"},
 	} {
+		w := &queryWatch{sizes: map[string]bool{}}
+		watchServer(t, w)
 		st := open(t, &Options{DataDir: t.TempDir(), Log: &bytes.Buffer{}, Provider: tc.opts})
-		var mu sync.Mutex
-		sizes := map[string]bool{}
-		remove := st.server.InjectFault(cosmostest.Fault{Op: cosmostest.OpQuery, Match: func(r *http.Request) bool {
-			if r.Header.Get("x-ms-documentdb-partitionkey") == "" { // discovery is cross-partition
-				mu.Lock()
-				sizes[r.Header.Get("x-ms-max-item-count")] = true
-				mu.Unlock()
-			}
-			return false
-		}})
+		w.on.Store(true)
 		_, err := st.Provider.FetchWorkItem(t.Context(), time.Second, 0, nil, duroxide.DefaultOnly())
-		remove()
+		w.on.Store(false)
+		sizes := w.seen()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -250,4 +247,42 @@ func TestOpenInProcessReadsLargerDiscoveryPages(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// queryWatch is a localcosmos.Interceptor that records, while on, the page
+// sizes (x-ms-max-item-count) of cross-partition queries, and disturbs
+// nothing.
+type queryWatch struct {
+	on    atomic.Bool
+	mu    sync.Mutex
+	sizes map[string]bool
+}
+
+// Intercept implements localcosmos.Interceptor.
+func (w *queryWatch) Intercept(op localcosmos.Op, r *http.Request) localcosmos.Interception {
+	if w.on.Load() && op == localcosmos.OpQuery && r.Header.Get("x-ms-documentdb-partitionkey") == "" { // discovery is cross-partition
+		w.mu.Lock()
+		w.sizes[r.Header.Get("x-ms-max-item-count")] = true
+		w.mu.Unlock()
+	}
+	return localcosmos.Interception{}
+}
+
+func (w *queryWatch) seen() map[string]bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return maps.Clone(w.sizes)
+}
+
+// watchServer makes the in-process servers Open starts until t ends (or
+// the next watchServer) report their requests to ic. Tests that call it
+// run serially (they set the environment), so no other test starts a
+// server meanwhile.
+func watchServer(t *testing.T, ic localcosmos.Interceptor) {
+	prev := newLocalServer
+	newLocalServer = func(o *localcosmos.Options) (*localcosmos.Server, error) {
+		o.Intercept = ic
+		return localcosmos.NewServer(o)
+	}
+	t.Cleanup(func() { newLocalServer = prev })
 }

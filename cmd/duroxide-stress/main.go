@@ -52,7 +52,7 @@ func parse(args []string, stderr io.Writer) (flags, error) {
 	var f flags
 	fs := flag.NewFlagSet("duroxide-stress", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&f.backend, "backend", stress.BackendMemory, "memory, cosmostest, embedded (cosmostest with a data directory, as embedded.Open), or cosmos (an account from COSMOS_* variables)")
+	fs.StringVar(&f.backend, "backend", stress.BackendMemory, "memory, cosmostest, embedded (localcosmos with a data directory, as embedded.Open), or cosmos (an account from COSMOS_* variables)")
 	fs.StringVar(&f.workload, "workload", stress.WorkloadFanout, "fanout, large, long-history or continue-as-new")
 	fs.DurationVar(&f.duration, "duration", 10*time.Second, "how long new instances are started")
 	fs.IntVar(&f.inflight, "inflight", 20, "instances kept in flight")

@@ -85,7 +85,7 @@ func collect(f *ast.File, names map[string]bool, fields map[string][]string) {
 // "for test" constructors live in internal or test-helper packages, so a
 // production user's go doc does not show them.
 func TestNoTestOnlyAPIInProductionPackages(t *testing.T) {
-	for _, dir := range []string{".", "durable", "duroxide", "memprovider"} {
+	for _, dir := range []string{".", "durable", "duroxide", "memprovider", "localcosmos", "embedded"} {
 		names, fields := exported(t, dir)
 		for n := range names {
 			if strings.Contains(n, "ForTest") || strings.HasPrefix(n, "Test") || n == "Hooks" || n == "Call" {
@@ -102,11 +102,77 @@ func TestNoTestOnlyAPIInProductionPackages(t *testing.T) {
 	}
 }
 
+// TestLocalServerHasNoTestKnobs: the local server (localcosmos, the store
+// embedded.Open runs in production) offers hooks, not test knobs: faults,
+// added latency, lagging replicas and the control endpoint are package
+// cosmostest's, the test façade on top of it.
+func TestLocalServerHasNoTestKnobs(t *testing.T) {
+	names, _ := exported(t, "localcosmos")
+	for n := range names {
+		for _, w := range []string{"Fault", "Latency", "Lag", "Control", "Drop"} {
+			if strings.Contains(n, w) {
+				t.Errorf("localcosmos exports %s, a test knob (it belongs in cosmostest)", n)
+			}
+		}
+	}
+	for _, m := range methods(t, "localcosmos", "Server") {
+		for _, w := range []string{"Fault", "Latency", "Lag", "Control"} {
+			if strings.Contains(m, w) {
+				t.Errorf("localcosmos.Server has the method %s, a test knob (it belongs in cosmostest)", m)
+			}
+		}
+	}
+}
+
+// methods returns the exported methods of type typ in the package in dir
+// (test files excluded).
+func methods(t *testing.T, dir, typ string) []string {
+	t.Helper()
+	var out []string
+	fset := token.NewFileSet()
+	paths, err := filepath.Glob(filepath.Join(root, dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range paths {
+		if strings.HasSuffix(p, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Recv == nil || !fd.Name.IsExported() || receiverName(fd) != typ {
+				continue
+			}
+			out = append(out, fd.Name.Name)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("%s: no methods of %s found", dir, typ)
+	}
+	return out
+}
+
+// receiverName is the name of fd's receiver type, without the pointer.
+func receiverName(fd *ast.FuncDecl) string {
+	x := fd.Recv.List[0].Type
+	if st, ok := x.(*ast.StarExpr); ok {
+		x = st.X
+	}
+	if id, ok := x.(*ast.Ident); ok {
+		return id.Name
+	}
+	return ""
+}
+
 // TestNoStutter: a name does not repeat its package's name (Go reads
 // cdb.Leases, not cdb.Leases: the package is the Cosmos provider;
 // cosmostest.New, not cosmostest.New).
 func TestNoStutter(t *testing.T) {
-	for dir, words := range map[string][]string{".": {"Cosmos"}, "cosmostest": {"Test", "Cosmos"}} {
+	for dir, words := range map[string][]string{".": {"Cosmos"}, "cosmostest": {"Test", "Cosmos"}, "localcosmos": {"Local", "Cosmos"}} {
 		names, _ := exported(t, dir)
 		for n := range names {
 			for _, w := range words {

@@ -29,7 +29,7 @@ func StartRuntime(t testing.TB, p duroxide.Provider, reg *durable.Registry, o *d
 }
 
 // CosmosProvider is the Cosmos DB provider over an in-memory in-process
-// cosmostest (embedded.Open with InMemory), closed when t ends: the tests
+// localcosmos server (embedded.Open with InMemory), closed when t ends: the tests
 // run the tools on it as well as on a memprovider, since the tools read
 // through the provider's admin and search calls.
 func CosmosProvider(t testing.TB) duroxide.Provider {

@@ -27,7 +27,7 @@ const (
 	BackendMemory     = "memory"
 	BackendCosmostest = "cosmostest"
 	// BackendEmbedded is the store embedded.Open opens without an
-	// account: cosmostest with a data directory (a fresh temporary one,
+	// account: localcosmos with a data directory (a fresh temporary one,
 	// removed at Close), every acknowledged write fsynced to its log, and
 	// the provider calling it in process.
 	BackendEmbedded = "embedded"

@@ -100,7 +100,7 @@ type switches struct {
 func newOpsEnv(t *testing.T) *opsEnv { return newOpsEnvOn(t, memprovider.New()) }
 
 // newCosmosEnv runs on the Cosmos DB provider over an in-memory
-// in-process cosmostest (embedded.Open with InMemory).
+// in-process localcosmos server (embedded.Open with InMemory).
 func newCosmosEnv(t *testing.T) *opsEnv { return newOpsEnvOn(t, demo.CosmosProvider(t)) }
 
 func newOpsEnvOn(t *testing.T, p duroxide.Provider) *opsEnv {

@@ -1,5 +1,6 @@
-// Command cosmostest serves an in-memory Cosmos DB (package cosmostest) on a
-// fixed address, so several processes can share one emulator:
+// Command cosmostest serves a local Cosmos DB (package localcosmos, through
+// package cosmostest for its control endpoint) on a fixed address, so
+// several processes can share one emulator:
 //
 //	go run ./cosmostest/cmd/cosmostest -addr 127.0.0.1:8081
 //

@@ -1,8 +1,0 @@
-//go:build !linux
-
-package cosmostest
-
-import "os"
-
-// syncData makes f's data durable (fsync; fdatasync is Linux's).
-func syncData(f *os.File) error { return f.Sync() }
