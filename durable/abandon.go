@@ -57,4 +57,3 @@ func (rt *Runtime) noteAbandonFailure(q duroxide.Queue, instance string, err err
 	rt.log.Log(context.Background(), level, "abandoning a locked item failed; it stays locked until its lock expires",
 		"queue", q.String(), "instance_id", instance, "error", err)
 }
-
