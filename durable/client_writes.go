@@ -23,7 +23,7 @@ func (c *Client) startInstance(ctx context.Context, item duroxide.StartOrchestra
 	if err != nil {
 		return err
 	}
-	wake(c.p, duroxide.OrchestratorQueue)
+	c.wake(duroxide.OrchestratorQueue)
 	return nil
 }
 
@@ -62,7 +62,7 @@ func (c *Client) enqueueNextExecution(ctx context.Context, item duroxide.WorkIte
 	if err := w.EnqueueNextExecution(ctx, item, ended, key); err != nil {
 		return err
 	}
-	wake(c.p, duroxide.OrchestratorQueue)
+	c.wake(duroxide.OrchestratorQueue)
 	return nil
 }
 
@@ -89,7 +89,7 @@ func (c *Client) enqueueFor(ctx context.Context, item duroxide.WorkItem, opts []
 	if err := w.EnqueueForInstance(ctx, item, key); err != nil {
 		return err
 	}
-	wake(c.p, duroxide.OrchestratorQueue)
+	c.wake(duroxide.OrchestratorQueue)
 	return nil
 }
 

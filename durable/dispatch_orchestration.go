@@ -314,7 +314,7 @@ func (rt *Runtime) ackWithRetry(t *turn, oc duroxide.OrchestrationCommit) error 
 func (rt *Runtime) afterCommit(t *turn) {
 	instance := t.instance
 	if len(t.worker) > 0 {
-		wake(rt.p, duroxide.WorkerQueue)
+		rt.wake(duroxide.WorkerQueue)
 	}
 	now := rt.now()
 	immediate := false
@@ -330,7 +330,7 @@ func (rt *Runtime) afterCommit(t *turn) {
 		immediate = true
 	}
 	if immediate {
-		wake(rt.p, duroxide.OrchestratorQueue)
+		rt.wake(duroxide.OrchestratorQueue)
 	}
 	rt.blockedMu.Lock()
 	delete(rt.blockedTurns, instance) // the turn replayed cleanly
@@ -389,7 +389,7 @@ func (rt *Runtime) poisonOrchestration(t *turn) {
 	if err := rt.ackWithRetry(t, oc); err != nil {
 		rt.log.Warn("committing the poisoned orchestration's failure failed", "instance_id", item.Instance, "error", err)
 	} else if parent != nil {
-		wake(rt.p, duroxide.OrchestratorQueue)
+		rt.wake(duroxide.OrchestratorQueue)
 	}
 }
 
@@ -440,7 +440,7 @@ func (rt *Runtime) wakeAt(d time.Duration) {
 		rt.timerMu.Lock()
 		delete(rt.timers, t)
 		rt.timerMu.Unlock()
-		wake(rt.p, duroxide.OrchestratorQueue)
+		rt.wake(duroxide.OrchestratorQueue)
 	})
 	rt.timers[t] = struct{}{}
 }

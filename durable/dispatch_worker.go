@@ -203,7 +203,7 @@ func (rt *Runtime) ackActivity(w *activityWork, lease *lockLease, completion dur
 			return rt.p.AckWorkItem(rt.tel.context(w.token, rt.ctx), w.token, completion)
 		})
 		if err == nil {
-			wake(rt.p, duroxide.OrchestratorQueue)
+			rt.wake(duroxide.OrchestratorQueue)
 			return
 		}
 		if failure, ok := tooLargeFailure(w, completion, err); ok && !sizeRefused {

@@ -90,6 +90,7 @@ func (p *Provider) StartInstance(ctx context.Context, item duroxide.StartOrchest
 	delete(p.edge.claims, item.Instance)
 	p.orchQueue = append(p.orchQueue, &orchMessage{seq: p.nextSeq(), instance: item.Instance, item: item, visibleAt: p.now()})
 	p.notify()
+	p.enqueues.Notify(duroxide.OrchestratorQueue)
 	return nil
 }
 
@@ -125,6 +126,7 @@ func (p *Provider) EnqueueForInstance(ctx context.Context, item duroxide.WorkIte
 	}
 	p.orchQueue = append(p.orchQueue, &orchMessage{seq: p.nextSeq(), instance: inst, item: item, visibleAt: p.now()})
 	p.notify()
+	p.enqueues.Notify(duroxide.OrchestratorQueue)
 	return nil
 }
 
@@ -159,6 +161,7 @@ func (p *Provider) EnqueueNextExecution(ctx context.Context, item duroxide.WorkI
 	p.edge.claims[inst] = claim{after: after, key: key}
 	p.orchQueue = append(p.orchQueue, &orchMessage{seq: p.nextSeq(), instance: inst, item: item, visibleAt: p.now()})
 	p.notify()
+	p.enqueues.Notify(duroxide.OrchestratorQueue)
 	return nil
 }
 

@@ -371,6 +371,7 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 	p.orchQueue = slices.DeleteFunc(p.orchQueue, func(m *orchMessage) bool { return m.lockToken == lockToken })
 	delete(p.instanceLocks, instance)
 	p.notify()
+	p.notifyCommit(commit)
 	return nil
 }
 
@@ -577,6 +578,7 @@ func (p *Provider) EnqueueForOrchestrator(ctx context.Context, item duroxide.Wor
 		visibleAt: p.now().Add(max(delay, 0)),
 	})
 	p.notify()
+	p.enqueues.Notify(duroxide.OrchestratorQueue)
 	return nil
 }
 
