@@ -51,7 +51,7 @@ func (p *Provider) enqueue(ctx context.Context, op string, item duroxide.WorkIte
 	if errors.Is(err, cosmos.ErrConflict) {
 		err = nil // our own earlier attempt landed
 	}
-	if err == nil {
+	if err == nil && !visible.After(now) {
 		p.notifyDoc(docType)
 	}
 	return duroxide.Wrap(op, err)

@@ -1,6 +1,9 @@
 package cdb
 
-import "github.com/duroxide-go/cdb/duroxide"
+import (
+	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/enqueuenotify"
+)
 
 var _ duroxide.EnqueueNotifier = (*Provider)(nil)
 
@@ -24,12 +27,14 @@ func (p *Provider) notifyDoc(docType string) {
 	}
 }
 
-// notifyCommit notifies the queues a committed turn wrote to.
+// notifyCommit notifies the queues a committed turn wrote visible work
+// to (enqueuenotify.CommitQueues).
 func (p *Provider) notifyCommit(c duroxide.OrchestrationCommit) {
-	if len(c.WorkerItems) > 0 {
+	worker, orchestrator := enqueuenotify.CommitQueues(c, p.now())
+	if worker {
 		p.enqueues.Notify(duroxide.WorkerQueue)
 	}
-	if len(c.OrchestratorItems) > 0 {
+	if orchestrator {
 		p.enqueues.Notify(duroxide.OrchestratorQueue)
 	}
 }

@@ -13,9 +13,11 @@ package duroxide
 // using the wrapper fall back to polling without a sign.
 type EnqueueNotifier interface {
 	// NotifyEnqueues registers f, called with the queue after every
-	// enqueue this provider makes, until cancel is called (cancel may be
-	// called more than once). A delayed message is notified when it is
-	// written, not when it becomes visible. f must return quickly and must
+	// enqueue this provider makes of work visible at once, until cancel is
+	// called (cancel may be called more than once). A message visible only
+	// later (a delayed enqueue, a timer that has not fired) is not
+	// notified: polling finds it, and a runtime wakes itself for its own
+	// timers. f must return quickly and must
 	// not call the provider: it may be called from any goroutine, while
 	// the provider holds its own locks.
 	NotifyEnqueues(f func(q Queue)) (cancel func())

@@ -1,6 +1,9 @@
 package memprovider
 
-import "github.com/duroxide-go/cdb/duroxide"
+import (
+	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/enqueuenotify"
+)
 
 var _ duroxide.EnqueueNotifier = (*Provider)(nil)
 
@@ -11,12 +14,14 @@ func (p *Provider) NotifyEnqueues(f func(q duroxide.Queue)) (cancel func()) {
 	return p.enqueues.Subscribe(f)
 }
 
-// notifyCommit notifies the queues an orchestration commit wrote to.
+// notifyCommit notifies the queues an orchestration commit wrote
+// visible work to (enqueuenotify.CommitQueues). Callers hold p.mu.
 func (p *Provider) notifyCommit(c duroxide.OrchestrationCommit) {
-	if len(c.WorkerItems) > 0 {
+	worker, orchestrator := enqueuenotify.CommitQueues(c, p.now())
+	if worker {
 		p.enqueues.Notify(duroxide.WorkerQueue)
 	}
-	if len(c.OrchestratorItems) > 0 {
+	if orchestrator {
 		p.enqueues.Notify(duroxide.OrchestratorQueue)
 	}
 }

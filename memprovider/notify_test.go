@@ -56,3 +56,26 @@ func TestEnqueuesAreNotifiedUntilCancelled(t *testing.T) {
 	require.NoError(t, p.EnqueueForWorker(ctx, act))
 	require.Empty(t, log.take(), "no notification after cancel")
 }
+
+// Work visible only later is not notified: a delayed enqueue, or a commit
+// whose only orchestrator item is a timer that has not fired.
+func TestLaterWorkIsNotNotified(t *testing.T) {
+	ctx := t.Context()
+	p := memprovider.New()
+	var log enqueueLog
+	defer p.NotifyEnqueues(log.note)()
+
+	require.NoError(t, p.EnqueueForOrchestrator(ctx, duroxide.StartOrchestrationItem{Instance: "n-2", Orchestration: "O", Input: "x"}, 0))
+	log.take()
+	require.NoError(t, p.EnqueueForOrchestrator(ctx, duroxide.QueueMessageItem{Instance: "n-2", Name: "q", Data: "d"}, time.Hour))
+	require.Empty(t, log.take(), "a delayed enqueue")
+
+	item, err := p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
+	require.NoError(t, err)
+	fireAt := uint64(time.Now().Add(time.Hour).UnixMilli())
+	require.NoError(t, p.AckOrchestrationItem(ctx, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1,
+		HistoryDelta:      []duroxide.Event{{EventID: 1, InstanceID: "n-2", ExecutionID: 1, Kind: duroxide.OrchestrationStarted{Name: "O", Version: "1.0.0"}}},
+		OrchestratorItems: []duroxide.WorkItem{duroxide.TimerFiredItem{Instance: "n-2", ExecutionID: 1, ID: 2, FireAtMs: fireAt}},
+		Metadata:          duroxide.ExecutionMetadata{Status: ptr(duroxide.StatusRunning), OrchestrationName: ptr("O"), OrchestrationVersion: ptr("1.0.0")}}))
+	require.Empty(t, log.take(), "a timer that fires in an hour")
+}

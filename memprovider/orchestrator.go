@@ -578,7 +578,9 @@ func (p *Provider) EnqueueForOrchestrator(ctx context.Context, item duroxide.Wor
 		visibleAt: p.now().Add(max(delay, 0)),
 	})
 	p.notify()
-	p.enqueues.Notify(duroxide.OrchestratorQueue)
+	if delay <= 0 {
+		p.enqueues.Notify(duroxide.OrchestratorQueue)
+	}
 	return nil
 }
 

@@ -5,6 +5,7 @@ package enqueuenotify
 
 import (
 	"sync"
+	"time"
 
 	"github.com/duroxide-go/cdb/duroxide"
 )
@@ -49,4 +50,18 @@ func (s *Subscribers) Notify(q duroxide.Queue) {
 	for _, sub := range subs {
 		sub.f(q)
 	}
+}
+
+// CommitQueues reports which queues commit enqueued work on that is
+// visible by now: a timer that fires later is not, and is not worth a
+// wake-up (the runtime that committed it wakes itself when it fires).
+func CommitQueues(c duroxide.OrchestrationCommit, now time.Time) (worker, orchestrator bool) {
+	for _, it := range c.OrchestratorItems {
+		if tf, ok := it.(duroxide.TimerFiredItem); ok && time.UnixMilli(int64(tf.FireAtMs)).After(now) {
+			continue
+		}
+		orchestrator = true
+		break
+	}
+	return len(c.WorkerItems) > 0, orchestrator
 }
