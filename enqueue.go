@@ -49,10 +49,7 @@ func (p *Provider) enqueue(ctx context.Context, op string, item duroxide.WorkIte
 	}
 	_, err = p.st.Create(ctx, item.InstanceID(), doc)
 	if errors.Is(err, cosmos.ErrConflict) {
-		err = nil // our own earlier attempt landed
-	}
-	if err == nil && !visible.After(now) {
-		p.notifyDoc(docType)
+		return nil // our own earlier attempt landed
 	}
 	return duroxide.Wrap(op, err)
 }

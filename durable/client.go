@@ -17,9 +17,6 @@ type Client struct {
 	p   duroxide.Provider
 	tel *telemetry
 	reg *Registry // nil: starts are not checked against a registry
-	// runtimeWake wakes the runtime whose Client this is after a write
-	// (wake.go); nil for NewClient's.
-	runtimeWake func(duroxide.Queue)
 }
 
 // NewClient returns a Client over p. Without ClientOptions its calls are
@@ -183,7 +180,7 @@ func (c *Client) enqueue(ctx context.Context, item duroxide.WorkItem) error {
 	if err := c.p.EnqueueForOrchestrator(ctx, item, 0); err != nil {
 		return err
 	}
-	c.wake(duroxide.OrchestratorQueue)
+	wake(c.p, duroxide.OrchestratorQueue)
 	return nil
 }
 
