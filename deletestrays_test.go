@@ -45,9 +45,7 @@ func TestDeleteDropsAChildStartPendingInTheOutbox(t *testing.T) {
 
 	_, err := p.DeleteInstance(ctx, parent, true)
 	require.NoError(t, err)
-	e.clock.advance(cdb.DefaultOutboxMinAge + cdb.DefaultMaxClockSkew)
-	_, err = p.RunMaintenance(ctx)
-	require.NoError(t, err)
+	e.finishDeletions(t, p)
 	requireNoOrch(t, p, "the deleted parent's child must not start")
 	require.Empty(t, e.docsWhere("", child), "nothing of the child was written")
 }
@@ -57,25 +55,13 @@ func TestDeleteDropsAChildStartPendingInTheOutbox(t *testing.T) {
 // later or still running elsewhere, reports to it, and a timer of it
 // fires. The finished sweep must remove those responses although they
 // were written after the tombstone: no next life of the id can have
-// begun before the sweep ends, so they answer the deleted execution 1,
-// and kept they would reach the new execution 1 as its own.
+// begun before the sweep ends, so they answer the deleted execution.
 func TestSweepDropsResponsesWrittenAfterTheTombstone(t *testing.T) {
 	t.Parallel()
 	e := newHarness(t, cdb.Options{}, withoutLag(), withManualClock())
 	ctx := t.Context()
 	const inst = "late-responses"
-	p := e.actor(nil)
-	require.NoError(t, p.StartInstance(ctx, hStart(inst), ""))
-	it := mustFetchOrch(t, p, inst)
-	require.NoError(t, p.AckOrchestrationItem(ctx, it.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1,
-		HistoryDelta: []duroxide.Event{hStarted(inst, "HOrch")}, Metadata: hRunning("HOrch")}))
-
-	sweepFails := e.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpBatch, Status: http.StatusServiceUnavailable, Match: pkMatch(inst)})
-	_, err := p.DeleteInstance(ctx, inst, true)
-	require.Error(t, err, "the sweep failed")
-	sweepFails()
-
-	e.clock.advance(time.Second)
+	p := e.interruptedDeletion(t, inst)
 	for _, w := range []duroxide.WorkItem{
 		duroxide.SubOrchCompletedItem{ParentInstance: inst, ParentExecutionID: 1, ParentID: 2, Result: "stale"},
 		duroxide.SubOrchFailedItem{ParentInstance: inst, ParentExecutionID: 1, ParentID: 3, Details: duroxide.ApplicationError{Kind: duroxide.AppErrorKind{Type: duroxide.AppOrchestrationFailed}, Message: "stale"}},
@@ -83,9 +69,7 @@ func TestSweepDropsResponsesWrittenAfterTheTombstone(t *testing.T) {
 	} {
 		require.NoError(t, p.EnqueueForOrchestrator(ctx, w, 0))
 	}
-	e.clock.advance(cdb.DefaultOutboxMinAge + cdb.DefaultMaxClockSkew)
-	_, err = p.RunMaintenance(ctx)
-	require.NoError(t, err)
+	e.finishDeletions(t, p)
 	require.Empty(t, e.docsWhere("orch_queue", inst), "responses to the deleted execution outlived its deletion")
 }
 
@@ -103,18 +87,7 @@ func TestSweepKeepsOnlyWhatTheNextLifeCanBeSent(t *testing.T) {
 	e := newHarness(t, cdb.Options{}, withoutLag(), withManualClock())
 	ctx := t.Context()
 	const inst = "late-requests"
-	p := e.actor(nil)
-	require.NoError(t, p.StartInstance(ctx, hStart(inst), ""))
-	it := mustFetchOrch(t, p, inst)
-	require.NoError(t, p.AckOrchestrationItem(ctx, it.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1,
-		HistoryDelta: []duroxide.Event{hStarted(inst, "HOrch")}, Metadata: hRunning("HOrch")}))
-
-	sweepFails := e.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpBatch, Status: http.StatusServiceUnavailable, Match: pkMatch(inst)})
-	_, err := p.DeleteInstance(ctx, inst, true)
-	require.Error(t, err, "the sweep failed")
-	sweepFails()
-
-	e.clock.advance(time.Second)
+	p := e.interruptedDeletion(t, inst)
 	for _, w := range []duroxide.WorkItem{
 		duroxide.ContinueAsNewItem{Instance: inst, Orchestration: "HOrch", Input: "deleted program", Version: hptr("1.0.0")},
 		duroxide.CancelInstanceItem{Instance: inst, Reason: "parent gone"},
@@ -126,9 +99,7 @@ func TestSweepKeepsOnlyWhatTheNextLifeCanBeSent(t *testing.T) {
 		require.NoError(t, p.EnqueueForOrchestrator(ctx, w, 0))
 	}
 	require.NoError(t, p.EnqueueForWorker(ctx, duroxide.ActivityExecuteItem{Instance: inst, ExecutionID: 1, ID: 2, Name: "A", Input: "x"}))
-	e.clock.advance(cdb.DefaultOutboxMinAge + cdb.DefaultMaxClockSkew)
-	_, err = p.RunMaintenance(ctx)
-	require.NoError(t, err)
+	e.finishDeletions(t, p)
 	var kept []string
 	for _, d := range e.docsWhere("orch_queue", inst) {
 		w, err := duroxide.UnmarshalWorkItem([]byte(d["workItem"].(string)))
@@ -138,4 +109,33 @@ func TestSweepKeepsOnlyWhatTheNextLifeCanBeSent(t *testing.T) {
 	require.ElementsMatch(t, []string{"duroxide.StartOrchestrationItem", "duroxide.ExternalRaisedItem", "duroxide.QueueMessageItem"}, kept,
 		"only what the next life can be sent outlives the deletion")
 	require.Empty(t, e.docsWhere("worker_queue", inst), "the deleted life's activities outlived its deletion")
+}
+
+// interruptedDeletion starts inst, commits its first turn, and deletes it
+// (forced) with the sweep failing, so its tombstone stands; the clock
+// then moves on a second, so what is written next is stamped after the
+// tombstone. It returns the provider that made the calls.
+func (e *harness) interruptedDeletion(t *testing.T, inst string) *cdb.Provider {
+	t.Helper()
+	ctx := t.Context()
+	p := e.actor(nil)
+	require.NoError(t, p.StartInstance(ctx, hStart(inst), ""))
+	it := mustFetchOrch(t, p, inst)
+	require.NoError(t, p.AckOrchestrationItem(ctx, it.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1,
+		HistoryDelta: []duroxide.Event{hStarted(inst, "HOrch")}, Metadata: hRunning("HOrch")}))
+	sweepFails := e.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpBatch, Status: http.StatusServiceUnavailable, Match: pkMatch(inst)})
+	_, err := p.DeleteInstance(ctx, inst, true)
+	require.Error(t, err, "the sweep failed")
+	sweepFails()
+	e.clock.advance(time.Second)
+	return p
+}
+
+// finishDeletions lets the deleter's time lapse and runs maintenance,
+// which finishes every interrupted deletion.
+func (e *harness) finishDeletions(t *testing.T, p *cdb.Provider) {
+	t.Helper()
+	e.clock.advance(cdb.DefaultOutboxMinAge + cdb.DefaultMaxClockSkew)
+	_, err := p.RunMaintenance(t.Context())
+	require.NoError(t, err)
 }
