@@ -41,7 +41,7 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 		}
 		if done {
 			plan, _ := p.planTurn(op, lk, commit, traceParent(ctx))
-			return p.finishAck(ctx, lk, plan, true)
+			return p.finishAck(ctx, lk, plan, commit, true)
 		}
 	}
 	plan, err := p.planTurn(op, lk, commit, traceParent(ctx))
@@ -64,7 +64,7 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 				return rerr
 			}
 			if done {
-				return p.finishAck(ctx, lk, plan, true)
+				return p.finishAck(ctx, lk, plan, commit, true)
 			}
 			if retry {
 				// Re-plan from the document as it is now: the turn's
@@ -92,14 +92,16 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 		return p.ackError(op, plan, err)
 	}
 	p.rememberTurn(plan, commit) // turncache.go
-	return p.finishAck(ctx, lk, plan, false)
+	return p.finishAck(ctx, lk, plan, commit, false)
 }
 
-// finishAck ends a committed turn: the lock is released in this process
-// and the turn's outbox intents and foreign cancellations are delivered
-// (intents are idempotent). earlier says an earlier attempt committed the
-// turn: then a large turn's roll-forward may not have run yet.
-func (p *Provider) finishAck(ctx context.Context, lk *orchLock, plan *turnPlan, earlier bool) error {
+// finishAck ends a committed turn: the lock is released in this process,
+// the turn's outbox intents and foreign cancellations are delivered
+// (intents are idempotent) and the enqueue subscribers hear of the
+// messages commit wrote (notify.go). earlier says an earlier attempt
+// committed the turn: then a large turn's roll-forward may not have run
+// yet.
+func (p *Provider) finishAck(ctx context.Context, lk *orchLock, plan *turnPlan, commit duroxide.OrchestrationCommit, earlier bool) error {
 	if earlier {
 		if doc, _, rerr := p.readInstance(ctx, lk.instance); rerr == nil && doc != nil && doc.PendingTurn != nil {
 			if ferr := p.rollForward(ctx, lk.instance, doc.PendingTurn); ferr != nil {
@@ -111,11 +113,11 @@ func (p *Provider) finishAck(ctx context.Context, lk *orchLock, plan *turnPlan, 
 	lk.finished = true
 	p.orchLocks.drop(lk.token)
 	p.busy.clear(lk.instance)
-	if plan == nil {
-		return nil
+	if plan != nil {
+		p.deliverIntents(ctx, lk.instance, plan.intents)
+		p.cancelElsewhere(ctx, plan.foreignCancels)
 	}
-	p.deliverIntents(ctx, lk.instance, plan.intents)
-	p.cancelElsewhere(ctx, plan.foreignCancels)
+	p.notifyCommit(commit)
 	return nil
 }
 

@@ -118,7 +118,7 @@ func (p *Provider) StartInstance(ctx context.Context, item duroxide.StartOrchest
 	b := cosmos.NewBatch(inst)
 	b.Create(mustJSON(rec))
 	b.Create(msg)
-	return p.retryIdempotent(ctx, op, func() error {
+	err = p.retryIdempotent(ctx, op, func() error {
 		_, err := p.st.Execute(ctx, b, false)
 		var be *cosmos.BatchError
 		if errors.As(err, &be) && be.Index == 0 && errors.Is(err, cosmos.ErrConflict) {
@@ -128,6 +128,10 @@ func (p *Provider) StartInstance(ctx context.Context, item duroxide.StartOrchest
 		}
 		return err
 	})
+	if err == nil {
+		p.notifyDoc(docOrchQueue)
+	}
+	return err
 }
 
 // startAfterConflict settles a start whose record already exists: a
@@ -204,7 +208,7 @@ func (p *Provider) EnqueueForInstance(ctx context.Context, item duroxide.WorkIte
 	// The id is fixed for the call (from the key, or minted once above),
 	// so a repeat — ours below, or the caller's with the same key — is a
 	// 409: the message, or the marker its consumption left, is there.
-	return p.retryIdempotent(ctx, op, func() error {
+	err = p.retryIdempotent(ctx, op, func() error {
 		_, err := p.st.Create(ctx, inst, msg)
 		if p.trailEnabled() {
 			p.opts.Logger.Debug("client message written", "instance_id", inst, "message", q.ID, "item", variantOf(item), "error", err)
@@ -214,6 +218,10 @@ func (p *Provider) EnqueueForInstance(ctx context.Context, item duroxide.WorkIte
 		}
 		return err
 	})
+	if err == nil {
+		p.notifyDoc(docOrchQueue)
+	}
+	return err
 }
 
 // retryIdempotent runs write, which must be idempotent (a read, or a

@@ -49,7 +49,10 @@ func (p *Provider) enqueue(ctx context.Context, op string, item duroxide.WorkIte
 	}
 	_, err = p.st.Create(ctx, item.InstanceID(), doc)
 	if errors.Is(err, cosmos.ErrConflict) {
-		return nil // our own earlier attempt landed
+		err = nil // our own earlier attempt landed
+	}
+	if err == nil && !visible.After(now) {
+		p.notifyDoc(docType)
 	}
 	return duroxide.Wrap(op, err)
 }

@@ -566,21 +566,6 @@ func (p *Provider) loadTurnState(ctx context.Context, lk *orchLock, item *duroxi
 	return nil
 }
 
-// deleteAll deletes ids from one partition in as few batches as possible;
-// already-deleted documents are fine.
-func (p *Provider) deleteAll(ctx context.Context, partition string, ids []string) error {
-	for start := 0; start < len(ids); start += cosmos.MaxBatchOps {
-		b := cosmos.NewBatch(partition)
-		for _, id := range ids[start:min(start+cosmos.MaxBatchOps, len(ids))] {
-			b.Delete(id, nil, cosmos.ErrNotFound)
-		}
-		if _, err := p.st.ExecuteTolerant(ctx, b, false); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // startOf returns the first StartOrchestration or ContinueAsNew item.
 func startOf(items []duroxide.WorkItem) duroxide.WorkItem {
 	for _, it := range items {

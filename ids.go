@@ -83,30 +83,6 @@ func escapeIDPart(s string) string {
 	return b.String()
 }
 
-// unescapeIDPart reverses escapeIDPart.
-func unescapeIDPart(s string) (string, bool) {
-	if !strings.Contains(s, "~") {
-		return s, true
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] != '~' {
-			b.WriteByte(s[i])
-			continue
-		}
-		if i+2 >= len(s) {
-			return "", false
-		}
-		v, err := strconv.ParseUint(s[i+1:i+3], 16, 8)
-		if err != nil || !(mustEscape(byte(v)) || (v == ' ' && i+3 == len(s))) {
-			return "", false
-		}
-		b.WriteByte(byte(v))
-		i += 2
-	}
-	return b.String(), true
-}
-
 // hashIDPart returns a fixed-length stand-in for a part too long to embed.
 func hashIDPart(s string) string {
 	sum := sha256.Sum256([]byte(s))

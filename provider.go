@@ -12,6 +12,7 @@ import (
 
 	"github.com/duroxide-go/cdb/duroxide"
 	"github.com/duroxide-go/cdb/internal/cosmos"
+	"github.com/duroxide-go/cdb/internal/enqueuenotify"
 )
 
 // ProviderName is what Provider.Name reports.
@@ -27,6 +28,8 @@ type Provider struct {
 	st     *cosmos.Store
 	client *azcosmos.Client // nil when wrapping a caller's container
 	opts   Options
+	// enqueues are the duroxide.EnqueueNotifier subscribers (notify.go).
+	enqueues enqueuenotify.Subscribers
 
 	discovery    map[string]*discoveryState // per queue type
 	scans        cosmos.Cursors             // where paged scans stopped (internal/cosmos/scan.go)

@@ -93,6 +93,7 @@ func (p *Provider) AckWorkItem(ctx context.Context, lockToken string, completion
 		if errors.As(err, &be) && be.Index == 0 && lockGoneStatus(be) {
 			p.workLocks.drop(lockToken)
 			if completion != nil && (p.exists(ctx, lk.instance, doneID) || (len(intents) > 0 && p.exists(ctx, lk.instance, intents[0].ID))) {
+				p.notifyDoc(docOrchQueue)
 				return nil // a retried ack whose first attempt committed
 			}
 			return duroxide.Kinded(duroxide.ErrLockLost, op, "Invalid lock token: the work item was acked, cancelled or its lock expired")
@@ -101,6 +102,9 @@ func (p *Provider) AckWorkItem(ctx context.Context, lockToken string, completion
 	}
 	p.workLocks.drop(lockToken)
 	p.deliverIntents(ctx, lk.instance, intents)
+	if completion != nil {
+		p.notifyDoc(docOrchQueue)
+	}
 	return nil
 }
 

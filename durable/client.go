@@ -17,6 +17,9 @@ type Client struct {
 	p   duroxide.Provider
 	tel *telemetry
 	reg *Registry // nil: starts are not checked against a registry
+	// runtimeWake wakes the runtime whose Client this is after a write
+	// (wake.go); nil for NewClient's.
+	runtimeWake func(duroxide.Queue)
 }
 
 // NewClient returns a Client over p. Without ClientOptions its calls are
@@ -180,7 +183,7 @@ func (c *Client) enqueue(ctx context.Context, item duroxide.WorkItem) error {
 	if err := c.p.EnqueueForOrchestrator(ctx, item, 0); err != nil {
 		return err
 	}
-	wake(c.p, duroxide.OrchestratorQueue)
+	c.wake(duroxide.OrchestratorQueue)
 	return nil
 }
 

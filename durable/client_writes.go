@@ -22,7 +22,7 @@ func (c *Client) startInstance(ctx context.Context, item duroxide.StartOrchestra
 	if err != nil {
 		return err
 	}
-	wake(c.p, duroxide.OrchestratorQueue)
+	c.wake(duroxide.OrchestratorQueue)
 	return nil
 }
 
@@ -61,7 +61,7 @@ func (c *Client) enqueueNextExecution(ctx context.Context, item duroxide.WorkIte
 	if err := w.EnqueueNextExecution(ctx, item, ended, key); err != nil {
 		return err
 	}
-	wake(c.p, duroxide.OrchestratorQueue)
+	c.wake(duroxide.OrchestratorQueue)
 	return nil
 }
 
@@ -88,7 +88,7 @@ func (c *Client) enqueueFor(ctx context.Context, item duroxide.WorkItem, opts []
 	if err := w.EnqueueForInstance(ctx, item, key); err != nil {
 		return err
 	}
-	wake(c.p, duroxide.OrchestratorQueue)
+	c.wake(duroxide.OrchestratorQueue)
 	return nil
 }
 

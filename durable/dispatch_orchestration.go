@@ -75,7 +75,7 @@ func (rt *Runtime) processSafely(t *turn) {
 	defer func() {
 		if p := recover(); p != nil {
 			rt.log.Error("orchestration turn panicked in the runtime; abandoning the item", "instance_id", t.instance, "panic", fmt.Sprint(p))
-			_ = rt.p.AbandonOrchestrationItem(rt.ctx, t.item.LockToken, time.Second, false)
+			rt.abandon(duroxide.OrchestratorQueue, t.instance, t.item.LockToken, time.Second, false)
 		}
 	}()
 	rt.processOrchestrationItem(t)
@@ -95,7 +95,7 @@ func (rt *Runtime) compatible(item *duroxide.OrchestrationItem) bool {
 		}
 		rt.log.Warn("Execution pinned at incompatible version, abandoning (runtime-side check)", "instance_id", item.Instance,
 			"pinned_version", v.String(), "supported_range", rt.supportedRange(), "attempt_count", item.AttemptCount)
-		_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, time.Second, false)
+		rt.abandon(duroxide.OrchestratorQueue, item.Instance, item.LockToken, time.Second, false)
 		return false
 	}
 	return true
@@ -112,7 +112,7 @@ func (rt *Runtime) processOrchestrationItem(t *turn) {
 	if item.HistoryError != nil {
 		rt.log.Warn("history deserialization failed, abandoning with 1s backoff", "instance_id", instance,
 			"error", *item.HistoryError, "attempt", item.AttemptCount, "max_attempts", rt.opts.MaxAttempts)
-		_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, time.Second, false)
+		rt.abandon(duroxide.OrchestratorQueue, instance, item.LockToken, time.Second, false)
 		return
 	}
 	t.carryFromRewind()
@@ -177,7 +177,7 @@ func (rt *Runtime) runTurn(t *turn) bool {
 			"orchestration_name", t.name, "version", valueOf(t.version), "attempt", item.AttemptCount,
 			"max_attempts", rt.opts.MaxAttempts, "backoff", delay)
 		rt.notePending(instance, t, item.AttemptCount, delay)
-		_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, delay, false)
+		rt.abandon(duroxide.OrchestratorQueue, instance, item.LockToken, delay, false)
 		return false
 	}
 	if t.empty() {
@@ -205,7 +205,7 @@ func (rt *Runtime) runTurn(t *turn) bool {
 func (rt *Runtime) parentUnreadable(t *turn, err error) {
 	rt.log.Warn("reading the parent's current execution failed; abandoning the item with 1s backoff", "instance_id", t.instance,
 		"error", err, "attempt", t.item.AttemptCount, "max_attempts", rt.opts.MaxAttempts)
-	_ = rt.p.AbandonOrchestrationItem(rt.ctx, t.item.LockToken, time.Second, duroxide.IsRetryable(err))
+	rt.abandon(duroxide.OrchestratorQueue, t.instance, t.item.LockToken, time.Second, duroxide.IsRetryable(err))
 }
 
 // awaitingSuccessor reports whether history's execution ended by
@@ -235,7 +235,7 @@ func awaitingSuccessor(history []duroxide.Event) bool {
 func (rt *Runtime) holdForSuccessor(item *duroxide.OrchestrationItem) {
 	rt.log.Debug("messages fetched without the continue-as-new item of a continued execution; keeping them for the next execution",
 		"instance_id", item.Instance, "execution_id", item.ExecutionID, "messages", len(item.Messages))
-	_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, 0, true)
+	rt.abandon(duroxide.OrchestratorQueue, item.Instance, item.LockToken, 0, true)
 	select {
 	case <-rt.ctx.Done():
 	case <-time.After(rt.opts.MinPollInterval):
@@ -296,10 +296,7 @@ func (rt *Runtime) ack(t *turn) {
 	case duroxide.IsRetryable(err):
 		rt.log.Warn("orchestration ack kept failing with retryable errors while the lock held; abandoning the item",
 			"instance_id", item.Instance, "error", err)
-		limit := time.Now().Add(rt.opts.OrchestratorLockTimeout)
-		_ = retryTransient(rt.ctx, func() time.Time { return limit }, func() error {
-			return rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, 100*time.Millisecond, true)
-		})
+		rt.abandonRetrying(duroxide.OrchestratorQueue, item.Instance, item.LockToken, 100*time.Millisecond, true, rt.opts.OrchestratorLockTimeout)
 		return
 	}
 	rt.log.Warn("orchestration ack failed, failing the orchestration", "instance_id", item.Instance, "error", err)
@@ -317,7 +314,7 @@ func (rt *Runtime) ack(t *turn) {
 		OrchestratorItems: t.carried}
 	if err := rt.ackWithRetry(t, fail); err != nil {
 		rt.log.Warn("committing the failure failed, abandoning the lock", "instance_id", item.Instance, "error", err)
-		_ = rt.p.AbandonOrchestrationItem(rt.ctx, item.LockToken, 50*time.Millisecond, false)
+		rt.abandon(duroxide.OrchestratorQueue, item.Instance, item.LockToken, 50*time.Millisecond, false)
 	}
 }
 
@@ -335,7 +332,7 @@ func (rt *Runtime) ackWithRetry(t *turn, oc duroxide.OrchestrationCommit) error 
 func (rt *Runtime) afterCommit(t *turn) {
 	instance := t.instance
 	if len(t.worker) > 0 {
-		wake(rt.p, duroxide.WorkerQueue)
+		rt.wake(duroxide.WorkerQueue)
 	}
 	now := rt.now()
 	immediate := false
@@ -351,7 +348,7 @@ func (rt *Runtime) afterCommit(t *turn) {
 		immediate = true
 	}
 	if immediate {
-		wake(rt.p, duroxide.OrchestratorQueue)
+		rt.wake(duroxide.OrchestratorQueue)
 	}
 	rt.blockedMu.Lock()
 	delete(rt.blockedTurns, instance) // the turn replayed cleanly
@@ -370,9 +367,12 @@ func (rt *Runtime) poisonOrchestration(t *turn) {
 			MessageType: duroxide.PoisonMessageType{Kind: duroxide.PoisonFailedDeserialization, Instance: item.Instance,
 				ExecutionID: item.ExecutionID, Error: *item.HistoryError}}
 		ev := newEventAt(rt.now(), 99999, item.Instance, item.ExecutionID, nil, duroxide.OrchestrationFailed{Details: details})
-		_ = rt.ackWithRetry(t, duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID, HistoryDelta: []duroxide.Event{ev},
+		err := rt.ackWithRetry(t, duroxide.OrchestrationCommit{ExecutionID: item.ExecutionID, HistoryDelta: []duroxide.Event{ev},
 			Metadata: duroxide.ExecutionMetadata{Status: ptr(duroxide.StatusFailed), Output: ptr(displayMessage(details)),
 				OrchestrationName: ptr(item.OrchestrationName), OrchestrationVersion: ptr(item.Version)}})
+		if err != nil {
+			rt.log.Warn("committing the poisoned orchestration's failure failed", "instance_id", item.Instance, "error", err)
+		}
 		return
 	}
 	details := duroxide.PoisonError{AttemptCount: item.AttemptCount, MaxAttempts: rt.opts.MaxAttempts, Message: marshalItems(item.Messages),
@@ -404,8 +404,10 @@ func (rt *Runtime) poisonOrchestration(t *turn) {
 		oc.OrchestratorItems = []duroxide.WorkItem{duroxide.SubOrchFailedItem{ParentInstance: parent.instance,
 			ParentExecutionID: reportTo, ParentID: parent.id, Details: details}}
 	}
-	if err := rt.ackWithRetry(t, oc); err == nil && parent != nil {
-		wake(rt.p, duroxide.OrchestratorQueue)
+	if err := rt.ackWithRetry(t, oc); err != nil {
+		rt.log.Warn("committing the poisoned orchestration's failure failed", "instance_id", item.Instance, "error", err)
+	} else if parent != nil {
+		rt.wake(duroxide.OrchestratorQueue)
 	}
 }
 
@@ -456,7 +458,7 @@ func (rt *Runtime) wakeAt(d time.Duration) {
 		rt.timerMu.Lock()
 		delete(rt.timers, t)
 		rt.timerMu.Unlock()
-		wake(rt.p, duroxide.OrchestratorQueue)
+		rt.wake(duroxide.OrchestratorQueue)
 	})
 	rt.timers[t] = struct{}{}
 }

@@ -66,7 +66,7 @@ func (rt *Runtime) judgeCancels(t *turn) bool {
 			chained, err := rt.continuedAsNew(t, *c.ExecutionID)
 			if err != nil {
 				rt.log.Warn("reading the executions a cancel spans failed; abandoning the item", "instance_id", t.instance, "error", err)
-				_ = rt.p.AbandonOrchestrationItem(rt.ctx, t.item.LockToken, time.Second, false)
+				rt.abandon(duroxide.OrchestratorQueue, t.instance, t.item.LockToken, time.Second, false)
 				return false
 			}
 			if !chained {

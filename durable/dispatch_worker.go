@@ -50,7 +50,7 @@ func (rt *Runtime) processNextWorkItem(workerID, sessionOwner string) (found boo
 	item, ok := locked.Item.(duroxide.ActivityExecuteItem)
 	if !ok {
 		rt.log.Error("unexpected work item on the worker queue; abandoning it", "variant", locked.Item.Variant())
-		_ = rt.p.AbandonWorkItem(rt.ctx, locked.LockToken, time.Second, false)
+		rt.abandon(duroxide.WorkerQueue, locked.Item.InstanceID(), locked.LockToken, time.Second, false)
 		return true, nil
 	}
 	if item.SessionID != nil {
@@ -59,7 +59,7 @@ func (rt *Runtime) processNextWorkItem(workerID, sessionOwner string) (found boo
 		if rt.sessions.distinct() > rt.opts.MaxSessionsPerRuntime {
 			// Another slot took a new session between our capacity check
 			// and this fetch: give the item back without counting it.
-			_ = rt.p.AbandonWorkItem(rt.ctx, locked.LockToken, 100*time.Millisecond, true)
+			rt.abandon(duroxide.WorkerQueue, item.Instance, locked.LockToken, 100*time.Millisecond, true)
 			return true, nil
 		}
 	}
@@ -74,7 +74,7 @@ func (rt *Runtime) processNextWorkItem(workerID, sessionOwner string) (found boo
 		delay := rt.opts.UnregisteredBackoff.Delay(w.attempt)
 		rt.log.Warn("activity not registered, abandoning with backoff", "instance_id", item.Instance,
 			"activity_name", item.Name, "attempt", w.attempt, "max_attempts", rt.opts.MaxAttempts, "backoff", delay)
-		_ = rt.p.AbandonWorkItem(rt.ctx, w.token, delay, false)
+		rt.abandon(duroxide.WorkerQueue, item.Instance, w.token, delay, false)
 		return true, nil
 	}
 	rt.runActivity(w, fn)
@@ -163,9 +163,7 @@ func (rt *Runtime) dropActivity(w *activityWork, lease *lockLease) {
 		rt.log.Debug("activity lock lost; result dropped", "instance_id", w.item.Instance, "activity_id", w.item.ID)
 		return
 	}
-	if err := rt.abandonWork(w, 0, true); err != nil {
-		rt.log.Debug("abandoning an activity whose lock expired failed", "instance_id", w.item.Instance, "error", err)
-	}
+	rt.abandonRetrying(duroxide.WorkerQueue, w.item.Instance, w.token, 0, true, rt.opts.WorkerLockTimeout)
 }
 
 // callActivity runs fn, turning a panic into an error.
@@ -205,7 +203,7 @@ func (rt *Runtime) ackActivity(w *activityWork, lease *lockLease, completion dur
 			return rt.p.AckWorkItem(rt.tel.context(w.token, rt.ctx), w.token, completion)
 		})
 		if err == nil {
-			wake(rt.p, duroxide.OrchestratorQueue)
+			rt.wake(duroxide.OrchestratorQueue)
 			return
 		}
 		if failure, ok := tooLargeFailure(w, completion, err); ok && !sizeRefused {
@@ -225,22 +223,9 @@ func (rt *Runtime) ackActivity(w *activityWork, lease *lockLease, completion dur
 		}
 		rt.log.Warn("activity ack failed, abandoning the work item", "instance_id", w.item.Instance,
 			"activity_id", w.item.ID, "error", err)
-		_ = rt.abandonWork(w, 100*time.Millisecond, duroxide.IsRetryable(err))
+		rt.abandonRetrying(duroxide.WorkerQueue, w.item.Instance, w.token, 100*time.Millisecond, duroxide.IsRetryable(err), rt.opts.WorkerLockTimeout)
 		return
 	}
-}
-
-// abandonWork gives w's item back, retrying transient failures for up to
-// one lock timeout: the fault that made the runtime give up often lasts
-// a while, and an abandon that does not get through leaves the item locked
-// until its lock (and the store's clock-skew margin) passes, its attempt
-// counted. A retry cannot release the item twice: the abandon is fenced
-// by the lock, which the first release ends.
-func (rt *Runtime) abandonWork(w *activityWork, delay time.Duration, ignoreAttempt bool) error {
-	limit := time.Now().Add(rt.opts.WorkerLockTimeout)
-	return retryTransient(rt.ctx, func() time.Time { return limit }, func() error {
-		return rt.p.AbandonWorkItem(rt.ctx, w.token, delay, ignoreAttempt)
-	})
 }
 
 // tooLargeFailure returns the activity failure that replaces a completion

@@ -17,7 +17,8 @@ import (
 // replay_engine.rs step by step, so event ids, source ids, order and error
 // texts are Rust's. The dispatcher (turn.replay) and CheckHistory reach the
 // engine through replayRun (replay_run.go); the ported Rust replay-engine
-// tests drive it directly, with the same names in Go spelling:
+// tests drive it directly, with the same names in Go spelling (the
+// accessors only those tests read live in replay_accessors_test.go):
 //
 //	Rust (src/runtime/replay_engine.rs)       Go
 //	ReplayEngine::new(inst, exec, history)    newReplayEngine(inst, exec, history)
@@ -126,21 +127,6 @@ func (e *replayEngine) withKVSnapshot(s map[string]duroxide.KVEntry) *replayEngi
 	e.kvSnapshot = s
 	return e
 }
-
-// historyDelta returns the events generated this turn.
-func (e *replayEngine) historyDelta() []duroxide.Event { return e.delta }
-
-// pendingActions returns the actions to dispatch after persistence.
-func (e *replayEngine) pendingActions() []action { return e.actions }
-
-// cancelledActivityIDs returns the ActivityScheduled ids to cancel.
-func (e *replayEngine) cancelledActivityIDs() []uint64 { return e.cancelledActivities }
-
-// cancelledSubOrchestrationIDs returns the child instance ids to cancel.
-func (e *replayEngine) cancelledSubOrchestrationIDs() []string { return e.cancelledSubOrchestrations }
-
-// madeProgress reports whether this turn added history.
-func (e *replayEngine) madeProgress() bool { return len(e.delta) > 0 }
 
 // finalHistory returns baseline plus delta.
 func (e *replayEngine) finalHistory() []duroxide.Event {

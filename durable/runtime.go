@@ -48,7 +48,7 @@ type Runtime struct {
 
 	orchWake, workWake *signal
 	orchGate, workGate idleGate
-	unregister         func()
+	unregister         func() // cancels the enqueue subscription (wake.go)
 	// timers are the pending wake-ups at timers' fire times.
 	timerMu  sync.Mutex
 	timers   map[*time.Timer]struct{}
@@ -101,12 +101,12 @@ func Start(ctx context.Context, p duroxide.Provider, reg *Registry, opts *Option
 		rt.supported = *o.SupportedReplayVersions
 	}
 	rt.filter = &duroxide.DispatcherCapabilityFilter{SupportedDuroxideVersions: []duroxide.SemVerRange{rt.supported}}
-	rt.client = &Client{p: p, tel: rt.tel}
+	rt.client = &Client{p: p, tel: rt.tel, runtimeWake: rt.wake}
 	rt.unobserve = rt.tel.observeRuntime(o.MeterProvider, rt)
 	rt.log = o.Logger.With("runtime_id", rt.id)
 	rt.ctx, rt.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	rt.fetchCtx, rt.fetchCancel = context.WithCancel(rt.ctx)
-	rt.unregister = registerWaker(p, &queueWaker{orch: rt.orchWake, work: rt.workWake})
+	rt.unregister = rt.subscribeEnqueues()
 	rt.log.Debug("duroxide runtime starting", "duroxide_version", DuroxideVersion, "provider", p.Name(), "provider_version", p.Version())
 	rt.startSlots()
 	return rt, nil

@@ -7,76 +7,37 @@ import (
 )
 
 // Local wake-ups. Dispatchers back off while fetches come back empty, so
-// an idle runtime costs a short-polling store little. Work enqueued in this
-// process (by a Client, or by a Runtime's own acks) wakes the runtimes
-// sharing that provider at once, so the backoff only delays work enqueued
-// by other processes.
+// an idle runtime costs a short-polling store little. A runtime wakes its
+// own dispatchers after its acks enqueue work, and its Client wakes them
+// after a write. A provider that is a duroxide.EnqueueNotifier also tells
+// the runtime of every enqueue it makes in this process (a NewClient's
+// writes, other runtimes' acks), so the backoff only delays work enqueued
+// by other processes, or through a provider without the capability.
 
-// wakers maps a provider to the wake signals of the runtimes using it.
-var wakers = struct {
-	sync.Mutex
-	m map[duroxide.Provider][]*queueWaker
-}{m: map[duroxide.Provider][]*queueWaker{}}
-
-// queueWaker is one runtime's wake signals, one per queue.
-type queueWaker struct {
-	orch, work *signal
-}
-
-// register adds w for p; the returned func removes it.
-func registerWaker(p duroxide.Provider, w *queueWaker) (unregister func()) {
-	if !comparableProvider(p) {
+// subscribeEnqueues subscribes rt to its provider's enqueue notifications,
+// when it has them; the returned func cancels the subscription.
+func (rt *Runtime) subscribeEnqueues() (cancel func()) {
+	n, ok := rt.p.(duroxide.EnqueueNotifier)
+	if !ok {
 		return func() {}
 	}
-	wakers.Lock()
-	wakers.m[p] = append(wakers.m[p], w)
-	wakers.Unlock()
-	return func() {
-		wakers.Lock()
-		defer wakers.Unlock()
-		ws := wakers.m[p]
-		for i, x := range ws {
-			if x == w {
-				ws = append(ws[:i:i], ws[i+1:]...)
-				break
-			}
-		}
-		if len(ws) == 0 {
-			delete(wakers.m, p)
-		} else {
-			wakers.m[p] = ws
-		}
+	return n.NotifyEnqueues(rt.wake)
+}
+
+// wake tells rt's dispatchers of q that it may have work.
+func (rt *Runtime) wake(q duroxide.Queue) {
+	if q == duroxide.WorkerQueue {
+		rt.workWake.fire()
+	} else {
+		rt.orchWake.fire()
 	}
 }
 
-// wake signals every runtime on p that q may have work.
-func wake(p duroxide.Provider, q duroxide.Queue) {
-	if !comparableProvider(p) {
-		return
+// wake tells the runtime c belongs to, if any, that q may have work.
+func (c *Client) wake(q duroxide.Queue) {
+	if c.runtimeWake != nil {
+		c.runtimeWake(q)
 	}
-	wakers.Lock()
-	ws := wakers.m[p]
-	wakers.Unlock()
-	for _, w := range ws {
-		if q == duroxide.WorkerQueue {
-			w.work.fire()
-		} else {
-			w.orch.fire()
-		}
-	}
-}
-
-// comparableProvider reports whether p can key a map; a provider that is a
-// non-pointer struct holding a slice or map cannot, and then simply gets
-// no local wake-ups.
-func comparableProvider(p duroxide.Provider) (ok bool) {
-	defer func() {
-		if recover() != nil {
-			ok = false
-		}
-	}()
-	_ = map[duroxide.Provider]struct{}{p: {}}
-	return p != nil
 }
 
 // signal is a broadcast that can be fired any number of times: waiters

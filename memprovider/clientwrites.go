@@ -98,6 +98,7 @@ func (p *Provider) StartInstance(ctx context.Context, item duroxide.StartOrchest
 	delete(p.edge.claims, item.Instance)
 	p.orchQueue = append(p.orchQueue, &orchMessage{seq: p.nextSeq(), instance: item.Instance, item: item, visibleAt: p.now()})
 	p.notify()
+	p.enqueues.Notify(duroxide.OrchestratorQueue)
 	return nil
 }
 
@@ -133,6 +134,7 @@ func (p *Provider) EnqueueForInstance(ctx context.Context, item duroxide.WorkIte
 	}
 	p.orchQueue = append(p.orchQueue, &orchMessage{seq: p.nextSeq(), instance: inst, item: item, visibleAt: p.now()})
 	p.notify()
+	p.enqueues.Notify(duroxide.OrchestratorQueue)
 	return nil
 }
 
@@ -167,6 +169,7 @@ func (p *Provider) EnqueueNextExecution(ctx context.Context, item duroxide.WorkI
 	p.edge.claims[inst] = claim{after: after, key: key}
 	p.orchQueue = append(p.orchQueue, &orchMessage{seq: p.nextSeq(), instance: inst, item: item, visibleAt: p.now()})
 	p.notify()
+	p.enqueues.Notify(duroxide.OrchestratorQueue)
 	return nil
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/enqueuenotify"
 )
 
 // Provider is an in-memory duroxide.Provider. The zero value is not
@@ -33,7 +34,10 @@ type Provider struct {
 	// mu guards every field below it. Admin methods take it too.
 	mu sync.Mutex
 
-	clock       func() time.Time
+	clock func() time.Time
+	// enqueues are this provider's duroxide.EnqueueNotifier subscribers
+	// (notify.go); they have their own lock.
+	enqueues    enqueuenotify.Subscribers
 	longPolling bool
 	// relaxedLimits turns the store limits off (limits.go).
 	relaxedLimits bool

@@ -375,6 +375,7 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 	p.orchQueue = slices.DeleteFunc(p.orchQueue, func(m *orchMessage) bool { return m.lockToken == lockToken })
 	delete(p.instanceLocks, instance)
 	p.notify()
+	p.notifyCommit(commit)
 	return nil
 }
 
@@ -581,6 +582,9 @@ func (p *Provider) EnqueueForOrchestrator(ctx context.Context, item duroxide.Wor
 		visibleAt: p.now().Add(max(delay, 0)),
 	})
 	p.notify()
+	if delay <= 0 {
+		p.enqueues.Notify(duroxide.OrchestratorQueue)
+	}
 	return nil
 }
 

@@ -25,6 +25,7 @@ func (p *Provider) EnqueueForWorker(ctx context.Context, item duroxide.WorkItem)
 	defer p.mu.Unlock()
 	p.workQueue = append(p.workQueue, &workMessage{seq: p.nextSeq(), item: a, visibleAt: p.now()})
 	p.notify()
+	p.enqueues.Notify(duroxide.WorkerQueue)
 	return nil
 }
 
@@ -118,6 +119,9 @@ func (p *Provider) AckWorkItem(ctx context.Context, lockToken string, completion
 	}
 	p.touchSession(m, now)
 	p.notify()
+	if completion != nil {
+		p.enqueues.Notify(duroxide.OrchestratorQueue)
+	}
 	return nil
 }
 

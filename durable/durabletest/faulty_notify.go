@@ -1,0 +1,16 @@
+package durabletest
+
+import "github.com/duroxide-go/cdb/duroxide"
+
+var _ duroxide.EnqueueNotifier = (*FaultyProvider)(nil)
+
+// NotifyEnqueues implements duroxide.EnqueueNotifier by forwarding to the
+// wrapped provider, so a runtime over the wrapper still wakes at once for
+// work enqueued in this process; a wrapped provider without the
+// capability never notifies, and the runtime polls.
+func (p *FaultyProvider) NotifyEnqueues(f func(q duroxide.Queue)) (cancel func()) {
+	if n, ok := p.Provider.(duroxide.EnqueueNotifier); ok {
+		return n.NotifyEnqueues(f)
+	}
+	return func() {}
+}
