@@ -148,3 +148,12 @@ func (c *Client) pendingNote(ctx context.Context, instance string) string {
 	}
 	return note
 }
+
+// wake tells the runtime c belongs to, if any, that q may have work:
+// through the func that runtime gave it (runtimeWake), so the client
+// refers to nothing in dispatch.
+func (c *Client) wake(q duroxide.Queue) {
+	if c.runtimeWake != nil {
+		c.runtimeWake(q)
+	}
+}

@@ -33,13 +33,6 @@ func (rt *Runtime) wake(q duroxide.Queue) {
 	}
 }
 
-// wake tells the runtime c belongs to, if any, that q may have work.
-func (c *Client) wake(q duroxide.Queue) {
-	if c.runtimeWake != nil {
-		c.runtimeWake(q)
-	}
-}
-
 // signal is a broadcast that can be fired any number of times: waiters
 // take the current channel, fire closes it and installs a new one.
 type signal struct {
