@@ -1,7 +1,9 @@
 package durable
 
 import (
+	"fmt"
 	"slices"
+	"time"
 
 	"github.com/duroxide-go/cdb/duroxide"
 )
@@ -15,16 +17,22 @@ type rewindRequest struct {
 	redrive     bool
 }
 
-// takeRewind removes the batch's first rewind or re-drive request from
-// messages; later ones are duplicates of it (the same execution can be
-// rewound once) and are dropped.
+// takeRewind removes the batch's rewind and re-drive requests from
+// messages and returns the one the turn judges: the same execution can
+// be rewound once, so the others are duplicates of it and are dropped.
+// The first wins, but for a rewound parent's request, which wins over
+// any that names no parent execution or an earlier one: the rewound
+// child must report to the parent's latest execution, and a client's
+// rewind of the same failed child (or one taken in the turn between a
+// supersede and its rewind) would leave it reporting to an execution
+// that failed.
 func takeRewind(messages []duroxide.WorkItem) (*rewindRequest, []duroxide.WorkItem) {
 	var req *rewindRequest
 	rest := make([]duroxide.WorkItem, 0, len(messages))
 	for _, m := range messages {
 		switch w := m.(type) {
 		case duroxide.RewindInstanceItem:
-			if req == nil {
+			if req == nil || laterParent(w.ParentExecutionID, req.parentExec) {
 				req = &rewindRequest{executionID: w.ExecutionID, reason: w.Reason, parentExec: w.ParentExecutionID}
 			}
 		case duroxide.RedriveInstanceItem:
@@ -38,6 +46,12 @@ func takeRewind(messages []duroxide.WorkItem) (*rewindRequest, []duroxide.WorkIt
 	return req, rest
 }
 
+// laterParent reports whether a request naming parent execution p
+// supersedes one naming than (nil: none).
+func laterParent(p, than *uint64) bool {
+	return p != nil && (than == nil || *p > *than)
+}
+
 // carryFromRewind makes a rewind or re-drive request wait for the
 // messages before it in the batch: the request is judged against the
 // state they leave (a cancellation that fails a child before its
@@ -48,7 +62,10 @@ func takeRewind(messages []duroxide.WorkItem) (*rewindRequest, []duroxide.WorkIt
 func (t *turn) carryFromRewind() {
 	msgs := t.item.Messages
 	i := slices.IndexFunc(msgs, isRewindRequest)
-	if i <= 0 {
+	if i <= 0 || supersededAt(t.item.History) >= 0 {
+		// A superseded execution waits for its request (supersede): what
+		// arrived before it is the next execution's, and would be dropped
+		// as sent to an ended instance.
 		return
 	}
 	t.carried = append(t.carried, msgs[i:]...)
@@ -113,6 +130,10 @@ func (rt *Runtime) rewind(t *turn, req *rewindRequest, suspend *duroxide.Suspend
 		return true
 	}
 	if req.parentExec != nil && rt.repointRunningChild(t, req, suspend) {
+		return true
+	}
+	if at := supersededAt(item.History); at >= 0 {
+		rt.rewindSuperseded(t, req, at, suspend)
 		return true
 	}
 	cut, extra, ok := rt.rewindCutOf(item, req)
@@ -220,21 +241,101 @@ func (rt *Runtime) resendChildResult(t *turn, req *rewindRequest) bool {
 // yet. That execution reports to the failed parent execution, which
 // drops its result, and the cancel would still end it. A history is
 // never edited and only its OrchestrationStarted records where a child
-// reports, so the child moves to a new execution: its whole history,
-// with the start naming the parent execution the request names, the
-// batch's other messages readdressed to it, and the work it left open
-// issued again as a rewind issues it. The cancel from the failed parent
-// execution is then stale there (dropCancelsOfEarlierParents). A request
-// from a parent execution no later than the one the child reports to is
-// a duplicate or out of date, and does not apply.
+// reports, so the child moves to a new execution reporting to the
+// parent execution the request names. It takes two turns, so that no
+// execution ever starts on top of a running one: this one ends the
+// running execution (supersede), and the next, finding it superseded,
+// rewinds it with nothing cut (rewind). A request from a parent
+// execution no later than the one the child reports to is a duplicate
+// or out of date, and does not apply.
 func (rt *Runtime) repointRunningChild(t *turn, req *rewindRequest, suspend *duroxide.SuspendChange) bool {
 	item := t.item
 	started, ok := runningStart(item.History)
 	if !ok || started.ParentInstance == nil || (started.ParentExecutionID != nil && *started.ParentExecutionID >= *req.parentExec) {
 		return false
 	}
-	rt.log.Info("a rewound parent asked its running child to rewind; moving the child to a new execution reporting to the parent's new one",
+	rt.log.Info("a rewound parent asked its running child to rewind; ending the child's execution so the next turn moves it to one reporting to the parent's new one",
 		"instance_id", item.Instance, "execution_id", item.ExecutionID, "parent_execution_id", *req.parentExec)
+	rt.supersede(t, req, suspend)
+	return true
+}
+
+// supersedeOperation names the InfrastructureError that ends an
+// execution a rewound parent moves to a new one (repointRunningChild).
+const supersedeOperation = "supersede"
+
+// supersede commits the end of t's running execution, failed with
+// supersedeOperation, and reports it to nobody: the parent execution it
+// reports to has failed, and the parent's new one waits for the next
+// execution. The request goes back to the queue with the batch's other
+// messages, for the next turn, and with the suspension the new
+// execution keeps: the provider clears a suspension when an execution
+// ends, so a suspended child says so again to its next execution.
+func (rt *Runtime) supersede(t *turn, req *rewindRequest, change *duroxide.SuspendChange) {
+	item := t.item
+	kept, err := rt.keptSuspension(item.Instance, change)
+	if err != nil {
+		rt.log.Warn("reading the suspension of a child to supersede failed; the turn will run again", "instance_id", item.Instance, "error", err)
+		rt.abandon(duroxide.OrchestratorQueue, item.Instance, item.LockToken, 100*time.Millisecond, true)
+		return
+	}
+	t.readHistory(item.History)
+	t.append(nil, duroxide.OrchestrationFailed{Details: duroxide.InfrastructureError{Operation: supersedeOperation,
+		Message: fmt.Sprintf("superseded: parent execution %d rewound this child into a new execution", *req.parentExec)}})
+	t.metadata = executionMetadata(t.delta)
+	if kept != nil && kept.Suspended {
+		t.carried = append(t.carried, duroxide.SuspendInstanceItem{Instance: item.Instance, Reason: kept.Reason})
+	}
+	t.carried = append(t.carried, duroxide.RewindInstanceItem{Instance: item.Instance, ExecutionID: item.ExecutionID,
+		Reason: req.reason, ParentExecutionID: req.parentExec})
+	t.carried = append(t.carried, item.Messages...)
+	item.Messages = nil
+	rt.ack(t)
+}
+
+// keptSuspension is the suspension a superseded execution's successor
+// keeps: the batch's change when it makes one, else the instance's
+// (nil when the provider does not read suspensions: it honours none).
+func (rt *Runtime) keptSuspension(instance string, change *duroxide.SuspendChange) (*duroxide.SuspendChange, error) {
+	if change != nil {
+		return change, nil
+	}
+	sr, ok := rt.p.(duroxide.SuspensionReader)
+	if !ok {
+		return nil, nil
+	}
+	suspended, reason, err := sr.Suspension(rt.ctx, instance)
+	if err != nil || !suspended {
+		return nil, err
+	}
+	return &duroxide.SuspendChange{Suspended: true, Reason: reason}, nil
+}
+
+// supersededAt is the index of history's supersede failure, the last
+// event of an execution supersede ended, or -1.
+func supersededAt(history []duroxide.Event) int {
+	if len(history) == 0 {
+		return -1
+	}
+	last := len(history) - 1
+	f, ok := history[last].Kind.(duroxide.OrchestrationFailed)
+	if !ok {
+		return -1
+	}
+	if d, ok := f.Details.(duroxide.InfrastructureError); ok && d.Operation == supersedeOperation {
+		return last
+	}
+	return -1
+}
+
+// rewindSuperseded starts the execution after a superseded one: its
+// whole history but the failure, with the start naming the parent
+// execution the request names, the batch's messages readdressed to it,
+// and the work it left open issued again as a rewind issues it. The
+// cancel from the failed parent execution is then stale there
+// (dropCancelsOfEarlierParents).
+func (rt *Runtime) rewindSuperseded(t *turn, req *rewindRequest, at int, suspend *duroxide.SuspendChange) {
+	item := t.item
 	var moved []duroxide.WorkItem
 	for _, m := range withoutStarts(item.Messages) {
 		if w := readdress(m, item.ExecutionID, item.ExecutionID+1); w != nil {
@@ -242,8 +343,7 @@ func (rt *Runtime) repointRunningChild(t *turn, req *rewindRequest, suspend *dur
 		}
 	}
 	item.Messages = nil
-	rt.rewindTurn(t, req, len(item.History), moved, nil, suspend)
-	return true
+	rt.rewindTurn(t, req, at, moved, nil, suspend)
 }
 
 // runningStart is the OrchestrationStarted of history's execution when

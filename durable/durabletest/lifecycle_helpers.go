@@ -31,6 +31,32 @@ func (e *env) requireExecutions(instance string, want []uint64, msgAndArgs ...an
 	require.Equal(e.t, want, x, msgAndArgs...)
 }
 
+// requireEndedBeforeTheNext requires every execution of instance but
+// the last to end in its own history (completed, failed or continued
+// as new): an execution started on top of a running one never gets its
+// terminal event, and its summary says Running for ever.
+func (e *env) requireEndedBeforeTheNext(instance string) {
+	e.t.Helper()
+	x, err := e.client().ListExecutions(e.ctx, instance)
+	require.NoError(e.t, err)
+	for _, exec := range x[:max(len(x)-1, 0)] {
+		h := e.executionHistory(instance, exec)
+		require.True(e.t, endsExecution(h), "execution %d of %s ran on when execution %d started: %s", exec, instance, exec+1, kinds(h))
+	}
+}
+
+// endsExecution reports whether history's last event ends its execution.
+func endsExecution(history []duroxide.Event) bool {
+	if len(history) == 0 {
+		return false
+	}
+	switch history[len(history)-1].Kind.(type) {
+	case duroxide.OrchestrationCompleted, duroxide.OrchestrationFailed, duroxide.OrchestrationContinuedAsNew:
+		return true
+	}
+	return false
+}
+
 // restart restarts instance with o and waits for execution, the one the
 // restart starts.
 func (e *env) restart(instance string, o durable.RestartOptions, execution int) {

@@ -36,6 +36,7 @@ const (
 	childRunning = iota
 	childFailed
 	childCancelled
+	childSuperseded
 )
 
 // seedRewoundParent seeds parent execution 1, failed with its child
@@ -80,6 +81,16 @@ func (e *env) seedRewoundParent(childEnd int) {
 			seedEvent(rewoundChild, 1, 3, nil, duroxide.OrchestrationCancelRequested{Reason: parentDroppedCancel.Reason}),
 			seedEvent(rewoundChild, 1, 4, u64p(2), duroxide.ActivityCompleted{Result: "x"}),
 			seedEvent(rewoundChild, 1, 5, nil, duroxide.OrchestrationFailed{Details: cancelled}))
+	case childSuperseded:
+		// What the runtime writes when a rewound parent's request reaches
+		// its running child: the running execution ends, failed with the
+		// "supersede" operation, and the request waits in the queue for
+		// the turn that rewinds it.
+		superseded := duroxide.InfrastructureError{Operation: "supersede", Message: "superseded"}
+		child = append(child,
+			seedEvent(rewoundChild, 1, 3, u64p(2), duroxide.ActivityCompleted{Result: "x"}),
+			seedEvent(rewoundChild, 1, 4, nil, duroxide.ExternalSubscribed{Name: "go"}),
+			seedEvent(rewoundChild, 1, 5, nil, duroxide.OrchestrationFailed{Details: superseded}))
 	}
 	e.seedHistory(rewoundChild, child, status)
 }
@@ -140,6 +151,7 @@ func (e *env) requireRewoundChildReachesTheParent() {
 	_, started, ok := findKind[duroxide.OrchestrationStarted](h)
 	require.True(e.t, ok)
 	require.Equal(e.t, u64p(2), started.ParentExecutionID, "the child reports to the parent's new execution")
+	e.requireEndedBeforeTheNext(rewoundChild)
 	e.raise(rewoundChild, "go", "go")
 	require.Equal(e.t, "x:go", e.completed(rewoundParent))
 	e.requireExecutions(rewoundParent, []uint64{1, 2}, "the parent did not fail again")
@@ -158,6 +170,33 @@ func rewindReachesARunningChildBeforeTheStaleCancel(e *env) {
 func rewindReachesARunningChildWithTheStaleCancelAfterIt(e *env) {
 	e.seedRewoundParent(childRunning)
 	e.deliverInBatches(rewoundParentRegistry(e), []duroxide.WorkItem{rewoundParentRequest, parentDroppedCancel})
+	e.requireRewoundChildReachesTheParent()
+}
+
+// The running child is suspended; the cancel after the rewind request
+// wakes it, and the request moves it to a new execution, which keeps
+// the suspension the provider clears when an execution ends.
+func rewindReachesASuspendedRunningChild(e *env) {
+	e.seedRewoundParent(childRunning)
+	hold := duroxide.SuspendInstanceItem{Instance: rewoundChild, Reason: "hold"}
+	e.deliverInBatches(rewoundParentRegistry(e), []duroxide.WorkItem{hold}, []duroxide.WorkItem{rewoundParentRequest, parentDroppedCancel})
+	e.waitHist(rewoundChild, "the child's execution 2 to wait again", func(h []duroxide.Event) bool {
+		return len(h) > 0 && h[0].ExecutionID == 2 && anyKind[duroxide.ExternalSubscribed](h)
+	})
+	st := e.waitState(rewoundChild, durable.StateSuspended)
+	require.Equal(e.t, "hold", st.SuspendedReason, "the new execution keeps the reason")
+	require.NoError(e.t, e.client().Resume(e.ctx, rewoundChild, "released"))
+	e.requireRewoundChildReachesTheParent()
+}
+
+// A client rewinds the superseded child before the turn that rewinds it
+// for its parent: the two requests meet in one batch, the client's
+// first, and the parent's wins, so the child reports to the parent's
+// new execution.
+func rewindOfASupersededChildKeepsTheParentsRequest(e *env) {
+	e.seedRewoundParent(childSuperseded)
+	require.NoError(e.t, e.client().Rewind(e.ctx, rewoundChild, durable.RewindOptions{Reason: "operator"}))
+	e.deliverInBatches(rewoundParentRegistry(e), []duroxide.WorkItem{rewoundParentRequest})
 	e.requireRewoundChildReachesTheParent()
 }
 

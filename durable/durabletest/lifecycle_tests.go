@@ -22,6 +22,8 @@ func lifecycleTests() []sample {
 		{"rewind_is_judged_after_the_cancellation_before_it", rewindIsJudgedAfterTheCancellationBeforeIt},
 		{"rewind_reaches_a_running_child_before_the_stale_cancel", rewindReachesARunningChildBeforeTheStaleCancel},
 		{"rewind_reaches_a_running_child_with_the_stale_cancel_after_it", rewindReachesARunningChildWithTheStaleCancelAfterIt},
+		{"rewind_reaches_a_suspended_running_child", rewindReachesASuspendedRunningChild},
+		{"rewind_of_a_superseded_child_keeps_the_parents_request", rewindOfASupersededChildKeepsTheParentsRequest},
 		{"rewind_reaches_a_child_the_stale_cancel_failed", rewindReachesAChildTheStaleCancelFailed},
 		{"rewound_child_drops_the_stale_cancel_after_its_rewind", rewoundChildDropsTheStaleCancelAfterItsRewind},
 		{"rewound_child_drops_the_stale_cancel_in_its_rewind_batch", rewoundChildDropsTheStaleCancelInItsRewindBatch},
