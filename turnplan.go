@@ -196,6 +196,7 @@ func (p *Provider) planActivities(op string, plan *turnPlan, lk *orchLock, c dur
 // directly, to others via the outbox (with the activities' intents).
 func (p *Provider) planOrchestratorItems(op string, plan *turnPlan, lk *orchLock, c duroxide.OrchestrationCommit, tp string, now time.Time) error {
 	tokenID := turnOf(lk.token)
+	backs := handedBack{lk: lk}
 	for i, w := range c.OrchestratorItems {
 		data, err := duroxide.MarshalWorkItem(w)
 		if err != nil {
@@ -208,6 +209,11 @@ func (p *Provider) planOrchestratorItems(op string, plan *turnPlan, lk *orchLock
 		}
 		q := &queueDoc{InstanceID: target, Type: docOrchQueue, WorkItem: string(data), DispatchSlot: DispatchSlot(target),
 			VisibleAt: p.visibleAt(visible, now), EnqueuedAt: ms(now), EnqueueOrder: nextOrder(now), TraceParent: tp}
+		if m := backs.match(target, q.WorkItem); m != nil {
+			// A fetched message handed back keeps its place in the queue
+			// (duroxide.OrchestrationCommit.OrchestratorItems).
+			q.VisibleAt, q.EnqueuedAt, q.EnqueueOrder, q.TraceParent = m.VisibleAt, m.EnqueuedAt, m.order(), m.TraceParent
+		}
 		if target == lk.instance {
 			q.ID = docID(user(lk.instance), fixed("orch"), fixed(tokenID), num(uint64(i)))
 			if err := plan.add(op, docOrchQueue, cosmos.BatchOp{Kind: cosmos.BatchCreate, ID: q.ID, Doc: mustJSON(q)}); err != nil {
@@ -220,6 +226,30 @@ func (p *Provider) planOrchestratorItems(op string, plan *turnPlan, lk *orchLock
 	for _, in := range plan.intents {
 		if err := plan.add(op, docOutbox, cosmos.BatchOp{Kind: cosmos.BatchCreate, ID: in.ID, Doc: mustJSON(in)}); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// handedBack finds the locked messages a commit hands back: an
+// orchestrator item for the locked instance whose encoded work item is a
+// locked message's, each message matched once.
+type handedBack struct {
+	lk   *orchLock
+	used map[*queueDoc]bool
+}
+
+func (h *handedBack) match(target, workItem string) *queueDoc {
+	if target != h.lk.instance {
+		return nil
+	}
+	for _, m := range h.lk.messages {
+		if !h.used[m] && m.WorkItem == workItem {
+			if h.used == nil {
+				h.used = map[*queueDoc]bool{}
+			}
+			h.used[m] = true
+			return m
 		}
 	}
 	return nil

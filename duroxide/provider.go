@@ -137,9 +137,17 @@ type LockedWorkItem struct {
 
 // OrchestrationCommit is everything one orchestration turn commits.
 type OrchestrationCommit struct {
-	ExecutionID         uint64
-	HistoryDelta        []Event
-	WorkerItems         []WorkItem
+	ExecutionID  uint64
+	HistoryDelta []Event
+	WorkerItems  []WorkItem
+	// OrchestratorItems are enqueued on the orchestrator queue. One for
+	// the committing instance that is one of the fetched messages (the
+	// same encoded work item; each fetched message matches once) is that
+	// message handed back to a later turn: it keeps its place in the
+	// instance's queue, ahead of messages that arrived after it, so a
+	// turn that leaves messages to the next (the Go runtime does so
+	// after a rewind request) never reorders a FIFO queue. Go-only:
+	// duroxide's runtime hands nothing back.
 	OrchestratorItems   []WorkItem
 	Metadata            ExecutionMetadata
 	CancelledActivities []ScheduledActivityIdentifier

@@ -1,6 +1,8 @@
 package memprovider
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -362,21 +364,60 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 		})
 	}
 
-	// Orchestrator items: a timer becomes visible when it fires.
-	for _, o := range commit.OrchestratorItems {
+	// Orchestrator items: a timer becomes visible when it fires; one of
+	// the fetched messages handed back keeps its place in the queue
+	// (duroxide.OrchestrationCommit.OrchestratorItems).
+	backs := handedBack(instance, locked, commit.OrchestratorItems)
+	for i, o := range commit.OrchestratorItems {
 		visible := now
 		if tf, ok := o.(duroxide.TimerFiredItem); ok {
 			visible = time.UnixMilli(int64(tf.FireAtMs))
 		}
-		p.orchQueue = append(p.orchQueue, &orchMessage{seq: p.nextSeq(), instance: o.InstanceID(), item: o, visibleAt: visible})
+		seq := p.nextSeq()
+		if m := backs[i]; m != nil {
+			seq, visible = m.seq, m.visibleAt
+		}
+		p.orchQueue = append(p.orchQueue, &orchMessage{seq: seq, instance: o.InstanceID(), item: o, visibleAt: visible})
 	}
 
 	// Consume the locked messages and release the lock.
 	p.orchQueue = slices.DeleteFunc(p.orchQueue, func(m *orchMessage) bool { return m.lockToken == lockToken })
+	if len(backs) > 0 {
+		slices.SortStableFunc(p.orchQueue, func(a, b *orchMessage) int { return cmp.Compare(a.seq, b.seq) })
+	}
 	delete(p.instanceLocks, instance)
 	p.notify()
 	p.notifyCommit(commit)
 	return nil
+}
+
+// handedBack matches the orchestrator items that hand back one of the
+// locked messages of instance (the same encoded work item, as the Cosmos
+// provider compares them; each message once): the result maps an item's
+// index to its message.
+func handedBack(instance string, locked []*orchMessage, items []duroxide.WorkItem) map[int]*orchMessage {
+	var out map[int]*orchMessage
+	used := map[*orchMessage]bool{}
+	for i, o := range items {
+		if o.InstanceID() != instance {
+			continue
+		}
+		enc, err := duroxide.MarshalWorkItem(o)
+		if err != nil {
+			continue
+		}
+		for _, m := range locked {
+			if was, err := duroxide.MarshalWorkItem(m.item); !used[m] && err == nil && bytes.Equal(was, enc) {
+				used[m] = true
+				if out == nil {
+					out = map[int]*orchMessage{}
+				}
+				out[i] = m
+				break
+			}
+		}
+	}
+	return out
 }
 
 // appendHistory stores events under instance/execution, keeping rows

@@ -90,9 +90,10 @@ long_polling 5, management 13, multi_execution 5, poison_message 9, prune
 additions: blocked_instances (5), the BlockOrchestrationItem and
 BlockedReason calls the Go runtime's NondeterminismBlock policy uses, and
 the optional StatusReader's ReadStatus, checked against them;
-held_messages (3): messages that arrive while an instance's start or an
+held_messages (4): messages that arrive while an instance's start or an
 abandoned batch is held back wait for it, neither dropped as orphans nor
-delivered first; instance_search (8), ProviderAdmin.SearchInstances; and
+delivered first, and a fetched message a commit hands back keeps its
+place ahead of what arrived during the turn; instance_search (8), ProviderAdmin.SearchInstances; and
 lifecycle (10), what the Client's Suspend, Resume, Rewind and Restart need:
 OrchestrationCommit.Suspend holding an instance's messages back until a
 resume or cancellation brings them all, however many (for a provider

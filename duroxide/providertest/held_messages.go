@@ -24,6 +24,7 @@ var heldMessagesTests = []Test{
 	{Name: "queue_message_waits_for_a_delayed_start", Func: testQueueMessageWaitsForDelayedStart},
 	{Name: "queue_message_waits_for_a_start_abandoned_with_a_delay", Func: testQueueMessageWaitsForAbandonedStart},
 	{Name: "messages_wait_for_a_batch_abandoned_with_a_delay", Func: testMessagesWaitForAbandonedBatch},
+	{Name: "handed_back_messages_keep_their_place", Func: testHandedBackMessagesKeepTheirPlace},
 }
 
 // heldFor is how long the held-back messages stay invisible; the checks
@@ -104,4 +105,27 @@ func testMessagesWaitForAbandonedBatch(t *testing.T, f Factory) {
 	item = fetchWhenVisible(t, p, inst, visible)
 	require.Equal(t, []duroxide.WorkItem{m1, m2}, item.Messages, "the held batch first, then what arrived meanwhile")
 	require.Equal(t, uint32(2), item.AttemptCount, "the held message's second attempt")
+}
+
+// A turn that leaves some of its fetched messages to a later turn hands
+// them back among its OrchestratorItems (the runtime does so with the
+// messages after a rewind request); a message that arrived while the
+// turn ran must not overtake them, or a queue's FIFO order breaks.
+func testHandedBackMessagesKeepTheirPlace(t *testing.T, f Factory) {
+	t.Parallel()
+	_, p := newProvider(t, f)
+	const inst = "handed-back"
+	createInstance(t, p, inst)
+	m1 := duroxide.QueueMessageItem{Instance: inst, Name: "inbox", Data: "m1"}
+	m2 := duroxide.QueueMessageItem{Instance: inst, Name: "inbox", Data: "m2"}
+	m3 := duroxide.QueueMessageItem{Instance: inst, Name: "inbox", Data: "m3"}
+	enqueueOrch(t, p, m1)
+	enqueueOrch(t, p, m2)
+	first := mustFetchInstance(t, p, testLock, inst)
+	require.Equal(t, []duroxide.WorkItem{m1, m2}, first.Messages)
+	enqueueOrch(t, p, m3) // arrives while the turn runs
+	mustAck(t, p, first.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1, Metadata: runningMetadata(),
+		OrchestratorItems: []duroxide.WorkItem{m2}})
+	item := mustFetchInstance(t, p, testLock, inst)
+	require.Equal(t, []duroxide.WorkItem{m2, m3}, item.Messages, "the handed-back message first, then what arrived during the turn")
 }
