@@ -21,6 +21,11 @@
 // default). A second process opening the same directory gets
 // [ErrDataDirInUse].
 //
+// Open warns on [Options].Log whenever it starts the in-process store. A
+// deployment sets DUROXIDE_REQUIRE_ACCOUNT=1 (or a program sets
+// [Options].RequireAccount) so that a missing account variable fails
+// Open with [ErrNoAccount] instead of running on a store local to the pod.
+//
 // The in-process store is this process's alone: it suits a single-process
 // program, development and demos, not a fleet of workers (they need an
 // account). It lives in its own package, not in cdb, so that programs

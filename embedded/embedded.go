@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -20,6 +21,13 @@ import (
 // EnvDataDir names the variable that moves the in-process store's data
 // directory when [Options].DataDir is empty.
 const EnvDataDir = "DUROXIDE_DATA_DIR"
+
+// EnvRequireAccount names the variable that, set to a true value ("1",
+// "true"), makes Open refuse to start without an account, as
+// [Options].RequireAccount does: set it in every deployment, so that a
+// pod whose COSMOS_ENDPOINT went missing fails at startup instead of
+// running on a pod-local store that a restart loses.
+const EnvRequireAccount = "DUROXIDE_REQUIRE_ACCOUNT"
 
 // DefaultDir is the directory, under the working directory, that holds the
 // in-process stores: .duroxide/<Name>.
@@ -42,6 +50,11 @@ const DefaultName = "default"
 // process (or another Open in this one) has the data directory open.
 var ErrDataDirInUse = localcosmos.ErrDataDirInUse
 
+// ErrNoAccount is matched (errors.Is) by Open's error when an account is
+// required ([Options].RequireAccount or DUROXIDE_REQUIRE_ACCOUNT) and the
+// environment names none.
+var ErrNoAccount = errors.New("embedded: an account is required and none is configured (set COSMOS_ENDPOINT or COSMOS_CONNECTION_STRING)")
+
 // ErrName is matched (errors.Is) by Open's error when [Options].Name is
 // not a plain directory name.
 var ErrName = errors.New("embedded: name must be a plain directory name")
@@ -62,6 +75,10 @@ type Options struct {
 	// the in-process store's DiscoveryPageSize defaults to
 	// InProcessDiscoveryPageSize.
 	Provider *cdb.Options
+	// RequireAccount makes Open fail with ErrNoAccount, starting nothing,
+	// when the environment names no account; DUROXIDE_REQUIRE_ACCOUNT
+	// does the same from the deployment's side.
+	RequireAccount bool
 	// Log receives the line saying which account or directory Open uses.
 	// Defaults to standard error; io.Discard silences it.
 	Log io.Writer
@@ -98,11 +115,17 @@ func Open(ctx context.Context, opts *Options) (*Store, error) {
 	if o.Log == nil {
 		o.Log = os.Stderr
 	}
+	require, err := accountRequired(o)
+	if err != nil {
+		return nil, err
+	}
 	var st *Store
-	var err error
-	if os.Getenv(cdb.EnvEndpoint) != "" || os.Getenv(cdb.EnvConnectionString) != "" {
+	switch {
+	case os.Getenv(cdb.EnvEndpoint) != "" || os.Getenv(cdb.EnvConnectionString) != "":
 		st, err = openAccount()
-	} else {
+	case require:
+		return nil, ErrNoAccount
+	default:
 		st, err = openInProcess(o)
 	}
 	if err != nil {
@@ -124,7 +147,27 @@ func Open(ctx context.Context, opts *Options) (*Store, error) {
 	}
 	st.Provider = p
 	fmt.Fprintf(o.Log, "duroxide store: %s\n", st.Description)
+	if st.InProcess {
+		// Loud on purpose: the same binary deployed without its account
+		// variables would otherwise run on a store no other process sees.
+		fmt.Fprintf(o.Log, "duroxide store: WARNING: this store is local to this process and machine, not for production; "+
+			"set %s=1 to refuse to start without an account\n", EnvRequireAccount)
+	}
 	return st, nil
+}
+
+// accountRequired reports whether Open must find an account:
+// Options.RequireAccount or a true DUROXIDE_REQUIRE_ACCOUNT.
+func accountRequired(o Options) (bool, error) {
+	v := os.Getenv(EnvRequireAccount)
+	if o.RequireAccount || v == "" {
+		return o.RequireAccount, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("%w: %s=%q is neither true nor false", cdb.ErrConfig, EnvRequireAccount, v)
+	}
+	return b, nil
 }
 
 // openAccount describes the account cdb.ConfigFromEnv configures.

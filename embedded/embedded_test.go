@@ -22,7 +22,7 @@ import (
 
 // clearEnv makes Open choose by the test's settings only.
 func clearEnv(t *testing.T) {
-	for _, k := range []string{cdb.EnvEndpoint, cdb.EnvKey, cdb.EnvConnectionString, cdb.EnvDatabase, cdb.EnvContainer, cdb.EnvAudience, EnvDataDir} {
+	for _, k := range []string{cdb.EnvEndpoint, cdb.EnvKey, cdb.EnvConnectionString, cdb.EnvDatabase, cdb.EnvContainer, cdb.EnvAudience, EnvDataDir, EnvRequireAccount} {
 		t.Setenv(k, "")
 	}
 }
@@ -141,6 +141,67 @@ func TestOpenInMemoryWritesNothing(t *testing.T) {
 	if matches, _ := filepath.Glob(".duroxide*"); len(matches) != 0 {
 		t.Fatalf("InMemory wrote %v", matches)
 	}
+}
+
+// Required, an account that the environment does not name fails Open at
+// once and nothing is started or written; the in-process store otherwise
+// says loudly what it is.
+func TestOpenRequiresAnAccountWhenTold(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		env  string
+		opts Options
+	}{
+		{name: "option", opts: Options{RequireAccount: true}},
+		{name: "variable", env: "1"},
+		{name: "variable true", env: "true"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			clearEnv(t)
+			t.Chdir(t.TempDir())
+			t.Setenv(EnvRequireAccount, c.env)
+			var log bytes.Buffer
+			c.opts.Log = &log
+			st, err := Open(t.Context(), &c.opts)
+			if !errors.Is(err, ErrNoAccount) || st != nil {
+				t.Fatalf("Open = %v, %v; want ErrNoAccount", st, err)
+			}
+			if matches, _ := filepath.Glob(".duroxide*"); len(matches) != 0 || log.Len() != 0 {
+				t.Fatalf("a refused Open wrote %v, logged %q", matches, log.String())
+			}
+		})
+	}
+	t.Run("false", func(t *testing.T) {
+		clearEnv(t)
+		t.Setenv(EnvRequireAccount, "0")
+		var log bytes.Buffer
+		st := open(t, &Options{InMemory: true, Log: &log})
+		defer st.Close()
+		if !st.InProcess || !strings.Contains(log.String(), "WARNING: this store is local to this process") ||
+			!strings.Contains(log.String(), EnvRequireAccount+"=1") {
+			t.Fatalf("in process %v, log %q: want the in-process warning naming %s", st.InProcess, log.String(), EnvRequireAccount)
+		}
+	})
+	t.Run("bad value", func(t *testing.T) {
+		clearEnv(t)
+		t.Setenv(EnvRequireAccount, "maybe")
+		if _, err := Open(t.Context(), &Options{InMemory: true, Log: &bytes.Buffer{}}); !errors.Is(err, cdb.ErrConfig) || !strings.Contains(err.Error(), EnvRequireAccount) {
+			t.Fatalf("Open = %v, want a configuration error naming %s", err, EnvRequireAccount)
+		}
+	})
+	t.Run("account", func(t *testing.T) {
+		clearEnv(t)
+		srv := cosmostest.New(t, nil)
+		t.Setenv(cdb.EnvEndpoint, srv.Endpoint())
+		t.Setenv(cdb.EnvKey, srv.Key())
+		t.Setenv(EnvRequireAccount, "1")
+		var log bytes.Buffer
+		st := open(t, &Options{Log: &log})
+		defer st.Close()
+		if st.InProcess || strings.Contains(log.String(), "WARNING") {
+			t.Fatalf("in process %v, log %q: want the account, no warning", st.InProcess, log.String())
+		}
+	})
 }
 
 func TestOpenRefusesANameThatIsAPath(t *testing.T) {

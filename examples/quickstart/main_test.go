@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -62,6 +63,27 @@ func TestQuickstartRunsTwiceOnOneDataDirectory(t *testing.T) {
 		if !strings.Contains(out.String(), "all four orchestrations completed as expected") {
 			t.Fatalf("run %d did not complete:\n%s", i, out.String())
 		}
+	}
+}
+
+// Deployed with DUROXIDE_REQUIRE_ACCOUNT=1 and no account variables, the
+// example exits 1 at once with the reason, and writes no local store.
+func TestQuickstartCommandRefusesToRunWithoutARequiredAccount(t *testing.T) {
+	clearAccountEnv(t)
+	dir := os.Getenv(embedded.EnvDataDir)
+	cmd := exec.CommandContext(t.Context(), os.Args[0])
+	cmd.Env = append(os.Environ(), asMainEnv+"=1", embedded.EnvRequireAccount+"=1")
+	cmd.Dir = t.TempDir()
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("exit: %v, want status 1\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "an account is required and none is configured") {
+		t.Fatalf("output does not say why:\n%s", out)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("the refused run wrote %d entries in %s", len(entries), dir)
 	}
 }
 
