@@ -168,6 +168,15 @@ type Options struct {
 	// are assumed to agree exactly (a single process, or tests that
 	// check exact expiry).
 	MaxClockSkew time.Duration
+	// Exclusive says that this process is the container's only user and
+	// that every process that used it before is dead: New then expires
+	// every lock and session they left (their work is fetched again at
+	// once instead of after its lock timeout), and expiries are judged
+	// with no clock-skew margin (MaxClockSkew is ignored: one process,
+	// one clock). embedded.Open sets it for its in-process store, whose
+	// data directory lock proves both. Never set it on a shared account:
+	// another live process's locked work would run twice.
+	Exclusive bool
 
 	// test holds the test-only fault hooks and clock, set through
 	// internal/testhooks so production users never see them.

@@ -117,6 +117,12 @@ func newFromConfig(ctx context.Context, cfg Config, opts Options) (*Provider, er
 			return nil, err
 		}
 	}
+	if opts.Exclusive {
+		if err := p.releaseDeadLocks(ctx); err != nil {
+			client.Close()
+			return nil, err
+		}
+	}
 	p.start()
 	return p, nil
 }
@@ -202,8 +208,13 @@ func (p *Provider) now() time.Time { return p.opts.test.Now() }
 func (p *Provider) lapsedBefore() time.Time { return p.now().Add(-p.skew()) }
 
 // skew is the clock-skew margin in effect (Options.MaxClockSkew; none when
-// negative).
-func (p *Provider) skew() time.Duration { return max(p.opts.MaxClockSkew, 0) }
+// negative or the store is Exclusive).
+func (p *Provider) skew() time.Duration {
+	if p.opts.Exclusive {
+		return 0
+	}
+	return max(p.opts.MaxClockSkew, 0)
+}
 
 // start launches background work (the maintenance loop, lease renewal).
 func (p *Provider) start() {

@@ -73,7 +73,8 @@ type Options struct {
 	InMemory bool
 	// Provider is passed to cdb.New; nil means its defaults, except that
 	// the in-process store's DiscoveryPageSize defaults to
-	// InProcessDiscoveryPageSize.
+	// InProcessDiscoveryPageSize and the in-process store is always
+	// Exclusive (cdb.Options.Exclusive).
 	Provider *cdb.Options
 	// RequireAccount makes Open fail with ErrNoAccount, starting nothing,
 	// when the environment names no account; DUROXIDE_REQUIRE_ACCOUNT
@@ -132,12 +133,19 @@ func Open(ctx context.Context, opts *Options) (*Store, error) {
 		return nil, err
 	}
 	popts := o.Provider
-	if st.InProcess && (popts == nil || popts.DiscoveryPageSize == 0) {
+	if st.InProcess {
 		var po cdb.Options
 		if popts != nil {
 			po = *popts
 		}
-		po.DiscoveryPageSize = InProcessDiscoveryPageSize
+		if po.DiscoveryPageSize == 0 {
+			po.DiscoveryPageSize = InProcessDiscoveryPageSize
+		}
+		// The data directory's lock makes this process the store's only
+		// user, and proves every earlier one dead: their locks are
+		// released at once (interrupted work resumes within moments of a
+		// restart, not after its lock timeout and the clock-skew margin).
+		po.Exclusive = true
 		popts = &po
 	}
 	p, err := cdb.New(ctx, st.Config, popts)
