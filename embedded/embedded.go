@@ -76,6 +76,13 @@ type Options struct {
 	// InProcessDiscoveryPageSize and the in-process store is always
 	// Exclusive (cdb.Options.Exclusive).
 	Provider *cdb.Options
+	// JoinRunning, when another process has the data directory open,
+	// connects to the store that process serves (its endpoint file, see
+	// EndpointFile) instead of failing with ErrDataDirInUse: the CLI and
+	// `duroxide ui` look at a running service's store this way. The
+	// joined store is as live as an account: the owner keeps running its
+	// runtime, and whatever this process writes the owner sees at once.
+	JoinRunning bool
 	// RequireAccount makes Open fail with ErrNoAccount, starting nothing,
 	// when the environment names no account; DUROXIDE_REQUIRE_ACCOUNT
 	// does the same from the deployment's side.
@@ -96,6 +103,10 @@ type Store struct {
 	Description string
 	// InProcess is true when Provider points at an in-process server.
 	InProcess bool
+	// Shared is true when Provider points at the in-process server of
+	// another process that has the data directory open
+	// (Options.JoinRunning).
+	Shared bool
 	// DataDir is the absolute path of the in-process store's directory;
 	// empty for an account or with InMemory.
 	DataDir string
@@ -209,9 +220,19 @@ func openInProcess(o Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv, err := newLocalServer(&localcosmos.Options{DataDir: dir})
+	key := newKey()
+	srv, err := newLocalServer(&localcosmos.Options{DataDir: dir, Key: key})
+	if errors.Is(err, ErrDataDirInUse) && o.JoinRunning {
+		return joinRunning(dir)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("embedded: starting the in-process store: %w", err)
+	}
+	if dir != "" {
+		if err := writeEndpoint(dir, srv.Endpoint(), key); err != nil {
+			srv.Close()
+			return nil, err
+		}
 	}
 	where := "in memory (nothing kept)"
 	if dir != "" {
@@ -284,6 +305,9 @@ func (s *Store) Close() error {
 
 func (s *Store) closeServer() {
 	if s.server != nil {
+		if s.DataDir != "" {
+			removeEndpoint(s.DataDir, s.server.Key())
+		}
 		s.server.Close()
 	}
 }

@@ -15,7 +15,9 @@
 // command and explains replay. The store is the one embedded.Open opens:
 // the Cosmos DB account of the COSMOS_* environment variables (a key, a
 // connection string, or Entra ID through DefaultAzureCredential), else the
-// in-process store in DUROXIDE_DATA_DIR or .duroxide/default.
+// in-process store in DUROXIDE_DATA_DIR or .duroxide/default. While a
+// service has that store open, the command joins the store the service
+// serves (embedded.Options.JoinRunning): no need to stop it to look.
 //
 // Exit codes: 0 success; 1 some execution does not replay, a bulk action
 // failed on some instance, or an action was refused (purging a running
