@@ -1,14 +1,18 @@
 package dashboard_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/duroxide-go/cdb/dashboard"
 	"github.com/duroxide-go/cdb/durable"
+	"github.com/duroxide-go/cdb/internal/demo"
+	"github.com/duroxide-go/cdb/memprovider"
 )
 
 // actionIDs lists the action buttons of an instance page.
@@ -111,5 +115,33 @@ func TestRestartWithANewInput(t *testing.T) {
 			t.Fatalf("the second restart never ended:\n%s", body)
 		case <-time.After(5 * time.Millisecond):
 		}
+	}
+}
+
+// TestInstancePageShowsPendingRequests: a suspend asked while no runtime
+// runs is shown as pending (escaped like every value) until a runtime
+// takes it.
+func TestInstancePageShowsPendingRequests(t *testing.T) {
+	p := memprovider.New()
+	fixed := new(atomic.Bool)
+	rt, err := durable.Start(t.Context(), p, registry(t, fixed), nil)
+	must(t, err)
+	e := &env{t: t, c: durable.NewClient(p), fixed: fixed}
+	e.run("w-p", "Wait", "approval")
+	must(t, rt.Shutdown(context.Background())) // the service is down
+	b := newDashboard(t, e, dashboard.Options{})
+	token := b.confirm("w-p", "suspend")
+	if code, _ := b.post("/instances/w-p/suspend", url.Values{"csrf": {token}, "reason": {"<b>vendor</b> down"}}, nil); code != http.StatusSeeOther {
+		t.Fatalf("suspend: %d", code)
+	}
+	_, body := b.get("/instances/w-p")
+	if !strings.Contains(body, `id="state">Running`) || !strings.Contains(body, `id="pending"`) ||
+		!strings.Contains(body, "suspend: &lt;b&gt;vendor&lt;/b&gt; down") {
+		t.Fatalf("the page does not show the pending suspend:\n%s", body)
+	}
+	demo.StartRuntime(t, p, registry(t, fixed), nil)
+	e.waitFor("w-p", func(st *durable.OrchestrationStatus) bool { return st.State == durable.StateSuspended })
+	if _, body := b.get("/instances/w-p"); strings.Contains(body, `id="pending"`) {
+		t.Fatalf("taken, the request is still shown pending:\n%s", body)
 	}
 }

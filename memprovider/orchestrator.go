@@ -540,6 +540,22 @@ func (p *Provider) Suspension(ctx context.Context, instance string) (bool, strin
 	return false, "", nil
 }
 
+// PendingRequests implements duroxide.PendingRequestReader.
+func (p *Provider) PendingRequests(ctx context.Context, instance string) ([]duroxide.WorkItem, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, duroxide.Wrap("pending_requests", err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []duroxide.WorkItem
+	for _, m := range p.orchQueue {
+		if m.instance == instance && duroxide.IsRequest(m.item) {
+			out = append(out, m.item)
+		}
+	}
+	return out, nil
+}
+
 // abandonOrchestrationItem releases the lock; a non-empty blocked is
 // recorded as the instance's blocked reason.
 func (p *Provider) abandonOrchestrationItem(ctx context.Context, op, lockToken string, delay time.Duration, ignoreAttempt bool, blocked string) error {

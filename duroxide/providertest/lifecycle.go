@@ -27,6 +27,43 @@ var lifecycleTests = []Test{
 	{Name: "rewound_execution_starts_running_from_a_prefix", Func: testRewoundExecutionStartsRunning},
 	{Name: "next_execution_has_one_winner", Func: testNextExecutionHasOneWinner},
 	{Name: "next_execution_claims_are_per_execution", Func: testNextExecutionClaimsArePerExecution},
+	{Name: "pending_requests_list_what_the_next_turn_takes", Func: testPendingRequests},
+}
+
+// testPendingRequests: a PendingRequestReader lists the instance's queued
+// requests, oldest first and without its other messages, until a turn
+// takes them.
+func testPendingRequests(t *testing.T, f Factory) {
+	t.Parallel()
+	ctx, p := newProvider(t, f)
+	r, ok := p.(duroxide.PendingRequestReader)
+	if !ok {
+		t.Skip("optional capability: the provider does not implement duroxide.PendingRequestReader")
+	}
+	const instance = "pending-requests"
+	createInstanceWith(t, p, instance, statusMetadata(duroxide.StatusCompleted, "done"))
+	none, err := r.PendingRequests(ctx, instance)
+	require.NoError(t, err)
+	require.Empty(t, none)
+	suspend := duroxide.SuspendInstanceItem{Instance: instance, Reason: "hold"}
+	restart := restartOf(instance, 1, "again")
+	cancel := duroxide.CancelInstanceItem{Instance: instance, Reason: "stop"}
+	enqueueOrch(t, p, suspend)
+	enqueueOrch(t, p, duroxide.QueueMessageItem{Instance: instance, Name: "inbox", Data: "m"})
+	enqueueOrch(t, p, restart)
+	enqueueOrch(t, p, cancel)
+	pending, err := r.PendingRequests(ctx, instance)
+	require.NoError(t, err)
+	require.Equal(t, []duroxide.WorkItem{suspend, restart, cancel}, pending, "the requests, oldest first, not the queue message")
+	other, err := r.PendingRequests(ctx, "pending-requests-other")
+	require.NoError(t, err)
+	require.Empty(t, other, "another instance has none")
+
+	item := mustFetchInstance(t, p, testLock, instance)
+	mustAck(t, p, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1, Metadata: statusMetadata(duroxide.StatusCompleted, "done")})
+	taken, err := r.PendingRequests(ctx, instance)
+	require.NoError(t, err)
+	require.Empty(t, taken, "a turn took them")
 }
 
 // nextExecutionWriter returns p as a NextExecutionWriter or skips t.

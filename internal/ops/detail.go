@@ -36,6 +36,24 @@ type Detail struct {
 	Executions []Execution `json:"executions"`
 	// Children are the ids of the instance's descendants.
 	Children []string `json:"children,omitempty"`
+	// Pending are the requests made of the instance (cancel, suspend,
+	// rewind, ...) that no runtime has taken yet, oldest first.
+	Pending []Pending `json:"pending,omitempty"`
+}
+
+// Pending is one request a runtime has not taken yet
+// (durable.PendingRequest).
+type Pending struct {
+	Kind   string `json:"kind"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// String is "kind" or "kind: reason".
+func (p Pending) String() string {
+	if p.Reason == "" {
+		return p.Kind
+	}
+	return p.Kind + ": " + p.Reason
 }
 
 // KeyValue is one KV entry.
@@ -89,6 +107,9 @@ func (s *Service) Instance(ctx context.Context, instance string) (*Detail, error
 	}
 	d.State, d.Output, d.Failure, d.BlockedReason, d.CustomStatus = st.State.String(), st.Output, st.FailureMessage(), st.BlockedReason, st.CustomStatus
 	d.SuspendedReason = st.SuspendedReason
+	if err := s.readPending(ctx, d); err != nil {
+		return nil, err
+	}
 	if err := s.readKV(ctx, d); err != nil {
 		return nil, err
 	}
@@ -122,6 +143,17 @@ func (s *Service) pending(ctx context.Context, instance string, notFound error) 
 		return nil, notFound
 	}
 	return &Detail{Summary: Summary{ID: instance, State: "pending", Status: StatePending}, State: StatePending, Waiting: st.Waiting}, nil
+}
+
+func (s *Service) readPending(ctx context.Context, d *Detail) error {
+	reqs, err := s.c.PendingRequests(ctx, d.ID)
+	if err != nil {
+		return err
+	}
+	for _, r := range reqs {
+		d.Pending = append(d.Pending, Pending{Kind: r.Kind, Reason: r.Reason})
+	}
+	return nil
 }
 
 func (s *Service) readKV(ctx context.Context, d *Detail) error {

@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -8,6 +9,8 @@ import (
 	"github.com/duroxide-go/cdb/cmd/duroxide/cli"
 	"github.com/duroxide-go/cdb/durable"
 	"github.com/duroxide-go/cdb/durable/durabletest"
+	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/demo"
 	"github.com/duroxide-go/cdb/memprovider"
 )
 
@@ -149,5 +152,38 @@ func TestLifecycleInBulk(t *testing.T) {
 	}
 	for _, id := range []string{"fx-1", "fx-2"} {
 		e.until(id, func(st *durable.OrchestrationStatus) bool { return st.Output == "step(b) flaky(b)" })
+	}
+}
+
+// TestShowListsPendingRequests: a request made while no runtime runs
+// (here a suspend and a cancel after it) shows in `show` as pending,
+// on both providers, until a runtime takes it.
+func TestShowListsPendingRequests(t *testing.T) {
+	for name, p := range map[string]duroxide.Provider{"memprovider": memprovider.New(), "cosmos": demo.CosmosProvider(t)} {
+		t.Run(name, func(t *testing.T) {
+			sw := new(switches)
+			rt, err := durable.Start(t.Context(), p, opsRegistry(t, sw), nil)
+			must(t, err)
+			e := &opsEnv{t: t, p: p, c: durable.NewClient(p), switches: sw}
+			e.start("Wait", "approval", "pend-1")
+			e.settle("pend-1")
+			must(t, rt.Shutdown(context.Background())) // the service is down
+
+			e.want(cli.ExitOK, "suspend", "-reason", "vendor down", "pend-1")
+			out, _ := e.want(cli.ExitOK, "show", "pend-1")
+			if !strings.Contains(out, "Status         Running") || !strings.Contains(out, "Pending        suspend: vendor down (requested;") {
+				t.Fatalf("show while no runtime runs:\n%s", out)
+			}
+			js, _ := e.want(cli.ExitOK, "show", "-json", "pend-1")
+			if !strings.Contains(js, `"pending": [`) || !strings.Contains(js, `"kind": "suspend"`) {
+				t.Fatalf("show -json lacks the pending request:\n%s", js)
+			}
+
+			demo.StartRuntime(t, p, opsRegistry(t, sw), nil)
+			e.until("pend-1", func(st *durable.OrchestrationStatus) bool { return st.State == durable.StateSuspended })
+			if out, _ := e.want(cli.ExitOK, "show", "pend-1"); strings.Contains(out, "Pending") {
+				t.Fatalf("the runtime took the request, show still lists it:\n%s", out)
+			}
+		})
 	}
 }

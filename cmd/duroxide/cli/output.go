@@ -109,6 +109,11 @@ func writeDetail(w io.Writer, d *ops.Detail, full bool) {
 	if d.SuspendedReason != "" {
 		fact("Suspended", clip(d.SuspendedReason, full))
 	}
+	for _, p := range d.Pending {
+		// Taken at the instance's next turn: until then the state above
+		// does not show it.
+		fact("Pending", clip(p.String(), full)+" (requested; a runtime takes it at the instance's next turn)")
+	}
 	if d.CustomStatus != nil {
 		fact("Custom status", clip(*d.CustomStatus, full))
 	}
