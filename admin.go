@@ -16,7 +16,7 @@ import (
 // operations are filter-only cross-partition queries that project only
 // the fields they need, paged, and ordered or limited client-side. Each
 // reads one small row per instance (or per queue message for queue
-// depths), never history or message bodies; see the README for costs.
+// depths), never history or message bodies; see docs/costs.md for costs.
 
 // Admin implements duroxide.Provider: the provider is its own
 // ProviderAdmin.

@@ -12,7 +12,7 @@ import (
 	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
-// indexingPolicyJSON is the container's indexing policy; the README
+// indexingPolicyJSON is the container's indexing policy; docs/design.md
 // explains every path in it.
 //
 //go:embed indexing.json

@@ -250,7 +250,7 @@ func configError(format string, args ...any) error {
 }
 
 // Environment variables read by ConfigFromEnv. The examples, the tests'
-// real-account backend and the README use these names and no others.
+// real-account backend and docs/cosmos.md use these names and no others.
 const (
 	EnvConnectionString = "COSMOS_CONNECTION_STRING"
 	EnvEndpoint         = "COSMOS_ENDPOINT"

@@ -5,6 +5,12 @@ durable-execution framework: it implements [duroxide.Provider] and
 one Cosmos container, so orchestrations survive process restarts and many
 processes can share the work.
 
+Start with [New] and [Config] (or package embedded's Open, which picks an
+account or a local store and calls New); orchestrations themselves are
+written against package durable. In the code, provider.go holds [Provider],
+and fetch.go and ack.go the two halves of an orchestration turn; the
+repository's docs/design.md describes both.
+
 # Writing orchestrations
 
 This package only stores orchestrations; code is written against package
@@ -67,8 +73,8 @@ with an If-Match patch. Writes use deterministic ids and ETag conditions, so
 every one of them is safe to retry (the SDK does not retry writes that time
 out). Messages for other instances travel through a transactional outbox.
 Turns too big for one batch commit in stage/commit/roll-forward phases and
-are never half-visible. See the README for the request cost of each
-operation.
+are never half-visible. See docs/costs.md in the repository for the
+request cost of each operation.
 
 # Many processes
 

@@ -27,8 +27,8 @@ var updateGolden = flag.Bool("update", false, "rewrite the golden files under te
 var goldenEpoch = time.Date(2025, time.January, 1, 0, 0, 0, 0, time.UTC)
 
 // TestDocumentLayout pins the stored document layout (the field names, id
-// patterns and embedded wire JSON the README's "Compatibility with Rust
-// duroxide" section describes) with one canonical orchestration written
+// patterns and embedded wire JSON that docs/design.md and
+// docs/compatibility.md describe) with one canonical orchestration written
 // through the provider on cosmostest: a start, a turn that schedules an
 // activity and a timer and sets a KV value and the custom status, the
 // activity's completion, and the final turn that completes the instance.

@@ -253,7 +253,7 @@ func (p *Provider) Version() string { return Version }
 
 // RequestStats returns the Cosmos requests this provider has sent, by
 // kind, with bytes read and request units: the basis of the cost tables in
-// the README.
+// docs/costs.md.
 func (p *Provider) RequestStats() RequestStats { return p.st.Stats() }
 
 // ResetRequestStats zeroes the request counters.

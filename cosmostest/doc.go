@@ -8,6 +8,9 @@ through the real SDK exactly as it would to the service:
 	s := cosmostest.New(t, nil) // closed when the test ends
 	client := s.Client()        // or s.NewClient(opts), or azcosmos.NewClientWithKey(s.Endpoint(), ...)
 
+Start with [New] in a test (or [NewServer] outside one) and
+[Server.InjectFault]; package localcosmos is the server underneath.
+
 The server is package localcosmos, the local Cosmos DB server that
 embedded.Open runs in production: its documentation says what matches the
 service, what differs deliberately and what is not implemented, and how

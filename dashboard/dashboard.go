@@ -5,6 +5,9 @@
 //
 //	mux.Handle("/duroxide/", requireOperator(dashboard.New(client, dashboard.Options{BasePath: "/duroxide"})))
 //
+// Start with [New] and [Options]; ExampleNew mounts it behind basic
+// authentication.
+//
 // Authentication and authorization are the host's: wrap the handler in
 // your own middleware (see the example). Options.ReadOnly hides every
 // action and refuses every POST.

@@ -7,6 +7,11 @@
 // sources, order and texts. No test has run Go and Rust processes on one
 // store, so mixing them is unproven; run one language per store.
 //
+// Start with [NewRegistry], [RegisterOrchestration], [Start] and
+// [NewClient]; the functions that take an *OrchestrationContext first, such
+// as [CallActivity], are the durable calls. Each has a runnable example on
+// the in-memory provider.
+//
 // # Writing orchestrations
 //
 // An orchestration is a function

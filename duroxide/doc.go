@@ -4,6 +4,9 @@
 // stores data that Rust duroxide nodes (and the Rust duroxide-cdb provider)
 // can read, and reads what they write.
 //
+// Start with [Provider], the contract a store implements, and
+// [ProviderAdmin]; [Event] and [WorkItem] are what it stores.
+//
 // # The contract
 //
 // Provider mirrors Rust duroxide's Provider trait: an append-only history

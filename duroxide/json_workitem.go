@@ -148,7 +148,7 @@ var workItemLayouts = map[string]*layout{
 		defaults: bits(fParentInstance, fParentID, fParentExecutionID, fCarryForwardEvents, fInitialCustomStatus),
 	},
 	"QueueMessage": {name: "struct variant WorkItem::QueueMessage", order: []field{fInstance, fName, fData}},
-	// Go-only variants (README, compatibility).
+	// Go-only variants (docs/compatibility.md).
 	"RewindInstance": {
 		name:     "struct variant WorkItem::RewindInstance",
 		order:    []field{fInstance, fExecutionID, fReason, fParentExecutionID},

@@ -9,6 +9,8 @@
 //	defer st.Close()
 //	rt, err := durable.Start(ctx, st.Provider, reg, nil)
 //
+// Start with [Open] and [Options].
+//
 // With COSMOS_ENDPOINT or COSMOS_CONNECTION_STRING set, Open connects to that
 // account through [cdb.ConfigFromEnv] and [cdb.New]. Without them it starts
 // localcosmos, the in-process server that speaks the Cosmos DB API, with its

@@ -5,6 +5,9 @@ NoSQL API: the gateway REST API that azcosmos
 NoSQL query engine and a write-ahead log, in the program's own process. Code
 talks to it through the real SDK exactly as it would to the service:
 
+Start with [NewServer] and [Options]; package embedded runs it for a
+program, and package cosmostest adds the test hooks.
+
 	srv, err := localcosmos.NewServer(&localcosmos.Options{DataDir: dir})
 	if err != nil {
 		return err

@@ -3,6 +3,9 @@
 // the provider validation suite (duroxide/providertest) against a second,
 // independent implementation, and to back the Go runtime's unit tests.
 //
+// Start with [New] and its options, [WithRelaxedLimits] and [WithClock]
+// among them.
+//
 // All state lives in maps and slices guarded by one mutex, so every
 // method is trivially atomic. History is stored as the events themselves;
 // CorruptHistory marks stored events as undecodable so the corrupted

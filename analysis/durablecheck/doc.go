@@ -9,13 +9,21 @@
 //
 // # Running it
 //
-// As a vet tool:
+// It is its own module, so golang.org/x/tools stays out of the library's
+// go.mod, and its go.mod replaces the library with the repository root
+// (../..): build it from a clone of the repository, not from your own
+// module (which does not require this module) or with go install @version
+// (which refuses a replace). From the clone's root:
 //
-//	go build -o durablecheck github.com/duroxide-go/cdb/analysis/durablecheck/cmd/durablecheck
-//	go vet -vettool=$PWD/durablecheck ./...
+//	go build -C analysis/durablecheck -o "$PWD/durablecheck" ./cmd/durablecheck
 //
-// or on its own: durablecheck ./... . It is its own module, so
-// golang.org/x/tools stays out of the library's go.mod.
+// then, in the module to check, as a vet tool:
+//
+//	go vet -vettool=/path/to/durablecheck ./...
+//
+// or on its own: durablecheck ./... .
+//
+// Start with [Analyzer]; the rules are in the sections below.
 //
 // # What is orchestration code
 //

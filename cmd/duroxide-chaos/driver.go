@@ -669,7 +669,7 @@ func tail(events []duroxide.Event, n int) string {
 // skewMargin is the workers' cdb.Options.MaxClockSkew for clocks spread
 // over [-spread, +spread]: the largest difference between two of them
 // (twice the spread), plus a second, so no worker takes another's live
-// lock or lease, as the README tells users to configure it. Without a
+// lock or lease, as docs/reliability.md tells users to configure it. Without a
 // spread it is a second: the margin's code path stays in the soak without
 // adding the default 30 s to every recovery after a kill.
 func skewMargin(spread time.Duration) time.Duration { return 2*spread + time.Second }

@@ -3,6 +3,11 @@
 // kills them and injects Cosmos faults while a mix of orchestrations runs,
 // then checks that nothing was lost, duplicated or corrupted.
 //
+// Start with main.go (the flags and one run); driver.go starts and feeds
+// the instances, check.go judges them, and kitchensink.go with model.go
+// holds the composed programs and their reference model. The repository's
+// docs/reliability.md has the runs and what they found.
+//
 //	go run ./cmd/duroxide-chaos -processes 3 -orchestrations 100 -json
 //
 // One binary, two roles. The driver (the default role) serves cosmostest

@@ -86,7 +86,7 @@ func TestParseFlags(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"canloop", kitchenSink}, c.Kinds)
 	require.NotContains(t, kinds, kitchenSink, "the kitchen sink runs only when named")
-	// The goal-scale kitchen-sink soak (README, Reliability).
+	// The goal-scale kitchen-sink soak (docs/reliability.md).
 	c, err = parseFlags(strings.Fields("-processes 3 -orchestrations 1000 -kill-interval 5s -fault-interval 2s -clock-skew 60s -kinds kitchensink -duration 10m -timeout 40m -json"), &bytes.Buffer{})
 	require.NoError(t, err)
 	require.Equal(t, 1000, c.Orchestrations)

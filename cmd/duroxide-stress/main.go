@@ -1,6 +1,10 @@
 // Command duroxide-stress runs duroxide's stress workloads against this
 // library's runtime and prints throughput and latency.
 //
+// Start with `go run ./cmd/duroxide-stress -h`; the workloads and their
+// measurement are package internal/stress, and the repository's
+// docs/performance.md has results.
+//
 // The default run is duroxide's parallel-orchestrations test: 20 instances
 // in flight, each fanning out 5 activities of 10 ms and joining them, for
 // 10 s, with 2 orchestration and 2 worker slots, on the memory provider:

@@ -9,6 +9,9 @@
 //	duroxide ui -addr 127.0.0.1:8080
 //	COSMOS_ENDPOINT=... duroxide export -o histories.json -status Running
 //
+// Start with `duroxide -h`. The commands live in package cmd/duroxide/cli,
+// whose Main a program of your own calls to add `duroxide replay`.
+//
 // The store is the one embedded.Open opens: the Cosmos DB account the
 // COSMOS_* variables name, else the in-process store in DUROXIDE_DATA_DIR
 // (default .duroxide/default). `duroxide replay` needs your orchestration

@@ -7,6 +7,8 @@
 // provider validations that need a runtime (race_replay, from
 // src/provider_validation/race_replay.rs after 0.1.29).
 //
+// Start with [Run]; modules.go lists the modules and where each came from.
+//
 // Run it from a test of the provider's package with the same
 // providertest.Factory that runs the provider validation suite:
 //

@@ -5,6 +5,9 @@
 // NondeterminismBlock, hold) with the runtime's own text naming the
 // mismatching call and event.
 //
+// Start with [RequireReplays] in a test, or [Replay], with a source from
+// [FromProvider] or [FromExportFile].
+//
 // Histories come from a Source: a provider (FromProvider, all instances or
 // filtered by orchestration name, status or id prefix) or a JSON export
 // (FromExportFile) that Export writes, so a deploy pipeline can check new

@@ -7,6 +7,9 @@
 // approval timeout therefore completes in milliseconds of wall time, with
 // the history the runtime would have written over those 30 days.
 //
+// Start with [New] and [Env.WaitForOrchestration]; the package Example
+// decides a 14-day trial in virtual time.
+//
 // Activities can be replaced per name by test doubles (ReplaceActivity);
 // the orchestration code is the registry's own. Idleness is read from the
 // provider's queues (memprovider.WorkState), which only this process's

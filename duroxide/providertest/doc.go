@@ -7,6 +7,9 @@ sessions, tags, capability filtering, KV state, custom status and the
 ProviderAdmin operations. It uses only the duroxide interfaces, so any
 provider can run it, as every river driver runs riverdrivertest.
 
+Start with [Factory] and [Run]; memprovider/memprovider_test.go is a
+complete wiring.
+
 # Wiring a provider
 
 Implement Factory and call Run from a test in the provider's package:

@@ -4,11 +4,14 @@
 // deleting instances, printing what each step did and the Cosmos requests
 // it cost.
 //
-//	go run ./examples/admin            # cosmostest in-process, seeded with demo instances
+// Start with main, which seeds instances (seed.go) and then takes each
+// admin step in turn.
+//
+//	go run ./examples/admin            # the in-process store, seeded with demo instances
 //	go run ./examples/admin -dry-run   # only list and inspect
 //
 // Without COSMOS_ENDPOINT (or COSMOS_CONNECTION_STRING) embedded.Open
-// starts cosmostest in-process, in memory, and the example seeds it with a completed instance, a running
+// starts localcosmos in-process, in memory, and the example seeds it with a completed instance, a running
 // one, a parent with two sub-orchestrations and one with three executions
 // (continue-as-new), made through the provider API as the runtime would.
 //
@@ -90,7 +93,7 @@ func run(ctx context.Context, w io.Writer, o options) error {
 		fmt.Fprintf(w, "%-10s %s\n", step, fmt.Sprintf(format, args...))
 	}
 
-	// Seed demo instances: always on cosmostest (it starts empty), and on
+	// Seed demo instances: always on the in-process store (it starts empty), and on
 	// an account unless -dry-run, with a prefix no one else uses.
 	var demo *seeded
 	cleanedUp := false

@@ -4,6 +4,8 @@
 // identity) or, when AZURE_FEDERATED_TOKEN_FILE is set, as an AKS workload
 // identity. No key or connection string is involved.
 //
+// Start with main, which picks the credential from the environment.
+//
 //	COSMOS_ENDPOINT=https://myacct.documents.azure.com:443/ \
 //	COSMOS_DATABASE=duroxide COSMOS_CONTAINER=duroxide \
 //	AZURE_CLIENT_ID=<client id of a user-assigned identity; omit for system-assigned> \

@@ -3,6 +3,9 @@
 //
 //	go run ./examples/quickstart
 //
+// Start with main, then the activity and the four orchestrations it
+// registers.
+//
 // It registers an activity and four orchestrations — a hello world that
 // calls the activity, a fan-out/fan-in, a durable timer and a wait for an
 // approval on a persistent queue — starts a durable.Runtime, drives each orchestration with
@@ -13,7 +16,7 @@
 // timer) costs more.
 //
 // Without COSMOS_ENDPOINT (or COSMOS_CONNECTION_STRING) embedded.Open
-// starts cosmostest, the in-process server that speaks the Cosmos DB API,
+// starts localcosmos, the in-process server that speaks the Cosmos DB API,
 // keeping its data in .duroxide/quickstart under the working directory
 // (DUROXIDE_DATA_DIR moves it); every run uses fresh instance ids, so runs
 // follow one another on the same data. To use a real account or the

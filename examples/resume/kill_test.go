@@ -30,7 +30,7 @@ func exampleEnv(dir string) []string {
 	return append(env, embedded.EnvDataDir+"="+dir)
 }
 
-// TestResumeAfterKill9 is the README's three commands: build and run the
+// TestResumeAfterKill9 is the three commands of docs/orchestrations.md: build and run the
 // example, SIGKILL it once the first order completed (later ones still
 // wait on their durable timers, a second apart), run it again. The second
 // run must finish every order, and every instance in the store must have

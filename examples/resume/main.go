@@ -6,6 +6,8 @@
 //	kill -9 <its pid>                   # (or Ctrl-\) midway
 //	go run ./examples/resume            # carries on where the first run stopped
 //
+// Start with main.
+//
 // It keeps its store in .duroxide/resume under the working directory
 // (DUROXIDE_DATA_DIR moves it; delete the directory to start over), or uses
 // the account COSMOS_ENDPOINT names (see embedded.Open). Every run starts

@@ -4,10 +4,13 @@
 // what the provider does underneath. For real Go orchestration code on a
 // runtime, see examples/quickstart.
 //
+// Start with main; the steps are in package examples/internal/walkthrough.
+//
 //	go run ./examples/walkthrough
 //
 // Without COSMOS_ENDPOINT (or COSMOS_CONNECTION_STRING) embedded.Open
-// starts cosmostest, the in-process fake of Cosmos DB, in memory, and it
+// starts localcosmos, the in-process server that speaks the Cosmos DB
+// API, in memory, and it
 // uses that. To use a
 // real account or the emulator instead, set the variables cdb.ConfigFromEnv
 // reads:

@@ -55,7 +55,7 @@ func (e *Error) Unwrap() error { return e.Err }
 func (e *Error) Is(target error) bool { return matches(target, e.StatusCode) }
 
 // Retryable reports whether repeating the request can succeed. See the
-// README's error table for the reasoning behind each status.
+// error table in docs/cosmos.md for the reasoning behind each status.
 func (e *Error) Retryable() bool {
 	switch e.StatusCode {
 	case 0:

@@ -4,6 +4,8 @@
 // on, a wait on an instance's status, and the failing orchestration both
 // registries hold. Each package keeps the rest of its registry, whose
 // orchestrations its own assertions are written against.
+//
+// Start with [CosmosProvider] and [StartRuntime].
 package demo
 
 import (

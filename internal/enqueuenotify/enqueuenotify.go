@@ -1,6 +1,8 @@
 // Package enqueuenotify holds the subscriber list behind
 // duroxide.EnqueueNotifier, which memprovider and the Cosmos provider both
 // implement.
+//
+// Start with [Subscribers].
 package enqueuenotify
 
 import (

@@ -3,6 +3,8 @@
 // package that owns it. Each test package calls it from TestMain:
 //
 //	func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }
+//
+// Start with [VerifyTestMain].
 package leaktest
 
 import (

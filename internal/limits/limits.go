@@ -5,6 +5,8 @@
 // rules by default, so that code whose unit tests pass in memory does not
 // fail in production on input Cosmos refuses.
 //
+// Start with [InstanceID], [UserString] and [DocSize].
+//
 // Every refusal is a permanent duroxide.ProviderError of kind
 // duroxide.ErrInvalidInput: retrying the same input cannot succeed. A
 // document over the size limit is a *duroxide.TooLargeError, which matches

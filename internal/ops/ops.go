@@ -2,6 +2,9 @@
 // dashboard share: search, inspect and act on instances through a
 // durable.Client.
 //
+// Start with [New], which wraps a durable.Client in a [Service]: the
+// command line and the dashboard each hold one.
+//
 // It is the one place where those tools meet the Client, so that the
 // Client's operations reach both tools at once: search, the bulk cancel
 // and purge (Search, CancelMany, DeleteMany), and the lifecycle calls

@@ -3,6 +3,8 @@
 // the test database and container they create through the azcosmos SDK,
 // and the small assertions on SDK results and errors. It is a test
 // helper, as net/http/httptest is, kept internal so that it is no API.
+//
+// Start with [Container].
 package sdkfixture
 
 import (

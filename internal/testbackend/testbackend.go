@@ -1,6 +1,8 @@
 // Package testbackend chooses the Cosmos DB backends that tests run against
 // and gives them unique, self-cleaning databases.
 //
+// Start with [ForEachProvider] and [All].
+//
 // Every test that talks to Cosmos DB through azcosmos should run once per
 // backend returned by [All], so that the in-process fake (cosmostest) is
 // checked against the same expectations as third-party and real

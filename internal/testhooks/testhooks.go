@@ -4,6 +4,8 @@
 // the root package's tests, the interleaving explorer and
 // cmd/duroxide-chaos import this package (Go's internal rule keeps it
 // inside the module).
+//
+// Start with [Knobs] and [With].
 package testhooks
 
 import (

@@ -5,6 +5,8 @@
 // caller drives a Decoder value by value (read a string, a u64, a key,
 // skip a value, open a serde enum) and maps keys to fields itself.
 //
+// Start with [Decoder].
+//
 // Errors are *Error values holding an offset and a message; the caller
 // turns them into its own error type, adding the type and field path.
 package wirejson

@@ -4,6 +4,9 @@
 // histories to a JSON export (export) and check orchestration code against
 // them (replay, package durable/replayer).
 //
+// Start with [Main]; the commands and their flags are in ops.go, over the
+// operations package (internal/ops) the dashboard shares.
+//
 // Replaying needs the orchestration code, which only your program has, so
 // `replay` runs from a main of your own that passes its registry:
 //

@@ -4,6 +4,8 @@
 //
 //	go run ./cosmostest/cmd/cosmostest -addr 127.0.0.1:8081
 //
+// Start with `go run ./cosmostest/cmd/cosmostest -h`.
+//
 // It prints the endpoint, the key and the control endpoint as environment
 // assignments (COSMOS_ENDPOINT, COSMOS_KEY, COSMOSTEST_CONTROL), one per
 // line, then serves until interrupted (SIGINT or SIGTERM). Everything is

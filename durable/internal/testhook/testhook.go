@@ -5,6 +5,8 @@
 // production code has no test-only API (durable/testenv and durabletest
 // are its only users); a runtime started without Hooks in its context
 // reads the wall clock and its registry, as always.
+//
+// Start with [Hooks] and [With].
 package testhook
 
 import (

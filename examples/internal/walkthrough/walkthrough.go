@@ -4,6 +4,8 @@
 // examples share it; the admin example uses its fetch helpers to seed
 // instances.
 //
+// Start with [Run], which takes each step in order.
+//
 // The orchestration is the smallest one with an activity:
 //
 //	Greet(name) = SayHello(name)     // SayHello(name) = "Hello, " + name + "!"

@@ -2,6 +2,8 @@
 // duroxide.Provider, so that the Cosmos provider and memprovider are shown
 // to refuse the same inputs the same way (and memprovider's relaxed mode
 // to accept them).
+//
+// Start with [Cases] and [RefusedIDs].
 package limitstest
 
 import (

@@ -4,6 +4,8 @@
 // the real gateway and backend refuse, and evaluates queries over decoded
 // JSON documents.
 //
+// Start with [Parse] and [Query.Execute].
+//
 // The server uses it in three steps:
 //
 //	q, err := query.Parse(text)             // syntax and compile errors: *Error, 400
