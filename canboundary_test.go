@@ -28,7 +28,7 @@ func TestContinueAsNewItemFromAheadClockKeepsMessages(t *testing.T) {
 	)
 	ctx := t.Context()
 	h := newHarness(t, cdb.Options{}, withoutLag())
-	ahead := h.open(testhooks.With(cdb.Options{MaxClockSkew: 2 * skew}, testhooks.Knobs{Now: func() time.Time { return time.Now().Add(skew) }}))
+	ahead := h.openWith(testhooks.Seam{Now: func() time.Time { return time.Now().Add(skew) }}, cdb.Options{MaxClockSkew: 2 * skew})
 	behind := h.open(cdb.Options{MaxClockSkew: 2 * skew})
 	c := durable.NewClient(behind)
 	require.NoError(t, c.StartOrchestration(ctx, inst, "Loop", "first", durable.StartOptions{Version: "1.0.0"}))
@@ -89,7 +89,7 @@ func TestContinueAsNewItemWrittenAfterDiscoveryKeepsMessages(t *testing.T) {
 
 	g := newGate(t)
 	lock := g.at(false, func(c testhooks.Call) bool { return c.Op == cdb.OpBatch && c.PartitionKey == inst })
-	other := h.open(testhooks.With(cdb.Options{}, testhooks.Knobs{Hooks: g.hooks()}))
+	other := h.openWith(testhooks.Seam{Cosmos: g.hooks()}, cdb.Options{})
 	reg := durable.NewRegistry()
 	require.NoError(t, reg.AddOrchestration("Loop", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		if in != "second" {
@@ -135,7 +135,7 @@ func TestAbandonWithoutDelayKeepsMessageOrderAcrossClocks(t *testing.T) {
 	const inst = "abandon-order"
 	ctx := t.Context()
 	h := newHarness(t, cdb.Options{}, withoutLag())
-	ahead := h.open(testhooks.With(cdb.Options{MaxClockSkew: time.Minute}, testhooks.Knobs{Now: func() time.Time { return time.Now().Add(30 * time.Second) }}))
+	ahead := h.openWith(testhooks.Seam{Now: func() time.Time { return time.Now().Add(30 * time.Second) }}, cdb.Options{MaxClockSkew: time.Minute})
 	onTime := h.open(cdb.Options{MaxClockSkew: time.Minute})
 	c := durable.NewClient(onTime)
 	require.NoError(t, c.StartOrchestration(ctx, inst, "Loop", "x", durable.StartOptions{Version: "1.0.0"}))

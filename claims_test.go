@@ -41,7 +41,7 @@ func TestConcurrentFetchesDoNotRaceForOneCandidate(t *testing.T) {
 		}
 		return nil
 	}}
-	h := newHarness(t, testhooks.With(cdb.Options{}, testhooks.Knobs{Hooks: hooks}))
+	h := newHarness(t, cdb.Options{}, withSeam(testhooks.Seam{Cosmos: hooks}))
 	for _, inst := range []string{"claim-a", "claim-b"} {
 		require.NoError(t, h.p.EnqueueForWorker(ctx, duroxide.ActivityExecuteItem{Instance: inst, ExecutionID: 1, ID: 1, Name: "A", Input: "x"}))
 		time.Sleep(2 * time.Millisecond) // distinct enqueue times: claim-a is the oldest

@@ -103,7 +103,7 @@ func TestOrphanMessagesHaveABoundedLifetime(t *testing.T) {
 	// Providers whose clocks are on by 50 and 70 minutes: each fetch
 	// releases the orphans again, which must not renew their lifetime.
 	at := func(d time.Duration) *cdb.Provider {
-		return h.open(testhooks.With(cdb.Options{OrphanLifetime: time.Hour}, testhooks.Knobs{Now: func() time.Time { return time.Now().Add(d) }}))
+		return h.openWith(testhooks.Seam{Now: func() time.Time { return time.Now().Add(d) }}, cdb.Options{OrphanLifetime: time.Hour})
 	}
 	item, err = at(50*time.Minute).FetchOrchestrationItem(ctx, time.Minute, 0, nil)
 	require.NoError(t, err)

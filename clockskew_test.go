@@ -58,11 +58,9 @@ func newSkewEnv(t *testing.T, o cdb.Options) *skewEnv {
 	t.Helper()
 	e := &skewEnv{clock: newManualClock()}
 	o.MaxClockSkew = cdb.DefaultMaxClockSkew // the harness turns it off
-	o = testhooks.With(o, testhooks.Knobs{Now: e.clock.now})
-	e.h = newHarness(t, o, withoutLag())
+	e.h = newHarness(t, o, withSeam(testhooks.Seam{Now: e.clock.now}), withoutLag())
 	e.holder = e.h.p
-	o = testhooks.With(o, testhooks.Knobs{Now: e.thiefNow})
-	e.thief = e.h.open(o)
+	e.thief = e.h.openWith(testhooks.Seam{Now: e.thiefNow}, o)
 	return e
 }
 
@@ -272,7 +270,7 @@ func (e *skewEnv) leaseRound(t *testing.T, skew time.Duration) (time.Duration, b
 	open := func(id string, now func() time.Time, hooks *testhooks.Hooks) *cdb.Leases {
 		l, err := cdb.NewLeases(cdb.LeaseOptions{ProcessID: id, Group: group})
 		require.NoError(t, err)
-		e.h.open(testhooks.With(cdb.Options{Leases: l, MaxClockSkew: cdb.DefaultMaxClockSkew}, testhooks.Knobs{Hooks: hooks, Now: now}))
+		e.h.openWith(testhooks.Seam{Cosmos: hooks, Now: now}, cdb.Options{Leases: l, MaxClockSkew: cdb.DefaultMaxClockSkew})
 		return l
 	}
 	// The holder's background renewal (every RenewInterval of real time)
@@ -385,7 +383,7 @@ func TestClockSkewMaintenanceLeavesARunningDeletionAlone(t *testing.T) {
 	stallD.wait(t)
 
 	ahead := func() time.Time { return e.clock.now().Add(minSkewTolerance + time.Second) }
-	loop := e.open(testhooks.With(cdb.Options{MaintenanceInterval: 5 * time.Millisecond, MaxClockSkew: cdb.DefaultMaxClockSkew}, testhooks.Knobs{Now: ahead}))
+	loop := e.openWith(testhooks.Seam{Now: ahead}, cdb.Options{MaintenanceInterval: 5 * time.Millisecond, MaxClockSkew: cdb.DefaultMaxClockSkew})
 	// Several rounds of the loop, each of which scans for tombstones.
 	eventually(t, time.Minute, func() bool { return loop.RequestStats()[cdb.OpQuery].Requests >= 12 }, "the maintenance loop did not run")
 

@@ -21,7 +21,6 @@ import (
 
 	"github.com/duroxide-go/cdb/duroxide"
 	"github.com/duroxide-go/cdb/internal/cosmos"
-	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // Default names of the database and container.
@@ -177,25 +176,6 @@ type Options struct {
 	// data directory lock proves both. Never set it on a shared account:
 	// another live process's locked work would run twice.
 	Exclusive bool
-
-	// test holds the test-only fault hooks and clock, set through
-	// internal/testhooks so production users never see them.
-	test testhooks.Knobs
-}
-
-func init() { testhooks.Install(withTestKnobs) }
-
-// withTestKnobs sets k on opts, an Options or *Options (testhooks.With).
-func withTestKnobs(opts any, k testhooks.Knobs) any {
-	switch o := opts.(type) {
-	case Options:
-		o.test = k
-		return o
-	case *Options:
-		o.test = k
-		return o
-	}
-	panic(fmt.Sprintf("testhooks.With: %T is not a cdb.Options or *cdb.Options", opts))
 }
 
 // Defaults of Options, applied to zero fields.
@@ -208,9 +188,6 @@ const (
 )
 
 func (o Options) withDefaults() Options {
-	if o.test.Now == nil {
-		o.test.Now = time.Now
-	}
 	if o.MaintenanceInterval == 0 {
 		o.MaintenanceInterval = DefaultMaintenanceInterval
 	}

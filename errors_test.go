@@ -71,11 +71,18 @@ func etStore(t *testing.T, retry RetryOptions, hooks *testhooks.Hooks) (*cosmost
 // etProvider starts a server and a provider on it (bootstrapped).
 func etProvider(t *testing.T, o Options) (*cosmostest.Server, *Provider) {
 	t.Helper()
+	return etProviderWith(t, testhooks.Seam{}, o)
+}
+
+// etProviderWith is etProvider for a provider with the test seam s, given
+// to New in its context.
+func etProviderWith(t *testing.T, s testhooks.Seam, o Options) (*cosmostest.Server, *Provider) {
+	t.Helper()
 	srv := cosmostest.New(t, nil)
 	if o.MaintenanceInterval == 0 {
 		o.MaintenanceInterval = -1
 	}
-	p, err := New(t.Context(), Config{Endpoint: srv.Endpoint(), Key: srv.Key(), Database: etDatabase, Container: etContainer,
+	p, err := New(testhooks.With(t.Context(), &s), Config{Endpoint: srv.Endpoint(), Key: srv.Key(), Database: etDatabase, Container: etContainer,
 		ClientOptions: etClientOptions()}, &o)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })
@@ -468,7 +475,7 @@ func TestErrorsHooks(t *testing.T) {
 			}
 			return nil
 		}}
-		srv, p := etProvider(t, testhooks.With(Options{}, testhooks.Knobs{Hooks: hooks}))
+		srv, p := etProviderWith(t, testhooks.Seam{Cosmos: hooks}, Options{})
 		fail.Store(true)
 		srv.ResetCounts()
 		before := etDocs(t, srv)
@@ -498,7 +505,7 @@ func TestErrorsHooks(t *testing.T) {
 			}
 			return err
 		}}
-		srv, p := etProvider(t, testhooks.With(Options{}, testhooks.Knobs{Hooks: hooks}))
+		srv, p := etProviderWith(t, testhooks.Seam{Cosmos: hooks}, Options{})
 		lose.Store(true)
 		before := etDocs(t, srv)
 		err := p.EnqueueForOrchestrator(ctx, duroxide.StartOrchestrationItem{Instance: "hook-2", Orchestration: "O", ExecutionID: 1}, 0)
@@ -515,7 +522,7 @@ func TestErrorsHooks(t *testing.T) {
 			}
 			return err
 		}}
-		srv, p := etProvider(t, testhooks.With(Options{}, testhooks.Knobs{Hooks: hooks}))
+		srv, p := etProviderWith(t, testhooks.Seam{Cosmos: hooks}, Options{})
 		require.NoError(t, p.EnqueueForOrchestrator(ctx, duroxide.StartOrchestrationItem{Instance: "hook-3", Orchestration: "O", ExecutionID: 1}, 0))
 		item, err := p.FetchOrchestrationItem(ctx, 30*time.Second, 0, nil)
 		require.NoError(t, err)

@@ -58,7 +58,7 @@ func instanceDocSize(t *testing.T, h *harness, inst string) (int, int) {
 func TestExecutionSummariesBounded(t *testing.T) {
 	t.Parallel()
 	clock := newManualClock()
-	h := newHarness(t, testhooks.With(cdb.Options{}, testhooks.Knobs{Now: clock.now}), withoutLag())
+	h := newHarness(t, cdb.Options{}, withSeam(testhooks.Seam{Now: clock.now}), withoutLag())
 	ctx := t.Context()
 	const inst = "eternal"
 	n := uint64(4 * cdb.MaxExecSummaries)
@@ -148,8 +148,8 @@ func TestExecutionSummariesBounded(t *testing.T) {
 func TestExecutionSummariesConcurrentPrunes(t *testing.T) {
 	t.Parallel()
 	clock := newManualClock()
-	h := newHarness(t, testhooks.With(cdb.Options{}, testhooks.Knobs{Now: clock.now}), withoutLag())
-	other := h.open(testhooks.With(cdb.Options{}, testhooks.Knobs{Now: clock.now}))
+	h := newHarness(t, cdb.Options{}, withSeam(testhooks.Seam{Now: clock.now}), withoutLag())
+	other := h.openWith(testhooks.Seam{Now: clock.now}, cdb.Options{})
 	ctx := t.Context()
 	const inst = "pruned-twice"
 	n := uint64(3 * cdb.MaxExecSummaries)

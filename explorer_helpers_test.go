@@ -108,8 +108,9 @@ func (w *world) openProvider(hooks *testhooks.Hooks) *cdb.Provider {
 }
 
 func (w *world) openProviderClock(hooks *testhooks.Hooks, now func() time.Time) *cdb.Provider {
-	p, err := cdb.New(w.tb.Context(), cdb.Config{Endpoint: w.srv.Endpoint(), Key: w.srv.Key(), Database: "db", Container: w.container,
-		ClientOptions: &azcosmos.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}}}, testhooks.With(&cdb.Options{MaintenanceInterval: -1}, testhooks.Knobs{Hooks: hooks, Now: now}))
+	ctx := testhooks.With(w.tb.Context(), &testhooks.Seam{Cosmos: hooks, Now: now})
+	p, err := cdb.New(ctx, cdb.Config{Endpoint: w.srv.Endpoint(), Key: w.srv.Key(), Database: "db", Container: w.container,
+		ClientOptions: &azcosmos.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}}}, &cdb.Options{MaintenanceInterval: -1})
 	if err != nil {
 		w.tb.Fatalf("opening a provider: %v", err)
 	}

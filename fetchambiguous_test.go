@@ -172,7 +172,7 @@ func TestAbandonWorkItemAfterRenewalAppliedButAnswerLost(t *testing.T) {
 func TestFailedOrchestrationFetchGivesTheAttemptBack(t *testing.T) {
 	t.Parallel()
 	g := newGate(t)
-	h := newHarness(t, testhooks.With(cdb.Options{TurnCacheBytes: -1}, testhooks.Knobs{Hooks: g.hooks()}), withoutLag())
+	h := newHarness(t, cdb.Options{TurnCacheBytes: -1}, withSeam(testhooks.Seam{Cosmos: g.hooks()}), withoutLag())
 	ctx := t.Context()
 	const inst = "failed-fetch-attempt"
 	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, hStart(inst), 0))

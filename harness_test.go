@@ -83,7 +83,7 @@ func hClientOptions() *azcosmos.ClientOptions {
 	return o
 }
 
-// manualClock is a clock shared by several providers (testhooks.Knobs.Now);
+// manualClock is a clock shared by several providers (testhooks.Seam.Now);
 // it only moves when a test advances it. It starts on a whole millisecond,
 // the resolution of the expiries the provider stores, so a lock or lease
 // expires exactly when a test advances the clock past it.
@@ -107,6 +107,7 @@ type harnessConfig struct {
 	server   cosmostest.Options
 	backend  *testbackend.Backend
 	clock    *manualClock
+	seam     testhooks.Seam // the first provider's (withSeam)
 	db, coll string
 }
 
@@ -142,6 +143,13 @@ func onBackend(b testbackend.Backend) harnessOption {
 // database per run.
 func inContainer(db, coll string) harnessOption {
 	return func(c *harnessConfig) { c.db, c.coll = db, coll }
+}
+
+// withSeam gives the harness's first provider, the one newHarness opens,
+// the test seam s (its fault hooks and clock); openWith gives one to the
+// providers a test opens later.
+func withSeam(s testhooks.Seam) harnessOption {
+	return func(c *harnessConfig) { c.seam = s }
 }
 
 // withManualClock gives the harness a manual clock, which the providers
@@ -189,7 +197,7 @@ func newHarness(t testing.TB, o cdb.Options, opts ...harnessOption) *harness {
 	} else {
 		h.endpoint, h.key = h.srv.Endpoint(), h.srv.Key()
 	}
-	h.p = h.open(o)
+	h.p = h.openWith(c.seam, o)
 	sdk, err := client().NewContainer(h.db, h.coll)
 	require.NoError(t, err)
 	h.sdk = sdk
@@ -205,6 +213,13 @@ func (h *harness) config() cdb.Config {
 // open creates another provider on the same container: another process.
 func (h *harness) open(o cdb.Options) *cdb.Provider {
 	h.t.Helper()
+	return h.openWith(testhooks.Seam{}, o)
+}
+
+// openWith is open for a provider with the test seam s: the seam travels
+// in the context given to cdb.New, which reads it once.
+func (h *harness) openWith(s testhooks.Seam, o cdb.Options) *cdb.Provider {
+	h.t.Helper()
 	if o.MaintenanceInterval == 0 {
 		o.MaintenanceInterval = -1
 	}
@@ -213,7 +228,7 @@ func (h *harness) open(o cdb.Options) *cdb.Provider {
 		// when the tests expect (clockskew_test.go checks the margin).
 		o.MaxClockSkew = -1
 	}
-	p, err := cdb.New(h.t.Context(), h.config(), &o)
+	p, err := cdb.New(testhooks.With(h.t.Context(), &s), h.config(), &o)
 	require.NoError(h.t, err)
 	h.t.Cleanup(func() { _ = p.Close() })
 	return p
@@ -230,7 +245,7 @@ func (h *harness) actor(g *gate) *cdb.Provider {
 	if g != nil {
 		hooks = g.hooks()
 	}
-	return h.open(testhooks.With(cdb.Options{MaxClockSkew: cdb.DefaultMaxClockSkew}, testhooks.Knobs{Hooks: hooks, Now: h.clock.now}))
+	return h.openWith(testhooks.Seam{Cosmos: hooks, Now: h.clock.now}, cdb.Options{MaxClockSkew: cdb.DefaultMaxClockSkew})
 }
 
 // ids lists the ids of instance's documents (for short failure messages).

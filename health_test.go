@@ -27,7 +27,7 @@ func TestPing(t *testing.T) {
 		}
 		return nil
 	}}
-	h := newHarness(t, testhooks.With(cdb.Options{}, testhooks.Knobs{Hooks: hooks}))
+	h := newHarness(t, cdb.Options{}, withSeam(testhooks.Seam{Cosmos: hooks}))
 	ctx := t.Context()
 
 	h.p.ResetRequestStats()

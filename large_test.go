@@ -111,10 +111,11 @@ func bigTurn(inst string) duroxide.OrchestrationCommit {
 
 func newFaultyProvider(t *testing.T, srv *cosmostest.Server, container string, hooks *testhooks.Hooks) *cdb.Provider {
 	t.Helper()
-	p, err := cdb.New(t.Context(), cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key(), Database: "db", Container: container,
+	ctx := testhooks.With(t.Context(), &testhooks.Seam{Cosmos: hooks})
+	p, err := cdb.New(ctx, cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key(), Database: "db", Container: container,
 		// The processes share this clock: locks expire exactly when the
 		// tests wait for (no skew margin).
-		ClientOptions: &azcosmos.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}}}, testhooks.With(&cdb.Options{MaintenanceInterval: -1, MaxClockSkew: -1}, testhooks.Knobs{Hooks: hooks}))
+		ClientOptions: &azcosmos.ClientOptions{ClientOptions: policy.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}}}, &cdb.Options{MaintenanceInterval: -1, MaxClockSkew: -1})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })
 	return p

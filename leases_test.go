@@ -53,7 +53,7 @@ func openLeaseProc(t *testing.T, h *harness, clock *manualClock, id string) *lea
 		}
 		return nil
 	}}
-	lp.p = h.open(testhooks.With(cdb.Options{Leases: l}, testhooks.Knobs{Hooks: hooks, Now: clock.now}))
+	lp.p = h.openWith(testhooks.Seam{Cosmos: hooks, Now: clock.now}, cdb.Options{Leases: l})
 	return lp
 }
 
@@ -197,7 +197,7 @@ func TestLeasesGroups(t *testing.T) {
 	open := func(id, group string) *cdb.Leases {
 		l, err := cdb.NewLeases(cdb.LeaseOptions{ProcessID: id, Group: group, LeaseDuration: testLease})
 		require.NoError(t, err)
-		h.open(testhooks.With(cdb.Options{Leases: l}, testhooks.Knobs{Now: clock.now}))
+		h.openWith(testhooks.Seam{Now: clock.now}, cdb.Options{Leases: l})
 		return l
 	}
 	o1, o2, w := open("orch-1", "orchestrators"), open("orch-2", "orchestrators"), open("worker-1", "workers")
@@ -362,8 +362,8 @@ func BenchmarkLeasesCost(b *testing.B) {
 	for _, id := range []string{"p1", "p2", "p3"} {
 		l, err := cdb.NewLeases(cdb.LeaseOptions{ProcessID: id})
 		require.NoError(b, err)
-		p, err := cdb.New(b.Context(), cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key(), ClientOptions: hClientOptions()},
-			testhooks.With(&cdb.Options{Leases: l, MaintenanceInterval: -1}, testhooks.Knobs{Now: clock.now}))
+		p, err := cdb.New(testhooks.With(b.Context(), &testhooks.Seam{Now: clock.now}), cdb.Config{Endpoint: srv.Endpoint(), Key: srv.Key(), ClientOptions: hClientOptions()},
+			&cdb.Options{Leases: l, MaintenanceInterval: -1})
 		require.NoError(b, err)
 		b.Cleanup(func() { _ = p.Close() })
 		procs = append(procs, &leaseProc{id: id, l: l, p: p})
@@ -414,7 +414,7 @@ func TestLeasesBackgroundRenewal(t *testing.T) {
 			}
 			return nil
 		}}
-		lp.p = h.open(testhooks.With(cdb.Options{Leases: l}, testhooks.Knobs{Hooks: hooks}))
+		lp.p = h.openWith(testhooks.Seam{Cosmos: hooks}, cdb.Options{Leases: l})
 		return lp
 	}
 	a, b := open("bg-a"), open("bg-b")
@@ -501,7 +501,7 @@ func TestLeasesAmbiguousWrites(t *testing.T) {
 				return err
 			},
 		}
-		return &leaseProc{id: id, l: l, p: h.open(testhooks.With(cdb.Options{Leases: l}, testhooks.Knobs{Hooks: hooks, Now: clock.now}))}
+		return &leaseProc{id: id, l: l, p: h.openWith(testhooks.Seam{Cosmos: hooks, Now: clock.now}, cdb.Options{Leases: l})}
 	}
 	procs := []*leaseProc{open("amb-a"), open("amb-b"), open("amb-c")}
 	ctx := t.Context()

@@ -502,7 +502,7 @@ func TestMaintenanceLoopLeavesARunningDeletionAlone(t *testing.T) {
 	}()
 	stallD.wait(t)
 
-	loop := e.open(testhooks.With(cdb.Options{MaintenanceInterval: 5 * time.Millisecond, MaxClockSkew: cdb.DefaultMaxClockSkew}, testhooks.Knobs{Now: e.clock.now}))
+	loop := e.openWith(testhooks.Seam{Now: e.clock.now}, cdb.Options{MaintenanceInterval: 5 * time.Millisecond, MaxClockSkew: cdb.DefaultMaxClockSkew})
 	// Several rounds of the loop, each of which scans for tombstones.
 	eventually(t, time.Minute, func() bool { return loop.RequestStats()[cdb.OpQuery].Requests >= 12 }, "the maintenance loop did not run")
 

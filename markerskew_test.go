@@ -28,13 +28,13 @@ func TestKeyedRetryNoOpUnderSkew(t *testing.T) {
 	require.Len(t, h.docsWhere("orch_received", inst), 1)
 
 	// 59 minutes later, a process whose clock runs 60 s ahead runs a turn.
-	ahead := h.open(testhooks.With(cdb.Options{MaxClockSkew: skew}, testhooks.Knobs{Now: skewedClock(59*time.Minute + time.Minute)}))
+	ahead := h.openWith(testhooks.Seam{Now: skewedClock(59*time.Minute + time.Minute)}, cdb.Options{MaxClockSkew: skew})
 	require.NoError(t, ahead.EnqueueForOrchestrator(ctx, duroxide.ExternalRaisedItem{Instance: inst, Name: "other", Data: `"1"`}, 0))
 	item = mustFetchOrch(t, ahead, inst)
 	require.NoError(t, ahead.AckOrchestrationItem(ctx, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1, Metadata: hRunning("HOrch")}))
 
 	// The caller retries within the hour (its clock is right).
-	caller := h.open(testhooks.With(cdb.Options{MaxClockSkew: skew}, testhooks.Knobs{Now: skewedClock(59*time.Minute + 10*time.Second)}))
+	caller := h.openWith(testhooks.Seam{Now: skewedClock(59*time.Minute + 10*time.Second)}, cdb.Options{MaxClockSkew: skew})
 	require.NoError(t, caller.EnqueueForInstance(ctx, raise, "go/ev"))
 	require.Empty(t, h.docsWhere("orch_queue", inst), "the retry enqueued the raise again")
 }

@@ -70,7 +70,7 @@ func TestTakeoverAfterDiscoveryKeepsMessageOrder(t *testing.T) {
 		clock.observe(c)
 		return err
 	}}
-	taker := h.open(testhooks.With(cdb.Options{MaxClockSkew: -1}, testhooks.Knobs{Now: clock.now, Hooks: hooks}))
+	taker := h.openWith(testhooks.Seam{Now: clock.now, Cosmos: hooks}, cdb.Options{MaxClockSkew: -1})
 
 	item, _ := fetchEventually(t, taker, inst)
 	require.True(t, clock.jumped.Load(), "the clock jumped between discovery and lock")
@@ -92,7 +92,7 @@ func TestAbandonAfterDiscoveryKeepsMessageOrder(t *testing.T) {
 
 	g := newGate(t)
 	lock := g.at(false, func(c testhooks.Call) bool { return c.Op == cdb.OpBatch && c.PartitionKey == inst })
-	other := h.open(testhooks.With(cdb.Options{}, testhooks.Knobs{Hooks: g.hooks()}))
+	other := h.openWith(testhooks.Seam{Cosmos: g.hooks()}, cdb.Options{})
 	type fetched struct {
 		item *duroxide.OrchestrationItem
 		err  error
@@ -132,7 +132,7 @@ func TestImmediateMessagesFromAheadClockVisibleAtOnce(t *testing.T) {
 	ctx := t.Context()
 	h := newHarness(t, cdb.Options{}, withoutLag())
 	const skew = time.Minute
-	ahead := h.open(testhooks.With(cdb.Options{MaxClockSkew: 2 * skew}, testhooks.Knobs{Now: func() time.Time { return time.Now().Add(skew) }}))
+	ahead := h.openWith(testhooks.Seam{Now: func() time.Time { return time.Now().Add(skew) }}, cdb.Options{MaxClockSkew: 2 * skew})
 	onTime := h.open(cdb.Options{MaxClockSkew: 2 * skew})
 
 	require.NoError(t, ahead.EnqueueForOrchestrator(ctx, hStart(inst), 0))
@@ -229,7 +229,7 @@ func TestTakeoverStragglersLockAppliedButAnswerLost(t *testing.T) {
 					return err
 				},
 			}
-			taker := h.open(testhooks.With(cdb.Options{MaxClockSkew: -1}, testhooks.Knobs{Now: clock.now, Hooks: hooks}))
+			taker := h.openWith(testhooks.Seam{Now: clock.now, Cosmos: hooks}, cdb.Options{MaxClockSkew: -1})
 
 			var got []duroxide.WorkItem
 			eventually(t, 30*time.Second, func() bool {

@@ -69,7 +69,7 @@ func TestMultiRangeDiscoveryBoundedPerCall(t *testing.T) {
 	t.Parallel()
 	const ranges, pages = 8, 3
 	var q crossQueries
-	h := newHarness(t, testhooks.With(cdb.Options{ScanPages: pages}, testhooks.Knobs{Hooks: q.hooks()}), withoutLag(), withRanges(ranges))
+	h := newHarness(t, cdb.Options{ScanPages: pages}, withSeam(testhooks.Seam{Cosmos: q.hooks()}), withoutLag(), withRanges(ranges))
 	ctx := t.Context()
 	for i := range 6 {
 		inst := fmt.Sprintf("bp-%d", i)
@@ -116,7 +116,7 @@ func TestMultiRangeOutboxReachesEveryPartition(t *testing.T) {
 	h.srv.ClearFaults()
 	require.Len(t, h.docsWhere("outbox_intent", ""), n, "every delivery failed, every intent waits")
 
-	rec := h.open(testhooks.With(cdb.Options{}, testhooks.Knobs{Now: skewedClock(time.Minute)}))
+	rec := h.openWith(testhooks.Seam{Now: skewedClock(time.Minute)}, cdb.Options{})
 	got, err := rec.RunMaintenance(ctx)
 	require.NoError(t, err)
 	require.Equal(t, n, got, "RunMaintenance delivers every pending intent")
@@ -142,7 +142,7 @@ func TestMultiRangeBackgroundReconciler(t *testing.T) {
 		require.NoError(t, h.p.AckOrchestrationItem(ctx, item.LockToken, commit))
 	}
 	h.srv.ClearFaults()
-	h.open(testhooks.With(cdb.Options{MaintenanceInterval: 20 * time.Millisecond, ScanPages: 4}, testhooks.Knobs{Now: skewedClock(time.Minute)}))
+	h.openWith(testhooks.Seam{Now: skewedClock(time.Minute)}, cdb.Options{MaintenanceInterval: 20 * time.Millisecond, ScanPages: 4})
 	eventually(t, time.Minute, func() bool { return len(h.docsWhere("outbox_intent", "")) == 0 }, "the background reconciler delivers every intent")
 	for i := range n {
 		require.Len(t, h.docsWhere("orch_queue", fmt.Sprintf("bg-child-%02d", i)), 1)
@@ -160,7 +160,7 @@ func TestReconcilerRoundContinuesAfterError(t *testing.T) {
 		}
 		return nil
 	}}
-	h := newHarness(t, testhooks.With(cdb.Options{}, testhooks.Knobs{Hooks: hooks}))
+	h := newHarness(t, cdb.Options{}, withSeam(testhooks.Seam{Cosmos: hooks}))
 	ctx := t.Context()
 	insts := []string{"re-a", "re-b", "re-c"}
 	for _, inst := range insts {

@@ -119,7 +119,7 @@ func TestOutboxDeliveredRightAfterAck(t *testing.T) {
 	require.Len(t, h.docsWhere("orch_queue", "ob-other"), 1)
 	require.Len(t, h.docsWhere("orch_queue", "ob-third"), 1)
 	require.Len(t, h.docsWhere("orch_queue", "ob-parent"), 1, "a message to itself is written in the turn")
-	n, err := h.open(testhooks.With(cdb.Options{}, testhooks.Knobs{Now: skewedClock(time.Minute)})).RunMaintenance(ctx)
+	n, err := h.openWith(testhooks.Seam{Now: skewedClock(time.Minute)}, cdb.Options{}).RunMaintenance(ctx)
 	require.NoError(t, err)
 	require.Zero(t, n)
 
@@ -150,7 +150,7 @@ func TestOutboxDeliveryFailsThenReconciles(t *testing.T) {
 	require.Zero(t, n)
 	requireIntents(t, h, "f-parent", "f-child", 1)
 
-	rec := h.open(testhooks.With(cdb.Options{}, testhooks.Knobs{Now: skewedClock(time.Minute)}))
+	rec := h.openWith(testhooks.Seam{Now: skewedClock(time.Minute)}, cdb.Options{})
 	require.Equal(t, 1, reconcileFirst(t, rec))
 	require.Empty(t, h.docsWhere("outbox_intent", ""))
 	n, err = rec.RunMaintenance(ctx)
@@ -192,7 +192,7 @@ func TestOutboxDoubleDelivery(t *testing.T) {
 		require.Len(t, h.docsWhere("orch_queue", "dd-child"), 1, "the delivery was applied")
 		requireIntents(t, h, "dd-parent", "dd-child", 1)
 
-		require.Equal(t, 1, reconcileFirst(t, h.open(testhooks.With(cdb.Options{}, testhooks.Knobs{Now: skewedClock(time.Minute)}))), "a 409 on redelivery is delivered")
+		require.Equal(t, 1, reconcileFirst(t, h.openWith(testhooks.Seam{Now: skewedClock(time.Minute)}, cdb.Options{})), "a 409 on redelivery is delivered")
 		require.Empty(t, h.docsWhere("outbox_intent", ""))
 		requireOneChildStart(t, h, "dd-parent", "dd-child")
 	})
@@ -219,7 +219,7 @@ func TestOutboxDoubleDelivery(t *testing.T) {
 		childHist, err := h.p.Read(ctx, "dc-child")
 		require.NoError(t, err)
 
-		require.Equal(t, 1, reconcileFirst(t, h.open(testhooks.With(cdb.Options{}, testhooks.Knobs{Now: skewedClock(time.Minute)}))))
+		require.Equal(t, 1, reconcileFirst(t, h.openWith(testhooks.Seam{Now: skewedClock(time.Minute)}, cdb.Options{})))
 		require.Empty(t, h.docsWhere("outbox_intent", ""))
 		require.Empty(t, h.docsWhere("orch_queue", "dc-child"), "redelivery after consumption created a new message")
 		require.Len(t, h.docsWhere("orch_received", "dc-child"), 1)
@@ -254,7 +254,7 @@ func TestOutboxCrashBetweenCommitAndDelivery(t *testing.T) {
 			return err
 		},
 	}
-	h := newHarness(t, testhooks.With(cdb.Options{}, testhooks.Knobs{Hooks: hooks}))
+	h := newHarness(t, cdb.Options{}, withSeam(testhooks.Seam{Cosmos: hooks}))
 	ctx := t.Context()
 	item, commit := startParentWithChild(t, h.p, "cr-parent", "cr-child")
 	armed.Store(true)
@@ -294,7 +294,7 @@ func TestOutboxReconcilerStopsOnClose(t *testing.T) {
 		return nil
 	}}
 	h := newHarness(t, cdb.Options{})
-	p := h.open(testhooks.With(cdb.Options{MaintenanceInterval: 2 * time.Millisecond, OutboxMinAge: time.Millisecond}, testhooks.Knobs{Hooks: hooks}))
+	p := h.openWith(testhooks.Seam{Cosmos: hooks}, cdb.Options{MaintenanceInterval: 2 * time.Millisecond, OutboxMinAge: time.Millisecond})
 	eventually(t, 10*time.Second, func() bool { return calls.Load() >= 5 }, "the reconciler did not run")
 	require.NoError(t, p.Close())
 	closed.Store(true)
@@ -318,7 +318,7 @@ func TestOutboxReconcilerStopsOnClose(t *testing.T) {
 		}
 		return nil
 	}}
-	p2 := h.open(testhooks.With(cdb.Options{MaintenanceInterval: time.Millisecond, OutboxMinAge: time.Millisecond}, testhooks.Knobs{Hooks: blocking}))
+	p2 := h.openWith(testhooks.Seam{Cosmos: blocking}, cdb.Options{MaintenanceInterval: time.Millisecond, OutboxMinAge: time.Millisecond})
 	select {
 	case <-entered:
 	case <-time.After(10 * time.Second):
@@ -360,7 +360,7 @@ func TestStaleDiscoveryDoesNotLockAReceivedMarker(t *testing.T) {
 		HistoryDelta:      []duroxide.Event{hEvent("sd-parent", 1, 2, duroxide.ExternalEvent{Name: "go"})},
 		OrchestratorItems: []duroxide.WorkItem{duroxide.ExternalRaisedItem{Instance: "sd-child", Name: "hello", Data: "1"}}}))
 
-	stale := h.open(testhooks.With(cdb.Options{}, testhooks.Knobs{Hooks: hooks}))
+	stale := h.openWith(testhooks.Seam{Cosmos: hooks}, cdb.Options{})
 	type result struct {
 		item *duroxide.OrchestrationItem
 		err  error
@@ -435,7 +435,7 @@ func TestOutboxActivityNotRedeliveredAfterConsumption(t *testing.T) {
 	require.NotNil(t, w)
 	require.NoError(t, h.p.AckWorkItem(ctx, w.LockToken, duroxide.ActivityCompletedItem{Instance: "fa-other", ExecutionID: 1, ID: 7, Result: "r"}))
 
-	require.Equal(t, 1, reconcileFirst(t, h.open(testhooks.With(cdb.Options{}, testhooks.Knobs{Now: skewedClock(time.Minute)}))))
+	require.Equal(t, 1, reconcileFirst(t, h.openWith(testhooks.Seam{Now: skewedClock(time.Minute)}, cdb.Options{})))
 	require.Empty(t, h.docsWhere("worker_queue", "fa-other"), "the executed activity was enqueued again by a redelivered intent")
 }
 

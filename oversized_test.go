@@ -118,7 +118,7 @@ func TestOversizedInstanceDocumentIsReportedOnceAndKept(t *testing.T) {
 		return nil
 	}}
 	logs := &recordHandler{}
-	p := h.open(testhooks.With(cdb.Options{Logger: slog.New(logs)}, testhooks.Knobs{Hooks: hooks, Now: h.clock.now}))
+	p := h.openWith(testhooks.Seam{Cosmos: hooks, Now: h.clock.now}, cdb.Options{Logger: slog.New(logs)})
 	padInstanceDocument(t, h, inst, 2*1024*1024-16)
 	event := duroxide.ExternalRaisedItem{Instance: inst, Name: "e", Data: "kept"}
 	require.NoError(t, p.EnqueueForOrchestrator(ctx, event, 0))

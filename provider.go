@@ -13,6 +13,7 @@ import (
 	"github.com/duroxide-go/cdb/duroxide"
 	"github.com/duroxide-go/cdb/internal/cosmos"
 	"github.com/duroxide-go/cdb/internal/enqueuenotify"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // ProviderName is what Provider.Name reports.
@@ -28,6 +29,8 @@ type Provider struct {
 	st     *cosmos.Store
 	client *azcosmos.Client // nil when wrapping a caller's container
 	opts   Options
+	// clock is time.Now unless a test seam replaced it (newProvider).
+	clock func() time.Time
 	// enqueues are the duroxide.EnqueueNotifier subscribers (notify.go).
 	enqueues enqueuenotify.Subscribers
 
@@ -98,7 +101,7 @@ func newFromConfig(ctx context.Context, cfg Config, opts Options) (*Provider, er
 		client.Close()
 		return nil, fmt.Errorf("cdb: %w", err)
 	}
-	p := newProvider(container, opts)
+	p := newProvider(container, opts, testhooks.From(ctx))
 	p.client = client
 	if cfg.ClientOptions != nil {
 		p.st.UseClientRetry(cfg.ClientOptions.Retry)
@@ -164,7 +167,7 @@ func NewWithContainer(ctx context.Context, container *azcosmos.ContainerClient, 
 	if err := ctx.Err(); err != nil {
 		return nil, duroxide.Wrap("new_with_container", err)
 	}
-	p := newProvider(container, derefOptions(opts))
+	p := newProvider(container, derefOptions(opts), testhooks.From(ctx))
 	if err := p.bindLeases(); err != nil {
 		return nil, err
 	}
@@ -181,9 +184,20 @@ func derefOptions(opts *Options) Options {
 	return *opts
 }
 
-func newProvider(container *azcosmos.ContainerClient, o Options) *Provider {
+// newProvider builds a provider on container. seam is the test seam the
+// constructor's context carried (internal/testhooks; nil in production):
+// read once here, so a provider's clock and fault hooks never change.
+func newProvider(container *azcosmos.ContainerClient, o Options, seam *testhooks.Seam) *Provider {
 	o = o.withDefaults()
-	p := &Provider{st: cosmos.NewStore(container, o.Retry, o.test.Hooks), opts: o, stop: make(chan struct{}),
+	var hooks *cosmos.Hooks
+	clock := time.Now
+	if seam != nil {
+		hooks = seam.Cosmos
+		if seam.Now != nil {
+			clock = seam.Now
+		}
+	}
+	p := &Provider{st: cosmos.NewStore(container, o.Retry, hooks), opts: o, clock: clock, stop: make(chan struct{}),
 		discovery: map[string]*discoveryState{docOrchQueue: {}, docWorkerQueue: {}}, turns: newTurnCache(o.TurnCacheBytes)}
 	p.unobserve = p.registerMetrics(o.MeterProvider)
 	return p
@@ -199,7 +213,7 @@ func (p *Provider) bindLeases() error {
 
 // now reads the provider's clock: time.Now unless a test replaced it
 // (internal/testhooks).
-func (p *Provider) now() time.Time { return p.opts.test.Now() }
+func (p *Provider) now() time.Time { return p.clock() }
 
 // lapsedBefore is the instant another process's lock or lease expiry must
 // precede for this process to treat it as expired: now less

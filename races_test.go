@@ -58,13 +58,13 @@ func TestSessionRenewalSurvivesOwnersAck(t *testing.T) {
 
 	var armed atomic.Bool
 	armed.Store(true)
-	renewer := h.open(testhooks.With(cdb.Options{}, testhooks.Knobs{Hooks: &testhooks.Hooks{Before: func(_ context.Context, c testhooks.Call) error {
+	renewer := h.openWith(testhooks.Seam{Cosmos: &testhooks.Hooks{Before: func(_ context.Context, c testhooks.Call) error {
 		if c.Op == cdb.OpPatch && strings.Contains(c.ID, ":session:") && armed.CompareAndSwap(true, false) {
 			// The owner works on the session meanwhile.
 			require.NoError(t, h.p.RenewWorkItemLock(t.Context(), w.LockToken, time.Minute))
 		}
 		return nil
-	}}}))
+	}}}, cdb.Options{})
 	before := num(h.docsWhere("session", inst)[0]["lockedUntil"])
 	n, err := renewer.RenewSessionLock(ctx, []string{owner}, time.Hour, time.Hour)
 	require.NoError(t, err)
@@ -200,7 +200,7 @@ func TestOutboxAttemptCount(t *testing.T) {
 	item, commit := startParentWithChild(t, h.p, "oa-parent", "oa-child")
 	h.srv.InjectFault(cosmostest.Fault{Op: cosmostest.OpCreateItem, Match: pkMatch("oa-child"), Status: http.StatusServiceUnavailable, Times: 3})
 	require.NoError(t, h.p.AckOrchestrationItem(ctx, item.LockToken, commit))
-	rec := h.open(testhooks.With(cdb.Options{}, testhooks.Knobs{Now: skewedClock(time.Minute)}))
+	rec := h.openWith(testhooks.Seam{Now: skewedClock(time.Minute)}, cdb.Options{})
 	for want := int64(1); want <= 2; want++ {
 		// rec is another process: on a lagging replica its sweep may not
 		// see the acker's intent at first (harmless), so sweep until it

@@ -70,7 +70,7 @@ func TestMaintenanceLoopLeavesAYoungPendingTurnToItsAcker(t *testing.T) {
 	before, pending := pendingJournals(e, "young")
 	require.True(t, pending)
 
-	loop := e.open(testhooks.With(cdb.Options{MaintenanceInterval: 50 * time.Millisecond, OutboxMinAge: time.Second, MaxClockSkew: cdb.DefaultMaxClockSkew}, testhooks.Knobs{Now: e.clock.now}))
+	loop := e.openWith(testhooks.Seam{Now: e.clock.now}, cdb.Options{MaintenanceInterval: 50 * time.Millisecond, OutboxMinAge: time.Second, MaxClockSkew: cdb.DefaultMaxClockSkew})
 	// Several rounds of the loop, each of which scans for pending turns.
 	// The interval leaves a round (whose deadline is 4 intervals) the time
 	// for the batches of a large turn's roll-forward under -race.

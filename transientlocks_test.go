@@ -80,7 +80,7 @@ func TestWorkRenewalTransientFaultIsNotALostLock(t *testing.T) {
 func TestWorkAckRolledBackBatchIsNotALostLock(t *testing.T) {
 	t.Parallel()
 	g := newGate(t)
-	h := newHarness(t, testhooks.With(cdb.Options{}, testhooks.Knobs{Hooks: g.hooks()}), withoutLag())
+	h := newHarness(t, cdb.Options{}, withSeam(testhooks.Seam{Cosmos: g.hooks()}), withoutLag())
 	ctx := t.Context()
 	const inst = "ack-throttled"
 	require.NoError(t, h.p.EnqueueForWorker(ctx, hActivity(inst, 2, nil)))
@@ -100,7 +100,7 @@ func TestWorkAckRolledBackBatchIsNotALostLock(t *testing.T) {
 func TestOrchestrationLockTransientBatchFaults(t *testing.T) {
 	t.Parallel()
 	g := newGate(t)
-	h := newHarness(t, testhooks.With(cdb.Options{}, testhooks.Knobs{Hooks: g.hooks()}), withoutLag())
+	h := newHarness(t, cdb.Options{}, withSeam(testhooks.Seam{Cosmos: g.hooks()}), withoutLag())
 	ctx := t.Context()
 	const inst = "orch-transient"
 	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, hStart(inst), 0))
@@ -122,7 +122,7 @@ func TestOrchestrationLockTransientBatchFaults(t *testing.T) {
 func TestOrchestrationAckRolledBackBatchIsRetryable(t *testing.T) {
 	t.Parallel()
 	g := newGate(t)
-	h := newHarness(t, testhooks.With(cdb.Options{}, testhooks.Knobs{Hooks: g.hooks()}), withoutLag())
+	h := newHarness(t, cdb.Options{}, withSeam(testhooks.Seam{Cosmos: g.hooks()}), withoutLag())
 	ctx := t.Context()
 	const inst = "orch-ack-transient"
 	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, hStart(inst), 0))
@@ -184,7 +184,7 @@ func TestRuntimeRidesOutTransientCosmosFaults(t *testing.T) {
 func TestOrchestrationAckBurstOnCosmosDoesNotFailTheInstance(t *testing.T) {
 	t.Parallel()
 	g := newGate(t)
-	h := newHarness(t, testhooks.With(cdb.Options{}, testhooks.Knobs{Hooks: g.hooks()}))
+	h := newHarness(t, cdb.Options{}, withSeam(testhooks.Seam{Cosmos: g.hooks()}))
 	const inst = "ack-burst"
 	var left atomic.Int32
 	left.Store(8)

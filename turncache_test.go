@@ -347,7 +347,7 @@ func TestTurnCacheInvalidation(t *testing.T) {
 func TestTurnCacheSeesOutOfBandEditsWithinMaxAge(t *testing.T) {
 	var skew atomic.Int64
 	now := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
-	e := newHarness(t, testhooks.With(cdb.Options{}, testhooks.Knobs{Now: now}), withoutLag())
+	e := newHarness(t, cdb.Options{}, withSeam(testhooks.Seam{Now: now}), withoutLag())
 	const inst = "cache-edit"
 	next := e.startInstance(t, inst)
 	for _, want := range []int64{3, 2} { // the second turn queries, the third is cached
@@ -395,7 +395,7 @@ func TestTurnCacheDefersToExpiringMarkers(t *testing.T) {
 	var skew atomic.Int64
 	// No lagging replicas: the test counts requests, and a lagging
 	// discovery could miss the message it just enqueued.
-	h := newHarness(t, testhooks.With(cdb.Options{}, testhooks.Knobs{Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }}), withoutLag())
+	h := newHarness(t, cdb.Options{}, withSeam(testhooks.Seam{Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }}), withoutLag())
 	ctx := context.Background()
 	item, commit := startParentWithChild(t, h.p, "mk-parent", "mk-child")
 	require.NoError(t, h.p.AckOrchestrationItem(ctx, item.LockToken, commit))

@@ -90,7 +90,7 @@ func TestWorkCandidatesSteadyFetchRequests(t *testing.T) {
 func TestWorkCandidatesExpire(t *testing.T) {
 	var offset atomic.Int64
 	clock := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
-	e := newHarness(t, testhooks.With(cdb.Options{WorkCandidateTTL: time.Minute}, testhooks.Knobs{Now: clock}), withoutLag())
+	e := newHarness(t, cdb.Options{WorkCandidateTTL: time.Minute}, withSeam(testhooks.Seam{Now: clock}), withoutLag())
 	enqueueActivities(t, e.p, nil, "wc-a", "wc-b", "wc-c")
 	got, q, _ := fetchCounted(t, e.p, duroxide.AnyTag(), nil)
 	require.Equal(t, "wc-a", got)

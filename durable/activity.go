@@ -4,7 +4,7 @@ import (
 	"context"
 	"log/slog"
 
-	"github.com/duroxide-go/cdb/durable/internal/testhook"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // ActivityFunc is the untyped form of an activity: raw input in, raw
@@ -102,10 +102,11 @@ func deref(p *string) (string, bool) {
 }
 
 // Unit tests of activity functions build an ActivityContext outside a
-// runtime with durabletest.NewActivityContext; the constructor is handed
-// over through internal/testhook so this package has no test-only API.
+// runtime with durabletest.NewActivityContext. The constructor is handed
+// over through internal/testhooks, which cannot import this package (it
+// imports testhooks), so that this package has no test-only API.
 func init() {
-	testhook.NewActivityContext = func(ctx context.Context, instance, activityName string, c any) any {
+	testhooks.NewActivityContext = func(ctx context.Context, instance, activityName string, c any) any {
 		client, _ := c.(*Client)
 		return detachedActivityContext(ctx, instance, activityName, client)
 	}

@@ -11,8 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/duroxide-go/cdb/durable/internal/testhook"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 )
 
 // Runtime runs the orchestrations and activities of a Registry against a
@@ -55,10 +55,10 @@ type Runtime struct {
 	sessions sessionTracker
 
 	// now is the clock of timer fire times and event timestamps: time.Now,
-	// or a test environment's virtual clock (useHooks).
+	// or a test environment's virtual clock (useSeam).
 	now func() time.Time
-	// hooks is what a test environment overrides (nil in production).
-	hooks *testhook.Hooks
+	// seam is what a test environment overrides (nil in production).
+	seam *testhooks.Seam
 	// unsubscribe stops the virtual clock's wake-ups.
 	unsubscribe func()
 
@@ -95,7 +95,7 @@ func Start(ctx context.Context, p duroxide.Provider, reg *Registry, opts *Option
 		blockedTurns: map[string]uint32{}, timers: map[*time.Timer]struct{}{},
 		now: time.Now, unsubscribe: func() {},
 	}
-	rt.useHooks(testhook.From(ctx))
+	rt.useSeam(testhooks.From(ctx))
 	rt.supported = duroxide.SemVerRange{Min: duroxide.SemVer{}, Max: duroxide.MustParseSemVer(DuroxideVersion)}
 	if o.SupportedReplayVersions != nil {
 		rt.supported = *o.SupportedReplayVersions
@@ -289,19 +289,19 @@ func (rt *Runtime) fetchErrorPause(err error, retryable int, what string) int {
 	return retryable
 }
 
-// useHooks applies a test environment's overrides (durable/testenv): its
-// virtual clock, whose moves wake the dispatchers, and its activity
-// doubles.
-func (rt *Runtime) useHooks(h *testhook.Hooks) {
-	if h == nil {
+// useSeam applies what a test environment (durable/testenv) overrides,
+// read once from the context given to Start: its virtual clock, whose
+// moves wake the dispatchers, and its activity doubles.
+func (rt *Runtime) useSeam(s *testhooks.Seam) {
+	if s == nil {
 		return
 	}
-	rt.hooks = h
-	if h.Now != nil {
-		rt.now = h.Now
+	rt.seam = s
+	if s.Now != nil {
+		rt.now = s.Now
 	}
-	if h.Subscribe != nil {
-		rt.unsubscribe = h.Subscribe(func() {
+	if s.Subscribe != nil {
+		rt.unsubscribe = s.Subscribe(func() {
 			rt.orchWake.fire()
 			rt.workWake.fire()
 		})
@@ -309,14 +309,18 @@ func (rt *Runtime) useHooks(h *testhook.Hooks) {
 }
 
 // virtualClock reports whether a test environment drives the clock; it
-// wakes the dispatchers itself when timers come due.
-func (rt *Runtime) virtualClock() bool { return rt.hooks != nil && rt.hooks.Now != nil }
+// wakes the dispatchers itself when timers come due. A seam's clock
+// without Subscribe tells nobody when it moves, so the runtime keeps its
+// own timers under it.
+func (rt *Runtime) virtualClock() bool {
+	return rt.seam != nil && rt.seam.Now != nil && rt.seam.Subscribe != nil
+}
 
 // resolveActivity returns the activity to run for name: a test double if
 // one replaces it, else the registry's. UTCNow reads the runtime's clock.
 func (rt *Runtime) resolveActivity(name string) (ActivityFunc, bool) {
-	if rt.hooks != nil && rt.hooks.Activity != nil {
-		if fn, ok := rt.hooks.Activity(name); ok {
+	if rt.seam != nil && rt.seam.Activity != nil {
+		if fn, ok := rt.seam.Activity(name); ok {
 			if af, ok := fn.(ActivityFunc); ok {
 				return af, true
 			}

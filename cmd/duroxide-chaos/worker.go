@@ -87,12 +87,15 @@ func runWorker(ctx context.Context, id string, stderr io.Writer) error {
 		return err
 	}
 	opts := &cdb.Options{Leases: leases, Logger: logger, MaintenanceInterval: 2 * time.Second, OutboxMinAge: time.Second, MaxClockSkew: margin}
+	newCtx := ctx
 	if skew != 0 {
 		// The provider's clock is the one every lock, lease, visibility
-		// and timer decision of this process is made on.
-		opts = testhooks.With(opts, testhooks.Knobs{Now: func() time.Time { return time.Now().Add(skew) }})
+		// and timer decision of this process is made on. Only cdb.New
+		// gets the seam: the runtime below is started with ctx and keeps
+		// the wall clock for timer fire times and event timestamps.
+		newCtx = testhooks.With(ctx, &testhooks.Seam{Now: func() time.Time { return time.Now().Add(skew) }})
 	}
-	p, err := cdb.New(ctx, cdb.Config{Endpoint: endpoint, Key: key, SkipBootstrap: true}, opts)
+	p, err := cdb.New(newCtx, cdb.Config{Endpoint: endpoint, Key: key, SkipBootstrap: true}, opts)
 	if err != nil {
 		return err
 	}

@@ -35,8 +35,8 @@ import (
 	"time"
 
 	"github.com/duroxide-go/cdb/durable"
-	"github.com/duroxide-go/cdb/durable/internal/testhook"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/testhooks"
 	"github.com/duroxide-go/cdb/memprovider"
 )
 
@@ -159,8 +159,8 @@ func Start(ctx context.Context, reg *durable.Registry, opts *Options) (*Env, err
 	e.clock = newVirtualClock(e.opts.Start)
 	e.p = memprovider.New(memprovider.WithClock(e.clock.now))
 	rtOpts := e.runtimeOptions()
-	hooks := &testhook.Hooks{Now: e.clock.now, Subscribe: e.clock.subscribe, Activity: e.double}
-	rt, err := durable.Start(testhook.With(ctx, hooks), e.p, reg, &rtOpts)
+	seam := &testhooks.Seam{Now: e.clock.now, Subscribe: e.clock.subscribe, Activity: e.double}
+	rt, err := durable.Start(testhooks.With(ctx, seam), e.p, reg, &rtOpts)
 	if err != nil {
 		return nil, fmt.Errorf("starting the runtime: %w", err)
 	}

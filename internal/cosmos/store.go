@@ -10,6 +10,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/duroxide-go/cdb/internal/cosmoshook"
 )
 
 // This file is the only place that calls azcosmos for data-plane work.
@@ -19,7 +21,9 @@ import (
 // each live in exactly one place.
 
 // Op names a kind of Cosmos request, for counting and fault injection.
-type Op string
+// It is defined in internal/cosmoshook, with Call and Hooks, so that the
+// test seam can name them without linking the Azure SDK.
+type Op = cosmoshook.Op
 
 // The request kinds the provider issues.
 const (
@@ -40,22 +44,11 @@ const (
 var allOps = []Op{OpRead, OpCreate, OpUpsert, OpReplace, OpDelete, OpPatch, OpQuery, OpBatch, OpReadContainer, OpCreateDatabase, OpCreateContainer, OpReadAccount}
 
 // Call describes one Cosmos request, as seen by Hooks.
-type Call struct {
-	Op           Op
-	PartitionKey string // "" for cross-partition queries and control-plane calls
-	ID           string // item id for point operations
-	Operations   int    // number of operations in a batch
-}
+type Call = cosmoshook.Call
 
-// Hooks let tests inject faults at the Cosmos boundary. Before runs before
-// a request is sent; a non-nil error is returned as if Cosmos had failed
-// and nothing is sent. After runs once a request returned; a non-nil error
-// replaces the result, which simulates a response lost after the write
-// was applied. Hooks must be safe for concurrent use.
-type Hooks struct {
-	Before func(ctx context.Context, c Call) error
-	After  func(ctx context.Context, c Call, err error) error
-}
+// Hooks let tests inject faults at the Cosmos boundary (see
+// cosmoshook.Hooks). They must be safe for concurrent use.
+type Hooks = cosmoshook.Hooks
 
 // RetryOptions bounds the throttling (429) retries, which only the store
 // makes (retry.go): azcore's retries are turned off, so these bound every

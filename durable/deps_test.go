@@ -1,0 +1,39 @@
+package durable_test
+
+import (
+	"errors"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestDurableLinksNoCosmosSDK: package durable runs on any provider, and
+// modules that import it without the Cosmos provider (analysis/durablecheck
+// among them, whose go.sum has no Azure entries) must build without the
+// Azure SDK. The test seam, which durable imports, is where that breaks
+// most easily: internal/testhooks names the Cosmos fault hooks through
+// internal/cosmoshook (standard library only), never internal/cosmos,
+// which links azcosmos.
+func TestDurableLinksNoCosmosSDK(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not on PATH")
+	}
+	out, err := exec.Command(gobin, "list", "-deps", "github.com/duroxide-go/cdb/durable").Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("go list -deps: %v\n%s", err, ee.Stderr)
+		}
+		t.Fatalf("go list -deps: %v", err)
+	}
+	var azure []string
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.Contains(dep, "github.com/Azure/") {
+			azure = append(azure, dep)
+		}
+	}
+	if len(azure) > 0 {
+		t.Fatalf("package durable links the Azure SDK:\n%s", strings.Join(azure, "\n"))
+	}
+}
