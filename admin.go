@@ -36,12 +36,12 @@ func (p *Provider) listIDs(ctx context.Context, op, where string, params cosmos.
 
 // ListInstances implements duroxide.ProviderAdmin.
 func (p *Provider) ListInstances(ctx context.Context) ([]string, error) {
-	return p.listIDs(ctx, "list_instances", "", nil)
+	return p.listIDs(background(ctx), "list_instances", "", nil) // a full scan (priority.go)
 }
 
 // ListInstancesByStatus implements duroxide.ProviderAdmin.
 func (p *Provider) ListInstancesByStatus(ctx context.Context, status string) ([]string, error) {
-	return p.listIDs(ctx, "list_instances_by_status", " AND c.status = @status", cosmos.QueryParams{}.Add("@status", status))
+	return p.listIDs(background(ctx), "list_instances_by_status", " AND c.status = @status", cosmos.QueryParams{}.Add("@status", status))
 }
 
 // ListChildren implements duroxide.ProviderAdmin; empty for an unknown
@@ -173,6 +173,7 @@ func (p *Provider) ExecutionInfo(ctx context.Context, instance string, execution
 // maintain), no history.
 func (p *Provider) SystemMetrics(ctx context.Context) (*duroxide.SystemMetrics, error) {
 	m := &duroxide.SystemMetrics{}
+	ctx = background(ctx) // a full scan (priority.go)
 	err := p.scanInstances(ctx, "c.status, c.executionCount, c.eventCount", "", nil, func(r instanceRow) {
 		m.TotalInstances++
 		switch r.Status {
@@ -199,6 +200,7 @@ func (p *Provider) SystemMetrics(ctx context.Context) (*duroxide.SystemMetrics, 
 // cross-partition COUNT).
 func (p *Provider) QueueDepths(ctx context.Context) (*duroxide.QueueDepths, error) {
 	d := &duroxide.QueueDepths{}
+	ctx = background(ctx) // a scan of the queues (priority.go)
 	q := "SELECT VALUE c.type FROM c WHERE (c.type = 'orch_queue' OR c.type = 'worker_queue') AND " + lockFree + " AND " + notStaged
 	_, err := p.st.Query(ctx, q, cosmos.QueryParams{}.Add("@lapsed", ms(p.lapsedBefore())), cosmos.QueryOptions{PageSize: 1000}, func(raw []byte) bool {
 		switch strings.Trim(string(raw), `"`) {

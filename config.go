@@ -176,6 +176,31 @@ type Options struct {
 	// data directory lock proves both. Never set it on a shared account:
 	// another live process's locked work would run twice.
 	Exclusive bool
+	// BackgroundPriority is the Cosmos DB priority level (priority-based
+	// execution) of the provider's background requests: discovery polls
+	// (the queries that look for work, including every poll that finds
+	// none; locking and loading what they found is not background), the
+	// maintenance loop and RunMaintenance, CleanupOrphanedSessions,
+	// SearchInstances, ListInstances, ListInstancesByStatus,
+	// SystemMetrics, QueueDepths, PruneExecutions, PruneExecutionsBulk and
+	// DeleteInstanceBulk, and any call whose context carries
+	// duroxide.PriorityLow (the dashboard's and the duroxide command's
+	// reads). Everything else — turns, acks, abandons, lock, session and
+	// lease renewals, client writes, status reads — is sent as
+	// Config.ClientOptions.PriorityLevel says (unset: no level, which the
+	// service treats as High), and so is a call whose context carries
+	// duroxide.PriorityHigh.
+	//
+	// azcosmos.PriorityLevelLow (the default, for the zero value) sends
+	// background requests as Low, so that a container over its RU/s
+	// throttles them before the requests that move locked work forward.
+	// azcosmos.PriorityLevelHigh sends them like every other request: for
+	// an account whose default priority level was changed to Low (set
+	// ClientOptions.PriorityLevel to High as well there), or a deployment
+	// that must not have its polls shed. On an account without
+	// priority-based execution enabled the level is ignored, so the
+	// default costs nothing there. See docs/costs.md ("Priority").
+	BackgroundPriority azcosmos.PriorityLevel
 }
 
 // Defaults of Options, applied to zero fields.
@@ -217,6 +242,15 @@ func (o Options) withDefaults() Options {
 	}
 	o.Retry = cosmos.RetryDefaults(o.Retry)
 	return o
+}
+
+// check refuses what withDefaults cannot make sense of.
+func (o Options) check() error {
+	switch o.BackgroundPriority {
+	case "", azcosmos.PriorityLevelLow, azcosmos.PriorityLevelHigh:
+		return nil
+	}
+	return configError("Options.BackgroundPriority %q is neither azcosmos.PriorityLevelLow nor PriorityLevelHigh", o.BackgroundPriority)
 }
 
 // ErrConfig is wrapped by every configuration error.

@@ -519,6 +519,7 @@ func (p *Provider) confirmTombstone(ctx context.Context, d *instanceDoc) bool {
 // costs only its tombstone, the query for its documents and its batches.
 func (p *Provider) DeleteInstanceBulk(ctx context.Context, filter duroxide.InstanceFilter) (*duroxide.DeleteInstanceResult, error) {
 	const op = "delete_instance_bulk"
+	ctx = background(ctx) // a retention sweep (priority.go)
 	rows, err := p.filterInstances(ctx, op, filter)
 	if err != nil {
 		return nil, err

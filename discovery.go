@@ -182,7 +182,9 @@ func (p *Provider) discoverIn(ctx context.Context, slots []uint8, pinned []strin
 	// come one physical partition at a time and may be empty, and resuming
 	// moves through the partitions in turn.
 	cur := p.scans.Get("discover\x00" + q + "\x00" + string(mustJSON(params)))
-	_, err = p.st.Scan(ctx, cur, cosmos.ScanRequest{
+	// The poll alone is background (priority.go): what it finds is locked
+	// and loaded at the caller's priority.
+	_, err = p.st.Scan(background(ctx), cur, cosmos.ScanRequest{
 		Text: q,
 		Fresh: func() cosmos.QueryParams {
 			return append(params[:len(params):len(params)], azcosmos.QueryParameter{Name: "@now", Value: ms(p.now())},

@@ -23,7 +23,10 @@ import (
 //
 // A service that disables the loop (a negative MaintenanceInterval), or
 // a test that wants the work done before it asserts, calls it instead.
+// Its requests are background, as the loop's are
+// (Options.BackgroundPriority), unless ctx carries duroxide.PriorityHigh.
 func (p *Provider) RunMaintenance(ctx context.Context) (int, error) {
+	ctx = background(ctx) // priority.go
 	err1 := p.finishPendingTurns(ctx, true)
 	err2 := p.finishDeletions(ctx, true)
 	n, err3 := p.deliverPendingIntents(ctx, true)
@@ -48,7 +51,7 @@ func (p *Provider) runMaintenance() {
 
 // maintenanceRound runs one bounded round of the loop; Close cancels it.
 func (p *Provider) maintenanceRound() {
-	ctx, cancel := context.WithTimeout(context.Background(), p.opts.MaintenanceInterval*4)
+	ctx, cancel := context.WithTimeout(background(context.Background()), p.opts.MaintenanceInterval*4)
 	defer cancel()
 	go func() {
 		select {

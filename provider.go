@@ -1,6 +1,7 @@
 package cdb
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -89,6 +90,9 @@ func newFromConfig(ctx context.Context, cfg Config, opts Options) (*Provider, er
 	if err != nil {
 		return nil, err
 	}
+	if err := opts.check(); err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -162,12 +166,16 @@ func NewWithContainer(ctx context.Context, container *azcosmos.ContainerClient, 
 	if container == nil {
 		return nil, configError("container client is nil")
 	}
+	o := derefOptions(opts)
+	if err := o.check(); err != nil {
+		return nil, err // a configuration error, as for a nil container
+	}
 	// It sends no request, but a caller whose deadline has already passed
 	// gets that error rather than a provider whose loops it cannot stop.
 	if err := ctx.Err(); err != nil {
 		return nil, duroxide.Wrap("new_with_container", err)
 	}
-	p := newProvider(container, derefOptions(opts), testhooks.From(ctx))
+	p := newProvider(container, o, testhooks.From(ctx))
 	if err := p.bindLeases(); err != nil {
 		return nil, err
 	}
@@ -199,6 +207,8 @@ func newProvider(container *azcosmos.ContainerClient, o Options, seam *testhooks
 	}
 	p := &Provider{st: cosmos.NewStore(container, o.Retry, hooks), opts: o, clock: clock, stop: make(chan struct{}),
 		discovery: map[string]*discoveryState{docOrchQueue: {}, docWorkerQueue: {}}, turns: newTurnCache(o.TurnCacheBytes)}
+	p.st.SetBackgroundPriority(cmp.Or(o.BackgroundPriority, azcosmos.PriorityLevelLow))
+	p.st.SetCallerPriority(callerPriority) // priority.go
 	p.unobserve = p.registerMetrics(o.MeterProvider)
 	return p
 }

@@ -28,6 +28,7 @@ import (
 // incarnation is gone there is nothing left to prune.
 func (p *Provider) PruneExecutions(ctx context.Context, instance string, options duroxide.PruneOptions) (*duroxide.PruneResult, error) {
 	const op = "prune_executions"
+	ctx = background(ctx) // priority.go
 	doc, _, err := p.mustInstance(ctx, op, instance)
 	if err != nil {
 		return nil, err
@@ -235,6 +236,7 @@ func (p *Provider) dropSummariesBatch(ctx context.Context, doc *instanceDoc, eta
 // are pruned too (of their old executions).
 func (p *Provider) PruneExecutionsBulk(ctx context.Context, filter duroxide.InstanceFilter, options duroxide.PruneOptions) (*duroxide.PruneResult, error) {
 	const op = "prune_executions_bulk"
+	ctx = background(ctx) // priority.go
 	rows, err := p.filterInstances(ctx, op, filter)
 	if err != nil {
 		return nil, err

@@ -141,6 +141,7 @@ func searchFilter(q duroxide.InstanceQuery) (where string, params cosmos.QueryPa
 // file for how each order pages).
 func (p *Provider) SearchInstances(ctx context.Context, q duroxide.InstanceQuery) (*duroxide.InstancePage, error) {
 	const op = "search_instances"
+	ctx = background(ctx) // priority.go
 	if err := q.Validate(op); err != nil {
 		return nil, err
 	}

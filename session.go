@@ -226,6 +226,7 @@ func (p *Provider) renewSession(ctx context.Context, s *sessionDoc, until int64,
 // claimed meanwhile survives).
 func (p *Provider) CleanupOrphanedSessions(ctx context.Context, _ time.Duration) (int, error) {
 	const op = "cleanup_orphaned_sessions"
+	ctx = background(ctx) // a sweep (priority.go)
 	q := "SELECT c.id, c.instanceId, c.sessionId, c._etag FROM c WHERE c.type = 'session' AND c.lockedUntil <= @lapsed"
 	var sessions []sessionDoc
 	if _, err := p.st.Query(ctx, q, cosmos.QueryParams{}.Add("@lapsed", ms(p.lapsedBefore())), cosmos.QueryOptions{PageSize: 100}, func(raw []byte) bool {

@@ -23,6 +23,10 @@ type FaultSpec struct {
 	// WritesOnly narrows the fault to writes: create, upsert, replace,
 	// delete, patch and batch.
 	WritesOnly bool `json:"writesOnly,omitempty"`
+	// Priority is Fault.Priority: "Low", "High" or empty (every request).
+	// {"priority": "Low", "status": 429, "subStatus": 3092} sheds
+	// low-priority requests, as LowPriorityThrottle does.
+	Priority Priority `json:"priority,omitempty"`
 	// Probability, in (0, 1], is the chance that a matching request is
 	// affected; 0 means always.
 	Probability float64 `json:"probability,omitempty"`
@@ -55,7 +59,7 @@ var knownOps = map[Op]bool{
 // Fault converts the spec, rejecting one that is malformed or does nothing.
 func (f FaultSpec) Fault() (Fault, error) {
 	out := Fault{Status: f.Status, SubStatus: f.SubStatus, Headers: f.Headers, ApplyFirst: f.ApplyFirst,
-		Times: f.Times, Delay: time.Duration(f.DelayMs) * time.Millisecond, Op: f.Op}
+		Times: f.Times, Delay: time.Duration(f.DelayMs) * time.Millisecond, Op: f.Op, Priority: f.Priority}
 	switch f.Drop {
 	case "":
 	case "before":
@@ -68,6 +72,8 @@ func (f FaultSpec) Fault() (Fault, error) {
 	switch {
 	case f.Op != "" && !knownOps[f.Op]:
 		return Fault{}, fmt.Errorf("unknown op %q", f.Op)
+	case f.Priority != "" && f.Priority != PriorityLow && f.Priority != PriorityHigh:
+		return Fault{}, fmt.Errorf(`priority must be "Low", "High" or empty, not %q`, f.Priority)
 	case f.WritesOnly && f.Op != "" && !writeOps[f.Op]:
 		return Fault{}, fmt.Errorf("op %q is not a write, but writesOnly is set", f.Op)
 	case f.Status != 0 && (f.Status < 400 || f.Status > 599):

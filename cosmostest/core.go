@@ -40,6 +40,16 @@ const (
 // last ResetCounts.
 type Stats = localcosmos.Stats
 
+// Priority is a request's priority level under priority-based execution
+// ([localcosmos.RequestPriority]); [Fault].Priority targets it.
+type Priority = localcosmos.Priority
+
+// The priority levels (see [localcosmos.Priority]).
+const (
+	PriorityHigh = localcosmos.PriorityHigh // High, or no level named
+	PriorityLow  = localcosmos.PriorityLow  // Low
+)
+
 // AuthMode selects which authorization a server accepts.
 type AuthMode = localcosmos.AuthMode
 

@@ -29,8 +29,11 @@ against @vercel/cosmosdb-server and against a real account.
 429 with x-ms-retry-after-ms, 503 or 408), sleep, or lose their connection
 before or after being applied ([DropAfterApply] is how to check that a write is
 safe to retry). A fault with ApplyFirst applies the request and then answers
-its status (an ambiguous outcome), and [Server.SetLatency] delays every
-request. Faults and latency apply to requests served in process
+its status (an ambiguous outcome), a fault with a Priority affects only
+requests of that priority level ([LowPriorityThrottle] sheds the Low ones
+with 429, as a container over its RU/s does under priority-based
+execution), and [Server.SetLatency] delays every request. Faults and
+latency apply to requests served in process
 ([localcosmos.Server.InProcessTransport]) too: a dropped connection is a
 transport error there. [Server.Counts] and [Server.Stats] report requests,
 documents and bytes returned per operation, for cost tests.

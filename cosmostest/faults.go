@@ -2,7 +2,10 @@ package cosmostest
 
 import (
 	"net/http"
+	"strconv"
 	"time"
+
+	"github.com/duroxide-go/cdb/localcosmos"
 )
 
 // DropMode says whether and when a faulted request's connection is closed
@@ -22,8 +25,9 @@ const (
 )
 
 // Fault describes requests to disturb and how. A fault matches a request
-// when Op matches (an empty Op matches every operation) and Match, if set,
-// returns true. The first matching fault, in injection order, applies.
+// when Op matches (an empty Op matches every operation), Priority matches
+// (empty matches every request) and Match, if set, returns true. The
+// first matching fault, in injection order, applies.
 //
 // A fault first sleeps for Delay (returning early if the client goes away),
 // then, in this order: drops the connection if Drop is DropBeforeApply;
@@ -34,6 +38,10 @@ const (
 type Fault struct {
 	// Op is the operation to affect; empty means all operations.
 	Op Op
+	// Priority, if set, narrows the fault to requests of that priority
+	// level (localcosmos.RequestPriority: a request without the header is
+	// High, as on the service). LowPriorityThrottle uses it.
+	Priority Priority
 	// Match optionally narrows the fault to requests it returns true for. It
 	// must not read the request body.
 	Match func(*http.Request) bool
@@ -114,10 +122,11 @@ func (s *Server) removeFaultLocked(id uint64) {
 // takeFault returns the fault that applies to the request, consuming one of
 // its Times, or nil.
 func (s *Server) takeFault(op Op, r *http.Request) *Fault {
+	prio := localcosmos.RequestPriority(r)
 	s.faultsMu.Lock()
 	var match []*faultEntry
 	for _, e := range s.faults {
-		if e.f.Op == "" || e.f.Op == op {
+		if (e.f.Op == "" || e.f.Op == op) && (e.f.Priority == "" || e.f.Priority == prio) {
 			match = append(match, e)
 		}
 	}
@@ -143,4 +152,27 @@ func (s *Server) takeFault(op Op, r *http.Request) *Fault {
 		return &f
 	}
 	return nil
+}
+
+// SubStatusLowPriorityThrottled is the x-ms-substatus LowPriorityThrottle
+// answers with: 3092, the substatus the project's issue 31 names for a
+// low-priority request the service throttled. It is not confirmed:
+// Microsoft's priority-based execution page names no substatus, and the
+// substatus tables of Microsoft's other Cosmos DB SDKs name 3092
+// SystemResourceUnavailable. A client that treats every 429 as
+// throttling, whatever its substatus (package cdb does), is tested the
+// same by either reading; set Fault.SubStatus to test another.
+const SubStatusLowPriorityThrottled = 3092
+
+// LowPriorityThrottle returns a fault that sheds low-priority requests,
+// as a container over its RU/s does with priority-based execution enabled:
+// every request sent with priority level Low is answered 429 with
+// SubStatusLowPriorityThrottled and x-ms-retry-after-ms retryAfter (at
+// least 1 ms) without being applied, while High requests (and requests
+// that name no level) are served. Remove it (InjectFault's function) to
+// end the throttling, or set Times to shed that many requests.
+func LowPriorityThrottle(retryAfter time.Duration) Fault {
+	ms := max(retryAfter.Milliseconds(), 1)
+	return Fault{Priority: PriorityLow, Status: http.StatusTooManyRequests, SubStatus: SubStatusLowPriorityThrottled,
+		Headers: map[string]string{"x-ms-retry-after-ms": strconv.FormatInt(ms, 10)}}
 }

@@ -143,7 +143,11 @@ the hooks below.
   - Numbers are stored as float64, so integers beyond 2^53 lose precision;
     stored documents are returned with their properties in sorted order.
   - Request charges are an approximation: 1 RU per KB read, about 5.7 RU per
-    KB written, and so on. Nothing is throttled.
+    KB written, and so on. Nothing is throttled, so a request's priority
+    level (x-ms-cosmos-priority-level, [RequestPriority]) changes nothing
+    but [Stats].LowPriorityRequests: the service, with priority-based
+    execution enabled, throttles Low requests first when a container is
+    over its RU/s (cosmostest's faults model that).
 
 # What it is not
 

@@ -279,7 +279,8 @@ type request struct {
 	resLink    string // resource link used in the signature
 	body       []byte
 	activityID string
-	token      bool // authorized with an Entra ID token
+	token      bool     // authorized with an Entra ID token
+	priority   Priority // x-ms-cosmos-priority-level (priority.go)
 }
 
 // response is what a handler produces; the server writes it (or drops it).
@@ -298,7 +299,7 @@ func newResponse(status int, body []byte) *response {
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req, perr := parseRequest(r)
-	s.countRequest(req.op)
+	s.countRequest(req.op, req.priority)
 	ic := s.intercept(req.op, r)
 	switch {
 	case ic.Abandon:
@@ -439,7 +440,7 @@ func (s *Server) route(req *request) (*response, *apiError) {
 // parseRequest splits the path and classifies the operation. A path that
 // cannot be parsed yields an error to answer after counting.
 func parseRequest(r *http.Request) (*request, *apiError) {
-	req := &request{r: r, op: OpUnsupported, activityID: r.Header.Get("x-ms-activity-id")}
+	req := &request{r: r, op: OpUnsupported, activityID: r.Header.Get("x-ms-activity-id"), priority: RequestPriority(r)}
 	if _, err := uuid.Parse(req.activityID); err != nil {
 		req.activityID = uuid.NewString()
 	}

@@ -38,6 +38,9 @@ type Stats struct {
 	// Requests is the number of requests received, including those answered
 	// by an injected fault or an error.
 	Requests int
+	// LowPriorityRequests is how many of Requests were sent with priority
+	// level Low ([RequestPriority]); the others are High.
+	LowPriorityRequests int
 	// DocumentsReturned is the number of documents in response bodies: 1 for
 	// a point read (or a write that returns content), the page size for a
 	// query, the number of results carrying a body for a batch.
@@ -80,10 +83,14 @@ func (s *Server) ResetCounts() {
 	s.stats = map[Op]*Stats{}
 }
 
-func (s *Server) countRequest(op Op) {
+func (s *Server) countRequest(op Op, p Priority) {
 	s.statsMu.Lock()
 	defer s.statsMu.Unlock()
-	s.statsFor(op).Requests++
+	st := s.statsFor(op)
+	st.Requests++
+	if p == PriorityLow {
+		st.LowPriorityRequests++
+	}
 }
 
 func (s *Server) countResponse(op Op, docs int, bytes int, charge float64) {

@@ -167,7 +167,7 @@ func (s *Store) Execute(ctx context.Context, b *Batch, wantBodies bool) (*BatchR
 	var resp azcosmos.TransactionalBatchResponse
 	err := s.Do(ctx, Call{Op: OpBatch, PartitionKey: b.Partition, Operations: len(b.Ops)}, func(ctx context.Context) (Result, error) {
 		var err error
-		resp, err = s.c.ExecuteTransactionalBatch(ctx, tb, &azcosmos.TransactionalBatchOptions{EnableContentResponseOnWrite: wantBodies})
+		resp, err = s.c.ExecuteTransactionalBatch(ctx, tb, &azcosmos.TransactionalBatchOptions{EnableContentResponseOnWrite: wantBodies, PriorityLevel: s.level(ctx)})
 		s.observe(b.Partition, &resp.SessionToken, err)
 		n := 0
 		for _, r := range resp.OperationResults {

@@ -18,7 +18,8 @@ import (
 // Every request passes through Store.Do, which counts it, runs the test
 // hooks, applies our throttling budget and turns failures into *Error
 // values, so error mapping, retries, request accounting and fault injection
-// each live in exactly one place.
+// each live in exactly one place. The options each request is sent with
+// carry its priority level, read from its context (priority.go).
 
 // Op names a kind of Cosmos request, for counting and fault injection.
 // It is defined in internal/cosmoshook, with Call and Hooks, so that the
@@ -116,6 +117,10 @@ type Store struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// tokens carries session tokens per partition (sessiontokens.go).
 	tokens *sessionTokens
+	// background is the level Low requests are sent with (nil: none), and
+	// caller reads a caller's own priority from a context (priority.go).
+	background *azcosmos.PriorityLevel
+	caller     func(context.Context) Priority
 }
 
 // NewStore wraps c. hooks may be nil.
@@ -124,6 +129,7 @@ func NewStore(c *azcosmos.ContainerClient, retry RetryOptions, hooks *Hooks) *St
 	for _, op := range allOps {
 		s.counts[op] = &opCounter{}
 	}
+	s.SetBackgroundPriority(azcosmos.PriorityLevelLow)
 	return s
 }
 
@@ -257,9 +263,10 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 
 // itemOptions builds ItemOptions with content-on-write always set
 // explicitly: any non-nil ItemOptions overrides the client-level setting
-// with its zero value, so leaving it implicit silently drops bodies.
-func itemOptions(ifMatch *azcore.ETag, wantBody bool) *azcosmos.ItemOptions {
-	return &azcosmos.ItemOptions{IfMatchEtag: ifMatch, EnableContentResponseOnWrite: wantBody}
+// with its zero value, so leaving it implicit silently drops bodies. The
+// priority level is ctx's (priority.go); nil leaves the client's.
+func (s *Store) itemOptions(ctx context.Context, ifMatch *azcore.ETag, wantBody bool) *azcosmos.ItemOptions {
+	return &azcosmos.ItemOptions{IfMatchEtag: ifMatch, EnableContentResponseOnWrite: wantBody, PriorityLevel: s.level(ctx)}
 }
 
 func pk(instance string) azcosmos.PartitionKey { return azcosmos.NewPartitionKeyString(instance) }
@@ -270,7 +277,7 @@ func (s *Store) Read(ctx context.Context, partition, id string) ([]byte, azcore.
 	var body []byte
 	var etag azcore.ETag
 	err := s.Do(ctx, Call{Op: OpRead, PartitionKey: partition, ID: id}, func(ctx context.Context) (Result, error) {
-		o := itemOptions(nil, false)
+		o := s.itemOptions(ctx, nil, false)
 		o.SessionToken = s.tokens.get(partition)
 		r, err := s.c.ReadItem(ctx, pk(partition), id, o)
 		s.observe(partition, r.SessionToken, err)
@@ -284,7 +291,7 @@ func (s *Store) Read(ctx context.Context, partition, id string) ([]byte, azcore.
 func (s *Store) Create(ctx context.Context, partition string, doc []byte) (azcore.ETag, error) {
 	var etag azcore.ETag
 	err := s.Do(ctx, Call{Op: OpCreate, PartitionKey: partition}, func(ctx context.Context) (Result, error) {
-		r, err := s.c.CreateItem(ctx, pk(partition), doc, itemOptions(nil, false))
+		r, err := s.c.CreateItem(ctx, pk(partition), doc, s.itemOptions(ctx, nil, false))
 		s.observe(partition, r.SessionToken, err)
 		etag = r.ETag
 		return Result{Charge: r.RequestCharge}, err
@@ -296,7 +303,7 @@ func (s *Store) Create(ctx context.Context, partition string, doc []byte) (azcor
 func (s *Store) Upsert(ctx context.Context, partition string, doc []byte, ifMatch *azcore.ETag) (azcore.ETag, error) {
 	var etag azcore.ETag
 	err := s.Do(ctx, Call{Op: OpUpsert, PartitionKey: partition}, func(ctx context.Context) (Result, error) {
-		r, err := s.c.UpsertItem(ctx, pk(partition), doc, itemOptions(ifMatch, false))
+		r, err := s.c.UpsertItem(ctx, pk(partition), doc, s.itemOptions(ctx, ifMatch, false))
 		s.observe(partition, r.SessionToken, err)
 		etag = r.ETag
 		return Result{Charge: r.RequestCharge}, err
@@ -308,7 +315,7 @@ func (s *Store) Upsert(ctx context.Context, partition string, doc []byte, ifMatc
 func (s *Store) Replace(ctx context.Context, partition, id string, doc []byte, ifMatch *azcore.ETag) (azcore.ETag, error) {
 	var etag azcore.ETag
 	err := s.Do(ctx, Call{Op: OpReplace, PartitionKey: partition, ID: id}, func(ctx context.Context) (Result, error) {
-		r, err := s.c.ReplaceItem(ctx, pk(partition), id, doc, itemOptions(ifMatch, false))
+		r, err := s.c.ReplaceItem(ctx, pk(partition), id, doc, s.itemOptions(ctx, ifMatch, false))
 		s.observe(partition, r.SessionToken, err)
 		etag = r.ETag
 		return Result{Charge: r.RequestCharge}, err
@@ -319,7 +326,7 @@ func (s *Store) Replace(ctx context.Context, partition, id string, doc []byte, i
 // Delete removes a document (If-Match when ifMatch is set).
 func (s *Store) Delete(ctx context.Context, partition, id string, ifMatch *azcore.ETag) error {
 	return s.Do(ctx, Call{Op: OpDelete, PartitionKey: partition, ID: id}, func(ctx context.Context) (Result, error) {
-		r, err := s.c.DeleteItem(ctx, pk(partition), id, itemOptions(ifMatch, false))
+		r, err := s.c.DeleteItem(ctx, pk(partition), id, s.itemOptions(ctx, ifMatch, false))
 		s.observe(partition, r.SessionToken, err)
 		return Result{Charge: r.RequestCharge}, err
 	})
@@ -330,7 +337,7 @@ func (s *Store) Patch(ctx context.Context, partition, id string, ops azcosmos.Pa
 	var body []byte
 	var etag azcore.ETag
 	err := s.Do(ctx, Call{Op: OpPatch, PartitionKey: partition, ID: id}, func(ctx context.Context) (Result, error) {
-		r, err := s.c.PatchItem(ctx, pk(partition), id, ops, itemOptions(ifMatch, wantBody))
+		r, err := s.c.PatchItem(ctx, pk(partition), id, ops, s.itemOptions(ctx, ifMatch, wantBody))
 		s.observe(partition, r.SessionToken, err)
 		body, etag = r.Value, r.ETag
 		return Result{Bytes: len(r.Value), Charge: r.RequestCharge}, err
@@ -424,7 +431,7 @@ func (s *Store) page(ctx context.Context, text string, params QueryParams, o Que
 	}
 	var resp azcosmos.QueryItemsResponse
 	err := s.Do(ctx, call, func(ctx context.Context) (Result, error) {
-		qo := &azcosmos.QueryOptions{QueryParameters: params, PageSizeHint: o.PageSize, ContinuationToken: cont}
+		qo := &azcosmos.QueryOptions{QueryParameters: params, PageSizeHint: o.PageSize, ContinuationToken: cont, PriorityLevel: s.level(ctx)}
 		qo.SessionToken = s.tokens.get(call.PartitionKey) // "" = cross-partition; see sessiontokens.go
 		var err error
 		resp, err = s.c.NewQueryItemsPager(text, key, qo).NextPage(ctx)

@@ -88,8 +88,10 @@ func (d *Detail) Poisoned() bool {
 }
 
 // Instance reads instance's status, custom status, KV, executions with
-// their timelines, and descendants.
+// their timelines, and descendants, at low priority (an operator's read:
+// duroxide.LowPriorityUnlessSet) unless ctx says otherwise.
 func (s *Service) Instance(ctx context.Context, instance string) (*Detail, error) {
+	ctx = duroxide.LowPriorityUnlessSet(ctx)
 	info, err := s.c.InstanceInfo(ctx, instance)
 	if isNotFound(err) {
 		return s.pending(ctx, instance, err)

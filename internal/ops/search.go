@@ -73,8 +73,11 @@ type Page struct {
 // Search returns one page of the instances q selects, through the
 // Client's search (one query per page on Cosmos DB; docs/costs.md). A
 // PageSize of 0 means DefaultPageSize. Ask for CountTotal on the first
-// page only: the count reads every match.
+// page only: the count reads every match. Its requests are low priority
+// (an operator's read: duroxide.LowPriorityUnlessSet) unless ctx says
+// otherwise.
 func (s *Service) Search(ctx context.Context, q duroxide.InstanceQuery) (*Page, error) {
+	ctx = duroxide.LowPriorityUnlessSet(ctx)
 	if q.PageSize == 0 {
 		q.PageSize = DefaultPageSize
 	}

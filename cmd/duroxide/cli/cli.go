@@ -241,6 +241,7 @@ func (c Command) withProvider(ctx context.Context, fn func(duroxide.Provider) er
 }
 
 func (c Command) export(ctx context.Context, args []string) (int, error) {
+	ctx = duroxide.LowPriorityUnlessSet(ctx) // reads only: an operator's (docs/costs.md, "Priority")
 	o, err := c.parse("export", args)
 	if err != nil {
 		return 0, err
@@ -256,6 +257,7 @@ func (c Command) export(ctx context.Context, args []string) (int, error) {
 }
 
 func (c Command) replay(ctx context.Context, args []string) (int, error) {
+	ctx = duroxide.LowPriorityUnlessSet(ctx) // reads only: an operator's (docs/costs.md, "Priority")
 	o, err := c.parse("replay", args)
 	if err != nil {
 		return 0, err
