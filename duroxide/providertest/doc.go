@@ -94,7 +94,7 @@ held_messages (4): messages that arrive while an instance's start or an
 abandoned batch is held back wait for it, neither dropped as orphans nor
 delivered first, and a fetched message a commit hands back keeps its
 place ahead of what arrived during the turn; instance_search (8), ProviderAdmin.SearchInstances; and
-lifecycle (10), what the Client's Suspend, Resume, Rewind and Restart need:
+lifecycle (11), what the Client's Suspend, Resume, Rewind and Restart need:
 OrchestrationCommit.Suspend holding an instance's messages back until a
 resume or cancellation brings them all, however many (for a provider
 that is a SuspensionReader), an execution that ends clearing the
@@ -102,7 +102,8 @@ suspension, a search by the suspended state finding the instance, and
 execution N+1 of a failed instance committed with a prefix
 of history, and the next execution after a terminal one claimed once (of
 two requests for it exactly one is accepted, per execution; for a
-provider that is a NextExecutionWriter).
+provider that is a NextExecutionWriter), and a commit that only drains an
+ended instance's late messages leaving its updatedAt at its end.
 
 Newer duroxide adds race_replay (src/provider_validation/race_replay.rs,
 9 behaviours at 729fbb10): provider validations that run a Runtime over
