@@ -266,6 +266,23 @@ func (rt *Runtime) notePending(instance string, r *turn, attempt uint32, delay t
 	}
 }
 
+// noteActivityPending tells clients (through the provider's
+// PendingNoter) that item's instance waits for an activity no runtime has
+// registered. The note names the activity's execution and id
+// (activityNote), so that Client.Status shows it only while that activity
+// is still outstanding.
+func (rt *Runtime) noteActivityPending(item duroxide.ActivityExecuteItem, attempt uint32, delay time.Duration) {
+	n, ok := rt.p.(duroxide.PendingNoter)
+	if !ok {
+		return
+	}
+	text := fmt.Sprintf("waiting for activity %q, which is not registered on any runtime that fetched it; attempt %d of %d, retrying in %s",
+		item.Name, attempt, rt.opts.MaxAttempts, delay)
+	if err := n.NotePending(rt.ctx, item.Instance, activityNote(item.ExecutionID, item.ID, text)); err != nil {
+		rt.log.Debug("recording the pending note failed", "instance_id", item.Instance, "error", err)
+	}
+}
+
 // ack commits t. Retryable failures (throttling, timeouts, resets) are
 // retried while the lock is ours; if they outlast it, the item is
 // abandoned without counting the attempt (poison is for messages that

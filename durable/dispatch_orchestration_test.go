@@ -92,3 +92,45 @@ func TestStaleTimerOfAnEndedInstanceIsDrainedQuietly(t *testing.T) {
 	require.NotNil(t, ex.CompletedAt)
 	require.Equal(t, *ex.CompletedAt, info.UpdatedAt, "the drained timer moved updatedAt past the completion")
 }
+
+// An instance whose activity no runtime has registered says so in its
+// status (Waiting), as one whose orchestration is not registered does;
+// once the activity has run, the note no longer shows.
+func TestUnregisteredActivityIsNamedInWaiting(t *testing.T) {
+	p := newMemProvider()
+	orch := func(ctx *OrchestrationContext, in string) (string, error) {
+		if _, err := CallActivity[string](ctx, "Missing", in).Await(); err != nil {
+			return "", err
+		}
+		ctx.SetCustomStatus("past the activity")
+		return WaitEvent[string](ctx, "go").Await()
+	}
+	without := NewRegistry()
+	require.NoError(t, RegisterOrchestration(without, "NeedsMissing", orch))
+	opts := Options{UnregisteredBackoff: Backoff{Base: 20 * time.Millisecond, Max: 50 * time.Millisecond}, MaxAttempts: 1000}
+	rt, err := Start(t.Context(), p, without, fastOptions(opts))
+	require.NoError(t, err)
+	c := NewClient(p)
+	require.NoError(t, c.StartOrchestration(t.Context(), "missing-1", "NeedsMissing", "x"))
+	var st *OrchestrationStatus
+	require.Eventually(t, func() bool {
+		st, err = c.Status(t.Context(), "missing-1")
+		require.NoError(t, err)
+		return st.Waiting != ""
+	}, testWait, 10*time.Millisecond, "no Waiting text for an unregistered activity")
+	require.Equal(t, StateRunning, st.State)
+	require.Contains(t, st.Waiting, `waiting for activity "Missing", which is not registered on any runtime`)
+	require.NoError(t, rt.Shutdown(t.Context()))
+
+	with := NewRegistry()
+	require.NoError(t, RegisterOrchestration(with, "NeedsMissing", orch))
+	require.NoError(t, RegisterActivity(with, "Missing", func(_ ActivityContext, in string) (string, error) { return in, nil }))
+	startRuntime(t, p, with, opts)
+	require.Eventually(t, func() bool {
+		st, err = c.Status(t.Context(), "missing-1")
+		require.NoError(t, err)
+		return st.CustomStatus != nil
+	}, testWait, 10*time.Millisecond)
+	require.Equal(t, StateRunning, st.State)
+	require.Empty(t, st.Waiting, "the note outlived the activity it was about")
+}
