@@ -47,7 +47,11 @@ const InProcessDiscoveryPageSize = 200
 const DefaultName = "default"
 
 // ErrDataDirInUse is matched (errors.Is) by Open's error when another
-// process (or another Open in this one) has the data directory open.
+// process (or another Open in this one) has the data directory open. The
+// error names the directory and the remedies: stop the other process (a
+// running service holds its store while it runs, so the CLI cannot open
+// it meanwhile), or set DUROXIDE_DATA_DIR or Options.DataDir to another
+// directory.
 var ErrDataDirInUse = localcosmos.ErrDataDirInUse
 
 // ErrNoAccount is matched (errors.Is) by Open's error when an account is
@@ -210,6 +214,12 @@ func openInProcess(o Options) (*Store, error) {
 		return nil, err
 	}
 	srv, err := newLocalServer(&localcosmos.Options{DataDir: dir})
+	if errors.Is(err, ErrDataDirInUse) {
+		return nil, fmt.Errorf("embedded: starting the in-process store: %w; only one process may open it at a time: "+
+			"stop the other process using it (a running service holds its store for as long as it runs, so the duroxide CLI "+
+			"cannot open that store until the service stops; give both an account, COSMOS_ENDPOINT, to share one), "+
+			"or set %s (Options.DataDir) to another directory", err, EnvDataDir)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("embedded: starting the in-process store: %w", err)
 	}
