@@ -356,7 +356,11 @@ func (p *Provider) nextInstanceDoc(lk *orchLock, c duroxide.OrchestrationCommit,
 	doc.Held = nil // the turn consumed what was held (releases.go heldBack)
 	doc.LastAckToken = lk.token
 	noteReceived(&doc, lk, now, p.markerLifetime()) // turncache.go
-	doc.UpdatedAt = ms(now)
+	// Draining an ended instance's late messages is not an update
+	// (duroxide.OrchestrationCommit): its updatedAt stays its end.
+	if !(c.Drains() && c.ExecutionID <= lk.doc.CurrentExecutionID && !lk.doc.Provisional && isTerminal(lk.doc.Status)) {
+		doc.UpdatedAt = ms(now)
+	}
 	return doc
 }
 

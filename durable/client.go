@@ -254,8 +254,10 @@ type OrchestrationStatus struct {
 	// Suspended instance; empty otherwise.
 	SuspendedReason string
 	// Waiting says why a started instance has not run yet (State
-	// NotFound), e.g. that no runtime has its orchestration registered;
-	// "" when nothing is known. Needs a provider with
+	// NotFound), e.g. that no runtime has its orchestration registered,
+	// or why a Running one does not progress: that it waits for an
+	// activity no runtime has registered (shown while that activity is
+	// outstanding); "" when nothing is known. Needs a provider with
 	// duroxide.PendingNoter.
 	Waiting string
 }
@@ -298,6 +300,12 @@ func (e *OrchestrationFailedError) Error() string { return displayMessage(e.Deta
 // Status reads instance's status from its latest execution (Rust:
 // get_orchestration_status).
 func (c *Client) Status(ctx context.Context, instance string) (*OrchestrationStatus, error) {
+	return c.status(ctx, instance, true)
+}
+
+// status is Status; without notes it does not read a running instance's
+// pending note (Waiting stays ""), which the wait loops have no use for.
+func (c *Client) status(ctx context.Context, instance string, notes bool) (*OrchestrationStatus, error) {
 	view, err := c.readStatus(ctx, instance)
 	if err != nil {
 		return nil, err
@@ -334,12 +342,48 @@ func (c *Client) Status(ctx context.Context, instance string) (*OrchestrationSta
 			}
 			if reason != "" {
 				st.State, st.BlockedReason = StateBlocked, reason
+				return st, nil
+			}
+			if notes {
+				st.Waiting = c.activityWaiting(ctx, instance, hist)
 			}
 			return st, nil
 		}
 	}
-	st.Waiting = c.pendingNote(ctx, instance)
+	if note := c.pendingNote(ctx, instance); note != "" {
+		if _, _, _, activity := parseActivityNote(note); !activity {
+			st.Waiting = note
+		}
+	}
 	return st, nil
+}
+
+// activityWaiting is the runtime's note that a running instance waits for
+// an activity no runtime has registered, if that activity is still
+// outstanding in hist (the latest execution's history); "" otherwise. It
+// reads the note only when some activity is outstanding.
+func (c *Client) activityWaiting(ctx context.Context, instance string, hist []duroxide.Event) string {
+	open := map[uint64]bool{}
+	var execution uint64
+	for _, e := range hist {
+		execution = e.ExecutionID
+		switch e.Kind.(type) {
+		case duroxide.ActivityScheduled:
+			open[e.EventID] = true
+		case duroxide.ActivityCompleted, duroxide.ActivityFailed, duroxide.ActivityCancelRequested:
+			if e.SourceEventID != nil {
+				delete(open, *e.SourceEventID)
+			}
+		}
+	}
+	if len(open) == 0 {
+		return ""
+	}
+	ex, id, text, ok := parseActivityNote(c.pendingNote(ctx, instance))
+	if !ok || ex != execution || !open[id] {
+		return ""
+	}
+	return text
 }
 
 // statusView is what Client.Status reads.
@@ -414,7 +458,7 @@ func (c *Client) WaitForOrchestration(ctx context.Context, instance string, opts
 func (c *Client) waitForOrchestration(ctx context.Context, instance string, o WaitOptions) (*OrchestrationStatus, error) {
 	var out *OrchestrationStatus
 	err := c.poll(ctx, o, func() (bool, error) {
-		st, err := c.Status(ctx, instance)
+		st, err := c.status(ctx, instance, false)
 		if err != nil {
 			return false, err
 		}
@@ -448,7 +492,7 @@ func (c *Client) WaitForStatusChange(ctx context.Context, instance string, lastS
 		if err != nil {
 			return false, err
 		}
-		st, err := c.Status(ctx, instance)
+		st, err := c.status(ctx, instance, false)
 		if err != nil {
 			return false, err
 		}

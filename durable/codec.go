@@ -2,7 +2,11 @@ package durable
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
 
 	"github.com/duroxide-go/cdb/internal/wirejson"
 )
@@ -76,4 +80,95 @@ func canonicalJSON(b []byte) (string, error) {
 		return "", err
 	}
 	return string(out), nil
+}
+
+// ErrUnsupportedType is matched (errors.Is) by the error of
+// RegisterOrchestration, RegisterOrchestrationVersion and RegisterActivity
+// when the function's input or output type is one the typed codec (JSON)
+// cannot carry: a channel, a func, a complex number, an unsafe pointer,
+// or a map whose keys are none of string, integer or
+// encoding.TextMarshaler, at any depth that encoding/json reaches. Such a
+// registration would fail every call at run time instead. The error is a
+// *RegistrationError naming the type and where in it the problem is.
+var ErrUnsupportedType = errors.New("durable: the typed codec (JSON) cannot carry this type")
+
+var (
+	jsonMarshaler    = reflect.TypeFor[json.Marshaler]()
+	jsonUnmarshaler  = reflect.TypeFor[json.Unmarshaler]()
+	textMarshaler    = reflect.TypeFor[encoding.TextMarshaler]()
+	textUnmarshaler  = reflect.TypeFor[encoding.TextUnmarshaler]()
+	customCodecFaces = []reflect.Type{jsonMarshaler, jsonUnmarshaler, textMarshaler, textUnmarshaler}
+)
+
+// codecCarries returns nil if the typed codec can encode and decode
+// values of t, else a description of the part of t it cannot (e.g.
+// "field Done: chan struct {}"). A type with its own JSON or text
+// (un)marshaling is trusted; an interface type is checked at run time
+// by encoding/json, as its dynamic value is not known here.
+func codecCarries(t reflect.Type) error {
+	return carries(t, map[reflect.Type]bool{})
+}
+
+func carries(t reflect.Type, seen map[reflect.Type]bool) error {
+	if seen[t] {
+		return nil // a recursive type: checked where it started
+	}
+	seen[t] = true
+	for _, face := range customCodecFaces {
+		if t.Implements(face) || reflect.PointerTo(t).Implements(face) {
+			return nil
+		}
+	}
+	switch t.Kind() {
+	case reflect.Chan, reflect.Func, reflect.Complex64, reflect.Complex128, reflect.UnsafePointer:
+		return fmt.Errorf("%s", t)
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return carries(t.Elem(), seen)
+	case reflect.Map:
+		k := t.Key()
+		switch k.Kind() {
+		case reflect.String, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		default:
+			if !k.Implements(textMarshaler) {
+				return fmt.Errorf("map key %s (want a string, an integer or an encoding.TextMarshaler)", k)
+			}
+		}
+		if err := carries(t.Elem(), seen); err != nil {
+			return fmt.Errorf("map value: %w", err)
+		}
+	case reflect.Struct:
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if tag := f.Tag.Get("json"); tag == "-" {
+				continue
+			}
+			ft := f.Type
+			if f.Anonymous && ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if !f.IsExported() && !(f.Anonymous && ft.Kind() == reflect.Struct) {
+				continue // encoding/json ignores it
+			}
+			if err := carries(f.Type, seen); err != nil {
+				return fmt.Errorf("field %s: %w", f.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// checkCodecTypes refuses a typed registration whose input or output type
+// the codec cannot carry (ErrUnsupportedType).
+func checkCodecTypes[In, Out any](kind, name string) error {
+	for _, side := range []struct {
+		what string
+		t    reflect.Type
+	}{{"input", reflect.TypeFor[In]()}, {"output", reflect.TypeFor[Out]()}} {
+		if err := codecCarries(side.t); err != nil {
+			return &RegistrationError{Kind: kind, Name: name, Err: ErrUnsupportedType,
+				Reason: fmt.Sprintf("its %s type %s cannot be carried by the typed codec (JSON): %v", side.what, side.t, err)}
+		}
+	}
+	return nil
 }

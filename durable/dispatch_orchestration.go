@@ -133,10 +133,7 @@ func (rt *Runtime) processOrchestrationItem(t *turn) {
 	}
 	if t.ended && !t.continueAsNew {
 		// A terminal instance: ack nothing, which drains the messages.
-		if len(item.Messages) > 0 {
-			rt.log.Warn("messages for an instance that has ended; dropping them", "instance_id", instance,
-				"execution_id", item.ExecutionID, "messages", variants(item.Messages))
-		}
+		rt.logDropped(instance, item.ExecutionID, item.Messages)
 		if err := rt.notifyCollisions(t, true); err != nil {
 			rt.parentUnreadable(t, err)
 			return
@@ -266,6 +263,23 @@ func (rt *Runtime) notePending(instance string, r *turn, attempt uint32, delay t
 		r.name, version, attempt, rt.opts.MaxAttempts, delay)
 	if err := n.NotePending(rt.ctx, instance, note); err != nil {
 		rt.log.Debug("recording the pending note failed", "instance_id", instance, "error", err)
+	}
+}
+
+// noteActivityPending tells clients (through the provider's
+// PendingNoter) that item's instance waits for an activity no runtime has
+// registered. The note names the activity's execution and id
+// (activityNote), so that Client.Status shows it only while that activity
+// is still outstanding.
+func (rt *Runtime) noteActivityPending(item duroxide.ActivityExecuteItem, attempt uint32, delay time.Duration) {
+	n, ok := rt.p.(duroxide.PendingNoter)
+	if !ok {
+		return
+	}
+	text := fmt.Sprintf("waiting for activity %q, which is not registered on any runtime that fetched it; attempt %d of %d, retrying in %s",
+		item.Name, attempt, rt.opts.MaxAttempts, delay)
+	if err := n.NotePending(rt.ctx, item.Instance, activityNote(item.ExecutionID, item.ID, text)); err != nil {
+		rt.log.Debug("recording the pending note failed", "instance_id", item.Instance, "error", err)
 	}
 }
 
@@ -474,6 +488,43 @@ func (rt *Runtime) stopTimers() {
 }
 
 // variants names each work item's kind, for logs.
+// logDropped logs the messages a terminal instance's drained batch
+// drops. Completions of work the instance no longer waits for (a timer or
+// an activity that lost a Select, a child's result after the parent ended)
+// and cancellations of an instance that already ended are expected
+// leftovers of an ended instance, logged at Debug; anything else (an
+// external event, a queue message, a lifecycle request) was someone's
+// intent that will now never be acted on, logged at Warn.
+func (rt *Runtime) logDropped(instance string, executionID uint64, msgs []duroxide.WorkItem) {
+	var stale, lost []duroxide.WorkItem
+	for _, m := range msgs {
+		if staleLeftover(m) {
+			stale = append(stale, m)
+		} else {
+			lost = append(lost, m)
+		}
+	}
+	if len(lost) > 0 {
+		rt.log.Warn("messages for an instance that has ended; dropping them", "instance_id", instance,
+			"execution_id", executionID, "messages", variants(lost))
+	}
+	if len(stale) > 0 {
+		rt.log.Debug("completions for an instance that has ended; dropping them", "instance_id", instance,
+			"execution_id", executionID, "messages", variants(stale))
+	}
+}
+
+// staleLeftover reports whether m, delivered to an ended instance, is an
+// expected leftover rather than lost intent (see logDropped).
+func staleLeftover(m duroxide.WorkItem) bool {
+	switch m.(type) {
+	case duroxide.TimerFiredItem, duroxide.ActivityCompletedItem, duroxide.ActivityFailedItem,
+		duroxide.SubOrchCompletedItem, duroxide.SubOrchFailedItem, duroxide.CancelInstanceItem:
+		return true
+	}
+	return false
+}
+
 func variants(items []duroxide.WorkItem) []string {
 	out := make([]string, len(items))
 	for i, w := range items {

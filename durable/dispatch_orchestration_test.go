@@ -1,6 +1,7 @@
 package durable
 
 import (
+	"errors"
 	"log/slog"
 	"strings"
 	"testing"
@@ -55,4 +56,81 @@ func TestMessagesForAnEndedInstanceAreLoggedWhenDropped(t *testing.T) {
 	}, 10*time.Second, 10*time.Millisecond, "the drop is logged:\n%s", logs.String())
 	require.Contains(t, logs.String(), "instance_id=ended-1")
 	require.Contains(t, logs.String(), "messages=[QueueMessage]")
+}
+
+// A timer that lost a Select fires after its instance completed: an
+// expected leftover, not lost intent. Its drop is logged at Debug, not
+// Warn, and draining it leaves the instance's updatedAt at its completion
+// time (the drained ack writes no history, no metadata and no items).
+func TestStaleTimerOfAnEndedInstanceIsDrainedQuietly(t *testing.T) {
+	var logs syncBuffer
+	reg := NewRegistry()
+	require.NoError(t, RegisterActivity(reg, "Fast", func(_ ActivityContext, in string) (string, error) { return in, nil }))
+	require.NoError(t, RegisterOrchestration(reg, "Race", func(ctx *OrchestrationContext, in string) (string, error) {
+		act := CallActivity[string](ctx, "Fast", in)
+		if ctx.Select(act, NewTimer(ctx, 300*time.Millisecond)) == 1 {
+			return "", errors.New("the timer won")
+		}
+		return act.Await()
+	}))
+	p := newMemProvider()
+	rt := startRuntime(t, p, reg, Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	c := rt.Client()
+	require.NoError(t, c.StartOrchestration(t.Context(), "race-1", "Race", "x"))
+	require.Equal(t, StateCompleted, waitDone(t, c, "race-1").State)
+
+	require.Eventually(t, func() bool {
+		return strings.Contains(logs.String(), "messages=[TimerFired]")
+	}, testWait, 10*time.Millisecond, "the stale timer is drained and its drop logged:\n%s", logs.String())
+	for _, line := range strings.Split(logs.String(), "\n") {
+		require.NotContains(t, line, "level=WARN", "nothing about the stale timer is a warning:\n%s", logs.String())
+	}
+	info, err := c.InstanceInfo(t.Context(), "race-1")
+	require.NoError(t, err)
+	ex, err := c.ExecutionInfo(t.Context(), "race-1", info.CurrentExecutionID)
+	require.NoError(t, err)
+	require.NotNil(t, ex.CompletedAt)
+	require.Equal(t, *ex.CompletedAt, info.UpdatedAt, "the drained timer moved updatedAt past the completion")
+}
+
+// An instance whose activity no runtime has registered says so in its
+// status (Waiting), as one whose orchestration is not registered does;
+// once the activity has run, the note no longer shows.
+func TestUnregisteredActivityIsNamedInWaiting(t *testing.T) {
+	p := newMemProvider()
+	orch := func(ctx *OrchestrationContext, in string) (string, error) {
+		if _, err := CallActivity[string](ctx, "Missing", in).Await(); err != nil {
+			return "", err
+		}
+		ctx.SetCustomStatus("past the activity")
+		return WaitEvent[string](ctx, "go").Await()
+	}
+	without := NewRegistry()
+	require.NoError(t, RegisterOrchestration(without, "NeedsMissing", orch))
+	opts := Options{UnregisteredBackoff: Backoff{Base: 20 * time.Millisecond, Max: 50 * time.Millisecond}, MaxAttempts: 1000}
+	rt, err := Start(t.Context(), p, without, fastOptions(opts))
+	require.NoError(t, err)
+	c := NewClient(p)
+	require.NoError(t, c.StartOrchestration(t.Context(), "missing-1", "NeedsMissing", "x"))
+	var st *OrchestrationStatus
+	require.Eventually(t, func() bool {
+		st, err = c.Status(t.Context(), "missing-1")
+		require.NoError(t, err)
+		return st.Waiting != ""
+	}, testWait, 10*time.Millisecond, "no Waiting text for an unregistered activity")
+	require.Equal(t, StateRunning, st.State)
+	require.Contains(t, st.Waiting, `waiting for activity "Missing", which is not registered on any runtime`)
+	require.NoError(t, rt.Shutdown(t.Context()))
+
+	with := NewRegistry()
+	require.NoError(t, RegisterOrchestration(with, "NeedsMissing", orch))
+	require.NoError(t, RegisterActivity(with, "Missing", func(_ ActivityContext, in string) (string, error) { return in, nil }))
+	startRuntime(t, p, with, opts)
+	require.Eventually(t, func() bool {
+		st, err = c.Status(t.Context(), "missing-1")
+		require.NoError(t, err)
+		return st.CustomStatus != nil
+	}, testWait, 10*time.Millisecond)
+	require.Equal(t, StateRunning, st.State)
+	require.Empty(t, st.Waiting, "the note outlived the activity it was about")
 }

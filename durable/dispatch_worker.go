@@ -74,6 +74,7 @@ func (rt *Runtime) processNextWorkItem(workerID, sessionOwner string) (found boo
 		delay := rt.opts.UnregisteredBackoff.Delay(w.attempt)
 		rt.log.Warn("activity not registered, abandoning with backoff", "instance_id", item.Instance,
 			"activity_name", item.Name, "attempt", w.attempt, "max_attempts", rt.opts.MaxAttempts, "backoff", delay)
+		rt.noteActivityPending(item, w.attempt, delay)
 		rt.abandon(duroxide.WorkerQueue, item.Instance, w.token, delay, false)
 		return true, nil
 	}

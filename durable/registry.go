@@ -68,12 +68,18 @@ func NewRegistry() *Registry {
 // RegistrationError reports a rejected registration.
 type RegistrationError struct {
 	Kind, Name, Reason string
+	// Err is the sentinel the refusal matches (errors.Is), if any:
+	// ErrUnsupportedType for a type the typed codec cannot carry.
+	Err error
 }
 
 // Error implements error.
 func (e *RegistrationError) Error() string {
 	return fmt.Sprintf("durable: cannot register %s %q: %s", e.Kind, e.Name, e.Reason)
 }
+
+// Unwrap returns Err.
+func (e *RegistrationError) Unwrap() error { return e.Err }
 
 // AddOrchestration registers fn as version 1.0.0 of name.
 func (r *Registry) AddOrchestration(name string, fn OrchestrationFunc) error {
@@ -134,7 +140,9 @@ func (r *Registry) AddActivity(name string, fn ActivityFunc) error {
 
 // RegisterOrchestration registers a typed orchestration as version 1.0.0.
 // Input and output follow the typed codec: a string travels as raw text,
-// anything else as JSON.
+// anything else as JSON. An input or output type JSON cannot carry (a
+// channel, a func, a complex number...) is refused with a
+// *RegistrationError matching ErrUnsupportedType.
 func RegisterOrchestration[In, Out any](r *Registry, name string, fn func(*OrchestrationContext, In) (Out, error)) error {
 	return RegisterOrchestrationVersion(r, name, DefaultVersion, fn)
 }
@@ -143,6 +151,9 @@ func RegisterOrchestration[In, Out any](r *Registry, name string, fn func(*Orche
 func RegisterOrchestrationVersion[In, Out any](r *Registry, name, version string, fn func(*OrchestrationContext, In) (Out, error)) error {
 	if fn == nil {
 		return &RegistrationError{Kind: "orchestration", Name: name, Reason: "nil function"}
+	}
+	if err := checkCodecTypes[In, Out]("orchestration", name); err != nil {
+		return err
 	}
 	return r.AddOrchestrationVersion(name, version, func(ctx *OrchestrationContext, raw string) (string, error) {
 		in, err := Decode[In](raw)
@@ -158,10 +169,14 @@ func RegisterOrchestrationVersion[In, Out any](r *Registry, name, version string
 }
 
 // RegisterActivity registers a typed activity, with the codec as
-// RegisterOrchestration.
+// RegisterOrchestration (and its refusal of types the codec cannot
+// carry: ErrUnsupportedType).
 func RegisterActivity[In, Out any](r *Registry, name string, fn func(ActivityContext, In) (Out, error)) error {
 	if fn == nil {
 		return &RegistrationError{Kind: "activity", Name: name, Reason: "nil function"}
+	}
+	if err := checkCodecTypes[In, Out]("activity", name); err != nil {
+		return err
 	}
 	return r.AddActivity(name, func(ctx ActivityContext, raw string) (string, error) {
 		in, err := Decode[In](raw)

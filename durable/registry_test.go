@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
@@ -146,4 +147,93 @@ func TestOptionsValidate(t *testing.T) {
 	_, err = Start(t.Context(), nil, NewRegistry(), nil)
 	var ie *InputError
 	require.ErrorAs(t, err, &ie)
+}
+
+// codecTime has its own JSON encoding, which is trusted.
+type codecTime struct{ c chan int }
+
+func (codecTime) MarshalJSON() ([]byte, error) { return []byte(`"t"`), nil }
+func (*codecTime) UnmarshalJSON([]byte) error  { return nil }
+
+// codecNode is a recursive type the codec carries.
+type codecNode struct {
+	Next     *codecNode
+	Children map[string]codecNode
+}
+
+// A typed registration whose input or output the JSON codec cannot carry
+// is refused with ErrUnsupportedType, naming the type and the part of it
+// at fault; what encoding/json ignores or encodes itself is accepted.
+func TestRegistryRefusesTypesTheCodecCannotCarry(t *testing.T) {
+	type withChan struct {
+		Name string
+		Done chan struct{}
+	}
+	type hidden struct {
+		Name string
+		done chan struct{}
+		Skip func() `json:"-"`
+	}
+	refused := map[string]func(*Registry) error{
+		"activity input chan": func(r *Registry) error {
+			return RegisterActivity(r, "A", func(ActivityContext, chan int) (string, error) { return "", nil })
+		},
+		"activity output func": func(r *Registry) error {
+			return RegisterActivity(r, "A", func(ActivityContext, string) (func(), error) { return nil, nil })
+		},
+		"activity input complex": func(r *Registry) error {
+			return RegisterActivity(r, "A", func(ActivityContext, complex128) (string, error) { return "", nil })
+		},
+		"activity input unsafe pointer": func(r *Registry) error {
+			return RegisterActivity(r, "A", func(ActivityContext, unsafe.Pointer) (string, error) { return "", nil })
+		},
+		"orchestration input struct field chan": func(r *Registry) error {
+			return RegisterOrchestration(r, "O", func(*OrchestrationContext, withChan) (string, error) { return "", nil })
+		},
+		"orchestration output map of funcs": func(r *Registry) error {
+			return RegisterOrchestrationVersion(r, "O", "2.0.0", func(*OrchestrationContext, string) (map[string]func(), error) { return nil, nil })
+		},
+		"orchestration input struct map key": func(r *Registry) error {
+			return RegisterOrchestration(r, "O", func(*OrchestrationContext, map[struct{ A int }]string) (string, error) { return "", nil })
+		},
+		"orchestration output slice of chan pointers": func(r *Registry) error {
+			return RegisterOrchestration(r, "O", func(*OrchestrationContext, string) ([]*chan int, error) { return nil, nil })
+		},
+	}
+	for name, register := range refused {
+		t.Run(name, func(t *testing.T) {
+			r := NewRegistry()
+			err := register(r)
+			require.ErrorIs(t, err, ErrUnsupportedType)
+			var re *RegistrationError
+			require.ErrorAs(t, err, &re)
+			require.Contains(t, err.Error(), "cannot be carried by the typed codec (JSON)")
+			require.Empty(t, r.activities, "nothing is registered")
+			require.Empty(t, r.orchestrations, "nothing is registered")
+		})
+	}
+	r := NewRegistry()
+	require.ErrorContains(t, RegisterOrchestration(r, "O", func(*OrchestrationContext, withChan) (string, error) { return "", nil }),
+		"its input type durable.withChan cannot be carried by the typed codec (JSON): field Done: chan struct {}")
+
+	accepted := map[string]func(*Registry) error{
+		"unexported and skipped fields": func(r *Registry) error {
+			return RegisterActivity(r, "A", func(ActivityContext, hidden) (hidden, error) { return hidden{}, nil })
+		},
+		"own JSON encoding": func(r *Registry) error {
+			return RegisterActivity(r, "A", func(ActivityContext, codecTime) (*codecTime, error) { return nil, nil })
+		},
+		"recursive type": func(r *Registry) error {
+			return RegisterActivity(r, "A", func(ActivityContext, codecNode) ([]codecNode, error) { return nil, nil })
+		},
+		"interface and time": func(r *Registry) error {
+			return RegisterOrchestration(r, "O", func(*OrchestrationContext, any) (map[int]time.Time, error) { return nil, nil })
+		},
+		"bytes and struct": func(r *Registry) error {
+			return RegisterOrchestration(r, "O", func(*OrchestrationContext, []byte) (struct{ A, B int }, error) { return struct{ A, B int }{}, nil })
+		},
+	}
+	for name, register := range accepted {
+		t.Run(name, func(t *testing.T) { require.NoError(t, register(NewRegistry())) })
+	}
 }

@@ -136,6 +136,14 @@ type LockedWorkItem struct {
 }
 
 // OrchestrationCommit is everything one orchestration turn commits.
+//
+// A commit that Drains (no history, metadata, items, cancellations or
+// suspension change) for an instance whose current execution has ended
+// is the runtime draining messages that came too late (a timer that lost
+// a Select, an event sent after the end): the provider removes the
+// consumed messages and releases the lock, but leaves the instance's
+// updatedAt alone, so that an ended instance's UpdatedAt stays its
+// completion time. Go-only: duroxide's providers stamp every ack.
 type OrchestrationCommit struct {
 	ExecutionID  uint64
 	HistoryDelta []Event
@@ -155,6 +163,14 @@ type OrchestrationCommit struct {
 	// Not in duroxide's trait: a Go addition for Client.Suspend (see
 	// SuspendInstanceItem and SuspensionReader).
 	Suspend *SuspendChange
+}
+
+// Drains reports whether c writes nothing but the removal of the consumed
+// messages: no history, metadata, items, cancelled activities or
+// suspension change.
+func (c *OrchestrationCommit) Drains() bool {
+	return len(c.HistoryDelta) == 0 && len(c.WorkerItems) == 0 && len(c.OrchestratorItems) == 0 &&
+		c.Metadata == (ExecutionMetadata{}) && len(c.CancelledActivities) == 0 && c.Suspend == nil
 }
 
 // SuspendChange is a turn's change to its instance's suspension. While

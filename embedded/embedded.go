@@ -47,7 +47,11 @@ const InProcessDiscoveryPageSize = 200
 const DefaultName = "default"
 
 // ErrDataDirInUse is matched (errors.Is) by Open's error when another
-// process (or another Open in this one) has the data directory open.
+// process (or another Open in this one) has the data directory open. The
+// error names the directory and the remedies: stop the other process (a
+// running service holds its store while it runs, so the CLI cannot open
+// it meanwhile), or set DUROXIDE_DATA_DIR or Options.DataDir to another
+// directory.
 var ErrDataDirInUse = localcosmos.ErrDataDirInUse
 
 // ErrNoAccount is matched (errors.Is) by Open's error when an account is
@@ -224,6 +228,11 @@ func openInProcess(o Options) (*Store, error) {
 	srv, err := newLocalServer(&localcosmos.Options{DataDir: dir, Key: key})
 	if errors.Is(err, ErrDataDirInUse) && o.JoinRunning {
 		return joinRunning(dir)
+	}
+	if errors.Is(err, ErrDataDirInUse) {
+		return nil, fmt.Errorf("embedded: starting the in-process store: %w; only one process may open it at a time: "+
+			"stop the other process using it, open it with Options.JoinRunning to use the store that process serves "+
+			"(the duroxide command does), or set %s (Options.DataDir) to another directory", err, EnvDataDir)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("embedded: starting the in-process store: %w", err)

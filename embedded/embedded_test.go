@@ -87,6 +87,12 @@ func TestOpenRefusesADirectoryInUse(t *testing.T) {
 	if !errors.Is(err, ErrDataDirInUse) {
 		t.Fatalf("second Open = %v, want ErrDataDirInUse", err)
 	}
+	// The error says what to do about it.
+	for _, want := range []string{dir, "stop the other process", "Options.JoinRunning", "the duroxide command does", EnvDataDir, "Options.DataDir"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("second Open's error lacks %q: %v", want, err)
+		}
+	}
 }
 
 // Without DataDir or DUROXIDE_DATA_DIR the store is .duroxide/<Name> under

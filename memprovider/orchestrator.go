@@ -294,8 +294,13 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 		}
 		p.instances[instance] = st
 	}
+	// Draining an ended instance's late messages is not an update
+	// (duroxide.OrchestrationCommit): its updatedAt stays its end.
+	if cur := st.executions[st.currentExecution]; !(commit.Drains() && commit.ExecutionID <= st.currentExecution &&
+		cur != nil && isTerminal(cur.status)) {
+		st.updatedAt = now
+	}
 	st.currentExecution = max(st.currentExecution, commit.ExecutionID)
-	st.updatedAt = now
 	st.blocked = "" // a committed turn replayed the history cleanly
 	if c := commit.Suspend; c != nil {
 		st.suspended = nil

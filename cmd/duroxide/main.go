@@ -15,11 +15,16 @@
 // The store is the one embedded.Open opens: the Cosmos DB account the
 // COSMOS_* variables name, else the in-process store in DUROXIDE_DATA_DIR
 // (default .duroxide/default). `duroxide replay` needs your orchestration
-// code, so it runs from a main of your own that calls cli.Main(registry)
-// (package cmd/duroxide/cli); this command has no registry and reports
-// replay as a usage error saying so. See docs/operations.md.
+// code, so it runs from a main of your own that exits with
+// cli.Main(registry) (package cmd/duroxide/cli); this command has no
+// registry and reports replay as a usage error saying so. See
+// docs/operations.md.
 package main
 
-import "github.com/duroxide-go/cdb/cmd/duroxide/cli"
+import (
+	"os"
 
-func main() { cli.Main(nil) }
+	"github.com/duroxide-go/cdb/cmd/duroxide/cli"
+)
+
+func main() { os.Exit(cli.Main(nil)) }

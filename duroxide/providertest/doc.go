@@ -98,7 +98,7 @@ abandoned batch is held back wait for it, neither dropped as orphans nor
 delivered first, and a fetched message a commit hands back keeps its
 place ahead of what arrived during the turn; instance_search (8),
 ProviderAdmin.SearchInstances; and
-lifecycle (11), what the Client's Suspend, Resume, Rewind and Restart need:
+lifecycle (12), what the Client's Suspend, Resume, Rewind and Restart need:
 OrchestrationCommit.Suspend holding an instance's messages back until a
 resume or cancellation brings them all, however many (for a provider
 that is a SuspensionReader), an execution that ends clearing the
@@ -106,8 +106,9 @@ suspension, a search by the suspended state finding the instance, and
 execution N+1 of a failed instance committed with a prefix
 of history, and the next execution after a terminal one claimed once (of
 two requests for it exactly one is accepted, per execution; for a
-provider that is a NextExecutionWriter), and the requests the next turn
-will take listed (for a PendingRequestReader).
+provider that is a NextExecutionWriter), a commit that only drains an
+ended instance's late messages leaving its updatedAt at its end, and the
+requests the next turn will take listed (for a PendingRequestReader).
 
 Newer duroxide adds race_replay (src/provider_validation/race_replay.rs,
 9 behaviours at 729fbb10): provider validations that run a Runtime over

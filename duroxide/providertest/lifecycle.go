@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -14,8 +15,10 @@ import (
 // Rewind need from a provider: OrchestrationCommit.Suspend holds an
 // instance's messages back until one that duroxide.WakesSuspended
 // arrives, which then brings them all; and a turn may start execution
-// N+1 of a failed instance with a whole prefix of history. The
-// suspension behaviours apply to a duroxide.SuspensionReader.
+// N+1 of a failed instance with a whole prefix of history; and a commit
+// that only drains an ended instance's late messages leaves its updatedAt
+// at its end (duroxide.OrchestrationCommit). The suspension behaviours
+// apply to a duroxide.SuspensionReader.
 var lifecycleTests = []Test{
 	{Name: "suspended_instance_is_not_fetched", Func: testSuspendedInstanceIsNotFetched},
 	{Name: "resume_brings_the_held_messages_in_order", Func: testResumeBringsTheHeldMessages},
@@ -27,6 +30,7 @@ var lifecycleTests = []Test{
 	{Name: "rewound_execution_starts_running_from_a_prefix", Func: testRewoundExecutionStartsRunning},
 	{Name: "next_execution_has_one_winner", Func: testNextExecutionHasOneWinner},
 	{Name: "next_execution_claims_are_per_execution", Func: testNextExecutionClaimsArePerExecution},
+	{Name: "draining_an_ended_instance_keeps_its_updated_at", Func: testDrainKeepsUpdatedAt},
 	{Name: "pending_requests_list_what_the_next_turn_takes", Func: testPendingRequests},
 }
 
@@ -349,4 +353,31 @@ func testRewoundExecutionStartsRunning(t *testing.T, f Factory) {
 		require.Equal(t, duroxide.StatusRunning, info.Status)
 		require.Equal(t, uint64(2), info.CurrentExecutionID)
 	}
+}
+
+// testDrainKeepsUpdatedAt: a timer that fires after its instance
+// completed is drained by a commit that Drains; the message is consumed,
+// and the instance's updatedAt stays its completion time.
+func testDrainKeepsUpdatedAt(t *testing.T, f Factory) {
+	t.Parallel()
+	ctx, p := newProvider(t, f)
+	a := admOf(t, p)
+	const inst = "mgmt-drain"
+	admCompleted(t, p, inst)
+	before, err := a.InstanceInfo(ctx, inst)
+	require.NoError(t, err)
+	ex, err := a.ExecutionInfo(ctx, inst, 1)
+	require.NoError(t, err)
+	require.NotNil(t, ex.CompletedAt)
+	require.Equal(t, *ex.CompletedAt, before.UpdatedAt, "a completing ack stamps updatedAt with the completion")
+
+	sleep(t, 20*time.Millisecond) // a later ack's clock reads a later millisecond
+	enqueueOrch(t, p, timerFired(inst, 1, 2, nowMs()))
+	item := mustFetchInstance(t, p, testLock, inst)
+	mustAck(t, p, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1})
+	requireNoFetch(t, p, "the drained timer is consumed")
+	after, err := a.InstanceInfo(ctx, inst)
+	require.NoError(t, err)
+	require.Equal(t, before.UpdatedAt, after.UpdatedAt, "draining a late message moved the ended instance's updatedAt")
+	require.Equal(t, duroxide.StatusCompleted, after.Status)
 }

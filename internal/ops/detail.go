@@ -26,7 +26,9 @@ type Detail struct {
 	// with.
 	SuspendedReason string `json:"suspended_reason,omitempty"`
 	// Waiting says why a started instance has not run yet (State
-	// Pending), e.g. that no runtime has its orchestration registered.
+	// Pending), e.g. that no runtime has its orchestration registered, or
+	// why a running one does not progress (an activity no runtime has
+	// registered).
 	Waiting string `json:"waiting,omitempty"`
 	// CustomStatus is the latest custom status; nil when none.
 	CustomStatus *string `json:"custom_status"`
@@ -108,7 +110,7 @@ func (s *Service) Instance(ctx context.Context, instance string) (*Detail, error
 		d.Summary.State = duroxide.InstanceSuspended
 	}
 	d.State, d.Output, d.Failure, d.BlockedReason, d.CustomStatus = st.State.String(), st.Output, st.FailureMessage(), st.BlockedReason, st.CustomStatus
-	d.SuspendedReason = st.SuspendedReason
+	d.SuspendedReason, d.Waiting = st.SuspendedReason, st.Waiting
 	if err := s.readPending(ctx, d); err != nil {
 		return nil, err
 	}

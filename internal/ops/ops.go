@@ -15,8 +15,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/duroxide-go/cdb/durable"
+	"github.com/duroxide-go/cdb/duroxide"
 )
 
 // ErrNotSupported is matched (errors.Is) by an operation this version
@@ -94,6 +96,11 @@ func (s *Service) Do(ctx context.Context, instance string, a Action, r Request) 
 	}
 	switch a {
 	case ActionCancel:
+		// The client accepts a cancel of an ended instance, which the
+		// runtime then drops: a person asking for one is told instead.
+		if st, err := s.c.Status(ctx, instance); err == nil && st.IsTerminal() {
+			return fmt.Errorf("%w: cancel needs a running instance; %s already ended (%s)", durable.ErrInvalidState, instance, endedState(st))
+		}
 		return s.c.CancelInstance(ctx, instance, r.Reason)
 	case ActionRaise:
 		if r.Name == "" {
@@ -124,6 +131,70 @@ func (s *Service) Do(ctx context.Context, instance string, a Action, r Request) 
 		return s.c.Redrive(ctx, instance)
 	}
 	return fmt.Errorf("%w: unknown action %q", durable.ErrInvalidInput, a)
+}
+
+// endedState names how a terminal instance ended: Completed, Failed or
+// Cancelled.
+func endedState(st *durable.OrchestrationStatus) string {
+	if st.State == durable.StateFailed && strings.HasPrefix(st.FailureMessage(), "canceled: ") {
+		return "Cancelled"
+	}
+	return st.State.String()
+}
+
+// PurgePlan returns the ids a purge of instance (Do with ActionPurge)
+// would delete, the instance first and then its sub-orchestrations, and
+// deletes nothing. The refusals are the purge's: ErrInstanceNotFound,
+// durable.ErrCannotDeleteSubOrchestration for a sub-orchestration, and,
+// without force, durable.ErrInstanceStillRunning when any of them is
+// running.
+func (s *Service) PurgePlan(ctx context.Context, instance string, force bool) ([]string, error) {
+	if instance == "" {
+		return nil, fmt.Errorf("%w: empty instance id", durable.ErrInvalidInput)
+	}
+	info, err := s.c.InstanceInfo(ctx, instance)
+	if err != nil {
+		return nil, err
+	}
+	if info.ParentInstanceID != nil && *info.ParentInstanceID != "" {
+		return nil, fmt.Errorf("%w: %s is a sub-orchestration of %s: purge its root instead", durable.ErrCannotDeleteSubOrchestration,
+			instance, *info.ParentInstanceID)
+	}
+	tree, err := s.c.InstanceTree(ctx, instance)
+	if err != nil {
+		return nil, err
+	}
+	if !force {
+		if id, ok := s.RunningInTree(ctx, instance); ok {
+			return nil, fmt.Errorf("%w: instance %q is running", durable.ErrInstanceStillRunning, id)
+		}
+	}
+	ids := []string{instance}
+	for _, id := range tree.AllIDs {
+		if id != instance {
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
+}
+
+// RunningInTree returns the first instance of instance's tree (instance
+// itself, then its sub-orchestrations) that is running, which a purge
+// without force refuses; ok is false when none is, or the tree cannot be
+// read.
+func (s *Service) RunningInTree(ctx context.Context, instance string) (id string, ok bool) {
+	tree, err := s.c.InstanceTree(ctx, instance)
+	if err != nil {
+		return "", false
+	}
+	ids := append([]string{instance}, tree.AllIDs...)
+	for _, id := range ids {
+		info, err := s.c.InstanceInfo(ctx, id)
+		if err == nil && info.Status == duroxide.StatusRunning {
+			return id, true
+		}
+	}
+	return "", false
 }
 
 // StartRequest is the input of Start.

@@ -10,7 +10,7 @@
 // Replaying needs the orchestration code, which only your program has, so
 // `replay` runs from a main of your own that passes its registry:
 //
-//	func main() { cli.Main(myapp.NewRegistry()) }
+//	func main() { os.Exit(cli.Main(myapp.NewRegistry())) }
 //
 //	go run ./cmd/replaycheck replay -export prod-histories.json
 //
@@ -24,8 +24,10 @@
 //
 // Exit codes: 0 success; 1 some execution does not replay, a bulk action
 // failed on some instance, or an action was refused (purging a running
-// instance without -force, starting an existing id, an instance not in
-// the state the action needs); 2 usage error or invalid input; 3 the
+// instance without -force, starting an existing id, cancelling an
+// instance that already ended, an instance not in the state the action
+// needs); 2 usage error (one line saying what is wrong, the command's
+// usage line and where the full usage is) or invalid input; 3 the
 // store or the histories could not be read or written; 4 the instance
 // does not exist; 5 the operation is not supported (raise or enqueue in
 // bulk, suspend on a store that cannot suspend).
@@ -39,6 +41,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/durable"
@@ -72,12 +76,14 @@ type Command struct {
 	Ready func(url string)
 }
 
-// Main runs the command line with reg on os.Args and exits with its code.
-func Main(reg *durable.Registry) {
+// Main runs the command line with reg on os.Args (an interrupt cancels
+// it) and returns its exit code, for a main of your own to exit with:
+//
+//	func main() { os.Exit(cli.Main(myapp.NewRegistry())) }
+func Main(reg *durable.Registry) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	code := Command{Registry: reg}.Run(ctx, os.Args[1:])
-	stop()
-	os.Exit(code)
+	defer stop()
+	return Command{Registry: reg}.Run(ctx, os.Args[1:])
 }
 
 // OpenCosmosFromEnv opens the provider of cdb.ConfigFromEnv.
@@ -104,7 +110,7 @@ const usage = `usage:
   duroxide enqueue INSTANCE QUEUE [DATA]
                                         append a message to the instance's queue
   duroxide cancel [-reason R] INSTANCE | cancel [filters] [-reason R] [-dry-run] [-max N] [-progress]
-  duroxide purge [-force] INSTANCE | purge [filters] [-force] [-dry-run] [-max N] [-progress]
+  duroxide purge [-force] [-dry-run] INSTANCE | purge [filters] [-force] [-dry-run] [-max N] [-progress]
   duroxide suspend|resume|rewind [-reason R] INSTANCE | suspend|resume|rewind [filters] [-dry-run] [-max N] [-progress]
                                         hold a running instance / let it go on / run a failed
                                         instance's failed work again, keeping its results
@@ -179,14 +185,91 @@ func (c Command) Run(ctx context.Context, args []string) int {
 	if err == nil {
 		return code
 	}
-	fmt.Fprintln(c.Stderr, "duroxide:", err)
-	if errors.Is(err, errUsage) || errors.Is(err, flag.ErrHelp) {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(c.Stderr, usage)
+	if errors.Is(err, flag.ErrHelp) {
+		return ExitOK // the command's usage is printed
+	}
+	if errors.Is(err, errUsage) {
+		fmt.Fprintln(c.Stderr, "duroxide:", strings.TrimPrefix(describe(err), errUsage.Error()+": "))
+		if line := usageLine(args[0]); line != "" {
+			fmt.Fprintln(c.Stderr, "usage:", line)
 		}
+		fmt.Fprintln(c.Stderr, usageHint)
 		return ExitUsage
 	}
+	fmt.Fprintln(c.Stderr, "duroxide:", describe(err))
 	return exitCode(err)
+}
+
+// usageHint ends a usage error.
+const usageHint = "run 'duroxide help' (or -h) for usage"
+
+// usageLine is command's line of the usage text ("duroxide purge
+// [-force] INSTANCE | ..."), or "" for an unknown command.
+func usageLine(command string) string {
+	if command == "search" {
+		command = "list"
+	}
+	for _, line := range strings.Split(usage, "\n") {
+		rest, ok := strings.CutPrefix(line, "  duroxide ")
+		if !ok {
+			continue
+		}
+		names, _, _ := strings.Cut(rest, " ")
+		if slices.Contains(strings.Split(names, "|"), command) {
+			synopsis, _, _ := strings.Cut(rest, "  ") // before the description
+			return "duroxide " + strings.TrimSpace(synopsis)
+		}
+	}
+	return ""
+}
+
+// describe is err's text for a person: without the provider's internal
+// operation names ("get_instance_info: ") that lead a ProviderError's
+// text. The error itself, which exitCode matches, is unchanged.
+func describe(err error) string {
+	msg := err.Error()
+	for _, pe := range providerErrors(err) {
+		if pe.Operation != "" {
+			msg = strings.Replace(msg, pe.Operation+": ", "", 1)
+		}
+	}
+	return msg
+}
+
+// providerErrors lists the *duroxide.ProviderError values in err's tree.
+func providerErrors(err error) []*duroxide.ProviderError {
+	var out []*duroxide.ProviderError
+	var walk func(error)
+	walk = func(err error) {
+		if err == nil {
+			return
+		}
+		if pe, ok := err.(*duroxide.ProviderError); ok {
+			out = append(out, pe)
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			walk(u.Unwrap())
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				walk(e)
+			}
+		}
+	}
+	walk(err)
+	return out
+}
+
+// helpRequested prints the usage of fs's command (its usage line and
+// flags) to standard output for -h, and returns flag.ErrHelp.
+func (c Command) helpRequested(fs *flag.FlagSet) error {
+	command := strings.TrimPrefix(fs.Name(), "duroxide ")
+	if line := usageLine(command); line != "" {
+		fmt.Fprintln(c.Stdout, "usage:", line)
+	}
+	fs.SetOutput(c.Stdout)
+	fs.PrintDefaults()
+	return flag.ErrHelp
 }
 
 // options are the flags both commands share.
@@ -199,7 +282,7 @@ type options struct {
 func (c Command) parse(name string, args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("duroxide "+name, flag.ContinueOnError)
-	fs.SetOutput(c.Stderr)
+	fs.SetOutput(io.Discard) // the error is reported once, by Run
 	fs.StringVar(&o.filter.Orchestration, "orchestration", "", "only instances of this orchestration name")
 	fs.StringVar(&o.filter.Status, "status", "", "only instances in this status (Running, Completed, Failed, ...)")
 	fs.StringVar(&o.filter.IDPrefix, "prefix", "", "only instances whose id starts with this")
@@ -212,7 +295,7 @@ func (c Command) parse(name string, args []string) (options, error) {
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return o, err
+			return o, c.helpRequested(fs)
 		}
 		return o, fmt.Errorf("%w: %v", errUsage, err)
 	}
@@ -263,8 +346,8 @@ func (c Command) replay(ctx context.Context, args []string) (int, error) {
 		return 0, err
 	}
 	if c.Registry == nil {
-		return 0, fmt.Errorf("%w: replay needs your orchestration code: build a main that calls "+
-			"cli.Main(registry) (package github.com/duroxide-go/cdb/cmd/duroxide/cli) and run replay there", errUsage)
+		return 0, fmt.Errorf("%w: replay needs your orchestration code: build a main that exits with "+
+			"os.Exit(cli.Main(registry)) (package github.com/duroxide-go/cdb/cmd/duroxide/cli) and run replay there", errUsage)
 	}
 	var rep *replayer.Report
 	run := func(src replayer.Source) (err error) {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,12 +33,12 @@ const (
 // parseArgs parses flags and positional arguments in any order (the flag
 // package alone stops at the first positional one).
 func (c Command) parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
-	fs.SetOutput(c.Stderr)
+	fs.SetOutput(io.Discard) // the error is reported once, by Run
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
+				return nil, c.helpRequested(fs)
 			}
 			return nil, fmt.Errorf("%w: %v", errUsage, err)
 		}
@@ -268,7 +270,7 @@ func (c Command) action(ctx context.Context, a ops.Action, args []string) (int, 
 	var f filters
 	f.add(fs)
 	var b bulkFlags
-	fs.BoolVar(&b.dryRun, "dry-run", false, "with filters: list the instances it would apply to and do nothing")
+	fs.BoolVar(&b.dryRun, "dry-run", false, "with filters (or purge's INSTANCE): list the instances it would apply to and do nothing")
 	fs.BoolVar(&b.progress, "progress", false, "with filters: draw a progress bar on standard error even if it is not a terminal")
 	fs.IntVar(&b.max, "max", 0, "with filters: stop after acting on this many instances (0: no limit)")
 	switch a {
@@ -288,19 +290,71 @@ func (c Command) action(ctx context.Context, a ops.Action, args []string) (int, 
 		return 0, err
 	}
 	switch {
+	case len(pos) == 1 && !f.set() && b.dryRun && b.max == 0 && a == ops.ActionPurge:
+		return c.purgeDryRun(ctx, pos[0], r.Force)
 	case len(pos) == 1 && !f.set() && !b.dryRun && b.max == 0:
 	case len(pos) == 0 && f.set():
 		b.progress = b.progress || isTerminal(c.Stderr)
 		return c.bulk(ctx, a, r, f, b)
+	case len(pos) == 1 && !f.set() && (b.dryRun || b.max != 0):
+		return 0, fmt.Errorf("%w: -dry-run and -max go with filters (of one INSTANCE, only purge has a dry run)", errUsage)
 	default:
 		return 0, fmt.Errorf("%w: %s takes one INSTANCE, or filters (-name -version -status -prefix -parent -created-after "+
 			"-created-before -completed-after -completed-before) for many", errUsage, a)
 	}
-	err = c.withService(ctx, func(s *ops.Service) error { return s.Do(ctx, pos[0], a, r) })
+	err = c.withService(ctx, func(s *ops.Service) error {
+		err := s.Do(ctx, pos[0], a, r)
+		if a == ops.ActionPurge && errors.Is(err, durable.ErrInstanceStillRunning) {
+			return stillRunning(ctx, s, pos[0], err)
+		}
+		return err
+	})
 	if err == nil {
 		fmt.Fprintf(c.Stdout, "%s %s\n", doneVerb(a), quoteID(pos[0]))
 	}
 	return ExitOK, err
+}
+
+// purgeDryRun prints the ids a purge of instance would delete, one a line
+// on standard output, and a summary on standard error; it deletes
+// nothing. A purge that would be refused (a running instance without
+// -force, a sub-orchestration) fails as the purge would.
+func (c Command) purgeDryRun(ctx context.Context, instance string, force bool) (int, error) {
+	err := c.withService(ctx, func(s *ops.Service) error {
+		ids, err := s.PurgePlan(ctx, instance, force)
+		if errors.Is(err, durable.ErrInstanceStillRunning) {
+			err = stillRunning(ctx, s, instance, err)
+		}
+		if err != nil {
+			return fmt.Errorf("dry run: %w", err)
+		}
+		for _, id := range ids {
+			fmt.Fprintln(c.Stdout, quoteID(id))
+		}
+		fmt.Fprintf(c.Stderr, "dry run: purge would delete %d instance(s): %s and %d sub-orchestration(s)\n", len(ids), quoteID(instance), len(ids)-1)
+		return nil
+	})
+	return ExitOK, err
+}
+
+// cliError is an error's text as the CLI says it, keeping the error for
+// errors.Is (and so the exit code).
+type cliError struct {
+	msg string
+	err error
+}
+
+func (e *cliError) Error() string { return e.msg }
+func (e *cliError) Unwrap() error { return e.err }
+
+// stillRunning says which instance of instance's tree keeps a purge from
+// running, and names the flag that purges it anyway.
+func stillRunning(ctx context.Context, s *ops.Service, instance string, err error) error {
+	who := "instance " + strconv.Quote(instance)
+	if id, ok := s.RunningInTree(ctx, instance); ok && id != instance {
+		who += "'s sub-orchestration " + strconv.Quote(id)
+	}
+	return &cliError{msg: who + " is still running: purge -force deletes it anyway, or cancel it first", err: err}
 }
 
 // bulkFlags are the flags of an action on many instances.
@@ -338,7 +392,9 @@ func (c Command) bulk(ctx context.Context, a ops.Action, r ops.Request, f filter
 				fmt.Fprintln(c.Stdout, quoteID(it.InstanceID))
 			case it.Outcome == durable.BulkSkipped:
 				if skipped++; skipped <= maxSkipLines {
-					fmt.Fprintf(c.Stderr, "skipped %s: %s\n", quoteID(it.InstanceID), safe(it.Reason))
+					// The CLI's name for the client's Force option.
+					reason := strings.ReplaceAll(it.Reason, "(use Force)", "(use -force)")
+					fmt.Fprintf(c.Stderr, "skipped %s: %s\n", quoteID(it.InstanceID), safe(reason))
 				}
 			}
 		}
@@ -357,7 +413,7 @@ func (c Command) bulk(ctx context.Context, a ops.Action, r ops.Request, f filter
 		fmt.Fprintf(c.Stderr, "skipped %d more\n", skipped-maxSkipLines)
 	}
 	for _, fl := range res.Errors {
-		fmt.Fprintf(c.Stderr, "%s %s: %v\n", a, quoteID(fl.InstanceID), fl.Err)
+		fmt.Fprintf(c.Stderr, "%s %s: %s\n", a, quoteID(fl.InstanceID), describe(fl.Err))
 	}
 	if b.dryRun {
 		fmt.Fprintf(c.Stderr, "dry run: %s would apply to %d instance(s), %d skipped, of %d matching\n", a, res.Done, res.Skipped, res.Total)
