@@ -70,10 +70,13 @@ func TestMaintenanceLoopLeavesAYoungPendingTurnToItsAcker(t *testing.T) {
 	before, pending := pendingJournals(e, "young")
 	require.True(t, pending)
 
-	loop := e.openWith(testhooks.Seam{Now: e.clock.now}, cdb.Options{MaintenanceInterval: 50 * time.Millisecond, OutboxMinAge: time.Second, MaxClockSkew: cdb.DefaultMaxClockSkew})
+	loop := e.openWith(testhooks.Seam{Now: e.clock.now}, cdb.Options{MaintenanceInterval: 250 * time.Millisecond, OutboxMinAge: time.Second, MaxClockSkew: cdb.DefaultMaxClockSkew})
 	// Several rounds of the loop, each of which scans for pending turns.
-	// The interval leaves a round (whose deadline is 4 intervals) the time
-	// for the batches of a large turn's roll-forward under -race.
+	// The interval leaves a round (whose deadline is 4 intervals, 1 s) the
+	// time for the batches of a large turn's roll-forward under -race on
+	// a loaded machine: at 50 ms (a 200 ms deadline) every round was cut
+	// off before the roll-forward ended and began it again, so the turn
+	// never finished (seen 1 in 8 runs at a load of 6 on 2 cores).
 	eventually(t, time.Minute, func() bool { return loop.RequestStats()[cdb.OpQuery].Requests >= 12 }, "the maintenance loop did not run")
 	after, pending := pendingJournals(e, "young")
 	require.True(t, pending, "the loop rolled forward a turn younger than OutboxMinAge")
