@@ -13,7 +13,6 @@ package cosmostest_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -23,6 +22,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
+	"github.com/duroxide-go/cdb/internal/sdkfixture"
 	"github.com/duroxide-go/cdb/internal/testbackend"
 )
 
@@ -109,27 +109,12 @@ func truncate(b []byte) string {
 	return string(b)
 }
 
-// statusOf returns the HTTP status carried by err: 0 for nil, -1 for an error
-// that is not an *azcore.ResponseError.
-func statusOf(err error) int {
-	if err == nil {
-		return 0
-	}
-	var re *azcore.ResponseError
-	if errors.As(err, &re) {
-		return re.StatusCode
-	}
-	return -1
-}
-
-// substatusOf returns the x-ms-substatus header of a response error.
-func substatusOf(err error) string {
-	var re *azcore.ResponseError
-	if errors.As(err, &re) && re.RawResponse != nil {
-		return re.RawResponse.Header.Get("x-ms-substatus")
-	}
-	return ""
-}
+// statusOf and substatusOf are the HTTP status and x-ms-substatus of an
+// SDK error (internal/sdkfixture, which the servers' own tests share).
+var (
+	statusOf    = sdkfixture.Status
+	substatusOf = sdkfixture.Substatus
+)
 
 // wantStatus fails t unless err carries the HTTP status want.
 func wantStatus(t *testing.T, err error, want int, what string) {

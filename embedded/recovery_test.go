@@ -79,7 +79,7 @@ func runService(mode string) int {
 // because Open released every lock the dead process held.
 func TestRestartAfterKillResumesLockedWorkAtOnce(t *testing.T) {
 	if testing.Short() {
-		t.Skip("skipped with -short: runs the test binary as a service twice, with a SIGKILL between")
+		t.Skip("skipped with -short, which asks for quick tests: this one runs the test binary as a service twice with a SIGKILL between; `go test ./...` (the README command) and .ci/run run it")
 	}
 	dir := t.TempDir()
 	env := func(mode string) []string {

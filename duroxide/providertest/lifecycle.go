@@ -42,7 +42,7 @@ func testPendingRequests(t *testing.T, f Factory) {
 	ctx, p := newProvider(t, f)
 	r, ok := p.(duroxide.PendingRequestReader)
 	if !ok {
-		t.Skip("optional capability: the provider does not implement duroxide.PendingRequestReader")
+		t.Skip("optional capability: the provider does not implement duroxide.PendingRequestReader, so the Client reports no pending requests and show and the dashboard list none")
 	}
 	const instance = "pending-requests"
 	createInstanceWith(t, p, instance, statusMetadata(duroxide.StatusCompleted, "done"))
