@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
@@ -122,7 +123,8 @@ func (p *Provider) tombstone(ctx context.Context, docs []deletion) ([]*instanceD
 		ops.AppendSet("/lockToken", jsonNull)
 		ops.AppendSet("/lockedUntil", jsonNull)
 		etag := d.etag
-		if _, _, err := p.st.Patch(ctx, d.doc.InstanceID, d.doc.ID, ops, &etag, false); err != nil {
+		_, etag, err := p.st.Patch(ctx, d.doc.InstanceID, d.doc.ID, ops, &etag, false)
+		if err != nil {
 			if errors.Is(err, cosmos.ErrNotFound) {
 				continue
 			}
@@ -132,7 +134,7 @@ func (p *Provider) tombstone(ctx context.Context, docs []deletion) ([]*instanceD
 			p.untombstone(ctx, written, mark)
 			return nil, err
 		}
-		d.doc.Deleted = &now
+		d.doc.Deleted, d.doc.DeletedBy, d.doc.ETag = &now, mark, string(etag)
 		out = append(out, d.doc)
 		written = append(written, d.doc)
 	}
@@ -185,39 +187,100 @@ func deletionCondition(mark string) string {
 // item and the completion its ack would create (deterministic id) is
 // deleted once all work items are gone, so an ack racing the sweep either
 // landed before (its completion goes too) or fails.
+//
+// Two sweeps of one tombstone can overlap (a maintenance loop finishing
+// an interrupted deletion, a start finishing it itself), and once the
+// faster one ends the id may live again. So the slower one must not
+// remove the next life's documents: it only deletes what it read while
+// the tombstone stood (checked at the primary after its query), and its
+// last batch is conditioned on the tombstone's ETag, so it cannot delete
+// a new instance document or retire a new life's start record.
 func (p *Provider) sweep(ctx context.Context, doc *instanceDoc) (duroxide.DeleteInstanceResult, error) {
 	inst := doc.InstanceID
 	var res duroxide.DeleteInstanceResult
-	type row struct {
-		ID            string `json:"id"`
-		Type          string `json:"type"`
-		ExecutionID   uint64 `json:"executionId"`
-		EnqueuedAt    int64  `json:"enqueuedAt"`
-		WorkItem      string `json:"workItem"`
-		LastExecution uint64 `json:"lastExecution"`
-	}
-	var rows []row
-	var record *startRecordDoc // the start record the sweep retires
-	keptRecord := false        // a record written after the tombstone
-	execs := map[uint64]bool{}
-	_, err := p.st.Query(ctx, "SELECT c.id, c.type, c.executionId, c.enqueuedAt, c.workItem, c.lastExecution FROM c", nil, cosmos.QueryOptions{Partition: &inst, PageSize: 1000}, func(raw []byte) bool {
-		var r row
-		if json.Unmarshal(raw, &r) == nil && r.ID != doc.ID {
-			if r.EnqueuedAt > *doc.Deleted && keptBySweep(r.Type, r.WorkItem) {
-				keptRecord = keptRecord || r.Type == docStartRecord
-				return true
-			}
-			if r.Type == docStartRecord {
-				record = &startRecordDoc{LastExecution: r.LastExecution}
-				return true // retired in the final batch, not deleted
-			}
-			rows = append(rows, r)
-		}
-		return true
-	})
+	found, err := p.sweepRows(ctx, doc)
 	if err != nil {
 		return res, err
 	}
+	etag, standing, err := p.standingTombstone(ctx, doc)
+	if err != nil || !standing {
+		return res, err // !standing: another sweep finished it
+	}
+	tail, err := p.sweepDelete(ctx, inst, found, &res)
+	if err != nil {
+		return res, err
+	}
+	if err := p.sweepLast(ctx, doc, tail, etag, found); err != nil {
+		return res, err
+	}
+	found.execs[doc.CurrentExecutionID] = true
+	res.InstancesDeleted = 1
+	res.ExecutionsDeleted = uint64(len(found.execs))
+	p.busy.clear(inst)
+	return res, nil
+}
+
+// sweepFound is what a sweep's query found in the partition.
+type sweepFound struct {
+	rows       []sweepRow
+	record     *startRecordDoc // the start record the sweep retires
+	keptRecord bool            // a record written after the tombstone
+	execs      map[uint64]bool
+}
+
+type sweepRow struct {
+	ID            string `json:"id"`
+	Type          string `json:"type"`
+	ExecutionID   uint64 `json:"executionId"`
+	EnqueuedAt    int64  `json:"enqueuedAt"`
+	WorkItem      string `json:"workItem"`
+	LastExecution uint64 `json:"lastExecution"`
+}
+
+// sweepRows reads the partition of a tombstoned instance: what the sweep
+// deletes, and what it keeps for the id's next life.
+func (p *Provider) sweepRows(ctx context.Context, doc *instanceDoc) (*sweepFound, error) {
+	inst := doc.InstanceID
+	f := &sweepFound{execs: map[uint64]bool{}}
+	_, err := p.st.Query(ctx, "SELECT c.id, c.type, c.executionId, c.enqueuedAt, c.workItem, c.lastExecution FROM c", nil, cosmos.QueryOptions{Partition: &inst, PageSize: 1000}, func(raw []byte) bool {
+		var r sweepRow
+		if json.Unmarshal(raw, &r) != nil || r.ID == doc.ID {
+			return true
+		}
+		switch {
+		case r.EnqueuedAt > *doc.Deleted && keptBySweep(r.Type, r.WorkItem):
+			f.keptRecord = f.keptRecord || r.Type == docStartRecord
+		case r.Type == docStartRecord:
+			f.record = &startRecordDoc{LastExecution: r.LastExecution} // retired in the last batch
+		default:
+			f.rows = append(f.rows, r)
+		}
+		return true
+	})
+	return f, err
+}
+
+// standingTombstone reads the instance document at the primary: whether
+// doc's tombstone still stands (the same deletion: its time and mark),
+// and its ETag.
+func (p *Provider) standingTombstone(ctx context.Context, doc *instanceDoc) (azcore.ETag, bool, error) {
+	res, err := p.readLockedPrimary(ctx, doc.InstanceID, []string{doc.ID})
+	if errors.Is(err, cosmos.ErrNotFound) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	var cur instanceDoc
+	if json.Unmarshal(res.Bodies[0], &cur) != nil || cur.Deleted == nil || *cur.Deleted != *doc.Deleted || cur.DeletedBy != doc.DeletedBy {
+		return "", false, nil
+	}
+	return res.ETags[0], true, nil
+}
+
+// sweepDelete deletes the rows found in full batches, counting them in
+// res, and returns the last, partial batch's operations for sweepLast.
+func (p *Provider) sweepDelete(ctx context.Context, inst string, f *sweepFound, res *duroxide.DeleteInstanceResult) ([]cosmos.BatchOp, error) {
 	b := cosmos.NewBatch(inst)
 	flush := func() error {
 		if b.Len() == 0 {
@@ -237,11 +300,11 @@ func (p *Provider) sweep(ctx context.Context, doc *instanceDoc) (duroxide.Delete
 		return nil
 	}
 	var completions []string
-	for _, r := range rows {
+	for _, r := range f.rows {
 		switch r.Type {
 		case docHistory:
 			res.EventsDeleted++
-			execs[r.ExecutionID] = true
+			f.execs[r.ExecutionID] = true
 		case docOrchQueue, docWorkerQueue:
 			res.QueueMessagesDeleted++
 		}
@@ -249,43 +312,56 @@ func (p *Provider) sweep(ctx context.Context, doc *instanceDoc) (duroxide.Delete
 			completions = append(completions, completionDocID(inst, r.ID))
 		}
 		if err := add(r.ID); err != nil {
-			return res, err
+			return nil, err
 		}
 	}
 	if len(completions) > 0 {
 		// An extra batch only when work items were outstanding.
 		if err := flush(); err != nil {
-			return res, err
+			return nil, err
 		}
 	}
 	// Every work item is gone now, so no ack can enqueue a completion any
-	// more; remove those acked since the query. The instance document goes
-	// last, in the final batch: until then the tombstone keeps the
-	// instance dead for readers and for the maintenance loop. The same
-	// batch retires the start record, so that the id's next life
-	// continues the execution ids (recreate.go).
+	// more; remove those acked since the query.
 	for _, id := range completions {
 		if err := add(id); err != nil {
-			return res, err
+			return nil, err
 		}
 	}
 	if b.Len()+2 > cosmos.MaxBatchOps {
 		if err := flush(); err != nil {
-			return res, err
+			return nil, err
 		}
 	}
-	b.Delete(doc.ID, nil, cosmos.ErrNotFound)
-	if !keptRecord {
-		b.Upsert(retiredRecord(inst, lastExecution(doc, execs, record)), nil)
+	return b.Ops, nil
+}
+
+// sweepLast runs the last batch: tail, the instance document (until
+// then the tombstone keeps the instance dead for readers and for the
+// maintenance loop) and the start record's retirement, so that the id's
+// next life continues the execution ids (recreate.go). It is conditioned
+// on the tombstone's ETag; when that moved (another sweep confirmed the
+// tombstone, or finished the deletion), the tombstone is read again.
+func (p *Provider) sweepLast(ctx context.Context, doc *instanceDoc, tail []cosmos.BatchOp, etag azcore.ETag, f *sweepFound) error {
+	for attempt := 0; ; attempt++ {
+		b := cosmos.NewBatch(doc.InstanceID)
+		for _, op := range tail {
+			b.Add(op)
+		}
+		b.Delete(doc.ID, &etag)
+		if !f.keptRecord {
+			b.Upsert(retiredRecord(doc.InstanceID, lastExecution(doc, f.execs, f.record)), nil)
+		}
+		_, err := p.st.ExecuteTolerant(ctx, b, false)
+		if err == nil || attempt == 2 || !(errors.Is(err, cosmos.ErrPreconditionFailed) || errors.Is(err, cosmos.ErrNotFound)) {
+			return err
+		}
+		var standing bool
+		etag, standing, err = p.standingTombstone(ctx, doc)
+		if err != nil || !standing {
+			return err
+		}
 	}
-	if err := flush(); err != nil {
-		return res, err
-	}
-	execs[doc.CurrentExecutionID] = true
-	res.InstancesDeleted = 1
-	res.ExecutionsDeleted = uint64(len(execs))
-	p.busy.clear(inst)
-	return res, nil
 }
 
 // settleDeletion finishes the deletion whose tombstone doc carries before
@@ -300,6 +376,7 @@ func (p *Provider) sweep(ctx context.Context, doc *instanceDoc) (duroxide.Delete
 // primary and swept here.
 func (p *Provider) settleDeletion(ctx context.Context, op string, doc *instanceDoc) error {
 	inst := doc.InstanceID
+	defer p.sweeps.enter(inst)()
 	if *doc.Deleted > ms(p.lapsedBefore().Add(-p.opts.OutboxMinAge)) {
 		return duroxide.Deleting(op, nil, "instance %q is being deleted; retry the start once the deletion has finished", inst)
 	}
@@ -440,9 +517,9 @@ func parentNeedle(id string) string {
 //
 // The background loop (not full) only takes tombstones older than
 // OutboxMinAge (plus MaxClockSkew: the tombstone holds the deleter's
-// clock), so that it does not sweep an instance whose deletion is
-// still running: both sweeps would be harmless to the data (deletes
-// tolerate 404), but the caller of DeleteInstance would be told fewer
+// clock), and none this process is sweeping, so that it does not sweep
+// an instance whose deletion is still running: two sweeps are safe
+// (sweep), but the caller of DeleteInstance would be told fewer
 // documents were deleted than were. RunMaintenance (full) takes them all.
 func (p *Provider) finishDeletions(ctx context.Context, full bool) error {
 	q := "SELECT * FROM c WHERE c.type = 'instance' AND IS_DEFINED(c.deleted) AND c.deleted <= @cutoff"
@@ -465,6 +542,9 @@ func (p *Provider) finishDeletions(ctx context.Context, full bool) error {
 	}
 	var confirmed []*instanceDoc
 	for i := range docs {
+		if p.sweeps.active(docs[i].InstanceID) {
+			continue // this process's own deletion is sweeping it
+		}
 		if p.confirmTombstone(ctx, &docs[i]) {
 			confirmed = append(confirmed, &docs[i])
 		}
@@ -611,6 +691,9 @@ func (p *Provider) deleteTreeCarefully(ctx context.Context, op string, tree []in
 
 // deleteValidated tombstones and sweeps instances already validated.
 func (p *Provider) deleteValidated(ctx context.Context, op string, docs []deletion) (*duroxide.DeleteInstanceResult, error) {
+	for _, d := range docs {
+		defer p.sweeps.enter(d.doc.InstanceID)()
+	}
 	tombstoned, err := p.tombstone(ctx, docs)
 	if err != nil {
 		return nil, err
@@ -627,4 +710,36 @@ func (p *Provider) deleteValidated(ctx context.Context, op string, docs []deleti
 		res.Add(r)
 	}
 	return res, nil
+}
+
+// sweepSet counts the sweeps running in this process per instance, so
+// that the maintenance loop leaves a deletion this process is sweeping
+// to it: two sweeps are safe (sweep), but the caller of DeleteInstance
+// would be told fewer documents were deleted than were.
+type sweepSet struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// enter records a sweep of inst and returns the function that ends it.
+func (s *sweepSet) enter(inst string) func() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.n == nil {
+		s.n = map[string]int{}
+	}
+	s.n[inst]++
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.n[inst]--; s.n[inst] == 0 {
+			delete(s.n, inst)
+		}
+	}
+}
+
+func (s *sweepSet) active(inst string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n[inst] > 0
 }

@@ -84,6 +84,9 @@ type instanceDoc struct {
 	// while the instance's documents are removed in as many batches as
 	// needed. A crash part-way is finished by the maintenance loop.
 	Deleted *int64 `json:"deleted,omitempty"`
+	// DeletedBy is the mark of the call that wrote the tombstone (a
+	// UUID): with Deleted it tells one tombstone of an id from the next.
+	DeletedBy string `json:"deletedBy,omitempty"`
 	// Blocked is why the runtime holds the instance's turns back (its
 	// code does not replay the history: BlockOrchestrationItem); the next
 	// committed turn clears it.

@@ -40,6 +40,7 @@ type Provider struct {
 	orchLocks    locks[*orchLock]
 	workLocks    locks[*workLock]
 	busy         busyCache // instances found locked
+	sweeps       sweepSet  // deletions this process is sweeping
 	incompatible busyCache // instances found outside a capability filter
 	sessions     busyCache // sessions this process claimed, until their lock ends
 	// foreignSessions are (owner, session) pairs where the session was seen
