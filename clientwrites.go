@@ -346,9 +346,10 @@ func (p *Provider) anyDocument(ctx context.Context, partition *string, query, in
 }
 
 // orphanExpired reports whether the orphan rule deletes m (whose item is
-// it) now: a queue message at once, anything else after OrphanLifetime.
+// it) now: a queue message or a result (duroxide.IsResult) at once,
+// anything else after OrphanLifetime.
 func (p *Provider) orphanExpired(it duroxide.WorkItem, m *queueDoc) bool {
-	if _, ok := it.(duroxide.QueueMessageItem); ok {
+	if _, ok := it.(duroxide.QueueMessageItem); ok || duroxide.IsResult(it) {
 		return true
 	}
 	// From enqueue, not visibility: every fetch that releases an orphan

@@ -284,6 +284,20 @@ func WakesSuspended(w WorkItem) bool {
 	return false
 }
 
+// IsResult reports whether w answers something an instance's turn did:
+// an activity's, a timer's or a child's outcome. Only an instance that
+// exists can have asked for it, so for one that does not (deleted, its
+// start never accepted) the orphan rule drops it at once, as it drops
+// queue messages; events and cancellations, which a client may send just
+// before the start, wait for DefaultOrphanLifetime.
+func IsResult(w WorkItem) bool {
+	switch w.(type) {
+	case ActivityCompletedItem, ActivityFailedItem, TimerFiredItem, SubOrchCompletedItem, SubOrchFailedItem:
+		return true
+	}
+	return false
+}
+
 // InstanceID returns Instance.
 func (w StartOrchestrationItem) InstanceID() string { return w.Instance }
 

@@ -199,8 +199,9 @@ func (p *Provider) existsLocked(instance string) bool {
 }
 
 // expiredOrphans returns the messages of batch (all for one instance that
-// does not exist and is not being started) to drop: queue messages at
-// once, anything else once it has waited the orphan lifetime.
+// does not exist and is not being started) to drop: queue messages and
+// results (duroxide.IsResult) at once, anything else once it has waited
+// the orphan lifetime.
 func (p *Provider) expiredOrphans(batch []*orchMessage, now time.Time) []*orchMessage {
 	lifetime := p.edge.orphanLifetime
 	if lifetime <= 0 {
@@ -208,7 +209,7 @@ func (p *Provider) expiredOrphans(batch []*orchMessage, now time.Time) []*orchMe
 	}
 	var out []*orchMessage
 	for _, m := range batch {
-		if _, queued := m.item.(duroxide.QueueMessageItem); queued || !m.visibleAt.Add(lifetime).After(now) {
+		if _, queued := m.item.(duroxide.QueueMessageItem); queued || duroxide.IsResult(m.item) || !m.visibleAt.Add(lifetime).After(now) {
 			out = append(out, m)
 		}
 	}

@@ -74,7 +74,7 @@ func (p *Provider) orchMessageState(m *orchMessage, now time.Time, s *WorkState,
 	if l := p.instanceLocks[m.instance]; l != nil && l.lockedUntil.After(now) {
 		return
 	}
-	if _, queued := m.item.(duroxide.QueueMessageItem); !queued && !p.existsLocked(m.instance) {
+	if _, queued := m.item.(duroxide.QueueMessageItem); !queued && !duroxide.IsResult(m.item) && !p.existsLocked(m.instance) {
 		lifetime := p.edge.orphanLifetime
 		if lifetime <= 0 {
 			lifetime = duroxide.DefaultOrphanLifetime

@@ -25,6 +25,7 @@ var heldMessagesTests = []Test{
 	{Name: "queue_message_waits_for_a_start_abandoned_with_a_delay", Func: testQueueMessageWaitsForAbandonedStart},
 	{Name: "messages_wait_for_a_batch_abandoned_with_a_delay", Func: testMessagesWaitForAbandonedBatch},
 	{Name: "handed_back_messages_keep_their_place", Func: testHandedBackMessagesKeepTheirPlace},
+	{Name: "results_for_a_missing_instance_are_dropped_at_once", Func: testResultsForAMissingInstanceAreDropped},
 }
 
 // heldFor is how long the held-back messages stay invisible; the checks
@@ -128,4 +129,37 @@ func testHandedBackMessagesKeepTheirPlace(t *testing.T, f Factory) {
 		OrchestratorItems: []duroxide.WorkItem{m2}})
 	item := mustFetchInstance(t, p, testLock, inst)
 	require.Equal(t, []duroxide.WorkItem{m2, m3}, item.Messages, "the handed-back message first, then what arrived during the turn")
+}
+
+// testResultsForAMissingInstanceAreDropped: an activity's, a timer's or a
+// child's result can only answer an instance that exists; one addressed
+// to an id that has none (its parent was deleted while the child ran) is
+// dropped at the first fetch that meets it, like a queue message, not
+// kept for the orphan lifetime. An event, which a client may send just
+// before the start, still waits for it.
+func testResultsForAMissingInstanceAreDropped(t *testing.T, f Factory) {
+	t.Parallel()
+	_, p := newProvider(t, f)
+	const inst = "orphan-results"
+	poke := externalRaised(inst, "poke", "p")
+	for _, w := range []duroxide.WorkItem{
+		activityCompleted(inst, 1, 1, "r"),
+		duroxide.ActivityFailedItem{Instance: inst, ExecutionID: 1, ID: 2, Details: appFailure("boom")},
+		timerFired(inst, 1, 3, 0),
+		duroxide.SubOrchCompletedItem{ParentInstance: inst, ParentExecutionID: 1, ParentID: 4, Result: "c"},
+		duroxide.SubOrchFailedItem{ParentInstance: inst, ParentExecutionID: 1, ParentID: 5, Details: appFailure("child failed")},
+		poke,
+	} {
+		enqueueOrch(t, p, w)
+	}
+	requireNoFetch(t, p, "nothing is delivered to an instance that does not exist")
+
+	enqueueOrch(t, p, startItem(inst))
+	item := mustFetchInstance(t, p, testLock, inst)
+	require.ElementsMatch(t, []duroxide.WorkItem{poke, startItem(inst)}, item.Messages,
+		"the results were dropped at once; the event waits for the start")
+}
+
+func appFailure(msg string) duroxide.ApplicationError {
+	return duroxide.ApplicationError{Kind: duroxide.AppErrorKind{Type: duroxide.AppActivityFailed}, Message: msg}
 }
