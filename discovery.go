@@ -193,7 +193,7 @@ func (p *Provider) discoverIn(ctx context.Context, slots []uint8, pinned []strin
 		PageSize: int32(p.opts.DiscoveryPageSize),
 		MaxPages: p.opts.ScanPages,
 		Enough:   func() bool { return len(rows) >= p.opts.DiscoveryPageSize },
-	}, func(items [][]byte) {
+	}, func(items [][]byte, resumed bool) {
 		for _, item := range items {
 			var r discoveryRow
 			if json.Unmarshal(item, &r) != nil || r.InstanceID == "" {
@@ -209,8 +209,11 @@ func (p *Provider) discoverIn(ctx context.Context, slots []uint8, pinned []strin
 			}
 			seen[key] = true
 			rows = append(rows, r)
-			// A full page may have cut an instance's messages short.
-			if len(items) >= p.opts.DiscoveryPageSize {
+			// A full page may have cut an instance's messages short, and
+			// a resumed scan does not show the messages written since it
+			// began that sort before where it stopped (cosmos.Scan):
+			// either may hide older messages than those it shows.
+			if len(items) >= p.opts.DiscoveryPageSize || resumed {
 				partial[r.InstanceID] = true
 			}
 		}

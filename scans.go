@@ -15,7 +15,7 @@ func (p *Provider) maintenanceScan(ctx context.Context, name string, full bool, 
 	if full {
 		cur, r.MaxPages = &cosmos.Cursor{}, 0
 	}
-	_, err := p.st.Scan(ctx, cur, r, func(items [][]byte) {
+	_, err := p.st.Scan(ctx, cur, r, func(items [][]byte, _ bool) {
 		for _, it := range items {
 			each(it)
 		}

@@ -139,16 +139,22 @@ func (p *Provider) lockHeld(ctx context.Context, lk *orchLock, until time.Time) 
 }
 
 // heldAside returns the ids of the messages lk's suspended instance holds
-// aside that lk has not locked. A query, not the lock batch alone: a
-// listed message that is gone must not fail the wake for ever.
+// aside that lk has not locked, and of any other message ready for it:
+// the wake's lock batch took what discovery showed, which may leave out
+// older messages than it took (a cut page, a resumed scan), and the
+// resumed turn must receive every message that waited. A query, not the
+// lock batch alone: a listed message that is gone must not fail the wake
+// for ever.
 func (p *Provider) heldAside(ctx context.Context, lk *orchLock) ([]string, error) {
-	q := "SELECT c.id FROM c WHERE c.type = 'orch_queue' AND (c.aside = true OR ARRAY_CONTAINS(@ids, c.id)) AND " + notStaged
+	q := "SELECT c.id FROM c WHERE c.type = 'orch_queue' AND (c.aside = true OR ARRAY_CONTAINS(@ids, c.id) OR (c.visibleAt <= @now AND " + lockFree + ")) AND " + notStaged
 	listed := lk.doc.Held.IDs
 	if listed == nil {
 		listed = []string{}
 	}
+	now := p.now()
+	params := cosmos.QueryParams{}.Add("@ids", listed).Add("@now", ms(now)).Add("@lapsed", ms(now.Add(-p.skew())))
 	var ids []string
-	_, err := p.st.Query(ctx, q, cosmos.QueryParams{}.Add("@ids", listed), cosmos.QueryOptions{Partition: &lk.instance, PageSize: -1}, func(raw []byte) bool {
+	_, err := p.st.Query(ctx, q, params, cosmos.QueryOptions{Partition: &lk.instance, PageSize: -1}, func(raw []byte) bool {
 		var r struct {
 			ID string `json:"id"`
 		}

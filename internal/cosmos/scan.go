@@ -67,7 +67,13 @@ type ScanRequest struct {
 // A step that resumed and then started a new scan may hand page a
 // document it already handed it in the same step (read by both scans):
 // callers that act once per document drop repeats.
-func (s *Store) Scan(ctx context.Context, cur *Cursor, r ScanRequest, page func(items [][]byte)) (ended bool, err error) {
+//
+// page is told whether its items come from a resumed scan. Such a page
+// shows no document that sorts before where the scan stopped, however
+// recently written: results come in the service's order (not the
+// writers'), so a resumed scan can show a newer document of a partition
+// without an older one written after the scan began.
+func (s *Store) Scan(ctx context.Context, cur *Cursor, r ScanRequest, page func(items [][]byte, resumed bool)) (ended bool, err error) {
 	params, token := cur.load(r.Text)
 	fresh := token == nil
 	if fresh {
@@ -77,7 +83,7 @@ func (s *Store) Scan(ctx context.Context, cur *Cursor, r ScanRequest, page func(
 	budget := r.MaxPages
 	for {
 		next, pages, err := s.QueryPages(ctx, r.Text, params, QueryOptions{PageSize: r.PageSize, MaxPages: budget}, token, func(items [][]byte) bool {
-			page(items)
+			page(items, !fresh)
 			return !enough()
 		})
 		if err != nil {
