@@ -79,7 +79,7 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 			// Possibly leftovers of a large turn that never committed
 			// (after a crash) holding the ids this turn writes; removed
 			// only behind the lock proof.
-			if n, cerr := p.cleanStale(ctx, lk, turnOf(lk.token)); cerr == nil && n > 0 {
+			if n, cerr := p.cleanStale(ctx, lk, ""); cerr == nil && n > 0 {
 				continue
 			}
 		}

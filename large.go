@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/google/uuid"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
@@ -80,7 +81,20 @@ func withStaged(doc []byte, turn string) []byte {
 // colliding with — and cleaning up — the new holder's documents.
 func (p *Provider) commitLargeTurn(ctx context.Context, plan *turnPlan) error {
 	lk := plan.lock
-	turn := turnOf(plan.token)
+	// Each attempt stages under a turn id of its own: an ack retried after
+	// a failure may carry another commit (the runtime fails the
+	// orchestration, or re-plans), and a document an earlier attempt
+	// staged under the same ids must not be taken for this one's. What an
+	// earlier attempt of this lock left is removed first, behind the lock
+	// proof; it cannot have committed (a commit that may have applied is
+	// settled before, AckOrchestrationItem).
+	if lk.staging {
+		if _, err := p.cleanStale(ctx, lk, ""); err != nil {
+			return err
+		}
+	}
+	lk.staging = true
+	turn := uuid.NewString()
 	var staged []cosmos.BatchOp
 	var stagedIdx []int // plan index (commit = 0) of each staged op
 	var unstage []string
@@ -126,6 +140,7 @@ func (p *Provider) commitLargeTurn(ctx context.Context, plan *turnPlan) error {
 	if _, err := p.st.Execute(ctx, b, false); err != nil {
 		return err
 	}
+	lk.staging = false
 	// Phase 3: roll forward. The turn is committed whatever happens now;
 	// a failure is finished later by the next fetch or the maintenance loop.
 	if err := p.rollForward(ctx, plan.instance, doc.PendingTurn); err != nil {

@@ -333,3 +333,45 @@ func TestListExecutionsHidesAnUncommittedExecution(t *testing.T) {
 	require.Len(t, h, 1)
 	require.Equal(t, uint64(1), h[0].ExecutionID)
 }
+
+// TestALargeTurnRetriedWithAnotherCommitWritesThatCommit: a large turn's
+// ack fails after some of its staging batches applied, and the runtime
+// then acks the same lock with a different commit (it fails the
+// orchestration instead, or re-plans). What the first attempt staged is
+// not the new commit's: the committed history must be the second
+// commit's, never documents the first attempt staged under the same ids.
+// The kitchen sink saw a resumed instance's wake turn fail as "duplicate
+// history event" and stay Running with its messages consumed.
+func TestALargeTurnRetriedWithAnotherCommitWritesThatCommit(t *testing.T) {
+	t.Parallel()
+	srv := cosmostest.New(t, nil)
+	ctx := t.Context()
+	var bigBatches atomic.Int32
+	fail := atomic.Bool{}
+	hooks := &testhooks.Hooks{Before: func(_ context.Context, c testhooks.Call) error {
+		if fail.Load() && c.Op == cdb.OpBatch && c.Operations > 50 && bigBatches.Add(1) == 3 {
+			return errInjected // two staging batches applied, the third fails
+		}
+		return nil
+	}}
+	p := newFaultyProvider(t, srv, "replanned", hooks)
+	it := prepare(t, p, "big")
+	fail.Store(true)
+	require.Error(t, p.AckOrchestrationItem(ctx, it.LockToken, bigTurn("big")))
+	fail.Store(false)
+
+	second := bigTurn("big")
+	for i := range second.HistoryDelta {
+		if s, ok := second.HistoryDelta[i].Kind.(duroxide.ActivityScheduled); ok {
+			s.Input = "second:" + s.Input
+			second.HistoryDelta[i].Kind = s
+		}
+	}
+	require.NoError(t, p.AckOrchestrationItem(ctx, it.LockToken, second), "the second commit is written")
+	checkBigTurn(t, srv, p, "db", "replanned", "big")
+	hist, err := p.Read(ctx, "big")
+	require.NoError(t, err)
+	for _, e := range hist[1 : 1+bigEvents] {
+		require.Contains(t, e.Kind.(duroxide.ActivityScheduled).Input, "second:", "event %d is the second commit's", e.EventID)
+	}
+}

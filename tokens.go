@@ -102,6 +102,10 @@ type orchLock struct {
 	ambiguous bool
 	// finished is set once the lock was acked or abandoned.
 	finished bool
+	// staging is set once a large turn of this lock began staging
+	// without committing: its staged documents are another plan's, which
+	// the next attempt removes first (large.go).
+	staging bool
 }
 
 // locks is a token-keyed cache of held locks.
