@@ -9,9 +9,10 @@ import (
 	"github.com/duroxide-go/cdb/duroxide"
 )
 
-// The orchestration dispatcher: OrchestrationConcurrency slots, each
-// fetching one instance's batch at a time, running one turn under a lock
-// renewer and acking the commit.
+// The orchestration dispatcher: OrchestrationConcurrency slots and
+// OrchestrationFetchAhead more loops (dispatch_slots.go), each fetching
+// one instance's batch at a time, running one turn in a slot under a
+// lock renewer and acking the commit, its slot given back.
 //
 // The life of a turn, one *turn value (turn.go) from fetch to ack:
 //
@@ -38,7 +39,8 @@ import (
 //  5. Ack (ack, here): AckOrchestrationItem, retried while the lease says
 //     the lock is ours; afterCommit wakes the dispatchers for the new work.
 
-// orchestrationLoop is one orchestration slot.
+// orchestrationLoop is one orchestration loop: it fetches, runs the
+// turn in a slot (dispatch_slots.go) and acks it.
 func (rt *Runtime) orchestrationLoop(workerID string) {
 	defer rt.wg.Done()
 	idle := rt.newIdle(&rt.orchGate, rt.orchWake)
@@ -62,10 +64,25 @@ func (rt *Runtime) orchestrationLoop(workerID string) {
 		}
 		t := newTurn(item, rt.startLease(queueOrchestrator, item.LockToken, time.Now()), workerID, rt.now)
 		endSpan := rt.tel.startTurn(rt.ctx, item, fetched)
-		rt.processSafely(t)
+		if t.slot = rt.orchSlots.acquire(t.lease.lost, rt.fetchCtx.Done()); t.slot != nil {
+			rt.processSafely(t)
+			t.slot.release()
+		} else {
+			rt.giveBackUnrun(t)
+		}
 		endSpan()
 		t.lease.stop()
 	}
+}
+
+// giveBackUnrun gives back an item fetched ahead that never got a slot:
+// its lock was lost while it waited (nothing to do), or the runtime is
+// stopping (abandoned at once, the attempt not counted: no turn ran).
+func (rt *Runtime) giveBackUnrun(t *turn) {
+	if t.lease.gone.Load() {
+		return
+	}
+	rt.abandon(duroxide.OrchestratorQueue, t.instance, t.item.LockToken, 0, true)
 }
 
 // processSafely runs one item; a panic in the runtime itself (user panics
@@ -292,6 +309,7 @@ func (rt *Runtime) noteActivityPending(item duroxide.ActivityExecuteItem, attemp
 // Infrastructure failure of the execution instead, as duroxide does; if
 // even that fails the lock is abandoned.
 func (rt *Runtime) ack(t *turn) {
+	t.slot.release() // the commit is I/O: another turn may run meanwhile
 	item := t.item
 	oc := duroxide.OrchestrationCommit{ExecutionID: t.executionID, HistoryDelta: t.delta,
 		WorkerItems: t.worker, OrchestratorItems: t.orchestratorItems(), Metadata: t.metadata, CancelledActivities: t.cancelled, Suspend: t.suspend}

@@ -10,11 +10,12 @@ import (
 	"github.com/duroxide-go/cdb/duroxide"
 )
 
-// The worker dispatcher: WorkerConcurrency slots, each fetching one
-// activity at a time, running it next to a lock renewer, and acking its
-// result (which enqueues the completion for the orchestration).
+// The worker dispatcher: WorkerConcurrency slots and WorkerFetchAhead
+// more loops (dispatch_slots.go), each fetching one activity at a time,
+// running it in a slot next to a lock renewer, and acking its result
+// (which enqueues the completion for the orchestration).
 
-// workerLoop is one worker slot.
+// workerLoop is one worker loop.
 func (rt *Runtime) workerLoop(workerID, sessionOwner string) {
 	defer rt.wg.Done()
 	idle := rt.newIdle(&rt.workGate, rt.workWake)
@@ -126,16 +127,25 @@ type activityResult struct {
 func (rt *Runtime) runActivity(w *activityWork, fn ActivityFunc) {
 	actx, cancel := context.WithCancel(rt.tel.context(w.token, rt.ctx))
 	defer cancel()
+	lease := rt.startLease(queueWorker, w.token, w.fetched)
+	defer lease.stop()
+	slot := rt.workSlots.acquire(lease.lost, rt.fetchCtx.Done())
+	if slot == nil {
+		// Fetched ahead, it never ran: its lock was lost while it waited,
+		// or the runtime is stopping (given back, the attempt not counted).
+		rt.dropActivity(w, lease)
+		return
+	}
+	defer slot.release()
 	done := make(chan activityResult, 1)
 	rt.wg.Add(1)
 	go func() {
 		defer rt.wg.Done()
 		done <- callActivity(fn, rt.activityContext(actx, w), w.item.Input)
 	}()
-	lease := rt.startLease(queueWorker, w.token, w.fetched)
-	defer lease.stop()
 	select {
 	case r := <-done:
+		slot.release() // the ack is I/O: another activity may run meanwhile
 		rt.ackActivity(w, lease, rt.completion(w, r))
 	case <-lease.lost:
 		cancel()

@@ -26,12 +26,28 @@ type Options struct {
 	MaxIdlePollInterval time.Duration
 	// LongPollTimeout is passed to providers that long-poll (default 30 s).
 	LongPollTimeout time.Duration
-	// OrchestrationConcurrency is the number of orchestration turns run at
-	// once (default 2; NoSlots for a worker-only runtime).
+	// OrchestrationConcurrency is the number of orchestration turns whose
+	// code runs at once (default 2; NoSlots for a worker-only runtime). A
+	// turn holds its slot while it replays, not while it is fetched or
+	// acked: see OrchestrationFetchAhead.
 	OrchestrationConcurrency int
-	// WorkerConcurrency is the number of activities run at once (default 2;
-	// NoSlots for a runtime that runs no activities).
+	// WorkerConcurrency is the number of activity functions run at once
+	// (default 2; NoSlots for a runtime that runs no activities). An
+	// activity holds its slot while its function runs, not while it is
+	// fetched or acked: see WorkerFetchAhead.
 	WorkerConcurrency int
+	// OrchestrationFetchAhead is how many orchestration items the runtime
+	// may hold locked beyond its running turns: fetched while every slot
+	// runs, or acked after their slot was given back (default: as many
+	// as OrchestrationConcurrency; NoSlots: none, so a slot is held from
+	// fetch to ack). An item held ahead keeps its instance locked, its
+	// lock renewed, until a slot takes it.
+	OrchestrationFetchAhead int
+	// WorkerFetchAhead is OrchestrationFetchAhead for activities (default:
+	// as many as WorkerConcurrency; NoSlots: none). An activity held
+	// ahead is locked to this runtime, its lock renewed, until a slot
+	// runs it; other runtimes cannot take it meanwhile.
+	WorkerFetchAhead int
 	// OrchestratorLockTimeout is the instance lock per fetch (default 5 s).
 	OrchestratorLockTimeout time.Duration
 	// OrchestratorLockRenewalBuffer is how long before expiry a lock is
@@ -203,6 +219,8 @@ func (o *Options) withDefaults() Options {
 	def(&r.SessionCleanupInterval, defaultSessionCleanupInterval)
 	r.OrchestrationConcurrency = slots(r.OrchestrationConcurrency)
 	r.WorkerConcurrency = slots(r.WorkerConcurrency)
+	r.OrchestrationFetchAhead = fetchAhead(r.OrchestrationFetchAhead, r.OrchestrationConcurrency)
+	r.WorkerFetchAhead = fetchAhead(r.WorkerFetchAhead, r.WorkerConcurrency)
 	if r.MaxAttempts == 0 {
 		r.MaxAttempts = defaultMaxAttempts
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -48,7 +49,10 @@ type Runtime struct {
 
 	orchWake, workWake *signal
 	orchGate, workGate idleGate
-	unregister         func() // cancels the enqueue subscription (wake.go)
+	// orchSlots and workSlots bound the turns and activities running
+	// code; the loops beyond them fetch ahead (dispatch_slots.go).
+	orchSlots, workSlots *runSlots
+	unregister           func() // cancels the enqueue subscription (wake.go)
 	// timers are the pending wake-ups at timers' fire times.
 	timerMu  sync.Mutex
 	timers   map[*time.Timer]struct{}
@@ -122,7 +126,9 @@ func (rt *Runtime) startSlots() {
 	if rt.opts.OrchestrationConcurrency > 0 {
 		rt.log.Info("Orchestration dispatcher capability filter configured", "supported_range", rt.supportedRange())
 	}
-	for i := range rt.opts.OrchestrationConcurrency {
+	rt.orchSlots = newRunSlots(rt.opts.OrchestrationConcurrency, rt.tel.busySlots(queueOrchestrator))
+	rt.workSlots = newRunSlots(rt.opts.WorkerConcurrency, rt.tel.busySlots(queueWorker))
+	for i := range rt.opts.OrchestrationConcurrency + rt.opts.OrchestrationFetchAhead {
 		rt.wg.Add(1)
 		go rt.orchestrationLoop(fmt.Sprintf("orch-%d-%s", i, rt.id))
 	}
@@ -131,13 +137,15 @@ func (rt *Runtime) startSlots() {
 		suffix = rt.opts.WorkerNodeID
 	}
 	var owners []string
-	for i := range rt.opts.WorkerConcurrency {
+	for i := range rt.opts.WorkerConcurrency + rt.opts.WorkerFetchAhead {
 		workerID := fmt.Sprintf("work-%d-%s", i, suffix)
+		// Each loop owns its sessions, as each slot does in duroxide: a
+		// session's activities run one at a time on its owner's loop.
 		owner := workerID
 		if rt.opts.WorkerNodeID != "" {
 			owner = rt.opts.WorkerNodeID
 		}
-		if len(owners) == 0 || owners[len(owners)-1] != owner {
+		if !slices.Contains(owners, owner) {
 			owners = append(owners, owner)
 		}
 		rt.wg.Add(1)

@@ -197,11 +197,8 @@ func (t *telemetry) startTurn(base context.Context, item *duroxide.Orchestration
 	w := &workSpan{ctx: ctx, span: span, start: fetched, outcome: "abandoned",
 		attrs: []attribute.KeyValue{attrOrchestation.String(name)}}
 	t.active.Store(item.LockToken, w)
-	queue := t.option(attrQueue.String(queueOrchestrator))
-	t.busy.Add(ctx, 1, queue)
 	return func() {
 		t.active.Delete(item.LockToken)
-		t.busy.Add(ctx, -1, queue)
 		t.finish(w, t.turns, t.turnDuration)
 	}
 }
@@ -286,13 +283,17 @@ func (t *telemetry) startActivity(base context.Context, locked *duroxide.LockedW
 	w := &workSpan{ctx: ctx, span: span, start: time.Now(), outcome: "abandoned",
 		attrs: []attribute.KeyValue{attrActivity.String(item.Name)}}
 	t.active.Store(locked.LockToken, w)
-	queue := t.option(attrQueue.String(queueWorker))
-	t.busy.Add(ctx, 1, queue)
 	return func() {
 		t.active.Delete(locked.LockToken)
-		t.busy.Add(ctx, -1, queue)
 		t.finish(w, t.activities, t.activityDuration)
 	}
+}
+
+// busySlots returns the function that moves queue's busy-slots metric:
+// a slot is busy while it runs code (dispatch_slots.go).
+func (t *telemetry) busySlots(queue string) func(int64) {
+	q := t.option(attrQueue.String(queue))
+	return func(delta int64) { t.busy.Add(context.Background(), delta, q) }
 }
 
 // acked records an activity's completion (nil: cancelled).

@@ -17,10 +17,13 @@ import (
 // and the commit of its orchestration dispatcher).
 type turn struct {
 	// The fetched item (nil when CheckHistory replays a recorded
-	// execution), its lock lease, and the dispatcher slot running it.
+	// execution), its lock lease, the dispatcher loop running it, and its
+	// hold on an orchestration slot, given back as its ack begins
+	// (dispatch_slots.go).
 	item     *duroxide.OrchestrationItem
 	lease    *lockLease
 	workerID string
+	slot     *slotHold
 	instance string
 	// kv is the instance's KV store as of the previous execution.
 	kv map[string]duroxide.KVEntry

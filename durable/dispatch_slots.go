@@ -1,0 +1,69 @@
+package durable
+
+import "sync"
+
+// Slots count running code, not round trips. A queue's loops fetch,
+// run and ack; the run is what holds a slot (an activity's function, an
+// orchestration turn's replay), so a slot is free while its loop waits
+// for the store. There are more loops than slots, by the fetch-ahead
+// (Options.WorkerFetchAhead, Options.OrchestrationFetchAhead): while
+// every slot runs, the extra loops fetch the next items, and a loop that
+// finished its run acks it while another loop's item runs. An item
+// fetched ahead keeps its lock renewed while it waits for a slot; a
+// turn's ack still ends before its instance can be fetched again, since
+// the instance stays locked until the ack.
+
+// runSlots is a queue's slots: at most its capacity runs at once.
+type runSlots struct {
+	c    chan struct{}
+	busy func(delta int64) // the busy-slots metric
+}
+
+func newRunSlots(n int, busy func(int64)) *runSlots {
+	return &runSlots{c: make(chan struct{}, max(n, 1)), busy: busy}
+}
+
+// acquire takes a slot, or returns nil when lost or done ends the wait
+// first (the item's lock is gone, or the runtime is stopping).
+func (s *runSlots) acquire(lost, done <-chan struct{}) *slotHold {
+	select {
+	case s.c <- struct{}{}:
+	case <-lost:
+		return nil
+	case <-done:
+		return nil
+	}
+	s.busy(1)
+	return &slotHold{slots: s}
+}
+
+// slotHold is one run's hold on a slot, released once however often
+// release is called: a turn gives its slot back as its ack begins, and
+// its loop releases again when the turn is over.
+type slotHold struct {
+	once  sync.Once
+	slots *runSlots
+}
+
+func (h *slotHold) release() {
+	if h == nil {
+		return
+	}
+	h.once.Do(func() {
+		h.slots.busy(-1)
+		<-h.slots.c
+	})
+}
+
+// fetchAhead resolves a fetch-ahead option for a queue of n slots: 0
+// means n, NoSlots (or any negative) none, and a queue without slots has
+// none.
+func fetchAhead(opt, n int) int {
+	switch {
+	case n <= 0 || opt < 0:
+		return 0
+	case opt == 0:
+		return n
+	}
+	return opt
+}

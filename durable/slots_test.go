@@ -1,0 +1,143 @@
+package durable
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/duroxide-go/cdb/duroxide"
+)
+
+// ackGate holds acks of a provider until opened: the first ack of each
+// queue it is armed for blocks, so a test can see what the runtime does
+// while an ack is on its way to the store.
+type ackGate struct {
+	duroxide.Provider
+	holdWork, holdOrch atomic.Bool
+	open               chan struct{}
+	held               chan string // the instance whose ack is held
+	once               sync.Once
+}
+
+func newAckGate(p duroxide.Provider) *ackGate {
+	return &ackGate{Provider: p, open: make(chan struct{}), held: make(chan string, 2)}
+}
+
+func (g *ackGate) release() { g.once.Do(func() { close(g.open) }) }
+
+func (g *ackGate) hold(ctx context.Context, instance string) {
+	g.held <- instance
+	select {
+	case <-g.open:
+	case <-ctx.Done():
+	}
+}
+
+func (g *ackGate) AckWorkItem(ctx context.Context, token string, completion duroxide.WorkItem) error {
+	if completion != nil && g.holdWork.CompareAndSwap(true, false) {
+		g.hold(ctx, completion.InstanceID())
+	}
+	return g.Provider.AckWorkItem(ctx, token, completion)
+}
+
+func (g *ackGate) AckOrchestrationItem(ctx context.Context, token string, c duroxide.OrchestrationCommit) error {
+	if g.holdOrch.CompareAndSwap(true, false) {
+		g.hold(ctx, "")
+	}
+	return g.Provider.AckOrchestrationItem(ctx, token, c)
+}
+
+// TestAWorkerSlotIsFreeWhileItsActivityIsAcked: one worker slot, and the
+// first activity's ack held at the store. The slot counts running code,
+// not round trips, so the next activities run while that ack waits, one
+// at a time.
+func TestAWorkerSlotIsFreeWhileItsActivityIsAcked(t *testing.T) {
+	t.Parallel()
+	g := newAckGate(newMemProvider())
+	var running, most, ran atomic.Int64
+	reg := NewRegistry()
+	require.NoError(t, reg.AddActivity("Work", func(_ ActivityContext, in string) (string, error) {
+		n := running.Add(1)
+		defer running.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		ran.Add(1)
+		return in, nil
+	}))
+	require.NoError(t, reg.AddOrchestration("FanOut", func(ctx *OrchestrationContext, _ string) (string, error) {
+		fs := make([]*Future[string], 3)
+		for i := range fs {
+			fs[i] = CallActivity[string](ctx, "Work", "x")
+		}
+		for _, f := range fs {
+			if _, err := f.Await(); err != nil {
+				return "", err
+			}
+		}
+		return "done", nil
+	}))
+	g.holdWork.Store(true)
+	rt := startRuntime(t, g, reg, Options{WorkerConcurrency: 1})
+	t.Cleanup(g.release) // before the runtime shuts down: a held ack would stall it
+	require.NoError(t, rt.Client().StartOrchestration(t.Context(), "fan", "FanOut", ""))
+	<-g.held
+	requireEventually(t, func() bool { return ran.Load() == 3 }, "the other activities run while the first one's ack waits")
+	g.release()
+	st := waitDone(t, rt.Client(), "fan")
+	require.Equal(t, StateCompleted, st.State, st.FailureMessage())
+	require.Equal(t, int64(1), most.Load(), "one slot: one activity ran at a time")
+}
+
+// TestAnOrchestrationSlotIsFreeWhileItsTurnIsAcked: one orchestration
+// slot, and one instance's commit held at the store: another instance's
+// turn runs meanwhile.
+func TestAnOrchestrationSlotIsFreeWhileItsTurnIsAcked(t *testing.T) {
+	t.Parallel()
+	g := newAckGate(newMemProvider())
+	reg := NewRegistry()
+	require.NoError(t, reg.AddOrchestration("Done", func(*OrchestrationContext, string) (string, error) { return "ok", nil }))
+	g.holdOrch.Store(true)
+	rt := startRuntime(t, g, reg, Options{OrchestrationConcurrency: 1, WorkerConcurrency: NoSlots})
+	t.Cleanup(g.release) // before the runtime shuts down: a held ack would stall it
+	c := rt.Client()
+	require.NoError(t, c.StartOrchestration(t.Context(), "first", "Done", ""))
+	<-g.held
+	require.NoError(t, c.StartOrchestration(t.Context(), "second", "Done", ""))
+	st, err := c.WaitForOrchestration(t.Context(), "second", WaitOptions{Timeout: testWait})
+	require.NoError(t, err, "the second instance's turn runs while the first one's commit waits")
+	require.Equal(t, StateCompleted, st.State)
+	g.release()
+	require.Equal(t, StateCompleted, waitDone(t, c, "first").State)
+}
+
+// TestWithoutFetchAheadASlotIsHeldFromFetchToAck: NoSlots as the
+// fetch-ahead keeps one loop per slot, so while the only slot's ack
+// waits no other activity is fetched.
+func TestWithoutFetchAheadASlotIsHeldFromFetchToAck(t *testing.T) {
+	t.Parallel()
+	counting := &fetchCountingProvider{Provider: newMemProvider()}
+	g := newAckGate(counting)
+	reg := NewRegistry()
+	require.NoError(t, reg.AddActivity("Work", func(_ ActivityContext, in string) (string, error) { return in, nil }))
+	require.NoError(t, reg.AddOrchestration("Two", func(ctx *OrchestrationContext, _ string) (string, error) {
+		a, b := CallActivity[string](ctx, "Work", "a"), CallActivity[string](ctx, "Work", "b")
+		if _, err := a.Await(); err != nil {
+			return "", err
+		}
+		return b.Await()
+	}))
+	g.holdWork.Store(true)
+	rt := startRuntime(t, g, reg, Options{WorkerConcurrency: 1, WorkerFetchAhead: NoSlots})
+	t.Cleanup(g.release) // before the runtime shuts down: a held ack would stall it
+	require.NoError(t, rt.Client().StartOrchestration(t.Context(), "two", "Two", ""))
+	<-g.held
+	fetches := counting.workFetches.Load()
+	time.Sleep(100 * time.Millisecond) // several idle-poll intervals of fastOptions
+	require.Equal(t, fetches, counting.workFetches.Load(), "the only loop is acking: nothing fetches")
+	g.release()
+	require.Equal(t, StateCompleted, waitDone(t, rt.Client(), "two").State)
+}
