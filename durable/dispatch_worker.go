@@ -56,7 +56,17 @@ func (rt *Runtime) processNextWorkItem(workerID, sessionOwner string) (found boo
 	}
 	if item.SessionID != nil {
 		release := rt.sessions.add(*item.SessionID)
-		defer release()
+		defer func() {
+			full := rt.sessions.distinct() >= rt.opts.MaxSessionsPerRuntime
+			release()
+			if full && rt.sessions.distinct() < rt.opts.MaxSessionsPerRuntime {
+				// Room for another session: every loop fetches, since only
+				// the loop that owns a waiting session's items (one given
+				// back for the cap) can take them, and it may be asleep
+				// while another loop polls (the idle gate).
+				rt.workWake.fire()
+			}
+		}()
 		if rt.sessions.distinct() > rt.opts.MaxSessionsPerRuntime {
 			// Another slot took a new session between our capacity check
 			// and this fetch: give the item back without counting it.
