@@ -57,6 +57,9 @@ var staticFS embed.FS
 
 // handler serves the dashboard.
 type handler struct {
+	// c serves the reads ops does not wrap: the tree's instance infos and
+	// the queues page's depths and metrics.
+	c     *durable.Client
 	ops   *ops.Service
 	opts  Options
 	base  string
@@ -67,7 +70,7 @@ type handler struct {
 
 // New returns the dashboard over c.
 func New(c *durable.Client, opts Options) http.Handler {
-	h := &handler{ops: ops.New(c), opts: opts, base: strings.TrimRight(opts.BasePath, "/")}
+	h := &handler{c: c, ops: ops.New(c), opts: opts, base: strings.TrimRight(opts.BasePath, "/")}
 	if h.opts.Title == "" {
 		h.opts.Title = "duroxide"
 	}
@@ -96,6 +99,8 @@ func (h *handler) routes() *http.ServeMux {
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	mux.HandleFunc("GET /{$}", h.list)
 	mux.HandleFunc("GET /instances/{id}", h.instance)
+	mux.HandleFunc("GET /queues", h.queues)
+	mux.HandleFunc("GET /api/sample", h.sampleJSON)
 	mux.HandleFunc("GET /instances/{id}/confirm/{action}", h.confirm)
 	mux.HandleFunc("POST /instances/{id}/{action}", h.act)
 	return mux
@@ -107,7 +112,7 @@ func (h *handler) routes() *http.ServeMux {
 func withSecurityHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hd := w.Header()
-		hd.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "+
+		hd.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "+
 			"form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 		hd.Set("X-Content-Type-Options", "nosniff")
 		hd.Set("Referrer-Policy", "same-origin")
@@ -119,7 +124,7 @@ func withSecurityHeaders(next http.Handler) http.Handler {
 
 func parsePages(funcs template.FuncMap) map[string]*template.Template {
 	pages := map[string]*template.Template{}
-	for _, name := range []string{"list", "instance", "confirm", "error"} {
+	for _, name := range []string{"list", "instance", "confirm", "error", "queues"} {
 		t := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
 		pages[name] = t
 	}
