@@ -222,7 +222,7 @@ func buildChart(ex ops.Execution, now time.Time) (*chart, *pendingWork) {
 			}
 		}
 	}
-	c := &chart{Width: chartLabelW + chartAxisW + 10, AxisX: chartLabelW}
+	c := &chart{Width: chartLabelW + chartAxisW + 50, AxisX: chartLabelW} // room for the last tick's label
 	span := end.Sub(start)
 	if span <= 0 {
 		span = time.Millisecond
