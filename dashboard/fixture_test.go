@@ -48,6 +48,9 @@ func registry(t *testing.T, fixed *atomic.Bool) *durable.Registry {
 		ctx.SetCustomStatus("waiting for " + in)
 		return durable.WaitEvent[string](ctx, in).Await()
 	}))
+	must(t, reg.AddOrchestration("ParentWait", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		return durable.CallSubOrchestration[string](ctx, "Wait", in).Await()
+	}))
 	must(t, reg.AddOrchestration("Parent", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		return durable.CallSubOrchestration[string](ctx, "Echo", in).Await()
 	}))

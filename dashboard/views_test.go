@@ -149,6 +149,19 @@ func TestPendingWork(t *testing.T) {
 	}
 }
 
+// TestPendingChild: a parent waiting for its running child lists the
+// child as pending work, linked.
+func TestPendingChild(t *testing.T) {
+	e := newEnv(t)
+	must(t, e.c.StartOrchestration(t.Context(), "pw-1", "ParentWait", "never"))
+	b := newDashboard(t, e, dashboard.Options{})
+	body := b.pageUntil("/instances/pw-1", `class="work-child"`)
+	if work := section(t, body, "work", "section"); !strings.Contains(work,
+		`<tr class="work-child"><td>sub-orchestration</td><td><a href="/instances/pw-1::sub::2">pw-1::sub::2</a></td>`) {
+		t.Errorf("the pending child:\n%s", work)
+	}
+}
+
 // TestPendingActivityAttempt: an activity on its second attempt (the
 // first failed) is pending work with its attempt and last failure.
 func TestPendingActivityAttempt(t *testing.T) {
