@@ -12,9 +12,17 @@
 // your own middleware (see the example). Options.ReadOnly hides every
 // action and refuses every POST.
 //
+// The list counts instances per state; an instance's page draws a
+// timeline chart of each execution (the latest first, earlier ones
+// folded) from its history, lists its pending work and shows its whole
+// instance tree; the queues page shows the queue depths and the store's
+// counts with a throughput chart it polls (GET <base>/api/sample, JSON).
+//
 // Pages are rendered on the server with html/template, which escapes
-// every value by its context; the few lines of JavaScript only refresh a
-// running instance's page. Actions are POSTs behind a confirmation page,
+// every value by its context, charts included (inline SVG); the small
+// script (no build step) refreshes a running instance's page, keeps
+// relative times current, copies payloads, and draws the throughput
+// chart from the sample JSON with DOM calls, never markup. Actions are POSTs behind a confirmation page,
 // protected against cross-site requests twice: http.CrossOriginProtection
 // refuses cross-origin browser requests, and each form carries a token
 // bound to a cookie. Responses carry a strict Content-Security-Policy.
