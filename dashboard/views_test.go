@@ -165,6 +165,7 @@ func TestPendingChild(t *testing.T) {
 // TestPendingActivityAttempt: an activity on its second attempt (the
 // first failed) is pending work with its attempt and last failure.
 func TestPendingActivityAttempt(t *testing.T) {
+	heldRelease.Store(false) // a run before this one (-count) released it
 	e := newEnv(t)
 	t.Cleanup(func() { heldRelease.Store(true) }) // before the runtime stops
 	must(t, e.c.StartOrchestration(t.Context(), "held-1", "HeldRetry", "h1"))
