@@ -12,9 +12,17 @@
 // your own middleware (see the example). Options.ReadOnly hides every
 // action and refuses every POST.
 //
+// The list counts instances per state; an instance's page draws a
+// timeline chart of each execution (the latest first, earlier ones
+// folded) from its history, lists its pending work and shows its whole
+// instance tree; the queues page shows the queue depths and the store's
+// counts with a throughput chart it polls (GET <base>/api/sample, JSON).
+//
 // Pages are rendered on the server with html/template, which escapes
-// every value by its context; the few lines of JavaScript only refresh a
-// running instance's page. Actions are POSTs behind a confirmation page,
+// every value by its context, charts included (inline SVG); the small
+// script (no build step) refreshes a running instance's page, keeps
+// relative times current, copies payloads, and draws the throughput
+// chart from the sample JSON with DOM calls, never markup. Actions are POSTs behind a confirmation page,
 // protected against cross-site requests twice: http.CrossOriginProtection
 // refuses cross-origin browser requests, and each form carries a token
 // bound to a cookie. Responses carry a strict Content-Security-Policy.
@@ -57,6 +65,9 @@ var staticFS embed.FS
 
 // handler serves the dashboard.
 type handler struct {
+	// c serves the reads ops does not wrap: the tree's instance infos and
+	// the queues page's depths and metrics.
+	c     *durable.Client
 	ops   *ops.Service
 	opts  Options
 	base  string
@@ -67,7 +78,7 @@ type handler struct {
 
 // New returns the dashboard over c.
 func New(c *durable.Client, opts Options) http.Handler {
-	h := &handler{ops: ops.New(c), opts: opts, base: strings.TrimRight(opts.BasePath, "/")}
+	h := &handler{c: c, ops: ops.New(c), opts: opts, base: strings.TrimRight(opts.BasePath, "/")}
 	if h.opts.Title == "" {
 		h.opts.Title = "duroxide"
 	}
@@ -96,6 +107,8 @@ func (h *handler) routes() *http.ServeMux {
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	mux.HandleFunc("GET /{$}", h.list)
 	mux.HandleFunc("GET /instances/{id}", h.instance)
+	mux.HandleFunc("GET /queues", h.queues)
+	mux.HandleFunc("GET /api/sample", h.sampleJSON)
 	mux.HandleFunc("GET /instances/{id}/confirm/{action}", h.confirm)
 	mux.HandleFunc("POST /instances/{id}/{action}", h.act)
 	return mux
@@ -107,7 +120,7 @@ func (h *handler) routes() *http.ServeMux {
 func withSecurityHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hd := w.Header()
-		hd.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "+
+		hd.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "+
 			"form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 		hd.Set("X-Content-Type-Options", "nosniff")
 		hd.Set("Referrer-Policy", "same-origin")
@@ -119,7 +132,7 @@ func withSecurityHeaders(next http.Handler) http.Handler {
 
 func parsePages(funcs template.FuncMap) map[string]*template.Template {
 	pages := map[string]*template.Template{}
-	for _, name := range []string{"list", "instance", "confirm", "error"} {
+	for _, name := range []string{"list", "instance", "confirm", "error", "queues"} {
 		t := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
 		pages[name] = t
 	}

@@ -1,6 +1,7 @@
 package dashboard_test
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -46,11 +48,82 @@ func registry(t *testing.T, fixed *atomic.Bool) *durable.Registry {
 		ctx.SetCustomStatus("waiting for " + in)
 		return durable.WaitEvent[string](ctx, in).Await()
 	}))
+	must(t, reg.AddOrchestration("ParentWait", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		return durable.CallSubOrchestration[string](ctx, "Wait", in).Await()
+	}))
 	must(t, reg.AddOrchestration("Parent", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		return durable.CallSubOrchestration[string](ctx, "Echo", in).Await()
 	}))
+	addRich(t, reg)
 	demo.AddFail(t, reg)
 	return reg
+}
+
+// addRich registers Rich, whose history has what the instance page's
+// views draw: its execution 1 runs the activity Quick and continues as
+// new; execution 2 runs Parent as a child (so a grandchild Echo), the
+// activity Twice with retries (it fails twice for an input, then
+// succeeds: attempt 3 of 3), and a 5 ms timer; then, for an input
+// starting "wait:", it waits for the event "go" raced against a 1 h
+// timer, else returns a JSON object.
+// heldRelease releases the activity Held's second attempts.
+var heldRelease atomic.Bool
+
+func addRich(t *testing.T, reg *durable.Registry) {
+	t.Helper()
+	var calls sync.Map // input -> *atomic.Int32
+	must(t, reg.AddActivity("Quick", func(_ durable.ActivityContext, in string) (string, error) { return in, nil }))
+	must(t, reg.AddActivity("Twice", func(_ durable.ActivityContext, in string) (string, error) {
+		n, _ := calls.LoadOrStore(in, new(atomic.Int32))
+		if n.(*atomic.Int32).Add(1) <= 2 {
+			return "", errors.New("flaky: " + in)
+		}
+		return "ok " + in, nil
+	}))
+	// Held fails its first attempt, then holds its second until
+	// heldRelease is set (at most a minute): an activity pending on its
+	// attempt 2.
+	must(t, reg.AddActivity("Held", func(_ durable.ActivityContext, in string) (string, error) {
+		n, _ := calls.LoadOrStore("held:"+in, new(atomic.Int32))
+		if n.(*atomic.Int32).Add(1) == 1 {
+			return "", errors.New("first try failed: " + in)
+		}
+		for i := 0; i < 6000 && !heldRelease.Load(); i++ {
+			time.Sleep(10 * time.Millisecond)
+		}
+		return "released " + in, nil
+	}))
+	must(t, reg.AddOrchestration("HeldRetry", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		retry := durable.NewRetryPolicy(3).WithBackoff(durable.FixedBackoff(time.Millisecond))
+		return durable.CallActivity[string](ctx, "Held", in, durable.ActivityOptions{Retry: retry}).Await()
+	}))
+	must(t, reg.AddOrchestration("Rich", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		if ctx.ExecutionID() == 1 {
+			if _, err := durable.CallActivity[string](ctx, "Quick", in).Await(); err != nil {
+				return "", err
+			}
+			return "", durable.ContinueAsNew(ctx, in)
+		}
+		if _, err := durable.CallSubOrchestration[string](ctx, "Parent", in).Await(); err != nil {
+			return "", err
+		}
+		retry := durable.NewRetryPolicy(3).WithBackoff(durable.FixedBackoff(5 * time.Millisecond))
+		if _, err := durable.CallActivity[string](ctx, "Twice", in, durable.ActivityOptions{Retry: retry}).Await(); err != nil {
+			return "", err
+		}
+		if _, err := durable.NewTimer(ctx, 5*time.Millisecond).Await(); err != nil {
+			return "", err
+		}
+		if strings.HasPrefix(in, "wait:") {
+			timer, ev := durable.NewTimer(ctx, time.Hour), durable.WaitEvent[string](ctx, "go")
+			if ctx.Select(timer, ev) == 0 {
+				return "", errors.New("no go within the hour")
+			}
+			return ev.Await()
+		}
+		out, err := json.Marshal(map[string]any{"done": true, "in": in})
+		return string(out), err
+	}))
 }
 
 func must(t *testing.T, err error) {

@@ -27,6 +27,11 @@ func (h *handler) funcs() template.FuncMap {
 		"ts":         formatTime,
 		"clip":       clip,
 		"lower":      strings.ToLower,
+		"rel":        relTime,
+		"iso":        isoTime,
+		"pretty":     prettyJSON,
+		"f1":         func(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) },
+		"add":        func(a, b int) int { return a + b },
 	}
 }
 
@@ -68,7 +73,15 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err)
 		return
 	}
-	data := map[string]any{"Page": page, "Form": form, "Statuses": ops.States(), "Orders": orders}
+	data := map[string]any{"Page": page, "Form": form, "Statuses": ops.States(), "Orders": orders, "Nav": "instances"}
+	if q.ContinuationToken == "" {
+		counts, err := h.stateCounts(r, q, form)
+		if err != nil {
+			h.fail(w, err)
+			return
+		}
+		data["Counts"] = counts
+	}
 	total, counted := carriedTotal(r.URL.Query(), page)
 	data["Total"], data["Counted"] = total, counted
 	if r.URL.Query().Get("done") == string(ops.ActionPurge) {
@@ -88,6 +101,38 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) {
 		data["NextURL"] = h.base + "/?" + next.Encode()
 	}
 	h.render(w, http.StatusOK, "list", data)
+}
+
+// stateCounts counts, per state, the instances the list's other filters
+// match: one counting search per state (docs/costs.md: a count reads
+// every match), on the first page only.
+func (h *handler) stateCounts(r *http.Request, q duroxide.InstanceQuery, form map[string]string) ([]stateCount, error) {
+	var out []stateCount
+	for _, st := range ops.States() {
+		states, err := ops.ParseStates(st)
+		if err != nil {
+			return nil, err
+		}
+		cq := q
+		cq.States, cq.PageSize, cq.CountTotal = states, 1, true
+		page, err := h.ops.Search(r.Context(), cq)
+		if err != nil {
+			return nil, err
+		}
+		link := url.Values{}
+		for k, v := range form {
+			if v != "" && k != "status" {
+				link.Set(k, v)
+			}
+		}
+		link.Set("status", st)
+		n := 0
+		if page.Total != nil {
+			n = *page.Total
+		}
+		out = append(out, stateCount{State: st, N: n, URL: h.base + "/?" + link.Encode()})
+	}
+	return out, nil
 }
 
 // orders are the list's orders, as ?order= spells them.
@@ -155,7 +200,24 @@ func (h *handler) instance(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err)
 		return
 	}
-	data := map[string]any{"D": d}
+	now := time.Now()
+	data := map[string]any{"D": d, "Nav": "instances"}
+	// The latest execution first; the page folds the earlier ones.
+	var execs []execView
+	for i := len(d.Executions) - 1; i >= 0; i-- {
+		c, pend := buildChart(d.Executions[i], now)
+		execs = append(execs, execView{Execution: d.Executions[i], Chart: c})
+		if i == len(d.Executions)-1 && !d.Terminal() && !pend.empty() {
+			data["Work"] = pend
+		}
+	}
+	data["Execs"] = execs
+	tree, clipped, err := instanceTree(duroxide.LowPriorityUnlessSet(r.Context()), h.c, d)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	data["Tree"], data["TreeClipped"] = tree, clipped
 	if a, ok := ops.ParseAction(r.URL.Query().Get("done")); ok {
 		data["Done"] = a // only an action's name, never arbitrary text
 	}

@@ -31,10 +31,15 @@ func assertEscaped(t *testing.T, what, body string) {
 			t.Errorf("%s: the raw payload %q appears unescaped", what, h)
 		}
 	}
-	for _, bad := range []string{`href="javascript:`, "<script>alert", "<img", "<svg"} {
+	for _, bad := range []string{`href="javascript:`, "<script>alert", "<img"} {
 		if strings.Contains(body, bad) {
 			t.Errorf("%s: %q appears in the page", what, bad)
 		}
+	}
+	// The dashboard's own charts are the only svg elements.
+	own := strings.Count(body, `<svg class="timeline-chart"`) + strings.Count(body, `<svg id="throughput-chart"`)
+	if n := strings.Count(body, "<svg"); n != own {
+		t.Errorf("%s: %d <svg elements, %d of them the dashboard's charts", what, n, own)
 	}
 }
 
@@ -53,7 +58,11 @@ func testHostileValues(t *testing.T, e *env) {
 		e.run(id+"-echo", "Echo", h)
 		e.run(id+"-fail", "Fail", h)
 		e.run(id+"-wait", "Wait", h)
-		ids = append(ids, id+"-echo", id+"-fail", id+"-wait")
+		// Rich draws h in every new view: the chart's last error and
+		// tooltips, the tree's ids (its child and grandchild ids start with
+		// id), the output as indented JSON.
+		e.run(id+"-rich", "Rich", h)
+		ids = append(ids, id+"-echo", id+"-fail", id+"-wait", id+"-rich", id+"-rich::sub::2::2", id+"-rich::sub::2::2::sub::2")
 	}
 	e.run("parent", "Parent", hostile[0])
 	b := newDashboard(t, e, dashboard.Options{})
@@ -99,9 +108,24 @@ func testHostileValues(t *testing.T, e *env) {
 		}
 	}
 	_, body = b.get("/instances/" + url.PathEscape(ids[2]))
-	if !strings.Contains(body, "ExternalSubscribed") || !strings.Contains(body, "<td>"+esc+"</td>") {
+	if !strings.Contains(body, "ExternalSubscribed") || !strings.Contains(body, "<td>"+esc+"</td>") ||
+		!strings.Contains(body, `<tr class="work-event"><td>awaited event</td><td>`+esc+"</td>") {
 		t.Fatalf("the wait page lacks the escaped event name:\n%s", body)
 	}
+	// The new views carry the hostile values, escaped.
+	_, body = b.get("/instances/" + url.PathEscape(ids[3]))
+	for _, want := range []string{
+		"last error: flaky: " + esc, // the chart's row
+		"failed after",              // a bar's tooltip
+		`aria-current="page">` + esc + "/a?q=1#frag%41-rich</a>",          // the tree
+		"id=\"output\">{\n  &#34;done&#34;: true,\n  &#34;in&#34;: &#34;", // the indented JSON output
+	} {
+		if !strings.Contains(body, want) {
+			t.Fatalf("the rich page lacks %q:\n%s", want, body)
+		}
+	}
+	_, body = b.get("/queues")
+	assertEscaped(t, "queues", body)
 }
 
 func TestHostileEventNameInRaiseForm(t *testing.T) {

@@ -30,6 +30,11 @@ type Entry struct {
 	// Child is the full instance id of a sub-orchestration this event
 	// schedules; empty otherwise.
 	Child string `json:"child,omitempty"`
+	// Source is the EventID of the event this one answers (an outcome's
+	// scheduling event); 0 for events that answer none.
+	Source uint64 `json:"source_event_id,omitempty"`
+	// FireAt is when a timer (TimerCreated) is due; zero otherwise.
+	FireAt time.Time `json:"fire_at,omitzero"`
 }
 
 // Timeline turns instance's execution history into entries.
@@ -49,6 +54,7 @@ func Timeline(instance string, hist []duroxide.Event) []Entry {
 		}
 		describe(&e, instance, ev.Kind)
 		if ev.SourceEventID != nil {
+			e.Source = *ev.SourceEventID
 			if from, ok := at[*ev.SourceEventID]; ok && !t.IsZero() {
 				e.Duration = t.Sub(from)
 			}
@@ -83,7 +89,8 @@ func describe(e *Entry, instance string, k duroxide.EventKind) {
 	case duroxide.ActivityCancelRequested:
 		e.Detail = v.Reason
 	case duroxide.TimerCreated:
-		e.Detail = "fires at " + msTime(v.FireAtMs).Format(time.RFC3339Nano)
+		e.FireAt = msTime(v.FireAtMs)
+		e.Detail = "fires at " + e.FireAt.Format(time.RFC3339Nano)
 	case duroxide.ExternalSubscribed:
 		e.Name = v.Name
 	case duroxide.ExternalEvent:
