@@ -133,7 +133,7 @@ func continueAsNewEventRoutesToLatest(e *env) {
 
 // raiseAfterCANProvider raises an event to instance right after the turn
 // that continues it as new commits, before the runtime can fetch again
-// (with one orchestration slot): the event then reaches the new execution
+// (with one orchestration loop: one slot, no fetch-ahead): the event then reaches the new execution
 // before it subscribes, as Rust's early raise does under its slower polling.
 type raiseAfterCANProvider struct {
 	duroxide.Provider
@@ -160,7 +160,10 @@ func continueAsNewEventDropThenProcess(e *env) {
 	e.p = early
 	r := durable.NewRegistry()
 	orch(e.t, r, "EvtDropThenProcess", startThenWaitGo)
-	e.start(r, &durable.Options{OrchestrationConcurrency: 1})
+	// One loop, no fetch-ahead: the raise after the commit must come
+	// before the runtime's next fetch (a loop fetching ahead would take
+	// the new execution first and subscribe before the early event).
+	e.start(r, &durable.Options{OrchestrationConcurrency: 1, OrchestrationFetchAhead: durable.NoSlots})
 	e.startOrch(id, "EvtDropThenProcess", "start")
 	require.True(e.t, e.waitSubscription(id, "Go"))
 	e.raise(id, "Go", "late")
