@@ -55,15 +55,15 @@ func (h *slotHold) release() {
 	})
 }
 
-// fetchAhead resolves a fetch-ahead option for a queue of n slots: 0
-// means n, NoSlots (or any negative) none, and a queue without slots has
-// none.
+// fetchAhead resolves a fetch-ahead option for a queue of n slots: none
+// by default (0, NoSlots or any negative), and none for a queue without
+// slots. It is opt-in: loops fetching ahead lock work a slot cannot run
+// yet, which changes how a runtime's sessions count against
+// MaxSessionsPerRuntime (a loop may claim a session beyond the cap and
+// give its item back) and when other runtimes see its work.
 func fetchAhead(opt, n int) int {
-	switch {
-	case n <= 0 || opt < 0:
+	if n <= 0 || opt < 0 {
 		return 0
-	case opt == 0:
-		return n
 	}
 	return opt
 }

@@ -38,15 +38,17 @@ type Options struct {
 	WorkerConcurrency int
 	// OrchestrationFetchAhead is how many orchestration items the runtime
 	// may hold locked beyond its running turns: fetched while every slot
-	// runs, or acked after their slot was given back (default: as many
-	// as OrchestrationConcurrency; NoSlots: none, so a slot is held from
-	// fetch to ack). An item held ahead keeps its instance locked, its
-	// lock renewed, until a slot takes it.
+	// runs, or acked after their slot was given back (default 0: none,
+	// one loop per slot; setting it to OrchestrationConcurrency roughly
+	// doubled throughput at 5 ms per request, docs/performance.md). An
+	// item held ahead keeps its instance locked, its lock renewed, until
+	// a slot takes it.
 	OrchestrationFetchAhead int
-	// WorkerFetchAhead is OrchestrationFetchAhead for activities (default:
-	// as many as WorkerConcurrency; NoSlots: none). An activity held
-	// ahead is locked to this runtime, its lock renewed, until a slot
-	// runs it; other runtimes cannot take it meanwhile.
+	// WorkerFetchAhead is OrchestrationFetchAhead for activities (default
+	// 0: none). An activity held ahead is locked to this runtime, its lock
+	// renewed, until a slot runs it; other runtimes cannot take it
+	// meanwhile, and a loop fetching ahead may claim a session beyond
+	// MaxSessionsPerRuntime and give its item back.
 	WorkerFetchAhead int
 	// OrchestratorLockTimeout is the instance lock per fetch (default 5 s).
 	OrchestratorLockTimeout time.Duration

@@ -81,7 +81,7 @@ func TestAWorkerSlotIsFreeWhileItsActivityIsAcked(t *testing.T) {
 		return "done", nil
 	}))
 	g.holdWork.Store(true)
-	rt := startRuntime(t, g, reg, Options{WorkerConcurrency: 1})
+	rt := startRuntime(t, g, reg, Options{WorkerConcurrency: 1, WorkerFetchAhead: 1})
 	t.Cleanup(g.release) // before the runtime shuts down: a held ack would stall it
 	require.NoError(t, rt.Client().StartOrchestration(t.Context(), "fan", "FanOut", ""))
 	<-g.held
@@ -101,7 +101,7 @@ func TestAnOrchestrationSlotIsFreeWhileItsTurnIsAcked(t *testing.T) {
 	reg := NewRegistry()
 	require.NoError(t, reg.AddOrchestration("Done", func(*OrchestrationContext, string) (string, error) { return "ok", nil }))
 	g.holdOrch.Store(true)
-	rt := startRuntime(t, g, reg, Options{OrchestrationConcurrency: 1, WorkerConcurrency: NoSlots})
+	rt := startRuntime(t, g, reg, Options{OrchestrationConcurrency: 1, OrchestrationFetchAhead: 1, WorkerConcurrency: NoSlots})
 	t.Cleanup(g.release) // before the runtime shuts down: a held ack would stall it
 	c := rt.Client()
 	require.NoError(t, c.StartOrchestration(t.Context(), "first", "Done", ""))
