@@ -50,7 +50,8 @@ type Provider struct {
 	claims          claimSet       // candidates a fetch of this process is locking (claims.go)
 	oversized       oversizedSet   // instances whose too-large document was reported (oversized.go)
 	turns           *turnCache     // state after this process's last turn per instance (turncache.go)
-	kept            workCandidates // untried work-item candidates of the last discovery (workcandidates.go)
+	kept            keptCandidates // untried work-item candidates of the last discovery (candidates.go)
+	keptOrch        keptCandidates // untried orchestration candidates, the same way
 
 	// owned are the sessions this process's owners hold: their fetches
 	// poll them outside the process's slots (ownedsessions.go).

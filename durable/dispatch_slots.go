@@ -55,15 +55,17 @@ func (h *slotHold) release() {
 	})
 }
 
-// fetchAhead resolves a fetch-ahead option for a queue of n slots: none
-// by default (0, NoSlots or any negative), and none for a queue without
-// slots. It is opt-in: loops fetching ahead lock work a slot cannot run
-// yet, which changes how a runtime's sessions count against
-// MaxSessionsPerRuntime (a loop may claim a session beyond the cap and
-// give its item back) and when other runtimes see its work.
+// fetchAhead resolves a fetch-ahead option for a queue of n slots: as
+// many as the slots by default (0), none for NoSlots or any negative,
+// and none for a queue without slots. A loop fetching ahead reserves room
+// for a session before it may take one (sessionTracker), so the loops
+// together never claim more than MaxSessionsPerRuntime.
 func fetchAhead(opt, n int) int {
 	if n <= 0 || opt < 0 {
 		return 0
+	}
+	if opt == 0 {
+		return n
 	}
 	return opt
 }

@@ -40,40 +40,34 @@ func (rt *Runtime) workerLoop(workerID, sessionOwner string) {
 // there was one.
 func (rt *Runtime) processNextWorkItem(workerID, sessionOwner string) (found bool, err error) {
 	var sess *duroxide.SessionFetchConfig
-	if rt.sessions.distinct() < rt.opts.MaxSessionsPerRuntime {
+	// A fetch that may take a session item reserves room for its session
+	// first, so loops fetching at once never claim more sessions than
+	// MaxSessionsPerRuntime between them (a claimed session stays pinned
+	// to its owner even if the item is given back).
+	reserved := rt.sessions.reserve(rt.opts.MaxSessionsPerRuntime)
+	if reserved {
 		sess = &duroxide.SessionFetchConfig{OwnerID: sessionOwner, LockTimeout: rt.opts.SessionLockTimeout}
 	}
 	locked, err := rt.p.FetchWorkItem(rt.fetchCtx, rt.opts.WorkerLockTimeout, rt.opts.LongPollTimeout, sess, rt.opts.WorkerTagFilter)
 	if err != nil || locked == nil {
+		rt.settleSession(reserved, nil)
 		return false, err
 	}
 	fetched := time.Now()
 	item, ok := locked.Item.(duroxide.ActivityExecuteItem)
 	if !ok {
+		rt.settleSession(reserved, nil)
 		rt.log.Error("unexpected work item on the worker queue; abandoning it", "variant", locked.Item.Variant())
 		rt.abandon(duroxide.WorkerQueue, locked.Item.InstanceID(), locked.LockToken, time.Second, false)
 		return true, nil
 	}
-	if item.SessionID != nil {
-		release := rt.sessions.add(*item.SessionID)
-		defer func() {
-			full := rt.sessions.distinct() >= rt.opts.MaxSessionsPerRuntime
-			release()
-			if full && rt.sessions.distinct() < rt.opts.MaxSessionsPerRuntime {
-				// Room for another session: every loop fetches, since only
-				// the loop that owns a waiting session's items (one given
-				// back for the cap) can take them, and it may be asleep
-				// while another loop polls (the idle gate).
-				rt.workWake.fire()
-			}
-		}()
-		if rt.sessions.distinct() > rt.opts.MaxSessionsPerRuntime {
-			// Another slot took a new session between our capacity check
-			// and this fetch: give the item back without counting it.
-			rt.abandon(duroxide.WorkerQueue, item.Instance, locked.LockToken, 100*time.Millisecond, true)
-			return true, nil
-		}
+	if item.SessionID != nil && !reserved {
+		// A provider that hands out a session item to a fetch without a
+		// session configuration: give it back without counting it.
+		rt.abandon(duroxide.WorkerQueue, item.Instance, locked.LockToken, 100*time.Millisecond, true)
+		return true, nil
 	}
+	defer rt.settleSession(reserved, item.SessionID)()
 	defer rt.tel.startActivity(rt.ctx, locked, item)()
 	w := &activityWork{item: item, token: locked.LockToken, attempt: locked.AttemptCount, workerID: workerID, fetched: fetched}
 	if w.attempt > rt.opts.MaxAttempts {
@@ -291,33 +285,87 @@ func (rt *Runtime) describe(ctx context.Context, instance string) (string, strin
 	return "unknown", "unknown"
 }
 
-// sessionTracker counts the activities in flight per session, so a
-// runtime holds at most MaxSessionsPerRuntime sessions.
-type sessionTracker struct {
-	mu sync.Mutex
-	m  map[string]int
+// settleSession turns a fetch's session reservation into a count of its
+// item's session (nil: none), and returns the func that ends the count
+// when the activity is done. When a session ends at the cap, or a
+// reservation goes unused while another loop was refused one, every loop
+// is woken: only the loop owning a waiting session's items (one given
+// back for the cap) can take them, and it may be asleep while another
+// loop polls (the idle gate).
+func (rt *Runtime) settleSession(reserved bool, session *string) (release func()) {
+	if !reserved {
+		return func() {}
+	}
+	if session == nil {
+		if rt.sessions.unreserve() {
+			rt.workWake.fire()
+		}
+		return func() {}
+	}
+	done := rt.sessions.take(*session)
+	return func() {
+		if done(rt.opts.MaxSessionsPerRuntime) {
+			rt.workWake.fire()
+		}
+	}
 }
 
-func (s *sessionTracker) distinct() int {
+// sessionTracker counts the activities in flight per session, and the
+// fetches that may start a new one, so a runtime holds at most
+// MaxSessionsPerRuntime sessions.
+type sessionTracker struct {
+	mu       sync.Mutex
+	m        map[string]int
+	reserved int  // fetches under way that may take a new session
+	refused  bool // a fetch found no room since the last wake-up
+}
+
+// reserve makes room for one more session if there is room under max.
+func (s *sessionTracker) reserve(max int) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.m)
+	if len(s.m)+s.reserved >= max {
+		s.refused = true
+		return false
+	}
+	s.reserved++
+	return true
 }
 
-// add counts one activity of session; release undoes it.
-func (s *sessionTracker) add(session string) (release func()) {
+// unreserve gives back a reservation whose fetch took no session item;
+// it reports whether a fetch was refused meanwhile (wake the loops).
+func (s *sessionTracker) unreserve() (wake bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reserved--
+	wake, s.refused = s.refused, false
+	return wake
+}
+
+// take turns a reservation into one activity of session; the returned
+// func undoes it and reports whether that freed room at the cap while a
+// fetch had been refused or the runtime was full (wake the loops).
+func (s *sessionTracker) take(session string) (done func(max int) bool) {
 	s.mu.Lock()
 	if s.m == nil {
 		s.m = map[string]int{}
 	}
+	s.reserved--
 	s.m[session]++
 	s.mu.Unlock()
-	return func() {
+	return func(max int) bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		full := len(s.m)+s.reserved >= max
 		if s.m[session]--; s.m[session] <= 0 {
 			delete(s.m, session)
 		}
+		freed := len(s.m)+s.reserved < max
+		wake := freed && (full || s.refused)
+		if wake {
+			s.refused = false
+		}
+		return wake
 	}
 }
 

@@ -38,17 +38,18 @@ type Options struct {
 	WorkerConcurrency int
 	// OrchestrationFetchAhead is how many orchestration items the runtime
 	// may hold locked beyond its running turns: fetched while every slot
-	// runs, or acked after their slot was given back (default 0: none,
-	// one loop per slot; setting it to OrchestrationConcurrency roughly
-	// doubled throughput at 5 ms per request, docs/performance.md). An
-	// item held ahead keeps its instance locked, its lock renewed, until
-	// a slot takes it.
+	// runs, or acked after their slot was given back (default 0: as many
+	// as OrchestrationConcurrency, which nearly doubled throughput at 5 ms
+	// per request, docs/performance.md; NoSlots: none, one loop per
+	// slot). An item held ahead keeps its instance locked, its lock
+	// renewed, until a slot takes it.
 	OrchestrationFetchAhead int
 	// WorkerFetchAhead is OrchestrationFetchAhead for activities (default
-	// 0: none). An activity held ahead is locked to this runtime, its lock
-	// renewed, until a slot runs it; other runtimes cannot take it
-	// meanwhile, and a loop fetching ahead may claim a session beyond
-	// MaxSessionsPerRuntime and give its item back.
+	// 0: as many as WorkerConcurrency; NoSlots: none). An activity held
+	// ahead is locked to this runtime, its lock renewed, until a slot runs
+	// it; other runtimes cannot take it meanwhile. A loop reserves room
+	// for a session before a fetch that may claim one, so the loops
+	// together hold at most MaxSessionsPerRuntime sessions.
 	WorkerFetchAhead int
 	// OrchestratorLockTimeout is the instance lock per fetch (default 5 s).
 	OrchestratorLockTimeout time.Duration

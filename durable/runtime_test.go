@@ -284,8 +284,9 @@ func TestIdleRuntimeBacksOff(t *testing.T) {
 	time.Sleep(400 * time.Millisecond)
 	elapsed := time.Since(start)
 	// The poller: 3 fetches ramping 5+10+20 ms, then one per maxIdle, +2
-	// for its first fetch and rounding; each other slot: its first fetch.
-	bound := (3 + int64(elapsed/maxIdle) + 2) + 3
+	// for its first fetch and rounding; each other loop (4 slots and 4
+	// fetching ahead, the default): its first fetch.
+	bound := (3 + int64(elapsed/maxIdle) + 2) + 7
 	require.LessOrEqual(t, counting.orchFetches.Load(), bound)
 	require.LessOrEqual(t, counting.workFetches.Load(), bound)
 	require.Positive(t, counting.orchFetches.Load())
@@ -350,8 +351,9 @@ func TestClientAdmin(t *testing.T) {
 	require.Equal(t, uint64(1), res.InstancesDeleted)
 }
 
-// The session manager renews the sessions of every worker slot (or of the
-// stable node id) and cleans up orphans, on their intervals.
+// The session manager renews the sessions of every worker loop (2 slots
+// and 2 fetching ahead by default; or of the stable node id) and cleans
+// up orphans, on their intervals.
 func TestSessionManagerRenewsAndCleansUp(t *testing.T) {
 	for _, node := range []string{"", "node-7"} {
 		s := &sessionCountingProvider{Provider: newMemProvider(), renews: make(chan []string, 1), cleanups: make(chan []string, 1)}
@@ -359,7 +361,7 @@ func TestSessionManagerRenewsAndCleansUp(t *testing.T) {
 			SessionIdleTimeout: time.Minute, SessionCleanupInterval: 20 * time.Millisecond})
 		owners := <-s.renews
 		if node == "" {
-			require.Equal(t, []string{"work-0-" + rt.id, "work-1-" + rt.id}, owners)
+			require.Equal(t, []string{"work-0-" + rt.id, "work-1-" + rt.id, "work-2-" + rt.id, "work-3-" + rt.id}, owners)
 		} else {
 			require.Equal(t, []string{node}, owners)
 		}

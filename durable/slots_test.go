@@ -141,3 +141,27 @@ func TestWithoutFetchAheadASlotIsHeldFromFetchToAck(t *testing.T) {
 	g.release()
 	require.Equal(t, StateCompleted, waitDone(t, rt.Client(), "two").State)
 }
+
+// TestSessionReservationsKeepTheCap: fetches that may take a new session
+// reserve room first, so however many loops fetch at once the runtime
+// never counts more sessions (in flight or reserved) than the cap; a
+// reservation refused and then freed asks for a wake-up.
+func TestSessionReservationsKeepTheCap(t *testing.T) {
+	var s sessionTracker
+	require.True(t, s.reserve(2))
+	require.True(t, s.reserve(2))
+	require.False(t, s.reserve(2), "a third fetch at once has no room")
+	doneA := s.take("a")
+	require.True(t, s.unreserve(), "the refused fetch is woken when a reservation goes unused")
+	require.True(t, s.reserve(2))
+	doneB := s.take("b")
+	require.False(t, s.reserve(2), "two sessions in flight fill the cap")
+	require.True(t, doneA(2), "room again after a refusal: wake")
+	require.True(t, s.reserve(2))
+	doneB2 := s.take("b") // a second activity of session b
+	require.Equal(t, 1, len(s.m))
+	require.False(t, doneB(2), "b is still in flight: no room freed")
+	require.False(t, doneB2(2), "nothing was refused and the cap was not full")
+	require.Empty(t, s.m)
+	require.Zero(t, s.reserved)
+}
