@@ -150,19 +150,11 @@ type Options struct {
 	TurnCacheBytes int
 	// WorkCandidateTTL is how long the untried rest of a work-item
 	// discovery page is kept for the next fetch with the same filter,
-	// which then tries those items before it queries (candidates.go;
+	// which then tries those items before it queries (workcandidates.go;
 	// default DefaultWorkCandidateTTL, 1s). It bounds how long older
 	// leftovers are preferred to items enqueued after the query.
 	// Negative disables it: every fetch queries.
 	WorkCandidateTTL time.Duration
-	// OrchestrationCandidateTTL is the same for orchestration discovery:
-	// how long the instances a fetch found but did not lock are kept for
-	// the next fetch (candidates.go; default
-	// DefaultOrchestrationCandidateTTL, 250ms). It bounds how long a fetch
-	// may lock a kept instance's listed messages without those a turn of
-	// another process handed back meanwhile (a rewind's), which then come
-	// in the instance's next turn. Negative disables it.
-	OrchestrationCandidateTTL time.Duration
 	// MaxClockSkew is how far the clocks of any two processes sharing the
 	// container may disagree without one taking a lock, session or
 	// dispatch lease the other still holds (default DefaultMaxClockSkew,
@@ -241,9 +233,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.WorkCandidateTTL == 0 {
 		o.WorkCandidateTTL = DefaultWorkCandidateTTL
-	}
-	if o.OrchestrationCandidateTTL == 0 {
-		o.OrchestrationCandidateTTL = DefaultOrchestrationCandidateTTL
 	}
 	if o.MaxClockSkew == 0 {
 		o.MaxClockSkew = DefaultMaxClockSkew

@@ -71,25 +71,13 @@ func (p *Provider) FetchOrchestrationItem(ctx context.Context, lockTimeout, _ ti
 		return p.now().After(l.lockedUntil.Add(time.Minute))
 	})
 	now := p.now()
-	skip := func(c candidate) bool {
+	cands, err := p.discover(ctx, docOrchQueue, "", nil, true, func(c candidate) bool {
 		return p.busy.isBusy(c.instance, now) || (filter != nil && p.incompatible.isBusy(filterKey(c.instance, filter), now))
-	}
-	kept := p.opts.OrchestrationCandidateTTL > 0 // candidates.go
-	keptKey := ""
-	if filter != nil {
-		keptKey = filterKey("", filter)
-	}
-	if kept {
-		item, err := p.lockKeptOrchestration(ctx, keptKey, skip, lockTimeout, filter)
-		if err != nil || item != nil {
-			return item, duroxide.Wrap(op, err)
-		}
-	}
-	cands, err := p.discover(ctx, docOrchQueue, "", nil, true, skip, nil)
+	}, nil)
 	if err != nil {
 		return nil, duroxide.Wrap(op, err)
 	}
-	for i, c := range cands {
+	for _, c := range cands {
 		key := "o\x00" + c.instance
 		if !p.claims.take(key) {
 			continue // a sibling slot is locking it
@@ -100,49 +88,10 @@ func (p *Provider) FetchOrchestrationItem(ctx context.Context, lockTimeout, _ ti
 			return nil, duroxide.Wrap(op, err)
 		}
 		if item != nil {
-			if kept {
-				p.keptOrch.forgetInstance(c.instance)
-				p.keptOrch.keep(keptKey, cands[i+1:], now, p.opts.OrchestrationCandidateTTL)
-			}
 			return item, nil
 		}
 	}
-	if kept {
-		p.keptOrch.drop(keptKey)
-	}
 	return nil, nil
-}
-
-// lockKeptOrchestration locks the oldest kept instance for the filter
-// (candidates.go); nil when there is none or the lock missed (the fetch
-// then queries).
-func (p *Provider) lockKeptOrchestration(ctx context.Context, keptKey string, skip func(candidate) bool, lockTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
-	slots, err := p.dispatcherSlots(ctx)
-	if err != nil {
-		return nil, err
-	}
-	inSlots := inSlotsFunc(slots)
-	for {
-		c, ok := p.keptOrch.pop(keptKey, p.now(), func(c candidate) bool { return inSlots(c) && !skip(c) })
-		if !ok {
-			return nil, nil
-		}
-		key := "o\x00" + c.instance
-		if !p.claims.take(key) {
-			continue // a sibling slot is locking it from its own discovery
-		}
-		item, err := p.tryLockOrchestration(ctx, c, lockTimeout, filter)
-		p.claims.drop(key)
-		if err != nil {
-			return nil, err
-		}
-		if item == nil {
-			// Taken, changed or held back since the query: the rest of
-			// the page is likely stale too, so the fetch queries afresh.
-			p.keptOrch.drop(keptKey)
-		}
-		return item, nil
-	}
 }
 
 // tryLockOrchestration locks c's instance and messages and loads the
@@ -238,9 +187,6 @@ func (p *Provider) tryLockOrchestration(ctx context.Context, c candidate, lockTi
 		}
 		item.OrchestrationName, item.Version, item.ExecutionID = nameVersionOf(start)
 		lk.doc.OrchestrationName, lk.doc.OrchestrationVersion = item.OrchestrationName, item.Version
-		if created && decodeErr == nil {
-			p.noteCreated(lk, item.ExecutionID) // turncache.go
-		}
 	} else {
 		item.OrchestrationName, item.Version, item.ExecutionID = lk.doc.OrchestrationName, lk.doc.OrchestrationVersion, lk.doc.CurrentExecutionID
 		if err := p.loadTurnStateCached(ctx, lk, item); err != nil { // turncache.go

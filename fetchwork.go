@@ -28,7 +28,7 @@ func (p *Provider) FetchWorkItem(ctx context.Context, lockTimeout, _ time.Durati
 	if session == nil {
 		extra += " AND (NOT IS_DEFINED(c.sessionId) OR IS_NULL(c.sessionId))"
 	}
-	kept := p.opts.WorkCandidateTTL > 0 // candidates.go
+	kept := p.opts.WorkCandidateTTL > 0 // workcandidates.go
 	filter := extra + "\x00" + string(mustJSON(params))
 	p.workLocks.prune(func(l *workLock) bool {
 		// A lock in use (being acked or renewed) is not stale; TryLock

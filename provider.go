@@ -50,8 +50,7 @@ type Provider struct {
 	claims          claimSet       // candidates a fetch of this process is locking (claims.go)
 	oversized       oversizedSet   // instances whose too-large document was reported (oversized.go)
 	turns           *turnCache     // state after this process's last turn per instance (turncache.go)
-	kept            keptCandidates // untried work-item candidates of the last discovery (candidates.go)
-	keptOrch        keptCandidates // untried orchestration candidates, the same way
+	kept            workCandidates // untried work-item candidates of the last discovery (workcandidates.go)
 
 	// owned are the sessions this process's owners hold: their fetches
 	// poll them outside the process's slots (ownedsessions.go).

@@ -41,11 +41,12 @@ import (
 // process's entry) and an operator editing documents by hand. The cache
 // cannot see the latter, so it trusts a state only for turnCacheMaxAge
 // after the load query it descends from, and every chain of cached
-// states starts with a query or with the lock batch that created the
-// instance document (proof that no turn had committed and no deletion
-// was sweeping: there was nothing to load; noteCreated). An edit made
-// behind the provider's back is therefore seen by the next fetch in
-// another process, after a restart, or within turnCacheMaxAge. Anything else falls back to the query, so a miss costs
+// states starts with a query: the first turn of a new instance loads
+// nothing (there is nothing to load), and its commit is not cached, so
+// the instance's second turn queries and sees anything written beside
+// it. An edit made behind the provider's back is therefore seen by the
+// next fetch in another process, after a restart, or within
+// turnCacheMaxAge. Anything else falls back to the query, so a miss costs
 // what every turn cost before.
 //
 // Staged leftovers of a large turn that never committed (another
@@ -256,21 +257,6 @@ func (p *Provider) restoreTurnState(lk *orchLock, item *duroxide.OrchestrationIt
 	lk.delta = append([]kvDoc(nil), st.delta...)
 	lk.base = st
 	return true
-}
-
-// noteCreated records, as the base a commit of the lock builds on, the
-// empty state of an instance whose document the lock batch itself
-// created: no instance document existed, so no turn ever committed and no
-// deletion is still sweeping (a tombstone is an instance document), and
-// the partition holds no history or KV document the first turn could
-// load. What a crashed first turn may have staged is found by its 409
-// (cleanStale), as for any cached load. So the second turn of a new
-// instance needs no load query either.
-func (p *Provider) noteCreated(lk *orchLock, exec uint64) {
-	if !p.turns.enabled() {
-		return
-	}
-	lk.base = &turnState{instance: lk.instance, exec: exec, kv: map[string]duroxide.KVEntry{}, loadedAt: p.now()}
 }
 
 // noteLoaded records what the load query found, as the base a commit of

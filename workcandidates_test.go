@@ -1,6 +1,6 @@
 package cdb_test
 
-// Kept work candidates (candidates.go): a work-item fetch first tries
+// Kept work candidates (workcandidates.go): a work-item fetch first tries
 // the untried rest of the last discovery page with the same filter, so a
 // steady activity fetch is one lock patch instead of a query and a patch.
 // A kept candidate that changed since (taken, deleted) misses on its ETag

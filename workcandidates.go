@@ -6,21 +6,6 @@ import (
 	"time"
 )
 
-// Kept candidates: the rest of a discovery page, kept for the next fetch
-// with the same filter. Work items and orchestrations each have a store.
-//
-// Orchestration candidates: a discovery page lists every instance with
-// ready messages, oldest first, and a fetch locks one. With two or more
-// orchestration loops (or a backlog), the next loop's fetch would query
-// again and find, mostly, the same instances. It takes the oldest kept
-// instance instead. The lock batch patches each listed message with the
-// lock-free condition, so a kept instance whose messages another turn
-// consumed misses (404) and drops the queue, as below; its messages that
-// arrived after the query were not listed and come in its next turn, as
-// they would have after a query a moment earlier (fetch.go). A kept
-// instance is skipped while this process holds it (the busy cache), and
-// forgotten when a fresh discovery locks it.
-//
 // Work candidates: the rest of a work-item discovery page, kept for the
 // next fetch with the same filter. A discovery page lists up to
 // DiscoveryPageSize ready items but a fetch locks one, so without this
@@ -46,18 +31,13 @@ import (
 // DefaultWorkCandidateTTL is the default of Options.WorkCandidateTTL.
 const DefaultWorkCandidateTTL = time.Second
 
-// DefaultOrchestrationCandidateTTL is the default of
-// Options.OrchestrationCandidateTTL: shorter than work items', since a
-// kept instance's message list can only grow stale (see Options).
-const DefaultOrchestrationCandidateTTL = 250 * time.Millisecond
-
 // maxCandidateFilters bounds the filters kept at once; a process uses a
 // handful (one per worker tag filter).
 const maxCandidateFilters = 64
 
-// keptCandidates is the per-provider store of kept candidates, keyed by
+// workCandidates is the per-provider store of kept candidates, keyed by
 // the fetch's filter (the query's extra clause and parameters).
-type keptCandidates struct {
+type workCandidates struct {
 	mu sync.Mutex
 	m  map[string]*candidateQueue
 }
@@ -69,7 +49,7 @@ type candidateQueue struct {
 
 // keep replaces filter's queue with cands (the untried rest of a
 // discovery page read at found), or drops it when cands is empty.
-func (w *keptCandidates) keep(filter string, cands []candidate, found time.Time, ttl time.Duration) {
+func (w *workCandidates) keep(filter string, cands []candidate, found time.Time, ttl time.Duration) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(cands) == 0 || ttl <= 0 {
@@ -85,7 +65,7 @@ func (w *keptCandidates) keep(filter string, cands []candidate, found time.Time,
 // pop removes and returns the oldest kept candidate for filter that
 // inSlots accepts (candidates of other slots stay for the fetches that
 // own them).
-func (w *keptCandidates) pop(filter string, now time.Time, inSlots func(candidate) bool) (candidate, bool) {
+func (w *workCandidates) pop(filter string, now time.Time, inSlots func(candidate) bool) (candidate, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	q := w.m[filter]
@@ -110,7 +90,7 @@ func (w *keptCandidates) pop(filter string, now time.Time, inSlots func(candidat
 
 // forget removes the item id from every queue: this process just locked
 // it through a fresh discovery, so a kept copy could only miss.
-func (w *keptCandidates) forget(instance, id string) {
+func (w *workCandidates) forget(instance, id string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for f, q := range w.m {
@@ -121,21 +101,8 @@ func (w *keptCandidates) forget(instance, id string) {
 	}
 }
 
-// forgetInstance removes instance's candidates from every queue: this
-// process just locked it through a fresh discovery.
-func (w *keptCandidates) forgetInstance(instance string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for f, q := range w.m {
-		q.cands = slices.DeleteFunc(q.cands, func(c candidate) bool { return c.instance == instance })
-		if len(q.cands) == 0 {
-			delete(w.m, f)
-		}
-	}
-}
-
 // drop discards filter's queue.
-func (w *keptCandidates) drop(filter string) {
+func (w *workCandidates) drop(filter string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	delete(w.m, filter)
