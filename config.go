@@ -176,6 +176,13 @@ type Options struct {
 	// data directory lock proves both. Never set it on a shared account:
 	// another live process's locked work would run twice.
 	Exclusive bool
+	// ClientOnly makes the provider serve clients only: reads, starts,
+	// events, cancellations and management, but no fetch of work, so no
+	// lock is ever taken through it (fetches fail with ErrClientOnly, and
+	// durable.Start refuses the provider, duroxide.DispatchRefuser).
+	// embedded.Open sets it on a store joined with JoinRunning, since the
+	// owning process, Exclusive, releases every lock when it restarts.
+	ClientOnly bool
 	// BackgroundPriority is the Cosmos DB priority level (priority-based
 	// execution) of the provider's background requests: discovery polls
 	// (the queries that look for work, including every poll that finds
@@ -255,6 +262,10 @@ func (o Options) check() error {
 
 // ErrConfig is wrapped by every configuration error.
 var ErrConfig = errors.New("cdb: invalid configuration")
+
+// ErrClientOnly is matched (errors.Is) by the fetches of a provider
+// opened with Options.ClientOnly, and by durable.Start given one.
+var ErrClientOnly = errors.New("cdb: the provider serves clients only (Options.ClientOnly): a runtime cannot fetch work through it")
 
 func configError(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, args...))

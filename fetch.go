@@ -51,6 +51,9 @@ const busyRetry = 250 * time.Millisecond
 // FetchOrchestrationItem implements duroxide.Provider.
 func (p *Provider) FetchOrchestrationItem(ctx context.Context, lockTimeout, _ time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
 	const op = "fetch_orchestration_item"
+	if err := p.RefuseDispatch(); err != nil {
+		return nil, err
+	}
 	if filter != nil && len(filter.SupportedDuroxideVersions) == 0 {
 		return nil, nil // Phase 1: an empty list supports nothing
 	}

@@ -21,6 +21,9 @@ import (
 // FetchWorkItem implements duroxide.Provider.
 func (p *Provider) FetchWorkItem(ctx context.Context, lockTimeout, _ time.Duration, session *duroxide.SessionFetchConfig, tags duroxide.TagFilter) (*duroxide.LockedWorkItem, error) {
 	const op = "fetch_work_item"
+	if err := p.RefuseDispatch(); err != nil {
+		return nil, err
+	}
 	extra, params, ok := tagClause(tags)
 	if !ok {
 		return nil, nil

@@ -285,3 +285,14 @@ func (p *Provider) RequestStats() RequestStats { return p.st.Stats() }
 func (p *Provider) ResetRequestStats() { p.st.ResetStats() }
 
 var _ duroxide.Provider = (*Provider)(nil)
+
+var _ duroxide.DispatchRefuser = (*Provider)(nil)
+
+// RefuseDispatch implements duroxide.DispatchRefuser: ErrClientOnly for a
+// provider opened with Options.ClientOnly, else nil.
+func (p *Provider) RefuseDispatch() error {
+	if p.opts.ClientOnly {
+		return ErrClientOnly
+	}
+	return nil
+}

@@ -87,6 +87,11 @@ func Start(ctx context.Context, p duroxide.Provider, reg *Registry, opts *Option
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if r, ok := p.(duroxide.DispatchRefuser); ok {
+		if err := r.RefuseDispatch(); err != nil {
+			return nil, fmt.Errorf("start runtime: %w", err)
+		}
+	}
 	o := opts.withDefaults()
 	if err := o.validate(); err != nil {
 		return nil, err

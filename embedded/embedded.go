@@ -86,6 +86,9 @@ type Options struct {
 	// `duroxide ui` look at a running service's store this way. The
 	// joined store is as live as an account: the owner keeps running its
 	// runtime, and whatever this process writes the owner sees at once.
+	// It serves clients only (cdb.Options.ClientOnly): durable.Start
+	// refuses it with cdb.ErrClientOnly, since the owner releases every
+	// lock when it restarts.
 	JoinRunning bool
 	// RequireAccount makes Open fail with ErrNoAccount, starting nothing,
 	// when the environment names no account; DUROXIDE_REQUIRE_ACCOUNT
@@ -161,6 +164,16 @@ func Open(ctx context.Context, opts *Options) (*Store, error) {
 		// released at once (interrupted work resumes within moments of a
 		// restart, not after its lock timeout and the clock-skew margin).
 		po.Exclusive = true
+		popts = &po
+	}
+	if st.Shared {
+		// The owner is Exclusive: when it restarts it releases every
+		// lock, so work this process locked would run twice. Clients only.
+		var po cdb.Options
+		if popts != nil {
+			po = *popts
+		}
+		po.ClientOnly = true
 		popts = &po
 	}
 	p, err := cdb.New(ctx, st.Config, popts)

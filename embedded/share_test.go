@@ -7,8 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/durable"
+	"github.com/duroxide-go/cdb/duroxide"
 )
 
 // With JoinRunning, an Open that finds the directory in use connects to
@@ -67,5 +70,40 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A joined store serves clients only: its owner, Exclusive, releases
+// every lock when it restarts, so a runtime here would see the work it
+// locked run twice. durable.Start refuses it with cdb.ErrClientOnly, and
+// a fetch through it fails the same way, while client writes and reads
+// go on working and the owner's runtime runs what they start.
+func TestAJoinedStoreRefusesARuntime(t *testing.T) {
+	clearEnv(t)
+	dir := t.TempDir()
+	owner := open(t, &Options{DataDir: dir, Log: &bytes.Buffer{}})
+	defer owner.Close()
+	joined := open(t, &Options{DataDir: dir, JoinRunning: true, Log: &bytes.Buffer{}})
+	defer joined.Close()
+	if rt, err := durable.Start(t.Context(), joined.Provider, durable.NewRegistry(), nil); !errors.Is(err, cdb.ErrClientOnly) {
+		if rt != nil {
+			_ = rt.Shutdown(t.Context())
+		}
+		t.Fatalf("durable.Start on a joined store: %v, want cdb.ErrClientOnly", err)
+	}
+	if _, err := joined.Provider.FetchWorkItem(t.Context(), time.Second, 0, nil, duroxide.AnyTag()); !errors.Is(err, cdb.ErrClientOnly) {
+		t.Fatalf("fetch through a joined store: %v, want cdb.ErrClientOnly", err)
+	}
+	reg := durable.NewRegistry()
+	must(t, reg.AddOrchestration("Echo", func(_ *durable.OrchestrationContext, in string) (string, error) { return in, nil }))
+	rt, err := durable.Start(t.Context(), owner.Provider, reg, nil)
+	must(t, err)
+	defer rt.Shutdown(t.Context())
+	c := durable.NewClient(joined.Provider)
+	must(t, c.StartOrchestration(t.Context(), "joined-start", "Echo", "x"))
+	st, err := c.WaitForOrchestration(t.Context(), "joined-start", durable.WaitOptions{Timeout: 30 * time.Second})
+	must(t, err)
+	if st.Output != "x" {
+		t.Fatalf("output %q, want x", st.Output)
 	}
 }
