@@ -458,6 +458,9 @@ func (c *Client) WaitForOrchestration(ctx context.Context, instance string, opts
 func (c *Client) waitForOrchestration(ctx context.Context, instance string, o WaitOptions) (*OrchestrationStatus, error) {
 	var out *OrchestrationStatus
 	err := c.poll(ctx, o, func() (bool, error) {
+		if c.stillRunning(ctx, instance) {
+			return false, nil
+		}
 		st, err := c.status(ctx, instance, false)
 		if err != nil {
 			return false, err
@@ -476,6 +479,25 @@ func (c *Client) waitForOrchestration(ctx context.Context, instance string, o Wa
 		return nil, err
 	}
 	return out, nil
+}
+
+// stillRunning reports whether the instance's summary says its current
+// execution runs on: one point read on the Cosmos provider
+// (ProviderAdmin.InstanceInfo), where a full status reads the instance
+// and queries its history. A wait polls it until the summary says the
+// execution ended (its commit writes both at once), then reads the full
+// status; without management, or while the instance has no summary yet
+// (a start still queued), it reads the full status every time.
+func (c *Client) stillRunning(ctx context.Context, instance string) bool {
+	a := c.p.Admin()
+	if a == nil {
+		return false
+	}
+	info, err := a.InstanceInfo(ctx, instance)
+	if err != nil || info == nil {
+		return false // not found or unreadable: the full status decides
+	}
+	return info.Status != duroxide.StatusCompleted && info.Status != duroxide.StatusFailed
 }
 
 // WaitForStatusChange waits until instance's custom status version exceeds

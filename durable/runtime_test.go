@@ -509,3 +509,48 @@ func TestOversizeActivityResultFailsTheActivity(t *testing.T) {
 	require.Contains(t, st.Output, "the limit is 2097152 bytes")
 	require.Equal(t, int32(1), runs.Load(), "a re-run would produce the same result")
 }
+
+// statusCountingProvider counts the full status reads a client makes.
+type statusCountingProvider struct {
+	duroxide.Provider
+	reads atomic.Int64
+}
+
+func (c *statusCountingProvider) Read(ctx context.Context, instance string) ([]duroxide.Event, error) {
+	c.reads.Add(1)
+	return c.Provider.Read(ctx, instance)
+}
+
+// A wait polls the instance's summary (one point read on Cosmos) while
+// it runs and reads the full status (the history) once it ended, not on
+// every poll: before, each poll read the instance and queried its
+// history.
+func TestWaitPollsTheSummaryWhileRunning(t *testing.T) {
+	p := newMemProvider()
+	reg := NewRegistry()
+	require.NoError(t, reg.AddOrchestration("W", func(ctx *OrchestrationContext, _ string) (string, error) {
+		return WaitEvent[string](ctx, "go").Await()
+	}))
+	startRuntime(t, p, reg, Options{})
+	counting := &statusCountingProvider{Provider: p}
+	c := NewClient(counting)
+	require.NoError(t, c.StartOrchestration(t.Context(), "w", "W", ""))
+	requireEventually(t, func() bool {
+		st, err := NewClient(p).Status(t.Context(), "w")
+		return err == nil && st.State == StateRunning
+	}, "never running")
+	done := make(chan *OrchestrationStatus, 1)
+	go func() {
+		st, err := c.WaitForOrchestration(t.Context(), "w", WaitOptions{PollInterval: time.Millisecond, Timeout: 30 * time.Second})
+		if err != nil {
+			t.Errorf("wait: %v", err)
+		}
+		done <- st
+	}()
+	time.Sleep(100 * time.Millisecond) // many polls while it runs
+	require.NoError(t, NewClient(p).RaiseEvent(t.Context(), "w", "go", "now"))
+	st := <-done
+	require.Equal(t, StateCompleted, st.State)
+	require.Equal(t, "now", st.Output)
+	require.LessOrEqual(t, counting.reads.Load(), int64(2), "full status reads: the ended one, and one if the summary was read first")
+}
