@@ -78,6 +78,7 @@ type Duroxide struct {
 	starter *durable.Client
 	client  *durable.Client
 	rtProv  *cdb.Provider // Cosmos backends only
+	clProv  *cdb.Provider // the status client's, Cosmos backends only
 	closers []func()
 	input   string
 	before  cdb.RequestStats
@@ -166,7 +167,7 @@ func (d *Duroxide) providers(ctx context.Context) (runtimeProv, clientProv durox
 			return nil, nil, err
 		}
 		d.closers = append(d.closers, func() { _ = cp.Close() })
-		d.rtProv = st.Provider
+		d.rtProv, d.clProv = st.Provider, cp
 		return st.Provider, cp, nil
 	case BackendCosmos:
 		cfg, err := cdb.ConfigFromEnv()
@@ -192,7 +193,7 @@ func (d *Duroxide) cosmosProviders(ctx context.Context, cfg cdb.Config) (duroxid
 		return nil, nil, err
 	}
 	d.closers = append(d.closers, func() { _ = cp.Close() })
-	d.rtProv = rp
+	d.rtProv, d.clProv = rp, cp
 	return rp, cp, nil
 }
 
@@ -469,6 +470,14 @@ func RunDuroxide(ctx context.Context, opts DuroxideOptions, cfg Config) (Result,
 	if req, ru, ok := d.Cost(m.Completed); ok {
 		r.RequestsPerOrch, r.RUPerOrch = &req, &ru
 		r.OpsPerOrch = d.opsPerOrch(m.Completed)
+	}
+	if d.clProv != nil && m.Completed > 0 {
+		var n int64
+		for _, s := range d.clProv.RequestStats() {
+			n += s.Requests
+		}
+		per := float64(n) / float64(m.Completed)
+		r.ClientRequestsPerOrch = &per
 	}
 	return r, nil
 }

@@ -41,6 +41,10 @@ type Result struct {
 	// (not the harness client's starts and status polls); Cosmos only.
 	RequestsPerOrch *float64 `json:"requests_per_orch,omitempty"`
 	RUPerOrch       *float64 `json:"ru_per_orch,omitempty"`
+	// ClientRequestsPerOrch counts the status client's requests (its
+	// waits) per completed instance, on a provider of its own; Cosmos
+	// backends only.
+	ClientRequestsPerOrch *float64 `json:"client_requests_per_orch,omitempty"`
 	// OpsPerOrch splits RequestsPerOrch by kind of request.
 	OpsPerOrch map[string]float64 `json:"ops_per_orch,omitempty"`
 	LoadAvg    string             `json:"load_avg"`
