@@ -39,13 +39,13 @@ type Options struct {
 	// OrchestrationFetchAhead is how many orchestration items the runtime
 	// may hold locked beyond its running turns: fetched while every slot
 	// runs, or acked after their slot was given back (default 0: as many
-	// as OrchestrationConcurrency, which nearly doubled throughput at 5 ms
-	// per request, docs/performance.md; NoSlots: none, one loop per
-	// slot). An item held ahead keeps its instance locked, its lock
-	// renewed, until a slot takes it.
+	// as OrchestrationConcurrency, at most 4, which nearly doubled
+	// throughput at 5 ms per request, docs/performance.md; NoSlots: none,
+	// one loop per slot). An item held ahead keeps its instance locked,
+	// its lock renewed, until a slot takes it.
 	OrchestrationFetchAhead int
 	// WorkerFetchAhead is OrchestrationFetchAhead for activities (default
-	// 0: as many as WorkerConcurrency; NoSlots: none). An activity held
+	// 0: as many as WorkerConcurrency, at most 4; NoSlots: none). An activity held
 	// ahead is locked to this runtime, its lock renewed, until a slot runs
 	// it; other runtimes cannot take it meanwhile. A loop reserves room
 	// for a session before a fetch that may claim one, so the loops

@@ -165,3 +165,14 @@ func TestSessionReservationsKeepTheCap(t *testing.T) {
 	require.Empty(t, s.m)
 	require.Zero(t, s.reserved)
 }
+
+// TestFetchAheadDefaults: by default a queue fetches ahead with as many
+// loops as it has slots, at most defaultFetchAheadCap; NoSlots (or any
+// negative) turns it off, and a queue without slots has none.
+func TestFetchAheadDefaults(t *testing.T) {
+	for _, c := range []struct{ opt, slots, want int }{
+		{0, 2, 2}, {0, 8, defaultFetchAheadCap}, {0, 32, defaultFetchAheadCap}, {NoSlots, 8, 0}, {-5, 8, 0}, {6, 2, 6}, {0, 0, 0}, {3, NoSlots, 0},
+	} {
+		require.Equalf(t, c.want, fetchAhead(c.opt, c.slots), "fetchAhead(%d, %d)", c.opt, c.slots)
+	}
+}

@@ -48,6 +48,7 @@ type flags struct {
 	duration, delay, poll      time.Duration
 	inflight, payload, steps   int
 	latencies, concs, fanouts  string
+	fetchAhead                 int
 	jsonOut, nativeWait, quiet bool
 	cpuProfile                 string
 }
@@ -71,6 +72,7 @@ func parse(args []string, stderr io.Writer) (flags, error) {
 	fs.BoolVar(&f.jsonOut, "json", false, "print one JSON object per run instead of the table")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the runs to this file")
+	fs.IntVar(&f.fetchAhead, "fetch-ahead", 0, "loops fetching ahead per queue (0: the runtime's default, -1: none)")
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
@@ -175,7 +177,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	for i, p := range ps {
 		opts := stress.DuroxideOptions{Backend: f.backend, Workload: f.workload, FanOut: p.fanout,
 			ActivityDelay: f.delay, PayloadBytes: f.payload, Steps: f.steps,
-			OrchConcurrency: p.orch, WorkerConcurrency: p.worker, InjectedLatency: p.latency}
+			OrchConcurrency: p.orch, WorkerConcurrency: p.worker, InjectedLatency: p.latency, FetchAhead: f.fetchAhead}
 		cfg := stress.Config{Duration: f.duration, InFlight: f.inflight, PollInterval: f.poll,
 			Label: fmt.Sprintf("run%d-%s-%d", i+1, f.backend, time.Now().UnixNano())}
 		if f.nativeWait {

@@ -64,6 +64,9 @@ type DuroxideOptions struct {
 	InjectedLatency time.Duration
 	// MinPollInterval, if set, overrides the runtime's idle poll floor.
 	MinPollInterval time.Duration
+	// FetchAhead is both queues' fetch-ahead option (0: the runtime's
+	// default; durable.NoSlots: none).
+	FetchAhead int
 }
 
 // Duroxide is the duroxide-go target. Instances are started through the
@@ -115,6 +118,8 @@ func NewDuroxide(ctx context.Context, opts DuroxideOptions) (*Duroxide, error) {
 		OrchestrationConcurrency: opts.OrchConcurrency,
 		WorkerConcurrency:        opts.WorkerConcurrency,
 		MinPollInterval:          opts.MinPollInterval,
+		OrchestrationFetchAhead:  opts.FetchAhead,
+		WorkerFetchAhead:         opts.FetchAhead,
 		Logger:                   slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
