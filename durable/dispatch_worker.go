@@ -287,8 +287,7 @@ func (rt *Runtime) describe(ctx context.Context, instance string) (string, strin
 
 // settleSession turns a fetch's session reservation into a count of its
 // item's session (nil: none), and returns the func that ends the count
-// when the activity is done. When a session ends at the cap, or a
-// reservation goes unused while another loop was refused one, every loop
+// when the activity is done. When a session ends at the cap every loop
 // is woken: only the loop owning a waiting session's items (one given
 // back for the cap) can take them, and it may be asleep while another
 // loop polls (the idle gate).
@@ -297,9 +296,7 @@ func (rt *Runtime) settleSession(reserved bool, session *string) (release func()
 		return func() {}
 	}
 	if session == nil {
-		if rt.sessions.unreserve() {
-			rt.workWake.fire()
-		}
+		rt.sessions.unreserve()
 		return func() {}
 	}
 	done := rt.sessions.take(*session)
@@ -311,40 +308,46 @@ func (rt *Runtime) settleSession(reserved bool, session *string) (release func()
 }
 
 // sessionTracker counts the activities in flight per session, and the
-// fetches that may start a new one, so a runtime holds at most
+// fetches under way that may take a new one, so a runtime holds at most
 // MaxSessionsPerRuntime sessions.
 type sessionTracker struct {
 	mu       sync.Mutex
+	settled  *sync.Cond // signalled when a reservation is settled
 	m        map[string]int
-	reserved int  // fetches under way that may take a new session
-	refused  bool // a fetch found no room since the last wake-up
+	reserved int // fetches under way that may take a new session
 }
 
 // reserve makes room for one more session if there is room under max.
+// While other fetches' reservations fill the room it waits for them to
+// settle (a fetch's round trip), since most take no new session; it
+// refuses at once when sessions in flight fill it.
 func (s *sessionTracker) reserve(max int) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.m)+s.reserved >= max {
-		s.refused = true
-		return false
+	if s.settled == nil {
+		s.settled = sync.NewCond(&s.mu)
+	}
+	for len(s.m)+s.reserved >= max {
+		if s.reserved == 0 || len(s.m) >= max {
+			return false
+		}
+		s.settled.Wait()
 	}
 	s.reserved++
 	return true
 }
 
-// unreserve gives back a reservation whose fetch took no session item;
-// it reports whether a fetch was refused meanwhile (wake the loops).
-func (s *sessionTracker) unreserve() (wake bool) {
+// unreserve gives back a reservation whose fetch took no session item.
+func (s *sessionTracker) unreserve() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reserved--
-	wake, s.refused = s.refused, false
-	return wake
+	s.broadcast()
 }
 
 // take turns a reservation into one activity of session; the returned
-// func undoes it and reports whether that freed room at the cap while a
-// fetch had been refused or the runtime was full (wake the loops).
+// func undoes it and reports whether that freed room at the cap (wake
+// the loops).
 func (s *sessionTracker) take(session string) (done func(max int) bool) {
 	s.mu.Lock()
 	if s.m == nil {
@@ -352,6 +355,7 @@ func (s *sessionTracker) take(session string) (done func(max int) bool) {
 	}
 	s.reserved--
 	s.m[session]++
+	s.broadcast()
 	s.mu.Unlock()
 	return func(max int) bool {
 		s.mu.Lock()
@@ -360,12 +364,14 @@ func (s *sessionTracker) take(session string) (done func(max int) bool) {
 		if s.m[session]--; s.m[session] <= 0 {
 			delete(s.m, session)
 		}
-		freed := len(s.m)+s.reserved < max
-		wake := freed && (full || s.refused)
-		if wake {
-			s.refused = false
-		}
-		return wake
+		s.broadcast()
+		return full && len(s.m)+s.reserved < max
+	}
+}
+
+func (s *sessionTracker) broadcast() {
+	if s.settled != nil {
+		s.settled.Broadcast()
 	}
 }
 

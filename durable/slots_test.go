@@ -144,24 +144,37 @@ func TestWithoutFetchAheadASlotIsHeldFromFetchToAck(t *testing.T) {
 
 // TestSessionReservationsKeepTheCap: fetches that may take a new session
 // reserve room first, so however many loops fetch at once the runtime
-// never counts more sessions (in flight or reserved) than the cap; a
-// reservation refused and then freed asks for a wake-up.
+// never counts more sessions (in flight or reserved) than the cap. A
+// fetch finding the room reserved waits for those fetches to settle;
+// with the room taken by sessions in flight it is refused at once, and
+// the session that frees room asks for a wake-up.
 func TestSessionReservationsKeepTheCap(t *testing.T) {
 	var s sessionTracker
 	require.True(t, s.reserve(2))
 	require.True(t, s.reserve(2))
-	require.False(t, s.reserve(2), "a third fetch at once has no room")
-	doneA := s.take("a")
-	require.True(t, s.unreserve(), "the refused fetch is woken when a reservation goes unused")
-	require.True(t, s.reserve(2))
+	third := make(chan bool, 1)
+	go func() { third <- s.reserve(2) }()
+	select {
+	case got := <-third:
+		t.Fatalf("a third fetch at once returned %v; it must wait for the two under way", got)
+	case <-time.After(50 * time.Millisecond):
+	}
+	doneA := s.take("a") // the first fetch took session a: the room stays reserved
+	select {
+	case got := <-third:
+		t.Fatalf("the third fetch returned %v while the room was still reserved", got)
+	case <-time.After(50 * time.Millisecond):
+	}
+	s.unreserve() // the second fetch took no session item
+	require.True(t, <-third, "room once a reservation went unused")
 	doneB := s.take("b")
-	require.False(t, s.reserve(2), "two sessions in flight fill the cap")
-	require.True(t, doneA(2), "room again after a refusal: wake")
+	require.False(t, s.reserve(2), "two sessions in flight fill the cap: refused at once")
+	require.True(t, doneA(2), "room again at the cap: wake the loops")
 	require.True(t, s.reserve(2))
 	doneB2 := s.take("b") // a second activity of session b
-	require.Equal(t, 1, len(s.m))
-	require.False(t, doneB(2), "b is still in flight: no room freed")
-	require.False(t, doneB2(2), "nothing was refused and the cap was not full")
+	require.Len(t, s.m, 1)
+	require.False(t, doneB(2), "b is still in flight and the cap was not full")
+	require.False(t, doneB2(2), "the cap was not full")
 	require.Empty(t, s.m)
 	require.Zero(t, s.reserved)
 }
