@@ -22,7 +22,7 @@ func (rt *Runtime) workerLoop(workerID, sessionOwner string) {
 	retryable := 0
 	for !rt.stopping() {
 		woken := rt.workWake.wait() // taken before the fetch, so no wake-up is missed
-		found, err := rt.processNextWorkItem(workerID, sessionOwner)
+		found, crowded, err := rt.processNextWorkItem(workerID, sessionOwner)
 		if err != nil {
 			retryable = rt.fetchErrorPause(err, retryable, "work item")
 			continue
@@ -32,26 +32,34 @@ func (rt *Runtime) workerLoop(workerID, sessionOwner string) {
 			idle.found()
 			continue
 		}
-		rt.idleWait(woken, idle.empty())
+		d := idle.empty()
+		if crowded && (d == 0 || d > rt.opts.MinPollInterval) {
+			// This loop's own sessions were out of its reach this time:
+			// look again soon rather than sleep until woken.
+			d = rt.opts.MinPollInterval
+		}
+		rt.idleWait(woken, d)
 	}
 }
 
 // processNextWorkItem fetches and runs one activity; found reports whether
-// there was one.
-func (rt *Runtime) processNextWorkItem(workerID, sessionOwner string) (found bool, err error) {
+// there was one, crowded that the fetch could take no session item only
+// because other loops' fetches held the room for new sessions.
+func (rt *Runtime) processNextWorkItem(workerID, sessionOwner string) (found, crowded bool, err error) {
 	var sess *duroxide.SessionFetchConfig
 	// A fetch that may take a session item reserves room for its session
 	// first, so loops fetching at once never claim more sessions than
 	// MaxSessionsPerRuntime between them (a claimed session stays pinned
-	// to its owner even if the item is given back).
-	reserved := rt.sessions.reserve(rt.opts.MaxSessionsPerRuntime)
+	// to its owner even if the item is given back). Without room it
+	// fetches items of no session.
+	reserved, crowded := rt.sessions.reserve(rt.opts.MaxSessionsPerRuntime)
 	if reserved {
 		sess = &duroxide.SessionFetchConfig{OwnerID: sessionOwner, LockTimeout: rt.opts.SessionLockTimeout}
 	}
 	locked, err := rt.p.FetchWorkItem(rt.fetchCtx, rt.opts.WorkerLockTimeout, rt.opts.LongPollTimeout, sess, rt.opts.WorkerTagFilter)
 	if err != nil || locked == nil {
 		rt.settleSession(reserved, nil)
-		return false, err
+		return false, crowded, err
 	}
 	fetched := time.Now()
 	item, ok := locked.Item.(duroxide.ActivityExecuteItem)
@@ -59,20 +67,20 @@ func (rt *Runtime) processNextWorkItem(workerID, sessionOwner string) (found boo
 		rt.settleSession(reserved, nil)
 		rt.log.Error("unexpected work item on the worker queue; abandoning it", "variant", locked.Item.Variant())
 		rt.abandon(duroxide.WorkerQueue, locked.Item.InstanceID(), locked.LockToken, time.Second, false)
-		return true, nil
+		return true, false, nil
 	}
 	if item.SessionID != nil && !reserved {
 		// A provider that hands out a session item to a fetch without a
 		// session configuration: give it back without counting it.
 		rt.abandon(duroxide.WorkerQueue, item.Instance, locked.LockToken, 100*time.Millisecond, true)
-		return true, nil
+		return true, false, nil
 	}
 	defer rt.settleSession(reserved, item.SessionID)()
 	defer rt.tel.startActivity(rt.ctx, locked, item)()
 	w := &activityWork{item: item, token: locked.LockToken, attempt: locked.AttemptCount, workerID: workerID, fetched: fetched}
 	if w.attempt > rt.opts.MaxAttempts {
 		rt.poisonActivity(w)
-		return true, nil
+		return true, false, nil
 	}
 	fn, ok := rt.resolveActivity(item.Name)
 	if !ok {
@@ -81,10 +89,10 @@ func (rt *Runtime) processNextWorkItem(workerID, sessionOwner string) (found boo
 			"activity_name", item.Name, "attempt", w.attempt, "max_attempts", rt.opts.MaxAttempts, "backoff", delay)
 		rt.noteActivityPending(item, w.attempt, delay)
 		rt.abandon(duroxide.WorkerQueue, item.Instance, w.token, delay, false)
-		return true, nil
+		return true, false, nil
 	}
 	rt.runActivity(w, fn)
-	return true, nil
+	return true, false, nil
 }
 
 // activityWork is one fetched activity.
@@ -312,29 +320,21 @@ func (rt *Runtime) settleSession(reserved bool, session *string) (release func()
 // MaxSessionsPerRuntime sessions.
 type sessionTracker struct {
 	mu       sync.Mutex
-	settled  *sync.Cond // signalled when a reservation is settled
 	m        map[string]int
 	reserved int // fetches under way that may take a new session
 }
 
-// reserve makes room for one more session if there is room under max.
-// While other fetches' reservations fill the room it waits for them to
-// settle (a fetch's round trip), since most take no new session; it
-// refuses at once when sessions in flight fill it.
-func (s *sessionTracker) reserve(max int) bool {
+// reserve makes room for one more session if there is room under max;
+// crowded reports a refusal only because other fetches under way hold
+// the room (most of them will take no session).
+func (s *sessionTracker) reserve(max int) (ok, crowded bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.settled == nil {
-		s.settled = sync.NewCond(&s.mu)
-	}
-	for len(s.m)+s.reserved >= max {
-		if s.reserved == 0 || len(s.m) >= max {
-			return false
-		}
-		s.settled.Wait()
+	if len(s.m)+s.reserved >= max {
+		return false, len(s.m) < max
 	}
 	s.reserved++
-	return true
+	return true, false
 }
 
 // unreserve gives back a reservation whose fetch took no session item.
@@ -342,7 +342,6 @@ func (s *sessionTracker) unreserve() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reserved--
-	s.broadcast()
 }
 
 // take turns a reservation into one activity of session; the returned
@@ -355,7 +354,6 @@ func (s *sessionTracker) take(session string) (done func(max int) bool) {
 	}
 	s.reserved--
 	s.m[session]++
-	s.broadcast()
 	s.mu.Unlock()
 	return func(max int) bool {
 		s.mu.Lock()
@@ -364,14 +362,7 @@ func (s *sessionTracker) take(session string) (done func(max int) bool) {
 		if s.m[session]--; s.m[session] <= 0 {
 			delete(s.m, session)
 		}
-		s.broadcast()
 		return full && len(s.m)+s.reserved < max
-	}
-}
-
-func (s *sessionTracker) broadcast() {
-	if s.settled != nil {
-		s.settled.Broadcast()
 	}
 }
 
