@@ -165,6 +165,14 @@ func (p *Provider) tryLockWorkItem(ctx context.Context, c candidate, lockTimeout
 		}
 		body, newEtag = res.Bodies[0], res.ETags[0]
 	}
+	return p.lockedWorkItem(ctx, c, token, body, newEtag, now, until)
+}
+
+// lockedWorkItem decodes the item a lock write returned (body, with its
+// new ETag) and records the lock. An item this build cannot decode is
+// put back and nil returned.
+func (p *Provider) lockedWorkItem(ctx context.Context, c candidate, token string, body []byte, newEtag azcore.ETag, now, until time.Time) (*duroxide.LockedWorkItem, error) {
+	id := c.ids[0]
 	var doc queueDoc
 	if err := json.Unmarshal(body, &doc); err != nil {
 		return nil, fmt.Errorf("decode work item document: %w", err)

@@ -226,4 +226,7 @@ type workLock struct {
 	mu          sync.Mutex
 	etag        azcore.ETag
 	lockedUntil time.Time
+	// triedNext: an ack of this lock already carried a next item's lock
+	// (workackfetch.go); a retried ack goes alone.
+	triedNext bool
 }

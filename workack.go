@@ -19,23 +19,30 @@ import (
 // completes to the scheduling instance) goes through the outbox in the
 // same batch, so the delete and the enqueue stay atomic.
 func (p *Provider) AckWorkItem(ctx context.Context, lockToken string, completion duroxide.WorkItem) error {
+	_, err := p.ackWork(ctx, lockToken, completion, nil)
+	return err
+}
+
+// ackWork is AckWorkItem; with want, the batch also locks the next kept
+// work item of the same partition, if there is one (workackfetch.go).
+func (p *Provider) ackWork(ctx context.Context, lockToken string, completion duroxide.WorkItem, want *nextWork) (*duroxide.LockedWorkItem, error) {
 	const op = "ack_work_item"
 	if completion != nil {
 		if completion.Queue() != duroxide.OrchestratorQueue {
-			return duroxide.Permanent(op, "a completion must be an orchestrator item, got %s", completion.Variant())
+			return nil, duroxide.Permanent(op, "a completion must be an orchestrator item, got %s", completion.Variant())
 		}
 		if err := validateInstanceID(op, completion.InstanceID()); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	lk, err := p.workLockFor(ctx, op, lockToken)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	lk.mu.Lock()
 	defer lk.mu.Unlock()
 	if err := p.checkWorkLive(op, lk); err != nil {
-		return err
+		return nil, err
 	}
 	now := p.now()
 	b := cosmos.NewBatch(lk.instance)
@@ -52,7 +59,7 @@ func (p *Provider) AckWorkItem(ctx context.Context, lockToken string, completion
 	if completion != nil {
 		data, err := duroxide.MarshalWorkItem(completion)
 		if err != nil {
-			return duroxide.Permanent(op, "completion cannot be encoded: %v", err)
+			return nil, duroxide.Permanent(op, "completion cannot be encoded: %v", err)
 		}
 		q := &queueDoc{ID: doneID, InstanceID: completion.InstanceID(), Type: docOrchQueue, WorkItem: string(data),
 			DispatchSlot: DispatchSlot(completion.InstanceID()), VisibleAt: p.visibleAt(now, now), EnqueuedAt: ms(now), EnqueueOrder: nextOrder(now),
@@ -67,13 +74,32 @@ func (p *Provider) AckWorkItem(ctx context.Context, lockToken string, completion
 			b.Create(mustJSON(q))
 		}
 		if doc := b.Ops[len(b.Ops)-1].Doc; len(doc) > cosmos.MaxDocBytes {
-			return limits.DocSize(op, "activity completion", len(doc))
+			return nil, limits.DocSize(op, "activity completion", len(doc))
 		}
 	}
 	p.touchSessionOps(b, lk, now)
+	next := p.addNextLock(ctx, b, lk, want, now) // workackfetch.go
+	defer next.release(p)
 	for attempt := 0; ; attempt++ {
-		_, err := p.st.ExecuteTolerant(ctx, b, false)
+		res, err := p.st.ExecuteTolerant(ctx, b, next != nil)
 		var be *BatchError
+		if err != nil && next.refused(be, err) {
+			// The next item changed since its discovery: ack alone.
+			next = next.drop(p, b)
+			continue
+		}
+		if err != nil && next != nil && !errors.As(err, &be) {
+			// Unanswered: the lock on the next item, written in the same
+			// batch, tells whether the batch applied.
+			if got, ok := p.confirmNext(ctx, next, err); ok {
+				p.workLocks.drop(lockToken)
+				p.deliverIntents(ctx, lk.instance, intents)
+				p.notifyDoc(docOrchQueue)
+				return got, nil
+			}
+			next = next.drop(p, b)
+			return nil, duroxide.Wrap(op, err) // unknown, not lost: the caller retries the ack
+		}
 		if err != nil && attempt == 0 && errors.As(err, &be) && be.Index == 0 && errors.Is(be, cosmos.ErrPreconditionFailed) {
 			// The item changed since this process last saw it: another
 			// process renewed the lock (a new ETag), or the lock is gone.
@@ -81,31 +107,30 @@ func (p *Provider) AckWorkItem(ctx context.Context, lockToken string, completion
 			// batch's conditions point at lk.etag).
 			ours, rerr := p.refreshWorkLock(ctx, lk)
 			if rerr != nil {
-				return duroxide.Wrap(op, rerr) // unknown, not lost: the caller retries
+				return nil, duroxide.Wrap(op, rerr) // unknown, not lost: the caller retries
 			}
 			if ours {
 				continue
 			}
 		}
 		if err == nil {
-			break
+			p.workLocks.drop(lockToken)
+			p.deliverIntents(ctx, lk.instance, intents)
+			if completion != nil {
+				p.notifyDoc(docOrchQueue)
+			}
+			return next.locked(ctx, p, res, now)
 		}
 		if errors.As(err, &be) && be.Index == 0 && lockGoneStatus(be) {
 			p.workLocks.drop(lockToken)
 			if completion != nil && (p.exists(ctx, lk.instance, doneID) || (len(intents) > 0 && p.exists(ctx, lk.instance, intents[0].ID))) {
 				p.notifyDoc(docOrchQueue)
-				return nil // a retried ack whose first attempt committed
+				return nil, nil // a retried ack whose first attempt committed
 			}
-			return duroxide.Kinded(duroxide.ErrLockLost, op, "Invalid lock token: the work item was acked, cancelled or its lock expired")
+			return nil, duroxide.Kinded(duroxide.ErrLockLost, op, "Invalid lock token: the work item was acked, cancelled or its lock expired")
 		}
-		return duroxide.Wrap(op, err)
+		return nil, duroxide.Wrap(op, err)
 	}
-	p.workLocks.drop(lockToken)
-	p.deliverIntents(ctx, lk.instance, intents)
-	if completion != nil {
-		p.notifyDoc(docOrchQueue)
-	}
-	return nil
 }
 
 func (p *Provider) exists(ctx context.Context, partition, id string) bool {

@@ -20,9 +20,16 @@ func (rt *Runtime) workerLoop(workerID, sessionOwner string) {
 	defer rt.wg.Done()
 	idle := rt.newIdle(&rt.workGate, rt.workWake)
 	retryable := 0
+	var carried *duroxide.LockedWorkItem // locked by the last ack (WorkAckFetcher)
+	defer func() {
+		if carried != nil { // stopping: given back at once, its attempt not counted
+			rt.abandon(duroxide.WorkerQueue, carried.Item.InstanceID(), carried.LockToken, 0, true)
+		}
+	}()
 	for !rt.stopping() {
 		woken := rt.workWake.wait() // taken before the fetch, so no wake-up is missed
-		found, crowded, err := rt.processNextWorkItem(workerID, sessionOwner)
+		found, crowded, next, err := rt.processNextWorkItem(workerID, sessionOwner, carried)
+		carried = next
 		if err != nil {
 			retryable = rt.fetchErrorPause(err, retryable, "work item")
 			continue
@@ -45,21 +52,25 @@ func (rt *Runtime) workerLoop(workerID, sessionOwner string) {
 // processNextWorkItem fetches and runs one activity; found reports whether
 // there was one, crowded that the fetch could take no session item only
 // because other loops' fetches held the room for new sessions.
-func (rt *Runtime) processNextWorkItem(workerID, sessionOwner string) (found, crowded bool, err error) {
-	var sess *duroxide.SessionFetchConfig
-	// A fetch that may take a session item reserves room for its session
-	// first, so loops fetching at once never claim more sessions than
-	// MaxSessionsPerRuntime between them (a claimed session stays pinned
-	// to its owner even if the item is given back). Without room it
-	// fetches items of no session.
-	reserved, crowded := rt.sessions.reserve(rt.opts.MaxSessionsPerRuntime)
-	if reserved {
-		sess = &duroxide.SessionFetchConfig{OwnerID: sessionOwner, LockTimeout: rt.opts.SessionLockTimeout}
-	}
-	locked, err := rt.p.FetchWorkItem(rt.fetchCtx, rt.opts.WorkerLockTimeout, rt.opts.LongPollTimeout, sess, rt.opts.WorkerTagFilter)
-	if err != nil || locked == nil {
-		rt.settleSession(reserved, nil)
-		return false, crowded, err
+func (rt *Runtime) processNextWorkItem(workerID, sessionOwner string, carried *duroxide.LockedWorkItem) (found, crowded bool, next *duroxide.LockedWorkItem, err error) {
+	locked, reserved := carried, false
+	if locked == nil {
+		var sess *duroxide.SessionFetchConfig
+		// A fetch that may take a session item reserves room for its
+		// session first, so loops fetching at once never claim more
+		// sessions than MaxSessionsPerRuntime between them (a claimed
+		// session stays pinned to its owner even if the item is given
+		// back). Without room it fetches items of no session. (An item
+		// carried from the last ack has no session.)
+		reserved, crowded = rt.sessions.reserve(rt.opts.MaxSessionsPerRuntime)
+		if reserved {
+			sess = &duroxide.SessionFetchConfig{OwnerID: sessionOwner, LockTimeout: rt.opts.SessionLockTimeout}
+		}
+		locked, err = rt.p.FetchWorkItem(rt.fetchCtx, rt.opts.WorkerLockTimeout, rt.opts.LongPollTimeout, sess, rt.opts.WorkerTagFilter)
+		if err != nil || locked == nil {
+			rt.settleSession(reserved, nil)
+			return false, crowded, nil, err
+		}
 	}
 	fetched := time.Now()
 	item, ok := locked.Item.(duroxide.ActivityExecuteItem)
@@ -67,20 +78,20 @@ func (rt *Runtime) processNextWorkItem(workerID, sessionOwner string) (found, cr
 		rt.settleSession(reserved, nil)
 		rt.log.Error("unexpected work item on the worker queue; abandoning it", "variant", locked.Item.Variant())
 		rt.abandon(duroxide.WorkerQueue, locked.Item.InstanceID(), locked.LockToken, time.Second, false)
-		return true, false, nil
+		return true, false, nil, nil
 	}
 	if item.SessionID != nil && !reserved {
 		// A provider that hands out a session item to a fetch without a
 		// session configuration: give it back without counting it.
 		rt.abandon(duroxide.WorkerQueue, item.Instance, locked.LockToken, 100*time.Millisecond, true)
-		return true, false, nil
+		return true, false, nil, nil
 	}
 	defer rt.settleSession(reserved, item.SessionID)()
 	defer rt.tel.startActivity(rt.ctx, locked, item)()
-	w := &activityWork{item: item, token: locked.LockToken, attempt: locked.AttemptCount, workerID: workerID, fetched: fetched}
+	w := &activityWork{item: item, token: locked.LockToken, attempt: locked.AttemptCount, workerID: workerID, fetched: fetched, carry: true}
 	if w.attempt > rt.opts.MaxAttempts {
 		rt.poisonActivity(w)
-		return true, false, nil
+		return true, false, w.next, nil
 	}
 	fn, ok := rt.resolveActivity(item.Name)
 	if !ok {
@@ -89,10 +100,10 @@ func (rt *Runtime) processNextWorkItem(workerID, sessionOwner string) (found, cr
 			"activity_name", item.Name, "attempt", w.attempt, "max_attempts", rt.opts.MaxAttempts, "backoff", delay)
 		rt.noteActivityPending(item, w.attempt, delay)
 		rt.abandon(duroxide.WorkerQueue, item.Instance, w.token, delay, false)
-		return true, false, nil
+		return true, false, nil, nil
 	}
 	rt.runActivity(w, fn)
-	return true, false, nil
+	return true, false, w.next, nil
 }
 
 // activityWork is one fetched activity.
@@ -102,6 +113,10 @@ type activityWork struct {
 	attempt  uint32
 	workerID string
 	fetched  time.Time // when the fetch returned: the lock's timeout runs from about then
+	// carry: the ack may lock the loop's next item (WorkAckFetcher),
+	// which it leaves in next.
+	carry bool
+	next  *duroxide.LockedWorkItem
 }
 
 // poisonActivity fails an activity that exceeded MaxAttempts.
@@ -223,7 +238,13 @@ func (rt *Runtime) ackActivity(w *activityWork, lease *lockLease, completion dur
 	for {
 		rt.tel.acked(w.token, completion)
 		err := retryTransient(rt.ctx, deadline, func() error {
-			return rt.p.AckWorkItem(rt.tel.context(w.token, rt.ctx), w.token, completion)
+			actx := rt.tel.context(w.token, rt.ctx)
+			if f, ok := rt.p.(duroxide.WorkAckFetcher); ok && w.carry && !rt.stopping() {
+				next, err := f.AckWorkItemAndFetch(actx, w.token, completion, rt.opts.WorkerLockTimeout, rt.opts.WorkerTagFilter)
+				w.next = next
+				return err
+			}
+			return rt.p.AckWorkItem(actx, w.token, completion)
 		})
 		if err == nil {
 			rt.wake(duroxide.OrchestratorQueue)

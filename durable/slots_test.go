@@ -2,6 +2,7 @@ package durable
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -187,4 +188,59 @@ func TestFetchAheadDefaults(t *testing.T) {
 	} {
 		require.Equalf(t, c.want, fetchAhead(c.opt, c.slots), "fetchAhead(%d, %d)", c.opt, c.slots)
 	}
+}
+
+// ackFetchingProvider gives memprovider the WorkAckFetcher capability:
+// an ack, then a fetch of an item of no session.
+type ackFetchingProvider struct {
+	duroxide.Provider
+	carried atomic.Int64
+}
+
+func (p *ackFetchingProvider) AckWorkItemAndFetch(ctx context.Context, token string, completion duroxide.WorkItem, lock time.Duration, tags duroxide.TagFilter) (*duroxide.LockedWorkItem, error) {
+	if err := p.Provider.AckWorkItem(ctx, token, completion); err != nil {
+		return nil, err
+	}
+	next, err := p.Provider.FetchWorkItem(ctx, lock, 0, nil, tags)
+	if err != nil || next == nil {
+		return nil, nil // the ack stands; a failed fetch only means no next item
+	}
+	p.carried.Add(1)
+	return next, nil
+}
+
+// TestAnAckCarriesTheNextActivity: with a provider whose acks lock the
+// next item, the runtime runs that item next instead of fetching it, and
+// every activity of a fan-out runs once.
+func TestAnAckCarriesTheNextActivity(t *testing.T) {
+	p := &ackFetchingProvider{Provider: newMemProvider()}
+	var runs atomic.Int64
+	reg := NewRegistry()
+	require.NoError(t, reg.AddActivity("A", func(_ ActivityContext, in string) (string, error) {
+		runs.Add(1)
+		return in, nil
+	}))
+	require.NoError(t, reg.AddOrchestration("Fan", func(ctx *OrchestrationContext, _ string) (string, error) {
+		var fs []*Future[string]
+		for i := range 6 {
+			fs = append(fs, CallActivity[string](ctx, "A", fmt.Sprint(i)))
+		}
+		out := ""
+		for _, f := range fs {
+			v, err := f.Await()
+			if err != nil {
+				return "", err
+			}
+			out += v
+		}
+		return out, nil
+	}))
+	startRuntime(t, p, reg, Options{WorkerConcurrency: 1, WorkerFetchAhead: NoSlots})
+	c := NewClient(p)
+	require.NoError(t, c.StartOrchestration(t.Context(), "fan", "Fan", ""))
+	st, err := c.WaitForOrchestration(t.Context(), "fan", WaitOptions{Timeout: 30 * time.Second})
+	require.NoError(t, err)
+	require.Equal(t, "012345", st.Output)
+	require.Equal(t, int64(6), runs.Load(), "every activity once")
+	require.Positive(t, p.carried.Load(), "acks carried items to the next run")
 }
