@@ -1,7 +1,6 @@
 package memprovider
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/duroxide-go/cdb/duroxide"
@@ -88,6 +87,7 @@ func (p *Provider) checkEvents(op, instance string, events []duroxide.Event) err
 	if p.relaxedLimits {
 		return nil
 	}
+	var buf []byte
 	for i := range events {
 		e := &events[i]
 		switch k := e.Kind.(type) {
@@ -100,11 +100,14 @@ func (p *Provider) checkEvents(op, instance string, events []duroxide.Event) err
 				return err
 			}
 		}
-		data, err := json.Marshal(e)
-		if err != nil {
+		var err error
+		if buf, err = duroxide.AppendEvent(buf[:0], e); err != nil {
 			return duroxide.Permanent(op, "history event %d cannot be encoded: %v", e.EventID, err)
 		}
-		if err := limits.DocSize(op, fmt.Sprintf("history event %d", e.EventID), limits.DocBytes(instance, string(data))); err != nil {
+		// The event's JSON as json.Marshal writes it (HTML escaped), in
+		// one string field: sized without encoding it twice.
+		n := limits.DocBytes(instance) + limits.HTMLEscapedLen(buf)
+		if err := limits.DocSize(op, fmt.Sprintf("history event %d", e.EventID), n); err != nil {
 			return err
 		}
 	}

@@ -27,6 +27,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -50,7 +51,7 @@ type flags struct {
 	latencies, concs, fanouts  string
 	fetchAhead                 int
 	jsonOut, nativeWait, quiet bool
-	cpuProfile                 string
+	cpuProfile, blockProfile   string
 }
 
 func parse(args []string, stderr io.Writer) (flags, error) {
@@ -73,6 +74,7 @@ func parse(args []string, stderr io.Writer) (flags, error) {
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the runs to this file")
 	fs.IntVar(&f.fetchAhead, "fetch-ahead", 0, "loops fetching ahead per queue (0: the runtime's default, -1: none)")
+	fs.StringVar(&f.blockProfile, "blockprofile", "", "write a blocking profile (and a mutex profile to the same name + .mutex) of the runs to this file")
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
@@ -173,6 +175,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if f.blockProfile != "" {
+		stopBlock, err := startBlockProfile(f.blockProfile)
+		if err != nil {
+			return err
+		}
+		defer stopBlock()
+	}
 	var results []stress.Result
 	for i, p := range ps {
 		opts := stress.DuroxideOptions{Backend: f.backend, Workload: f.workload, FanOut: p.fanout,
@@ -202,4 +211,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		stress.WriteTable(stdout, results)
 	}
 	return nil
+}
+
+// startBlockProfile records where goroutines wait (channel operations,
+// selects, sleeps on sync primitives) and which mutexes are contended;
+// stop writes both profiles. An engine-bound run that spends its time
+// waiting rather than working shows here, not in the CPU profile.
+func startBlockProfile(path string) (stop func(), err error) {
+	runtime.SetBlockProfileRate(int(100 * time.Microsecond))
+	runtime.SetMutexProfileFraction(10)
+	return func() {
+		for name, file := range map[string]string{"block": path, "mutex": path + ".mutex"} {
+			pf, err := os.Create(file)
+			if err != nil {
+				continue
+			}
+			_ = pprof.Lookup(name).WriteTo(pf, 0)
+			pf.Close()
+		}
+		runtime.SetBlockProfileRate(0)
+		runtime.SetMutexProfileFraction(0)
+	}, nil
 }

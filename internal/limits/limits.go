@@ -118,8 +118,53 @@ func Nested(fields ...string) string {
 }
 
 // EncodedLen is the length of s as a JSON string, quotes included, as the
-// stores encode it (no HTML escapes).
-func EncodedLen(s string) int { return len(encode(s)) }
+// stores encode it (no HTML escapes): what encoding/json writes, counted
+// without writing it (TestEncodedLenMatchesTheEncoder).
+func EncodedLen(s string) int { return encodedLen(s, false) }
+
+// HTMLEscapedLen is EncodedLen of the JSON encoding/json.Marshal makes of
+// a json.Marshaler whose output is js (compact JSON): Marshal replaces
+// '<', '>', '&', U+2028 and U+2029 in js by six-byte \u escapes before
+// the result is stored as a string. memprovider sizes history events this
+// way, without encoding each event twice.
+func HTMLEscapedLen(js []byte) int { return encodedLen(js, true) }
+
+// encodedLen counts the bytes encoding/json's string encoder writes for
+// s (after the HTML escapes of a Marshaler's output, when html is set).
+func encodedLen[T string | []byte](s T, html bool) int {
+	n := 2 // the quotes
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case html && (c == '<' || c == '>' || c == '&'):
+				n += 7 // \u003c, its backslash escaped
+			case c == '\\' || c == '"' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t':
+				n += 2
+			case c < 0x20:
+				n += 6 // \u00XX
+			default:
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(string(s[i:min(len(s), i+utf8.UTFMax)]))
+		switch {
+		case r == utf8.RuneError && size == 1:
+			n += 6 // \ufffd
+		case r == '\u2028' || r == '\u2029':
+			n += 6 // \u2028
+			if html {
+				n++ // Marshal wrote the escape, so its backslash is escaped
+			}
+		default:
+			n += size
+		}
+		i += size
+	}
+	return n
+}
 
 func encode(s string) []byte {
 	// The stores write JSON without HTML escapes (internal/wirejson).
