@@ -57,5 +57,6 @@ func modules() []module {
 		{"deletion_stray_tests", deletionStrayTests},
 		// Go-only: signal-with-start and updates (issue 33).
 		{"signal_with_start_tests", signalWithStartTests},
+		{"update_tests", updateTests},
 	}
 }
