@@ -31,6 +31,8 @@ func updateTests() []sample {
 		{"an_accepted_update_stopped_by_continue_as_new_is_unanswered", anAcceptedUpdateStoppedByContinueAsNewIsUnanswered},
 		{"a_runtime_restart_mid_update_answers_once", aRuntimeRestartMidUpdateAnswersOnce},
 		{"update_with_start_starts_one_instance_for_concurrent_callers", updateWithStartStartsOneInstanceForConcurrentCallers},
+		{"a_child_orchestration_takes_updates_and_signals", aChildOrchestrationTakesUpdatesAndSignals},
+		{"old_answers_are_cleared_past_the_retention_and_a_panicking_validator_rejects", oldAnswersAreClearedPastTheRetention},
 	}
 }
 
@@ -337,4 +339,65 @@ func updateWithStartStartsOneInstanceForConcurrentCallers(e *env) {
 	h := e.history("upd-start")
 	require.Equal(e.t, 1, countKind[duroxide.OrchestrationStarted](h))
 	require.Equal(e.t, uint64(1), h[0].ExecutionID)
+}
+
+func aChildOrchestrationTakesUpdatesAndSignals(e *env) {
+	var ledger atomic.Int32
+	r := updatable(e, &ledger)
+	orch(e.t, r, "Parent", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		out, err := durable.CallSubOrchestration[string](ctx, "Account", "", durable.SubOrchestrationOptions{InstanceID: "upd-child"}).Await()
+		return "child:" + out, err
+	})
+	e.start(r, nil)
+	e.startOrch("upd-parent", "Parent", "")
+	e.waitSubscription("upd-child", "stop")
+	v, err := durable.Update[int](e.ctx, e.client(), "upd-child", "deposit", 7)
+	require.NoError(e.t, err)
+	require.Equal(e.t, 7, v)
+	started, err := e.client().SignalWithStart(e.ctx, "upd-child", "Account", "", durable.Signal{Queue: "stop"})
+	require.NoError(e.t, err)
+	require.False(e.t, started, "the running child is signalled, not started again")
+	require.Equal(e.t, "child:7", e.completed("upd-parent"))
+}
+
+func oldAnswersAreClearedPastTheRetention(e *env) {
+	r := durable.NewRegistry()
+	orch(e.t, r, "Echo", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		ctx.SetKVValue("mine", "kept")
+		durable.SetUpdateHandler(ctx, "echo", func(_ *durable.OrchestrationContext, s string) (string, error) {
+			return s, nil
+		}, durable.UpdateHandlerOptions[string]{Validator: func(_ *durable.OrchestrationContext, s string) error {
+			if s == "panic" {
+				panic("no panics here")
+			}
+			return nil
+		}})
+		_, err := durable.DequeueEvent[string](ctx, "stop").Await()
+		return "done", err
+	})
+	e.start(r, nil)
+	e.startOrch("upd-retain", "Echo", "")
+	_, err := durable.Update[string](e.ctx, e.client(), "upd-retain", "echo", "panic")
+	require.ErrorIs(e.t, err, durable.ErrUpdateRejected)
+	require.Contains(e.t, err.Error(), "no panics here")
+	const n = 70
+	for i := range n {
+		v, err := durable.Update[string](e.ctx, e.client(), "upd-retain", "echo", fmt.Sprint(i), durable.UpdateOptions{ID: fmt.Sprintf("id%02d", i)})
+		require.NoError(e.t, err)
+		require.Equal(e.t, fmt.Sprint(i), v)
+	}
+	kv, err := e.client().KVValues(e.ctx, "upd-retain")
+	require.NoError(e.t, err)
+	updates := 0
+	for k := range kv {
+		if strings.HasPrefix(k, "__duroxide_update:") {
+			updates++
+		}
+	}
+	require.Equal(e.t, 64, updates, "the last 64 answers are kept")
+	require.Equal(e.t, "kept", kv["mine"], "the orchestration's own keys are never cleared")
+	require.Contains(e.t, kv, "__duroxide_update:id69")
+	require.NotContains(e.t, kv, "__duroxide_update:id00")
+	e.enqueue("upd-retain", "stop", "")
+	require.Equal(e.t, "done", e.completed("upd-retain"))
 }
