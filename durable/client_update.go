@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -206,4 +208,43 @@ func (r updateRecord) answer(instance, id string) (string, error) {
 		return r.Result, nil
 	}
 	return "", &UpdateError{Kind: kind, Instance: instance, ID: id, Name: r.Name, Reason: r.Error}
+}
+
+// UpdateInfo is one update an instance keeps a record of.
+type UpdateInfo struct {
+	ID, Name string
+	// State is "accepted" (its handler is running, or was stopped by the
+	// end of Execution), "completed", "failed", "rejected" or "unknown"
+	// (no handler of the name).
+	State string
+	// Execution is the execution that accepted the update (0 when it was
+	// refused).
+	Execution uint64
+	// Result is a completed update's encoded result; Error the text of a
+	// failure or refusal.
+	Result, Error string
+}
+
+// Updates lists the updates instance keeps records of (its last 64
+// answered ones and those in flight), sorted by id. A missing instance
+// is ErrInstanceNotFound.
+func (c *Client) Updates(ctx context.Context, instance string) ([]UpdateInfo, error) {
+	kv, err := c.KVValues(ctx, instance)
+	if err != nil {
+		return nil, err
+	}
+	out := []UpdateInfo{}
+	for k, v := range kv {
+		id, ok := strings.CutPrefix(k, updateKeyPrefix)
+		if !ok {
+			continue
+		}
+		r, err := decodeUpdateRecord(v)
+		if err != nil {
+			continue // not a record the runtime wrote
+		}
+		out = append(out, UpdateInfo{ID: id, Name: r.Name, State: r.State, Execution: r.Execution, Result: r.Result, Error: r.Error})
+	}
+	slices.SortFunc(out, func(a, b UpdateInfo) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
 }
