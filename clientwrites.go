@@ -84,11 +84,13 @@ func (p *Provider) StartInstance(ctx context.Context, item duroxide.StartOrchest
 }
 
 // startWith writes a client start: item's queue message, created in one
-// batch with its start record and with extra (another document of the
-// instance, or nil), if the instance does not exist. For an instance that
+// batch with its start record and with extra's document (another
+// document of the instance; nil: none), if the instance does not exist.
+// extra is called after each start message is built, so that a queue
+// message it returns is ordered after the start. For an instance that
 // exists it writes nothing and returns existing's verdict. started
 // reports whether the batch was written.
-func (p *Provider) startWith(ctx context.Context, op string, item duroxide.StartOrchestrationItem, key string, extra []byte, existing func() error) (started bool, err error) {
+func (p *Provider) startWith(ctx context.Context, op string, item duroxide.StartOrchestrationItem, key string, extra func() ([]byte, error), existing func() error) (started bool, err error) {
 	inst := item.Instance
 	if err := validateInstanceID(op, inst); err != nil {
 		return false, err
@@ -129,7 +131,11 @@ func (p *Provider) startWith(ctx context.Context, op string, item duroxide.Start
 	b.Create(mustJSON(rec))
 	b.Create(msg)
 	if extra != nil {
-		b.Create(extra)
+		doc, err := extra()
+		if err != nil {
+			return false, err
+		}
+		b.Create(doc)
 	}
 	started = true
 	err = p.retryIdempotent(ctx, op, func() error {
@@ -152,7 +158,7 @@ func (p *Provider) startWith(ctx context.Context, op string, item duroxide.Start
 // retired record (a deleted life's) is taken over, so that the new life
 // continues its execution ids (recreate.go); anything else is a start
 // that landed before, ours or another's, judged by existing.
-func (p *Provider) startAfterConflict(ctx context.Context, op string, item duroxide.StartOrchestrationItem, key string, rec startRecordDoc, extra []byte, now time.Time, existing func() error) (bool, error) {
+func (p *Provider) startAfterConflict(ctx context.Context, op string, item duroxide.StartOrchestrationItem, key string, rec startRecordDoc, extra func() ([]byte, error), now time.Time, existing func() error) (bool, error) {
 	old, etag, err := p.readStartRecord(ctx, item.Instance)
 	if err != nil {
 		return false, duroxide.Wrap(op, err)
@@ -197,7 +203,11 @@ func (p *Provider) EnqueueForInstance(ctx context.Context, item duroxide.WorkIte
 		return duroxide.Kinded(duroxide.ErrInvalidInput, op, "%s does not belong on the orchestrator queue", variantOf(item))
 	}
 	inst := item.InstanceID()
-	msg, id, err := p.clientMessage(ctx, op, item, key)
+	q, err := p.clientMessage(ctx, op, item, key)
+	if err != nil {
+		return err
+	}
+	msg, err := encodeQueueDoc(op, q)
 	if err != nil {
 		return err
 	}
@@ -208,26 +218,24 @@ func (p *Provider) EnqueueForInstance(ctx context.Context, item duroxide.WorkIte
 	if !exists {
 		return duroxide.Kinded(duroxide.ErrInstanceNotFound, op, "instance %q not found", inst)
 	}
-	return p.createClientMessage(ctx, op, item, msg, id)
+	return p.createClientMessage(ctx, op, item, msg, q.ID)
 }
 
-// clientMessage encodes item's queue document for a client write, with
-// its id derived from key when there is one (so a retry meets 409) and
-// returns the document with its id.
-func (p *Provider) clientMessage(ctx context.Context, op string, item duroxide.WorkItem, key string) ([]byte, string, error) {
+// clientMessage builds item's queue document for a client write, with
+// its id derived from key when there is one (so a retry meets 409).
+func (p *Provider) clientMessage(ctx context.Context, op string, item duroxide.WorkItem, key string) (*queueDoc, error) {
 	now := p.now()
 	q, err := p.newQueueDoc(ctx, op, item, docOrchQueue, now, now)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	if key != "" {
 		if err := validateUserString(op, "idempotency key", key); err != nil {
-			return nil, "", err
+			return nil, err
 		}
 		q.ID, q.OutboxKey = clientKeyDocID(item.InstanceID(), key), "client:"+key
 	}
-	msg, err := encodeQueueDoc(op, q)
-	return msg, q.ID, err
+	return q, nil
 }
 
 // createClientMessage creates msg (clientMessage's document, id id) for
@@ -268,11 +276,27 @@ func (p *Provider) SignalWithStart(ctx context.Context, start duroxide.StartOrch
 	if err := duroxide.CheckSignal(op, start.Instance, msg); err != nil {
 		return false, err
 	}
-	doc, id, err := p.clientMessage(ctx, op, msg, msgKey)
+	q, err := p.clientMessage(ctx, op, msg, msgKey)
 	if err != nil {
 		return false, err
 	}
-	return p.startWith(ctx, op, start, startKey, doc, func() error { return p.createClientMessage(ctx, op, msg, doc, id) })
+	// The message keeps its id across the calls but is ordered after the
+	// start message built before each: a fetch returns the start first.
+	var doc []byte
+	stamp := func() ([]byte, error) {
+		now := p.now()
+		q.VisibleAt, q.EnqueuedAt, q.EnqueueOrder = p.visibleAt(now, now), ms(now), nextOrder(now)
+		doc, err = encodeQueueDoc(op, q)
+		return doc, err
+	}
+	return p.startWith(ctx, op, start, startKey, stamp, func() error {
+		if doc == nil {
+			if _, err := stamp(); err != nil {
+				return err
+			}
+		}
+		return p.createClientMessage(ctx, op, msg, doc, q.ID)
+	})
 }
 
 // retryIdempotent runs write, which must be idempotent (a read, or a

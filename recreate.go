@@ -46,7 +46,7 @@ func retiredRecord(inst string, last uint64) []byte {
 // execution, and item's start message asks for the execution after it.
 // The record's ETag makes the take-over one atomic step against a
 // concurrent start, whose record then stands (existing judges).
-func (p *Provider) startRecreated(ctx context.Context, op string, item duroxide.StartOrchestrationItem, rec, old *startRecordDoc, etag azcore.ETag, extra []byte, now time.Time, existing func() error) (bool, error) {
+func (p *Provider) startRecreated(ctx context.Context, op string, item duroxide.StartOrchestrationItem, rec, old *startRecordDoc, etag azcore.ETag, extra func() ([]byte, error), now time.Time, existing func() error) (bool, error) {
 	item.ExecutionID = max(item.ExecutionID, old.LastExecution+1)
 	msg, err := p.queueDocument(ctx, op, item, docOrchQueue, now, now)
 	if err != nil {
@@ -57,7 +57,11 @@ func (p *Provider) startRecreated(ctx context.Context, op string, item duroxide.
 	b.Replace(rec.ID, mustJSON(rec), &etag)
 	b.Create(msg)
 	if extra != nil {
-		b.Create(extra)
+		doc, err := extra()
+		if err != nil {
+			return false, err
+		}
+		b.Create(doc)
 	}
 	_, err = p.st.Execute(ctx, b, false)
 	var be *cosmos.BatchError
