@@ -50,6 +50,11 @@ type updateRecord struct {
 	Execution uint64 `json:"execution,omitempty"`
 	Result    string `json:"result,omitempty"`
 	Error     string `json:"error,omitempty"`
+	// Seq numbers the instance's records in the order they were taken
+	// (across executions), so the oldest are cleared first; it is read
+	// from the records themselves, which replay alike (a KV write's time
+	// does not: it is the clock of the turn that runs the code).
+	Seq uint64 `json:"seq"`
 }
 
 func (r updateRecord) answered() bool { return r.State != updateAccepted }
@@ -170,52 +175,64 @@ func takeUpdate(ctx *OrchestrationContext, req updateRequest) {
 	if _, seen := ctx.KVValue(key); seen {
 		return // a duplicate: the update was taken before
 	}
-	retainUpdates(ctx)
+	seq := retainUpdates(ctx)
 	h, ok := ctx.updates.byName[req.Name]
 	if !ok {
-		ctx.SetKVValue(key, updateRecord{State: updateUnknown, Name: req.Name, Error: fmt.Sprintf("no handler for update %q", req.Name)}.encode())
+		ctx.SetKVValue(key, updateRecord{State: updateUnknown, Name: req.Name, Error: fmt.Sprintf("no handler for update %q", req.Name), Seq: seq}.encode())
 		return
 	}
 	if err := h.validate(req.Input); err != nil {
-		ctx.SetKVValue(key, updateRecord{State: updateRejected, Name: req.Name, Error: err.Error()}.encode())
+		ctx.SetKVValue(key, updateRecord{State: updateRejected, Name: req.Name, Error: err.Error(), Seq: seq}.encode())
 		return
 	}
-	ctx.SetKVValue(key, updateRecord{State: updateAccepted, Name: req.Name, Execution: ctx.executionID}.encode())
+	ctx.SetKVValue(key, updateRecord{State: updateAccepted, Name: req.Name, Execution: ctx.executionID, Seq: seq}.encode())
 	goBlock(ctx, func(ctx *OrchestrationContext) (struct{}, error) {
 		out, err := h.run(req.Input)
-		rec := updateRecord{State: updateCompleted, Name: req.Name, Result: out}
+		rec := updateRecord{State: updateCompleted, Name: req.Name, Execution: ctx.executionID, Result: out, Seq: seq}
 		if err != nil {
-			rec = updateRecord{State: updateFailed, Name: req.Name, Error: err.Error()}
+			rec = updateRecord{State: updateFailed, Name: req.Name, Execution: ctx.executionID, Error: err.Error(), Seq: seq}
 		}
 		ctx.SetKVValue(key, rec.encode())
 		return struct{}{}, nil
 	}, false)
 }
 
-// retainUpdates clears the oldest answered update keys (by last write,
-// then key) so that with the one about to be written the instance keeps
-// at most maxRetainedUpdates.
-func retainUpdates(ctx *OrchestrationContext) {
-	var answered []string
-	n := 0
+// retainUpdates clears the oldest answered update records (by Seq, then
+// key) so that with the one about to be written the instance keeps at
+// most maxRetainedUpdates, and its KV store at most MaxKVKeys (an
+// orchestration's own keys come first: the turn would fail past the
+// limit). It returns the next record's Seq.
+func retainUpdates(ctx *OrchestrationContext) uint64 {
+	type old struct {
+		key string
+		seq uint64
+	}
+	var answered []old
+	n, next := 0, uint64(1)
 	for k, v := range ctx.kv {
 		if !strings.HasPrefix(k, updateKeyPrefix) {
 			continue
 		}
 		n++
-		if r, err := decodeUpdateRecord(v); err != nil || r.answered() {
-			answered = append(answered, k)
+		r, err := decodeUpdateRecord(v)
+		if err == nil {
+			next = max(next, r.Seq+1)
+		}
+		if err != nil || r.answered() {
+			answered = append(answered, old{k, r.Seq})
 		}
 	}
 	sort.Slice(answered, func(i, j int) bool {
-		a, b := ctx.kvUpdatedAt[answered[i]], ctx.kvUpdatedAt[answered[j]]
-		return a < b || (a == b && answered[i] < answered[j])
+		a, b := answered[i], answered[j]
+		return a.seq < b.seq || (a.seq == b.seq && a.key < b.key)
 	})
-	for _, k := range answered {
-		if n < maxRetainedUpdates {
-			return
+	total := len(ctx.kv)
+	for _, o := range answered {
+		if n < maxRetainedUpdates && total < MaxKVKeys {
+			break
 		}
-		ctx.ClearKVValue(k)
-		n--
+		ctx.ClearKVValue(o.key)
+		n, total = n-1, total-1
 	}
+	return next
 }

@@ -362,8 +362,13 @@ func aChildOrchestrationTakesUpdatesAndSignals(e *env) {
 
 func oldAnswersAreClearedPastTheRetention(e *env) {
 	r := durable.NewRegistry()
-	orch(e.t, r, "Echo", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+	orch(e.t, r, "Echo", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		ctx.SetKVValue("mine", "kept")
+		if in == "crowded" {
+			for i := range 119 {
+				ctx.SetKVValue(fmt.Sprintf("own%03d", i+1), "kept")
+			}
+		}
 		durable.SetUpdateHandler(ctx, "echo", func(_ *durable.OrchestrationContext, s string) (string, error) {
 			return s, nil
 		}, durable.UpdateHandlerOptions[string]{Validator: func(_ *durable.OrchestrationContext, s string) error {
@@ -400,4 +405,19 @@ func oldAnswersAreClearedPastTheRetention(e *env) {
 	require.NotContains(e.t, kv, "__duroxide_update:id00")
 	e.enqueue("upd-retain", "stop", "")
 	require.Equal(e.t, "done", e.completed("upd-retain"))
+
+	// An orchestration with many keys of its own keeps fewer answers: its
+	// KV store never passes MaxKVKeys.
+	orchCrowded := "upd-crowded"
+	e.startOrch(orchCrowded, "Echo", "crowded")
+	for i := range 40 {
+		_, err := durable.Update[string](e.ctx, e.client(), orchCrowded, "echo", fmt.Sprint(i))
+		require.NoError(e.t, err)
+	}
+	kv, err = e.client().KVValues(e.ctx, orchCrowded)
+	require.NoError(e.t, err)
+	require.Len(e.t, kv, durable.MaxKVKeys)
+	require.Equal(e.t, "kept", kv["own119"])
+	e.enqueue(orchCrowded, "stop", "")
+	require.Equal(e.t, "done", e.completed(orchCrowded))
 }
