@@ -171,7 +171,11 @@ func aValidatorRefusesBeforeAnythingRuns(e *env) {
 }
 
 func anUnknownUpdateAndAFailingHandlerAreTypedErrors(e *env) {
-	e.start(updatable(e, new(atomic.Int32)), nil)
+	r := updatable(e, new(atomic.Int32))
+	orch(e.t, r, "Idle", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		return durable.DequeueEvent[string](ctx, "stop").Await()
+	})
+	e.start(r, nil)
 	e.startOrch("upd-errs", "Account", "")
 	_, err := durable.Update[string](e.ctx, e.client(), "upd-errs", "withdraw", 1)
 	require.ErrorIs(e.t, err, durable.ErrUnknownUpdate)
@@ -181,6 +185,13 @@ func anUnknownUpdateAndAFailingHandlerAreTypedErrors(e *env) {
 	require.Contains(e.t, err.Error(), "boom")
 	_, err = durable.Update[string](e.ctx, e.client(), "upd-errs", "", "")
 	require.ErrorIs(e.t, err, durable.ErrInvalidInput)
+	_, err = durable.Update[string](e.ctx, e.client(), "upd-errs", "boom", "", durable.UpdateOptions{Timeout: -1})
+	require.ErrorIs(e.t, err, durable.ErrInvalidInput)
+	// An execution without handlers takes no requests: the caller's
+	// Timeout ends the wait.
+	e.startOrch("upd-nohandlers", "Idle", "")
+	_, err = durable.Update[string](e.ctx, e.client(), "upd-nohandlers", "any", "", durable.UpdateOptions{Timeout: 200 * time.Millisecond})
+	require.ErrorIs(e.t, err, durable.ErrTimeout)
 }
 
 func anUpdateOfAMissingInstanceIsNotFound(e *env) {
