@@ -30,6 +30,7 @@ func updateTests() []sample {
 		{"a_request_not_yet_taken_carries_across_continue_as_new", aRequestNotYetTakenCarriesAcrossContinueAsNew},
 		{"an_accepted_update_stopped_by_continue_as_new_is_unanswered", anAcceptedUpdateStoppedByContinueAsNewIsUnanswered},
 		{"a_runtime_restart_mid_update_answers_once", aRuntimeRestartMidUpdateAnswersOnce},
+		{"callers_of_one_update_id_share_one_execution", callersOfOneUpdateIDShareOneExecution},
 		{"update_with_start_starts_one_instance_for_concurrent_callers", updateWithStartStartsOneInstanceForConcurrentCallers},
 		{"a_child_orchestration_takes_updates_and_signals", aChildOrchestrationTakesUpdatesAndSignals},
 		{"old_answers_are_cleared_past_the_retention_and_a_panicking_validator_rejects", oldAnswersAreClearedPastTheRetention},
@@ -431,4 +432,29 @@ func oldAnswersAreClearedPastTheRetention(e *env) {
 	require.Equal(e.t, "kept", kv["own119"])
 	e.enqueue(orchCrowded, "stop", "")
 	require.Equal(e.t, "done", e.completed(orchCrowded))
+}
+
+func callersOfOneUpdateIDShareOneExecution(e *env) {
+	e.start(updatable(e, new(atomic.Int32)), nil)
+	e.startOrch("upd-shared", "Account", "")
+	first := updateAsync[string](e, "upd-shared", "slow", "", durable.UpdateOptions{ID: "same"})
+	e.waitUpdateAccepted("upd-shared", "same")
+	second := updateAsync[string](e, "upd-shared", "slow", "", durable.UpdateOptions{ID: "same"})
+	// The second caller's request is the first's (same key), or dropped
+	// by the orchestration as a duplicate: give it time to arrive.
+	time.Sleep(100 * time.Millisecond)
+	e.enqueue("upd-shared", "go", "once")
+	for _, ch := range []<-chan updateOutcome[string]{first, second} {
+		o := outcome(e, ch)
+		require.NoError(e.t, o.err)
+		require.Equal(e.t, "slow:once", o.v)
+	}
+	e.enqueue("upd-shared", "stop", "")
+	e.completed("upd-shared")
+	h := e.history("upd-shared")
+	require.Equal(e.t, 2, updateKeySets(h, "same"), "accepted once, answered once: %s", kinds(h))
+	require.Equal(e.t, 1, countEvents(h, func(ev duroxide.Event) bool {
+		k, ok := ev.Kind.(duroxide.ExternalEventPersistent)
+		return ok && k.Name == "__duroxide_update"
+	}), "the second send was the first's: one request reached the instance")
 }
