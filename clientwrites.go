@@ -79,24 +79,36 @@ var _ duroxide.ClientWriter = (*Provider)(nil)
 // StartInstance implements duroxide.ClientWriter.
 func (p *Provider) StartInstance(ctx context.Context, item duroxide.StartOrchestrationItem, key string) error {
 	const op = "start_instance"
+	_, err := p.startWith(ctx, op, item, key, nil, func() error { return p.compareStart(ctx, op, item, key) })
+	return err
+}
+
+// startWith writes a client start: item's queue message, created in one
+// batch with its start record and with extra's document (another
+// document of the instance; nil: none), if the instance does not exist.
+// extra is called after each start message is built, so that a queue
+// message it returns is ordered after the start. For an instance that
+// exists it writes nothing and returns existing's verdict. started
+// reports whether the batch was written.
+func (p *Provider) startWith(ctx context.Context, op string, item duroxide.StartOrchestrationItem, key string, extra func() ([]byte, error), existing func() error) (started bool, err error) {
 	inst := item.Instance
 	if err := validateInstanceID(op, inst); err != nil {
-		return err
+		return false, err
 	}
 	now := p.now()
 	msg, err := p.queueDocument(ctx, op, item, docOrchQueue, now, now)
 	if err != nil {
-		return err
+		return false, err
 	}
 	body, err := p.readPrimary(ctx, inst, instanceDocID(inst))
 	if err != nil && !errors.Is(err, cosmos.ErrNotFound) {
-		return duroxide.Wrap(op, err)
+		return false, duroxide.Wrap(op, err)
 	}
 	var doc *instanceDoc
 	if err == nil {
 		doc = &instanceDoc{}
 		if err := json.Unmarshal(body, doc); err != nil {
-			return duroxide.Permanent(op, "instance document of %q cannot be decoded: %v", inst, err)
+			return false, duroxide.Permanent(op, "instance document of %q cannot be decoded: %v", inst, err)
 		}
 	}
 	if doc != nil && doc.Deleted != nil {
@@ -104,49 +116,57 @@ func (p *Provider) StartInstance(ctx context.Context, item duroxide.StartOrchest
 		// writes beside the old documents, so the deletion is finished
 		// first, or the start refused for now (delete.go).
 		if err := p.settleDeletion(ctx, op, doc); err != nil {
-			return err
+			return false, err
 		}
 		doc = nil
 	}
 	if doc.exists() {
 		// Started by a runtime (a sub-orchestration) or by an earlier
-		// client start: only a retry of that start is accepted.
-		return p.compareStart(ctx, op, item, key)
+		// client start.
+		return false, existing()
 	}
 	rec := startRecordDoc{ID: startRecordDocID(inst), InstanceID: inst, Type: docStartRecord, Orchestration: item.Orchestration,
 		Version: item.Version, InputSHA256: inputDigest(item.Input), Key: key, EnqueuedAt: ms(now)}
 	b := cosmos.NewBatch(inst)
 	b.Create(mustJSON(rec))
 	b.Create(msg)
+	if extra != nil {
+		doc, err := extra()
+		if err != nil {
+			return false, err
+		}
+		b.Create(doc)
+	}
+	started = true
 	err = p.retryIdempotent(ctx, op, func() error {
 		_, err := p.st.Execute(ctx, b, false)
 		var be *cosmos.BatchError
 		if errors.As(err, &be) && be.Index == 0 && errors.Is(err, cosmos.ErrConflict) {
 			// Another start, our own earlier attempt, or a deleted life's
 			// retired record.
-			return p.startAfterConflict(ctx, op, item, key, rec, now)
+			started, err = p.startAfterConflict(ctx, op, item, key, rec, extra, now, existing)
 		}
 		return err
 	})
-	if err == nil {
+	if err == nil && started {
 		p.notifyDoc(docOrchQueue, inst)
 	}
-	return err
+	return started, err
 }
 
 // startAfterConflict settles a start whose record already exists: a
 // retired record (a deleted life's) is taken over, so that the new life
 // continues its execution ids (recreate.go); anything else is a start
-// that landed before, ours or another's (compareStart).
-func (p *Provider) startAfterConflict(ctx context.Context, op string, item duroxide.StartOrchestrationItem, key string, rec startRecordDoc, now time.Time) error {
+// that landed before, ours or another's, judged by existing.
+func (p *Provider) startAfterConflict(ctx context.Context, op string, item duroxide.StartOrchestrationItem, key string, rec startRecordDoc, extra func() ([]byte, error), now time.Time, existing func() error) (bool, error) {
 	old, etag, err := p.readStartRecord(ctx, item.Instance)
 	if err != nil {
-		return duroxide.Wrap(op, err)
+		return false, duroxide.Wrap(op, err)
 	}
 	if old == nil || !old.Retired {
-		return judgeStart(op, old, item, key)
+		return false, existing()
 	}
-	return p.startRecreated(ctx, op, item, &rec, old, etag, now)
+	return p.startRecreated(ctx, op, item, &rec, old, etag, extra, now, existing)
 }
 
 // compareStart accepts a start identical to the recorded one (or with
@@ -183,16 +203,9 @@ func (p *Provider) EnqueueForInstance(ctx context.Context, item duroxide.WorkIte
 		return duroxide.Kinded(duroxide.ErrInvalidInput, op, "%s does not belong on the orchestrator queue", variantOf(item))
 	}
 	inst := item.InstanceID()
-	now := p.now()
-	q, err := p.newQueueDoc(ctx, op, item, docOrchQueue, now, now)
+	q, err := p.clientMessage(ctx, op, item, key)
 	if err != nil {
 		return err
-	}
-	if key != "" {
-		if err := validateUserString(op, "idempotency key", key); err != nil {
-			return err
-		}
-		q.ID, q.OutboxKey = clientKeyDocID(inst, key), "client:"+key
 	}
 	msg, err := encodeQueueDoc(op, q)
 	if err != nil {
@@ -205,13 +218,37 @@ func (p *Provider) EnqueueForInstance(ctx context.Context, item duroxide.WorkIte
 	if !exists {
 		return duroxide.Kinded(duroxide.ErrInstanceNotFound, op, "instance %q not found", inst)
 	}
-	// The id is fixed for the call (from the key, or minted once above),
-	// so a repeat — ours below, or the caller's with the same key — is a
-	// 409: the message, or the marker its consumption left, is there.
-	err = p.retryIdempotent(ctx, op, func() error {
+	return p.createClientMessage(ctx, op, item, msg, q.ID)
+}
+
+// clientMessage builds item's queue document for a client write, with
+// its id derived from key when there is one (so a retry meets 409).
+func (p *Provider) clientMessage(ctx context.Context, op string, item duroxide.WorkItem, key string) (*queueDoc, error) {
+	now := p.now()
+	q, err := p.newQueueDoc(ctx, op, item, docOrchQueue, now, now)
+	if err != nil {
+		return nil, err
+	}
+	if key != "" {
+		if err := validateUserString(op, "idempotency key", key); err != nil {
+			return nil, err
+		}
+		q.ID, q.OutboxKey = clientKeyDocID(item.InstanceID(), key), "client:"+key
+	}
+	return q, nil
+}
+
+// createClientMessage creates msg (clientMessage's document, id id) for
+// an instance known to exist.
+func (p *Provider) createClientMessage(ctx context.Context, op string, item duroxide.WorkItem, msg []byte, id string) error {
+	inst := item.InstanceID()
+	// The id is fixed for the call (from the key, or minted once), so a
+	// repeat — ours below, or the caller's with the same key — is a 409:
+	// the message, or the marker its consumption left, is there.
+	err := p.retryIdempotent(ctx, op, func() error {
 		_, err := p.st.Create(ctx, inst, msg)
 		if p.trailEnabled() {
-			p.opts.Logger.Debug("client message written", "instance_id", inst, "message", q.ID, "item", variantOf(item), "error", err)
+			p.opts.Logger.Debug("client message written", "instance_id", inst, "message", id, "item", variantOf(item), "error", err)
 		}
 		if errors.Is(err, cosmos.ErrConflict) {
 			return nil
@@ -222,6 +259,44 @@ func (p *Provider) EnqueueForInstance(ctx context.Context, item duroxide.WorkIte
 		p.notifyDoc(docOrchQueue, inst)
 	}
 	return err
+}
+
+var _ duroxide.SignalStarter = (*Provider)(nil)
+
+// SignalWithStart implements duroxide.SignalStarter: the message joins
+// the start's batch (start record, start message, this message), so the
+// partition commits all three or none; an instance that exists gets the
+// message alone. Of concurrent callers one batch commits and the others
+// meet 409 on the start record and write their message alone.
+func (p *Provider) SignalWithStart(ctx context.Context, start duroxide.StartOrchestrationItem, startKey string, msg duroxide.WorkItem, msgKey string) (bool, error) {
+	const op = "signal_with_start"
+	if err := validateInstanceID(op, start.Instance); err != nil {
+		return false, err
+	}
+	if err := duroxide.CheckSignal(op, start.Instance, msg); err != nil {
+		return false, err
+	}
+	q, err := p.clientMessage(ctx, op, msg, msgKey)
+	if err != nil {
+		return false, err
+	}
+	// The message keeps its id across the calls but is ordered after the
+	// start message built before each: a fetch returns the start first.
+	var doc []byte
+	stamp := func() ([]byte, error) {
+		now := p.now()
+		q.VisibleAt, q.EnqueuedAt, q.EnqueueOrder = p.visibleAt(now, now), ms(now), nextOrder(now)
+		doc, err = encodeQueueDoc(op, q)
+		return doc, err
+	}
+	return p.startWith(ctx, op, start, startKey, stamp, func() error {
+		if doc == nil {
+			if _, err := stamp(); err != nil {
+				return err
+			}
+		}
+		return p.createClientMessage(ctx, op, msg, doc, q.ID)
+	})
 }
 
 // retryIdempotent runs write, which must be idempotent (a read, or a

@@ -30,8 +30,10 @@ func TestE2E(t *testing.T) {
 		// wrote; a child's result must reach its parent's execution
 		// whichever process completes it; race_replay is duroxide's
 		// provider validation that needs a runtime (what a fetch sees
-		// while a continue-as-new start is not yet visible): they run on
-		// every backend.
-		durabletest.RunModules(t, newFactory(t, b), "e2e_samples", "api_edge_tests", "operations_tests", "lifecycle_tests", "sub_orchestration_routing_tests", "deletion_stray_tests", "race_replay")
+		// while a continue-as-new start is not yet visible); signal-with-
+		// start and updates check existence and read the KV records the
+		// runtime wrote: they run on every backend.
+		durabletest.RunModules(t, newFactory(t, b), "e2e_samples", "api_edge_tests", "operations_tests", "lifecycle_tests", "sub_orchestration_routing_tests", "deletion_stray_tests", "race_replay",
+			"signal_with_start_tests", "update_tests")
 	})
 }

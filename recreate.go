@@ -45,25 +45,32 @@ func retiredRecord(inst string, last uint64) []byte {
 // with etag), for item: the new record keeps the deleted lives' last
 // execution, and item's start message asks for the execution after it.
 // The record's ETag makes the take-over one atomic step against a
-// concurrent start, whose record then stands (compareStart judges).
-func (p *Provider) startRecreated(ctx context.Context, op string, item duroxide.StartOrchestrationItem, rec, old *startRecordDoc, etag azcore.ETag, now time.Time) error {
+// concurrent start, whose record then stands (existing judges).
+func (p *Provider) startRecreated(ctx context.Context, op string, item duroxide.StartOrchestrationItem, rec, old *startRecordDoc, etag azcore.ETag, extra func() ([]byte, error), now time.Time, existing func() error) (bool, error) {
 	item.ExecutionID = max(item.ExecutionID, old.LastExecution+1)
 	msg, err := p.queueDocument(ctx, op, item, docOrchQueue, now, now)
 	if err != nil {
-		return err
+		return false, err
 	}
 	rec.LastExecution = old.LastExecution
 	b := cosmos.NewBatch(item.Instance)
 	b.Replace(rec.ID, mustJSON(rec), &etag)
 	b.Create(msg)
+	if extra != nil {
+		doc, err := extra()
+		if err != nil {
+			return false, err
+		}
+		b.Create(doc)
+	}
 	_, err = p.st.Execute(ctx, b, false)
 	var be *cosmos.BatchError
 	if errors.As(err, &be) && be.Index == 0 && errors.Is(err, cosmos.ErrPreconditionFailed) {
 		// Another start took the record first (or our own earlier
 		// attempt, whose outcome we did not learn).
-		return p.compareStart(ctx, op, item, rec.Key)
+		return false, existing()
 	}
-	return err
+	return err == nil, err
 }
 
 // lastExecution is the highest execution id of a deleted instance: its

@@ -1,6 +1,7 @@
 package dashboard_test
 
 import (
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -86,6 +87,30 @@ func TestInstancePage(t *testing.T) {
 	}
 	if code, _ := b.get("/instances/nope"); code != http.StatusNotFound {
 		t.Fatalf("missing instance: %d", code)
+	}
+}
+
+func TestInstancePageShowsUpdates(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	must(t, e.c.StartOrchestration(ctx, "desk-1", "Desk", ""))
+	if _, err := durable.Update[string](ctx, e.c, "desk-1", "ask", "why", durable.UpdateOptions{ID: "q1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := durable.Update[string](ctx, e.c, "desk-1", "ask", "bad", durable.UpdateOptions{ID: "q2"}); !errors.Is(err, durable.ErrUpdateRejected) {
+		t.Fatalf("the validator's refusal: %v", err)
+	}
+	b := newDashboard(t, e, dashboard.Options{})
+	_, body := b.get("/instances/desk-1")
+	for _, want := range []string{`id="updates"`, `<tr class="update completed"><td><code>q1</code></td><td>ask</td>`, "answer to why",
+		`<tr class="update rejected"><td><code>q2</code>`, "bad question"} {
+		if !strings.Contains(body, want) {
+			t.Fatalf("page lacks %q:\n%s", want, body)
+		}
+	}
+	e.run("echo-1", "Echo", "x")
+	if code, body := b.get("/instances/echo-1"); code != http.StatusOK || strings.Contains(body, `id="updates"`) || !strings.Contains(body, `id="kv"`) {
+		t.Fatalf("an instance with KV but no updates: %d\n%s", code, body)
 	}
 }
 

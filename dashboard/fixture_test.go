@@ -25,7 +25,8 @@ import (
 // registry: Echo sets its input as custom status and KV value and returns
 // it; Fail fails in an activity with its input as the message
 // (demo.AddFail); Wait waits for the event named by its input and returns
-// the event's data; Parent runs Echo as a sub-orchestration; Fixable fails
+// the event's data; Desk answers the update "ask" (refusing "bad") until
+// a message on queue "close"; Parent runs Echo as a sub-orchestration; Fixable fails
 // in the activity Flaky until fixed is set.
 func registry(t *testing.T, fixed *atomic.Bool) *durable.Registry {
 	t.Helper()
@@ -53,6 +54,17 @@ func registry(t *testing.T, fixed *atomic.Bool) *durable.Registry {
 	}))
 	must(t, reg.AddOrchestration("Parent", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		return durable.CallSubOrchestration[string](ctx, "Echo", in).Await()
+	}))
+	must(t, reg.AddOrchestration("Desk", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		durable.SetUpdateHandler(ctx, "ask", func(_ *durable.OrchestrationContext, q string) (string, error) {
+			return "answer to " + q, nil
+		}, durable.UpdateHandlerOptions[string]{Validator: func(_ *durable.OrchestrationContext, q string) error {
+			if q == "bad" {
+				return errors.New("bad question")
+			}
+			return nil
+		}})
+		return durable.DequeueEvent[string](ctx, "close").Await()
 	}))
 	addRich(t, reg)
 	demo.AddFail(t, reg)

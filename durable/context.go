@@ -50,6 +50,10 @@ type OrchestrationContext struct {
 	customStatus *string
 	kv           map[string]string
 	kvUpdatedAt  map[string]uint64
+
+	// updates holds the update handlers SetUpdateHandler registered; nil
+	// until the first, whose registration starts the loop serving them.
+	updates *updateHandlers
 }
 
 // emittedAction is an action with the token of the future it belongs to.

@@ -94,7 +94,15 @@
 // DequeueEvent in the orchestration, Client.EnqueueEvent to send. Queued
 // messages are kept until dequeued, first in, first out. External events
 // (WaitEvent, Client.RaiseEvent) are delivered only to a wait pending
-// when they arrive; one raised earlier is dropped.
+// when they arrive; one raised earlier is dropped. Client.SignalWithStart
+// sends either, starting the instance first if it does not exist, in one
+// atomic write.
+//
+// Updates. SetUpdateHandler registers a named handler (with an optional
+// validator) that answers Update, a client's request to a running
+// instance: the request is a queue message, the answer a KV record under
+// the update's id, so a retry with the id gets the same answer and the
+// handler runs once.
 //
 // Errors. An activity or sub-orchestration failure resolves its future
 // with a *TaskFailedError whose message is what Rust code would see. A

@@ -93,3 +93,38 @@ type PendingNoter interface {
 	// PendingNote returns the last note ("" when none).
 	PendingNote(ctx context.Context, instance string) (string, error)
 }
+
+// SignalStarter is an optional Provider capability beside ClientWriter:
+// signal-with-start, a client start and a message for the same instance
+// written in one atomic step, so that of concurrent callers naming one id
+// exactly one starts the instance and every caller's message is queued
+// once. The durable Client's SignalWithStart uses it; with ClientWriter
+// alone it falls back to a start followed by an enqueue (each atomic, the
+// pair not), and without ClientWriter it refuses.
+type SignalStarter interface {
+	// SignalWithStart enqueues msg (an event or queue message for
+	// start.Instance) and, if no instance with that id exists, start
+	// with it, atomically: start and message are written together or
+	// not at all, and a start is accepted only as StartInstance accepts
+	// one (a deleted life's id continues its execution ids). When the
+	// instance exists, whatever its state or the start that created it,
+	// only msg is enqueued, as EnqueueForInstance would with msgKey.
+	// started reports whether this call's start was written (a retry of
+	// a call whose first attempt started the instance may report false).
+	SignalWithStart(ctx context.Context, start StartOrchestrationItem, startKey string, msg WorkItem, msgKey string) (started bool, err error)
+}
+
+// CheckSignal refuses a signal-with-start message that is not an event
+// or a queue message for instance (ErrInvalidInput), so every provider
+// refuses the same items.
+func CheckSignal(op, instance string, msg WorkItem) error {
+	switch msg.(type) {
+	case ExternalRaisedItem, QueueMessageItem:
+	default:
+		return Kinded(ErrInvalidInput, op, "signal-with-start sends an event or a queue message, not %T", msg)
+	}
+	if msg.InstanceID() != instance {
+		return Kinded(ErrInvalidInput, op, "signal for %q cannot start %q", msg.InstanceID(), instance)
+	}
+	return nil
+}

@@ -85,6 +85,15 @@ func (p *Provider) StartInstance(ctx context.Context, item duroxide.StartOrchest
 		}
 		return duroxide.Kinded(duroxide.ErrInstanceExists, op, "instance %q already exists", item.Instance)
 	}
+	p.startLocked(item, key)
+	p.notify()
+	p.enqueues.Notify(duroxide.OrchestratorQueue, item.Instance)
+	return nil
+}
+
+// startLocked records and queues item, the start of an instance that
+// does not exist. Callers hold p.mu.
+func (p *Provider) startLocked(item duroxide.StartOrchestrationItem, key string) {
 	if p.edge.starts == nil {
 		p.edge.starts, p.edge.keys = map[string]startRecord{}, map[string]map[string]bool{}
 	}
@@ -97,9 +106,39 @@ func (p *Provider) StartInstance(ctx context.Context, item duroxide.StartOrchest
 	delete(p.edge.notes, item.Instance)
 	delete(p.edge.claims, item.Instance)
 	p.orchQueue = append(p.orchQueue, &orchMessage{seq: p.nextSeq(), instance: item.Instance, item: item, visibleAt: p.now()})
+}
+
+var _ duroxide.SignalStarter = (*Provider)(nil)
+
+// SignalWithStart implements duroxide.SignalStarter under the provider's
+// mutex: the existence check, the start and the message are one step.
+func (p *Provider) SignalWithStart(ctx context.Context, start duroxide.StartOrchestrationItem, startKey string, msg duroxide.WorkItem, msgKey string) (bool, error) {
+	const op = "signal_with_start"
+	if err := ctx.Err(); err != nil {
+		return false, duroxide.Wrap(op, err)
+	}
+	if start.Instance == "" {
+		return false, duroxide.Kinded(duroxide.ErrInvalidInput, op, "instance id must not be empty")
+	}
+	if err := duroxide.CheckSignal(op, start.Instance, msg); err != nil {
+		return false, err
+	}
+	if err := p.checkClientWrite(op, start); err != nil {
+		return false, err
+	}
+	if err := p.checkClientWrite(op, msg); err != nil {
+		return false, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	started := !p.existsLocked(start.Instance)
+	if started {
+		p.startLocked(start, startKey)
+	}
+	p.enqueueLocked(start.Instance, msg, msgKey)
 	p.notify()
-	p.enqueues.Notify(duroxide.OrchestratorQueue, item.Instance)
-	return nil
+	p.enqueues.Notify(duroxide.OrchestratorQueue, start.Instance)
+	return started, nil
 }
 
 // EnqueueForInstance implements duroxide.ClientWriter.
@@ -120,9 +159,20 @@ func (p *Provider) EnqueueForInstance(ctx context.Context, item duroxide.WorkIte
 	if !p.existsLocked(inst) {
 		return duroxide.Kinded(duroxide.ErrInstanceNotFound, op, "instance %q not found", inst)
 	}
+	if p.enqueueLocked(inst, item, key) {
+		p.notify()
+		p.enqueues.Notify(duroxide.OrchestratorQueue, inst)
+	}
+	return nil
+}
+
+// enqueueLocked queues item for inst unless key (non-empty) was seen for
+// it before (a retry of a write that was applied); it reports whether it
+// queued. Callers hold p.mu.
+func (p *Provider) enqueueLocked(inst string, item duroxide.WorkItem, key string) bool {
 	if key != "" {
 		if p.edge.keys[inst][key] {
-			return nil // a retry of a write that was applied
+			return false
 		}
 		if p.edge.keys == nil {
 			p.edge.keys = map[string]map[string]bool{}
@@ -133,9 +183,7 @@ func (p *Provider) EnqueueForInstance(ctx context.Context, item duroxide.WorkIte
 		p.edge.keys[inst][key] = true
 	}
 	p.orchQueue = append(p.orchQueue, &orchMessage{seq: p.nextSeq(), instance: inst, item: item, visibleAt: p.now()})
-	p.notify()
-	p.enqueues.Notify(duroxide.OrchestratorQueue, inst)
-	return nil
+	return true
 }
 
 var _ duroxide.NextExecutionWriter = (*Provider)(nil)

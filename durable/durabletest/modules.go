@@ -55,5 +55,8 @@ func modules() []module {
 		// Go-only: nothing of a deleted tree reaches the next life of its
 		// root's id.
 		{"deletion_stray_tests", deletionStrayTests},
+		// Go-only: signal-with-start and updates (issue 33).
+		{"signal_with_start_tests", signalWithStartTests},
+		{"update_tests", updateTests},
 	}
 }

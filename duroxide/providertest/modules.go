@@ -29,5 +29,6 @@ var modules = []module{
 	{"prune", pruneTests},
 	{"queue_semantics", queueSemanticsTests},
 	{"sessions", sessionsTests},
+	{"signal_with_start", signalWithStartTests},
 	{"tag_filtering", tagFilteringTests},
 }

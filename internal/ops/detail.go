@@ -34,6 +34,9 @@ type Detail struct {
 	CustomStatus *string `json:"custom_status"`
 	// KV is the instance's key-value store, sorted by key.
 	KV []KeyValue `json:"kv"`
+	// Updates are the updates the instance keeps records of (they are
+	// also in KV), sorted by id.
+	Updates []durable.UpdateInfo `json:"updates,omitempty"`
 	// Executions are the instance's executions, oldest first.
 	Executions []Execution `json:"executions"`
 	// Children are the ids of the instance's descendants.
@@ -116,6 +119,12 @@ func (s *Service) Instance(ctx context.Context, instance string) (*Detail, error
 	}
 	if err := s.readKV(ctx, d); err != nil {
 		return nil, err
+	}
+	if len(d.KV) > 0 {
+		// Update records live in the KV store; none without it.
+		if d.Updates, err = s.c.Updates(ctx, instance); err != nil && !isNotFound(err) {
+			return nil, err
+		}
 	}
 	if err := s.readExecutions(ctx, d); err != nil {
 		return nil, err
