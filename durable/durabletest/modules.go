@@ -55,5 +55,8 @@ func modules() []module {
 		// Go-only: nothing of a deleted tree reaches the next life of its
 		// root's id.
 		{"deletion_stray_tests", deletionStrayTests},
+		// Go-only: ctx.Patched and ctx.DeprecatePatch across a code change
+		// (issue 34).
+		{"patching_tests", patchingTests},
 	}
 }
