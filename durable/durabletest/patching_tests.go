@@ -24,6 +24,7 @@ func patchingTests() []sample {
 		{"patch_in_child", patchInChild},
 		{"patch_across_suspend_resume", patchAcrossSuspendResume},
 		{"patch_with_cancel", patchWithCancel},
+		{"patch_after_calls_not_awaited_yet", patchAfterCallsNotAwaitedYet},
 	}
 }
 
@@ -360,4 +361,66 @@ func patchWithCancel(e *env) {
 	s, c := e.patchMarkers("ship-cancel")
 	require.Equal(e.t, [2]int{1, 1}, [2]int{s, c})
 	require.Empty(e.t, e.oldBranches("ship-cancel", shipPatched), "a cancelled history still replays")
+}
+
+// fanOutRegistry registers "FanOut": it schedules Pack and, in a Go
+// block, Send, without awaiting them, then decides the patch, then waits
+// for "go". Pack is emitted and not yet matched when Patched looks for
+// its marker, so replay must find the marker past it; the Go block runs
+// once the main block waits, so Send comes after the marker.
+func (e *env) fanOutRegistry(patched bool) *durable.Registry {
+	r := e.shipRegistry(shipOld)
+	orch(e.t, r, "FanOut", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		pack := durable.CallActivity[string](ctx, "Pack", in)
+		send := durable.Go(ctx, func(ctx *durable.OrchestrationContext) (string, error) {
+			return durable.CallActivity[string](ctx, "Send", in).Await()
+		})
+		branch := "old"
+		if patched && ctx.Patched(receiptPatch) {
+			branch = "new"
+			if _, err := durable.CallActivity[string](ctx, "Receipt", in).Await(); err != nil {
+				return "", err
+			}
+		}
+		p, err := pack.Await()
+		if err != nil {
+			return "", err
+		}
+		s, err := send.Await()
+		if err != nil {
+			return "", err
+		}
+		if _, err := durable.WaitEvent[string](ctx, "go").Await(); err != nil {
+			return "", err
+		}
+		return branch + ": " + p + ", " + s, nil
+	})
+	return r
+}
+
+func patchAfterCallsNotAwaitedYet(e *env) {
+	stop := e.startStoppable(e.fanOutRegistry(false))
+	e.startOrch("fan-old", "FanOut", "h")
+	require.True(e.t, e.waitSubscription("fan-old", "go"))
+	stop()
+	e.startStoppable(e.fanOutRegistry(true))
+	e.raise("fan-old", "go", "")
+	require.Equal(e.t, "old: parcel(h), sent h", e.completed("fan-old"))
+	e.startOrch("fan-new", "FanOut", "i")
+	require.True(e.t, e.waitSubscription("fan-new", "go"))
+	e.raise("fan-new", "go", "")
+	require.Equal(e.t, "new: parcel(i), sent i", e.completed("fan-new"), "the replays of later turns find the marker")
+	h := e.history("fan-new")
+	pack, marker, send := indexOfActivity(h, "Pack"), indexOfActivity(h, durable.SyscallPatch), indexOfActivity(h, "Send")
+	require.Equal(e.t, [3]int{1, 2, 3}, [3]int{pack, marker, send}, "Pack, marker, Send: %s", kinds(h))
+}
+
+// indexOfActivity is the index of h's first schedule of activity name.
+func indexOfActivity(h []duroxide.Event, name string) int {
+	for i, ev := range h {
+		if k, ok := ev.Kind.(duroxide.ActivityScheduled); ok && k.Name == name {
+			return i
+		}
+	}
+	return -1
 }
