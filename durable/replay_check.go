@@ -43,6 +43,9 @@ type RecordedExecution struct {
 	// KVSnapshot is the instance's KV store as of the previous execution
 	// (nil for a first execution), as the runtime hands it to a turn.
 	KVSnapshot map[string]duroxide.KVEntry
+	// HistoryLimits are the runtime's Options.HistoryLimits, which
+	// ctx.ContinueAsNewSuggested reads (zero: the defaults).
+	HistoryLimits HistoryLimits
 }
 
 // ReplayError says why a recorded execution does not replay. Kind is one
@@ -107,7 +110,7 @@ func OldPatchBranches(reg *Registry, rec RecordedExecution) ([]string, error) {
 	history := beforeTerminal(rec.History)
 	e, res, codeMismatch := replayRun{instance: rec.Instance, executionID: rec.ExecutionID, history: history,
 		persisted: len(history), kv: rec.KVSnapshot, name: started.Name, input: started.Input, version: version,
-		workerID: "replayer", logger: slog.New(slog.DiscardHandler)}.replay(fn)
+		workerID: "replayer", logger: slog.New(slog.DiscardHandler), limits: rec.HistoryLimits}.replay(fn)
 	var old []string
 	if e.ctx != nil {
 		old = e.ctx.oldPatches

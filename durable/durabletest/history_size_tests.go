@@ -209,6 +209,11 @@ func historyWarningsOncePerExecution(e *env) {
 	}))
 	e.startOrch("count-warn", "Count", "")
 	require.Equal(e.t, "39,39,39,", e.completed("count-warn"))
+	// A turn logs after its commit, so the last may come after the client
+	// saw the instance complete.
+	e.waitFor("the warnings", func() bool {
+		return logs.count("passed 75 % of its limit") >= 3 && logs.count("passed 90 % of its limit") >= 3
+	})
 	require.Equal(e.t, 3, logs.count("passed 75 % of its limit"), "once per execution:\n%s", logs.buf.String())
 	require.Equal(e.t, 3, logs.count("passed 90 % of its limit"), "once per execution:\n%s", logs.buf.String())
 }

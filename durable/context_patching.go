@@ -85,35 +85,6 @@ func (c *OrchestrationContext) recordedAtPosition() (recorded duroxide.EventKind
 	return c.engine.recordedAtPosition(len(c.emitted))
 }
 
-// recordedAtPosition skips the events that will match the actions emitted
-// and not matched yet (the engine's and pending more in the context) and
-// returns the next event that will match an action.
-func (e *replayEngine) recordedAtPosition(pending int) (duroxide.EventKind, bool) {
-	pending += len(e.emitted)
-	for _, ev := range e.working[e.cursor:] {
-		if !matchesAction(ev.Kind) {
-			continue
-		}
-		if pending == 0 {
-			return ev.Kind, true
-		}
-		pending--
-	}
-	return nil, false
-}
-
-// matchesAction reports whether replay matches kind to an emitted action
-// (apply: matchSchedule, popMetadata, OrchestrationChained).
-func matchesAction(kind duroxide.EventKind) bool {
-	switch kind.(type) {
-	case duroxide.ActivityScheduled, duroxide.TimerCreated, duroxide.ExternalSubscribed,
-		duroxide.ExternalSubscribedPersistent, duroxide.SubOrchestrationScheduled, duroxide.OrchestrationChained,
-		duroxide.CustomStatusUpdated, duroxide.KeyValueSet, duroxide.KeyValueCleared, duroxide.KeyValuesCleared:
-		return true
-	}
-	return false
-}
-
 // isPatchMarker reports whether kind is the marker Patched records for
 // changeID.
 func isPatchMarker(kind duroxide.EventKind, changeID string) bool {

@@ -2,9 +2,11 @@ package durable
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
@@ -101,27 +103,39 @@ func TestHistorySizeMetrics(t *testing.T) {
 		bytes += int64(eventBytes(ev))
 	}
 
-	events := meter.measurements("duroxide.history.events")
-	sizes := meter.measurements("duroxide.history.bytes")
-	require.Len(t, events, 10, "one per committed turn")
-	require.Len(t, sizes, 10)
-	require.Equal(t, int64(20), events[len(events)-1].value)
-	require.Equal(t, bytes, sizes[len(sizes)-1].value, "the last size is the stored history's")
-	for i := 1; i < len(events); i++ {
-		require.Greater(t, events[i].value, events[i-1].value)
-		require.Greater(t, sizes[i].value, sizes[i-1].value)
-	}
-	name, ok := sizes[0].attrs.Value(attrOrchestation)
+	// Each turn's goroutine records after its commit, so the last may come
+	// after the client saw the instance complete, and turns of one
+	// instance on two slots may record out of order.
+	require.Eventually(t, func() bool { return len(meter.measurements("duroxide.history.bytes")) == 10 }, 10*time.Second, time.Millisecond)
+	events := values(meter.measurements("duroxide.history.events"))
+	sizes := values(meter.measurements("duroxide.history.bytes"))
+	require.Equal(t, []int64{2, 4, 6, 8, 10, 12, 14, 16, 18, 20}, events, "one per committed turn")
+	require.Len(t, slices.Compact(slices.Clone(sizes)), 10, "every turn grew the history")
+	require.Equal(t, bytes, sizes[len(sizes)-1], "the largest size is the stored history's")
+	sizesOnly := meter.measurements("duroxide.history.bytes")
+	name, ok := sizesOnly[0].attrs.Value(attrOrchestation)
 	require.True(t, ok)
 	require.Equal(t, "Steps", name.AsString())
 
+	require.Eventually(t, func() bool { return len(meter.measurements("duroxide.history.limit_warnings")) >= 2 }, 10*time.Second, time.Millisecond)
 	warnings := meter.measurements("duroxide.history.limit_warnings")
 	var thresholds []string
 	for _, w := range warnings {
 		v, _ := w.attrs.Value(attrThreshold)
 		thresholds = append(thresholds, v.AsString()+"="+strconv.FormatInt(w.value, 10))
 	}
+	slices.Sort(thresholds)
 	require.Equal(t, []string{"75=1", "90=1"}, thresholds, "each threshold once: at 15 and 18 of 20 events")
+}
+
+// values are ms' values, ascending.
+func values(ms []measurement) []int64 {
+	out := make([]int64, len(ms))
+	for i, m := range ms {
+		out[i] = m.value
+	}
+	slices.Sort(out)
+	return out
 }
 
 func TestHistoryLimitsRefuseNegative(t *testing.T) {
@@ -139,4 +153,37 @@ func TestHistoryLimitsDefaultsAreCosmos(t *testing.T) {
 	l := HistoryLimits{}
 	require.InDelta(t, 0.75, l.pressure(HistorySize{Bytes: 15_000_000_000}), 1e-9)
 	require.InDelta(t, 0.5, HistoryLimits{Events: 10}.pressure(HistorySize{Events: 5, Bytes: 1}), 1e-9, "the larger fraction")
+}
+
+// The replay check suggests continue-as-new against the limits it is
+// given: code that acts on the suggestion replays its history only with
+// the runtime's limits.
+func TestCheckHistoryUsesTheRuntimesHistoryLimits(t *testing.T) {
+	reg := NewRegistry()
+	require.NoError(t, reg.AddActivity("Step", func(_ ActivityContext, in string) (string, error) { return in, nil }))
+	require.NoError(t, reg.AddOrchestration("Roll", func(ctx *OrchestrationContext, in string) (string, error) {
+		for {
+			if ctx.ContinueAsNewSuggested() {
+				ctx.SetCustomStatus("rolling over")
+				if ctx.ExecutionID() == 1 {
+					return "", ContinueAsNew(ctx, in)
+				}
+				return "done", nil
+			}
+			if _, err := CallActivity[string](ctx, "Step", in).Await(); err != nil {
+				return "", err
+			}
+		}
+	}))
+	limits := HistoryLimits{Events: 10}
+	rt := startRuntime(t, newMemProvider(), reg, Options{HistoryLimits: limits})
+	require.NoError(t, rt.Client().StartOrchestration(t.Context(), "roll", "Roll", "x"))
+	require.Equal(t, StateCompleted, waitDone(t, rt.Client(), "roll").State)
+	h, err := rt.Client().ExecutionHistory(t.Context(), "roll", 1)
+	require.NoError(t, err)
+
+	rec := RecordedExecution{Instance: "roll", ExecutionID: 1, History: h, HistoryLimits: limits}
+	require.NoError(t, CheckHistory(reg, rec))
+	rec.HistoryLimits = HistoryLimits{}
+	require.ErrorIs(t, CheckHistory(reg, rec), ErrNondeterministic, "the default limits suggest nothing at 9 events")
 }

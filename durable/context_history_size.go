@@ -81,26 +81,6 @@ func (c *OrchestrationContext) ContinueAsNewSuggested() bool {
 	return c.limits.pressure(c.HistorySize()) >= SuggestContinueAsNewAt
 }
 
-// sizeAtCursor sums the events before the code's position. The first
-// poll runs before OrchestrationStarted is applied; it counts, as the
-// execution has it from the start. Sizes are summed once per event and
-// turn (sizes holds the running totals).
-func (e *replayEngine) sizeAtCursor() HistorySize {
-	n := max(min(e.cursor, len(e.working)), min(1, len(e.working)))
-	for len(e.sizes) < n {
-		i := len(e.sizes)
-		prev := int64(0)
-		if i > 0 {
-			prev = e.sizes[i-1]
-		}
-		e.sizes = append(e.sizes, prev+int64(eventBytes(e.working[i])))
-	}
-	if n == 0 {
-		return HistorySize{}
-	}
-	return HistorySize{Events: n, Bytes: e.sizes[n-1]}
-}
-
 // eventBytes is the length of ev's duroxide JSON (serde's bytes).
 func eventBytes(ev duroxide.Event) int {
 	b, err := ev.MarshalJSON()
