@@ -54,6 +54,9 @@
 // histories then confirms it (an instance still on the old branch does
 // not replay it). WriteText lists those executions too.
 //
+// Code that continues as new on ctx.ContinueAsNewSuggested replays only
+// with the limits its runtime had: pass them in Options.HistoryLimits.
+//
 // # Export format
 //
 // An export is one JSON object, versioned by its "format" field:

@@ -123,16 +123,27 @@ func (r *Report) WriteText(w io.Writer) error {
 // ErrNoRegistry: Replay was given no registry to replay with.
 var ErrNoRegistry = errors.New("replayer: no registry: replay needs the orchestration code")
 
+// Options are Replay's optional settings.
+type Options struct {
+	// HistoryLimits are the runtime's Options.HistoryLimits, which
+	// ctx.ContinueAsNewSuggested answers against (zero: the defaults).
+	// Code that acts on the suggestion replays only with the limits its
+	// runtime had.
+	HistoryLimits durable.HistoryLimits
+}
+
 // Replay checks every execution src yields against reg (see
 // durable.CheckHistory) and reports each one. The error is for a source
 // that could not be read; executions that do not replay are in the report.
-func Replay(ctx context.Context, reg *durable.Registry, src Source) (*Report, error) {
+// It takes at most one Options (it panics on more, as durable's calls do).
+func Replay(ctx context.Context, reg *durable.Registry, src Source, opts ...Options) (*Report, error) {
 	if reg == nil {
 		return nil, ErrNoRegistry
 	}
+	o := oneOptions("Replay", opts)
 	rep := &Report{}
 	err := src.Executions(ctx, func(ex Execution) error {
-		rep.Results = append(rep.Results, check(reg, ex))
+		rep.Results = append(rep.Results, check(reg, ex, o))
 		return ctx.Err()
 	})
 	if err != nil {
@@ -141,8 +152,19 @@ func Replay(ctx context.Context, reg *durable.Registry, src Source) (*Report, er
 	return rep, nil
 }
 
+// oneOptions returns the options of a call that takes at most one.
+func oneOptions(call string, opts []Options) Options {
+	switch len(opts) {
+	case 0:
+		return Options{}
+	case 1:
+		return opts[0]
+	}
+	panic(fmt.Sprintf("replayer: %s takes at most one Options, got %d", call, len(opts)))
+}
+
 // check replays one execution.
-func check(reg *durable.Registry, ex Execution) Result {
+func check(reg *durable.Registry, ex Execution, o Options) Result {
 	res := Result{Instance: ex.Instance, ExecutionID: ex.ExecutionID, Orchestration: ex.Orchestration, Version: ex.Version, Status: StatusOK}
 	if ex.ReadError != "" {
 		res.Status, res.Message = StatusHistoryError, ex.ReadError
@@ -150,7 +172,7 @@ func check(reg *durable.Registry, ex Execution) Result {
 	}
 	res.Ended = endsExecution(ex.Events)
 	old, err := durable.OldPatchBranches(reg, durable.RecordedExecution{Instance: ex.Instance, ExecutionID: ex.ExecutionID,
-		History: ex.Events, KVSnapshot: ex.KVSnapshot})
+		History: ex.Events, KVSnapshot: ex.KVSnapshot, HistoryLimits: o.HistoryLimits})
 	res.OldPatches = old
 	var re *durable.ReplayError
 	if !errors.As(err, &re) {
