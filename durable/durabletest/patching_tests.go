@@ -25,6 +25,7 @@ func patchingTests() []sample {
 		{"patch_across_suspend_resume", patchAcrossSuspendResume},
 		{"patch_with_cancel", patchWithCancel},
 		{"patch_after_calls_not_awaited_yet", patchAfterCallsNotAwaitedYet},
+		{"deleted_old_instance_starts_again_on_the_new_branch", deletedOldInstanceStartsAgainOnTheNewBranch},
 	}
 }
 
@@ -423,4 +424,24 @@ func indexOfActivity(h []duroxide.Event, name string) int {
 		}
 	}
 	return -1
+}
+
+// An instance on the old branch, force-deleted and started again with its
+// id, begins a new history: the new life takes the new branch.
+func deletedOldInstanceStartsAgainOnTheNewBranch(e *env) {
+	stop := e.runShip(shipOld)
+	e.shipPassedThePoint("ship-del")
+	stop()
+	e.runShip(shipPatched)
+	_, err := e.client().DeleteInstance(e.ctx, "ship-del", durable.DeleteOptions{Force: true})
+	require.NoError(e.t, err)
+	e.waitFor("the deletion", func() bool {
+		st, err := e.client().Status(e.ctx, "ship-del")
+		return err == nil && st.State == durable.StateNotFound
+	})
+	e.startOrch("ship-del", "Ship", "j")
+	require.True(e.t, e.waitSubscription("ship-del", "start"))
+	e.raise("ship-del", "start", "")
+	require.Equal(e.t, "new: sent receipt(parcel(j))", e.finishShip("ship-del"))
+	require.Equal(e.t, []string{receiptPatch}, durable.PatchMarkers(e.history("ship-del")))
 }
