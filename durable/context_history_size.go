@@ -60,10 +60,11 @@ func (l HistoryLimits) pressure(s HistorySize) float64 {
 }
 
 // HistorySize returns the size of this execution's history up to the
-// point the code has reached: the events replay has delivered before
-// this call, so every replay answers the same here. It does not count
-// what the code scheduled since it last waited (those events are written
-// when the turn ends) and restarts with each execution.
+// point the code has reached: every event up to the last one that
+// delivered something to the code before this call (its start, a result,
+// an event, a message), so every replay answers the same here. It does
+// not count what the code scheduled after that delivery, and restarts
+// with each execution.
 func (c *OrchestrationContext) HistorySize() HistorySize {
 	if c.engine == nil {
 		return HistorySize{}

@@ -34,12 +34,25 @@ func matchesAction(kind duroxide.EventKind) bool {
 	return false
 }
 
-// sizeAtCursor sums the events before the code's position. The first
-// poll runs before OrchestrationStarted is applied; it counts, as the
-// execution has it from the start. Sizes are summed once per event and
-// turn (sizes holds the running totals).
+// sizeAtCursor sums the events up to the last one before the code's
+// position that delivered something to the code (its start, a
+// completion, an event, a message), not the schedules after it. A fresh
+// turn polls again once its schedules are written, and a dequeue of a
+// message already delivered resolves there; replay resolves it right after
+// applying its subscription, before the turn's other schedules: counting
+// only up to the delivery, both answer the same. Sizes are summed once per
+// event and turn (sizes holds the running totals).
 func (e *replayEngine) sizeAtCursor() HistorySize {
-	n := max(min(e.cursor, len(e.working)), min(1, len(e.working)))
+	n := 0
+	for i := min(e.cursor, len(e.working)) - 1; i >= 0; i-- {
+		if deliversToCode(e.working[i].Kind) {
+			n = i + 1
+			break
+		}
+	}
+	// The first poll runs before OrchestrationStarted is applied; it
+	// counts, as the execution has it from the start.
+	n = max(n, min(1, len(e.working)))
 	for len(e.sizes) < n {
 		i := len(e.sizes)
 		prev := int64(0)
@@ -52,4 +65,17 @@ func (e *replayEngine) sizeAtCursor() HistorySize {
 		return HistorySize{}
 	}
 	return HistorySize{Events: n, Bytes: e.sizes[n-1]}
+}
+
+// deliversToCode reports whether kind brings the code something from
+// outside its own calls: the start, a result, an event, a message or a
+// cancellation (never a schedule or metadata event it wrote itself).
+func deliversToCode(kind duroxide.EventKind) bool {
+	switch kind.(type) {
+	case duroxide.OrchestrationStarted, duroxide.ActivityCompleted, duroxide.ActivityFailed, duroxide.TimerFired,
+		duroxide.SubOrchestrationCompleted, duroxide.SubOrchestrationFailed, duroxide.ExternalEvent,
+		duroxide.ExternalEventPersistent, duroxide.OrchestrationCancelRequested:
+		return true
+	}
+	return false
 }

@@ -23,6 +23,7 @@ func historySizeTests() []sample {
 		{"history_size_resets_after_continue_as_new", historySizeResetsAfterContinueAsNew},
 		{"continue_as_new_suggested_keeps_executions_under_the_limit", continueAsNewSuggestedKeepsExecutionsUnderTheLimit},
 		{"history_warnings_once_per_execution_at_75_and_90", historyWarningsOncePerExecution},
+		{"history_size_after_a_message_already_queued", historySizeAfterAMessageAlreadyQueued},
 	}
 }
 
@@ -216,4 +217,54 @@ func historyWarningsOncePerExecution(e *env) {
 	})
 	require.Equal(e.t, 3, logs.count("passed 75 % of its limit"), "once per execution:\n%s", logs.buf.String())
 	require.Equal(e.t, 3, logs.count("passed 90 % of its limit"), "once per execution:\n%s", logs.buf.String())
+}
+
+// A dequeue whose message arrived before it resolves in the turn that
+// subscribes, after the subscription is written; replay resolves it
+// after applying the subscription. HistorySize answers the same at both.
+func historySizeAfterAMessageAlreadyQueued(e *env) {
+	release := make(chan struct{})
+	r := durable.NewRegistry()
+	act(e.t, r, "Record", func(_ durable.ActivityContext, in string) (string, error) { return in, nil })
+	act(e.t, r, "Hold", func(ctx durable.ActivityContext, in string) (string, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return in, nil
+	})
+	orch(e.t, r, "Queued", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		if _, err := durable.CallActivity[string](ctx, "Hold", "").Await(); err != nil {
+			return "", err
+		}
+		msg, err := durable.DequeueEvent[string](ctx, "q").Await()
+		if err != nil {
+			return "", err
+		}
+		size, err := durable.CallActivity[string](ctx, "Record", sizeString(ctx.HistorySize())).Await()
+		if err != nil {
+			return "", err
+		}
+		if _, err := durable.WaitEvent[string](ctx, "go").Await(); err != nil {
+			return "", err
+		}
+		return msg + " " + size, nil
+	})
+	e.start(r, fastOptions(nil))
+	e.startOrch("queued", "Queued", "")
+	e.waitHist("queued", "Hold scheduled", func(h []duroxide.Event) bool { return countActivity(h, "Hold") == 1 })
+	e.enqueue("queued", "q", "m")
+	e.waitHist("queued", "the message", anyKind[duroxide.ExternalEventPersistent])
+	close(release)
+	require.True(e.t, e.waitSubscription("queued", "go"))
+	e.raise("queued", "go", "")
+	out := e.completed("queued")
+	h := e.history("queued")
+	last := 0
+	for i, ev := range h[:indexOfActivity(h, "Record")] {
+		if _, ok := ev.Kind.(duroxide.ActivityCompleted); ok {
+			last = i
+		}
+	}
+	require.Equal(e.t, "m "+e.storedSize(h, last+1), out, "counted up to Hold's completion, which woke the code: %s", kinds(h))
 }
