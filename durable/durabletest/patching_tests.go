@@ -26,6 +26,7 @@ func patchingTests() []sample {
 		{"patch_with_cancel", patchWithCancel},
 		{"patch_after_calls_not_awaited_yet", patchAfterCallsNotAwaitedYet},
 		{"deleted_old_instance_starts_again_on_the_new_branch", deletedOldInstanceStartsAgainOnTheNewBranch},
+		{"patch_after_a_message_already_queued", patchAfterAMessageAlreadyQueued},
 	}
 }
 
@@ -444,4 +445,55 @@ func deletedOldInstanceStartsAgainOnTheNewBranch(e *env) {
 	e.raise("ship-del", "start", "")
 	require.Equal(e.t, "new: sent receipt(parcel(j))", e.finishShip("ship-del"))
 	require.Equal(e.t, []string{receiptPatch}, durable.PatchMarkers(e.history("ship-del")))
+}
+
+// A dequeue whose message arrived before it resolves in the turn that
+// subscribes, after the turn's schedules are written; the patch decided
+// there is found again by the replays of later turns, which resolve the
+// dequeue before those schedules are applied.
+func patchAfterAMessageAlreadyQueued(e *env) {
+	release := make(chan struct{})
+	r := e.shipRegistry(shipOld)
+	act(e.t, r, "Hold", func(ctx durable.ActivityContext, in string) (string, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return in, nil
+	})
+	orch(e.t, r, "Queued", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
+		if _, err := durable.CallActivity[string](ctx, "Hold", "").Await(); err != nil {
+			return "", err
+		}
+		// Pack is scheduled with the dequeue, so the turn writes a
+		// schedule after the subscription before the dequeue resolves.
+		msg := durable.DequeueEvent[string](ctx, "q")
+		pack := durable.CallActivity[string](ctx, "Pack", "k")
+		m, err := msg.Await()
+		if err != nil {
+			return "", err
+		}
+		branch := "old"
+		if ctx.Patched(receiptPatch) {
+			branch = "new"
+		}
+		if _, err := pack.Await(); err != nil {
+			return "", err
+		}
+		if _, err := durable.WaitEvent[string](ctx, "go").Await(); err != nil {
+			return "", err
+		}
+		return branch + " " + m, nil
+	})
+	e.startStoppable(r)
+	e.startOrch("queued-patch", "Queued", "")
+	e.waitHist("queued-patch", "Hold scheduled", func(h []duroxide.Event) bool { return countActivity(h, "Hold") == 1 })
+	e.enqueue("queued-patch", "q", "m")
+	e.waitHist("queued-patch", "the message", anyKind[duroxide.ExternalEventPersistent])
+	close(release)
+	require.True(e.t, e.waitSubscription("queued-patch", "go"))
+	e.raise("queued-patch", "go", "")
+	require.Equal(e.t, "new m", e.completed("queued-patch"))
+	s, c := e.patchMarkers("queued-patch")
+	require.Equal(e.t, [2]int{1, 1}, [2]int{s, c})
 }
