@@ -129,7 +129,7 @@ func (p *Provider) StartInstance(ctx context.Context, item duroxide.StartOrchest
 		return err
 	})
 	if err == nil {
-		p.notifyDoc(docOrchQueue)
+		p.notifyDoc(docOrchQueue, inst)
 	}
 	return err
 }
@@ -219,7 +219,7 @@ func (p *Provider) EnqueueForInstance(ctx context.Context, item duroxide.WorkIte
 		return err
 	})
 	if err == nil {
-		p.notifyDoc(docOrchQueue)
+		p.notifyDoc(docOrchQueue, inst)
 	}
 	return err
 }

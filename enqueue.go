@@ -52,7 +52,7 @@ func (p *Provider) enqueue(ctx context.Context, op string, item duroxide.WorkIte
 		err = nil // our own earlier attempt landed
 	}
 	if err == nil && !visible.After(now) {
-		p.notifyDoc(docType)
+		p.notifyDoc(docType, item.InstanceID())
 	}
 	return duroxide.Wrap(op, err)
 }

@@ -51,28 +51,9 @@ const busyRetry = 250 * time.Millisecond
 // FetchOrchestrationItem implements duroxide.Provider.
 func (p *Provider) FetchOrchestrationItem(ctx context.Context, lockTimeout, _ time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
 	const op = "fetch_orchestration_item"
-	if err := p.RefuseDispatch(); err != nil {
+	if none, err := p.beginOrchestrationFetch(op, filter); none || err != nil {
 		return nil, err
 	}
-	if filter != nil && len(filter.SupportedDuroxideVersions) == 0 {
-		return nil, nil // Phase 1: an empty list supports nothing
-	}
-	if filter != nil {
-		r := filter.SupportedDuroxideVersions[0]
-		if err := validateVersion(op, "filter bound", r.Min); err != nil {
-			return nil, err
-		}
-		if err := validateVersion(op, "filter bound", r.Max); err != nil {
-			return nil, err
-		}
-	}
-	p.orchLocks.prune(func(l *orchLock) bool {
-		if !l.mu.TryLock() { // in use: not stale (see FetchWorkItem)
-			return false
-		}
-		defer l.mu.Unlock()
-		return p.now().After(l.lockedUntil.Add(time.Minute))
-	})
 	now := p.now()
 	cands, err := p.discover(ctx, docOrchQueue, "", nil, true, func(c candidate) bool {
 		return p.busy.isBusy(c.instance, now) || (filter != nil && p.incompatible.isBusy(filterKey(c.instance, filter), now))
@@ -80,7 +61,7 @@ func (p *Provider) FetchOrchestrationItem(ctx context.Context, lockTimeout, _ ti
 	if err != nil {
 		return nil, duroxide.Wrap(op, err)
 	}
-	for _, c := range cands {
+	for i, c := range cands {
 		key := "o\x00" + c.instance
 		if !p.claims.take(key) {
 			continue // a sibling slot is locking it
@@ -91,10 +72,43 @@ func (p *Provider) FetchOrchestrationItem(ctx context.Context, lockTimeout, _ ti
 			return nil, duroxide.Wrap(op, err)
 		}
 		if item != nil {
+			// A backlog hides what its page did not show. Instances
+			// skipped as busy are not ready for this fetch: locked here
+			// or elsewhere, or refused by the filter; the runtime looks
+			// again after its poll floor in case their locks end.
+			item.NoMoreReady = i == len(cands)-1 && !p.discovery[docOrchQueue].backlog.Load()
 			return item, nil
 		}
 	}
 	return nil, nil
+}
+
+// beginOrchestrationFetch checks what every orchestration fetch checks
+// first; none reports that the filter supports nothing.
+func (p *Provider) beginOrchestrationFetch(op string, filter *duroxide.DispatcherCapabilityFilter) (none bool, err error) {
+	if err := p.RefuseDispatch(); err != nil {
+		return false, err
+	}
+	if filter != nil && len(filter.SupportedDuroxideVersions) == 0 {
+		return true, nil // Phase 1: an empty list supports nothing
+	}
+	if filter != nil {
+		r := filter.SupportedDuroxideVersions[0]
+		if err := validateVersion(op, "filter bound", r.Min); err != nil {
+			return false, err
+		}
+		if err := validateVersion(op, "filter bound", r.Max); err != nil {
+			return false, err
+		}
+	}
+	p.orchLocks.prune(func(l *orchLock) bool {
+		if !l.mu.TryLock() { // in use: not stale (see FetchWorkItem)
+			return false
+		}
+		defer l.mu.Unlock()
+		return p.now().After(l.lockedUntil.Add(time.Minute))
+	})
+	return false, nil
 }
 
 // tryLockOrchestration locks c's instance and messages and loads the

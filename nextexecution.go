@@ -47,7 +47,7 @@ func (p *Provider) EnqueueNextExecution(ctx context.Context, item duroxide.WorkI
 	for attempt := 0; ; attempt++ {
 		err := p.claimNextExecution(ctx, op, inst, after, token, msg, now)
 		if err == nil {
-			p.notifyDoc(docOrchQueue)
+			p.notifyDoc(docOrchQueue, inst)
 		}
 		if !errors.Is(err, errClaimRaced) && !duroxide.IsRetryable(err) || attempt+1 >= clientWriteAttempts {
 			if errors.Is(err, errClaimRaced) {

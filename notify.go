@@ -2,7 +2,6 @@ package cdb
 
 import (
 	"github.com/duroxide-go/cdb/duroxide"
-	"github.com/duroxide-go/cdb/internal/enqueuenotify"
 )
 
 var _ duroxide.EnqueueNotifier = (*Provider)(nil)
@@ -12,29 +11,23 @@ var _ duroxide.EnqueueNotifier = (*Provider)(nil)
 // outbox deliveries it makes), once the write succeeded. Messages written
 // by other processes, or by another Provider on the same container, are
 // not notified: runtimes find them by polling.
-func (p *Provider) NotifyEnqueues(f func(q duroxide.Queue)) (cancel func()) {
+func (p *Provider) NotifyEnqueues(f func(q duroxide.Queue, instance string)) (cancel func()) {
 	return p.enqueues.Subscribe(f)
 }
 
-// notifyDoc notifies the queue a document of docType belongs to; other
-// document types are not queue messages.
-func (p *Provider) notifyDoc(docType string) {
+// notifyDoc notifies the queue a document of docType for instance
+// belongs to; other document types are not queue messages.
+func (p *Provider) notifyDoc(docType, instance string) {
 	switch docType {
 	case docOrchQueue:
-		p.enqueues.Notify(duroxide.OrchestratorQueue)
+		p.enqueues.Notify(duroxide.OrchestratorQueue, instance)
 	case docWorkerQueue:
-		p.enqueues.Notify(duroxide.WorkerQueue)
+		p.enqueues.Notify(duroxide.WorkerQueue, instance)
 	}
 }
 
-// notifyCommit notifies the queues a committed turn wrote visible work
-// to (enqueuenotify.CommitQueues).
+// notifyCommit notifies the work a committed turn made visible
+// (enqueuenotify.Subscribers.NotifyCommit).
 func (p *Provider) notifyCommit(c duroxide.OrchestrationCommit) {
-	worker, orchestrator := enqueuenotify.CommitQueues(c, p.now())
-	if worker {
-		p.enqueues.Notify(duroxide.WorkerQueue)
-	}
-	if orchestrator {
-		p.enqueues.Notify(duroxide.OrchestratorQueue)
-	}
+	p.enqueues.NotifyCommit(c, p.now())
 }

@@ -28,7 +28,7 @@ func TestCosmosEnqueuesAreNotifiedUntilCancelled(t *testing.T) {
 		qs = nil
 		return got
 	}
-	cancel := h.p.NotifyEnqueues(func(q duroxide.Queue) { mu.Lock(); qs = append(qs, q); mu.Unlock() })
+	cancel := h.p.NotifyEnqueues(func(q duroxide.Queue, _ string) { mu.Lock(); qs = append(qs, q); mu.Unlock() })
 	const inst = "notified-1"
 
 	require.NoError(t, h.open(cdb.Options{}).EnqueueForOrchestrator(ctx, hStart(inst), 0))

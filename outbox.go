@@ -65,7 +65,7 @@ func (p *Provider) deliverIntents(ctx context.Context, source string, intents []
 func (p *Provider) deliver(ctx context.Context, in *outboxDoc) bool {
 	_, err := p.st.Create(ctx, in.TargetInstanceID, []byte(in.Payload))
 	if err == nil || errors.Is(err, cosmos.ErrConflict) {
-		p.notifyDoc(in.TargetDocType)
+		p.notifyDoc(in.TargetDocType, in.TargetInstanceID)
 		return true
 	}
 	p.opts.Logger.Warn("outbox delivery failed; will retry", "intent", in.ID, "target_instance_id", in.TargetInstanceID, "error", err)

@@ -94,7 +94,9 @@ func (p *Provider) ackWork(ctx context.Context, lockToken string, completion dur
 			if got, ok := p.confirmNext(ctx, next, err); ok {
 				p.workLocks.drop(lockToken)
 				p.deliverIntents(ctx, lk.instance, intents)
-				p.notifyDoc(docOrchQueue)
+				if completion != nil {
+					p.notifyDoc(docOrchQueue, completion.InstanceID())
+				}
 				return got, nil
 			}
 			next = next.drop(p, b)
@@ -117,14 +119,14 @@ func (p *Provider) ackWork(ctx context.Context, lockToken string, completion dur
 			p.workLocks.drop(lockToken)
 			p.deliverIntents(ctx, lk.instance, intents)
 			if completion != nil {
-				p.notifyDoc(docOrchQueue)
+				p.notifyDoc(docOrchQueue, completion.InstanceID())
 			}
 			return next.locked(ctx, p, res, now)
 		}
 		if errors.As(err, &be) && be.Index == 0 && lockGoneStatus(be) {
 			p.workLocks.drop(lockToken)
 			if completion != nil && (p.exists(ctx, lk.instance, doneID) || (len(intents) > 0 && p.exists(ctx, lk.instance, intents[0].ID))) {
-				p.notifyDoc(docOrchQueue)
+				p.notifyDoc(docOrchQueue, completion.InstanceID())
 				return nil, nil // a retried ack whose first attempt committed
 			}
 			return nil, duroxide.Kinded(duroxide.ErrLockLost, op, "Invalid lock token: the work item was acked, cancelled or its lock expired")

@@ -19,7 +19,7 @@ type Client struct {
 	reg *Registry // nil: starts are not checked against a registry
 	// runtimeWake wakes the runtime whose Client this is after a write
 	// (wake.go); nil for NewClient's.
-	runtimeWake func(duroxide.Queue)
+	runtimeWake func(q duroxide.Queue, instance string)
 }
 
 // NewClient returns a Client over p. Without ClientOptions its calls are
@@ -183,7 +183,7 @@ func (c *Client) enqueue(ctx context.Context, item duroxide.WorkItem) error {
 	if err := c.p.EnqueueForOrchestrator(ctx, item, 0); err != nil {
 		return err
 	}
-	c.wake(duroxide.OrchestratorQueue)
+	c.wake(duroxide.OrchestratorQueue, item.InstanceID())
 	return nil
 }
 

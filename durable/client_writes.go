@@ -22,7 +22,7 @@ func (c *Client) startInstance(ctx context.Context, item duroxide.StartOrchestra
 	if err != nil {
 		return err
 	}
-	c.wake(duroxide.OrchestratorQueue)
+	c.wake(duroxide.OrchestratorQueue, item.InstanceID())
 	return nil
 }
 
@@ -61,7 +61,7 @@ func (c *Client) enqueueNextExecution(ctx context.Context, item duroxide.WorkIte
 	if err := w.EnqueueNextExecution(ctx, item, ended, key); err != nil {
 		return err
 	}
-	c.wake(duroxide.OrchestratorQueue)
+	c.wake(duroxide.OrchestratorQueue, item.InstanceID())
 	return nil
 }
 
@@ -88,7 +88,7 @@ func (c *Client) enqueueFor(ctx context.Context, item duroxide.WorkItem, opts []
 	if err := w.EnqueueForInstance(ctx, item, key); err != nil {
 		return err
 	}
-	c.wake(duroxide.OrchestratorQueue)
+	c.wake(duroxide.OrchestratorQueue, item.InstanceID())
 	return nil
 }
 
@@ -152,8 +152,8 @@ func (c *Client) pendingNote(ctx context.Context, instance string) string {
 // wake tells the runtime c belongs to, if any, that q may have work:
 // through the func that runtime gave it (runtimeWake), so the client
 // refers to nothing in dispatch.
-func (c *Client) wake(q duroxide.Queue) {
+func (c *Client) wake(q duroxide.Queue, instance string) {
 	if c.runtimeWake != nil {
-		c.runtimeWake(q)
+		c.runtimeWake(q, instance)
 	}
 }

@@ -41,38 +41,120 @@ import (
 
 // orchestrationLoop is one orchestration loop: it fetches, runs the
 // turn in a slot (dispatch_slots.go) and acks it.
+//
+// A loop fetches by name an instance this runtime was told has work
+// (localTurns, duroxide.InstanceFetcher), else runs discovery; at least
+// once per MinPollInterval some loop runs discovery, so work from other
+// processes is not starved by local work. After a turn the loop fetches
+// again at once only if a message came for its instance meanwhile, or
+// more was ready than its fetch took (OrchestrationItem.NoMoreReady), or
+// a local wake-up may have reached nobody (waiter.quiet), or instances
+// wait on the ready list. Otherwise that fetch would come back empty, and
+// the loop waits as after an empty one, but at most MinPollInterval:
+// work other processes enqueued meanwhile (an activity they ran for this
+// very instance) tells it nothing.
 func (rt *Runtime) orchestrationLoop(workerID string) {
 	defer rt.wg.Done()
-	idle := rt.newIdle(&rt.orchGate, rt.orchWake)
+	// No wake-up when the poller finds work: the loop passes one on
+	// itself when there was more (below).
+	idle := rt.newIdle(&rt.orchGate, nil)
 	retryable := 0
+	var settled *waiter // the fetch before the last turn, if nothing else was ready
+	next := ""          // the last turn's instance, when a message came for it meanwhile
 	for !rt.stopping() {
-		woken := rt.orchWake.wait() // taken before the fetch, so no wake-up is missed
+		if settled != nil && settled.quiet() && !rt.turns.pending() {
+			w := rt.orchWake.join()
+			rt.idleWait(w.sleep(), min(rt.opts.MinPollInterval, idle.emptyOr(rt.opts.MinPollInterval)))
+			w.leave()
+		}
+		settled = nil
+		w := rt.orchWake.join() // before the fetch, so no wake-up is missed
+		since := rt.turns.mark()
+		target := rt.nextTarget(next)
+		next = ""
 		fetched := time.Now()
-		item, err := rt.p.FetchOrchestrationItem(rt.fetchCtx, rt.opts.OrchestratorLockTimeout, rt.opts.LongPollTimeout, rt.filter)
+		item, err := rt.fetchOrchestration(target)
+		if err == nil && item == nil && (target == "" || !rt.turns.pending()) {
+			rt.idleWait(w.sleep(), idle.empty())
+		}
+		woken := w.leave()
 		if err != nil {
+			if target != "" {
+				rt.turns.note(target) // back on the ready list
+			}
 			retryable = rt.fetchErrorPause(err, retryable, "orchestration item")
 			continue
 		}
 		retryable = 0
 		if item == nil {
-			rt.idleWait(woken, idle.empty())
 			continue
 		}
 		idle.found()
-		if !rt.compatible(item) {
-			continue
+		if target == "" && !item.NoMoreReady {
+			// Work discovery saw and left is for the next loop to
+			// discover: it may be from other processes, which no ready
+			// list names.
+			rt.discovered.Store(0)
 		}
-		t := newTurn(item, rt.startLease(queueOrchestrator, item.LockToken, time.Now()), workerID, rt.now)
-		endSpan := rt.tel.startTurn(rt.ctx, item, fetched)
-		if t.slot = rt.orchSlots.acquire(t.lease.lost, rt.fetchCtx.Done()); t.slot != nil {
-			rt.processSafely(t)
-			t.slot.release()
-		} else {
-			rt.giveBackUnrun(t)
+		if woken || (target == "" && !item.NoMoreReady) {
+			// A wake-up this loop took during its fetch, or work its
+			// discovery saw and left, is for another loop: this one is busy.
+			rt.orchWake.fireOne()
 		}
-		endSpan()
-		t.lease.stop()
+		rt.turns.begin(item.Instance, since)
+		if rt.compatible(item) {
+			rt.runFetched(item, workerID, fetched)
+		}
+		switch {
+		case rt.turns.end(item.Instance):
+			next = item.Instance
+		case target != "" || item.NoMoreReady:
+			settled = w
+		}
 	}
+}
+
+// nextTarget returns the instance to fetch by name (again, if not "",
+// else a ready one), or "" for discovery: when the provider cannot fetch
+// by name, nothing is ready, or no loop has run discovery for
+// MinPollInterval.
+func (rt *Runtime) nextTarget(again string) string {
+	if _, ok := rt.p.(duroxide.InstanceFetcher); !ok {
+		return ""
+	}
+	if again != "" {
+		return again
+	}
+	now := time.Now().UnixNano()
+	if last := rt.discovered.Load(); now-last >= int64(rt.opts.MinPollInterval) && rt.discovered.CompareAndSwap(last, now) {
+		return ""
+	}
+	return rt.turns.take()
+}
+
+// fetchOrchestration fetches target by name (nextTarget), or runs
+// discovery when target is "".
+func (rt *Runtime) fetchOrchestration(target string) (*duroxide.OrchestrationItem, error) {
+	if target != "" {
+		return rt.p.(duroxide.InstanceFetcher).FetchOrchestrationInstance(rt.fetchCtx, target, rt.opts.OrchestratorLockTimeout, rt.filter)
+	}
+	rt.discovered.Store(time.Now().UnixNano())
+	return rt.p.FetchOrchestrationItem(rt.fetchCtx, rt.opts.OrchestratorLockTimeout, rt.opts.LongPollTimeout, rt.filter)
+}
+
+// runFetched runs a fetched item's turn in a slot, or gives it back
+// unrun when none comes before its lock is lost or the runtime stops.
+func (rt *Runtime) runFetched(item *duroxide.OrchestrationItem, workerID string, fetched time.Time) {
+	t := newTurn(item, rt.startLease(queueOrchestrator, item.LockToken, time.Now()), workerID, rt.now)
+	endSpan := rt.tel.startTurn(rt.ctx, item, fetched)
+	if t.slot = rt.orchSlots.acquire(t.lease.lost, rt.fetchCtx.Done()); t.slot != nil {
+		rt.processSafely(t)
+		t.slot.release()
+	} else {
+		rt.giveBackUnrun(t)
+	}
+	endSpan()
+	t.lease.stop()
 }
 
 // giveBackUnrun gives back an item fetched ahead that never got a slot:
@@ -365,23 +447,19 @@ func (rt *Runtime) afterCommit(t *turn) {
 	instance := t.instance
 	rt.observeHistorySize(t)
 	if len(t.worker) > 0 {
-		rt.wake(duroxide.WorkerQueue)
+		rt.selfWake(duroxide.WorkerQueue, instance)
 	}
 	now := rt.now()
-	immediate := false
 	for _, w := range t.orchestratorItems() {
 		if t, ok := w.(duroxide.TimerFiredItem); ok {
 			if d := time.UnixMilli(int64(t.FireAtMs)).Sub(now); d > 0 {
 				if !rt.virtualClock() { // a virtual clock wakes us when it gets there
-					rt.wakeAt(d + 5*time.Millisecond)
+					rt.wakeAt(d+5*time.Millisecond, t.InstanceID())
 				}
 				continue
 			}
 		}
-		immediate = true
-	}
-	if immediate {
-		rt.wake(duroxide.OrchestratorQueue)
+		rt.selfWake(duroxide.OrchestratorQueue, w.InstanceID())
 	}
 	rt.blockedMu.Lock()
 	delete(rt.blockedTurns, instance) // the turn replayed cleanly
@@ -440,7 +518,7 @@ func (rt *Runtime) poisonOrchestration(t *turn) {
 	if err := rt.ackWithRetry(t, oc); err != nil {
 		rt.log.Warn("committing the poisoned orchestration's failure failed", "instance_id", item.Instance, "error", err)
 	} else if parent != nil {
-		rt.wake(duroxide.OrchestratorQueue)
+		rt.selfWake(duroxide.OrchestratorQueue, parent.instance)
 	}
 }
 
@@ -480,7 +558,7 @@ func marshalItems(messages []duroxide.WorkItem) string {
 // wakeAt wakes the runtimes on this provider after d (a timer's fire
 // time). The timers are stopped by Shutdown, so a day-long timer does not
 // keep a stopped runtime's provider alive.
-func (rt *Runtime) wakeAt(d time.Duration) {
+func (rt *Runtime) wakeAt(d time.Duration, instance string) {
 	rt.timerMu.Lock()
 	defer rt.timerMu.Unlock()
 	if rt.stopping() {
@@ -491,7 +569,7 @@ func (rt *Runtime) wakeAt(d time.Duration) {
 		rt.timerMu.Lock()
 		delete(rt.timers, t)
 		rt.timerMu.Unlock()
-		rt.wake(duroxide.OrchestratorQueue)
+		rt.wakeFor(duroxide.OrchestratorQueue, instance)
 	})
 	rt.timers[t] = struct{}{}
 }

@@ -27,9 +27,12 @@ func (rt *Runtime) workerLoop(workerID, sessionOwner string) {
 		}
 	}()
 	for !rt.stopping() {
-		woken := rt.workWake.wait() // taken before the fetch, so no wake-up is missed
+		w := rt.workWake.join() // before the fetch, so no wake-up is missed
 		found, crowded, next, err := rt.processNextWorkItem(workerID, sessionOwner, carried)
 		carried = next
+		if err != nil || found {
+			w.leave()
+		}
 		if err != nil {
 			retryable = rt.fetchErrorPause(err, retryable, "work item")
 			continue
@@ -45,7 +48,8 @@ func (rt *Runtime) workerLoop(workerID, sessionOwner string) {
 			// look again soon rather than sleep until woken.
 			d = rt.opts.MinPollInterval
 		}
-		rt.idleWait(woken, d)
+		rt.idleWait(w.sleep(), d)
+		w.leave()
 	}
 }
 
@@ -247,7 +251,9 @@ func (rt *Runtime) ackActivity(w *activityWork, lease *lockLease, completion dur
 			return rt.p.AckWorkItem(actx, w.token, completion)
 		})
 		if err == nil {
-			rt.wake(duroxide.OrchestratorQueue)
+			if completion != nil {
+				rt.selfWake(duroxide.OrchestratorQueue, completion.InstanceID())
+			}
 			return
 		}
 		if failure, ok := tooLargeFailure(w, completion, err); ok && !sizeRefused {

@@ -50,6 +50,9 @@ type Runtime struct {
 	wg      sync.WaitGroup
 
 	orchWake, workWake *signal
+	turns              localTurns   // wake.go
+	discovered         atomic.Int64 // when a loop last ran discovery (UnixNano)
+	notified           bool         // the provider notifies enqueues (wake.go)
 	orchGate, workGate idleGate
 	// orchSlots and workSlots bound the turns and activities running
 	// code; the loops beyond them fetch ahead (dispatch_slots.go).
@@ -112,7 +115,7 @@ func Start(ctx context.Context, p duroxide.Provider, reg *Registry, opts *Option
 		rt.supported = *o.SupportedReplayVersions
 	}
 	rt.filter = &duroxide.DispatcherCapabilityFilter{SupportedDuroxideVersions: []duroxide.SemVerRange{rt.supported}}
-	rt.client = &Client{p: p, tel: rt.tel, runtimeWake: rt.wake}
+	rt.client = &Client{p: p, tel: rt.tel, runtimeWake: rt.selfWake}
 	rt.unobserve = rt.tel.observeRuntime(o.MeterProvider, rt)
 	rt.log = o.Logger.With("runtime_id", rt.id)
 	rt.ctx, rt.cancel = context.WithCancel(context.WithoutCancel(ctx))
@@ -239,7 +242,9 @@ func (s *idleState) found() {
 	s.gate.mu.Lock()
 	s.gate.poller = false
 	s.gate.mu.Unlock()
-	s.wake.fire()
+	if s.wake != nil {
+		s.wake.fire()
+	}
 }
 
 // empty records an empty fetch and returns how long to wait for a wake-up
@@ -261,6 +266,15 @@ func (s *idleState) empty() time.Duration {
 		s.cur = min(s.cur*2, s.max)
 	}
 	return s.cur
+}
+
+// emptyOr is empty for a wait the caller caps: a slot that is not the
+// poller gets d instead of "until woken".
+func (s *idleState) emptyOr(d time.Duration) time.Duration {
+	if w := s.empty(); w > 0 {
+		return w
+	}
+	return d
 }
 
 // idleWait sleeps for d (0: indefinitely), or until woken (local work) or

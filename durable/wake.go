@@ -1,18 +1,27 @@
 package durable
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/duroxide-go/cdb/duroxide"
 )
 
 // Local wake-ups. Dispatchers back off while fetches come back empty, so
-// an idle runtime costs a short-polling store little. A runtime wakes its
-// own dispatchers after its acks enqueue work, and its Client wakes them
-// after a write. A provider that is a duroxide.EnqueueNotifier also tells
-// the runtime of every enqueue it makes in this process (a NewClient's
+// an idle runtime costs a short-polling store little. A provider that is
+// a duroxide.EnqueueNotifier tells the runtime of every enqueue it makes
+// in this process (this runtime's acks and Client writes, a NewClient's
 // writes, other runtimes' acks), so the backoff only delays work enqueued
-// by other processes, or through a provider without the capability.
+// by other processes; over a provider without the capability the runtime
+// wakes itself after its own acks and its Client's writes.
+//
+// An orchestrator message readies one instance, so it wakes one loop
+// (and a loop that finds more ready than it takes wakes the next); waking
+// them all made every sleeping loop query and all but one come back
+// empty. A message for an instance whose lock this runtime holds wakes
+// nobody: the loop running that instance fetches again after its turn
+// (localTurns). A worker enqueue may ready many activities: it wakes
+// every worker loop.
 
 // subscribeEnqueues subscribes rt to its provider's enqueue notifications,
 // when it has them; the returned func cancels the subscription.
@@ -21,38 +30,259 @@ func (rt *Runtime) subscribeEnqueues() (cancel func()) {
 	if !ok {
 		return func() {}
 	}
-	return n.NotifyEnqueues(rt.wake)
+	rt.notified = true
+	return n.NotifyEnqueues(rt.wakeFor)
 }
 
-// wake tells rt's dispatchers of q that it may have work.
-func (rt *Runtime) wake(q duroxide.Queue) {
-	if q == duroxide.WorkerQueue {
+// wakeFor tells rt's dispatchers of q that instance may have work.
+func (rt *Runtime) wakeFor(q duroxide.Queue, instance string) {
+	switch {
+	case q == duroxide.WorkerQueue:
 		rt.workWake.fire()
-	} else {
-		rt.orchWake.fire()
+	case rt.turns.note(instance):
+	default:
+		rt.orchWake.fireOne()
 	}
 }
 
-// signal is a broadcast that can be fired any number of times: waiters
-// take the current channel, fire closes it and installs a new one.
-type signal struct {
-	mu sync.Mutex
-	ch chan struct{}
+// selfWake is wakeFor for work this runtime (or its Client) enqueued
+// itself: the provider's notification says so already when it has the
+// capability.
+func (rt *Runtime) selfWake(q duroxide.Queue, instance string) {
+	if !rt.notified {
+		rt.wakeFor(q, instance)
+	}
 }
 
-func newSignal() *signal { return &signal{ch: make(chan struct{})} }
+// localTurns are the instances whose lock this runtime's orchestration
+// loops hold, from the fetch until the loop is done with the item; the
+// instances it was told have work and no loop holds (ready, for loops to
+// fetch by name: duroxide.InstanceFetcher); and the last notifications:
+// one that came during the fetch that locked its instance woke a loop
+// that found the instance busy, so the holder must look again.
+type localTurns struct {
+	mu     sync.Mutex
+	m      map[string]*localTurn
+	ready  []string // oldest first, each once
+	queued map[string]bool
+	seq    uint64
+	recent [recentNotes]string // instance of notification seq, at seq%recentNotes
+}
 
-// wait returns the channel closed by the next fire.
-func (s *signal) wait() <-chan struct{} {
+const (
+	recentNotes = 256
+	// maxReady bounds the ready list: past it, notifications only wake,
+	// and discovery finds the work.
+	maxReady = 4096
+)
+
+type localTurn struct {
+	holders int
+	again   bool // a message came for it meanwhile
+}
+
+// mark returns the notification count, taken before a fetch.
+func (l *localTurns) mark() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.seq
+}
+
+// begin records that a loop holds instance, locked by a fetch that began
+// at mark since.
+func (l *localTurns) begin(instance string, since uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m == nil {
+		l.m = map[string]*localTurn{}
+	}
+	e := l.m[instance]
+	if e == nil {
+		e = &localTurn{}
+		l.m[instance] = e
+	}
+	e.holders++
+	e.again = e.again || l.notedSince(instance, since) || l.queued[instance]
+	if l.queued[instance] {
+		delete(l.queued, instance)
+		l.ready = slices.DeleteFunc(l.ready, func(s string) bool { return s == instance })
+	}
+}
+
+// notedSince reports whether instance was notified after mark since (yes
+// when the record of it is gone).
+func (l *localTurns) notedSince(instance string, since uint64) bool {
+	if l.seq-since >= recentNotes {
+		return true
+	}
+	for s := since + 1; s <= l.seq; s++ {
+		if l.recent[s%recentNotes] == instance {
+			return true
+		}
+	}
+	return false
+}
+
+// end reports whether a message came for instance while it was held.
+func (l *localTurns) end(instance string) (again bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e := l.m[instance]
+	if e == nil {
+		return false
+	}
+	again = e.again
+	e.again = false
+	if e.holders--; e.holders == 0 {
+		delete(l.m, instance)
+	}
+	return again
+}
+
+// note records a notification for instance, and reports whether nobody
+// need be woken for it: a loop holds the instance (and will look again),
+// or it is on the ready list already (a loop was woken for it).
+func (l *localTurns) note(instance string) bool {
+	if instance == "" {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.seq++
+	l.recent[l.seq%recentNotes] = instance
+	if e := l.m[instance]; e != nil {
+		e.again = true
+		return true
+	}
+	if l.queued[instance] {
+		return true
+	}
+	if len(l.ready) < maxReady {
+		if l.queued == nil {
+			l.queued = map[string]bool{}
+		}
+		l.queued[instance] = true
+		l.ready = append(l.ready, instance)
+	}
+	return false
+}
+
+// take removes and returns the oldest ready instance ("" when none).
+func (l *localTurns) take() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.ready) == 0 {
+		return ""
+	}
+	inst := l.ready[0]
+	l.ready = l.ready[1:]
+	delete(l.queued, inst)
+	return inst
+}
+
+// pending reports whether instances are on the ready list.
+func (l *localTurns) pending() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.ready) > 0
+}
+
+// signal wakes the dispatcher loops of one queue. A loop joins before it
+// fetches, so a wake-up during its fetch is not missed, and leaves when it
+// fetches again. A loop that has not joined needs no wake-up: it is busy
+// and fetches when it is done.
+type signal struct {
+	mu      sync.Mutex
+	waiters []*waiter // oldest first
+	// missed counts wake-ups that may have reached no loop able to act
+	// on them: a fireOne with nobody joined, and every fire (loops not
+	// joined hear nothing). See waiter.quiet.
+	missed uint64
+}
+
+// waiter is one loop's registration with a signal.
+type waiter struct {
+	s        *signal
+	ch       chan struct{} // closed when this loop is woken
+	sleeping bool
+	missed   uint64 // the signal's count when it joined
+}
+
+func newSignal() *signal { return &signal{} }
+
+// join registers a loop about to fetch; its channel is closed by the next
+// fire, or by a fireOne that picks it.
+func (s *signal) join() *waiter {
+	w := &waiter{s: s, ch: make(chan struct{})}
+	s.mu.Lock()
+	w.missed = s.missed
+	s.waiters = append(s.waiters, w)
+	s.mu.Unlock()
+	return w
+}
+
+// sleep marks w as waiting for a wake-up rather than fetching, so fireOne
+// prefers it: a loop still fetching may see the new work anyway.
+func (w *waiter) sleep() <-chan struct{} {
+	w.s.mu.Lock()
+	w.sleeping = true
+	w.s.mu.Unlock()
+	return w.ch
+}
+
+// quiet reports whether every wake-up since w joined went to a loop that
+// fetches after it: then what w's fetch saw, and the loops woken since,
+// cover all the work this process knows of.
+func (w *waiter) quiet() bool {
+	w.s.mu.Lock()
+	defer w.s.mu.Unlock()
+	return w.s.missed == w.missed
+}
+
+// leave unregisters w and reports whether it had been woken.
+func (w *waiter) leave() (woken bool) {
+	s := w.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.ch
+	for i, o := range s.waiters {
+		if o == w {
+			s.waiters = append(s.waiters[:i], s.waiters[i+1:]...)
+			return false
+		}
+	}
+	return true
 }
 
-// fire wakes every current waiter.
+// fire wakes every registered loop.
 func (s *signal) fire() {
 	s.mu.Lock()
-	close(s.ch)
-	s.ch = make(chan struct{})
+	s.missed++
+	ws := s.waiters
+	s.waiters = nil
 	s.mu.Unlock()
+	for _, w := range ws {
+		close(w.ch)
+	}
+}
+
+// fireOne wakes one registered loop: the longest asleep, else the oldest
+// still fetching (it fetches again when its fetch is done).
+func (s *signal) fireOne() {
+	s.mu.Lock()
+	if len(s.waiters) == 0 {
+		s.missed++
+		s.mu.Unlock()
+		return
+	}
+	pick := 0
+	for i, w := range s.waiters {
+		if w.sleeping {
+			pick = i
+			break
+		}
+	}
+	w := s.waiters[pick]
+	s.waiters = append(s.waiters[:pick], s.waiters[pick+1:]...)
+	s.mu.Unlock()
+	close(w.ch)
 }

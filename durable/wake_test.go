@@ -30,6 +30,16 @@ func (c *emptyFetchCounter) FetchOrchestrationItem(ctx context.Context, lock, po
 	return item, err
 }
 
+// FetchOrchestrationInstance counts the by-name fetches that came back
+// empty too (duroxide.InstanceFetcher).
+func (c *emptyFetchCounter) FetchOrchestrationInstance(ctx context.Context, instance string, lock time.Duration, f *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
+	item, err := c.Provider.FetchOrchestrationInstance(ctx, instance, lock, f)
+	if item == nil && err == nil {
+		c.empty.Add(1)
+	}
+	return item, err
+}
+
 // asleepRuntime starts a runtime over p whose idle dispatchers would next
 // poll in an hour, and returns once its orchestration slot has found the
 // queue empty: from then on, only a wake-up makes it fetch again.
@@ -77,4 +87,46 @@ func TestAWrapperForwardsEnqueueNotifications(t *testing.T) {
 	inner := &emptyFetchCounter{Provider: memprovider.New()}
 	asleepRuntime(t, durabletest.NewFaultyProvider(inner), inner)
 	startAndWait(t, inner)
+}
+
+// A fan-out's completions wake one orchestration loop each at most, and
+// none while a loop holds the instance (it looks again after its turn):
+// with eight loops asleep, waking them all for every completion made
+// about seven fetches come back empty per completion.
+func TestAFanOutsCompletionsWakeOneLoop(t *testing.T) {
+	const fanOut = 8
+	p := &emptyFetchCounter{Provider: memprovider.New()}
+	reg := durable.NewRegistry()
+	require.NoError(t, durable.RegisterActivity(reg, "Echo", func(_ durable.ActivityContext, in string) (string, error) { return in, nil }))
+	require.NoError(t, durable.RegisterOrchestration(reg, "FanOut", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		fs := make([]*durable.Future[string], fanOut)
+		for i := range fs {
+			fs[i] = durable.CallActivity[string](ctx, "Echo", in)
+		}
+		for _, f := range fs {
+			if _, err := f.Await(); err != nil {
+				return "", err
+			}
+		}
+		return in, nil
+	}))
+	rt, err := durable.Start(t.Context(), p, reg, &durable.Options{OrchestrationConcurrency: 4, WorkerConcurrency: 4,
+		MinPollInterval: time.Hour, MaxIdlePollInterval: time.Hour})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		require.NoError(t, rt.Shutdown(ctx))
+	})
+	require.Eventually(t, func() bool { return p.empty.Load() >= 8 }, 30*time.Second, time.Millisecond, "every loop's first fetch")
+	time.Sleep(50 * time.Millisecond) // the loops are asleep now
+	before := p.empty.Load()
+	c := rt.Client()
+	require.NoError(t, c.StartOrchestration(t.Context(), "fan", "FanOut", "x"))
+	st, err := c.WaitForOrchestration(t.Context(), "fan", durable.WaitOptions{Timeout: 30 * time.Second})
+	require.NoError(t, err)
+	require.Equal(t, durable.StateCompleted, st.State)
+	empty := p.empty.Load() - before
+	t.Logf("%d empty orchestration fetches for %d completions", empty, fanOut)
+	require.LessOrEqual(t, empty, int64(fanOut), "at most one empty fetch per completion")
 }

@@ -123,6 +123,11 @@ type OrchestrationItem struct {
 	// traced message ("" when none was traced or the provider does not
 	// store trace context); the runtime parents the turn's span on it.
 	TraceParent string
+	// NoMoreReady is set by a provider whose fetch saw no other instance
+	// ready for this dispatcher, so the runtime need not fetch again until
+	// something is enqueued or its poll interval passes. False means
+	// unknown: the runtime fetches again after the turn.
+	NoMoreReady bool
 }
 
 // LockedWorkItem is a worker item with its lock.

@@ -98,7 +98,7 @@ func (p *Provider) StartInstance(ctx context.Context, item duroxide.StartOrchest
 	delete(p.edge.claims, item.Instance)
 	p.orchQueue = append(p.orchQueue, &orchMessage{seq: p.nextSeq(), instance: item.Instance, item: item, visibleAt: p.now()})
 	p.notify()
-	p.enqueues.Notify(duroxide.OrchestratorQueue)
+	p.enqueues.Notify(duroxide.OrchestratorQueue, item.Instance)
 	return nil
 }
 
@@ -134,7 +134,7 @@ func (p *Provider) EnqueueForInstance(ctx context.Context, item duroxide.WorkIte
 	}
 	p.orchQueue = append(p.orchQueue, &orchMessage{seq: p.nextSeq(), instance: inst, item: item, visibleAt: p.now()})
 	p.notify()
-	p.enqueues.Notify(duroxide.OrchestratorQueue)
+	p.enqueues.Notify(duroxide.OrchestratorQueue, inst)
 	return nil
 }
 
@@ -169,7 +169,7 @@ func (p *Provider) EnqueueNextExecution(ctx context.Context, item duroxide.WorkI
 	p.edge.claims[inst] = claim{after: after, key: key}
 	p.orchQueue = append(p.orchQueue, &orchMessage{seq: p.nextSeq(), instance: inst, item: item, visibleAt: p.now()})
 	p.notify()
-	p.enqueues.Notify(duroxide.OrchestratorQueue)
+	p.enqueues.Notify(duroxide.OrchestratorQueue, inst)
 	return nil
 }
 

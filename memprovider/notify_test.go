@@ -17,7 +17,11 @@ type enqueueLog struct {
 	qs []duroxide.Queue
 }
 
-func (l *enqueueLog) note(q duroxide.Queue) { l.mu.Lock(); l.qs = append(l.qs, q); l.mu.Unlock() }
+func (l *enqueueLog) note(q duroxide.Queue, _ string) {
+	l.mu.Lock()
+	l.qs = append(l.qs, q)
+	l.mu.Unlock()
+}
 
 func (l *enqueueLog) take() []duroxide.Queue {
 	l.mu.Lock()

@@ -15,8 +15,22 @@ import (
 // FetchOrchestrationItem implements duroxide.Provider.
 func (p *Provider) FetchOrchestrationItem(ctx context.Context, lockTimeout, pollTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
 	return pollFor(ctx, p, pollTimeout, func() *duroxide.OrchestrationItem {
-		return p.tryFetchOrchestrationItem(lockTimeout, filter)
+		return p.tryFetchOrchestrationItem(lockTimeout, filter, "")
 	})
+}
+
+var _ duroxide.InstanceFetcher = (*Provider)(nil)
+
+// FetchOrchestrationInstance implements duroxide.InstanceFetcher: the
+// fetch above, for instance alone, without waiting.
+func (p *Provider) FetchOrchestrationInstance(ctx context.Context, instance string, lockTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
+	if err := p.checkIDs("fetch_orchestration_instance", instance); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, duroxide.Wrap("fetch", err)
+	}
+	return p.tryFetchOrchestrationItem(lockTimeout, filter, instance), nil
 }
 
 // pollFor runs try once, and for a long-polling provider keeps retrying
@@ -52,7 +66,9 @@ func pollFor[T any](ctx context.Context, p *Provider, pollTimeout time.Duration,
 	}
 }
 
-func (p *Provider) tryFetchOrchestrationItem(lockTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter) *duroxide.OrchestrationItem {
+// tryFetchOrchestrationItem locks the first instance with ready messages
+// (only that instance, unless only is "").
+func (p *Provider) tryFetchOrchestrationItem(lockTimeout time.Duration, filter *duroxide.DispatcherCapabilityFilter, only string) *duroxide.OrchestrationItem {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.now()
@@ -62,7 +78,7 @@ func (p *Provider) tryFetchOrchestrationItem(lockTimeout time.Duration, filter *
 	considered := map[string]bool{}
 	for i := 0; i < len(p.orchQueue); i++ {
 		m := p.orchQueue[i]
-		if m.visibleAt.After(now) || lockedAt(m.lockToken, m.lockedUntil, now) || considered[m.instance] {
+		if (only != "" && m.instance != only) || m.visibleAt.After(now) || lockedAt(m.lockToken, m.lockedUntil, now) || considered[m.instance] {
 			continue
 		}
 		instance := m.instance
@@ -120,9 +136,30 @@ func (p *Provider) tryFetchOrchestrationItem(lockTimeout time.Duration, filter *
 		if st != nil && st.suspended != nil && !slices.ContainsFunc(batch, func(b *orchMessage) bool { return duroxide.WakesSuspended(b.item) }) {
 			continue // suspended: its messages wait for a resume
 		}
-		return p.lockBatch(instance, st, batch, now, lockTimeout)
+		item := p.lockBatch(instance, st, batch, now, lockTimeout)
+		if item != nil && only == "" {
+			item.NoMoreReady = !p.otherReady(instance, i+1, now)
+		}
+		return item
 	}
 	return nil
+}
+
+// otherReady reports whether a message from index from on, of another
+// instance than except, is visible and unlocked with its instance
+// unlocked: what a discovery query would have shown besides except.
+// Callers hold p.mu.
+func (p *Provider) otherReady(except string, from int, now time.Time) bool {
+	for _, m := range p.orchQueue[from:] {
+		if m.instance == except || m.visibleAt.After(now) || lockedAt(m.lockToken, m.lockedUntil, now) {
+			continue
+		}
+		if l := p.instanceLocks[m.instance]; l != nil && l.lockedUntil.After(now) {
+			continue
+		}
+		return true
+	}
+	return false
 }
 
 // startOf returns the first StartOrchestration or ContinueAsNew item of
@@ -645,7 +682,7 @@ func (p *Provider) EnqueueForOrchestrator(ctx context.Context, item duroxide.Wor
 	})
 	p.notify()
 	if delay <= 0 {
-		p.enqueues.Notify(duroxide.OrchestratorQueue)
+		p.enqueues.Notify(duroxide.OrchestratorQueue, item.InstanceID())
 	}
 	return nil
 }

@@ -25,7 +25,7 @@ func (p *Provider) EnqueueForWorker(ctx context.Context, item duroxide.WorkItem)
 	defer p.mu.Unlock()
 	p.workQueue = append(p.workQueue, &workMessage{seq: p.nextSeq(), item: a, visibleAt: p.now()})
 	p.notify()
-	p.enqueues.Notify(duroxide.WorkerQueue)
+	p.enqueues.Notify(duroxide.WorkerQueue, a.InstanceID())
 	return nil
 }
 
@@ -120,7 +120,7 @@ func (p *Provider) AckWorkItem(ctx context.Context, lockToken string, completion
 	p.touchSession(m, now)
 	p.notify()
 	if completion != nil {
-		p.enqueues.Notify(duroxide.OrchestratorQueue)
+		p.enqueues.Notify(duroxide.OrchestratorQueue, completion.InstanceID())
 	}
 	return nil
 }

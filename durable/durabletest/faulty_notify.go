@@ -8,7 +8,7 @@ var _ duroxide.EnqueueNotifier = (*FaultyProvider)(nil)
 // wrapped provider, so a runtime over the wrapper still wakes at once for
 // work enqueued in this process; a wrapped provider without the
 // capability never notifies, and the runtime polls.
-func (p *FaultyProvider) NotifyEnqueues(f func(q duroxide.Queue)) (cancel func()) {
+func (p *FaultyProvider) NotifyEnqueues(f func(q duroxide.Queue, instance string)) (cancel func()) {
 	if n, ok := p.Provider.(duroxide.EnqueueNotifier); ok {
 		return n.NotifyEnqueues(f)
 	}

@@ -16,6 +16,7 @@ var modules = []module{
 	{"error_handling", errorHandlingTests},
 	{"held_messages", heldMessagesTests},
 	{"instance_creation", instanceCreationTests},
+	{"instance_fetch", instanceFetchTests},
 	{"instance_locking", instanceLockingTests},
 	{"instance_search", instanceSearchTests},
 	{"kv_store", kvStoreTests},

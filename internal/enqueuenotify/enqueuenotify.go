@@ -20,10 +20,10 @@ type Subscribers struct {
 }
 
 // subscriber boxes one func so that cancel finds it by identity.
-type subscriber struct{ f func(duroxide.Queue) }
+type subscriber struct{ f func(duroxide.Queue, string) }
 
 // Subscribe adds f (duroxide.EnqueueNotifier.NotifyEnqueues).
-func (s *Subscribers) Subscribe(f func(duroxide.Queue)) (cancel func()) {
+func (s *Subscribers) Subscribe(f func(q duroxide.Queue, instance string)) (cancel func()) {
 	sub := &subscriber{f: f}
 	s.mu.Lock()
 	s.subs = append(s.subs, sub)
@@ -44,26 +44,33 @@ func (s *Subscribers) remove(sub *subscriber) {
 	}
 }
 
-// Notify calls every subscriber with q, outside the set's lock.
-func (s *Subscribers) Notify(q duroxide.Queue) {
+// Notify calls every subscriber with q and the message's instance,
+// outside the set's lock.
+func (s *Subscribers) Notify(q duroxide.Queue, instance string) {
 	s.mu.Lock()
 	subs := s.subs
 	s.mu.Unlock()
 	for _, sub := range subs {
-		sub.f(q)
+		sub.f(q, instance)
 	}
 }
 
-// CommitQueues reports which queues commit enqueued work on that is
-// visible by now: a timer that fires later is not, and is not worth a
-// wake-up (the runtime that committed it wakes itself when it fires).
-func CommitQueues(c duroxide.OrchestrationCommit, now time.Time) (worker, orchestrator bool) {
+// NotifyCommit notifies s of the work commit enqueued that is visible by
+// now: each instance given an orchestrator message, and the worker queue
+// once. A timer that fires later is not worth a wake-up (the runtime that
+// committed it wakes itself when it fires).
+func (s *Subscribers) NotifyCommit(c duroxide.OrchestrationCommit, now time.Time) {
+	if len(c.WorkerItems) > 0 {
+		s.Notify(duroxide.WorkerQueue, c.WorkerItems[0].InstanceID())
+	}
+	seen := map[string]bool{}
 	for _, it := range c.OrchestratorItems {
 		if tf, ok := it.(duroxide.TimerFiredItem); ok && time.UnixMilli(int64(tf.FireAtMs)).After(now) {
 			continue
 		}
-		orchestrator = true
-		break
+		if inst := it.InstanceID(); !seen[inst] {
+			seen[inst] = true
+			s.Notify(duroxide.OrchestratorQueue, inst)
+		}
 	}
-	return len(c.WorkerItems) > 0, orchestrator
 }
