@@ -54,6 +54,16 @@ type OrchestrationContext struct {
 	// updates holds the update handlers SetUpdateHandler registered; nil
 	// until the first, whose registration starts the loop serving them.
 	updates *updateHandlers
+	// engine is the replay engine running the code: Patched and
+	// HistorySize read the history at the code's position through it.
+	engine *replayEngine
+	// patches holds the execution's Patched answers by change id, so a
+	// second call answers as the first; oldPatches lists the ids answered
+	// false (the old branch), in call order, for the replayer.
+	patches    map[string]bool
+	oldPatches []string
+	// limits are the runtime's HistoryLimits (ContinueAsNewSuggested).
+	limits HistoryLimits
 }
 
 // emittedAction is an action with the token of the future it belongs to.
@@ -118,6 +128,7 @@ func newOrchestrationContext(instance string, executionID uint64, name, version 
 		subOrchInstances:     map[uint64]string{},
 		kv:                   map[string]string{},
 		kvUpdatedAt:          map[string]uint64{},
+		patches:              map[string]bool{},
 	}
 }
 

@@ -15,6 +15,9 @@ const (
 	SyscallNewGUID  = "__duroxide_syscall:new_guid"
 	SyscallUTCNowMs = "__duroxide_syscall:utc_now_ms"
 	SyscallKVValue  = "__duroxide_syscall:get_kv_value"
+	// SyscallPatch is the marker Patched records; its input and result are
+	// the change id.
+	SyscallPatch = "__duroxide_syscall:patch"
 )
 
 // Sub-orchestration instance id conventions (Rust SUB_ORCH_AUTO_PREFIX and

@@ -280,7 +280,7 @@ func (rt *Runtime) runTurn(t *turn) bool {
 		// A new execution: its started event is part of this turn's delta.
 		t.delta = append(t.delta, t.startedEvent(version))
 	}
-	t.replay(fn, version, rt.log)
+	t.replay(fn, version, rt.log, rt.opts.HistoryLimits)
 	if t.codeMismatch {
 		if reason := rt.nondeterministic(instance, t.executionID, t.name, version, t.result.Details); reason != "" {
 			rt.block(item, instance, reason)
@@ -445,6 +445,7 @@ func (rt *Runtime) ackWithRetry(t *turn, oc duroxide.OrchestrationCommit) error 
 // enqueued, timers at their fire time, and forgets finished instances.
 func (rt *Runtime) afterCommit(t *turn) {
 	instance := t.instance
+	rt.observeHistorySize(t)
 	if len(t.worker) > 0 {
 		rt.selfWake(duroxide.WorkerQueue, instance)
 	}

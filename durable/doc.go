@@ -45,7 +45,9 @@
 // !ctx.IsReplaying(); ctx.Logger() and ctx.TraceInfo and friends do that for
 // you. Changing the order of durable calls in code that has running
 // instances is a nondeterminism error ("nondeterministic: schedule
-// mismatch ..."): version the orchestration instead. Under the default
+// mismatch ..."): version the orchestration, or branch on
+// ctx.Patched(changeID), which running instances that passed the point
+// answer false, instead. Under the default
 // Options.Nondeterminism, NondeterminismBlock, such an instance is held
 // with its history untouched (status StateBlocked, an ERROR log naming the
 // call and the event) until code that replays it is deployed;
@@ -56,7 +58,9 @@
 // (ActivityOptions: Retry, Session, Tag), NewTimer, WaitEvent,
 // DequeueEvent, CallSubOrchestration (SubOrchestrationOptions: InstanceID,
 // Version), StartOrchestration (a detached start) and ContinueAsNew. Each
-// doc comment names the Rust call it ports.
+// doc comment names the Rust call it ports. ctx.HistorySize and
+// ctx.ContinueAsNewSuggested (against Options.HistoryLimits) tell a loop
+// when to continue as new.
 //
 // Typed values. Every typed value (inputs, outputs, events, queue
 // messages, activity results, KV values) goes through one codec, Encode

@@ -115,6 +115,12 @@ type Options struct {
 	// grows with the queues, paid by every runtime at every collection;
 	// turn it on in one runtime per store.
 	QueueDepthMetrics bool
+	// HistoryLimits are the history sizes an execution should stay under
+	// (default: the Cosmos DB store's, see HistoryLimits):
+	// ContinueAsNewSuggested reads them, and the runtime warns when an
+	// execution passes 75 % and 90 % of one. Every runtime serving an
+	// instance should have the same, or replays may suggest differently.
+	HistoryLimits HistoryLimits
 }
 
 // NondeterminismPolicy is what the runtime does with an instance whose
@@ -233,6 +239,9 @@ func (o *Options) withDefaults() Options {
 	if r.Logger == nil {
 		r.Logger = slog.Default()
 	}
+	if r.HistoryLimits.Bytes == 0 {
+		r.HistoryLimits.Bytes = DefaultHistoryBytes
+	}
 	return r
 }
 
@@ -241,6 +250,9 @@ func (o *Options) validate() error {
 	renew := renewalInterval(o.WorkerLockTimeout, o.WorkerLockRenewalBuffer)
 	if o.SessionIdleTimeout <= renew {
 		return &OptionsError{Field: "SessionIdleTimeout", Reason: "must be greater than the worker lock renewal interval " + renew.String() + ", or sessions unpin during long activities"}
+	}
+	if o.HistoryLimits.Bytes < 0 || o.HistoryLimits.Events < 0 {
+		return &OptionsError{Field: "HistoryLimits", Reason: "limits must not be negative"}
 	}
 	if r := o.SupportedReplayVersions; r != nil && r.Max.Compare(r.Min) < 0 {
 		return &OptionsError{Field: "SupportedReplayVersions", Reason: "Max is below Min"}

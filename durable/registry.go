@@ -273,6 +273,7 @@ var systemActivities = map[string]ActivityFunc{
 		return strconv.FormatInt(time.Now().UnixMilli(), 10), nil
 	},
 	SyscallKVValue: getKVValueActivity,
+	SyscallPatch:   func(_ ActivityContext, changeID string) (string, error) { return changeID, nil },
 }
 
 // getKVValueActivity reads another instance's KV value; its result is

@@ -64,7 +64,7 @@ func TestRegistryActivities(t *testing.T) {
 	require.Contains(t, err.Error(), "reserved prefix")
 	_, ok := r.resolveActivity("A")
 	require.True(t, ok)
-	for _, name := range []string{SyscallNewGUID, SyscallUTCNowMs, SyscallKVValue} {
+	for _, name := range []string{SyscallNewGUID, SyscallUTCNowMs, SyscallKVValue, SyscallPatch} {
 		_, ok := r.resolveActivity(name)
 		require.True(t, ok, "system activity %s is always served", name)
 	}

@@ -78,14 +78,25 @@ type replayEngine struct {
 	// the schedules still open (by event id, with their kinds), whether
 	// the code must be polled before the next event, and what the
 	// orchestration function returned once done.
-	ctx      *OrchestrationContext
-	emitted  []emittedAction
+	ctx     *OrchestrationContext
+	emitted []emittedAction
+	// working is the history the code replays and cursor the index of the
+	// next event to apply: the code's position, which Patched and
+	// HistorySize read.
+	working []duroxide.Event
+	cursor  int
+	// sizes are the running byte totals of working's events, as far as
+	// HistorySize has needed them.
+	sizes    []int64
 	open     map[uint64]bool
 	kinds    map[uint64]scheduleKind
 	mustPoll bool
 	done     bool
 	output   string
 	outErr   error
+
+	// limits are the runtime's HistoryLimits, for ContinueAsNewSuggested.
+	limits HistoryLimits
 
 	// now is the wall clock read for timer fire times, KV timestamps and
 	// event timestamps; tests may pin it.

@@ -43,6 +43,9 @@ type RecordedExecution struct {
 	// KVSnapshot is the instance's KV store as of the previous execution
 	// (nil for a first execution), as the runtime hands it to a turn.
 	KVSnapshot map[string]duroxide.KVEntry
+	// HistoryLimits are the runtime's Options.HistoryLimits, which
+	// ctx.ContinueAsNewSuggested reads (zero: the defaults).
+	HistoryLimits HistoryLimits
 }
 
 // ReplayError says why a recorded execution does not replay. Kind is one
@@ -78,8 +81,18 @@ func (e *ReplayError) Unwrap() error { return e.Kind }
 // would do next and are fine. Nothing is run or written. A nil reg has
 // nothing registered.
 func CheckHistory(reg *Registry, rec RecordedExecution) error {
-	fail := func(kind error, name, version, msg string) error {
-		return &ReplayError{Kind: kind, Instance: rec.Instance, ExecutionID: rec.ExecutionID,
+	_, err := OldPatchBranches(reg, rec)
+	return err
+}
+
+// OldPatchBranches replays rec as CheckHistory does and returns the change
+// ids whose Patched call the replay answered false, in call order: the
+// patches whose old branch the execution took, and takes again on every
+// replay. A patch the execution had not reached yet is not listed (it
+// will take the new branch). The error is CheckHistory's.
+func OldPatchBranches(reg *Registry, rec RecordedExecution) ([]string, error) {
+	fail := func(kind error, name, version, msg string) ([]string, error) {
+		return nil, &ReplayError{Kind: kind, Instance: rec.Instance, ExecutionID: rec.ExecutionID,
 			Orchestration: name, Version: version, Message: msg}
 	}
 	if len(rec.History) == 0 {
@@ -95,17 +108,21 @@ func CheckHistory(reg *Registry, rec RecordedExecution) error {
 			fmt.Sprintf("orchestration %s version %s is not registered", started.Name, started.Version))
 	}
 	history := beforeTerminal(rec.History)
-	_, res, codeMismatch := replayRun{instance: rec.Instance, executionID: rec.ExecutionID, history: history,
+	e, res, codeMismatch := replayRun{instance: rec.Instance, executionID: rec.ExecutionID, history: history,
 		persisted: len(history), kv: rec.KVSnapshot, name: started.Name, input: started.Input, version: version,
-		workerID: "replayer", logger: slog.New(slog.DiscardHandler)}.replay(fn)
+		workerID: "replayer", logger: slog.New(slog.DiscardHandler), limits: rec.HistoryLimits}.replay(fn)
+	var old []string
+	if e.ctx != nil {
+		old = e.ctx.oldPatches
+	}
 	if res.Kind != turnFailed {
-		return nil
+		return old, nil
 	}
 	if isPanic(res.Details) && !endedInFailure(rec.History, len(history)) {
 		return fail(ErrReplayPanicked, started.Name, version, displayMessage(res.Details))
 	}
 	if !isNondeterminism(res.Details) {
-		return nil
+		return old, nil
 	}
 	if codeMismatch {
 		return fail(ErrNondeterministic, started.Name, version, displayMessage(res.Details))

@@ -50,6 +50,7 @@ func (e *replayEngine) executeOrchestration(handler OrchestrationFunc, input, na
 	_ = workerID
 
 	e.ctx = newOrchestrationContext(e.instance, e.executionID, name, version, e.now, e.logger)
+	e.ctx.engine, e.ctx.limits, e.working = e, e.limits, working
 	e.open, e.kinds, e.mustPoll = map[uint64]bool{}, map[uint64]scheduleKind{}, true
 	defer e.ctx.sched.stopAll()
 	for k, v := range e.kvSnapshot {
@@ -82,6 +83,7 @@ func (e *replayEngine) execute(working []duroxide.Event) *turnResult {
 			e.ctx.isReplaying = false
 		}
 		if e.mustPoll {
+			e.cursor = i
 			if abort := e.poll(); abort != nil {
 				return abort
 			}
@@ -95,6 +97,7 @@ func (e *replayEngine) execute(working []duroxide.Event) *turnResult {
 		}
 	}
 	e.ctx.isReplaying = false
+	e.cursor = len(working)
 	if e.mustPoll && !e.done {
 		if abort := e.poll(); abort != nil {
 			return abort

@@ -26,6 +26,8 @@ type replayRun struct {
 	// orchestration's logger.
 	now    func() time.Time
 	logger *slog.Logger
+	// limits are the runtime's HistoryLimits (zero: the defaults).
+	limits HistoryLimits
 }
 
 // replay runs the replay engine over r: stage 1 turns the completions into
@@ -38,7 +40,7 @@ func (r replayRun) replay(fn OrchestrationFunc) (e *replayEngine, result turnRes
 	e = newReplayEngine(r.instance, r.executionID, r.history).
 		withPersistedHistoryLen(r.persisted).
 		withKVSnapshot(r.kv)
-	e.logger = r.logger
+	e.logger, e.limits = r.logger, r.limits
 	if r.now != nil {
 		e.now = r.now
 	}

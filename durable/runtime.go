@@ -23,8 +23,10 @@ type Runtime struct {
 	p    duroxide.Provider
 	reg  *Registry
 	opts Options
-	log  *slog.Logger
-	tel  *telemetry
+	// sizes remembers history sizes between turns (observeHistorySize).
+	sizes sizeMarks
+	log   *slog.Logger
+	tel   *telemetry
 	// unobserve unregisters the observable gauges.
 	unobserve func()
 	id        string

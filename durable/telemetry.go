@@ -44,6 +44,7 @@ const (
 	attrWorkerItems  = attribute.Key("duroxide.worker_items")
 	attrOrchItems    = attribute.Key("duroxide.orchestrator_items")
 	attrResult       = attribute.Key("duroxide.result")
+	attrThreshold    = attribute.Key("duroxide.history.threshold")
 )
 
 // Queue names used as the duroxide.queue attribute.
@@ -86,6 +87,8 @@ type telemetry struct {
 	nondeterministic                              metric.Int64Counter
 	busy                                          metric.Int64UpDownCounter
 	turnDuration, activityDuration                metric.Float64Histogram
+	historyBytes, historyEvents                   metric.Int64Histogram
+	historyWarnings                               metric.Int64Counter
 
 	// options caches metric attribute sets by their values: building a
 	// set sorts and allocates, which would dominate the hooks' cost when
@@ -139,6 +142,12 @@ func newTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) *telemetry {
 		metric.WithDescription("Time from a fetched orchestration item to its commit."))
 	t.activityDuration, _ = m.Float64Histogram("duroxide.activity.duration", metric.WithUnit("s"),
 		metric.WithDescription("Time from a fetched activity to its ack."))
+	t.historyBytes, _ = m.Int64Histogram("duroxide.history.bytes", metric.WithUnit("By"),
+		metric.WithDescription("An execution's history bytes after each committed turn, by orchestration."))
+	t.historyEvents, _ = m.Int64Histogram("duroxide.history.events", metric.WithUnit("{event}"),
+		metric.WithDescription("An execution's history events after each committed turn, by orchestration."))
+	t.historyWarnings, _ = m.Int64Counter("duroxide.history.limit_warnings", metric.WithUnit("{execution}"),
+		metric.WithDescription("Executions whose history passed 75 % or 90 % of Options.HistoryLimits, by orchestration and threshold."))
 	return t
 }
 

@@ -257,11 +257,11 @@ func (t *turn) startedEvent(version string) duroxide.Event {
 // replay runs the replay engine over the turn (replayRun.replay). The
 // turn gets the outcome, the engine's events appended to its delta, the
 // actions to dispatch and the futures the code dropped.
-func (t *turn) replay(fn OrchestrationFunc, version string, logger *slog.Logger) {
+func (t *turn) replay(fn OrchestrationFunc, version string, logger *slog.Logger, limits HistoryLimits) {
 	input, _ := t.context()
 	e, result, codeMismatch := replayRun{instance: t.instance, executionID: t.executionID, history: t.all(),
 		persisted: len(t.history), kv: t.kv, completions: t.completions, name: t.name, input: input,
-		version: version, workerID: t.workerID, now: t.now, logger: logger}.replay(fn)
+		version: version, workerID: t.workerID, now: t.now, logger: logger, limits: limits}.replay(fn)
 	t.result, t.codeMismatch = result, codeMismatch
 	t.delta = append(t.delta, e.delta...)
 	t.actions = e.actions

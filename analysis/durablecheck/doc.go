@@ -88,6 +88,10 @@
 //     --, also through a field, index or pointer), of any package: keep
 //     state in locals, the orchestration's input and output, or
 //     ctx.SetKVValue.
+//   - ctx.Patched and ctx.DeprecatePatch with a change id that is not a
+//     constant (a literal or a const): the id names the change in
+//     history, and a computed one can differ on replay or name another
+//     change. Pass a constant.
 //
 // # Silencing a finding
 //

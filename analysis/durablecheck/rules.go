@@ -25,7 +25,11 @@ const (
 	adviceIO      = "do I/O in an activity (durable.CallActivity) or pass the value in the orchestration's input"
 	adviceLog     = "use ctx.Logger() or ctx.TraceInfo (and friends), which do not log again on replay"
 	adviceGlobals = "keep state in locals, the orchestration's input and output, or ctx.SetKVValue"
+	advicePatch   = "pass a constant (a string literal or const): the id names the change in history, and a computed one can differ on replay or name another change"
 )
+
+// patchCalls are the context's methods whose first argument is a change id.
+var patchCalls = map[string]bool{"Patched": true, "DeprecatePatch": true}
 
 // timeFuncs are the time package's clock readers and waiters.
 var timeFuncs = map[string]string{
@@ -115,6 +119,7 @@ func (c *checker) check(u *unit, n ast.Node) {
 				u.add(n.Lparen, "close of a channel", adviceChan)
 			}
 		}
+		c.checkChangeID(u, n)
 	case *ast.RangeStmt:
 		switch types.Unalias(info.TypeOf(n.X)).Underlying().(type) {
 		case *types.Chan:
@@ -134,6 +139,19 @@ func (c *checker) check(u *unit, n ast.Node) {
 	case *ast.IncDecStmt:
 		c.checkWrites(u, n.X)
 	}
+}
+
+// checkChangeID reports a ctx.Patched or ctx.DeprecatePatch call whose
+// change id is not a constant.
+func (c *checker) checkChangeID(u *unit, call *ast.CallExpr) {
+	fn, _ := typeutil.Callee(c.pass.TypesInfo, call).(*types.Func)
+	if fn == nil || fn.Pkg() == nil || fn.Pkg().Path() != durablePath || !patchCalls[fn.Name()] || !isCtxMethod(fn) || len(call.Args) == 0 {
+		return
+	}
+	if tv, ok := c.pass.TypesInfo.Types[call.Args[0]]; ok && tv.Value != nil {
+		return
+	}
+	u.add(call.Args[0].Pos(), "ctx."+fn.Name()+" with a non-constant change id", advicePatch)
 }
 
 // checkWrites reports each target that writes to a package-level variable.
@@ -182,7 +200,7 @@ func (c *checker) packageVar(e ast.Expr) *types.Var {
 var readOnlyCtx = map[string]bool{
 	"InstanceID": true, "ExecutionID": true, "OrchestrationName": true, "OrchestrationVersion": true,
 	"IsReplaying": true, "CustomStatus": true, "KVValue": true, "KVValues": true,
-	"KVKeys": true, "KVLen": true, "Logger": true,
+	"KVKeys": true, "KVLen": true, "Logger": true, "HistorySize": true, "ContinueAsNewSuggested": true,
 	"TraceInfo": true, "TraceWarn": true, "TraceError": true, "TraceDebug": true,
 }
 

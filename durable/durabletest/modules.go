@@ -58,5 +58,11 @@ func modules() []module {
 		// Go-only: signal-with-start and updates (issue 33).
 		{"signal_with_start_tests", signalWithStartTests},
 		{"update_tests", updateTests},
+		// Go-only: ctx.Patched and ctx.DeprecatePatch across a code change
+		// (issue 34).
+		{"patching_tests", patchingTests},
+		// Go-only: ctx.HistorySize, ctx.ContinueAsNewSuggested and the
+		// history size warnings (issue 34).
+		{"history_size_tests", historySizeTests},
 	}
 }

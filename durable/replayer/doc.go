@@ -43,6 +43,20 @@
 // sees is rebuilt from the KV events of the earlier executions still
 // stored; values written by pruned executions are missing from it.
 //
+// # Patches
+//
+// Each result lists the patches whose old branch the execution took
+// (Result.OldPatches: ctx.Patched answered false, as it will on every
+// later replay), and Report.OldPatchBranches names the executions not
+// ended yet that still need a patch's old branch. When it is empty over
+// every running instance, ctx.DeprecatePatch can replace ctx.Patched and
+// the old branch can go; replaying the deprecated code against the same
+// histories then confirms it (an instance still on the old branch does
+// not replay it). WriteText lists those executions too.
+//
+// Code that continues as new on ctx.ContinueAsNewSuggested replays only
+// with the limits its runtime had: pass them in Options.HistoryLimits.
+//
 // # Export format
 //
 // An export is one JSON object, versioned by its "format" field:

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/duroxide-go/cdb/durable"
+	"github.com/duroxide-go/cdb/duroxide"
 )
 
 // Status is the outcome of checking one execution.
@@ -37,6 +40,13 @@ type Result struct {
 	Version       string
 	Status        Status
 	Message       string
+	// OldPatches are the change ids whose old branch the execution takes
+	// (ctx.Patched answered false; durable.OldPatchBranches).
+	OldPatches []string
+	// Ended says the history ends the execution (completed, failed or
+	// continued as new): the runtime never replays it again, so its old
+	// branches need no code.
+	Ended bool
 }
 
 // String renders the result as one report line.
@@ -67,7 +77,23 @@ func (r *Report) Failures() []Result {
 	return out
 }
 
-// WriteText writes one line per failure and a summary line.
+// OldPatchBranches returns the executions that still need the old branch
+// of the patch changeID: they have not ended and their replay took it.
+// Until it is empty, the code must keep the old branch (ctx.Patched);
+// once it is, over every running instance, ctx.DeprecatePatch can
+// replace the call.
+func (r *Report) OldPatchBranches(changeID string) []Result {
+	var out []Result
+	for _, res := range r.Results {
+		if !res.Ended && slices.Contains(res.OldPatches, changeID) {
+			out = append(out, res)
+		}
+	}
+	return out
+}
+
+// WriteText writes one line per failure, one per execution that still
+// needs an old patch branch, and a summary line.
 func (r *Report) WriteText(w io.Writer) error {
 	failures := r.Failures()
 	for _, f := range failures {
@@ -75,23 +101,49 @@ func (r *Report) WriteText(w io.Writer) error {
 			return err
 		}
 	}
-	_, err := fmt.Fprintf(w, "replayed %d executions: %d ok, %d failed\n", len(r.Results), len(r.Results)-len(failures), len(failures))
+	old := 0
+	for _, res := range r.Results {
+		if res.Ended || len(res.OldPatches) == 0 {
+			continue
+		}
+		old++
+		if _, err := fmt.Fprintf(w, "old patch branch: instance %q execution %d (%s@%s) takes the old branch of %s\n",
+			res.Instance, res.ExecutionID, res.Orchestration, res.Version, strings.Join(res.OldPatches, ", ")); err != nil {
+			return err
+		}
+	}
+	summary := fmt.Sprintf("replayed %d executions: %d ok, %d failed", len(r.Results), len(r.Results)-len(failures), len(failures))
+	if old > 0 {
+		summary += fmt.Sprintf(", %d running on an old patch branch", old)
+	}
+	_, err := fmt.Fprintln(w, summary)
 	return err
 }
 
 // ErrNoRegistry: Replay was given no registry to replay with.
 var ErrNoRegistry = errors.New("replayer: no registry: replay needs the orchestration code")
 
+// Options are Replay's optional settings.
+type Options struct {
+	// HistoryLimits are the runtime's Options.HistoryLimits, which
+	// ctx.ContinueAsNewSuggested answers against (zero: the defaults).
+	// Code that acts on the suggestion replays only with the limits its
+	// runtime had.
+	HistoryLimits durable.HistoryLimits
+}
+
 // Replay checks every execution src yields against reg (see
 // durable.CheckHistory) and reports each one. The error is for a source
 // that could not be read; executions that do not replay are in the report.
-func Replay(ctx context.Context, reg *durable.Registry, src Source) (*Report, error) {
+// It takes at most one Options (it panics on more, as durable's calls do).
+func Replay(ctx context.Context, reg *durable.Registry, src Source, opts ...Options) (*Report, error) {
 	if reg == nil {
 		return nil, ErrNoRegistry
 	}
+	o := oneOptions("Replay", opts)
 	rep := &Report{}
 	err := src.Executions(ctx, func(ex Execution) error {
-		rep.Results = append(rep.Results, check(reg, ex))
+		rep.Results = append(rep.Results, check(reg, ex, o))
 		return ctx.Err()
 	})
 	if err != nil {
@@ -100,15 +152,28 @@ func Replay(ctx context.Context, reg *durable.Registry, src Source) (*Report, er
 	return rep, nil
 }
 
+// oneOptions returns the options of a call that takes at most one.
+func oneOptions(call string, opts []Options) Options {
+	switch len(opts) {
+	case 0:
+		return Options{}
+	case 1:
+		return opts[0]
+	}
+	panic(fmt.Sprintf("replayer: %s takes at most one Options, got %d", call, len(opts)))
+}
+
 // check replays one execution.
-func check(reg *durable.Registry, ex Execution) Result {
+func check(reg *durable.Registry, ex Execution, o Options) Result {
 	res := Result{Instance: ex.Instance, ExecutionID: ex.ExecutionID, Orchestration: ex.Orchestration, Version: ex.Version, Status: StatusOK}
 	if ex.ReadError != "" {
 		res.Status, res.Message = StatusHistoryError, ex.ReadError
 		return res
 	}
-	err := durable.CheckHistory(reg, durable.RecordedExecution{Instance: ex.Instance, ExecutionID: ex.ExecutionID,
-		History: ex.Events, KVSnapshot: ex.KVSnapshot})
+	res.Ended = endsExecution(ex.Events)
+	old, err := durable.OldPatchBranches(reg, durable.RecordedExecution{Instance: ex.Instance, ExecutionID: ex.ExecutionID,
+		History: ex.Events, KVSnapshot: ex.KVSnapshot, HistoryLimits: o.HistoryLimits})
+	res.OldPatches = old
 	var re *durable.ReplayError
 	if !errors.As(err, &re) {
 		return res
@@ -128,4 +193,15 @@ func check(reg *durable.Registry, ex Execution) Result {
 		res.Status = StatusHistoryError
 	}
 	return res
+}
+
+// endsExecution reports whether events hold the execution's terminal event.
+func endsExecution(events []duroxide.Event) bool {
+	for _, ev := range events {
+		switch ev.Kind.(type) {
+		case duroxide.OrchestrationCompleted, duroxide.OrchestrationFailed, duroxide.OrchestrationContinuedAsNew:
+			return true
+		}
+	}
+	return false
 }

@@ -8,10 +8,10 @@ import (
 
 // RequireReplays fails t, listing each execution that does not replay,
 // unless reg replays every execution src yields. A source that cannot be
-// read fails t too.
-func RequireReplays(t testing.TB, reg *durable.Registry, src Source) {
+// read fails t too. opts are Replay's.
+func RequireReplays(t testing.TB, reg *durable.Registry, src Source, opts ...Options) {
 	t.Helper()
-	rep, err := Replay(t.Context(), reg, src)
+	rep, err := Replay(t.Context(), reg, src, opts...)
 	if err != nil {
 		t.Fatalf("replay: %v", err)
 	}

@@ -122,8 +122,10 @@ const usage = `usage:
                                         serve the web dashboard
   duroxide export [-o FILE] [export filters]
                                         write stored histories as a JSON export (default stdout)
-  duroxide replay [-export FILE | export filters] [-v]
-                                        check the orchestration code against stored histories
+  duroxide replay [-export FILE | export filters] [-v] [-patch ID]
+                                        check the orchestration code against stored histories;
+                                        -patch: also fail while a running instance takes the old
+                                        branch of ctx.Patched(ID)
 filters: -name NAME -version V -status STATE[,STATE] -prefix ID_PREFIX -parent ID
   -created-after T -created-before T -completed-after T -completed-before T
   (STATE: running, completed, failed, cancelled, suspended, blocked; T: RFC 3339, or a duration
@@ -277,6 +279,7 @@ type options struct {
 	filter     replayer.Filter
 	exportPath string // replay: read this export; export: write here
 	verbose    bool
+	patch      string // replay: fail while an execution needs this patch's old branch
 }
 
 func (c Command) parse(name string, args []string) (options, error) {
@@ -292,6 +295,7 @@ func (c Command) parse(name string, args []string) (options, error) {
 	} else {
 		fs.StringVar(&o.exportPath, "export", "", "read histories from this export instead of the provider")
 		fs.BoolVar(&o.verbose, "v", false, "list the executions that replay too")
+		fs.StringVar(&o.patch, "patch", "", "fail while a running execution takes the old branch of this patch")
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -374,6 +378,13 @@ func (c Command) replay(ctx context.Context, args []string) (int, error) {
 	}
 	if !rep.OK() {
 		return ExitFailed, nil
+	}
+	if o.patch != "" {
+		if old := rep.OldPatchBranches(o.patch); len(old) > 0 {
+			fmt.Fprintf(c.Stdout, "patch %q: %d running executions take its old branch; keep ctx.Patched\n", o.patch, len(old))
+			return ExitFailed, nil
+		}
+		fmt.Fprintf(c.Stdout, "patch %q: no running execution takes its old branch\n", o.patch)
 	}
 	return ExitOK, nil
 }

@@ -151,3 +151,52 @@ func TestUnreadableHistories(t *testing.T) {
 		t.Fatalf("unreachable provider: exit %d: %s", code, errOut.String())
 	}
 }
+
+// shipRegistry has "Ship" as durable/replayer's patch tests write it:
+// it waits for "start", packs, takes the "receipt" patch's branch, sends
+// and waits for "go".
+func shipRegistry(t *testing.T) *durable.Registry {
+	t.Helper()
+	reg := durable.NewRegistry()
+	echo := func(_ durable.ActivityContext, in string) (string, error) { return in, nil }
+	for _, a := range []string{"Pack", "Receipt", "Send"} {
+		must(t, reg.AddActivity(a, echo))
+	}
+	must(t, reg.AddOrchestration("Ship", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		if _, err := durable.WaitEvent[string](ctx, "start").Await(); err != nil {
+			return "", err
+		}
+		parcel, err := durable.CallActivity[string](ctx, "Pack", in).Await()
+		if err != nil {
+			return "", err
+		}
+		if ctx.Patched("receipt") {
+			if parcel, err = durable.CallActivity[string](ctx, "Receipt", parcel).Await(); err != nil {
+				return "", err
+			}
+		}
+		if _, err := durable.CallActivity[string](ctx, "Send", parcel).Await(); err != nil {
+			return "", err
+		}
+		return durable.WaitEvent[string](ctx, "go").Await()
+	}))
+	return reg
+}
+
+// The histories recorded before the patch replay; -patch fails while one
+// of them still takes the old branch.
+func TestReplayPatch(t *testing.T) {
+	path := filepath.Join("..", "..", "..", "durable", "replayer", "testdata", "before-receipt-patch.json")
+	code, stdout, _ := run(t, shipRegistry(t), nil, "replay", "-export", path)
+	if code != cli.ExitOK || !strings.Contains(stdout, `old patch branch: instance "passed-1"`) {
+		t.Fatalf("without -patch: exit %d:\n%s", code, stdout)
+	}
+	code, stdout, _ = run(t, shipRegistry(t), nil, "replay", "-export", path, "-patch", "receipt")
+	if code != cli.ExitFailed || !strings.Contains(stdout, `patch "receipt": 1 running executions take its old branch`) {
+		t.Fatalf("-patch receipt: exit %d:\n%s", code, stdout)
+	}
+	code, stdout, _ = run(t, shipRegistry(t), nil, "replay", "-export", path, "-patch", "other")
+	if code != cli.ExitOK || !strings.Contains(stdout, `patch "other": no running execution takes its old branch`) {
+		t.Fatalf("-patch other: exit %d:\n%s", code, stdout)
+	}
+}

@@ -106,6 +106,25 @@ func MapOrder(ctx *durable.OrchestrationContext, in map[string]string) (string, 
 
 func notify(ctx *durable.OrchestrationContext, k string) { ctx.SetKVValue(k, "seen") }
 
+const shipChange = "ship-receipt"
+
+// Patches: a change id must be a constant.
+func Patches(ctx *durable.OrchestrationContext, in string) (string, error) {
+	if ctx.Patched("receipt") && ctx.Patched(shipChange) && ctx.Patched("a"+"b") {
+		ctx.DeprecatePatch("older")
+	}
+	if ctx.Patched(in) { // want `ctx\.Patched with a non-constant change id in orchestration code: pass a constant`
+		ctx.DeprecatePatch("v" + in) // want `ctx\.DeprecatePatch with a non-constant change id in orchestration code`
+	}
+	id := "computed"
+	_ = ctx.Patched(id)                // want `ctx\.Patched with a non-constant change id`
+	for k := range map[string]bool{} { // sizes record nothing: fine
+		_ = ctx.HistorySize().Bytes + int64(len(k))
+		_ = ctx.ContinueAsNewSuggested()
+	}
+	return "", nil
+}
+
 func IO(ctx *durable.OrchestrationContext, _ string) (string, error) {
 	home := os.Getenv("HOME")               // want `os\.Getenv in orchestration code: do I/O in an activity \(durable\.CallActivity\)`
 	_, _ = os.LookupEnv("X")                // want `os\.LookupEnv in orchestration code`

@@ -91,3 +91,16 @@ func (c *OrchestrationContext) KVKeys() []string { return nil }
 func (c *OrchestrationContext) KVLen() int { return 0 }
 
 func (c *OrchestrationContext) CustomStatus() (string, bool) { return "", false }
+
+func (c *OrchestrationContext) Patched(changeID string) bool { return true }
+
+func (c *OrchestrationContext) DeprecatePatch(changeID string) {}
+
+type HistorySize struct {
+	Events int
+	Bytes  int64
+}
+
+func (c *OrchestrationContext) HistorySize() HistorySize { return HistorySize{} }
+
+func (c *OrchestrationContext) ContinueAsNewSuggested() bool { return false }
