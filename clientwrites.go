@@ -78,13 +78,30 @@ var _ duroxide.ClientWriter = (*Provider)(nil)
 
 // StartInstance implements duroxide.ClientWriter.
 func (p *Provider) StartInstance(ctx context.Context, item duroxide.StartOrchestrationItem, key string) error {
-	const op = "start_instance"
+	return p.startInstance(ctx, "start_instance", item, key, time.Time{})
+}
+
+var _ duroxide.DelayedStartWriter = (*Provider)(nil)
+
+// StartInstanceAt implements duroxide.DelayedStartWriter: the start's
+// queue message carries at as its visibleAt, and everything else is
+// StartInstance's (the start record is written at once, so the instance
+// exists and a second start is judged against it).
+func (p *Provider) StartInstanceAt(ctx context.Context, item duroxide.StartOrchestrationItem, key string, at time.Time) error {
+	return p.startInstance(ctx, "start_instance_at", item, key, at)
+}
+
+func (p *Provider) startInstance(ctx context.Context, op string, item duroxide.StartOrchestrationItem, key string, at time.Time) error {
 	inst := item.Instance
 	if err := validateInstanceID(op, inst); err != nil {
 		return err
 	}
 	now := p.now()
-	msg, err := p.queueDocument(ctx, op, item, docOrchQueue, now, now)
+	visible := now
+	if at.After(now) {
+		visible = at
+	}
+	msg, err := p.queueDocument(ctx, op, item, docOrchQueue, visible, now)
 	if err != nil {
 		return err
 	}
@@ -124,7 +141,7 @@ func (p *Provider) StartInstance(ctx context.Context, item duroxide.StartOrchest
 		if errors.As(err, &be) && be.Index == 0 && errors.Is(err, cosmos.ErrConflict) {
 			// Another start, our own earlier attempt, or a deleted life's
 			// retired record.
-			return p.startAfterConflict(ctx, op, item, key, rec, now)
+			return p.startAfterConflict(ctx, op, item, key, rec, visible, now)
 		}
 		return err
 	})
@@ -138,7 +155,7 @@ func (p *Provider) StartInstance(ctx context.Context, item duroxide.StartOrchest
 // retired record (a deleted life's) is taken over, so that the new life
 // continues its execution ids (recreate.go); anything else is a start
 // that landed before, ours or another's (compareStart).
-func (p *Provider) startAfterConflict(ctx context.Context, op string, item duroxide.StartOrchestrationItem, key string, rec startRecordDoc, now time.Time) error {
+func (p *Provider) startAfterConflict(ctx context.Context, op string, item duroxide.StartOrchestrationItem, key string, rec startRecordDoc, visible, now time.Time) error {
 	old, etag, err := p.readStartRecord(ctx, item.Instance)
 	if err != nil {
 		return duroxide.Wrap(op, err)
@@ -146,7 +163,7 @@ func (p *Provider) startAfterConflict(ctx context.Context, op string, item durox
 	if old == nil || !old.Retired {
 		return judgeStart(op, old, item, key)
 	}
-	return p.startRecreated(ctx, op, item, &rec, old, etag, now)
+	return p.startRecreated(ctx, op, item, &rec, old, etag, visible, now)
 }
 
 // compareStart accepts a start identical to the recorded one (or with

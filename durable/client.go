@@ -85,6 +85,9 @@ func (c *Client) StartOrchestration(ctx context.Context, instance, orchestration
 		}
 		version = &o.Version
 	}
+	if !o.StartAt.IsZero() && o.IDReuse == IDReuseAllowTerminal {
+		return &InputError{Op: "start orchestration", Reason: "StartOptions.StartAt cannot be combined with IDReuseAllowTerminal"}
+	}
 	return c.start(ctx, instance, orchestration, version, input, o)
 }
 

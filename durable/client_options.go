@@ -29,6 +29,15 @@ type StartOptions struct {
 	// IdempotencyKey identifies the start across a caller's own retries
 	// ("" = none beyond the identical-start rule).
 	IdempotencyKey string
+	// StartAt delays the start: the instance exists from the call on (a
+	// second start is judged as for any start, events and cancellations
+	// are accepted and wait), but its code first runs once StartAt has
+	// passed on the provider's clock. Until then Status reports State
+	// NotFound with Waiting "scheduled to start at <RFC 3339 time>". The
+	// zero time (or one already past) starts at once. Needs a provider
+	// with duroxide.DelayedStartWriter; cannot be combined with
+	// IDReuseAllowTerminal.
+	StartAt time.Time
 }
 
 // IDReusePolicy decides what a start on an instance id that already

@@ -67,7 +67,18 @@ var _ duroxide.ClientWriter = (*Provider)(nil)
 // StartInstance implements duroxide.ClientWriter under the provider's
 // mutex, so of concurrent starts exactly one is accepted.
 func (p *Provider) StartInstance(ctx context.Context, item duroxide.StartOrchestrationItem, key string) error {
-	const op = "start_instance"
+	return p.startInstance(ctx, "start_instance", item, key, time.Time{})
+}
+
+var _ duroxide.DelayedStartWriter = (*Provider)(nil)
+
+// StartInstanceAt implements duroxide.DelayedStartWriter: StartInstance
+// with the start message visible at at on the provider's clock.
+func (p *Provider) StartInstanceAt(ctx context.Context, item duroxide.StartOrchestrationItem, key string, at time.Time) error {
+	return p.startInstance(ctx, "start_instance_at", item, key, at)
+}
+
+func (p *Provider) startInstance(ctx context.Context, op string, item duroxide.StartOrchestrationItem, key string, at time.Time) error {
 	if err := ctx.Err(); err != nil {
 		return duroxide.Wrap(op, err)
 	}
@@ -96,7 +107,11 @@ func (p *Provider) StartInstance(ctx context.Context, item duroxide.StartOrchest
 	delete(p.edge.keys, item.Instance)
 	delete(p.edge.notes, item.Instance)
 	delete(p.edge.claims, item.Instance)
-	p.orchQueue = append(p.orchQueue, &orchMessage{seq: p.nextSeq(), instance: item.Instance, item: item, visibleAt: p.now()})
+	visible := p.now()
+	if at.After(visible) {
+		visible = at
+	}
+	p.orchQueue = append(p.orchQueue, &orchMessage{seq: p.nextSeq(), instance: item.Instance, item: item, visibleAt: visible})
 	p.notify()
 	p.enqueues.Notify(duroxide.OrchestratorQueue)
 	return nil

@@ -55,5 +55,7 @@ func modules() []module {
 		// Go-only: nothing of a deleted tree reaches the next life of its
 		// root's id.
 		{"deletion_stray_tests", deletionStrayTests},
+		// Go-only: delayed starts (issue 33).
+		{"delayed_start_tests", delayedStartTests},
 	}
 }
