@@ -38,6 +38,19 @@ type StartOptions struct {
 	// with duroxide.DelayedStartWriter; cannot be combined with
 	// IDReuseAllowTerminal.
 	StartAt time.Time
+	// ExecutionTimeout bounds each execution of the instance, from the
+	// turn that starts it; InstanceTimeout bounds the whole instance,
+	// from its first turn, across continue-as-new. Past either, the
+	// runtime cancels the instance with the reason "timeout: execution
+	// (instance) timeout of <d> exceeded": it fails as a cancelled
+	// instance does (its activities and children cancelled), and its
+	// failure matches ErrTimedOut. Both are durable timers the runtime
+	// stores with the first turn, so they fire across restarts; a
+	// suspended instance's timeout waits for Resume like its other
+	// timers. A restart of the id (IDReuseAllowTerminal,
+	// Client.Restart) runs without them. 0 = none; negative is refused.
+	ExecutionTimeout time.Duration
+	InstanceTimeout  time.Duration
 }
 
 // IDReusePolicy decides what a start on an instance id that already

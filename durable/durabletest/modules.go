@@ -57,5 +57,7 @@ func modules() []module {
 		{"deletion_stray_tests", deletionStrayTests},
 		// Go-only: delayed starts (issue 33).
 		{"delayed_start_tests", delayedStartTests},
+		// Go-only: execution and instance timeouts (issue 33).
+		{"timeout_tests", timeoutTests},
 	}
 }
