@@ -21,6 +21,7 @@ func timeoutTests() []sample {
 		{"execution_timeout_starts_again_with_each_continue_as_new", executionTimeoutStartsAgainWithEachContinueAsNew},
 		{"instance_timeout_spans_continue_as_new", instanceTimeoutSpansContinueAsNew},
 		{"child_timeout_is_reported_to_the_parent", childTimeoutIsReportedToTheParent},
+		{"execution_timeout_cancels_the_activity_in_flight", executionTimeoutCancelsTheActivityInFlight},
 		{"timeout_outlasts_the_runtime", timeoutOutlastsTheRuntime},
 		{"suspended_instance_times_out_when_resumed", suspendedInstanceTimesOutWhenResumed},
 		{"timeouts_of_a_cancelled_instance_spare_its_restart", timeoutsOfACancelledInstanceSpareItsRestart},
@@ -34,9 +35,12 @@ func timeoutTests() []sample {
 // a loaded machine's turns to fit inside it where they must.
 const timeoutLimit = time.Second
 
+// stepLength is one execution of "Steps": well inside timeoutLimit.
+const stepLength = 400 * time.Millisecond
+
 // timeoutRegistry registers "Waits", which waits for the event "go"
 // (never raised by the samples that time out), and "Steps", which takes
-// input steps of 600 ms, one per execution (continue-as-new), then
+// input steps of 400 ms, one per execution (continue-as-new), then
 // completes with "done".
 func timeoutRegistry(e *env) *durable.Registry {
 	r := durable.NewRegistry()
@@ -51,7 +55,7 @@ func timeoutRegistry(e *env) *durable.Registry {
 		if n == 0 {
 			return "done", nil
 		}
-		if _, err := durable.NewTimer(ctx, 600*time.Millisecond).Await(); err != nil {
+		if _, err := durable.NewTimer(ctx, stepLength).Await(); err != nil {
 			return "", err
 		}
 		return "", durable.ContinueAsNew(ctx, strconv.Itoa(n-1))
@@ -103,7 +107,7 @@ func executionTimeoutFailsTheInstanceWithATimeoutError(e *env) {
 }
 
 // Each execution gets the whole execution timeout: three executions of
-// 600 ms each outlast a 1 s limit together, and the instance completes.
+// 400 ms each outlast a 1 s limit together, and the instance completes.
 func executionTimeoutStartsAgainWithEachContinueAsNew(e *env) {
 	e.start(timeoutRegistry(e), fastOptions(nil))
 	const instance = "timeout-execution-can"
@@ -112,12 +116,12 @@ func executionTimeoutStartsAgainWithEachContinueAsNew(e *env) {
 	e.requireExecutions(instance, []uint64{1, 2, 3, 4})
 }
 
-// The instance timeout does not start again: the same executions fail
-// in a later execution once the instance has run for 1 s.
+// The instance timeout does not start again: four such executions (1.6
+// s) fail in a later execution once the instance has run for 1 s.
 func instanceTimeoutSpansContinueAsNew(e *env) {
 	e.start(timeoutRegistry(e), fastOptions(nil))
 	const instance = "timeout-instance-can"
-	e.startLimited(instance, "Steps", "3", durable.StartOptions{InstanceTimeout: timeoutLimit})
+	e.startLimited(instance, "Steps", "4", durable.StartOptions{InstanceTimeout: timeoutLimit})
 	e.requireTimedOut(instance, "instance")
 	h := e.history(instance)
 	require.Greater(e.t, h[0].ExecutionID, uint64(1), "failed in a later execution: %s", kinds(h))
@@ -140,6 +144,23 @@ func childTimeoutIsReportedToTheParent(e *env) {
 	out := e.completed("timeout-parent")
 	require.True(e.t, strings.HasPrefix(out, "child timed out: canceled: timeout: execution timeout of 1s exceeded"), "parent's output %q", out)
 	e.requireTimedOut("timeout-child", "execution")
+}
+
+// The timed-out instance's activity in flight is cancelled, as a
+// cancelled instance's is.
+func executionTimeoutCancelsTheActivityInFlight(e *env) {
+	r := durable.NewRegistry()
+	var started, saw atomic.Bool
+	act(e.t, r, "Long", blockUntilCancelled(&started, &saw))
+	orch(e.t, r, "CallsLong", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		return durable.CallActivity[string](ctx, "Long", in).Await()
+	})
+	e.start(r, lockOpts(time.Second, nil))
+	const instance = "timeout-activity"
+	e.startLimited(instance, "CallsLong", "", durable.StartOptions{ExecutionTimeout: timeoutLimit})
+	e.requireTimedOut(instance, "execution")
+	require.True(e.t, started.Load())
+	e.waitFlag("the activity in flight to see its cancellation", &saw)
 }
 
 // The timers are stored with the first turn: a runtime started after the
@@ -234,7 +255,10 @@ func activityScheduleToCloseStopsTheRetries(e *env) {
 	require.GreaterOrEqual(e.t, n, int32(1))
 	time.Sleep(600 * time.Millisecond)
 	require.Equal(e.t, n, runs.Load(), "an attempt ran after the deadline")
-	require.Equal(e.t, int(n), countKind[duroxide.ActivityScheduled](e.history(instance)))
+	h := e.history(instance)
+	require.Equal(e.t, int(n), countKind[duroxide.ActivityScheduled](h))
+	require.Less(e.t, indexOfKind[duroxide.ActivityScheduled](h), indexOfKind[duroxide.TimerCreated](h),
+		"the first attempt is scheduled before the deadline's timer: %s", kinds(h))
 }
 
 // The deadline cancels an attempt still running: the call fails at the

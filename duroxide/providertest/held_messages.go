@@ -26,6 +26,7 @@ var heldMessagesTests = []Test{
 	{Name: "messages_wait_for_a_batch_abandoned_with_a_delay", Func: testMessagesWaitForAbandonedBatch},
 	{Name: "handed_back_messages_keep_their_place", Func: testHandedBackMessagesKeepTheirPlace},
 	{Name: "results_for_a_missing_instance_are_dropped_at_once", Func: testResultsForAMissingInstanceAreDropped},
+	{Name: "delayed_client_start_exists_at_once_and_holds_its_messages", Func: testDelayedClientStart},
 }
 
 // heldFor is how long the held-back messages stay invisible; the checks
@@ -162,4 +163,36 @@ func testResultsForAMissingInstanceAreDropped(t *testing.T, f Factory) {
 
 func appFailure(msg string) duroxide.ApplicationError {
 	return duroxide.ApplicationError{Kind: duroxide.AppErrorKind{Type: duroxide.AppActivityFailed}, Message: msg}
+}
+
+// A client start made visible later (duroxide.DelayedStartWriter, issue
+// 33): the instance exists at once, so a second start is judged against
+// it and a cancellation is accepted; nothing is fetched before the start
+// time, and then the start and the cancellation come together.
+func testDelayedClientStart(t *testing.T, f Factory) {
+	t.Parallel()
+	ctx, p := newProvider(t, f)
+	w, ok := p.(duroxide.DelayedStartWriter)
+	cw, ok2 := p.(duroxide.ClientWriter)
+	if !ok || !ok2 {
+		t.Skip("provider has no duroxide.DelayedStartWriter")
+	}
+	const inst = "held-delayed-client-start"
+	visible := time.Now().Add(heldFor)
+	require.NoError(t, w.StartInstanceAt(ctx, startItem(inst), "", visible))
+	exists, err := cw.InstanceExists(ctx, inst)
+	require.NoError(t, err)
+	require.True(t, exists, "a delayed start's instance exists at once")
+	other := startItem(inst)
+	other.Input = "other"
+	require.ErrorIs(t, cw.StartInstance(ctx, other, ""), duroxide.ErrInstanceExists)
+	require.NoError(t, w.StartInstanceAt(ctx, startItem(inst), "", visible), "the identical start is a retry")
+	cancel := duroxide.CancelInstanceItem{Instance: inst, Reason: "stop"}
+	require.NoError(t, cw.EnqueueForInstance(ctx, cancel, ""))
+	item := tryFetch(t, p, testLock)
+	skipIfPast(t, visible, "fetch before the start time")
+	require.Nil(t, item, "nothing is deliverable before the start time")
+
+	item = fetchWhenVisible(t, p, inst, visible)
+	require.Equal(t, []duroxide.WorkItem{startItem(inst), cancel}, item.Messages, "one start, then the cancellation")
 }
