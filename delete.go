@@ -21,8 +21,12 @@ import (
 // maintenance loop finish a sweep a crash interrupted.
 
 // DeleteInstance implements duroxide.ProviderAdmin: it refuses a
-// sub-orchestration and deletes a root with all its descendants.
+// sub-orchestration and deletes a root with all its descendants, or a
+// client start that has not run yet (unstarted.go).
 func (p *Provider) DeleteInstance(ctx context.Context, instance string, force bool) (*duroxide.DeleteInstanceResult, error) {
+	if res, ok, err := p.deleteUnstarted(ctx, "delete_instance", instance); ok || err != nil {
+		return res, err
+	}
 	return duroxide.DeleteInstance(ctx, p, instance, force)
 }
 

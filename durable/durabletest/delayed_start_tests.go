@@ -17,6 +17,7 @@ func delayedStartTests() []sample {
 	return []sample{
 		{"delayed_start_exists_at_once_and_runs_at_its_time", delayedStartExistsAtOnceAndRunsAtItsTime},
 		{"cancel_before_a_delayed_start_never_runs_its_code", cancelBeforeADelayedStartNeverRunsItsCode},
+		{"delete_before_a_delayed_start_never_runs_it", deleteBeforeADelayedStartNeverRunsIt},
 		{"delayed_start_outlasts_the_runtime", delayedStartOutlastsTheRuntime},
 		{"delayed_start_continues_as_new_and_calls_a_child", delayedStartContinuesAsNewAndCallsAChild},
 	}
@@ -82,6 +83,31 @@ func cancelBeforeADelayedStartNeverRunsItsCode(e *env) {
 	require.Equal(e.t, durable.StateFailed, st.State, "output %q", st.Output)
 	require.True(e.t, isCancelled(st.Details, "not needed"), "got %s", st.FailureMessage())
 	require.Zero(e.t, runs.Load(), "the cancelled instance's code ran")
+}
+
+// Deleted before its start time (without Force: it is not running), the
+// instance is gone at once with the cancellation queued behind it, its
+// start never runs, and the id can be started again.
+func deleteBeforeADelayedStartNeverRunsIt(e *env) {
+	var runs atomic.Int32
+	e.start(countedOrchestration(e, &runs), fastOptions(nil))
+	const instance = "delayed-delete"
+	at := time.Now().Add(startDelay)
+	e.startAt(instance, "Counted", "a", at)
+	e.cancel(instance, "queued behind the start")
+	res, err := e.client().DeleteInstance(e.ctx, instance)
+	require.NoError(e.t, err)
+	require.Equal(e.t, uint64(1), res.InstancesDeleted)
+	require.Equal(e.t, uint64(2), res.QueueMessagesDeleted, "the start and the cancellation")
+	_, err = e.client().DeleteInstance(e.ctx, instance)
+	require.ErrorIs(e.t, err, durable.ErrInstanceNotFound, "deleted once")
+	require.ErrorIs(e.t, e.client().CancelInstance(e.ctx, instance, "again"), durable.ErrInstanceNotFound, "the instance is gone")
+	time.Sleep(time.Until(at) + 500*time.Millisecond)
+	require.Empty(e.t, e.history(instance), "the deleted start ran")
+	require.Zero(e.t, runs.Load())
+	e.startOrch(instance, "Counted", "again")
+	require.Equal(e.t, "ran:again", e.completed(instance))
+	require.Equal(e.t, 1, int(runs.Load()))
 }
 
 // The delayed start is stored, not held by a runtime: one started after
