@@ -24,10 +24,16 @@ import (
 // sub-orchestration and deletes a root with all its descendants, or a
 // client start that has not run yet (unstarted.go).
 func (p *Provider) DeleteInstance(ctx context.Context, instance string, force bool) (*duroxide.DeleteInstanceResult, error) {
-	if res, ok, err := p.deleteUnstarted(ctx, "delete_instance", instance); ok || err != nil {
+	res, err := duroxide.DeleteInstance(ctx, p, instance, force)
+	if !errors.Is(err, duroxide.ErrInstanceNotFound) {
 		return res, err
 	}
-	return duroxide.DeleteInstance(ctx, p, instance, force)
+	// No instance document: perhaps a start that has not run. Asked only
+	// now, so that deleting an instance that ran costs nothing more.
+	if res, ok, uerr := p.deleteUnstarted(ctx, "delete_instance", instance); ok || uerr != nil {
+		return res, uerr
+	}
+	return nil, err
 }
 
 // DeleteInstancesAtomic implements duroxide.ProviderAdmin. Cosmos cannot

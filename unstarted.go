@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 
@@ -24,6 +25,9 @@ import (
 // the deletion looks again; a start whose first turn is running (its
 // message locked) is refused as running.
 
+// errLookedAt: a message of the instance other than its start is locked.
+var errLookedAt = errors.New("a message queued behind the start is locked")
+
 // unstartedMessage is one queue message of an instance that has not run.
 type unstartedMessage struct {
 	ID          string `json:"id"`
@@ -39,10 +43,26 @@ func (p *Provider) deleteUnstarted(ctx context.Context, op, inst string) (res *d
 	if err := validateInstanceID(op, inst); err != nil {
 		return nil, false, err
 	}
-	for attempt := 0; ; attempt++ {
+	for attempt, looks := 0, 0; ; attempt++ {
 		res, ok, err = p.deleteUnstartedOnce(ctx, op, inst)
 		if (errors.Is(err, cosmos.ErrPreconditionFailed) || errors.Is(err, cosmos.ErrNotFound)) && attempt < 3 {
 			continue // the start or its messages changed under us: look again
+		}
+		if errors.Is(err, errLookedAt) && looks < 40 {
+			// A fetch locked a message queued behind the start while it
+			// looked at the instance; it lets go at once (the start is
+			// not visible), so wait for that rather than fail.
+			looks++
+			attempt = 0
+			select {
+			case <-ctx.Done():
+				return nil, true, duroxide.Wrap(op, ctx.Err())
+			case <-time.After(50 * time.Millisecond):
+			}
+			continue
+		}
+		if errors.Is(err, errLookedAt) {
+			err = duroxide.Kinded(duroxide.ErrInstanceStillRunning, op, "instance %q: its messages stay locked; retry the deletion", inst)
 		}
 		if err != nil {
 			return nil, ok, duroxide.Wrap(op, err)
@@ -75,13 +95,16 @@ func (p *Provider) deleteUnstartedOnce(ctx context.Context, op, inst string) (*d
 	held := ms(p.lapsedBefore())
 	b := cosmos.NewBatch(inst)
 	for _, m := range msgs {
+		w, _ := duroxide.UnmarshalWorkItem([]byte(m.WorkItem))
+		s, start := w.(duroxide.StartOrchestrationItem)
 		if m.LockedUntil != nil && *m.LockedUntil >= held {
-			return nil, true, duroxide.Kinded(duroxide.ErrInstanceStillRunning, op, "instance %q is running its first turn; retry the deletion", inst)
-		}
-		if w, err := duroxide.UnmarshalWorkItem([]byte(m.WorkItem)); err == nil {
-			if s, ok := w.(duroxide.StartOrchestrationItem); ok {
-				last = max(last, s.ExecutionID)
+			if start {
+				return nil, true, duroxide.Kinded(duroxide.ErrInstanceStillRunning, op, "instance %q is running its first turn; retry the deletion", inst)
 			}
+			return nil, true, errLookedAt
+		}
+		if start {
+			last = max(last, s.ExecutionID)
 		}
 		e := azcore.ETag(m.ETag)
 		b.Delete(m.ID, &e)

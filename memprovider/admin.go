@@ -8,6 +8,7 @@ package memprovider
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -390,10 +391,14 @@ func (a *admin) InstanceTree(ctx context.Context, instance string) (*duroxide.In
 // whole tree through DeleteInstancesAtomic (whose orphan check catches a
 // child spawned in between).
 func (a *admin) DeleteInstance(ctx context.Context, instance string, force bool) (*duroxide.DeleteInstanceResult, error) {
-	if res, ok, err := a.deleteUnstarted(ctx, instance); ok || err != nil {
+	res, err := duroxide.DeleteInstance(ctx, a, instance, force)
+	if !errors.Is(err, duroxide.ErrInstanceNotFound) {
 		return res, err
 	}
-	return duroxide.DeleteInstance(ctx, a, instance, force)
+	if res, ok, uerr := a.deleteUnstarted(ctx, instance); ok || uerr != nil {
+		return res, uerr
+	}
+	return nil, err
 }
 
 // deleteUnstarted deletes instance if it is a client start that has not
