@@ -30,7 +30,12 @@ func (p *Provider) DeleteInstance(ctx context.Context, instance string, force bo
 	}
 	// No instance document: perhaps a start that has not run. Asked only
 	// now, so that deleting an instance that ran costs nothing more.
-	if res, ok, uerr := p.deleteUnstarted(ctx, "delete_instance", instance); ok || uerr != nil {
+	res, ok, uerr := p.deleteUnstarted(ctx, "delete_instance", instance)
+	if errors.Is(uerr, errHasInstance) {
+		// Its first turn committed since: the ordinary deletion applies.
+		return duroxide.DeleteInstance(ctx, p, instance, force)
+	}
+	if ok || uerr != nil {
 		return res, uerr
 	}
 	return nil, err

@@ -25,6 +25,10 @@ import (
 // the deletion looks again; a start whose first turn is running (its
 // message locked) is refused as running.
 
+// errHasInstance: the instance has its document (it ran, or is being
+// deleted): the ordinary deletion applies.
+var errHasInstance = errors.New("the instance has a document")
+
 // errLookedAt: a message of the instance other than its start is locked.
 var errLookedAt = errors.New("a message queued behind the start is locked")
 
@@ -64,6 +68,9 @@ func (p *Provider) deleteUnstarted(ctx context.Context, op, inst string) (res *d
 		if errors.Is(err, errLookedAt) {
 			err = duroxide.Kinded(duroxide.ErrInstanceStillRunning, op, "instance %q: its messages stay locked; retry the deletion", inst)
 		}
+		if errors.Is(err, errHasInstance) {
+			return nil, false, err
+		}
 		if err != nil {
 			return nil, ok, duroxide.Wrap(op, err)
 		}
@@ -73,7 +80,10 @@ func (p *Provider) deleteUnstarted(ctx context.Context, op, inst string) (res *d
 
 func (p *Provider) deleteUnstartedOnce(ctx context.Context, op, inst string) (*duroxide.DeleteInstanceResult, bool, error) {
 	if _, err := p.readPrimary(ctx, inst, instanceDocID(inst)); !errors.Is(err, cosmos.ErrNotFound) {
-		return nil, false, err // an instance document (nil error): the ordinary deletion
+		if err == nil {
+			err = errHasInstance
+		}
+		return nil, false, err
 	}
 	rec, etag, err := p.readStartRecord(ctx, inst)
 	if err != nil || rec == nil || rec.Retired {

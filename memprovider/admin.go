@@ -395,10 +395,22 @@ func (a *admin) DeleteInstance(ctx context.Context, instance string, force bool)
 	if !errors.Is(err, duroxide.ErrInstanceNotFound) {
 		return res, err
 	}
-	if res, ok, uerr := a.deleteUnstarted(ctx, instance); ok || uerr != nil {
+	res, ok, uerr := a.deleteUnstarted(ctx, instance)
+	if ok || uerr != nil {
 		return res, uerr
 	}
+	if a.instanceRan(instance) {
+		// Its first turn committed since: the ordinary deletion applies.
+		return duroxide.DeleteInstance(ctx, a, instance, force)
+	}
 	return nil, err
+}
+
+// instanceRan reports whether instance has state (a turn of it committed).
+func (a *admin) instanceRan(instance string) bool {
+	a.p.mu.Lock()
+	defer a.p.mu.Unlock()
+	return a.p.instances[instance] != nil
 }
 
 // deleteUnstarted deletes instance if it is a client start that has not
