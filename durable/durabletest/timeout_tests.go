@@ -95,12 +95,15 @@ func executionTimeoutFailsTheInstanceWithATimeoutError(e *env) {
 	last := h[len(h)-1]
 	require.IsType(e.t, duroxide.OrchestrationFailed{}, last.Kind)
 	require.GreaterOrEqual(e.t, last.TimestampMs-h[0].TimestampMs, uint64(timeoutLimit.Milliseconds()), "failed before the limit")
-	// An instance that finishes in time is not touched by its timer.
-	e.startLimited("timeout-in-time", "Waits", "", durable.StartOptions{ExecutionTimeout: timeoutLimit, InstanceTimeout: timeoutLimit})
+	// An instance that finishes in time is not touched by its timers
+	// (a longer limit: finishing must not race it on a loaded machine).
+	const longer = 3 * timeoutLimit
+	started := time.Now()
+	e.startLimited("timeout-in-time", "Waits", "", durable.StartOptions{ExecutionTimeout: longer, InstanceTimeout: longer})
 	e.waitSubscription("timeout-in-time", "go")
 	e.raise("timeout-in-time", "go", "ok")
 	require.Equal(e.t, `ok`, e.completed("timeout-in-time"))
-	time.Sleep(timeoutLimit + 300*time.Millisecond)
+	time.Sleep(time.Until(started.Add(longer + 300*time.Millisecond)))
 	st, err := e.client().Status(e.ctx, "timeout-in-time")
 	require.NoError(e.t, err)
 	require.Equal(e.t, durable.StateCompleted, st.State)
