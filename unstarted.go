@@ -79,10 +79,8 @@ func (p *Provider) deleteUnstarted(ctx context.Context, op, inst string) (res *d
 }
 
 func (p *Provider) deleteUnstartedOnce(ctx context.Context, op, inst string) (*duroxide.DeleteInstanceResult, bool, error) {
-	if _, err := p.readPrimary(ctx, inst, instanceDocID(inst)); !errors.Is(err, cosmos.ErrNotFound) {
-		if err == nil {
-			err = errHasInstance
-		}
+	doc, docETag, err := p.provisionalInstance(ctx, inst)
+	if err != nil {
 		return nil, false, err
 	}
 	rec, etag, err := p.readStartRecord(ctx, inst)
@@ -104,6 +102,12 @@ func (p *Provider) deleteUnstartedOnce(ctx context.Context, op, inst string) (*d
 	last := rec.LastExecution
 	held := ms(p.lapsedBefore())
 	b := cosmos.NewBatch(inst)
+	looked := false
+	if doc != nil {
+		// A fetch's lock holder: deleted with the rest, unless it holds.
+		looked = doc.LockedUntil != nil && *doc.LockedUntil >= held
+		b.Delete(doc.ID, &docETag)
+	}
 	for _, m := range msgs {
 		w, _ := duroxide.UnmarshalWorkItem([]byte(m.WorkItem))
 		s, start := w.(duroxide.StartOrchestrationItem)
@@ -111,13 +115,16 @@ func (p *Provider) deleteUnstartedOnce(ctx context.Context, op, inst string) (*d
 			if start {
 				return nil, true, duroxide.Kinded(duroxide.ErrInstanceStillRunning, op, "instance %q is running its first turn; retry the deletion", inst)
 			}
-			return nil, true, errLookedAt
+			looked = true
 		}
 		if start {
 			last = max(last, s.ExecutionID)
 		}
 		e := azcore.ETag(m.ETag)
 		b.Delete(m.ID, &e)
+	}
+	if looked {
+		return nil, true, errLookedAt
 	}
 	b.Replace(rec.ID, retiredRecord(inst, last), &etag)
 	if !b.Fits() {
@@ -130,4 +137,24 @@ func (p *Provider) deleteUnstartedOnce(ctx context.Context, op, inst string) (*d
 	// by the id's next start.
 	_ = p.st.Delete(ctx, inst, pendingNoteDocID(inst), nil)
 	return &duroxide.DeleteInstanceResult{InstancesDeleted: 1, QueueMessagesDeleted: uint64(len(msgs))}, true, nil
+}
+
+// provisionalInstance reads inst's instance document at the primary: nil
+// when there is none, the document when it is a fetch's provisional one
+// (a lock holder for an instance whose first turn has not committed), and
+// errHasInstance for any other (an instance that ran, or a deletion's
+// tombstone).
+func (p *Provider) provisionalInstance(ctx context.Context, inst string) (*instanceDoc, azcore.ETag, error) {
+	body, etag, err := p.readPrimaryTagged(ctx, inst, instanceDocID(inst))
+	if errors.Is(err, cosmos.ErrNotFound) {
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	var doc instanceDoc
+	if err := json.Unmarshal(body, &doc); err != nil || !doc.Provisional || doc.Deleted != nil {
+		return nil, "", errHasInstance
+	}
+	return &doc, etag, nil
 }

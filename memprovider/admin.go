@@ -417,8 +417,8 @@ func (a *admin) instanceRan(instance string) bool {
 // run yet (a delayed start before its time, say): its queued messages go
 // and the id is free, its next life numbering executions after the
 // deleted start's, as the Cosmos provider's retired record does. A start
-// whose first turn is running (its instance locked) loses that lock, so
-// the turn's ack fails, as for any deletion. ok is false for any other
+// whose first turn is running (its message locked) is refused as
+// running, as the Cosmos provider refuses it. ok is false for any other
 // instance, which the ordinary deletion handles.
 func (a *admin) deleteUnstarted(ctx context.Context, instance string) (*duroxide.DeleteInstanceResult, bool, error) {
 	const op = "delete_instance"
@@ -432,6 +432,12 @@ func (a *admin) deleteUnstarted(ctx context.Context, instance string) (*duroxide
 	defer unlock()
 	if _, client := a.p.edge.starts[instance]; !client || a.p.instances[instance] != nil || !a.p.existsLocked(instance) {
 		return nil, false, nil // not a queued client start
+	}
+	now := a.p.now()
+	for _, m := range a.p.orchQueue {
+		if _, start := m.item.(duroxide.StartOrchestrationItem); start && m.instance == instance && m.lockToken != "" && m.lockedUntil.After(now) {
+			return nil, true, duroxide.Kinded(duroxide.ErrInstanceStillRunning, op, "instance %q is running its first turn; retry the deletion", instance)
+		}
 	}
 	res := &duroxide.DeleteInstanceResult{InstancesDeleted: 1}
 	last := a.p.edge.lastExecutions[instance]

@@ -27,6 +27,7 @@ var heldMessagesTests = []Test{
 	{Name: "handed_back_messages_keep_their_place", Func: testHandedBackMessagesKeepTheirPlace},
 	{Name: "results_for_a_missing_instance_are_dropped_at_once", Func: testResultsForAMissingInstanceAreDropped},
 	{Name: "delayed_client_start_exists_at_once_and_holds_its_messages", Func: testDelayedClientStart},
+	{Name: "a_start_that_has_not_run_is_deleted_unless_its_first_turn_runs", Func: testDeleteUnstartedStart},
 }
 
 // heldFor is how long the held-back messages stay invisible; the checks
@@ -195,4 +196,40 @@ func testDelayedClientStart(t *testing.T, f Factory) {
 
 	item = fetchWhenVisible(t, p, inst, visible)
 	require.Equal(t, []duroxide.WorkItem{startItem(inst), cancel}, item.Messages, "one start, then the cancellation")
+}
+
+// A client start that has not run is deleted with what waits behind it,
+// and the id is free; one whose first turn runs (its start fetched) is
+// refused as running, and deleted the ordinary way once that turn is
+// committed.
+func testDeleteUnstartedStart(t *testing.T, f Factory) {
+	t.Parallel()
+	ctx, p := newProvider(t, f)
+	cw, ok := p.(duroxide.ClientWriter)
+	a := p.Admin()
+	if !ok || a == nil {
+		t.Skip("provider has no duroxide.ClientWriter or ProviderAdmin")
+	}
+	const queued, running = "unstarted-queued", "unstarted-running"
+	require.NoError(t, cw.StartInstance(ctx, startItem(queued), ""))
+	require.NoError(t, cw.EnqueueForInstance(ctx, duroxide.ExternalRaisedItem{Instance: queued, Name: "e", Data: "d"}, ""))
+	res, err := a.DeleteInstance(ctx, queued, false)
+	require.NoError(t, err, "a start that has not run is not running")
+	require.Equal(t, uint64(1), res.InstancesDeleted)
+	require.Equal(t, uint64(2), res.QueueMessagesDeleted, "the start and the event behind it")
+	exists, err := cw.InstanceExists(ctx, queued)
+	require.NoError(t, err)
+	require.False(t, exists)
+	_, err = a.DeleteInstance(ctx, queued, false)
+	require.ErrorIs(t, err, duroxide.ErrInstanceNotFound)
+	require.Nil(t, tryFetch(t, p, testLock), "nothing of the deleted start is fetched")
+
+	require.NoError(t, cw.StartInstance(ctx, startItem(running), ""))
+	item := mustFetchInstance(t, p, testLock, running)
+	_, err = a.DeleteInstance(ctx, running, true)
+	require.ErrorIs(t, err, duroxide.ErrInstanceStillRunning, "its first turn runs")
+	mustAck(t, p, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1,
+		HistoryDelta: []duroxide.Event{startedEvent(running, 1)}, Metadata: runningMetadata()})
+	_, err = a.DeleteInstance(ctx, running, true)
+	require.NoError(t, err, "deleted the ordinary way once its turn committed")
 }
