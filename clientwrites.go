@@ -79,7 +79,19 @@ var _ duroxide.ClientWriter = (*Provider)(nil)
 // StartInstance implements duroxide.ClientWriter.
 func (p *Provider) StartInstance(ctx context.Context, item duroxide.StartOrchestrationItem, key string) error {
 	const op = "start_instance"
-	_, err := p.startWith(ctx, op, item, key, nil, func() error { return p.compareStart(ctx, op, item, key) })
+	_, err := p.startWith(ctx, op, item, key, time.Time{}, nil, func() error { return p.compareStart(ctx, op, item, key) })
+	return err
+}
+
+var _ duroxide.DelayedStartWriter = (*Provider)(nil)
+
+// StartInstanceAt implements duroxide.DelayedStartWriter: the start's
+// queue message carries at as its visibleAt, and everything else is
+// StartInstance's (the start record is written at once, so the instance
+// exists and a second start is judged against it).
+func (p *Provider) StartInstanceAt(ctx context.Context, item duroxide.StartOrchestrationItem, key string, at time.Time) error {
+	const op = "start_instance_at"
+	_, err := p.startWith(ctx, op, item, key, at, nil, func() error { return p.compareStart(ctx, op, item, key) })
 	return err
 }
 
@@ -89,14 +101,19 @@ func (p *Provider) StartInstance(ctx context.Context, item duroxide.StartOrchest
 // extra is called after each start message is built, so that a queue
 // message it returns is ordered after the start. For an instance that
 // exists it writes nothing and returns existing's verdict. started
-// reports whether the batch was written.
-func (p *Provider) startWith(ctx context.Context, op string, item duroxide.StartOrchestrationItem, key string, extra func() ([]byte, error), existing func() error) (started bool, err error) {
+// reports whether the batch was written. The start becomes visible at at,
+// or at once when at has passed (or is zero).
+func (p *Provider) startWith(ctx context.Context, op string, item duroxide.StartOrchestrationItem, key string, at time.Time, extra func() ([]byte, error), existing func() error) (started bool, err error) {
 	inst := item.Instance
 	if err := validateInstanceID(op, inst); err != nil {
 		return false, err
 	}
 	now := p.now()
-	msg, err := p.queueDocument(ctx, op, item, docOrchQueue, now, now)
+	visible := now
+	if at.After(now) {
+		visible = at
+	}
+	msg, err := p.queueDocument(ctx, op, item, docOrchQueue, visible, now)
 	if err != nil {
 		return false, err
 	}
@@ -144,11 +161,11 @@ func (p *Provider) startWith(ctx context.Context, op string, item duroxide.Start
 		if errors.As(err, &be) && be.Index == 0 && errors.Is(err, cosmos.ErrConflict) {
 			// Another start, our own earlier attempt, or a deleted life's
 			// retired record.
-			started, err = p.startAfterConflict(ctx, op, item, key, rec, extra, now, existing)
+			started, err = p.startAfterConflict(ctx, op, item, key, rec, extra, visible, now, existing)
 		}
 		return err
 	})
-	if err == nil && started {
+	if err == nil && started && !visible.After(now) {
 		p.notifyDoc(docOrchQueue, inst)
 	}
 	return started, err
@@ -158,7 +175,7 @@ func (p *Provider) startWith(ctx context.Context, op string, item duroxide.Start
 // retired record (a deleted life's) is taken over, so that the new life
 // continues its execution ids (recreate.go); anything else is a start
 // that landed before, ours or another's, judged by existing.
-func (p *Provider) startAfterConflict(ctx context.Context, op string, item duroxide.StartOrchestrationItem, key string, rec startRecordDoc, extra func() ([]byte, error), now time.Time, existing func() error) (bool, error) {
+func (p *Provider) startAfterConflict(ctx context.Context, op string, item duroxide.StartOrchestrationItem, key string, rec startRecordDoc, extra func() ([]byte, error), visible, now time.Time, existing func() error) (bool, error) {
 	old, etag, err := p.readStartRecord(ctx, item.Instance)
 	if err != nil {
 		return false, duroxide.Wrap(op, err)
@@ -166,7 +183,7 @@ func (p *Provider) startAfterConflict(ctx context.Context, op string, item durox
 	if old == nil || !old.Retired {
 		return false, existing()
 	}
-	return p.startRecreated(ctx, op, item, &rec, old, etag, extra, now, existing)
+	return p.startRecreated(ctx, op, item, &rec, old, etag, extra, visible, now, existing)
 }
 
 // compareStart accepts a start identical to the recorded one (or with
@@ -289,7 +306,7 @@ func (p *Provider) SignalWithStart(ctx context.Context, start duroxide.StartOrch
 		doc, err = encodeQueueDoc(op, q)
 		return doc, err
 	}
-	return p.startWith(ctx, op, start, startKey, stamp, func() error {
+	return p.startWith(ctx, op, start, startKey, time.Time{}, stamp, func() error {
 		if doc == nil {
 			if _, err := stamp(); err != nil {
 				return err

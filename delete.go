@@ -21,9 +21,24 @@ import (
 // maintenance loop finish a sweep a crash interrupted.
 
 // DeleteInstance implements duroxide.ProviderAdmin: it refuses a
-// sub-orchestration and deletes a root with all its descendants.
+// sub-orchestration and deletes a root with all its descendants, or a
+// client start that has not run yet (unstarted.go).
 func (p *Provider) DeleteInstance(ctx context.Context, instance string, force bool) (*duroxide.DeleteInstanceResult, error) {
-	return duroxide.DeleteInstance(ctx, p, instance, force)
+	res, err := duroxide.DeleteInstance(ctx, p, instance, force)
+	if !errors.Is(err, duroxide.ErrInstanceNotFound) {
+		return res, err
+	}
+	// No instance document: perhaps a start that has not run. Asked only
+	// now, so that deleting an instance that ran costs nothing more.
+	res, ok, uerr := p.deleteUnstarted(ctx, "delete_instance", instance)
+	if errors.Is(uerr, errHasInstance) {
+		// Its first turn committed since: the ordinary deletion applies.
+		return duroxide.DeleteInstance(ctx, p, instance, force)
+	}
+	if ok || uerr != nil {
+		return res, uerr
+	}
+	return nil, err
 }
 
 // DeleteInstancesAtomic implements duroxide.ProviderAdmin. Cosmos cannot

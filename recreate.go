@@ -46,9 +46,9 @@ func retiredRecord(inst string, last uint64) []byte {
 // execution, and item's start message asks for the execution after it.
 // The record's ETag makes the take-over one atomic step against a
 // concurrent start, whose record then stands (existing judges).
-func (p *Provider) startRecreated(ctx context.Context, op string, item duroxide.StartOrchestrationItem, rec, old *startRecordDoc, etag azcore.ETag, extra func() ([]byte, error), now time.Time, existing func() error) (bool, error) {
+func (p *Provider) startRecreated(ctx context.Context, op string, item duroxide.StartOrchestrationItem, rec, old *startRecordDoc, etag azcore.ETag, extra func() ([]byte, error), visible, now time.Time, existing func() error) (bool, error) {
 	item.ExecutionID = max(item.ExecutionID, old.LastExecution+1)
-	msg, err := p.queueDocument(ctx, op, item, docOrchQueue, now, now)
+	msg, err := p.queueDocument(ctx, op, item, docOrchQueue, visible, now)
 	if err != nil {
 		return false, err
 	}

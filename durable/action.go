@@ -48,6 +48,9 @@ type actionStartSubOrchestration struct {
 	Version           *string
 	Instance          string
 	Input             string
+	// Timeouts are the child's (SubOrchestrationOptions), carried on its
+	// start item; not part of the schedule's identity in history.
+	Timeouts timeouts
 }
 
 // actionContinueAsNew ends the execution and starts the next one.

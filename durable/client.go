@@ -85,10 +85,17 @@ func (c *Client) StartOrchestration(ctx context.Context, instance, orchestration
 		}
 		version = &o.Version
 	}
+	if !o.StartAt.IsZero() && o.IDReuse == IDReuseAllowTerminal {
+		return &InputError{Op: "start orchestration", Reason: "StartOptions.StartAt cannot be combined with IDReuseAllowTerminal"}
+	}
 	return c.start(ctx, instance, orchestration, version, input, o)
 }
 
 func (c *Client) start(ctx context.Context, instance, orchestration string, version *string, input any, o StartOptions) error {
+	limits, err := newTimeouts(o.ExecutionTimeout, o.InstanceTimeout)
+	if err != nil {
+		return &InputError{Op: "start orchestration", Reason: err.Error()}
+	}
 	if instance == "" || orchestration == "" {
 		return &InputError{Op: "start orchestration", Reason: "instance and orchestration names must not be empty"}
 	}
@@ -102,6 +109,7 @@ func (c *Client) start(ctx context.Context, instance, orchestration string, vers
 	ctx, end := c.tel.clientSpan(ctx, "start_orchestration", instance, attrOrchestation.String(orchestration))
 	err = c.startInstance(ctx, duroxide.StartOrchestrationItem{
 		Instance: instance, Orchestration: orchestration, Input: raw, Version: version, ExecutionID: initialExecutionID,
+		ExecutionTimeoutMs: limits.execution, InstanceTimeoutMs: limits.instance,
 	}, o)
 	end(err)
 	return err

@@ -29,6 +29,28 @@ type StartOptions struct {
 	// IdempotencyKey identifies the start across a caller's own retries
 	// ("" = none beyond the identical-start rule).
 	IdempotencyKey string
+	// StartAt delays the start: the instance exists from the call on (a
+	// second start is judged as for any start, events and cancellations
+	// are accepted and wait), but its code first runs once StartAt has
+	// passed on the provider's clock. Until then Status reports State
+	// NotFound with Waiting "scheduled to start at <RFC 3339 time>". The
+	// zero time (or one already past) starts at once. Needs a provider
+	// with duroxide.DelayedStartWriter; cannot be combined with
+	// IDReuseAllowTerminal.
+	StartAt time.Time
+	// ExecutionTimeout bounds each execution of the instance, from the
+	// turn that starts it; InstanceTimeout bounds the whole instance,
+	// from its first turn, across continue-as-new. Past either, the
+	// runtime cancels the instance with the reason "timeout: execution
+	// (instance) timeout of <d> exceeded": it fails as a cancelled
+	// instance does (its activities and children cancelled), and its
+	// failure matches ErrTimedOut. Both are durable timers the runtime
+	// stores with the first turn, so they fire across restarts; a
+	// suspended instance's timeout waits for Resume like its other
+	// timers. A restart of the id (IDReuseAllowTerminal,
+	// Client.Restart) runs without them. 0 = none; negative is refused.
+	ExecutionTimeout time.Duration
+	InstanceTimeout  time.Duration
 }
 
 // IDReusePolicy decides what a start on an instance id that already

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/duroxide-go/cdb/duroxide"
 )
@@ -11,6 +12,9 @@ import (
 // startInstance enqueues a client start through the provider's
 // ClientWriter (atomic existence check) when it has one.
 func (c *Client) startInstance(ctx context.Context, item duroxide.StartOrchestrationItem, o StartOptions) error {
+	if !o.StartAt.IsZero() {
+		return c.startDelayed(ctx, item, o)
+	}
 	w, ok := c.p.(duroxide.ClientWriter)
 	if !ok {
 		return c.enqueue(ctx, item)
@@ -24,6 +28,29 @@ func (c *Client) startInstance(ctx context.Context, item duroxide.StartOrchestra
 	}
 	c.wake(duroxide.OrchestratorQueue, item.InstanceID())
 	return nil
+}
+
+// startDelayed is a start whose message becomes visible at o.StartAt
+// (duroxide.DelayedStartWriter). It notes the start time for Status's
+// Waiting, best effort: the note is a hint, the start is what counts.
+func (c *Client) startDelayed(ctx context.Context, item duroxide.StartOrchestrationItem, o StartOptions) error {
+	w, ok := c.p.(duroxide.DelayedStartWriter)
+	if !ok {
+		return &InputError{Op: "start orchestration", Reason: "StartOptions.StartAt needs a provider with duroxide.DelayedStartWriter"}
+	}
+	if err := w.StartInstanceAt(ctx, item, o.IdempotencyKey, o.StartAt); err != nil {
+		return err
+	}
+	if n, ok := c.p.(duroxide.PendingNoter); ok {
+		_ = n.NotePending(ctx, item.Instance, scheduledNote(o.StartAt))
+	}
+	c.wake(duroxide.OrchestratorQueue, item.Instance)
+	return nil
+}
+
+// scheduledNote is the Waiting text of a delayed start.
+func scheduledNote(at time.Time) string {
+	return "scheduled to start at " + at.UTC().Format(time.RFC3339Nano)
 }
 
 // restartTerminal starts a new execution of a terminal instance

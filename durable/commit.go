@@ -127,7 +127,8 @@ func (t *turn) dispatchActions() {
 		case actionStartSubOrchestration:
 			t.orch = append(t.orch, duroxide.StartOrchestrationItem{Instance: childInstanceID(instance, a.Instance),
 				Orchestration: a.Name, Input: a.Input, Version: a.Version, ParentInstance: ptr(instance),
-				ParentID: ptr(a.SchedulingEventID), ParentExecutionID: ptr(t.executionID), ExecutionID: initialExecutionID})
+				ParentID: ptr(a.SchedulingEventID), ParentExecutionID: ptr(t.executionID), ExecutionID: initialExecutionID,
+				ExecutionTimeoutMs: a.Timeouts.execution, InstanceTimeoutMs: a.Timeouts.instance})
 		case actionStartOrchestrationDetached:
 			t.orch = append(t.orch, detachedStart(a))
 		}

@@ -102,14 +102,14 @@ func (c *OrchestrationContext) dequeueEvent(queue string) *Future[string] {
 
 // scheduleSubOrchestration emits the start of a child; a nil instance
 // means an auto-generated id, bound to the scheduling event id.
-func (c *OrchestrationContext) scheduleSubOrchestration(name string, version, instance *string, input string) *Future[string] {
+func (c *OrchestrationContext) scheduleSubOrchestration(name string, version, instance *string, input string, limits timeouts) *Future[string] {
 	inst := ""
 	if instance != nil {
 		inst = *instance
 	} else {
 		inst = subOrchPendingPrefix + strconv.FormatUint(c.nextToken+1, 10)
 	}
-	token := c.emit(actionStartSubOrchestration{Name: name, Version: version, Instance: inst, Input: input})
+	token := c.emit(actionStartSubOrchestration{Name: name, Version: version, Instance: inst, Input: input, Timeouts: limits})
 	st := c.newFuture(token, kindSubOrchestration, func() (any, error, bool) {
 		r, ok := c.results[token]
 		if !ok {

@@ -244,7 +244,7 @@ func (rt *Runtime) processOrchestrationItem(t *turn) {
 		t.executionID++
 		t.readHistory(nil)
 	}
-	if !rt.judgeCancels(t) {
+	if !rt.judgeTimeouts(t) || !rt.judgeCancels(t) {
 		return
 	}
 	rt.dropCancelsOfEarlierParents(t)
@@ -276,7 +276,8 @@ func (rt *Runtime) runTurn(t *turn) bool {
 		rt.abandon(duroxide.OrchestratorQueue, instance, item.LockToken, delay, false)
 		return false
 	}
-	if t.empty() {
+	first := t.empty()
+	if first {
 		// A new execution: its started event is part of this turn's delta.
 		t.delta = append(t.delta, t.startedEvent(version))
 	}
@@ -290,6 +291,9 @@ func (rt *Runtime) runTurn(t *turn) bool {
 	if err := rt.commitResult(t); err != nil {
 		rt.parentUnreadable(t, err)
 		return false
+	}
+	if first && (t.result.Kind == turnContinue || t.result.Kind == turnContinueAsNew) {
+		t.armTimeouts(t.clock())
 	}
 	return true
 }

@@ -48,6 +48,9 @@ func (e *replayEngine) executeOrchestration(handler OrchestrationFunc, input, na
 	// Replay does not depend on the worker: the parameter is unused (Rust
 	// keeps it for API compatibility only).
 	_ = workerID
+	if c, ok := cancelledBeforeItRan(working, e.persistedHistoryLen); ok {
+		return turnResult{Kind: turnCancelled, Reason: c.Reason}
+	}
 
 	e.ctx = newOrchestrationContext(e.instance, e.executionID, name, version, e.now, e.logger)
 	e.ctx.engine, e.ctx.limits, e.working = e, e.limits, working
@@ -75,6 +78,25 @@ func (e *replayEngine) executeOrchestration(handler OrchestrationFunc, input, na
 		return *abort
 	}
 	return e.finalize()
+}
+
+// cancelledBeforeItRan returns the cancellation that reached an
+// execution in its very first turn (nothing persisted yet): the
+// execution ends cancelled without its code being called, so a
+// cancellation sent before a delayed start (StartOptions.StartAt) runs
+// none of it. A later replay meets the execution's failure first, and
+// the history (started, cancel requested, failed) is one duroxide writes
+// for a cancelled execution.
+func cancelledBeforeItRan(working []duroxide.Event, persisted int) (duroxide.OrchestrationCancelRequested, bool) {
+	if persisted > 0 {
+		return duroxide.OrchestrationCancelRequested{}, false
+	}
+	for _, ev := range working {
+		if c, ok := ev.Kind.(duroxide.OrchestrationCancelRequested); ok {
+			return c, true
+		}
+	}
+	return duroxide.OrchestrationCancelRequested{}, false
 }
 
 func (e *replayEngine) execute(working []duroxide.Event) *turnResult {

@@ -100,6 +100,13 @@ type RetryPolicy struct {
 	// Timeout, when positive, races each attempt against a durable timer;
 	// a timed-out attempt fails the call at once and is not retried.
 	Timeout time.Duration
+	// ScheduleToClose, when positive, bounds the whole call: every
+	// attempt and the backoffs between them race one durable timer,
+	// started with the first attempt. When it fires first, the attempt in
+	// flight is cancelled, no further attempt is scheduled, and the call
+	// fails with "timeout: activity schedule-to-close of <d> exceeded"
+	// (matching ErrTimedOut). Go-only; negative panics as bad input.
+	ScheduleToClose time.Duration
 }
 
 // DefaultRetryPolicy is the default policy spelled out: 3 attempts,
@@ -161,9 +168,33 @@ const timeoutMessage = "timeout: activity timed out"
 // history, and it can be raced and joined like any future (Rust:
 // schedule_activity_with_retry).
 func (c *OrchestrationContext) retryActivity(name, input string, policy RetryPolicy, session, tag string) *Future[string] {
+	if policy.ScheduleToClose < 0 {
+		panic("durable: RetryPolicy.ScheduleToClose must not be negative")
+	}
 	return goBlock(c, func(ctx *OrchestrationContext) (string, error) {
+		if policy.ScheduleToClose > 0 {
+			return ctx.retryWithin(name, input, policy, session, tag)
+		}
 		return ctx.retryLoop(name, input, policy, session, tag)
 	}, true)
+}
+
+// retryWithin races the retry loop against the schedule-to-close timer.
+// The loop is polled first, so its first attempt is scheduled before the
+// timer is created; the loser is dropped, which cancels an attempt in
+// flight and stops the loop.
+func (c *OrchestrationContext) retryWithin(name, input string, policy RetryPolicy, session, tag string) (string, error) {
+	loop := Go(c, func(ctx *OrchestrationContext) (string, error) {
+		return ctx.retryLoop(name, input, policy, session, tag)
+	})
+	deadline := Go(c, func(ctx *OrchestrationContext) (struct{}, error) {
+		ctx.scheduleTimer(policy.ScheduleToClose).Await()
+		return struct{}{}, nil
+	})
+	if c.Select(loop, deadline) == 1 {
+		return "", &TaskFailedError{Message: fmt.Sprintf("%sactivity schedule-to-close of %s exceeded", timeoutPrefix, policy.ScheduleToClose)}
+	}
+	return loop.Await()
 }
 
 func (c *OrchestrationContext) retryLoop(name, input string, policy RetryPolicy, session, tag string) (string, error) {

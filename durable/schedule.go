@@ -93,6 +93,12 @@ type SubOrchestrationOptions struct {
 	// Version pins the child to a version; empty means the registry's
 	// policy.
 	Version string
+	// ExecutionTimeout and InstanceTimeout bound the child as
+	// StartOptions' do a started instance: past one, the child is
+	// cancelled with a "timeout: ..." reason and this call's future fails
+	// with an error matching ErrTimedOut. 0 = none.
+	ExecutionTimeout time.Duration
+	InstanceTimeout  time.Duration
 }
 
 // CallSubOrchestration starts the child orchestration name with input and
@@ -102,7 +108,11 @@ type SubOrchestrationOptions struct {
 func CallSubOrchestration[Out any](ctx *OrchestrationContext, name string, input any, opts ...SubOrchestrationOptions) *Future[Out] {
 	o := oneOption("CallSubOrchestration", opts)
 	in := mustEncode(input)
-	return mapFuture(ctx.scheduleSubOrchestration(name, optString(o.Version), optString(o.InstanceID), in), decodeResult[Out])
+	limits, err := newTimeouts(o.ExecutionTimeout, o.InstanceTimeout)
+	if err != nil {
+		panic("durable: CallSubOrchestration: " + err.Error())
+	}
+	return mapFuture(ctx.scheduleSubOrchestration(name, optString(o.Version), optString(o.InstanceID), in, limits), decodeResult[Out])
 }
 
 // StartOrchestrationOptions are the optional settings of

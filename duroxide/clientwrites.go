@@ -41,6 +41,19 @@ type ClientWriter interface {
 	InstanceExists(ctx context.Context, instance string) (bool, error)
 }
 
+// DelayedStartWriter is an optional Provider capability beside
+// ClientWriter: a client start whose message becomes visible only at a
+// given time. The instance exists from the call on (InstanceExists, the
+// identical-start and duplicate-start rules of StartInstance hold at
+// once), and a message for it enqueued meanwhile (a cancellation, an
+// event) waits behind the start, as behind any start not visible yet.
+// The durable Client's StartOptions.StartAt needs it.
+type DelayedStartWriter interface {
+	// StartInstanceAt is StartInstance with the start visible at at, read
+	// on the provider's own clock (an at not after now is StartInstance).
+	StartInstanceAt(ctx context.Context, item StartOrchestrationItem, key string, at time.Time) error
+}
+
 // NextExecutionWriter is an optional Provider capability beside
 // ClientWriter: a client's request that starts a new execution of a
 // terminal instance, accepted at most once per execution. The durable

@@ -80,6 +80,9 @@ const (
 	fActivityID
 	fError
 	fRestartOf
+	fExecutionTimeoutMs
+	fInstanceTimeoutMs
+	fTimeoutMs
 	numFields
 )
 
@@ -126,6 +129,9 @@ var fieldNames = [numFields]string{
 	fActivityID:          "activity_id",
 	fError:               "error",
 	fRestartOf:           "restart_of",
+	fExecutionTimeoutMs:  "execution_timeout_ms",
+	fInstanceTimeoutMs:   "instance_timeout_ms",
+	fTimeoutMs:           "timeout_ms",
 }
 
 var fieldIndex = func() map[string]field {

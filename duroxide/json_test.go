@@ -81,6 +81,8 @@ func sampleItems() []WorkItem {
 		ActivityExecuteItem{Instance: "i", ExecutionID: 1, ID: 2, SessionID: ptr("s"), Tag: ptr("")},
 		ActivityCompletedItem{Instance: "i", ExecutionID: 1, ID: 2, Result: nasty},
 		TimerFiredItem{Instance: "i", ExecutionID: 1, ID: 4, FireAtMs: math.MaxUint64},
+		TimerFiredItem{Instance: "i", ExecutionID: 1, ID: ExecutionTimeoutTimerID, FireAtMs: 5, TimeoutMs: ptr(uint64(1000))},
+		StartOrchestrationItem{Instance: "t", Orchestration: "O", ExecutionID: 1, ExecutionTimeoutMs: ptr(uint64(1)), InstanceTimeoutMs: ptr(uint64(math.MaxUint64))},
 		ExternalRaisedItem{Instance: "i", Name: "n", Data: nasty},
 		SubOrchCompletedItem{ParentInstance: "p", ParentExecutionID: math.MaxUint64, Result: ""},
 		CancelInstanceItem{Instance: "i", Reason: nasty},
@@ -430,6 +432,19 @@ func TestOptionalFieldsNullVersusOmitted(t *testing.T) {
 	}
 	out, _ = MarshalWorkItem(ContinueAsNewItem{Instance: "i", Orchestration: "o", Input: "x", RestartOf: ptr(uint64(4))})
 	if string(out) != `{"ContinueAsNew":{"instance":"i","orchestration":"o","input":"x","version":null,"carry_forward_events":[],"restart_of":4}}` {
+		t.Errorf("got %s", out)
+	}
+	// The Go-only timeouts of StartOrchestration and TimerFired likewise.
+	out, _ = MarshalWorkItem(StartOrchestrationItem{Instance: "i", Orchestration: "o", ExecutionID: 1, ExecutionTimeoutMs: ptr(uint64(7)), InstanceTimeoutMs: ptr(uint64(8))})
+	if string(out) != `{"StartOrchestration":{"instance":"i","orchestration":"o","input":"","version":null,"parent_instance":null,"parent_id":null,"execution_id":1,"execution_timeout_ms":7,"instance_timeout_ms":8}}` {
+		t.Errorf("got %s", out)
+	}
+	out, _ = MarshalWorkItem(TimerFiredItem{Instance: "i", ExecutionID: 1, ID: 2, FireAtMs: 3})
+	if string(out) != `{"TimerFired":{"instance":"i","execution_id":1,"id":2,"fire_at_ms":3}}` {
+		t.Errorf("got %s", out)
+	}
+	out, _ = MarshalWorkItem(TimerFiredItem{Instance: "i", ExecutionID: 1, ID: 2, FireAtMs: 3, TimeoutMs: ptr(uint64(4))})
+	if string(out) != `{"TimerFired":{"instance":"i","execution_id":1,"id":2,"fire_at_ms":3,"timeout_ms":4}}` {
 		t.Errorf("got %s", out)
 	}
 	// ActivityExecute: session_id and tag skipped when nil.

@@ -14,6 +14,8 @@ func appendWorkItem(b []byte, w WorkItem) ([]byte, error) {
 		b = appendOptU64Field(b, "parent_id", x.ParentID)
 		b = appendSkipU64Field(b, "parent_execution_id", x.ParentExecutionID)
 		b = appendU64Field(b, "execution_id", x.ExecutionID)
+		b = appendSkipU64Field(b, "execution_timeout_ms", x.ExecutionTimeoutMs)
+		b = appendSkipU64Field(b, "instance_timeout_ms", x.InstanceTimeoutMs)
 	case ActivityExecuteItem:
 		b = append(b, `{"ActivityExecute":{`...)
 		b = appendStrField(b, "instance", x.Instance)
@@ -41,6 +43,7 @@ func appendWorkItem(b []byte, w WorkItem) ([]byte, error) {
 		b = appendU64Field(b, "execution_id", x.ExecutionID)
 		b = appendU64Field(b, "id", x.ID)
 		b = appendU64Field(b, "fire_at_ms", x.FireAtMs)
+		b = appendSkipU64Field(b, "timeout_ms", x.TimeoutMs)
 	case ExternalRaisedItem:
 		b = append(b, `{"ExternalRaised":{`...)
 		b = appendStrField(b, "instance", x.Instance)
@@ -137,8 +140,9 @@ var workItemLayouts = map[string]*layout{
 	"ExternalRaised":    {name: "struct variant WorkItem::ExternalRaised", order: []field{fInstance, fName, fData}},
 	"SubOrchCompleted":  {name: "struct variant WorkItem::SubOrchCompleted", order: []field{fParentInstance, fParentExecutionID, fParentID, fResult}},
 	"SubOrchFailed":     {name: "struct variant WorkItem::SubOrchFailed", order: []field{fParentInstance, fParentExecutionID, fParentID, fDetails}},
-	// CancelInstance's execution_id and parent_execution_id and
-	// ContinueAsNew's restart_of are
+	// CancelInstance's execution_id and parent_execution_id,
+	// StartOrchestration's execution_timeout_ms and instance_timeout_ms,
+	// TimerFired's timeout_ms and ContinueAsNew's restart_of are
 	// Go-only and decoded from the map form only (the one Go writes): the
 	// sequence layouts stay serde's, which has no such elements.
 	"CancelInstance": {name: "struct variant WorkItem::CancelInstance", order: []field{fInstance, fReason}},
@@ -183,14 +187,16 @@ func (d *decoder) workItem() (WorkItem, error) {
 	switch name {
 	case "StartOrchestration":
 		w = StartOrchestrationItem{
-			Instance:          f.str(fInstance),
-			Orchestration:     f.str(fOrchestration),
-			Input:             f.str(fInput),
-			Version:           f.optStr(fVersion),
-			ParentInstance:    f.optStr(fParentInstance),
-			ParentID:          f.optU64(fParentID),
-			ParentExecutionID: f.optU64(fParentExecutionID),
-			ExecutionID:       f.u64(fExecutionID),
+			Instance:           f.str(fInstance),
+			Orchestration:      f.str(fOrchestration),
+			Input:              f.str(fInput),
+			Version:            f.optStr(fVersion),
+			ParentInstance:     f.optStr(fParentInstance),
+			ParentID:           f.optU64(fParentID),
+			ParentExecutionID:  f.optU64(fParentExecutionID),
+			ExecutionID:        f.u64(fExecutionID),
+			ExecutionTimeoutMs: f.optU64(fExecutionTimeoutMs),
+			InstanceTimeoutMs:  f.optU64(fInstanceTimeoutMs),
 		}
 	case "ActivityExecute":
 		w = ActivityExecuteItem{
@@ -222,6 +228,7 @@ func (d *decoder) workItem() (WorkItem, error) {
 			ExecutionID: f.u64(fExecutionID),
 			ID:          f.u64(fID),
 			FireAtMs:    f.u64(fFireAtMs),
+			TimeoutMs:   f.optU64(fTimeoutMs),
 		}
 	case "ExternalRaised":
 		w = ExternalRaisedItem{Instance: f.str(fInstance), Name: f.str(fName), Data: f.str(fData)}

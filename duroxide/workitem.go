@@ -44,7 +44,22 @@ type StartOrchestrationItem struct {
 	ParentID          *uint64 // always written
 	ParentExecutionID *uint64 // omitted when nil (0.1.31)
 	ExecutionID       uint64
+	// ExecutionTimeoutMs and InstanceTimeoutMs, when set, bound each
+	// execution and the whole instance (across continue-as-new): the Go
+	// runtime arms a timeout timer (ExecutionTimeoutTimerID,
+	// InstanceTimeoutTimerID) in the first turn. Go-only, omitted when
+	// nil; the Rust crate ignores them.
+	ExecutionTimeoutMs *uint64
+	InstanceTimeoutMs  *uint64
 }
+
+// The ids of the Go runtime's own timeout timers (TimerFiredItem.ID):
+// no TimerCreated event has them (event ids count from 1), so they never
+// meet an orchestration's timer.
+const (
+	ExecutionTimeoutTimerID uint64 = 1<<64 - 1
+	InstanceTimeoutTimerID  uint64 = 1<<64 - 2
+)
 
 // ActivityExecuteItem asks a worker to run an activity.
 type ActivityExecuteItem struct {
@@ -79,6 +94,11 @@ type TimerFiredItem struct {
 	ExecutionID uint64
 	ID          uint64 // the TimerCreated event id
 	FireAtMs    uint64
+	// TimeoutMs is set on the runtime's timeout timers only: the
+	// timeout's length, with which an execution timeout is armed again
+	// for the execution that continued the timer's as new. Go-only,
+	// omitted when nil.
+	TimeoutMs *uint64
 }
 
 // ExternalRaisedItem delivers an external event.

@@ -67,7 +67,18 @@ var _ duroxide.ClientWriter = (*Provider)(nil)
 // StartInstance implements duroxide.ClientWriter under the provider's
 // mutex, so of concurrent starts exactly one is accepted.
 func (p *Provider) StartInstance(ctx context.Context, item duroxide.StartOrchestrationItem, key string) error {
-	const op = "start_instance"
+	return p.startInstance(ctx, "start_instance", item, key, time.Time{})
+}
+
+var _ duroxide.DelayedStartWriter = (*Provider)(nil)
+
+// StartInstanceAt implements duroxide.DelayedStartWriter: StartInstance
+// with the start message visible at at on the provider's clock.
+func (p *Provider) StartInstanceAt(ctx context.Context, item duroxide.StartOrchestrationItem, key string, at time.Time) error {
+	return p.startInstance(ctx, "start_instance_at", item, key, at)
+}
+
+func (p *Provider) startInstance(ctx context.Context, op string, item duroxide.StartOrchestrationItem, key string, at time.Time) error {
 	if err := ctx.Err(); err != nil {
 		return duroxide.Wrap(op, err)
 	}
@@ -85,15 +96,18 @@ func (p *Provider) StartInstance(ctx context.Context, item duroxide.StartOrchest
 		}
 		return duroxide.Kinded(duroxide.ErrInstanceExists, op, "instance %q already exists", item.Instance)
 	}
-	p.startLocked(item, key)
+	visible := p.startLocked(item, key, at)
 	p.notify()
-	p.enqueues.Notify(duroxide.OrchestratorQueue, item.Instance)
+	if !visible.After(p.now()) {
+		p.enqueues.Notify(duroxide.OrchestratorQueue, item.Instance)
+	}
 	return nil
 }
 
 // startLocked records and queues item, the start of an instance that
-// does not exist. Callers hold p.mu.
-func (p *Provider) startLocked(item duroxide.StartOrchestrationItem, key string) {
+// does not exist, visible at at (at once when at has passed or is zero),
+// and returns when it is visible. Callers hold p.mu.
+func (p *Provider) startLocked(item duroxide.StartOrchestrationItem, key string, at time.Time) time.Time {
 	if p.edge.starts == nil {
 		p.edge.starts, p.edge.keys = map[string]startRecord{}, map[string]map[string]bool{}
 	}
@@ -105,7 +119,12 @@ func (p *Provider) startLocked(item duroxide.StartOrchestrationItem, key string)
 	delete(p.edge.keys, item.Instance)
 	delete(p.edge.notes, item.Instance)
 	delete(p.edge.claims, item.Instance)
-	p.orchQueue = append(p.orchQueue, &orchMessage{seq: p.nextSeq(), instance: item.Instance, item: item, visibleAt: p.now()})
+	visible := p.now()
+	if at.After(visible) {
+		visible = at
+	}
+	p.orchQueue = append(p.orchQueue, &orchMessage{seq: p.nextSeq(), instance: item.Instance, item: item, visibleAt: visible})
+	return visible
 }
 
 var _ duroxide.SignalStarter = (*Provider)(nil)
@@ -133,7 +152,7 @@ func (p *Provider) SignalWithStart(ctx context.Context, start duroxide.StartOrch
 	defer p.mu.Unlock()
 	started := !p.existsLocked(start.Instance)
 	if started {
-		p.startLocked(start, startKey)
+		p.startLocked(start, startKey, time.Time{})
 	}
 	p.enqueueLocked(start.Instance, msg, msgKey)
 	p.notify()

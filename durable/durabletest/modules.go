@@ -64,5 +64,9 @@ func modules() []module {
 		// Go-only: ctx.HistorySize, ctx.ContinueAsNewSuggested and the
 		// history size warnings (issue 34).
 		{"history_size_tests", historySizeTests},
+		// Go-only: delayed starts (issue 33).
+		{"delayed_start_tests", delayedStartTests},
+		// Go-only: execution and instance timeouts (issue 33).
+		{"timeout_tests", timeoutTests},
 	}
 }

@@ -93,11 +93,14 @@ long_polling 5, management 13, multi_execution 5, poison_message 9, prune
 additions: blocked_instances (5), the BlockOrchestrationItem and
 BlockedReason calls the Go runtime's NondeterminismBlock policy uses, and
 the optional StatusReader's ReadStatus, checked against them;
-held_messages (5): messages that arrive while an instance's start or an
+held_messages (7): messages that arrive while an instance's start or an
 abandoned batch is held back wait for it, neither dropped as orphans nor
 delivered first, a fetched message a commit hands back keeps its place
-ahead of what arrived during the turn, and a result for an instance that
-does not exist is dropped at once; instance_search (8),
+ahead of what arrived during the turn, a result for an instance that
+does not exist is dropped at once, a delayed client start
+(DelayedStartWriter) makes its instance exist at once, and a client start
+that has not run is deleted with what waits behind it unless its first
+turn runs; instance_search (8),
 ProviderAdmin.SearchInstances; and
 lifecycle (12), what the Client's Suspend, Resume, Rewind and Restart need:
 OrchestrationCommit.Suspend holding an instance's messages back until a

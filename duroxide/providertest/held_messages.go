@@ -26,6 +26,8 @@ var heldMessagesTests = []Test{
 	{Name: "messages_wait_for_a_batch_abandoned_with_a_delay", Func: testMessagesWaitForAbandonedBatch},
 	{Name: "handed_back_messages_keep_their_place", Func: testHandedBackMessagesKeepTheirPlace},
 	{Name: "results_for_a_missing_instance_are_dropped_at_once", Func: testResultsForAMissingInstanceAreDropped},
+	{Name: "delayed_client_start_exists_at_once_and_holds_its_messages", Func: testDelayedClientStart},
+	{Name: "a_start_that_has_not_run_is_deleted_unless_its_first_turn_runs", Func: testDeleteUnstartedStart},
 }
 
 // heldFor is how long the held-back messages stay invisible; the checks
@@ -162,4 +164,72 @@ func testResultsForAMissingInstanceAreDropped(t *testing.T, f Factory) {
 
 func appFailure(msg string) duroxide.ApplicationError {
 	return duroxide.ApplicationError{Kind: duroxide.AppErrorKind{Type: duroxide.AppActivityFailed}, Message: msg}
+}
+
+// A client start made visible later (duroxide.DelayedStartWriter, issue
+// 33): the instance exists at once, so a second start is judged against
+// it and a cancellation is accepted; nothing is fetched before the start
+// time, and then the start and the cancellation come together.
+func testDelayedClientStart(t *testing.T, f Factory) {
+	t.Parallel()
+	ctx, p := newProvider(t, f)
+	w, ok := p.(duroxide.DelayedStartWriter)
+	cw, ok2 := p.(duroxide.ClientWriter)
+	if !ok || !ok2 {
+		t.Skip("provider has no duroxide.DelayedStartWriter")
+	}
+	const inst = "held-delayed-client-start"
+	visible := time.Now().Add(heldFor)
+	require.NoError(t, w.StartInstanceAt(ctx, startItem(inst), "", visible))
+	exists, err := cw.InstanceExists(ctx, inst)
+	require.NoError(t, err)
+	require.True(t, exists, "a delayed start's instance exists at once")
+	other := startItem(inst)
+	other.Input = "other"
+	require.ErrorIs(t, cw.StartInstance(ctx, other, ""), duroxide.ErrInstanceExists)
+	require.NoError(t, w.StartInstanceAt(ctx, startItem(inst), "", visible), "the identical start is a retry")
+	cancel := duroxide.CancelInstanceItem{Instance: inst, Reason: "stop"}
+	require.NoError(t, cw.EnqueueForInstance(ctx, cancel, ""))
+	item := tryFetch(t, p, testLock)
+	skipIfPast(t, visible, "fetch before the start time")
+	require.Nil(t, item, "nothing is deliverable before the start time")
+
+	item = fetchWhenVisible(t, p, inst, visible)
+	require.Equal(t, []duroxide.WorkItem{startItem(inst), cancel}, item.Messages, "one start, then the cancellation")
+}
+
+// A client start that has not run is deleted with what waits behind it,
+// and the id is free; one whose first turn runs (its start fetched) is
+// refused as running, and deleted the ordinary way once that turn is
+// committed.
+func testDeleteUnstartedStart(t *testing.T, f Factory) {
+	t.Parallel()
+	ctx, p := newProvider(t, f)
+	cw, ok := p.(duroxide.ClientWriter)
+	a := p.Admin()
+	if !ok || a == nil {
+		t.Skip("provider has no duroxide.ClientWriter or ProviderAdmin")
+	}
+	const queued, running = "unstarted-queued", "unstarted-running"
+	require.NoError(t, cw.StartInstance(ctx, startItem(queued), ""))
+	require.NoError(t, cw.EnqueueForInstance(ctx, duroxide.ExternalRaisedItem{Instance: queued, Name: "e", Data: "d"}, ""))
+	res, err := a.DeleteInstance(ctx, queued, false)
+	require.NoError(t, err, "a start that has not run is not running")
+	require.Equal(t, uint64(1), res.InstancesDeleted)
+	require.Equal(t, uint64(2), res.QueueMessagesDeleted, "the start and the event behind it")
+	exists, err := cw.InstanceExists(ctx, queued)
+	require.NoError(t, err)
+	require.False(t, exists)
+	_, err = a.DeleteInstance(ctx, queued, false)
+	require.ErrorIs(t, err, duroxide.ErrInstanceNotFound)
+	require.Nil(t, tryFetch(t, p, testLock), "nothing of the deleted start is fetched")
+
+	require.NoError(t, cw.StartInstance(ctx, startItem(running), ""))
+	item := mustFetchInstance(t, p, testLock, running)
+	_, err = a.DeleteInstance(ctx, running, true)
+	require.ErrorIs(t, err, duroxide.ErrInstanceStillRunning, "its first turn runs")
+	mustAck(t, p, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1,
+		HistoryDelta: []duroxide.Event{startedEvent(running, 1)}, Metadata: runningMetadata()})
+	_, err = a.DeleteInstance(ctx, running, true)
+	require.NoError(t, err, "deleted the ordinary way once its turn committed")
 }
