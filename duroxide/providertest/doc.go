@@ -89,7 +89,7 @@ behaviours in 19 modules): atomicity 4, bulk_deletion 4, cancellation 16,
 capability_filtering 20, custom_status 7, deletion 13, error_handling 7,
 instance_creation 4, instance_locking 11, kv_store 35, lock_expiration 13,
 long_polling 5, management 13, multi_execution 5, poison_message 9, prune
-4, queue_semantics 8, sessions 33, tag_filtering 10. Four modules are Go
+4, queue_semantics 8, sessions 33, tag_filtering 10. Six modules are Go
 additions: blocked_instances (5), the BlockOrchestrationItem and
 BlockedReason calls the Go runtime's NondeterminismBlock policy uses, and
 the optional StatusReader's ReadStatus, checked against them;
@@ -100,8 +100,10 @@ ahead of what arrived during the turn, a result for an instance that
 does not exist is dropped at once, a delayed client start
 (DelayedStartWriter) makes its instance exist at once, and a client start
 that has not run is deleted with what waits behind it unless its first
-turn runs; instance_search (8),
-ProviderAdmin.SearchInstances; and
+turn runs; instance_fetch (3), the optional InstanceFetcher locking a
+named instance as a fetch that found it first would; instance_search (8),
+ProviderAdmin.SearchInstances; signal_with_start (4), the optional
+SignalStarter;
 lifecycle (12), what the Client's Suspend, Resume, Rewind and Restart need:
 OrchestrationCommit.Suspend holding an instance's messages back until a
 resume or cancellation brings them all, however many (for a provider
