@@ -17,6 +17,10 @@ type Options struct {
 	// MinPollInterval is the least time between two fetches of one
 	// dispatcher slot while there is no work (Rust: dispatcher_min_poll_interval,
 	// 100 ms). After an empty fetch the wait doubles up to MaxIdlePollInterval.
+	// It also bounds how long an orchestration loop whose fetch saw
+	// nothing else ready waits after its turn before fetching again, and
+	// how often, under local work, some loop runs discovery for work other
+	// processes enqueued.
 	MinPollInterval time.Duration
 	// MaxIdlePollInterval caps the idle backoff (default 8 s). While a queue
 	// is idle only one of its slots polls, so an idle runtime makes two
