@@ -79,7 +79,7 @@ var _ duroxide.ClientWriter = (*Provider)(nil)
 // StartInstance implements duroxide.ClientWriter.
 func (p *Provider) StartInstance(ctx context.Context, item duroxide.StartOrchestrationItem, key string) error {
 	const op = "start_instance"
-	_, err := p.startWith(ctx, op, item, key, time.Time{}, nil, func() error { return p.compareStart(ctx, op, item, key) })
+	_, err := p.startWith(ctx, op, item, key, time.Time{}, nil, p.judgeExisting(ctx, op, item, key))
 	return err
 }
 
@@ -91,7 +91,7 @@ var _ duroxide.DelayedStartWriter = (*Provider)(nil)
 // exists and a second start is judged against it).
 func (p *Provider) StartInstanceAt(ctx context.Context, item duroxide.StartOrchestrationItem, key string, at time.Time) error {
 	const op = "start_instance_at"
-	_, err := p.startWith(ctx, op, item, key, at, nil, func() error { return p.compareStart(ctx, op, item, key) })
+	_, err := p.startWith(ctx, op, item, key, at, nil, p.judgeExisting(ctx, op, item, key))
 	return err
 }
 
@@ -103,7 +103,7 @@ func (p *Provider) StartInstanceAt(ctx context.Context, item duroxide.StartOrche
 // exists it writes nothing and returns existing's verdict. started
 // reports whether the batch was written. The start becomes visible at at,
 // or at once when at has passed (or is zero).
-func (p *Provider) startWith(ctx context.Context, op string, item duroxide.StartOrchestrationItem, key string, at time.Time, extra func() ([]byte, error), existing func() error) (started bool, err error) {
+func (p *Provider) startWith(ctx context.Context, op string, item duroxide.StartOrchestrationItem, key string, at time.Time, extra func() ([]byte, error), existing func(rec *startRecordDoc) error) (started bool, err error) {
 	inst := item.Instance
 	if err := validateInstanceID(op, inst); err != nil {
 		return false, err
@@ -140,7 +140,7 @@ func (p *Provider) startWith(ctx context.Context, op string, item duroxide.Start
 	if doc.exists() {
 		// Started by a runtime (a sub-orchestration) or by an earlier
 		// client start.
-		return false, existing()
+		return false, existing(nil)
 	}
 	rec := startRecordDoc{ID: startRecordDocID(inst), InstanceID: inst, Type: docStartRecord, Orchestration: item.Orchestration,
 		Version: item.Version, InputSHA256: inputDigest(item.Input), Key: key, EnqueuedAt: ms(now)}
@@ -175,15 +175,27 @@ func (p *Provider) startWith(ctx context.Context, op string, item duroxide.Start
 // retired record (a deleted life's) is taken over, so that the new life
 // continues its execution ids (recreate.go); anything else is a start
 // that landed before, ours or another's, judged by existing.
-func (p *Provider) startAfterConflict(ctx context.Context, op string, item duroxide.StartOrchestrationItem, key string, rec startRecordDoc, extra func() ([]byte, error), visible, now time.Time, existing func() error) (bool, error) {
+func (p *Provider) startAfterConflict(ctx context.Context, op string, item duroxide.StartOrchestrationItem, key string, rec startRecordDoc, extra func() ([]byte, error), visible, now time.Time, existing func(rec *startRecordDoc) error) (bool, error) {
 	old, etag, err := p.readStartRecord(ctx, item.Instance)
 	if err != nil {
 		return false, duroxide.Wrap(op, err)
 	}
 	if old == nil || !old.Retired {
-		return false, existing()
+		return false, existing(old)
 	}
 	return p.startRecreated(ctx, op, item, &rec, old, etag, extra, visible, now, existing)
+}
+
+// judgeExisting is a plain start's verdict on an instance that exists
+// (startWith): judgeStart on the start record, read unless the caller
+// just read it (rec).
+func (p *Provider) judgeExisting(ctx context.Context, op string, item duroxide.StartOrchestrationItem, key string) func(rec *startRecordDoc) error {
+	return func(rec *startRecordDoc) error {
+		if rec != nil {
+			return judgeStart(op, rec, item, key)
+		}
+		return p.compareStart(ctx, op, item, key)
+	}
 }
 
 // compareStart accepts a start identical to the recorded one (or with
@@ -306,7 +318,7 @@ func (p *Provider) SignalWithStart(ctx context.Context, start duroxide.StartOrch
 		doc, err = encodeQueueDoc(op, q)
 		return doc, err
 	}
-	return p.startWith(ctx, op, start, startKey, time.Time{}, stamp, func() error {
+	return p.startWith(ctx, op, start, startKey, time.Time{}, stamp, func(*startRecordDoc) error {
 		if doc == nil {
 			if _, err := stamp(); err != nil {
 				return err

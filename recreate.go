@@ -46,7 +46,7 @@ func retiredRecord(inst string, last uint64) []byte {
 // execution, and item's start message asks for the execution after it.
 // The record's ETag makes the take-over one atomic step against a
 // concurrent start, whose record then stands (existing judges).
-func (p *Provider) startRecreated(ctx context.Context, op string, item duroxide.StartOrchestrationItem, rec, old *startRecordDoc, etag azcore.ETag, extra func() ([]byte, error), visible, now time.Time, existing func() error) (bool, error) {
+func (p *Provider) startRecreated(ctx context.Context, op string, item duroxide.StartOrchestrationItem, rec, old *startRecordDoc, etag azcore.ETag, extra func() ([]byte, error), visible, now time.Time, existing func(rec *startRecordDoc) error) (bool, error) {
 	item.ExecutionID = max(item.ExecutionID, old.LastExecution+1)
 	msg, err := p.queueDocument(ctx, op, item, docOrchQueue, visible, now)
 	if err != nil {
@@ -67,8 +67,8 @@ func (p *Provider) startRecreated(ctx context.Context, op string, item duroxide.
 	var be *cosmos.BatchError
 	if errors.As(err, &be) && be.Index == 0 && errors.Is(err, cosmos.ErrPreconditionFailed) {
 		// Another start took the record first (or our own earlier
-		// attempt, whose outcome we did not learn).
-		return false, existing()
+		// attempt, whose outcome we did not learn): read it again.
+		return false, existing(nil)
 	}
 	return err == nil, err
 }
