@@ -55,8 +55,8 @@ import (
 // very instance) tells it nothing.
 func (rt *Runtime) orchestrationLoop(workerID string) {
 	defer rt.wg.Done()
-	// No wake-up when the poller finds work: the loop passes one on
-	// itself when there was more (below).
+	// No wake-up for all when the poller finds work: the loop passes
+	// one on itself when there was more, or the poller's role (below).
 	idle := rt.newIdle(&rt.orchGate, nil)
 	retryable := 0
 	var settled *waiter // the fetch before the last turn, if nothing else was ready
@@ -89,7 +89,7 @@ func (rt *Runtime) orchestrationLoop(workerID string) {
 		if item == nil {
 			continue
 		}
-		idle.found()
+		steppedDown := idle.found()
 		if target == "" && !item.NoMoreReady {
 			// Work discovery saw and left is for the next loop to
 			// discover: it may be from other processes, which no ready
@@ -100,6 +100,11 @@ func (rt *Runtime) orchestrationLoop(workerID string) {
 			// A wake-up this loop took during its fetch, or work its
 			// discovery saw and left, is for another loop: this one is busy.
 			rt.orchWake.fireOne()
+		} else if steppedDown {
+			// This loop was the poller and is busy now: a sleeping loop
+			// takes over, or work other processes enqueue would wait for
+			// a local wake-up.
+			rt.orchWake.wakeSleeper()
 		}
 		rt.turns.begin(item.Instance, since)
 		if rt.compatible(item) {

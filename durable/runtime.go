@@ -231,12 +231,15 @@ func (rt *Runtime) newIdle(gate *idleGate, wake *signal) *idleState {
 	return &idleState{gate: gate, wake: wake, min: rt.opts.MinPollInterval, max: rt.opts.MaxIdlePollInterval}
 }
 
-// found records a fetch that returned work. A poller steps down and wakes
-// the sleeping slots, since a burst of work may have begun.
-func (s *idleState) found() {
+// found records a fetch that returned work and reports whether this
+// slot was the poller. A poller steps down and wakes the sleeping slots,
+// since a burst of work may have begun; without a wake signal the caller
+// must pass the role on itself, or the slots asleep until woken would
+// leave nobody polling while it is busy.
+func (s *idleState) found() (steppedDown bool) {
 	s.cur = 0
 	if !s.poller {
-		return
+		return false
 	}
 	s.poller = false
 	s.gate.mu.Lock()
@@ -245,6 +248,7 @@ func (s *idleState) found() {
 	if s.wake != nil {
 		s.wake.fire()
 	}
+	return true
 }
 
 // empty records an empty fetch and returns how long to wait for a wake-up

@@ -286,3 +286,19 @@ func (s *signal) fireOne() {
 	s.mu.Unlock()
 	close(w.ch)
 }
+
+// wakeSleeper wakes the longest-asleep registered loop, if any. Unlike
+// fireOne it is not for work, so a loop still fetching needs no wake-up
+// (it polls if its fetch is empty) and none counts as missed.
+func (s *signal) wakeSleeper() {
+	s.mu.Lock()
+	for i, w := range s.waiters {
+		if w.sleeping {
+			s.waiters = append(s.waiters[:i], s.waiters[i+1:]...)
+			s.mu.Unlock()
+			close(w.ch)
+			return
+		}
+	}
+	s.mu.Unlock()
+}

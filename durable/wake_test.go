@@ -2,6 +2,7 @@ package durable_test
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -129,4 +130,67 @@ func TestAFanOutsCompletionsWakeOneLoop(t *testing.T) {
 	empty := p.empty.Load() - before
 	t.Logf("%d empty orchestration fetches for %d completions", empty, fanOut)
 	require.LessOrEqual(t, empty, int64(fanOut), "at most one empty fetch per completion")
+}
+
+// heldAck is a provider from which this process hears nothing (it is not
+// a duroxide.EnqueueNotifier, as if every write came from another
+// process) and whose acks of the orchestration Held wait until released.
+type heldAck struct {
+	duroxide.Provider // a *memprovider.Provider
+	entered, release  chan struct{}
+	once              sync.Once
+}
+
+func (h *heldAck) FetchOrchestrationInstance(ctx context.Context, instance string, lock time.Duration, f *duroxide.DispatcherCapabilityFilter) (*duroxide.OrchestrationItem, error) {
+	return h.Provider.(duroxide.InstanceFetcher).FetchOrchestrationInstance(ctx, instance, lock, f)
+}
+
+func (h *heldAck) AckOrchestrationItem(ctx context.Context, token string, c duroxide.OrchestrationCommit) error {
+	if n := c.Metadata.OrchestrationName; n != nil && *n == "Held" {
+		h.once.Do(func() { close(h.entered) })
+		<-h.release
+	}
+	return h.Provider.AckOrchestrationItem(ctx, token, c)
+}
+
+// Some loop keeps polling while the poller is busy: the loop that was
+// polling found work and stepped down, so another must take its place,
+// or work that other processes enqueue waits for a local wake-up. Here
+// the poller's turn cannot end (its ack waits), and a second instance,
+// which nothing in this process announces, must still be found by
+// polling.
+func TestPollingGoesOnWhileThePollerIsBusy(t *testing.T) {
+	inner := memprovider.New()
+	p := &heldAck{Provider: inner, entered: make(chan struct{}), release: make(chan struct{})}
+	reg := durable.NewRegistry()
+	for _, name := range []string{"Held", "Echo"} {
+		require.NoError(t, durable.RegisterOrchestration(reg, name, func(_ *durable.OrchestrationContext, in string) (string, error) { return in, nil }))
+	}
+	rt, err := durable.Start(t.Context(), p, reg, &durable.Options{OrchestrationConcurrency: 2, WorkerConcurrency: 1,
+		MinPollInterval: 5 * time.Millisecond, MaxIdlePollInterval: 20 * time.Millisecond})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		require.NoError(t, rt.Shutdown(ctx))
+	})
+	var once sync.Once
+	release := func() { once.Do(func() { close(p.release) }) }
+	t.Cleanup(release)
+	time.Sleep(100 * time.Millisecond) // every loop has found the queue empty; one polls
+	other := durable.NewClient(inner)
+	require.NoError(t, other.StartOrchestration(t.Context(), "held-1", "Held", "x"))
+	select {
+	case <-p.entered: // the poller took held-1 and is busy
+	case <-time.After(30 * time.Second):
+		t.Fatal("held-1 was never fetched")
+	}
+	require.NoError(t, other.StartOrchestration(t.Context(), "echo-1", "Echo", "y"))
+	st, err := other.WaitForOrchestration(t.Context(), "echo-1", durable.WaitOptions{Timeout: 10 * time.Second})
+	require.NoError(t, err, "an instance no local wake-up announces is found while the poller is busy")
+	require.Equal(t, durable.StateCompleted, st.State)
+	release()
+	st, err = other.WaitForOrchestration(t.Context(), "held-1", durable.WaitOptions{Timeout: 30 * time.Second})
+	require.NoError(t, err)
+	require.Equal(t, durable.StateCompleted, st.State)
 }
