@@ -153,7 +153,12 @@ func (c *core) encodeCommit(ctx context.Context, instance string, commit duroxid
 	if commit.OrchestratorItems, err = c.enc().items(ctx, commit.OrchestratorItems); err != nil {
 		return commit, err
 	}
-	commit.Metadata.Output = c.enc().opt(ctx, Scope{Instance: instance, ExecutionID: commit.ExecutionID}, commit.Metadata.Output, &err)
+	// A failed execution's output is its failure text, which the store
+	// reads (a search tells cancelled instances by it) and which, like
+	// every ErrorDetails, is not a payload.
+	if m := commit.Metadata; m.Status == nil || *m.Status != duroxide.StatusFailed {
+		commit.Metadata.Output = c.enc().opt(ctx, Scope{Instance: instance, ExecutionID: commit.ExecutionID}, m.Output, &err)
+	}
 	return commit, err
 }
 
