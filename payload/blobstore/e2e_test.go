@@ -1,11 +1,8 @@
-//go:build wrap
-
-// Enable with -tags wrap once payload.Wrap (issue 34, branch i34-codecs)
-// is merged: it runs a 50 MB activity result through the runtime on
-// memprovider, which refuses payloads over Cosmos DB's 2 MB item limit as
-// Cosmos does, so the test passes only if the result went to a blob.
-
 package blobstore_test
+
+// The 50 MB activity result runs through the runtime on memprovider,
+// which refuses payloads over Cosmos DB's 2 MB item limit as Cosmos
+// does, so the test passes only if the result went to a blob.
 
 import (
 	"context"
