@@ -3,6 +3,7 @@ package payload
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -30,15 +31,18 @@ type chain struct {
 	codecs []Codec
 	byName map[string]Codec
 	names  string // the envelope's name list for what encode writes
+	// display, for operator tools (WrapForDisplay), shows a payload that
+	// does not decode as its placeholder and refuses to store one.
+	display bool
 }
 
 // newChain checks the codecs' names: each is non-empty, unique and free
 // of the envelope's separators.
-func newChain(codecs []Codec) (*chain, error) {
-	if len(codecs) == 0 {
+func newChain(codecs []Codec, display bool) (*chain, error) {
+	if len(codecs) == 0 && !display {
 		return nil, fmt.Errorf("%w: no codec given", ErrInvalidCodec)
 	}
-	c := &chain{codecs: codecs, byName: map[string]Codec{}}
+	c := &chain{codecs: codecs, byName: map[string]Codec{}, display: display}
 	names := make([]string, 0, len(codecs))
 	for _, k := range codecs {
 		if k == nil {
@@ -66,8 +70,13 @@ func newChain(codecs []Codec) (*chain, error) {
 // encode returns s encoded by every codec, in its envelope. The empty
 // payload stays empty: it discloses nothing and is common (no input).
 func (c *chain) encode(ctx context.Context, scope Scope, s string) (string, error) {
-	if s == "" {
-		return "", nil
+	if c.display && strings.Contains(s, placeholderStart) {
+		// A placeholder read back (a restart of an instance whose input
+		// did not decode) must not replace the payload it stands for.
+		return "", fmt.Errorf("%w: refusing to store the placeholder of a payload that did not decode (%s)", ErrUnknownCodec, scope)
+	}
+	if s == "" || len(c.codecs) == 0 {
+		return s, nil
 	}
 	data := []byte(s)
 	for _, k := range c.codecs {
@@ -82,7 +91,31 @@ func (c *chain) encode(ctx context.Context, scope Scope, s string) (string, erro
 // decode reverses encode; a payload without the envelope is returned
 // unchanged.
 func (c *chain) decode(ctx context.Context, scope Scope, s string) (string, error) {
-	return decodeWith(ctx, c.byName, scope, s)
+	out, err := decodeWith(ctx, c.byName, scope, s)
+	if err != nil && c.display {
+		return Placeholder(s, err), nil
+	}
+	return out, err
+}
+
+// placeholderStart begins every Placeholder.
+const placeholderStart = "<encoded payload"
+
+// Placeholder is what operator tools show for the encoded payload s that
+// they cannot decode (err says why): the codecs it names, and how to
+// configure them. It holds nothing of the payload itself.
+func Placeholder(s string, err error) string {
+	names, _, _ := strings.Cut(strings.TrimPrefix(s, Prefix), ":")
+	why := "not decodable"
+	switch {
+	case errors.Is(err, ErrUnknownCodec):
+		why = "codec not configured: set " + EnvCodec
+	case errors.Is(err, ErrUnknownKey):
+		why = "key not configured: add it to " + EnvCodecKeys
+	case errors.Is(err, ErrCorrupt):
+		why = "corrupt or wrong key"
+	}
+	return fmt.Sprintf("%s (%s): %s>", placeholderStart, names, why)
 }
 
 // decodeWith decodes s with the codecs named in its envelope.

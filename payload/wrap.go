@@ -36,10 +36,23 @@ import (
 // When a codec is a PayloadDeleter, deleting instances and pruning
 // executions through the wrapper's Admin also deletes what it keeps.
 func Wrap(p duroxide.Provider, codecs ...Codec) (duroxide.Provider, error) {
+	return wrap(p, codecs, false)
+}
+
+// WrapForDisplay is Wrap for operator tools (the CLI, the dashboard):
+// a payload that does not decode under codecs (none configured, a
+// missing key) reads as its Placeholder instead of failing the read, so
+// an instance can still be inspected; storing a placeholder is refused.
+// codecs may be empty. Never give a runtime this provider.
+func WrapForDisplay(p duroxide.Provider, codecs ...Codec) (duroxide.Provider, error) {
+	return wrap(p, codecs, true)
+}
+
+func wrap(p duroxide.Provider, codecs []Codec, display bool) (duroxide.Provider, error) {
 	if p == nil {
 		return nil, fmt.Errorf("%w: nil provider", ErrInvalidCodec)
 	}
-	ch, err := newChain(codecs)
+	ch, err := newChain(codecs, display)
 	if err != nil {
 		return nil, err
 	}
