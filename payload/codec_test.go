@@ -177,3 +177,36 @@ func TestWrapKeepsCapabilities(t *testing.T) {
 		checkCapabilities(t, inner, w)
 	}
 }
+
+func TestCodecsFromEnvRefusesBadConfigurationWithoutPrintingKeys(t *testing.T) {
+	const secretB64 = "c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTI=" // 32 bytes
+	for name, env := range map[string]map[string]string{
+		"unknown codec": {payload.EnvCodec: "zstd"},
+		"no keys":       {payload.EnvCodec: "aesgcm"},
+		"not base64":    {payload.EnvCodec: "aesgcm", payload.EnvCodecKeys: "k1=" + secretB64 + "!"},
+		"short key":     {payload.EnvCodec: "aesgcm", payload.EnvCodecKeys: "k1=c2VjcmV0"},
+	} {
+		_, err := payload.CodecsFromEnv(func(k string) string { return env[k] })
+		if !errors.Is(err, payload.ErrInvalidCodec) {
+			t.Errorf("%s: %v, want ErrInvalidCodec", name, err)
+		} else if strings.Contains(err.Error(), "c2VjcmV0") {
+			t.Errorf("%s: the error prints the key: %v", name, err)
+		}
+	}
+	if codecs, err := payload.CodecsFromEnv(func(string) string { return "" }); err != nil || codecs != nil {
+		t.Errorf("unset: %v, %v", codecs, err)
+	}
+}
+
+func TestDisplayRefusesToStoreAPlaceholder(t *testing.T) {
+	ctx := context.Background()
+	p, err := payload.WrapForDisplay(memprovider.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ph := payload.Placeholder(payload.Prefix+"aesgcm:AAAA", payload.ErrUnknownKey)
+	err = p.EnqueueForOrchestrator(ctx, duroxide.StartOrchestrationItem{Instance: "i", Orchestration: "o", Input: ph, ExecutionID: 1}, 0)
+	if !errors.Is(err, payload.ErrUnknownCodec) {
+		t.Fatalf("storing a placeholder: %v", err)
+	}
+}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	crand "crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -24,14 +26,19 @@ import (
 	"github.com/duroxide-go/cdb/cosmostest"
 	"github.com/duroxide-go/cdb/durable"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/payload"
 )
 
 // driver is the state of one run.
 type driver struct {
-	cfg     *config
-	stderr  io.Writer
-	srv     *cosmostest.Server
-	p       *cdb.Provider
+	cfg    *config
+	stderr io.Writer
+	srv    *cosmostest.Server
+	p      *cdb.Provider
+	// store and admin are p, or p through payload.Wrap with -codec: what
+	// the driver reads and writes payloads through.
+	store   duroxide.Provider
+	admin   duroxide.ProviderAdmin
 	client  *durable.Client
 	workers *workerSet
 	dir     string
@@ -154,7 +161,15 @@ func (d *driver) setUp(ctx context.Context) (err error) {
 		d.tearDown()
 		return fmt.Errorf("bootstrapping the container: %w", err)
 	}
-	d.client = durable.NewClient(d.p)
+	d.store, d.admin = d.p, d.p
+	var codecEnv []string
+	if d.cfg.Codec {
+		if codecEnv, err = d.wrapWithCodec(); err != nil {
+			d.tearDown()
+			return err
+		}
+	}
+	d.client = durable.NewClient(d.store)
 	command := d.cfg.workerCommand
 	if command == nil {
 		exe, err := os.Executable()
@@ -169,6 +184,7 @@ func (d *driver) setUp(ctx context.Context) (err error) {
 		env: []string{cdb.EnvEndpoint + "=" + d.srv.Endpoint(), cdb.EnvKey + "=" + d.srv.Key(), envLogDir + "=" + d.dir,
 			envSkewMargin + "=" + skewMargin(d.cfg.MaxClockSkew).String(), envMaxAttempts + "=" + strconv.FormatUint(uint64(d.cfg.MaxAttempts), 10),
 			envLogLevel + "=" + d.cfg.LogLevel.String()}}
+	d.workers.env = append(d.workers.env, codecEnv...)
 	for i := range d.cfg.Processes {
 		if err := d.workers.start(workerID(i)); err != nil {
 			d.tearDown()
@@ -347,7 +363,7 @@ func (d *driver) awaitWaiting(ctx context.Context, i int) bool {
 		if ended {
 			return false
 		}
-		cs, err := d.p.CustomStatus(ctx, instanceName(i), 0)
+		cs, err := d.store.CustomStatus(ctx, instanceName(i), 0)
 		if err == nil && cs != nil && cs.Status != nil && *cs.Status == statusWaiting {
 			return true
 		}
@@ -505,7 +521,7 @@ func (d *driver) waitAll(ctx context.Context, allDone func()) {
 // instances are terminal.
 func (d *driver) poll(ctx context.Context) int {
 	for _, status := range []string{"Completed", "Failed"} {
-		ids, err := d.p.ListInstancesByStatus(ctx, status)
+		ids, err := d.admin.ListInstancesByStatus(ctx, status)
 		if err != nil {
 			continue
 		}
@@ -572,19 +588,19 @@ func (d *driver) check(ctx context.Context) (*Report, error) {
 			}
 		}
 	}
-	ids, err := d.p.ListInstances(ctx)
+	ids, err := d.admin.ListInstances(ctx)
 	if err != nil {
 		return nil, err
 	}
 	for _, id := range ids {
-		execs, err := d.p.ListExecutions(ctx, id)
+		execs, err := d.admin.ListExecutions(ctx, id)
 		if err != nil {
 			return nil, fmt.Errorf("executions of %s: %w", id, err)
 		}
 		r.InstancesChecked++
 		histories := make([][]duroxide.Event, 0, len(execs))
 		for x, e := range execs {
-			events, err := d.p.ReadHistoryWithExecutionID(ctx, id, e)
+			events, err := d.admin.ReadHistoryWithExecutionID(ctx, id, e)
 			if err != nil {
 				return nil, fmt.Errorf("history of %s#%d: %w", id, e, err)
 			}
@@ -673,3 +689,31 @@ func tail(events []duroxide.Event, n int) string {
 // spread it is a second: the margin's code path stays in the soak without
 // adding the default 30 s to every recovery after a kill.
 func skewMargin(spread time.Duration) time.Duration { return 2*spread + time.Second }
+
+// wrapWithCodec puts the driver's store behind gzip and AES-GCM under a
+// key made for this run, and returns the environment that gives the
+// workers the same codecs (payload.CodecsFromEnv).
+func (d *driver) wrapWithCodec() ([]string, error) {
+	secret := make([]byte, 32)
+	if _, err := crand.Read(secret); err != nil {
+		return nil, err
+	}
+	env := []string{payload.EnvCodec + "=gzip,aesgcm", payload.EnvCodecKeys + "=soak=" + base64.StdEncoding.EncodeToString(secret)}
+	codecs, err := payload.CodecsFromEnv(func(k string) string {
+		for _, kv := range env {
+			if name, v, _ := strings.Cut(kv, "="); name == k {
+				return v
+			}
+		}
+		return ""
+	})
+	if err != nil {
+		return nil, err
+	}
+	w, err := payload.Wrap(d.p, codecs...)
+	if err != nil {
+		return nil, err
+	}
+	d.store, d.admin = w, w.Admin()
+	return env, nil
+}
