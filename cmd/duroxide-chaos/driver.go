@@ -605,6 +605,9 @@ func (d *driver) check(ctx context.Context) (*Report, error) {
 				return nil, fmt.Errorf("history of %s#%d: %w", id, e, err)
 			}
 			histories = append(histories, events)
+			if d.cfg.Codec {
+				problems = append(problems, d.checkEncoded(ctx, r, id, e)...)
+			}
 			c := checkExecution(id, e, events)
 			r.ExecutionsChecked++
 			r.EventsChecked += len(events)
@@ -716,4 +719,36 @@ func (d *driver) wrapWithCodec() ([]string, error) {
 	}
 	d.store, d.admin = w, w.Admin()
 	return env, nil
+}
+
+// checkEncoded counts how execution e of id stores its payloads, read
+// from the store itself: with -codec every non-empty one must be encoded.
+func (d *driver) checkEncoded(ctx context.Context, r *Report, id string, e uint64) []string {
+	raw, err := d.p.ReadHistoryWithExecutionID(ctx, id, e)
+	if err != nil {
+		return []string{fmt.Sprintf("%s#%d: raw history: %v", id, e, err)}
+	}
+	var problems []string
+	for _, ev := range raw {
+		var s string
+		switch k := ev.Kind.(type) {
+		case duroxide.OrchestrationStarted:
+			s = k.Input
+		case duroxide.OrchestrationCompleted:
+			s = k.Output
+		case duroxide.ActivityScheduled:
+			s = k.Input
+		case duroxide.ActivityCompleted:
+			s = k.Result
+		}
+		switch {
+		case s == "":
+		case payload.IsEncoded(s):
+			r.EncodedPayloads++
+		default:
+			r.PlainPayloads++
+			problems = append(problems, fmt.Sprintf("%s#%d: event %d stores its payload unencoded", id, e, ev.EventID))
+		}
+	}
+	return problems
 }
