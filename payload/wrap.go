@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
+	"slices"
 	"sync"
 	"time"
 
@@ -70,9 +72,39 @@ type core struct {
 	p        duroxide.Provider
 	ch       *chain
 	deleters []PayloadDeleter
-	// locks maps an orchestration lock token to its instance, which an
-	// ack's metadata output is encoded for.
+	// locks maps an orchestration lock token to its fetchedTurn.
 	locks sync.Map
+}
+
+// fetchedTurn is what an ack of a fetched turn needs from its fetch: the
+// instance its metadata output is encoded for, and the messages as
+// stored, so one handed back to a later turn is written back byte for
+// byte (the store recognises it by its encoding) even when it was stored
+// unencoded or under a key rotated out since.
+type fetchedTurn struct {
+	instance string
+	decoded  []duroxide.WorkItem
+	stored   []duroxide.WorkItem
+}
+
+// handBack replaces in encoded (the commit's items, encoded) each item
+// whose plain form equals a fetched message (each matching once) by that
+// message as stored.
+func (f *fetchedTurn) handBack(plain, encoded []duroxide.WorkItem) []duroxide.WorkItem {
+	if f == nil || len(f.decoded) == 0 || len(plain) == 0 {
+		return encoded
+	}
+	used := make([]bool, len(f.decoded))
+	out := slices.Clone(encoded)
+	for i, it := range plain {
+		for j, d := range f.decoded {
+			if !used[j] && reflect.DeepEqual(d, it) {
+				used[j], out[i] = true, f.stored[j]
+				break
+			}
+		}
+	}
+	return out
 }
 
 func (c *core) enc() coder { return c.ch.encode }
@@ -109,7 +141,6 @@ func (c *core) decodeTurn(ctx context.Context, item *duroxide.OrchestrationItem,
 	if err != nil || item == nil {
 		return item, err
 	}
-	c.locks.Store(item.LockToken, item.Instance)
 	out := *item
 	var derr error
 	if out.History, derr = c.dec().events(ctx, item.Instance, item.History); derr == nil {
@@ -121,6 +152,7 @@ func (c *core) decodeTurn(ctx context.Context, item *duroxide.OrchestrationItem,
 		msg := derr.Error()
 		out.HistoryError, out.History, out.Messages, out.KVSnapshot = &msg, nil, item.Messages, nil
 	}
+	c.locks.Store(item.LockToken, &fetchedTurn{instance: item.Instance, decoded: out.Messages, stored: item.Messages})
 	return &out, nil
 }
 
@@ -142,17 +174,22 @@ func (c *core) decodeSnapshot(ctx context.Context, instance string, in map[strin
 
 func (c *core) AckOrchestrationItem(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit) error {
 	const op = "ack_orchestration_item"
-	instance, _ := c.locks.Load(lockToken)
-	name, _ := instance.(string)
+	v, _ := c.locks.Load(lockToken)
+	turn, _ := v.(*fetchedTurn)
+	name := ""
+	if turn != nil {
+		name = turn.instance
+	}
 	enc, err := c.encodeCommit(ctx, name, commit)
 	if err != nil {
 		return codecError(op, err)
 	}
-	if err := c.p.AckOrchestrationItem(ctx, lockToken, enc); err != nil {
-		return err
+	enc.OrchestratorItems = turn.handBack(commit.OrchestratorItems, enc.OrchestratorItems)
+	err = c.p.AckOrchestrationItem(ctx, lockToken, enc)
+	if err == nil || !duroxide.IsRetryable(err) {
+		c.locks.Delete(lockToken) // a permanent failure is not acked again
 	}
-	c.locks.Delete(lockToken)
-	return nil
+	return err
 }
 
 func (c *core) encodeCommit(ctx context.Context, instance string, commit duroxide.OrchestrationCommit) (duroxide.OrchestrationCommit, error) {

@@ -88,3 +88,46 @@ func TestWrapDeletesExternalPayloadsOnPruneAndDelete(t *testing.T) {
 		t.Fatalf("deletions %q, want %q", rec.calls, want)
 	}
 }
+
+// A message a turn hands back to the next is written back as it was
+// stored, so the store recognises it (and keeps its place) also when it
+// was stored before the codec, or under a key rotated out since.
+func TestHandedBackMessageKeepsItsStoredForm(t *testing.T) {
+	ctx := context.Background()
+	store := memprovider.New()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(store.EnqueueForOrchestrator(ctx, duroxide.StartOrchestrationItem{Instance: "i", Orchestration: "O", Input: `"in"`, ExecutionID: 1}, 0))
+	must(store.EnqueueForOrchestrator(ctx, duroxide.ExternalRaisedItem{Instance: "i", Name: "e", Data: `"legacy"`}, 0))
+	p, err := payload.Wrap(store, aes(t, key("k1", 1)))
+	must(err)
+	item, err := p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
+	must(err)
+	if item == nil || len(item.Messages) != 2 {
+		t.Fatalf("fetched %+v", item)
+	}
+	running, v := duroxide.StatusRunning, "1.0.0"
+	name := "O"
+	must(p.AckOrchestrationItem(ctx, item.LockToken, duroxide.OrchestrationCommit{
+		ExecutionID: 1,
+		HistoryDelta: []duroxide.Event{{EventID: 1, InstanceID: "i", ExecutionID: 1, DuroxideVersion: "0.1.29",
+			Kind: duroxide.OrchestrationStarted{Name: "O", Version: v, Input: `"in"`}}},
+		OrchestratorItems: []duroxide.WorkItem{item.Messages[1]},
+		Metadata:          duroxide.ExecutionMetadata{Status: &running, OrchestrationName: &name, OrchestrationVersion: &v},
+	}))
+	raw, err := store.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
+	must(err)
+	if raw == nil || len(raw.Messages) != 1 {
+		t.Fatalf("after the hand-back: %+v", raw)
+	}
+	if ev := raw.Messages[0].(duroxide.ExternalRaisedItem); ev.Data != `"legacy"` {
+		t.Fatalf("handed-back message stored as %q, want it as it was", ev.Data)
+	}
+	if h, _ := store.Read(ctx, "i"); len(h) != 1 || !payload.IsEncoded(h[0].Kind.(duroxide.OrchestrationStarted).Input) {
+		t.Fatalf("history %+v: the new event must be encoded", h)
+	}
+}
