@@ -2,6 +2,7 @@ package payload_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"sync"
@@ -129,5 +130,28 @@ func TestHandedBackMessageKeepsItsStoredForm(t *testing.T) {
 	}
 	if h, _ := store.Read(ctx, "i"); len(h) != 1 || !payload.IsEncoded(h[0].Kind.(duroxide.OrchestrationStarted).Input) {
 		t.Fatalf("history %+v: the new event must be encoded", h)
+	}
+}
+
+// An activity whose input does not decode is given back, its attempt
+// counted, and the fetch fails with the cause; it is never run on the
+// encoded bytes.
+func TestUndecodableActivityIsGivenBack(t *testing.T) {
+	ctx := context.Background()
+	store := memprovider.New()
+	bad := payload.Prefix + "zstd:AAAA"
+	if err := store.EnqueueForWorker(ctx, duroxide.ActivityExecuteItem{Instance: "i", ExecutionID: 1, ID: 2, Name: "A", Input: bad}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := payload.Wrap(store, payload.Gzip())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := p.FetchWorkItem(ctx, time.Minute, 0, nil, duroxide.TagFilter{})
+	if w != nil || !errors.Is(err, payload.ErrUnknownCodec) || duroxide.IsRetryable(err) {
+		t.Fatalf("fetch: %+v, %v; want nil and a permanent ErrUnknownCodec", w, err)
+	}
+	if again, err := store.FetchWorkItem(ctx, time.Minute, 0, nil, duroxide.TagFilter{}); err != nil || again != nil {
+		t.Fatalf("the item must be given back with a backoff: %+v, %v", again, err)
 	}
 }
