@@ -39,6 +39,15 @@ func TestShowDecodesThroughTheConfiguredCodec(t *testing.T) {
 	must(t, err)
 	must(t, rt.Shutdown(ctx))
 
+	run := func(codec, keys string, args ...string) (int, string) {
+		t.Setenv(payload.EnvCodec, codec)
+		t.Setenv(payload.EnvCodecKeys, keys)
+		var out, errOut bytes.Buffer
+		cmd := cli.Command{Stdout: &out, Stderr: &errOut, Open: func(context.Context) (duroxide.Provider, func() error, error) {
+			return store, nil, nil
+		}}
+		return cmd.Run(ctx, args), out.String() + errOut.String()
+	}
 	show := func(codec, keys string) string {
 		t.Setenv(payload.EnvCodec, codec)
 		t.Setenv(payload.EnvCodecKeys, keys)
@@ -59,5 +68,19 @@ func TestShowDecodesThroughTheConfiguredCodec(t *testing.T) {
 	}
 	if out := show("gzip,aesgcm", "k1="+base64.StdEncoding.EncodeToString(secret)); !strings.Contains(out, "hello classified") {
 		t.Errorf("with the codec, show must print the decoded output:\n%s", out)
+	}
+
+	// export reads strictly: envelopes as stored without a codec, the
+	// payloads with it, and with a key missing the instance's read error
+	// (an export records what it could not read), never a placeholder.
+	good := "k1=" + base64.StdEncoding.EncodeToString(secret)
+	if code, out := run("", "", "export"); code != cli.ExitOK || !strings.Contains(out, payload.Prefix+"gzip,aesgcm:") || strings.Contains(out, "classified") {
+		t.Errorf("export without a codec: exit %d, want the stored envelopes:\n%s", code, out)
+	}
+	if code, out := run("gzip,aesgcm", good, "export"); code != cli.ExitOK || !strings.Contains(out, "hello classified") {
+		t.Errorf("export with the codec: exit %d, want the payloads:\n%s", code, out)
+	}
+	if code, out := run("gzip,aesgcm", "k0="+base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{1}, 32)), "export"); code != cli.ExitOK || !strings.Contains(out, `"read_error"`) || !strings.Contains(out, "not configured") || strings.Contains(out, "<encoded payload") {
+		t.Errorf("export with another key: exit %d, want the read error naming the key:\n%s", code, out)
 	}
 }
