@@ -48,10 +48,7 @@ func TestE2ECodec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testbackend.ForEachProvider(t, func(t *testing.T, b testbackend.Backend) {
-		if b.Name != testbackend.NameCosmostest {
-			t.Skipf("codec suites run on %s only", testbackend.NameCosmostest)
-		}
+	testbackend.ForNamed(t, testbackend.NameCosmostest, func(t *testing.T, b testbackend.Backend) {
 		durabletest.RunModules(t, durabletest.WithCodecs(newFactory(t, b), payload.Gzip(), aes), durabletest.CodecModules...)
 	})
 }

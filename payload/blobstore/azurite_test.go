@@ -42,7 +42,7 @@ func azurite(t *testing.T) string {
 	t.Helper()
 	u := os.Getenv(EnvAzurite)
 	if u == "" {
-		t.Skipf("%s is not set: start Azurite (payload/blobstore/testdata/azurite, as .ci/run does) to run the Azure Blob Storage tests", EnvAzurite)
+		t.Skipf("skipped without Azurite, which needs Node: %s is not set; .ci/run installs and starts it (payload/blobstore/testdata/azurite), and filestore runs the same suite with only Go", EnvAzurite)
 	}
 	return strings.TrimRight(u, "/")
 }

@@ -256,7 +256,7 @@ func deletes(t *testing.T, b Backend) {
 
 func large(t *testing.T, b Backend) {
 	if testing.Short() {
-		t.Skip("-short: no 50 MB payload")
+		t.Skip("skipped with -short, which asks for quick tests: this one moves a 50 MB payload; `go test ./...` (the README command) and .ci/run run it")
 	}
 	c := b.New(t, 0)
 	s := payload.Scope{Instance: "large", ExecutionID: 1}
