@@ -51,7 +51,7 @@ func TestPayloadsNeedADirectory(t *testing.T) {
 		t.Fatal("an in-memory store has a payloads directory")
 	}
 	_, err := Open(t.Context(), &Options{DataDir: t.TempDir(), Log: &bytes.Buffer{}, Payloads: &filestore.Options{Threshold: -1}})
-	if !errors.Is(err, filestore.ErrConfig) {
-		t.Fatalf("Open with a negative threshold = %v, want filestore.ErrConfig", err)
+	if !errors.Is(err, payload.ErrInvalidCodec) {
+		t.Fatalf("Open with a negative threshold = %v, want payload.ErrInvalidCodec", err)
 	}
 }

@@ -9,7 +9,8 @@ import "errors"
 var (
 	// ErrInvalidCodec: Wrap or a codec constructor was given a
 	// configuration it cannot use (no codec, a duplicate or malformed
-	// name, a key of the wrong size, a duplicate key ID).
+	// name, a key of the wrong size, a duplicate key ID, a payload store's
+	// invalid options).
 	ErrInvalidCodec = errors.New("payload: invalid codec configuration")
 	// ErrUnknownCodec: a stored payload names a codec the wrapper was not
 	// given, so it cannot be decoded (configure the codec again, at least
@@ -20,8 +21,14 @@ var (
 	ErrUnknownKey = errors.New("payload: payload was encrypted with a key that is not configured")
 	// ErrCorrupt: a stored payload is not what a codec wrote: a malformed
 	// envelope, bad base64, a ciphertext that fails authentication, or
-	// compressed data that does not decompress.
+	// compressed data that does not decompress, a malformed claim-check
+	// reference, or an externally stored payload whose size or SHA-256 is
+	// not the one its reference was written for.
 	ErrCorrupt = errors.New("payload: stored payload is corrupt")
+	// ErrMissing: the object a claim-check reference names is not in its
+	// store (payload/blobstore, payload/filestore): deleted or pruned with
+	// its instance, or removed by hand.
+	ErrMissing = errors.New("payload: externally stored payload is missing")
 )
 
 // ErrUnsupportedProvider: Wrap cannot keep the capabilities of the

@@ -23,25 +23,10 @@ import (
 // Name is the codec's payload.Codec name.
 const Name = "blobstore"
 
-var (
-	// ErrBadReference is matched (errors.Is) by Decode's error for bytes
-	// that are neither an inline payload nor a reference this package or
-	// payload/filestore wrote.
-	ErrBadReference = claimcheck.ErrBadReference
-	// ErrPayloadMissing is matched by Decode's error when the blob a
-	// reference names is gone (deleted or pruned with its instance, or its
-	// container deleted).
-	ErrPayloadMissing = claimcheck.ErrPayloadMissing
-	// ErrPayloadCorrupt is matched by Decode's error when the blob does not
-	// hold the bytes its reference was written for.
-	ErrPayloadCorrupt = claimcheck.ErrPayloadCorrupt
-	// ErrConfig is matched by New's and ConfigFromEnv's errors for an
-	// invalid Config.
-	ErrConfig = claimcheck.ErrConfig
-	// ErrTooLarge is matched by Encode's error for a payload of more than
-	// MaxPayloadBytes.
-	ErrTooLarge = errors.New("blobstore: payload larger than one blob upload takes")
-)
+// ErrTooLarge is matched by Encode's error for a payload of more than
+// MaxPayloadBytes. The other errors are the payload package's:
+// payload.ErrCorrupt, payload.ErrMissing and payload.ErrInvalidCodec.
+var ErrTooLarge = errors.New("blobstore: payload larger than one blob upload takes")
 
 // Codec is a payload.Codec and payload.PayloadDeleter keeping large
 // payloads in one blob container. It is safe for concurrent use, and any
@@ -161,9 +146,9 @@ func (b blobs) Get(ctx context.Context, name string) ([]byte, error) {
 	resp, err := b.client.NewBlobClient(b.prefix+name).DownloadStream(ctx, nil)
 	switch {
 	case bloberror.HasCode(err, bloberror.BlobNotFound):
-		return nil, fmt.Errorf("no blob %s: %w", b.prefix+name, ErrPayloadMissing)
+		return nil, fmt.Errorf("no blob %s: %w", b.prefix+name, payload.ErrMissing)
 	case bloberror.HasCode(err, bloberror.ContainerNotFound):
-		return nil, fmt.Errorf("the container does not exist: %w", ErrPayloadMissing)
+		return nil, fmt.Errorf("the container does not exist: %w", payload.ErrMissing)
 	case err != nil:
 		return nil, err
 	}

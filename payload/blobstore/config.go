@@ -11,6 +11,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+
+	"github.com/duroxide-go/cdb/payload"
 )
 
 // DefaultThreshold is Config.Threshold's default: payloads of more than
@@ -110,7 +112,7 @@ func ConfigFromEnv() (Config, error) {
 }
 
 func configError(format string, args ...any) error {
-	return fmt.Errorf("blobstore: "+format+": %w", append(args, ErrConfig)...)
+	return fmt.Errorf("blobstore: "+format+": %w", append(args, payload.ErrInvalidCodec)...)
 }
 
 // client builds the container client cfg describes. Errors never hold the

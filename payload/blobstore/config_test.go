@@ -9,6 +9,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 
+	"github.com/duroxide-go/cdb/payload"
 	"github.com/duroxide-go/cdb/payload/blobstore"
 )
 
@@ -33,8 +34,8 @@ func TestConfigRefusesWhatCannotWork(t *testing.T) {
 		"negative threshold":         {ContainerURL: "https://acct.blob.core.windows.net/c", AccountKey: secret, Threshold: -1},
 	} {
 		_, err := blobstore.New(cfg)
-		if !errors.Is(err, blobstore.ErrConfig) {
-			t.Errorf("%s: New = %v, want ErrConfig", name, err)
+		if !errors.Is(err, payload.ErrInvalidCodec) {
+			t.Errorf("%s: New = %v, want payload.ErrInvalidCodec", name, err)
 		}
 		if err != nil && (strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), secret[:8])) {
 			t.Errorf("%s: the error shows the key: %v", name, err)

@@ -28,20 +28,8 @@ const DefaultCacheBytes = 32 << 20
 // Name is the codec's payload.Codec name.
 const Name = "filestore"
 
-var (
-	// ErrBadReference is matched (errors.Is) by Decode's error for bytes
-	// that are neither an inline payload nor a reference this package or
-	// payload/blobstore wrote.
-	ErrBadReference = claimcheck.ErrBadReference
-	// ErrPayloadMissing is matched by Decode's error when the file a
-	// reference names is gone (deleted or pruned with its instance).
-	ErrPayloadMissing = claimcheck.ErrPayloadMissing
-	// ErrPayloadCorrupt is matched by Decode's error when the file does
-	// not hold the bytes its reference was written for.
-	ErrPayloadCorrupt = claimcheck.ErrPayloadCorrupt
-	// ErrConfig is matched by New's error for invalid options.
-	ErrConfig = claimcheck.ErrConfig
-)
+// Errors are the payload package's: payload.ErrCorrupt, payload.ErrMissing
+// (a file that is gone) and payload.ErrInvalidCodec (invalid options).
 
 // Options configure New. The zero value is ready to use.
 type Options struct {
@@ -75,10 +63,10 @@ func New(dir string, opts *Options) (*Codec, error) {
 		o = *opts
 	}
 	if dir == "" {
-		return nil, fmt.Errorf("filestore: empty directory: %w", ErrConfig)
+		return nil, fmt.Errorf("filestore: empty directory: %w", payload.ErrInvalidCodec)
 	}
 	if o.Threshold < 0 {
-		return nil, fmt.Errorf("filestore: negative Threshold %d: %w", o.Threshold, ErrConfig)
+		return nil, fmt.Errorf("filestore: negative Threshold %d: %w", o.Threshold, payload.ErrInvalidCodec)
 	}
 	if o.Threshold == 0 {
 		o.Threshold = DefaultThreshold
@@ -204,7 +192,7 @@ func syncDir(dir string) error {
 func (f files) Get(_ context.Context, name string) ([]byte, error) {
 	b, err := os.ReadFile(f.path(name))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("no file %s: %w", f.path(name), ErrPayloadMissing)
+		return nil, fmt.Errorf("no file %s: %w", f.path(name), payload.ErrMissing)
 	}
 	return b, err
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/duroxide-go/cdb/internal/leaktest"
+	"github.com/duroxide-go/cdb/payload"
 	"github.com/duroxide-go/cdb/payload/filestore"
 	"github.com/duroxide-go/cdb/payload/internal/claimchecktest"
 )
@@ -48,10 +49,10 @@ func TestFileStore(t *testing.T) {
 }
 
 func TestFileStoreRefusesBadOptions(t *testing.T) {
-	if _, err := filestore.New("", nil); !errors.Is(err, filestore.ErrConfig) {
+	if _, err := filestore.New("", nil); !errors.Is(err, payload.ErrInvalidCodec) {
 		t.Fatal("an empty directory was accepted")
 	}
-	if _, err := filestore.New(t.TempDir(), &filestore.Options{Threshold: -1}); !errors.Is(err, filestore.ErrConfig) {
+	if _, err := filestore.New(t.TempDir(), &filestore.Options{Threshold: -1}); !errors.Is(err, payload.ErrInvalidCodec) {
 		t.Fatal("a negative threshold was accepted")
 	}
 }

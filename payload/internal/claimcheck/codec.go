@@ -19,7 +19,7 @@ type Store interface {
 	// is committed with the turn right after.
 	Put(ctx context.Context, name string, data []byte) error
 	// Get returns the object under name, or an error matching
-	// ErrPayloadMissing when there is none.
+	// payload.ErrMissing when there is none.
 	Get(ctx context.Context, name string) ([]byte, error)
 	// DeletePrefix removes every object whose name begins with prefix
 	// (which ends with "/"); none is not an error.
@@ -92,7 +92,7 @@ func (c *Codec) Encode(ctx context.Context, scope payload.Scope, data []byte) ([
 		return out, nil
 	}
 	if scope.Instance == "" {
-		return nil, fmt.Errorf("%s: encode: a payload of %d bytes has no instance to be stored under: %w", c.name, len(data), ErrBadReference)
+		return nil, fmt.Errorf("%s: encode: a payload of %d bytes has no instance to be stored under: %w", c.name, len(data), payload.ErrCorrupt)
 	}
 	sum := sha256.Sum256(data)
 	ref := reference{Version: 1, Size: len(data), SHA256: hex.EncodeToString(sum[:])}
@@ -112,7 +112,7 @@ func (c *Codec) Encode(ctx context.Context, scope payload.Scope, data []byte) ([
 // reference's size and SHA-256.
 func (c *Codec) Decode(ctx context.Context, _ payload.Scope, data []byte) ([]byte, error) {
 	if len(data) == 0 {
-		return nil, fmt.Errorf("%s: decode: empty payload: %w", c.name, ErrBadReference)
+		return nil, fmt.Errorf("%s: decode: empty payload: %w", c.name, payload.ErrCorrupt)
 	}
 	switch data[0] {
 	case tagInline:
@@ -124,7 +124,7 @@ func (c *Codec) Decode(ctx context.Context, _ payload.Scope, data []byte) ([]byt
 		}
 		return c.read(ctx, ref)
 	default:
-		return nil, fmt.Errorf("%s: decode: payload starts with %q, neither inline nor a reference: %w", c.name, data[0], ErrBadReference)
+		return nil, fmt.Errorf("%s: decode: payload starts with %q, neither inline nor a reference: %w", c.name, data[0], payload.ErrCorrupt)
 	}
 }
 
@@ -134,16 +134,16 @@ func parseReference(body []byte) (reference, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&ref); err != nil {
-		return reference{}, fmt.Errorf("reference is not valid JSON (%v): %w", err, ErrBadReference)
+		return reference{}, fmt.Errorf("reference is not valid JSON (%v): %w", err, payload.ErrCorrupt)
 	}
 	if dec.More() {
-		return reference{}, fmt.Errorf("reference has trailing data: %w", ErrBadReference)
+		return reference{}, fmt.Errorf("reference has trailing data: %w", payload.ErrCorrupt)
 	}
 	if ref.Version != 1 {
-		return reference{}, fmt.Errorf("reference version %d, this build reads version 1: %w", ref.Version, ErrBadReference)
+		return reference{}, fmt.Errorf("reference version %d, this build reads version 1: %w", ref.Version, payload.ErrCorrupt)
 	}
 	if ref.Size < 0 || len(ref.SHA256) != 64 || !isHex(ref.SHA256) || !validName(ref.Name) {
-		return reference{}, fmt.Errorf("reference %q is malformed: %w", ref.Name, ErrBadReference)
+		return reference{}, fmt.Errorf("reference %q is malformed: %w", ref.Name, payload.ErrCorrupt)
 	}
 	return ref, nil
 }
@@ -159,7 +159,7 @@ func (c *Codec) read(ctx context.Context, ref reference) ([]byte, error) {
 	}
 	sum := sha256.Sum256(b)
 	if len(b) != ref.Size || hex.EncodeToString(sum[:]) != ref.SHA256 {
-		return nil, fmt.Errorf("%s: %s holds %d bytes that are not the %d the reference was written for: %w", c.name, ref.Name, len(b), ref.Size, ErrPayloadCorrupt)
+		return nil, fmt.Errorf("%s: %s holds %d bytes that are not the %d the reference was written for: %w", c.name, ref.Name, len(b), ref.Size, payload.ErrCorrupt)
 	}
 	if c.cache.put(ref.Name, b) {
 		return bytes.Clone(b), nil
@@ -171,7 +171,7 @@ func (c *Codec) read(ctx context.Context, ref reference) ([]byte, error) {
 // instance when executions is nil, else the named executions' objects.
 func (c *Codec) DeletePayloads(ctx context.Context, instance string, executions []uint64) error {
 	if instance == "" {
-		return fmt.Errorf("%s: delete: empty instance ID: %w", c.name, ErrBadReference)
+		return fmt.Errorf("%s: delete: empty instance ID: %w", c.name, payload.ErrCorrupt)
 	}
 	prefixes := []string{c.instancePrefix(instance)}
 	if executions != nil {

@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/duroxide-go/cdb/payload"
-	"github.com/duroxide-go/cdb/payload/internal/claimcheck"
 )
 
 // Codec is what both stores' codecs are.
@@ -180,12 +179,12 @@ func badReference(t *testing.T, b Backend) {
 		`@{"v":1,"name":"bad/1/` + sum + `","size":1,"sha256":"short"}`,
 		`@{"v":1,"name":"bad/1/` + sum + `","size":1,"sha256":"` + sum + `","extra":1}`,
 	} {
-		if _, err := c.Decode(context.Background(), s, []byte(in)); !errors.Is(err, claimcheck.ErrBadReference) {
-			t.Errorf("Decode(%q) = %v, want ErrBadReference", in, err)
+		if _, err := c.Decode(context.Background(), s, []byte(in)); !errors.Is(err, payload.ErrCorrupt) {
+			t.Errorf("Decode(%q) = %v, want payload.ErrCorrupt", in, err)
 		}
 	}
-	if _, err := c.Encode(context.Background(), payload.Scope{}, random(t, 100)); !errors.Is(err, claimcheck.ErrBadReference) {
-		t.Errorf("Encode of a large payload with no instance = %v, want ErrBadReference", err)
+	if _, err := c.Encode(context.Background(), payload.Scope{}, random(t, 100)); !errors.Is(err, payload.ErrCorrupt) {
+		t.Errorf("Encode of a large payload with no instance = %v, want payload.ErrCorrupt", err)
 	}
 }
 
@@ -196,16 +195,16 @@ func missing(t *testing.T, b Backend) {
 	enc := mustEncode(t, c, s, data)
 	mustDecode(t, c, s, enc, data) // now cached
 	b.Overwrite(t, refName(t, enc), random(t, 100))
-	if _, err := b.New(t, 10).Decode(context.Background(), s, enc); !errors.Is(err, claimcheck.ErrPayloadCorrupt) {
-		t.Fatalf("Decode of an overwritten object = %v, want ErrPayloadCorrupt", err)
+	if _, err := b.New(t, 10).Decode(context.Background(), s, enc); !errors.Is(err, payload.ErrCorrupt) {
+		t.Fatalf("Decode of an overwritten object = %v, want payload.ErrCorrupt", err)
 	}
 	if err := c.DeletePayloads(context.Background(), "gone", nil); err != nil {
 		t.Fatal(err)
 	}
 	// c's cache held it: the delete must evict it, not serve it on.
 	for _, cc := range []Codec{c, b.New(t, 10)} {
-		if _, err := cc.Decode(context.Background(), s, enc); !errors.Is(err, claimcheck.ErrPayloadMissing) {
-			t.Fatalf("Decode after delete = %v, want ErrPayloadMissing", err)
+		if _, err := cc.Decode(context.Background(), s, enc); !errors.Is(err, payload.ErrMissing) {
+			t.Fatalf("Decode after delete = %v, want payload.ErrMissing", err)
 		}
 	}
 }
@@ -232,7 +231,7 @@ func deletes(t *testing.T, b Backend) {
 		fresh := b.New(t, 10)
 		for _, k := range all {
 			_, err := fresh.Decode(ctx, k.s, k.enc)
-			if gone(k.s) != errors.Is(err, claimcheck.ErrPayloadMissing) || !gone(k.s) && err != nil {
+			if gone(k.s) != errors.Is(err, payload.ErrMissing) || !gone(k.s) && err != nil {
 				t.Fatalf("%+v: Decode = %v, gone = %v", k.s, err, gone(k.s))
 			}
 		}
