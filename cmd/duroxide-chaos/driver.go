@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	crand "crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -26,7 +24,6 @@ import (
 	"github.com/duroxide-go/cdb/cosmostest"
 	"github.com/duroxide-go/cdb/durable"
 	"github.com/duroxide-go/cdb/duroxide"
-	"github.com/duroxide-go/cdb/payload"
 )
 
 // driver is the state of one run.
@@ -540,151 +537,6 @@ func (d *driver) poll(ctx context.Context) int {
 	return len(d.done)
 }
 
-// check reads every instance back and fills the report.
-func (d *driver) check(ctx context.Context) (*Report, error) {
-	d.mu.Lock()
-	r := &Report{Processes: d.cfg.Processes, Expected: d.cfg.Orchestrations, Kills: d.kills, Faults: d.faults, FaultedRequests: d.faulted,
-		FaultedCalls: d.calls, AmbiguousClientWrites: d.ambiguous, ClientCalls: d.clientCalls, ClientRetries: d.clientRetries, ClockSkews: map[string]string{}}
-	for id, s := range d.workers.skews {
-		r.ClockSkews[id] = s.String()
-	}
-	intents := d.intents
-	d.mu.Unlock()
-	var problems []string
-	ksOutcomes := map[int]outcome{}
-	ksHistories := map[string][][]duroxide.Event{}
-	for i := range d.cfg.Orchestrations {
-		o := outcome{Instance: instanceName(i), Index: i, State: "NotFound"}
-		st, err := d.client.Status(ctx, o.Instance)
-		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", o.Instance, err)
-		}
-		if st != nil {
-			o.State = st.State.String()
-			switch st.State {
-			case durable.StateCompleted:
-				if o.Output, err = durable.DecodeOutput[string](st); err != nil {
-					o.Output = st.Output
-				}
-			case durable.StateFailed:
-				o.Output = st.FailureMessage()
-			}
-		}
-		if kindOf(i) == kitchenSink {
-			ksOutcomes[i] = o // judged against the model below
-			continue
-		}
-		if p := checkOutcome(o, r); p != "" {
-			problems = append(problems, p)
-		} else if kindOf(i) == "kv" {
-			// The store itself, not only the orchestration's view of it.
-			v, found, err := d.client.KVValue(ctx, o.Instance, "k")
-			if err != nil {
-				return nil, fmt.Errorf("reading the KV store of %s: %w", o.Instance, err)
-			}
-			if want := fmt.Sprintf("v%d", i); !found || v != want { // typed strings are stored as raw text
-				r.WrongOutput++
-				problems = append(problems, fmt.Sprintf("%s: KV k = %q (found %v), want %q", o.Instance, v, found, want))
-			}
-		}
-	}
-	ids, err := d.admin.ListInstances(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, id := range ids {
-		execs, err := d.admin.ListExecutions(ctx, id)
-		if err != nil {
-			return nil, fmt.Errorf("executions of %s: %w", id, err)
-		}
-		r.InstancesChecked++
-		histories := make([][]duroxide.Event, 0, len(execs))
-		for x, e := range execs {
-			events, err := d.admin.ReadHistoryWithExecutionID(ctx, id, e)
-			if err != nil {
-				return nil, fmt.Errorf("history of %s#%d: %w", id, e, err)
-			}
-			histories = append(histories, events)
-			if d.cfg.Codec {
-				problems = append(problems, d.checkEncoded(ctx, r, id, e)...)
-			}
-			c := checkExecution(id, e, events)
-			r.ExecutionsChecked++
-			r.EventsChecked += len(events)
-			r.HistoryGaps += c.Gaps
-			r.DuplicatedCompletions += c.DuplicatedCompletions
-			r.MissingCompletions += c.MissingCompletions
-			problems = append(problems, c.Problems...)
-			if x == len(execs)-1 && c.Terminal == "" && len(c.Unanswered) > 0 {
-				r.UnansweredActivities += len(c.Unanswered)
-				problems = append(problems, fmt.Sprintf("%s#%d: not finished, waiting for activities %v which have no result", id, e, c.Unanswered))
-			}
-			if x == len(execs)-1 && c.Terminal != duroxide.TypeOrchestrationCompleted && !strings.HasPrefix(id, ksPrefix) {
-				problems = append(problems, fmt.Sprintf("%s: last execution %d of %d ends with %s", id, e, len(execs), tail(events, 4)))
-			}
-		}
-		if strings.HasPrefix(id, ksPrefix) {
-			ksHistories[id] = histories
-		}
-		if in, ok := intents[id]; ok {
-			c := checkDeliveries(id, in, histories)
-			r.IntendedDeliveries += len(in)
-			r.DuplicatedDeliveries += c.Duplicated
-			r.LostDeliveries += c.Lost
-			r.UnintendedDeliveries += c.Unintended
-			problems = append(problems, c.Problems...)
-		}
-	}
-	if len(d.ks) > 0 {
-		found, err := d.checkKitchenSink(ctx, r, ksOutcomes, ksHistories)
-		if err != nil {
-			return nil, err
-		}
-		problems = append(problems, found...)
-	}
-	if r.ActivityExecutions, r.ActivityReexecutions, err = countActivityLogs(d.dir); err != nil {
-		return nil, err
-	}
-	if err := d.countLeftovers(ctx, r); err != nil {
-		return nil, err
-	}
-	for i, p := range problems {
-		if i == 50 {
-			d.logf("... and %d more problems (all in %s)", len(problems)-50, problemsPath(d.dir))
-			break
-		}
-		d.logf("problem: %s", p)
-	}
-	if len(problems) > 0 {
-		// Kept with the logs: a run with violations keeps its directory.
-		if err := os.WriteFile(problemsPath(d.dir), []byte(strings.Join(problems, "\n")+"\n"), 0o600); err != nil {
-			return nil, err
-		}
-	}
-	return r, nil
-}
-
-// problemsPath is the file listing every problem a run found.
-func problemsPath(dir string) string { return filepath.Join(dir, "problems.txt") }
-
-// leftover is the part of a document countLeftovers looks at.
-type leftover struct {
-	Type        string  `json:"type"`
-	LockToken   *string `json:"lockToken"`
-	LockedUntil *int64  `json:"lockedUntil"`
-	OwnerID     *string `json:"ownerId"`
-}
-
-// tail names the types of the last n events, for a stuck instance's
-// problem line.
-func tail(events []duroxide.Event, n int) string {
-	var names []string
-	for _, e := range events[max(0, len(events)-n):] {
-		names = append(names, fmt.Sprintf("%d:%s", e.EventID, e.Kind.EventType()))
-	}
-	return "[" + strings.Join(names, " ") + "]"
-}
-
 // skewMargin is the workers' cdb.Options.MaxClockSkew for clocks spread
 // over [-spread, +spread]: the largest difference between two of them
 // (twice the spread), plus a second, so no worker takes another's live
@@ -692,63 +544,3 @@ func tail(events []duroxide.Event, n int) string {
 // spread it is a second: the margin's code path stays in the soak without
 // adding the default 30 s to every recovery after a kill.
 func skewMargin(spread time.Duration) time.Duration { return 2*spread + time.Second }
-
-// wrapWithCodec puts the driver's store behind gzip and AES-GCM under a
-// key made for this run, and returns the environment that gives the
-// workers the same codecs (payload.CodecsFromEnv).
-func (d *driver) wrapWithCodec() ([]string, error) {
-	secret := make([]byte, 32)
-	if _, err := crand.Read(secret); err != nil {
-		return nil, err
-	}
-	env := []string{payload.EnvCodec + "=gzip,aesgcm", payload.EnvCodecKeys + "=soak=" + base64.StdEncoding.EncodeToString(secret)}
-	codecs, err := payload.CodecsFromEnv(func(k string) string {
-		for _, kv := range env {
-			if name, v, _ := strings.Cut(kv, "="); name == k {
-				return v
-			}
-		}
-		return ""
-	})
-	if err != nil {
-		return nil, err
-	}
-	w, err := payload.Wrap(d.p, codecs...)
-	if err != nil {
-		return nil, err
-	}
-	d.store, d.admin = w, w.Admin()
-	return env, nil
-}
-
-// checkEncoded counts how execution e of id stores its payloads, read
-// from the store itself: with -codec every non-empty one must be encoded.
-func (d *driver) checkEncoded(ctx context.Context, r *Report, id string, e uint64) []string {
-	raw, err := d.p.ReadHistoryWithExecutionID(ctx, id, e)
-	if err != nil {
-		return []string{fmt.Sprintf("%s#%d: raw history: %v", id, e, err)}
-	}
-	var problems []string
-	for _, ev := range raw {
-		var s string
-		switch k := ev.Kind.(type) {
-		case duroxide.OrchestrationStarted:
-			s = k.Input
-		case duroxide.OrchestrationCompleted:
-			s = k.Output
-		case duroxide.ActivityScheduled:
-			s = k.Input
-		case duroxide.ActivityCompleted:
-			s = k.Result
-		}
-		switch {
-		case s == "":
-		case payload.IsEncoded(s):
-			r.EncodedPayloads++
-		default:
-			r.PlainPayloads++
-			problems = append(problems, fmt.Sprintf("%s#%d: event %d stores its payload unencoded", id, e, ev.EventID))
-		}
-	}
-	return problems
-}
