@@ -4,11 +4,10 @@ import (
 	"context"
 	crand "crypto/rand"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"strings"
 
-	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/storedpayload"
 	"github.com/duroxide-go/cdb/payload"
 )
 
@@ -52,7 +51,7 @@ func (d *driver) checkEncoded(ctx context.Context, r *Report, id string, e uint6
 	}
 	var problems []string
 	for _, ev := range raw {
-		payloads, err := storedPayloads(ev)
+		payloads, err := storedpayload.Of(ev)
 		if err != nil {
 			return append(problems, fmt.Sprintf("%s#%d: event %d: %v", id, e, ev.EventID, err))
 		}
@@ -72,61 +71,4 @@ func (d *driver) checkEncoded(ctx context.Context, r *Report, id string, e uint6
 		}
 	}
 	return problems
-}
-
-// payloadFields are the JSON fields of a stored history event that hold a
-// payload (duroxide's names; error details and cancel reasons are not
-// payloads). The checker reads the event's serialized form rather than
-// the codec's own list, so a kind the codec forgets is caught.
-var payloadFields = map[string]bool{
-	"input": true, "output": true, "result": true, "data": true,
-	"value": true, "status": true, "initial_custom_status": true,
-}
-
-// storedPayloads returns the payloads of ev, carried-forward events'
-// included.
-func storedPayloads(ev duroxide.Event) ([]string, error) {
-	b, err := json.Marshal(ev)
-	if err != nil {
-		return nil, err
-	}
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		return nil, err
-	}
-	var out []string
-	collectPayloads(v, &out)
-	return out, nil
-}
-
-func collectPayloads(v any, out *[]string) {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, f := range x {
-			if s, ok := f.(string); ok && payloadFields[k] {
-				*out = append(*out, s)
-			} else if k == "carry_forward_events" {
-				collectCarried(f, out)
-			} else {
-				collectPayloads(f, out)
-			}
-		}
-	case []any:
-		for _, f := range x {
-			collectPayloads(f, out)
-		}
-	}
-}
-
-// collectCarried adds the data of carried-forward events, which duroxide
-// stores as [name, data] pairs.
-func collectCarried(v any, out *[]string) {
-	pairs, _ := v.([]any)
-	for _, p := range pairs {
-		if pair, ok := p.([]any); ok && len(pair) == 2 {
-			if s, ok := pair[1].(string); ok {
-				*out = append(*out, s)
-			}
-		}
-	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/duroxide-go/cdb/durable"
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/storedpayload"
 	"github.com/duroxide-go/cdb/payload"
 )
 
@@ -86,36 +87,15 @@ func codecRegistry(e *env) *durable.Registry {
 	return r
 }
 
-// payloadsOf returns the payload fields of events.
-func payloadsOf(h []duroxide.Event) []string {
+// rawPayloads returns the payloads of one execution as the store holds
+// them.
+func (e *env) rawPayloads(instance string, exec uint64) []string {
+	e.t.Helper()
 	var out []string
-	for _, ev := range h {
-		switch k := ev.Kind.(type) {
-		case duroxide.OrchestrationStarted:
-			out = append(out, k.Input)
-		case duroxide.OrchestrationCompleted:
-			out = append(out, k.Output)
-		case duroxide.ActivityScheduled:
-			out = append(out, k.Input)
-		case duroxide.ActivityCompleted:
-			out = append(out, k.Result)
-		case duroxide.ExternalEvent:
-			out = append(out, k.Data)
-		case duroxide.ExternalEventPersistent:
-			out = append(out, k.Data)
-		case duroxide.SubOrchestrationScheduled:
-			out = append(out, k.Input)
-		case duroxide.SubOrchestrationCompleted:
-			out = append(out, k.Result)
-		case duroxide.OrchestrationContinuedAsNew:
-			out = append(out, k.Input)
-		case duroxide.KeyValueSet:
-			out = append(out, k.Value)
-		case duroxide.CustomStatusUpdated:
-			if k.Status != nil {
-				out = append(out, *k.Status)
-			}
-		}
+	for _, ev := range e.rawHistory(instance, exec) {
+		p, err := storedpayload.Of(ev)
+		require.NoError(e.t, err)
+		out = append(out, p...)
 	}
 	return out
 }
@@ -157,7 +137,7 @@ func codecStoresEveryPayloadEncoded(e *env) {
 		execs, err := e.p.Admin().ListExecutions(e.ctx, id)
 		require.NoError(e.t, err)
 		for _, x := range execs {
-			for _, s := range payloadsOf(e.rawHistory(id, x)) {
+			for _, s := range e.rawPayloads(id, x) {
 				n++
 				require.True(e.t, s == "" || payload.IsEncoded(s), "%s/%d stores a payload unencoded: %q", id, x, s)
 				require.NotContains(e.t, s, secretMark)
@@ -207,7 +187,7 @@ func codecReplaysUnencodedHistory(e *env) {
 	require.Equal(e.t, "echo old|new", st.Output)
 
 	var plainSeen, encodedSeen int
-	for _, s := range payloadsOf(e.rawHistory("codec-old", 1)) {
+	for _, s := range e.rawPayloads("codec-old", 1) {
 		if payload.IsEncoded(s) {
 			encodedSeen++
 		} else if s != "" {

@@ -1,4 +1,4 @@
-package main
+package storedpayload
 
 import (
 	"slices"
@@ -9,10 +9,9 @@ import (
 	"github.com/duroxide-go/cdb/duroxide"
 )
 
-// TestStoredPayloadsFindsEveryPayloadField: the -codec check reads the
-// stored form of each payload-carrying kind, carried-forward events
+// TestOfFindsEveryPayloadField: Of reads the stored form of each payload-carrying kind, carried-forward events
 // included, and nothing that is not a payload.
-func TestStoredPayloadsFindsEveryPayloadField(t *testing.T) {
+func TestOfFindsEveryPayloadField(t *testing.T) {
 	status := "st"
 	for _, c := range []struct {
 		kind duroxide.EventKind
@@ -28,7 +27,7 @@ func TestStoredPayloadsFindsEveryPayloadField(t *testing.T) {
 		{duroxide.CustomStatusUpdated{Status: &status}, []string{"st"}},
 		{duroxide.ActivityCancelRequested{Reason: "dropped_future"}, nil},
 	} {
-		got, err := storedPayloads(duroxide.Event{EventID: 2, InstanceID: "i", ExecutionID: 1, Kind: c.kind})
+		got, err := Of(duroxide.Event{EventID: 2, InstanceID: "i", ExecutionID: 1, Kind: c.kind})
 		require.NoError(t, err)
 		slices.Sort(got)
 		require.Equal(t, c.want, got, "%T", c.kind)
