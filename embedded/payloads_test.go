@@ -23,15 +23,11 @@ func TestPayloadsLiveInTheDataDirectory(t *testing.T) {
 	s := payload.Scope{Instance: "big", ExecutionID: 1}
 	data := bytes.Repeat([]byte("p"), 1000)
 	enc, err := st.Payloads.Encode(t.Context(), s, data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	if len(enc) >= len(data) {
 		t.Fatalf("a payload over the threshold was kept inline (%d bytes)", len(enc))
 	}
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
+	must(t, st.Close())
 	st = open(t, &Options{DataDir: dir, Log: &bytes.Buffer{}})
 	defer st.Close()
 	got, err := st.Payloads.Decode(t.Context(), s, enc)
