@@ -198,12 +198,19 @@ func codecReplaysUnencodedHistory(e *env) {
 	require.Positive(e.t, encodedSeen, "the new payloads are encoded")
 }
 
+// parkAwaitGo starts AwaitGo as id on the store behind keys, waits until
+// it waits for "go", and stops the runtime.
+func (e *env) parkAwaitGo(id string, keys ...payload.Key) {
+	e.t.Helper()
+	rt := e.startOn(e.wrapped(keys...), codecRegistry(e), fastOptions(nil))
+	require.NoError(e.t, durable.NewClient(e.wrapped(keys...)).StartOrchestration(e.ctx, id, "AwaitGo", "v1"))
+	e.waitSubscription(id, "go")
+	shutdownRuntime(e, rt)
+}
+
 func codecKeyRotation(e *env) {
 	k1, k2 := codecKey("k1", 1), codecKey("k2", 2)
-	before := e.startOn(e.wrapped(k1), codecRegistry(e), fastOptions(nil))
-	require.NoError(e.t, durable.NewClient(e.wrapped(k1)).StartOrchestration(e.ctx, "codec-rot", "AwaitGo", "v1"))
-	e.waitSubscription("codec-rot", "go")
-	shutdownRuntime(e, before)
+	e.parkAwaitGo("codec-rot", k1)
 
 	// Rotated: k2 encrypts, k1 still decrypts.
 	rotated := e.wrapped(k2, k1)
@@ -224,10 +231,7 @@ func codecKeyRotation(e *env) {
 
 func codecUndecodablePoisons(e *env) {
 	k1, k2 := codecKey("k1", 1), codecKey("k2", 2)
-	before := e.startOn(e.wrapped(k1), codecRegistry(e), fastOptions(nil))
-	require.NoError(e.t, durable.NewClient(e.wrapped(k1)).StartOrchestration(e.ctx, "codec-lost", "AwaitGo", "v1"))
-	e.waitSubscription("codec-lost", "go")
-	shutdownRuntime(e, before)
+	e.parkAwaitGo("codec-lost", k1)
 
 	// k1 is lost: the next turn cannot read its history; it is retried,
 	// then poisoned, never run on undecoded payloads.
