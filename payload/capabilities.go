@@ -13,7 +13,10 @@ import (
 // must have exactly the capabilities of what it wraps. Each capability
 // group below is a type holding the core; capabilities_gen.go has one
 // wrapper type per combination of groups, and withCapabilities picks the
-// one matching the wrapped provider.
+// one matching the wrapped provider. Bit i is the i-th group; a new group
+// is a constant here, its type below, and `go generate ./payload`.
+//
+//go:generate go run ./internal/capgen
 const (
 	capClientWrites = 1 << iota
 	capInstanceFetcher
