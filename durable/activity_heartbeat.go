@@ -32,7 +32,9 @@ var ErrHeartbeatTimeout = errors.New("durable: activity heartbeat timed out")
 // heartbeatTimeoutPrefix starts the failure text of a heartbeat timeout.
 const heartbeatTimeoutPrefix = timeoutPrefix + "activity heartbeat"
 
-func isHeartbeatTimeoutMessage(msg string) bool { return strings.HasPrefix(msg, heartbeatTimeoutPrefix) }
+func isHeartbeatTimeoutMessage(msg string) bool {
+	return strings.HasPrefix(msg, heartbeatTimeoutPrefix)
+}
 
 // ActivityPolicy is how workers run one registered activity, set with
 // Registry.SetActivityPolicy. It is the worker's, not the caller's: the
