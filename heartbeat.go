@@ -1,10 +1,14 @@
 package cdb
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/internal/cosmos"
 )
 
 // Activity heartbeats. The details ride on the lock renewal: the patch
@@ -27,4 +31,35 @@ func lockedHeartbeat(doc *queueDoc) *duroxide.Heartbeat {
 		return nil
 	}
 	return &duroxide.Heartbeat{Details: doc.Heartbeat.Details, AtMs: doc.Heartbeat.At}
+}
+
+var _ duroxide.HeartbeatReader = (*Provider)(nil)
+
+// ActivityHeartbeats implements duroxide.HeartbeatReader: one query in
+// the instance's partition, of the worker messages that have a heartbeat.
+func (p *Provider) ActivityHeartbeats(ctx context.Context, inst string) ([]duroxide.ActivityHeartbeat, error) {
+	const op = "activity_heartbeats"
+	if err := validateInstanceID(op, inst); err != nil {
+		return nil, err
+	}
+	q := "SELECT c.workItem, c.heartbeat FROM c WHERE c.type = @type AND IS_DEFINED(c.heartbeat) AND NOT IS_NULL(c.heartbeat)"
+	var out []duroxide.ActivityHeartbeat
+	_, err := p.st.Query(ctx, q, cosmos.QueryParams{}.Add("@type", docWorkerQueue), cosmos.QueryOptions{Partition: &inst}, func(b []byte) bool {
+		var d queueDoc
+		if json.Unmarshal(b, &d) != nil || d.Heartbeat == nil {
+			return true
+		}
+		w, err := duroxide.UnmarshalWorkItem([]byte(d.WorkItem))
+		if a, ok := w.(duroxide.ActivityExecuteItem); err == nil && ok {
+			out = append(out, duroxide.ActivityHeartbeat{ExecutionID: a.ExecutionID, ActivityID: a.ID, Name: a.Name, Heartbeat: *lockedHeartbeat(&d)})
+		}
+		return true
+	})
+	if err != nil {
+		return nil, duroxide.Wrap(op, err)
+	}
+	slices.SortFunc(out, func(a, b duroxide.ActivityHeartbeat) int {
+		return cmp.Or(cmp.Compare(a.ExecutionID, b.ExecutionID), cmp.Compare(a.ActivityID, b.ActivityID))
+	})
+	return out, nil
 }

@@ -39,3 +39,21 @@ type Heartbeat struct {
 	// AtMs is when the store recorded them (milliseconds since the epoch).
 	AtMs int64
 }
+
+// HeartbeatReader is an optional Provider capability for operator
+// tools: the heartbeats recorded on an instance's outstanding activities
+// (HeartbeatRecorder). Go-only.
+type HeartbeatReader interface {
+	// ActivityHeartbeats returns the heartbeats of instance's worker
+	// items that have one, by execution and activity id; none for an
+	// unknown instance.
+	ActivityHeartbeats(ctx context.Context, instance string) ([]ActivityHeartbeat, error)
+}
+
+// ActivityHeartbeat is the last heartbeat of one outstanding activity.
+type ActivityHeartbeat struct {
+	ExecutionID uint64
+	ActivityID  uint64 // the ActivityScheduled event id
+	Name        string // the activity's name
+	Heartbeat
+}

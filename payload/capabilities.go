@@ -115,6 +115,17 @@ func (c *core) AckWorkItemAndFetch(ctx context.Context, lockToken string, comple
 	return next, nil
 }
 
+// ActivityHeartbeats implements duroxide.HeartbeatReader (none when the
+// wrapped provider lacks it). The wrapper does not forward
+// HeartbeatRecorder, so a runtime over it stores no details; what this
+// reads was stored without codecs (by a runtime over p itself).
+func (c *core) ActivityHeartbeats(ctx context.Context, instance string) ([]duroxide.ActivityHeartbeat, error) {
+	if r, ok := c.p.(duroxide.HeartbeatReader); ok {
+		return r.ActivityHeartbeats(ctx, instance)
+	}
+	return nil, nil
+}
+
 // clientWrites is duroxide.ClientWriter and the writes beside it.
 type clientWrites struct{ c *core }
 

@@ -23,8 +23,10 @@ import (
 // the runtime and the Client detect (duroxide.ClientWriter and the
 // writes beside it, InstanceFetcher, SuspensionReader,
 // PendingRequestReader, StatusReader), so both behave over it as over p;
-// it also forwards EnqueueNotifier, WorkAckFetcher and DispatchRefuser,
-// which stand in for themselves when p lacks them. A p that has only
+// it also forwards EnqueueNotifier, WorkAckFetcher, DispatchRefuser and
+// HeartbeatReader, which stand in for themselves when p lacks them. It
+// does not forward HeartbeatRecorder: heartbeat details would bypass the
+// codecs, so a runtime over the wrapper keeps them with the attempt only. A p that has only
 // part of the client writes (ClientWriter, DelayedStartWriter,
 // NextExecutionWriter, SignalStarter, PendingNoter) is refused with
 // ErrUnsupportedProvider.

@@ -234,11 +234,26 @@ func heartbeatCancelled(e *env) {
 	e.start(r, heartbeatLocks(nil))
 	e.startOrch("hb-cancel", "Waits", "")
 	e.waitFlag("the activity started", &started)
-	time.Sleep(1500 * time.Millisecond) // a renewal with details has happened
+	// A renewal stored a heartbeat: the client lists it.
+	var hs []durable.ActivityHeartbeat
+	e.waitFor("the stored heartbeat", func() bool {
+		var err error
+		hs, err = e.client().ActivityHeartbeats(e.ctx, "hb-cancel")
+		require.NoError(e.t, err)
+		return len(hs) == 1
+	})
+	require.Equal(e.t, "Beating", hs[0].Name)
+	require.Equal(e.t, uint64(1), hs[0].ExecutionID)
+	require.Equal(e.t, uint64(2), hs[0].ActivityID)
+	require.Regexp(e.t, `^[0-9]+$`, hs[0].Details)
+	require.WithinDuration(e.t, time.Now(), hs[0].At, time.Minute)
 	e.cancel("hb-cancel", "stop")
 	st := e.wait("hb-cancel")
 	require.Equal(e.t, durable.StateFailed, st.State)
 	e.waitFlag("the activity saw its cancellation", &saw)
+	hs, err := e.client().ActivityHeartbeats(e.ctx, "hb-cancel")
+	require.NoError(e.t, err)
+	require.Empty(e.t, hs, "the cancelled activity's item, and its heartbeat, are gone")
 }
 
 // The first execution's activity heartbeats while the instance is
