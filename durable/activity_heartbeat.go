@@ -141,6 +141,7 @@ type heartbeatState struct {
 	// heartbeat.
 	timeout time.Duration
 	timer   *time.Timer
+	stopped bool // the attempt is over: a late heartbeat rearms nothing
 	expired chan struct{}
 	once    sync.Once
 }
@@ -171,7 +172,7 @@ func (h *heartbeatState) record(details string) {
 	defer h.mu.Unlock()
 	h.details = details
 	h.seq++
-	if h.timer != nil {
+	if h.timer != nil && !h.stopped {
 		h.timer.Reset(h.timeout)
 	}
 }
@@ -194,6 +195,7 @@ func (h *heartbeatState) stored(seq uint64) {
 func (h *heartbeatState) stop() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.stopped = true
 	if h.timer != nil {
 		h.timer.Stop()
 	}
