@@ -2,6 +2,7 @@ package payload
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -14,12 +15,15 @@ import (
 // group below is a type holding the core; capabilities_gen.go has one
 // wrapper type per combination of groups, and withCapabilities picks the
 // one matching the wrapped provider.
+//
+//go:generate go run ./internal/gencaps
 const (
 	capClientWrites = 1 << iota
 	capInstanceFetcher
 	capSuspensionReader
 	capPendingRequests
 	capStatusReader
+	capHeartbeatRecorder
 	capCombinations = 1 << iota
 )
 
@@ -51,6 +55,9 @@ func capabilityMask(p duroxide.Provider) (int, error) {
 	}
 	if _, ok := p.(duroxide.StatusReader); ok {
 		mask |= capStatusReader
+	}
+	if _, ok := p.(duroxide.HeartbeatRecorder); ok {
+		mask |= capHeartbeatRecorder
 	}
 	return mask, nil
 }
@@ -106,6 +113,7 @@ func (c *core) AckWorkItemAndFetch(ctx context.Context, lockToken string, comple
 		}
 	}
 	next, err := f.AckWorkItemAndFetch(ctx, lockToken, completion, lockTimeout, tags)
+	c.releaseWork(lockToken, err)
 	if err != nil || next == nil {
 		return next, err
 	}
@@ -116,14 +124,25 @@ func (c *core) AckWorkItemAndFetch(ctx context.Context, lockToken string, comple
 }
 
 // ActivityHeartbeats implements duroxide.HeartbeatReader (none when the
-// wrapped provider lacks it). The wrapper does not forward
-// HeartbeatRecorder, so a runtime over it stores no details; what this
-// reads was stored without codecs (by a runtime over p itself).
+// wrapped provider lacks it), decoding the details as every other read
+// decodes its payloads.
 func (c *core) ActivityHeartbeats(ctx context.Context, instance string) ([]duroxide.ActivityHeartbeat, error) {
-	if r, ok := c.p.(duroxide.HeartbeatReader); ok {
-		return r.ActivityHeartbeats(ctx, instance)
+	r, ok := c.p.(duroxide.HeartbeatReader)
+	if !ok {
+		return nil, nil
 	}
-	return nil, nil
+	hs, err := r.ActivityHeartbeats(ctx, instance)
+	if err != nil || hs == nil {
+		return hs, err
+	}
+	out := make([]duroxide.ActivityHeartbeat, len(hs))
+	for i, h := range hs {
+		out[i] = h
+		if out[i].Details, err = c.ch.decode(ctx, Scope{Instance: instance, ExecutionID: h.ExecutionID}, h.Details); err != nil {
+			return nil, codecError("activity_heartbeats", err)
+		}
+	}
+	return out, nil
 }
 
 // clientWrites is duroxide.ClientWriter and the writes beside it.
@@ -228,4 +247,29 @@ func (r statusReader) ReadStatus(ctx context.Context, instance string) (*duroxid
 		return nil, err
 	}
 	return &out, nil
+}
+
+// heartbeatRecorder is duroxide.HeartbeatRecorder. Heartbeat details are
+// a payload, encoded for the execution of the activity whose lock the
+// renewal holds (remembered from its fetch: the renewal names only the
+// lock).
+type heartbeatRecorder struct{ c *core }
+
+func (r heartbeatRecorder) RenewWorkItemLockWithDetails(ctx context.Context, lockToken string, extendFor time.Duration, details string) error {
+	const op = "renew_work_item_lock_with_details"
+	sc, ok := r.c.workScope(lockToken)
+	if !ok {
+		// Not fetched through this wrapper, or acked or given back since:
+		// no lock it could encode for, as the store would say.
+		return duroxide.Kinded(duroxide.ErrLockLost, op, "no work item fetched through the codec wrapper holds this lock")
+	}
+	enc, err := r.c.ch.encode(ctx, sc, details)
+	if err != nil {
+		return codecError(op, err)
+	}
+	err = r.c.p.(duroxide.HeartbeatRecorder).RenewWorkItemLockWithDetails(ctx, lockToken, extendFor, enc)
+	if errors.Is(err, duroxide.ErrLockLost) {
+		r.c.work.Delete(lockToken)
+	}
+	return err
 }
