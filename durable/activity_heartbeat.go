@@ -83,7 +83,13 @@ func (r *Registry) activityPolicy(name string) ActivityPolicy {
 // (ErrUnsupportedType) or that are larger than
 // duroxide.MaxHeartbeatDetailsBytes (duroxide.ErrTooLarge) are refused
 // at once and not recorded; the heartbeat still counts for the
-// HeartbeatTimeout only when it is recorded.
+// HeartbeatTimeout only when it is recorded. Once the attempt's lock is
+// gone (its work item was deleted because the orchestration was
+// cancelled, deleted or no longer waits for it; or its lock expired and
+// another worker may hold the item) Heartbeat returns an error matching
+// duroxide.ErrLockLost, which is also the cause of the attempt's
+// cancelled context: the attempt should return, as nothing it returns
+// is kept.
 func (a ActivityContext) Heartbeat(details any) error {
 	enc, err := Encode(details)
 	if err != nil {
@@ -95,8 +101,7 @@ func (a ActivityContext) Heartbeat(details any) error {
 	if n := limits.EncodedLen(enc); n > duroxide.MaxHeartbeatDetailsBytes {
 		return duroxide.TooLarge("heartbeat", "heartbeat details", n, duroxide.MaxHeartbeatDetailsBytes)
 	}
-	a.info.heartbeat.record(enc)
-	return nil
+	return a.info.heartbeat.record(enc)
 }
 
 // HeartbeatDetails decodes the details the last heartbeat of an earlier
@@ -141,7 +146,8 @@ type heartbeatState struct {
 	// heartbeat.
 	timeout time.Duration
 	timer   *time.Timer
-	stopped bool // the attempt is over: a late heartbeat rearms nothing
+	stopped bool  // the attempt is over: a late heartbeat rearms nothing
+	lost    error // the lock is gone: what Heartbeat returns from then on
 	expired chan struct{}
 	once    sync.Once
 }
@@ -163,18 +169,30 @@ func (h *heartbeatState) start(timeout time.Duration) {
 	h.timer = time.AfterFunc(timeout, func() { h.once.Do(func() { close(h.expired) }) })
 }
 
-// record keeps details as the latest and rearms the watchdog.
-func (h *heartbeatState) record(details string) {
+// record keeps details as the latest and rearms the watchdog, unless the
+// attempt's lock is gone.
+func (h *heartbeatState) record(details string) error {
 	if h == nil {
-		return
+		return nil
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.lost != nil {
+		return h.lost
+	}
 	h.details = details
 	h.seq++
 	if h.timer != nil && !h.stopped {
 		h.timer.Reset(h.timeout)
 	}
+	return nil
+}
+
+// lose makes every later heartbeat fail with err.
+func (h *heartbeatState) lose(err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.lost = err
 }
 
 // pending returns the details no renewal has stored yet.
@@ -225,6 +243,21 @@ func (rt *Runtime) renewWithHeartbeat(ctx context.Context, h *heartbeatState, to
 		h.stored(seq)
 	}
 	return err
+}
+
+// Why an attempt's lock is no longer its own; both match
+// duroxide.ErrLockLost.
+var (
+	errActivityLockGone    = fmt.Errorf("durable: the activity's work item lock is gone (the item was deleted or taken over): %w", duroxide.ErrLockLost)
+	errActivityLockExpired = fmt.Errorf("durable: the activity's work item lock expired while its renewals failed: %w", duroxide.ErrLockLost)
+)
+
+// lostCause is the error of a lease whose lost channel closed.
+func (l *lockLease) lostCause() error {
+	if l.gone.Load() {
+		return errActivityLockGone
+	}
+	return errActivityLockExpired
 }
 
 // heartbeatTimeoutFailure is the failure of an attempt whose heartbeat

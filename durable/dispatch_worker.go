@@ -200,7 +200,9 @@ func (rt *Runtime) runActivity(w *activityWork, fn ActivityFunc) {
 		slot.release()
 		rt.ackActivity(w, lease, heartbeatTimeoutFailure(w, timeout))
 	case <-lease.lost:
-		cancel(nil)
+		cause := lease.lostCause()
+		w.heartbeat.lose(cause)
+		cancel(cause)
 		rt.awaitGrace(w, done, nil)
 		rt.dropActivity(w, lease)
 	}

@@ -19,7 +19,9 @@ import (
 // same work item (a lost lock, a runtime that stopped under it) resumes
 // from them; ActivityPolicy.HeartbeatTimeout fails an attempt that stops
 // heartbeating and the retry policy retries it; a cancelled
-// orchestration's heartbeating activity is cancelled.
+// orchestration's heartbeating activity is cancelled, a deleted
+// instance's ends with its lock lost (heartbeat_compose_tests.go has the
+// compositions).
 func heartbeatTests() []sample {
 	return []sample{
 		{name: "heartbeat_details_resume_after_a_lost_lock", run: heartbeatResumeAfterLostLock},
@@ -28,6 +30,10 @@ func heartbeatTests() []sample {
 		{name: "heartbeat_timeout_without_retry_fails_the_call", run: heartbeatTimeoutFailsCall},
 		{name: "heartbeating_activity_of_a_cancelled_orchestration_is_cancelled", run: heartbeatCancelled},
 		{name: "heartbeating_activity_across_suspend_resume_and_continue_as_new", run: heartbeatSuspendContinueAsNew},
+		{name: "heartbeat_details_resume_in_a_child_orchestration", run: heartbeatInChildOrchestration},
+		{name: "heartbeating_activity_of_a_deleted_instance_ends_with_lock_lost", run: heartbeatDeletedInstance},
+		{name: "heartbeat_resumed_activity_then_continue_as_new_starts_fresh", run: heartbeatResumedThenContinueAsNew},
+		{name: "heartbeat_details_survive_a_killed_runtime", run: heartbeatKilledRuntime},
 	}
 }
 
@@ -215,11 +221,13 @@ func heartbeatCancelled(e *env) {
 		started.Store(true)
 		for i := 0; ; i++ {
 			if err := ctx.Heartbeat(i); err != nil {
+				// The lock went with the item between two polls.
+				saw.Store(errors.Is(err, duroxide.ErrLockLost))
 				return "", err
 			}
 			select {
 			case <-ctx.Done():
-				saw.Store(true)
+				saw.Store(errors.Is(context.Cause(ctx), duroxide.ErrLockLost))
 				return "cancelled", nil
 			case <-time.After(50 * time.Millisecond):
 			}

@@ -1,6 +1,9 @@
 package cli_test
 
 import (
+	"bytes"
+	"context"
+	"encoding/base64"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +14,7 @@ import (
 	"github.com/duroxide-go/cdb/duroxide"
 	"github.com/duroxide-go/cdb/internal/demo"
 	"github.com/duroxide-go/cdb/memprovider"
+	"github.com/duroxide-go/cdb/payload"
 )
 
 // heartbeatRegistry has "Beat": its activity heartbeats {"page":7} and
@@ -78,5 +82,42 @@ func TestShowListsActivityHeartbeats(t *testing.T) {
 				t.Fatalf("the activity completed, show still lists its heartbeat:\n%s", out)
 			}
 		})
+	}
+}
+
+// TestShowDecodesHeartbeatsThroughTheCodec: heartbeat details stored by a
+// runtime over payload.Wrap are an envelope in the store; `show` decodes
+// them with the configured codec and prints the placeholder without it.
+func TestShowDecodesHeartbeatsThroughTheCodec(t *testing.T) {
+	secret := bytes.Repeat([]byte{7}, 32)
+	aes, err := payload.AESGCM(payload.Key{ID: "k1", Secret: secret})
+	must(t, err)
+	store := memprovider.New()
+	p, err := payload.Wrap(store, payload.Gzip(), aes)
+	must(t, err)
+	release := make(chan struct{})
+	demo.StartRuntime(t, p, heartbeatRegistry(t, release), &durable.Options{WorkerLockTimeout: 2 * time.Second})
+	t.Cleanup(sync.OnceFunc(func() { close(release) }))
+	c := durable.NewClient(p)
+	must(t, c.StartOrchestration(t.Context(), "hb-codec", "Beat", ""))
+	waitHeartbeat(t, c, "hb-codec")
+
+	show := func(codec, keys string) string {
+		t.Setenv(payload.EnvCodec, codec)
+		t.Setenv(payload.EnvCodecKeys, keys)
+		var out, errOut bytes.Buffer
+		cmd := cli.Command{Stdout: &out, Stderr: &errOut, Open: func(context.Context) (duroxide.Provider, func() error, error) {
+			return store, nil, nil
+		}}
+		if code := cmd.Run(t.Context(), []string{"show", "hb-codec"}); code != cli.ExitOK {
+			t.Fatalf("show: exit %d\n%s\n%s", code, out.String(), errOut.String())
+		}
+		return out.String()
+	}
+	if out := show("", ""); strings.Contains(out, "page") || !strings.Contains(out, "Heartbeat      Copy #2: <encoded payload (gzip,aesgcm): codec not configured") {
+		t.Errorf("without a codec, the heartbeat must be the placeholder:\n%s", out)
+	}
+	if out := show("gzip,aesgcm", "k1="+base64.StdEncoding.EncodeToString(secret)); !strings.Contains(out, `Heartbeat      Copy #2: {"page":7} (at `) {
+		t.Errorf("with the codec, show must print the decoded details:\n%s", out)
 	}
 }
