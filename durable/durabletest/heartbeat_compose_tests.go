@@ -254,9 +254,12 @@ func (s *severable) RenewOrchestrationItemLock(ctx context.Context, token string
 // The first runtime is killed while its activity heartbeats a page every
 // 50 ms: from then on nothing it writes lands, and it never gives the
 // item back. Once the lock expires, a second runtime runs the item's next
-// attempt, which reads exactly the last details the store got.
+// attempt, which reads exactly the last details the store got; the first
+// attempt, its renewals failing until the lock expired, is cancelled with
+// a cause matching duroxide.ErrLockLost.
 func heartbeatKilledRuntime(e *env) {
 	var attempts atomic.Int32
+	var cause atomic.Value
 	r := durable.NewRegistry()
 	act(e.t, r, "Counting", func(ctx durable.ActivityContext, _ string) (string, error) {
 		if attempts.Add(1) > 1 {
@@ -270,6 +273,7 @@ func heartbeatKilledRuntime(e *env) {
 			_ = ctx.Heartbeat(page) // a killed process's heartbeats go nowhere
 			time.Sleep(50 * time.Millisecond)
 		}
+		cause.Store(context.Cause(ctx))
 		return "", ctx.Err()
 	})
 	orch(e.t, r, "Resume", func(ctx *durable.OrchestrationContext, _ string) (string, error) {
@@ -293,4 +297,9 @@ func heartbeatKilledRuntime(e *env) {
 	e.start(r, heartbeatLocks(nil))
 	require.Equal(e.t, "resumed after page "+last, e.completed("hb-killed"))
 	require.Equal(e.t, int32(2), attempts.Load())
+	// The "killed" runtime's renewals failed until its lock expired: its
+	// attempt was cancelled with the lock lost.
+	e.waitFor("the first attempt's end", func() bool { return cause.Load() != nil })
+	err, _ = cause.Load().(error)
+	require.ErrorIs(e.t, err, duroxide.ErrLockLost)
 }
