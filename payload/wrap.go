@@ -34,8 +34,8 @@ import (
 // A payload that does not decode (ErrUnknownCodec, ErrUnknownKey,
 // ErrCorrupt) fails the read that met it; in a fetched turn it is the
 // item's HistoryError, which the runtime retries and then poisons; an
-// activity whose input or heartbeat details do not decode is put back with a backoff, and
-// the fetch reports the error.
+// activity whose input or heartbeat details do not decode is put back
+// with a backoff, and the fetch reports the error.
 //
 // When a codec is a PayloadDeleter, deleting instances and pruning
 // executions through the wrapper's Admin also deletes what it keeps.
