@@ -237,8 +237,18 @@ type queueDoc struct {
 	TraceParent string `json:"traceparent,omitempty"`
 	// Aside marks a message a suspended instance's fetch put aside: the
 	// wake locks every one so marked (suspend.go).
-	Aside bool   `json:"aside,omitempty"`
-	ETag  string `json:"_etag,omitempty"`
+	Aside bool `json:"aside,omitempty"`
+	// Heartbeat is a worker message's last heartbeat, set by the lock
+	// renewal that carried it (heartbeat.go) and kept until the item is
+	// acked, so the next attempt can resume from it. Go-only.
+	Heartbeat *heartbeatDoc `json:"heartbeat,omitempty"`
+	ETag      string        `json:"_etag,omitempty"`
+}
+
+// heartbeatDoc is an activity's heartbeat as a worker message stores it.
+type heartbeatDoc struct {
+	Details string `json:"details"`
+	At      int64  `json:"at"`
 }
 
 func (q *queueDoc) order() int64 {

@@ -191,5 +191,6 @@ func (p *Provider) lockedWorkItem(ctx context.Context, c candidate, token string
 	}
 	doc.ETag = string(newEtag)
 	p.workLocks.put(token, &workLock{instance: c.instance, itemID: id, token: token, etag: newEtag, lockedUntil: until, doc: doc})
-	return &duroxide.LockedWorkItem{Item: wi, LockToken: token, AttemptCount: doc.AttemptCount, TraceParent: doc.TraceParent}, nil
+	return &duroxide.LockedWorkItem{Item: wi, LockToken: token, AttemptCount: doc.AttemptCount, TraceParent: doc.TraceParent,
+		Heartbeat: lockedHeartbeat(&doc)}, nil
 }

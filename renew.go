@@ -9,6 +9,7 @@ import (
 
 	"github.com/duroxide-go/cdb/duroxide"
 	"github.com/duroxide-go/cdb/internal/cosmos"
+	"github.com/duroxide-go/cdb/internal/limits"
 )
 
 // Lock lifetime: renewing and abandoning orchestration and work-item
@@ -196,7 +197,13 @@ func (p *Provider) abandonWorkLock(ctx context.Context, lk *workLock, delay time
 
 // RenewWorkItemLock implements duroxide.Provider.
 func (p *Provider) RenewWorkItemLock(ctx context.Context, lockToken string, extendFor time.Duration) error {
-	const op = "renew_work_item_lock"
+	return p.renewWorkItemLock(ctx, "renew_work_item_lock", lockToken, extendFor, nil)
+}
+
+// renewWorkItemLock extends the lock with one patch of the item's
+// document, conditioned on its ETag; with details, the same patch
+// records the heartbeat (heartbeat.go).
+func (p *Provider) renewWorkItemLock(ctx context.Context, op, lockToken string, extendFor time.Duration, details *string) error {
 	lk, err := p.workLockFor(ctx, op, lockToken)
 	if err != nil {
 		return err
@@ -206,10 +213,18 @@ func (p *Provider) RenewWorkItemLock(ctx context.Context, lockToken string, exte
 	if err := p.checkWorkLive(op, lk); err != nil {
 		return err
 	}
+	if details != nil {
+		if err := limits.HeartbeatDetails(op, lk.doc.WorkItem, *details); err != nil {
+			return err
+		}
+	}
 	now := p.now()
 	until := now.Add(extendFor)
 	var ops azcosmos.PatchOperations
 	ops.AppendSet("/lockedUntil", ms(until))
+	if details != nil {
+		ops.AppendSet("/heartbeat", heartbeatDoc{Details: *details, At: ms(now)})
+	}
 	_, etag, err := p.st.Patch(ctx, lk.instance, lk.itemID, ops, &lk.etag, false)
 	if errors.Is(err, cosmos.ErrPreconditionFailed) {
 		ours, rerr := p.refreshWorkLock(ctx, lk)

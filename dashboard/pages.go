@@ -208,6 +208,7 @@ func (h *handler) instance(w http.ResponseWriter, r *http.Request) {
 		c, pend := buildChart(d.Executions[i], now)
 		execs = append(execs, execView{Execution: d.Executions[i], Chart: c})
 		if i == len(d.Executions)-1 && !d.Terminal() && !pend.empty() {
+			pend.withHeartbeats(d.Executions[i].ID, d.Heartbeats)
 			data["Work"] = pend
 		}
 	}

@@ -75,6 +75,8 @@ type chartRow struct {
 	// which becomes a backoff segment if the activity is scheduled again.
 	backoff *chartRow
 	key     string
+	// scheduled is the EventID of the last attempt's ActivityScheduled.
+	scheduled uint64
 }
 
 // seg is one bar of a row.
@@ -104,6 +106,24 @@ type pendingActivity struct {
 	Attempt   int
 	Since     time.Time
 	LastError string
+	// id is the ActivityScheduled EventID of the attempt in flight.
+	id uint64
+	// Heartbeat is its last heartbeat (from the store, not history); nil
+	// when none.
+	Heartbeat *ops.Heartbeat
+}
+
+// withHeartbeats gives the pending activities of execution their last
+// heartbeats.
+func (p *pendingWork) withHeartbeats(execution uint64, hs []ops.Heartbeat) {
+	for i := range p.Activities {
+		a := &p.Activities[i]
+		for j := range hs {
+			if hs[j].ExecutionID == execution && hs[j].ActivityID == a.id {
+				a.Heartbeat = &hs[j]
+			}
+		}
+	}
 }
 
 type pendingTimer struct {
@@ -153,7 +173,7 @@ func buildChart(ex ops.Execution, now time.Time) (*chart, *pendingWork) {
 				}
 			}
 			r.attempts++
-			r.open, r.failed = true, false
+			r.open, r.failed, r.scheduled = true, false, e.EventID
 			s := &seg{Class: "open", start: e.At, Title: fmt.Sprintf("%s attempt %d", e.Name, r.attempts)}
 			r.Segs = append(r.Segs, s)
 			bySched[e.EventID], rowOf[e.EventID] = s, r
@@ -298,7 +318,7 @@ func buildChart(ex ops.Execution, now time.Time) (*chart, *pendingWork) {
 				if r.attempts > 1 {
 					err = r.LastError
 				}
-				pend.Activities = append(pend.Activities, pendingActivity{Name: r.Label, Attempt: r.attempts, Since: last.start, LastError: err})
+				pend.Activities = append(pend.Activities, pendingActivity{Name: r.Label, Attempt: r.attempts, Since: last.start, LastError: err, id: r.scheduled})
 			case "timer":
 				pend.Timers = append(pend.Timers, pendingTimer{Created: last.start, FireAt: last.end})
 			case "child":

@@ -39,6 +39,8 @@ type activityInfo struct {
 	logger               *slog.Logger
 	// describe reads the orchestration's name and version on first use.
 	describe func() (name, version string)
+	// heartbeat is the attempt's heartbeats (activity_heartbeat.go).
+	heartbeat *heartbeatState
 }
 
 // InstanceID is the orchestration instance that scheduled the activity.
@@ -118,5 +120,6 @@ func detachedActivityContext(ctx context.Context, instance, activityName string,
 	return ActivityContext{Context: ctx, info: &activityInfo{
 		instance: instance, executionID: initialExecutionID, orchestrationName: "test", orchestrationVersion: "1.0.0",
 		activityName: activityName, activityID: 1, workerID: "test", client: c, logger: slog.Default(),
+		heartbeat: newHeartbeatState(nil),
 	}}
 }

@@ -150,7 +150,7 @@ func (rt *Runtime) fetchOrchestration(target string) (*duroxide.OrchestrationIte
 // runFetched runs a fetched item's turn in a slot, or gives it back
 // unrun when none comes before its lock is lost or the runtime stops.
 func (rt *Runtime) runFetched(item *duroxide.OrchestrationItem, workerID string, fetched time.Time) {
-	t := newTurn(item, rt.startLease(queueOrchestrator, item.LockToken, time.Now()), workerID, rt.now)
+	t := newTurn(item, rt.startLease(queueOrchestrator, item.LockToken, time.Now(), nil), workerID, rt.now)
 	endSpan := rt.tel.startTurn(rt.ctx, item, fetched)
 	if t.slot = rt.orchSlots.acquire(t.lease.lost, rt.fetchCtx.Done()); t.slot != nil {
 		rt.processSafely(t)

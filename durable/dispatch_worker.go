@@ -92,7 +92,8 @@ func (rt *Runtime) processNextWorkItem(workerID, sessionOwner string, carried *d
 	}
 	defer rt.settleSession(reserved, item.SessionID)()
 	defer rt.tel.startActivity(rt.ctx, locked, item)()
-	w := &activityWork{item: item, token: locked.LockToken, attempt: locked.AttemptCount, workerID: workerID, fetched: fetched, carry: true}
+	w := &activityWork{item: item, token: locked.LockToken, attempt: locked.AttemptCount, workerID: workerID, fetched: fetched, carry: true,
+		previous: locked.Heartbeat}
 	if w.attempt > rt.opts.MaxAttempts {
 		rt.poisonActivity(w)
 		return true, false, w.next, nil
@@ -121,6 +122,10 @@ type activityWork struct {
 	// which it leaves in next.
 	carry bool
 	next  *duroxide.LockedWorkItem
+	// previous is the heartbeat an earlier attempt left on the item.
+	previous *duroxide.Heartbeat
+	// heartbeat is this attempt's (nil until it runs).
+	heartbeat *heartbeatState
 }
 
 // poisonActivity fails an activity that exceeded MaxAttempts.
@@ -129,7 +134,7 @@ func (rt *Runtime) poisonActivity(w *activityWork) {
 	raw, _ := duroxide.MarshalWorkItem(w.item)
 	rt.log.Warn("activity exceeded max attempts, marking as poison", "instance_id", w.item.Instance,
 		"activity_name", w.item.Name, "attempt", w.attempt)
-	lease := rt.startLease(queueWorker, w.token, w.fetched)
+	lease := rt.startLease(queueWorker, w.token, w.fetched, nil)
 	defer lease.stop()
 	rt.ackActivity(w, lease, duroxide.ActivityFailedItem{
 		Instance: w.item.Instance, ExecutionID: w.item.ExecutionID, ID: w.item.ID,
@@ -156,9 +161,11 @@ type activityResult struct {
 // only looked lost may still be ours, and an empty ack would then delete
 // the work and strand its orchestration.
 func (rt *Runtime) runActivity(w *activityWork, fn ActivityFunc) {
-	actx, cancel := context.WithCancel(rt.tel.context(w.token, rt.ctx))
-	defer cancel()
-	lease := rt.startLease(queueWorker, w.token, w.fetched)
+	actx, cancel := context.WithCancelCause(rt.tel.context(w.token, rt.ctx))
+	defer cancel(nil)
+	timeout := rt.reg.activityPolicy(w.item.Name).HeartbeatTimeout
+	w.heartbeat = newHeartbeatState(w.previous)
+	lease := rt.startLease(queueWorker, w.token, w.fetched, w.heartbeat)
 	defer lease.stop()
 	slot := rt.workSlots.acquire(lease.lost, rt.fetchCtx.Done())
 	if slot == nil {
@@ -168,6 +175,10 @@ func (rt *Runtime) runActivity(w *activityWork, fn ActivityFunc) {
 		return
 	}
 	defer slot.release()
+	// The watchdog starts with the attempt, not the fetch: a fetched-ahead
+	// item waits for a slot without heartbeating.
+	w.heartbeat.start(timeout)
+	defer w.heartbeat.stop()
 	done := make(chan activityResult, 1)
 	rt.wg.Add(1)
 	go func() {
@@ -178,18 +189,40 @@ func (rt *Runtime) runActivity(w *activityWork, fn ActivityFunc) {
 	case r := <-done:
 		slot.release() // the ack is I/O: another activity may run meanwhile
 		rt.ackActivity(w, lease, rt.completion(w, r))
-	case <-lease.lost:
-		cancel()
-		grace := time.NewTimer(rt.opts.ActivityCancellationGracePeriod)
-		defer grace.Stop()
-		select {
-		case <-done:
-		case <-grace.C:
-			rt.log.Warn("activity did not finish within the grace period; discarding its result",
-				"instance_id", w.item.Instance, "activity_name", w.item.Name, "activity_id", w.item.ID)
+	case <-w.heartbeat.heartbeatExpired():
+		rt.log.Warn("activity did not heartbeat within its heartbeat timeout; failing the attempt",
+			"instance_id", w.item.Instance, "activity_name", w.item.Name, "activity_id", w.item.ID, "heartbeat_timeout", timeout)
+		cancel(ErrHeartbeatTimeout)
+		if !rt.awaitGrace(w, done, lease.lost) {
+			rt.dropActivity(w, lease)
+			return
 		}
+		slot.release()
+		rt.ackActivity(w, lease, heartbeatTimeoutFailure(w, timeout))
+	case <-lease.lost:
+		cause := lease.lostCause()
+		w.heartbeat.lose(cause)
+		cancel(cause)
+		rt.awaitGrace(w, done, nil)
 		rt.dropActivity(w, lease)
 	}
+}
+
+// awaitGrace gives a cancelled activity its grace period to return; it
+// reports false when lost closed first (the lock is gone: nothing may be
+// acked).
+func (rt *Runtime) awaitGrace(w *activityWork, done <-chan activityResult, lost <-chan struct{}) bool {
+	grace := time.NewTimer(rt.opts.ActivityCancellationGracePeriod)
+	defer grace.Stop()
+	select {
+	case <-done:
+	case <-grace.C:
+		rt.log.Warn("activity did not finish within the grace period; discarding its result",
+			"instance_id", w.item.Instance, "activity_name", w.item.Name, "activity_id", w.item.ID)
+	case <-lost:
+		return false
+	}
+	return true
 }
 
 // dropActivity discards the result of an activity whose lock is gone or
@@ -300,7 +333,7 @@ func (rt *Runtime) activityContext(ctx context.Context, w *activityWork) Activit
 	info := &activityInfo{
 		instance: w.item.Instance, executionID: w.item.ExecutionID, activityName: w.item.Name,
 		activityID: w.item.ID, workerID: w.workerID, sessionID: w.item.SessionID, tag: w.item.Tag,
-		client: rt.client, logger: rt.log,
+		client: rt.client, logger: rt.log, heartbeat: w.heartbeat,
 	}
 	info.describe = sync.OnceValues(func() (string, string) { return rt.describe(ctx, w.item.Instance) })
 	return ActivityContext{Context: ctx, info: info}

@@ -41,13 +41,16 @@ type lockLease struct {
 // startLease starts renewing the lock token of queue (queueOrchestrator
 // or queueWorker), fetched at fetched: every renewal interval of that
 // queue's lock timeout, until stop. Both dispatchers keep their locks
-// through this one loop.
-func (rt *Runtime) startLease(queue, token string, fetched time.Time) *lockLease {
+// through this one loop. A work item's renewals carry hb's heartbeats
+// (nil: none).
+func (rt *Runtime) startLease(queue, token string, fetched time.Time, hb *heartbeatState) *lockLease {
 	timeout, buffer := rt.opts.OrchestratorLockTimeout, rt.opts.OrchestratorLockRenewalBuffer
 	renewLock := rt.p.RenewOrchestrationItemLock
 	if queue == queueWorker {
 		timeout, buffer = rt.opts.WorkerLockTimeout, rt.opts.WorkerLockRenewalBuffer
-		renewLock = rt.p.RenewWorkItemLock
+		renewLock = func(ctx context.Context, token string, extend time.Duration) error {
+			return rt.renewWithHeartbeat(ctx, hb, token, extend)
+		}
 	}
 	renew := func(ctx context.Context) error { return renewLock(rt.tel.context(token, ctx), token, timeout) }
 	interval := renewalInterval(timeout, buffer)

@@ -28,6 +28,9 @@ type Registry struct {
 	orchestrations map[string][]versionedOrchestration // ascending versions
 	activities     map[string]ActivityFunc
 	policies       map[string]VersionPolicy
+	// activityPolicies are the workers' settings per activity name
+	// (SetActivityPolicy).
+	activityPolicies map[string]ActivityPolicy
 }
 
 type versionedOrchestration struct {

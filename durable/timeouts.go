@@ -27,9 +27,17 @@ func isTimeoutMessage(msg string) bool {
 	return strings.HasPrefix(msg, timeoutPrefix) || strings.HasPrefix(msg, "canceled: "+timeoutPrefix)
 }
 
-// Is makes a timed-out activity or sub-orchestration match ErrTimedOut.
+// Is makes a timed-out activity or sub-orchestration match ErrTimedOut,
+// and an activity attempt that stopped heartbeating ErrHeartbeatTimeout
+// as well.
 func (e *TaskFailedError) Is(target error) bool {
-	return target == ErrTimedOut && isTimeoutMessage(e.Message)
+	switch target {
+	case ErrTimedOut:
+		return isTimeoutMessage(e.Message)
+	case ErrHeartbeatTimeout:
+		return isHeartbeatTimeoutMessage(e.Message)
+	}
+	return false
 }
 
 // Is makes a timed-out instance's failure match ErrTimedOut.

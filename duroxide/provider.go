@@ -138,6 +138,10 @@ type LockedWorkItem struct {
 	// TraceParent is the W3C traceparent stored with the item ("" when
 	// none); the runtime parents the activity's span on it.
 	TraceParent string
+	// Heartbeat is the last heartbeat an earlier attempt recorded on the
+	// item (HeartbeatRecorder); nil when none did or the provider does
+	// not record them.
+	Heartbeat *Heartbeat
 }
 
 // OrchestrationCommit is everything one orchestration turn commits.

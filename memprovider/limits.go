@@ -165,3 +165,21 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+// checkHeartbeat refuses heartbeat details the Cosmos provider refuses:
+// over duroxide.MaxHeartbeatDetailsBytes (even with relaxed limits: the
+// bound is the contract's, not the store's), or making item's document
+// too large.
+func (p *Provider) checkHeartbeat(op string, item duroxide.ActivityExecuteItem, details string) error {
+	if p.relaxedLimits {
+		if n := limits.EncodedLen(details); n > duroxide.MaxHeartbeatDetailsBytes {
+			return duroxide.TooLarge(op, "heartbeat details", n, duroxide.MaxHeartbeatDetailsBytes)
+		}
+		return nil
+	}
+	data, err := duroxide.MarshalWorkItem(item)
+	if err != nil {
+		return duroxide.Permanent(op, "work item cannot be encoded: %v", err)
+	}
+	return limits.HeartbeatDetails(op, string(data), details)
+}

@@ -152,6 +152,7 @@ type workMessage struct {
 	lockToken   string // "" when unlocked
 	lockedUntil time.Time
 	attempts    uint32
+	heartbeat   *duroxide.Heartbeat // the last recorded; kept across abandons and lock expiries
 }
 
 // instanceLock is an instance's orchestration lock.

@@ -62,7 +62,7 @@ func (p *Provider) tryFetchWorkItem(lockTimeout time.Duration, session *duroxide
 		}
 		m.lockToken, m.lockedUntil = newToken(), now.Add(lockTimeout)
 		m.attempts++
-		return &duroxide.LockedWorkItem{Item: m.item, LockToken: m.lockToken, AttemptCount: m.attempts}
+		return &duroxide.LockedWorkItem{Item: m.item, LockToken: m.lockToken, AttemptCount: m.attempts, Heartbeat: copyHeartbeat(m.heartbeat)}
 	}
 	return nil
 }
@@ -148,7 +148,17 @@ func (p *Provider) AbandonWorkItem(ctx context.Context, lockToken string, delay 
 
 // RenewWorkItemLock implements duroxide.Provider.
 func (p *Provider) RenewWorkItemLock(ctx context.Context, lockToken string, extendFor time.Duration) error {
-	const op = "renew_work_item_lock"
+	return p.renewWorkItemLock(ctx, "renew_work_item_lock", lockToken, extendFor, nil)
+}
+
+// RenewWorkItemLockWithDetails implements duroxide.HeartbeatRecorder.
+func (p *Provider) RenewWorkItemLockWithDetails(ctx context.Context, lockToken string, extendFor time.Duration, details string) error {
+	return p.renewWorkItemLock(ctx, "renew_work_item_lock_with_details", lockToken, extendFor, &details)
+}
+
+// renewWorkItemLock extends the lock and, when details is set, records
+// them as the item's heartbeat.
+func (p *Provider) renewWorkItemLock(ctx context.Context, op, lockToken string, extendFor time.Duration, details *string) error {
 	if err := ctx.Err(); err != nil {
 		return duroxide.Wrap(op, err)
 	}
@@ -159,9 +169,23 @@ func (p *Provider) RenewWorkItemLock(ctx context.Context, lockToken string, exte
 	if m == nil || !m.lockedUntil.After(now) {
 		return duroxide.Kinded(duroxide.ErrLockLost, op, "lock not found or expired: the activity was cancelled")
 	}
+	if details != nil {
+		if err := p.checkHeartbeat(op, m.item, *details); err != nil {
+			return err
+		}
+		m.heartbeat = &duroxide.Heartbeat{Details: *details, AtMs: now.UnixMilli()}
+	}
 	m.lockedUntil = now.Add(extendFor)
 	p.touchSession(m, now)
 	return nil
+}
+
+func copyHeartbeat(h *duroxide.Heartbeat) *duroxide.Heartbeat {
+	if h == nil {
+		return nil
+	}
+	c := *h
+	return &c
 }
 
 // RenewSessionLock implements duroxide.Provider.

@@ -2,6 +2,7 @@ package payload
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -23,6 +24,7 @@ const (
 	capSuspensionReader
 	capPendingRequests
 	capStatusReader
+	capHeartbeatRecorder
 	capCombinations = 1 << iota
 )
 
@@ -54,6 +56,9 @@ func capabilityMask(p duroxide.Provider) (int, error) {
 	}
 	if _, ok := p.(duroxide.StatusReader); ok {
 		mask |= capStatusReader
+	}
+	if _, ok := p.(duroxide.HeartbeatRecorder); ok {
+		mask |= capHeartbeatRecorder
 	}
 	return mask, nil
 }
@@ -109,6 +114,7 @@ func (c *core) AckWorkItemAndFetch(ctx context.Context, lockToken string, comple
 		}
 	}
 	next, err := f.AckWorkItemAndFetch(ctx, lockToken, completion, lockTimeout, tags)
+	c.releaseWork(lockToken, err)
 	if err != nil || next == nil {
 		return next, err
 	}
@@ -116,6 +122,28 @@ func (c *core) AckWorkItemAndFetch(ctx context.Context, lockToken string, comple
 	// decodeWork, and the ack's outcome is reported alone.
 	next, _ = c.decodeWork(ctx, next)
 	return next, nil
+}
+
+// ActivityHeartbeats implements duroxide.HeartbeatReader (none when the
+// wrapped provider lacks it), decoding the details as every other read
+// decodes its payloads.
+func (c *core) ActivityHeartbeats(ctx context.Context, instance string) ([]duroxide.ActivityHeartbeat, error) {
+	r, ok := c.p.(duroxide.HeartbeatReader)
+	if !ok {
+		return nil, nil
+	}
+	hs, err := r.ActivityHeartbeats(ctx, instance)
+	if err != nil || hs == nil {
+		return hs, err
+	}
+	out := make([]duroxide.ActivityHeartbeat, len(hs))
+	for i, h := range hs {
+		out[i] = h
+		if out[i].Details, err = c.ch.decode(ctx, Scope{Instance: instance, ExecutionID: h.ExecutionID}, h.Details); err != nil {
+			return nil, codecError("activity_heartbeats", err)
+		}
+	}
+	return out, nil
 }
 
 // clientWrites is duroxide.ClientWriter and the writes beside it.
@@ -220,4 +248,29 @@ func (r statusReader) ReadStatus(ctx context.Context, instance string) (*duroxid
 		return nil, err
 	}
 	return &out, nil
+}
+
+// heartbeatRecorder is duroxide.HeartbeatRecorder. Heartbeat details are
+// a payload, encoded for the execution of the activity whose lock the
+// renewal holds (remembered from its fetch: the renewal names only the
+// lock).
+type heartbeatRecorder struct{ c *core }
+
+func (r heartbeatRecorder) RenewWorkItemLockWithDetails(ctx context.Context, lockToken string, extendFor time.Duration, details string) error {
+	const op = "renew_work_item_lock_with_details"
+	sc, ok := r.c.workScope(lockToken)
+	if !ok {
+		// Not fetched through this wrapper, or acked or given back since:
+		// no lock it could encode for, as the store would say.
+		return duroxide.Kinded(duroxide.ErrLockLost, op, "no work item fetched through the codec wrapper holds this lock")
+	}
+	enc, err := r.c.ch.encode(ctx, sc, details)
+	if err != nil {
+		return codecError(op, err)
+	}
+	err = r.c.p.(duroxide.HeartbeatRecorder).RenewWorkItemLockWithDetails(ctx, lockToken, extendFor, enc)
+	if errors.Is(err, duroxide.ErrLockLost) {
+		r.c.work.Delete(lockToken)
+	}
+	return err
 }

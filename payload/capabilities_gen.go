@@ -180,6 +180,214 @@ type with31 struct {
 	pendingRequests
 	statusReader
 }
+type with32 struct {
+	*core
+	heartbeatRecorder
+}
+type with33 struct {
+	*core
+	clientWrites
+	heartbeatRecorder
+}
+type with34 struct {
+	*core
+	instanceFetcher
+	heartbeatRecorder
+}
+type with35 struct {
+	*core
+	clientWrites
+	instanceFetcher
+	heartbeatRecorder
+}
+type with36 struct {
+	*core
+	suspensionReader
+	heartbeatRecorder
+}
+type with37 struct {
+	*core
+	clientWrites
+	suspensionReader
+	heartbeatRecorder
+}
+type with38 struct {
+	*core
+	instanceFetcher
+	suspensionReader
+	heartbeatRecorder
+}
+type with39 struct {
+	*core
+	clientWrites
+	instanceFetcher
+	suspensionReader
+	heartbeatRecorder
+}
+type with40 struct {
+	*core
+	pendingRequests
+	heartbeatRecorder
+}
+type with41 struct {
+	*core
+	clientWrites
+	pendingRequests
+	heartbeatRecorder
+}
+type with42 struct {
+	*core
+	instanceFetcher
+	pendingRequests
+	heartbeatRecorder
+}
+type with43 struct {
+	*core
+	clientWrites
+	instanceFetcher
+	pendingRequests
+	heartbeatRecorder
+}
+type with44 struct {
+	*core
+	suspensionReader
+	pendingRequests
+	heartbeatRecorder
+}
+type with45 struct {
+	*core
+	clientWrites
+	suspensionReader
+	pendingRequests
+	heartbeatRecorder
+}
+type with46 struct {
+	*core
+	instanceFetcher
+	suspensionReader
+	pendingRequests
+	heartbeatRecorder
+}
+type with47 struct {
+	*core
+	clientWrites
+	instanceFetcher
+	suspensionReader
+	pendingRequests
+	heartbeatRecorder
+}
+type with48 struct {
+	*core
+	statusReader
+	heartbeatRecorder
+}
+type with49 struct {
+	*core
+	clientWrites
+	statusReader
+	heartbeatRecorder
+}
+type with50 struct {
+	*core
+	instanceFetcher
+	statusReader
+	heartbeatRecorder
+}
+type with51 struct {
+	*core
+	clientWrites
+	instanceFetcher
+	statusReader
+	heartbeatRecorder
+}
+type with52 struct {
+	*core
+	suspensionReader
+	statusReader
+	heartbeatRecorder
+}
+type with53 struct {
+	*core
+	clientWrites
+	suspensionReader
+	statusReader
+	heartbeatRecorder
+}
+type with54 struct {
+	*core
+	instanceFetcher
+	suspensionReader
+	statusReader
+	heartbeatRecorder
+}
+type with55 struct {
+	*core
+	clientWrites
+	instanceFetcher
+	suspensionReader
+	statusReader
+	heartbeatRecorder
+}
+type with56 struct {
+	*core
+	pendingRequests
+	statusReader
+	heartbeatRecorder
+}
+type with57 struct {
+	*core
+	clientWrites
+	pendingRequests
+	statusReader
+	heartbeatRecorder
+}
+type with58 struct {
+	*core
+	instanceFetcher
+	pendingRequests
+	statusReader
+	heartbeatRecorder
+}
+type with59 struct {
+	*core
+	clientWrites
+	instanceFetcher
+	pendingRequests
+	statusReader
+	heartbeatRecorder
+}
+type with60 struct {
+	*core
+	suspensionReader
+	pendingRequests
+	statusReader
+	heartbeatRecorder
+}
+type with61 struct {
+	*core
+	clientWrites
+	suspensionReader
+	pendingRequests
+	statusReader
+	heartbeatRecorder
+}
+type with62 struct {
+	*core
+	instanceFetcher
+	suspensionReader
+	pendingRequests
+	statusReader
+	heartbeatRecorder
+}
+type with63 struct {
+	*core
+	clientWrites
+	instanceFetcher
+	suspensionReader
+	pendingRequests
+	statusReader
+	heartbeatRecorder
+}
 
 // combinations builds the wrapper for each capability mask.
 var combinations = [capCombinations]func(*core) duroxide.Provider{
@@ -246,5 +454,89 @@ var combinations = [capCombinations]func(*core) duroxide.Provider{
 	},
 	31: func(c *core) duroxide.Provider {
 		return &with31{c, clientWrites{c}, instanceFetcher{c}, suspensionReader{c}, pendingRequests{c}, statusReader{c}}
+	},
+	32: func(c *core) duroxide.Provider { return &with32{c, heartbeatRecorder{c}} },
+	33: func(c *core) duroxide.Provider { return &with33{c, clientWrites{c}, heartbeatRecorder{c}} },
+	34: func(c *core) duroxide.Provider { return &with34{c, instanceFetcher{c}, heartbeatRecorder{c}} },
+	35: func(c *core) duroxide.Provider {
+		return &with35{c, clientWrites{c}, instanceFetcher{c}, heartbeatRecorder{c}}
+	},
+	36: func(c *core) duroxide.Provider { return &with36{c, suspensionReader{c}, heartbeatRecorder{c}} },
+	37: func(c *core) duroxide.Provider {
+		return &with37{c, clientWrites{c}, suspensionReader{c}, heartbeatRecorder{c}}
+	},
+	38: func(c *core) duroxide.Provider {
+		return &with38{c, instanceFetcher{c}, suspensionReader{c}, heartbeatRecorder{c}}
+	},
+	39: func(c *core) duroxide.Provider {
+		return &with39{c, clientWrites{c}, instanceFetcher{c}, suspensionReader{c}, heartbeatRecorder{c}}
+	},
+	40: func(c *core) duroxide.Provider { return &with40{c, pendingRequests{c}, heartbeatRecorder{c}} },
+	41: func(c *core) duroxide.Provider {
+		return &with41{c, clientWrites{c}, pendingRequests{c}, heartbeatRecorder{c}}
+	},
+	42: func(c *core) duroxide.Provider {
+		return &with42{c, instanceFetcher{c}, pendingRequests{c}, heartbeatRecorder{c}}
+	},
+	43: func(c *core) duroxide.Provider {
+		return &with43{c, clientWrites{c}, instanceFetcher{c}, pendingRequests{c}, heartbeatRecorder{c}}
+	},
+	44: func(c *core) duroxide.Provider {
+		return &with44{c, suspensionReader{c}, pendingRequests{c}, heartbeatRecorder{c}}
+	},
+	45: func(c *core) duroxide.Provider {
+		return &with45{c, clientWrites{c}, suspensionReader{c}, pendingRequests{c}, heartbeatRecorder{c}}
+	},
+	46: func(c *core) duroxide.Provider {
+		return &with46{c, instanceFetcher{c}, suspensionReader{c}, pendingRequests{c}, heartbeatRecorder{c}}
+	},
+	47: func(c *core) duroxide.Provider {
+		return &with47{c, clientWrites{c}, instanceFetcher{c}, suspensionReader{c}, pendingRequests{c}, heartbeatRecorder{c}}
+	},
+	48: func(c *core) duroxide.Provider { return &with48{c, statusReader{c}, heartbeatRecorder{c}} },
+	49: func(c *core) duroxide.Provider {
+		return &with49{c, clientWrites{c}, statusReader{c}, heartbeatRecorder{c}}
+	},
+	50: func(c *core) duroxide.Provider {
+		return &with50{c, instanceFetcher{c}, statusReader{c}, heartbeatRecorder{c}}
+	},
+	51: func(c *core) duroxide.Provider {
+		return &with51{c, clientWrites{c}, instanceFetcher{c}, statusReader{c}, heartbeatRecorder{c}}
+	},
+	52: func(c *core) duroxide.Provider {
+		return &with52{c, suspensionReader{c}, statusReader{c}, heartbeatRecorder{c}}
+	},
+	53: func(c *core) duroxide.Provider {
+		return &with53{c, clientWrites{c}, suspensionReader{c}, statusReader{c}, heartbeatRecorder{c}}
+	},
+	54: func(c *core) duroxide.Provider {
+		return &with54{c, instanceFetcher{c}, suspensionReader{c}, statusReader{c}, heartbeatRecorder{c}}
+	},
+	55: func(c *core) duroxide.Provider {
+		return &with55{c, clientWrites{c}, instanceFetcher{c}, suspensionReader{c}, statusReader{c}, heartbeatRecorder{c}}
+	},
+	56: func(c *core) duroxide.Provider {
+		return &with56{c, pendingRequests{c}, statusReader{c}, heartbeatRecorder{c}}
+	},
+	57: func(c *core) duroxide.Provider {
+		return &with57{c, clientWrites{c}, pendingRequests{c}, statusReader{c}, heartbeatRecorder{c}}
+	},
+	58: func(c *core) duroxide.Provider {
+		return &with58{c, instanceFetcher{c}, pendingRequests{c}, statusReader{c}, heartbeatRecorder{c}}
+	},
+	59: func(c *core) duroxide.Provider {
+		return &with59{c, clientWrites{c}, instanceFetcher{c}, pendingRequests{c}, statusReader{c}, heartbeatRecorder{c}}
+	},
+	60: func(c *core) duroxide.Provider {
+		return &with60{c, suspensionReader{c}, pendingRequests{c}, statusReader{c}, heartbeatRecorder{c}}
+	},
+	61: func(c *core) duroxide.Provider {
+		return &with61{c, clientWrites{c}, suspensionReader{c}, pendingRequests{c}, statusReader{c}, heartbeatRecorder{c}}
+	},
+	62: func(c *core) duroxide.Provider {
+		return &with62{c, instanceFetcher{c}, suspensionReader{c}, pendingRequests{c}, statusReader{c}, heartbeatRecorder{c}}
+	},
+	63: func(c *core) duroxide.Provider {
+		return &with63{c, clientWrites{c}, instanceFetcher{c}, suspensionReader{c}, pendingRequests{c}, statusReader{c}, heartbeatRecorder{c}}
 	},
 }

@@ -21,13 +21,15 @@ func TestCombinationsMatchTheirMasks(t *testing.T) {
 		_, sr := w.(duroxide.SuspensionReader)
 		_, pr := w.(duroxide.PendingRequestReader)
 		_, st := w.(duroxide.StatusReader)
+		_, hr := w.(duroxide.HeartbeatRecorder)
 		has := func(bit int) bool { return m&bit != 0 }
 		if cw != has(capClientWrites) || ds != cw || ne != cw || ss != cw || pn != cw ||
-			fi != has(capInstanceFetcher) || sr != has(capSuspensionReader) || pr != has(capPendingRequests) || st != has(capStatusReader) {
-			t.Errorf("combination %05b: client %v %v %v %v %v, fetcher %v, suspension %v, pending %v, status %v", m, cw, ds, ne, ss, pn, fi, sr, pr, st)
+			fi != has(capInstanceFetcher) || sr != has(capSuspensionReader) || pr != has(capPendingRequests) || st != has(capStatusReader) ||
+			hr != has(capHeartbeatRecorder) {
+			t.Errorf("combination %06b: client %v %v %v %v %v, fetcher %v, suspension %v, pending %v, status %v, heartbeats %v", m, cw, ds, ne, ss, pn, fi, sr, pr, st, hr)
 		}
 		if mask, err := capabilityMask(w); err != nil || mask != m {
-			t.Errorf("combination %05b reads back as %05b, %v", m, mask, err)
+			t.Errorf("combination %06b reads back as %06b, %v", m, mask, err)
 		}
 	}
 }

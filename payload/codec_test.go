@@ -147,6 +147,8 @@ var capabilities = []struct {
 	{"EnqueueNotifier", func(p duroxide.Provider) bool { _, ok := p.(duroxide.EnqueueNotifier); return ok }, false},
 	{"WorkAckFetcher", func(p duroxide.Provider) bool { _, ok := p.(duroxide.WorkAckFetcher); return ok }, false},
 	{"DispatchRefuser", func(p duroxide.Provider) bool { _, ok := p.(duroxide.DispatchRefuser); return ok }, false},
+	{"HeartbeatRecorder", func(p duroxide.Provider) bool { _, ok := p.(duroxide.HeartbeatRecorder); return ok }, true},
+	{"HeartbeatReader", func(p duroxide.Provider) bool { _, ok := p.(duroxide.HeartbeatReader); return ok }, false},
 }
 
 // CheckCapabilities fails t unless w has exactly the mirrored

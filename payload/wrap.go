@@ -22,18 +22,20 @@ import (
 // The returned provider has exactly the optional capabilities of p that
 // the runtime and the Client detect (duroxide.ClientWriter and the
 // writes beside it, InstanceFetcher, SuspensionReader,
-// PendingRequestReader, StatusReader), so both behave over it as over p;
-// it also forwards EnqueueNotifier, WorkAckFetcher and DispatchRefuser,
-// which stand in for themselves when p lacks them. A p that has only
-// part of the client writes (ClientWriter, DelayedStartWriter,
-// NextExecutionWriter, SignalStarter, PendingNoter) is refused with
-// ErrUnsupportedProvider.
+// PendingRequestReader, StatusReader, HeartbeatRecorder), so both behave
+// over it as over p; it also forwards EnqueueNotifier, WorkAckFetcher,
+// DispatchRefuser and HeartbeatReader, which stand in for themselves
+// when p lacks them. Activity heartbeat details are payloads too: a
+// renewal encodes them for the activity's execution, and the fetch and
+// HeartbeatReader decode them. A p that has only part of the client
+// writes (ClientWriter, DelayedStartWriter, NextExecutionWriter,
+// SignalStarter, PendingNoter) is refused with ErrUnsupportedProvider.
 //
 // A payload that does not decode (ErrUnknownCodec, ErrUnknownKey,
 // ErrCorrupt) fails the read that met it; in a fetched turn it is the
 // item's HistoryError, which the runtime retries and then poisons; an
-// activity whose input does not decode is put back with a backoff, and
-// the fetch reports the error.
+// activity whose input or heartbeat details do not decode is put back
+// with a backoff, and the fetch reports the error.
 //
 // When a codec is a PayloadDeleter, deleting instances and pruning
 // executions through the wrapper's Admin also deletes what it keeps.
@@ -74,6 +76,26 @@ type core struct {
 	deleters []PayloadDeleter
 	// locks maps an orchestration lock token to its fetchedTurn.
 	locks sync.Map
+	// work maps a work-item lock token to the Scope of its activity, for
+	// the heartbeat details a renewal of it encodes.
+	work sync.Map
+}
+
+// workScope is the Scope of the activity holding lockToken.
+func (c *core) workScope(lockToken string) (Scope, bool) {
+	v, ok := c.work.Load(lockToken)
+	if !ok {
+		return Scope{}, false
+	}
+	return v.(Scope), true
+}
+
+// releaseWork forgets lockToken once its lock is ours no more: an ack or
+// abandon went through, or failed for good.
+func (c *core) releaseWork(lockToken string, err error) {
+	if err == nil || !duroxide.IsRetryable(err) {
+		c.work.Delete(lockToken)
+	}
 }
 
 // fetchedTurn is what an ack of a fetched turn needs from its fetch: the
@@ -290,11 +312,19 @@ func (c *core) FetchWorkItem(ctx context.Context, lockTimeout, pollTimeout time.
 	return c.decodeWork(ctx, w)
 }
 
-// decodeWork decodes a locked work item. One that does not decode is
-// given back (its attempt counted) before the error is returned, as a
-// failed fetch holds no lock.
+// decodeWork decodes a locked work item and the heartbeat an earlier
+// attempt recorded on it. One that does not decode is given back (its
+// attempt counted) before the error is returned, as a failed fetch holds
+// no lock.
 func (c *core) decodeWork(ctx context.Context, w *duroxide.LockedWorkItem) (*duroxide.LockedWorkItem, error) {
 	item, err := c.dec().item(ctx, w.Item)
+	sc := itemScope(w.Item)
+	var hb *duroxide.Heartbeat
+	if err == nil && w.Heartbeat != nil {
+		h := *w.Heartbeat
+		h.Details, err = c.ch.decode(ctx, sc, h.Details)
+		hb = &h
+	}
 	if err != nil {
 		if aerr := c.p.AbandonWorkItem(ctx, w.LockToken, undecodableBackoff, false); aerr != nil {
 			err = errors.Join(err, aerr)
@@ -302,8 +332,17 @@ func (c *core) decodeWork(ctx context.Context, w *duroxide.LockedWorkItem) (*dur
 		return nil, codecError("fetch_work_item", err)
 	}
 	out := *w
-	out.Item = item
+	out.Item, out.Heartbeat = item, hb
+	c.work.Store(w.LockToken, sc)
 	return &out, nil
+}
+
+// itemScope is the Scope of a worker item's payloads.
+func itemScope(w duroxide.WorkItem) Scope {
+	if a, ok := w.(duroxide.ActivityExecuteItem); ok {
+		return Scope{Instance: a.Instance, ExecutionID: a.ExecutionID}
+	}
+	return Scope{}
 }
 
 func (c *core) AckWorkItem(ctx context.Context, lockToken string, completion duroxide.WorkItem) error {
@@ -313,15 +352,23 @@ func (c *core) AckWorkItem(ctx context.Context, lockToken string, completion dur
 			return codecError("ack_work_item", err)
 		}
 	}
-	return c.p.AckWorkItem(ctx, lockToken, completion)
+	err := c.p.AckWorkItem(ctx, lockToken, completion)
+	c.releaseWork(lockToken, err)
+	return err
 }
 
 func (c *core) AbandonWorkItem(ctx context.Context, lockToken string, delay time.Duration, ignoreAttempt bool) error {
-	return c.p.AbandonWorkItem(ctx, lockToken, delay, ignoreAttempt)
+	err := c.p.AbandonWorkItem(ctx, lockToken, delay, ignoreAttempt)
+	c.releaseWork(lockToken, err)
+	return err
 }
 
 func (c *core) RenewWorkItemLock(ctx context.Context, lockToken string, extendFor time.Duration) error {
-	return c.p.RenewWorkItemLock(ctx, lockToken, extendFor)
+	err := c.p.RenewWorkItemLock(ctx, lockToken, extendFor)
+	if errors.Is(err, duroxide.ErrLockLost) {
+		c.work.Delete(lockToken)
+	}
+	return err
 }
 
 func (c *core) RenewSessionLock(ctx context.Context, ownerIDs []string, extendFor, idleTimeout time.Duration) (int, error) {

@@ -155,3 +155,68 @@ func TestUndecodableActivityIsGivenBack(t *testing.T) {
 		t.Fatalf("the item must be given back with a backoff: %+v, %v", again, err)
 	}
 }
+
+// Heartbeat details are a payload: a renewal through the wrapper stores
+// them encoded, and a later fetch and the HeartbeatReader decode them; a
+// lock the wrapper did not fetch is refused, not encoded for no one; and
+// details that do not decode give the item back as an undecodable input
+// does.
+func TestHeartbeatDetailsAreEncoded(t *testing.T) {
+	ctx := context.Background()
+	store := memprovider.New()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(store.EnqueueForWorker(ctx, duroxide.ActivityExecuteItem{Instance: "i", ExecutionID: 1, ID: 2, Name: "A", Input: `"in"`}))
+	p, err := payload.Wrap(store, aes(t, key("k1", 1)))
+	must(err)
+	rec, ok := p.(duroxide.HeartbeatRecorder)
+	if !ok {
+		t.Fatal("the wrapper of a HeartbeatRecorder must be one")
+	}
+	must2 := func(w *duroxide.LockedWorkItem, err error) *duroxide.LockedWorkItem {
+		t.Helper()
+		must(err)
+		if w == nil {
+			t.Fatal("no work item")
+		}
+		return w
+	}
+	w := must2(p.FetchWorkItem(ctx, time.Minute, 0, nil, duroxide.TagFilter{}))
+	if err := rec.RenewWorkItemLockWithDetails(ctx, "not-fetched-here", time.Minute, `{"page":1}`); !errors.Is(err, duroxide.ErrLockLost) || duroxide.IsRetryable(err) {
+		t.Fatalf("renewal of a lock not fetched through the wrapper: %v, want a permanent ErrLockLost", err)
+	}
+	must(rec.RenewWorkItemLockWithDetails(ctx, w.LockToken, time.Minute, `{"page":1}`))
+	raw, err := store.ActivityHeartbeats(ctx, "i")
+	must(err)
+	if len(raw) != 1 || !payload.IsEncoded(raw[0].Details) {
+		t.Fatalf("stored heartbeats %+v: want the details encoded", raw)
+	}
+	plain, err := p.(duroxide.HeartbeatReader).ActivityHeartbeats(ctx, "i")
+	must(err)
+	if len(plain) != 1 || plain[0].Details != `{"page":1}` || plain[0].Name != "A" {
+		t.Fatalf("heartbeats through the wrapper %+v", plain)
+	}
+	must(p.AbandonWorkItem(ctx, w.LockToken, 0, false))
+	if err := rec.RenewWorkItemLockWithDetails(ctx, w.LockToken, time.Minute, `{"page":2}`); !errors.Is(err, duroxide.ErrLockLost) {
+		t.Fatalf("renewal after the abandon: %v, want ErrLockLost", err)
+	}
+	again := must2(p.FetchWorkItem(ctx, time.Minute, 0, nil, duroxide.TagFilter{}))
+	if again.Heartbeat == nil || again.Heartbeat.Details != `{"page":1}` {
+		t.Fatalf("refetched heartbeat %+v, want the details decoded", again.Heartbeat)
+	}
+	must(p.AbandonWorkItem(ctx, again.LockToken, 0, false))
+
+	// Under another key only, the details do not decode.
+	other, err := payload.Wrap(store, aes(t, key("k2", 2)))
+	must(err)
+	if w, err := other.FetchWorkItem(ctx, time.Minute, 0, nil, duroxide.TagFilter{}); w != nil || !errors.Is(err, payload.ErrUnknownKey) {
+		t.Fatalf("fetch with undecodable details: %+v, %v; want nil and ErrUnknownKey", w, err)
+	}
+	if _, err := other.(duroxide.HeartbeatReader).ActivityHeartbeats(ctx, "i"); !errors.Is(err, payload.ErrUnknownKey) {
+		t.Fatalf("reading undecodable details: %v, want ErrUnknownKey", err)
+	}
+}

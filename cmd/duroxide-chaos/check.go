@@ -401,6 +401,8 @@ func (r *Report) print(w io.Writer, asJSON bool) error {
 		row("kitchensink.instances", ks.Instances)
 		row("kitchensink.matched_model", ks.MatchedModel)
 		row("kitchensink.intended_deliveries", ks.IntendedDeliveries)
+		row("kitchensink.heartbeat_steps", ks.HeartbeatSteps)
+		row("kitchensink.heartbeat_resumes", ks.HeartbeatResumes)
 		for _, k := range sortedStrings(ks.Plans) {
 			row("kitchensink.plan."+k, ks.Plans[k])
 		}

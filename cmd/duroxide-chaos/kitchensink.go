@@ -54,6 +54,8 @@ const (
 	opJoin     = "join"    // await the forked children
 	opCAN      = "can"     // continue as new with the rest of the program
 	opFault    = "fault"   // actFlaky: fails until the operator clears it
+	// opHeartbeat (kitchensink_heartbeat.go): actPager over N pages,
+	// resuming from its heartbeat details after a kill.
 )
 
 // ksStep is one step of a program.
@@ -182,7 +184,7 @@ func ksProgram(rng *rand.Rand, plan string) []ksStep {
 		burst := ksStep{Op: opQueue, N: ksBurstMin + rng.IntN(31)}
 		steps = append(steps[:at:at], append([]ksStep{burst}, steps[at:]...)...)
 	}
-	return steps
+	return ksAddHeartbeats(rng, steps)
 }
 
 // ksChildProgram draws a child's program of 1 to 3 steps; a child at
@@ -302,6 +304,8 @@ func ksPart(index int, s ksStep) string {
 		return "s" + strconv.Itoa(s.N)
 	case opFault:
 		return "x"
+	case opHeartbeat:
+		return pagerPart(index, s.N)
 	}
 	return "?" + s.Op
 }
@@ -463,6 +467,9 @@ func ksCommonStep(ctx *durable.OrchestrationContext, index int, s ksStep) (strin
 		if _, err := durable.CallActivity[int](ctx, actSessionAdd, s.N, durable.ActivityOptions{Session: ksSessionOf(index)}).Await(); err != nil {
 			return "", err
 		}
+	case opHeartbeat:
+		// The activity's own result: a wrong resume shows in the output.
+		return durable.CallActivity[string](ctx, actPager, pagerInput{Index: index, Pages: s.N}).Await()
 	case opChild:
 		out, err := durable.CallSubOrchestration[string](ctx, ksChildName, ksChildInput{Index: index, Steps: s.Sub}).Await()
 		if err != nil {

@@ -34,7 +34,8 @@
 // all of it: each instance runs a random program drawn from the seed and
 // its index (activities, timers, events, queue messages, KV, sessions,
 // children, nested and forked children, continue-as-new, children after
-// it, a planted fault) carried in its input, while an operator goroutine
+// it, a planted fault, an activity that heartbeats and resumes from its
+// details after a kill) carried in its input, while an operator goroutine
 // per instance carries out a plan drawn likewise: suspend then resume
 // (also while a burst of more than a page of messages arrives), cancel,
 // clear the planted fault and rewind (and restart at once), restart once

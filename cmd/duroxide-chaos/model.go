@@ -309,6 +309,12 @@ type ksReport struct {
 	MatchedModel int `json:"matched_model"`
 	// IntendedDeliveries counts the events and messages the driver sent.
 	IntendedDeliveries int `json:"intended_deliveries"`
+	// HeartbeatSteps counts the programs' heartbeat steps (children
+	// included), HeartbeatResumes the pager attempts that resumed from
+	// an earlier attempt's details (kitchensink_heartbeat.go); a resume
+	// from wrong details shows as a wrong output.
+	HeartbeatSteps   int `json:"heartbeat_steps"`
+	HeartbeatResumes int `json:"heartbeat_resumes"`
 	// Violations counts the findings by category.
 	Violations map[string]int `json:"violations"`
 }
@@ -325,6 +331,7 @@ func (d *driver) checkKitchenSink(ctx context.Context, r *Report, outcomes map[i
 		ks.Instances++
 		ks.Plans[l.Plan]++
 		ks.IntendedDeliveries += l.Intents
+		ks.HeartbeatSteps += countHeartbeatSteps(l.Steps)
 		for _, a := range l.Actions {
 			ks.Actions[a.Op]++
 			if a.Err != "" {
@@ -363,6 +370,11 @@ func (d *driver) checkKitchenSink(ctx context.Context, r *Report, outcomes map[i
 		}
 		problems = append(problems, lines...)
 	}
+	resumes, err := countResumes(d.dir)
+	if err != nil {
+		return nil, err
+	}
+	ks.HeartbeatResumes = resumes
 	// Children: no execution may be started on top of a live one.
 	for _, id := range sortedStrings(histories) {
 		if _, _, top := parseInstance(id); top {

@@ -67,5 +67,5 @@ var CodecModules = []string{
 	"e2e_samples", "cancellation_tests", "queue_event_tests", "custom_status_tests", "continue_as_new_tests",
 	"kv_store_tests", "lifecycle_tests", "api_edge_tests", "signal_with_start_tests", "update_tests",
 	"deletion_stray_tests", "sub_orchestration_routing_tests", "operations_tests", "poison_message_tests",
-	"recovery_tests", "timer_tests",
+	"recovery_tests", "timer_tests", "heartbeat_tests",
 }

@@ -317,6 +317,24 @@ func (p *FaultyProvider) RenewWorkItemLock(ctx context.Context, lockToken string
 	return p.Provider.RenewWorkItemLock(ctx, lockToken, extendFor)
 }
 
+// RenewWorkItemLockWithDetails implements duroxide.HeartbeatRecorder
+// with RenewWorkItemLock's faults: a RenewWorkItemLock failure armed
+// fails this call too. Over a provider that records no heartbeats it
+// renews without them, as the runtime does.
+func (p *FaultyProvider) RenewWorkItemLockWithDetails(ctx context.Context, lockToken string, extendFor time.Duration, details string) error {
+	const op = "renew_work_item_lock_with_details"
+	if p.takeTransient(RenewWorkItemLock) {
+		return transientError(op)
+	}
+	if p.takeFail(RenewWorkItemLock) {
+		return duroxide.Kinded(duroxide.ErrLockLost, op, "simulated lost lock")
+	}
+	if r, ok := p.Provider.(duroxide.HeartbeatRecorder); ok {
+		return r.RenewWorkItemLockWithDetails(ctx, lockToken, extendFor, details)
+	}
+	return p.Provider.RenewWorkItemLock(ctx, lockToken, extendFor)
+}
+
 // RenewOrchestrationItemLock renews through the wrapped provider unless a
 // failure is armed.
 func (p *FaultyProvider) RenewOrchestrationItemLock(ctx context.Context, lockToken string, extendFor time.Duration) error {

@@ -70,5 +70,7 @@ func modules() []module {
 		{"timeout_tests", timeoutTests},
 		// Go-only: payload codecs (issue 34).
 		{"payload_codec_tests", payloadCodecTests},
+		// Go-only: activity heartbeats (issue 34).
+		{"heartbeat_tests", heartbeatTests},
 	}
 }

@@ -3,7 +3,10 @@ package durabletest
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -23,6 +26,7 @@ func payloadCodecTests() []sample {
 		{name: "codec_replays_a_history_written_without_it", run: codecReplaysUnencodedHistory},
 		{name: "codec_key_rotation_keeps_old_payloads_readable", run: codecKeyRotation},
 		{name: "codec_undecodable_history_is_retried_then_poisoned", run: codecUndecodablePoisons},
+		{name: "codec_encodes_heartbeat_details", run: codecHeartbeatDetails},
 	}
 }
 
@@ -244,4 +248,66 @@ func codecUndecodablePoisons(e *env) {
 	d := poisonDetails(e, st)
 	require.Equal(e.t, duroxide.PoisonFailedDeserialization, d.MessageType.Kind)
 	require.Contains(e.t, d.MessageType.Error, "not configured", "the poison names the missing key: %q", d.MessageType.Error)
+}
+
+// The first attempt's heartbeat details reach the store encoded (the raw
+// store holds an envelope, no plaintext) and read back plain through the
+// codec (the Client, as the CLI and the dashboard read them); after a
+// lost lock the next attempt resumes from them, decoded.
+func codecHeartbeatDetails(e *env) {
+	p := e.wrapped(codecKey("k1", 1))
+	fp := NewFaultyProvider(p)
+	type resume struct {
+		Page  int
+		Token string
+	}
+	var attempts atomic.Int32
+	var stored atomic.Bool
+	r := durable.NewRegistry()
+	act(e.t, r, "Pages", func(ctx durable.ActivityContext, _ string) (string, error) {
+		if attempts.Add(1) == 1 {
+			if err := ctx.Heartbeat(resume{Page: 7, Token: "token " + secretMark}); err != nil {
+				return "", err
+			}
+			for !stored.Load() {
+				if ctx.Err() != nil {
+					return "", ctx.Err()
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			fp.FailNext(RenewWorkItemLock)
+			sleepCtx(ctx, 30*time.Second)
+			return "", errors.New("first attempt ended")
+		}
+		d, ok, err := durable.HeartbeatDetails[resume](ctx)
+		if err != nil || !ok {
+			return "", fmt.Errorf("no details to resume from (ok %v, err %v)", ok, err)
+		}
+		return fmt.Sprintf("resumed at page %d with %s", d.Page, d.Token), nil
+	})
+	orch(e.t, r, "Resume", callOnce)
+	e.startOn(fp, r, heartbeatLocks(nil))
+	c := durable.NewClient(p)
+	require.NoError(e.t, c.StartOrchestration(e.ctx, "codec-hb", "Resume", ""))
+
+	var raw, plain []durable.ActivityHeartbeat
+	e.waitFor("the stored heartbeat", func() bool {
+		var err error
+		raw, err = e.client().ActivityHeartbeats(e.ctx, "codec-hb")
+		require.NoError(e.t, err)
+		return len(raw) == 1
+	})
+	require.True(e.t, payload.IsEncoded(raw[0].Details), "the store holds heartbeat details unencoded: %q", raw[0].Details)
+	require.NotContains(e.t, raw[0].Details, secretMark)
+	plain, err := c.ActivityHeartbeats(e.ctx, "codec-hb")
+	require.NoError(e.t, err)
+	require.Len(e.t, plain, 1)
+	require.JSONEq(e.t, `{"Page":7,"Token":"token `+secretMark+`"}`, plain[0].Details, "read through the codec")
+	stored.Store(true)
+
+	st, err := c.WaitForOrchestration(e.ctx, "codec-hb", durable.WaitOptions{Timeout: waitTimeout})
+	require.NoError(e.t, err)
+	require.Equal(e.t, durable.StateCompleted, st.State, "failure: %s", st.FailureMessage())
+	require.Equal(e.t, "resumed at page 7 with token "+secretMark, st.Output)
+	require.Equal(e.t, int32(2), attempts.Load())
 }

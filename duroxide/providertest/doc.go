@@ -89,10 +89,13 @@ behaviours in 19 modules): atomicity 4, bulk_deletion 4, cancellation 16,
 capability_filtering 20, custom_status 7, deletion 13, error_handling 7,
 instance_creation 4, instance_locking 11, kv_store 35, lock_expiration 13,
 long_polling 5, management 13, multi_execution 5, poison_message 9, prune
-4, queue_semantics 8, sessions 33, tag_filtering 10. Six modules are Go
+4, queue_semantics 8, sessions 33, tag_filtering 10. Seven modules are Go
 additions: blocked_instances (5), the BlockOrchestrationItem and
 BlockedReason calls the Go runtime's NondeterminismBlock policy uses, and
 the optional StatusReader's ReadStatus, checked against them;
+heartbeats (4), the optional HeartbeatRecorder keeping an activity's
+heartbeat details on its work item across abandons and lock expiries
+until the ack, and refusing details over MaxHeartbeatDetailsBytes;
 held_messages (7): messages that arrive while an instance's start or an
 abandoned batch is held back wait for it, neither dropped as orphans nor
 delivered first, a fetched message a commit hands back keeps its place

@@ -14,6 +14,7 @@ var modules = []module{
 	{"custom_status", customStatusTests},
 	{"deletion", deletionTests},
 	{"error_handling", errorHandlingTests},
+	{"heartbeats", heartbeatsTests},
 	{"held_messages", heldMessagesTests},
 	{"instance_creation", instanceCreationTests},
 	{"instance_fetch", instanceFetchTests},

@@ -201,3 +201,14 @@ func bmpOnly(s string) bool {
 func invalid(op, format string, args ...any) error {
 	return duroxide.Kinded(duroxide.ErrInvalidInput, op, format, args...)
 }
+
+// HeartbeatDetails refuses heartbeat details over
+// duroxide.MaxHeartbeatDetailsBytes, or that would make their work item's
+// document, whose work item JSON is workItem, larger than Cosmos DB
+// stores.
+func HeartbeatDetails(op, workItem, details string) error {
+	if n := EncodedLen(details); n > duroxide.MaxHeartbeatDetailsBytes {
+		return duroxide.TooLarge(op, "heartbeat details", n, duroxide.MaxHeartbeatDetailsBytes)
+	}
+	return DocSize(op, "the work item with its heartbeat details", DocBytes(workItem, details))
+}

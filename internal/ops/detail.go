@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/duroxide-go/cdb/durable"
 	"github.com/duroxide-go/cdb/duroxide"
@@ -44,6 +45,18 @@ type Detail struct {
 	// Pending are the requests made of the instance (cancel, suspend,
 	// rewind, ...) that no runtime has taken yet, oldest first.
 	Pending []Pending `json:"pending,omitempty"`
+	// Heartbeats are the last heartbeats of the instance's outstanding
+	// activities (durable.ActivityHeartbeat), by execution and activity id.
+	Heartbeats []Heartbeat `json:"heartbeats,omitempty"`
+}
+
+// Heartbeat is an outstanding activity's last heartbeat.
+type Heartbeat struct {
+	ExecutionID uint64    `json:"execution_id"`
+	ActivityID  uint64    `json:"activity_id"`
+	Name        string    `json:"name"`
+	Details     string    `json:"details"`
+	At          time.Time `json:"at"`
 }
 
 // Pending is one request a runtime has not taken yet
@@ -117,6 +130,9 @@ func (s *Service) Instance(ctx context.Context, instance string) (*Detail, error
 	if err := s.readPending(ctx, d); err != nil {
 		return nil, err
 	}
+	if err := s.readHeartbeats(ctx, d); err != nil {
+		return nil, err
+	}
 	if err := s.readKV(ctx, d); err != nil {
 		return nil, err
 	}
@@ -165,6 +181,17 @@ func (s *Service) readPending(ctx context.Context, d *Detail) error {
 	}
 	for _, r := range reqs {
 		d.Pending = append(d.Pending, Pending{Kind: r.Kind, Reason: r.Reason})
+	}
+	return nil
+}
+
+func (s *Service) readHeartbeats(ctx context.Context, d *Detail) error {
+	hs, err := s.c.ActivityHeartbeats(ctx, d.ID)
+	if err != nil {
+		return err
+	}
+	for _, h := range hs {
+		d.Heartbeats = append(d.Heartbeats, Heartbeat{ExecutionID: h.ExecutionID, ActivityID: h.ActivityID, Name: h.Name, Details: h.Details, At: h.At})
 	}
 	return nil
 }

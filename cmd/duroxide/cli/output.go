@@ -114,6 +114,9 @@ func writeDetail(w io.Writer, d *ops.Detail, full bool) {
 		// does not show it.
 		fact("Pending", clip(p.String(), full)+" (requested; a runtime takes it at the instance's next turn)")
 	}
+	for _, h := range d.Heartbeats {
+		fact("Heartbeat", fmt.Sprintf("%s #%d: %s (at %s)", safe(h.Name), h.ActivityID, clip(h.Details, full), stamp(h.At)))
+	}
 	if d.CustomStatus != nil {
 		fact("Custom status", clip(*d.CustomStatus, full))
 	}
