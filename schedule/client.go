@@ -35,6 +35,13 @@ func (c *Client) Create(ctx context.Context, id string, o Options) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
+	// A start identical to an earlier one is taken as its retry, so an
+	// existing schedule is looked for first.
+	if cur, err := c.c.Status(ctx, instanceID(id)); err != nil {
+		return err
+	} else if cur.State != durable.StateNotFound {
+		return fmt.Errorf("%w: %s", ErrScheduleExists, id)
+	}
 	st := state{ID: id, Options: o}
 	if err := c.c.StartOrchestration(ctx, instanceID(id), OrchestrationName, st); err != nil {
 		if errors.Is(err, durable.ErrInstanceExists) {
