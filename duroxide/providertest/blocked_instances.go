@@ -82,7 +82,7 @@ func testReadStatusMatchesSeparateReads(t *testing.T, f Factory) {
 	ctx, p := newProvider(t, f)
 	r, ok := p.(duroxide.StatusReader)
 	if !ok {
-		t.Skip("optional capability: the provider does not implement duroxide.StatusReader, so clients use the three separate reads, which the other blocked_instances behaviours check")
+		t.Skip("not applicable in Go: this provider does not implement the optional duroxide.StatusReader, so clients use the three separate reads, which the other blocked_instances behaviours check")
 	}
 	requireSame := func(instance, what string) *duroxide.InstanceStatus {
 		t.Helper()

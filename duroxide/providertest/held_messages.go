@@ -176,7 +176,7 @@ func testDelayedClientStart(t *testing.T, f Factory) {
 	w, ok := p.(duroxide.DelayedStartWriter)
 	cw, ok2 := p.(duroxide.ClientWriter)
 	if !ok || !ok2 {
-		t.Skip("provider has no duroxide.DelayedStartWriter")
+		t.Skip("not applicable in Go: this provider does not implement the optional duroxide.DelayedStartWriter, so StartOptions.StartAt is refused")
 	}
 	const inst = "held-delayed-client-start"
 	visible := time.Now().Add(heldFor)
@@ -208,7 +208,7 @@ func testDeleteUnstartedStart(t *testing.T, f Factory) {
 	cw, ok := p.(duroxide.ClientWriter)
 	a := p.Admin()
 	if !ok || a == nil {
-		t.Skip("provider has no duroxide.ClientWriter or ProviderAdmin")
+		t.Skip("not applicable in Go: this provider does not implement the optional duroxide.ClientWriter or duroxide.ProviderAdmin, so no client start can be queued for it to delete")
 	}
 	const queued, running = "unstarted-queued", "unstarted-running"
 	require.NoError(t, cw.StartInstance(ctx, startItem(queued), ""))

@@ -27,7 +27,7 @@ func byName(t *testing.T, p duroxide.Provider) duroxide.InstanceFetcher {
 	t.Helper()
 	f, ok := p.(duroxide.InstanceFetcher)
 	if !ok {
-		t.Skip("the provider does not fetch by name (duroxide.InstanceFetcher is optional)")
+		t.Skip("not applicable in Go: this provider does not implement the optional duroxide.InstanceFetcher, so the runtime only discovers work")
 	}
 	return f
 }

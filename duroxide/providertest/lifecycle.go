@@ -42,7 +42,7 @@ func testPendingRequests(t *testing.T, f Factory) {
 	ctx, p := newProvider(t, f)
 	r, ok := p.(duroxide.PendingRequestReader)
 	if !ok {
-		t.Skip("optional capability: the provider does not implement duroxide.PendingRequestReader, so the Client reports no pending requests and show and the dashboard list none")
+		t.Skip("not applicable in Go: this provider does not implement the optional duroxide.PendingRequestReader, so the Client reports no pending requests and show and the dashboard list none")
 	}
 	const instance = "pending-requests"
 	createInstanceWith(t, p, instance, statusMetadata(duroxide.StatusCompleted, "done"))
@@ -75,7 +75,7 @@ func nextExecutionWriter(t *testing.T, p duroxide.Provider) duroxide.NextExecuti
 	t.Helper()
 	w, ok := p.(duroxide.NextExecutionWriter)
 	if !ok {
-		t.Skip("optional capability: the provider does not implement duroxide.NextExecutionWriter, so only the runtime drops a late restart")
+		t.Skip("not applicable in Go: this provider does not implement the optional duroxide.NextExecutionWriter, so only the runtime drops a late restart")
 	}
 	return w
 }
@@ -150,7 +150,7 @@ func suspensionReader(t *testing.T, p duroxide.Provider) duroxide.SuspensionRead
 	t.Helper()
 	r, ok := p.(duroxide.SuspensionReader)
 	if !ok {
-		t.Skip("optional capability: the provider does not implement duroxide.SuspensionReader, so the Client refuses to suspend (ErrSuspensionNotSupported)")
+		t.Skip("not applicable in Go: this provider does not implement the optional duroxide.SuspensionReader, so the Client refuses to suspend (ErrSuspensionNotSupported)")
 	}
 	return r
 }

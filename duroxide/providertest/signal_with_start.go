@@ -24,7 +24,7 @@ func signalStarter(t *testing.T, p duroxide.Provider) duroxide.SignalStarter {
 	t.Helper()
 	s, ok := p.(duroxide.SignalStarter)
 	if !ok {
-		t.Skip("the provider is not a duroxide.SignalStarter")
+		t.Skip("not applicable in Go: this provider does not implement the optional duroxide.SignalStarter, so the Client starts and signals in two writes")
 	}
 	return s
 }

@@ -106,9 +106,13 @@ const usage = `usage:
                                         status, custom status, KV, sub-orchestrations and
                                         each execution's history as a timeline
   duroxide start -name ORCHESTRATION [-version V] [-input DATA] INSTANCE
-  duroxide raise INSTANCE EVENT [DATA]  deliver an event to a pending wait
-  duroxide enqueue INSTANCE QUEUE [DATA]
-                                        append a message to the instance's queue
+  duroxide raise [-start ORCHESTRATION [-version V] [-input DATA]] INSTANCE EVENT [DATA]
+                                        deliver an event to a pending wait; -start starts the
+                                        instance first if it does not exist, in one write
+  duroxide enqueue [-start ORCHESTRATION [-version V] [-input DATA]] INSTANCE QUEUE [DATA]
+                                        append a message to the instance's queue (-start: as raise)
+  duroxide update [-id ID] [-timeout D] INSTANCE UPDATE [DATA]
+                                        send an update and print the instance's answer
   duroxide cancel [-reason R] INSTANCE | cancel [filters] [-reason R] [-dry-run] [-max N] [-progress]
   duroxide purge [-force] [-dry-run] INSTANCE | purge [filters] [-force] [-dry-run] [-max N] [-progress]
   duroxide suspend|resume|rewind [-reason R] INSTANCE | suspend|resume|rewind [filters] [-dry-run] [-max N] [-progress]
@@ -173,6 +177,8 @@ func (c Command) Run(ctx context.Context, args []string) int {
 		code, err = c.message(ctx, ops.ActionRaise, args[1:])
 	case "enqueue":
 		code, err = c.message(ctx, ops.ActionEnqueue, args[1:])
+	case "update":
+		code, err = c.update(ctx, args[1:])
 	case "cancel", "purge", "suspend", "resume", "rewind", "restart", "redrive":
 		a, _ := ops.ParseAction(args[0])
 		code, err = c.action(ctx, a, args[1:])

@@ -235,9 +235,14 @@ func (c Command) start(ctx context.Context, args []string) (int, error) {
 	return ExitOK, err
 }
 
-// message runs raise or enqueue: INSTANCE NAME [DATA].
+// message runs raise or enqueue: INSTANCE NAME [DATA], starting the
+// instance first with -start.
 func (c Command) message(ctx context.Context, a ops.Action, args []string) (int, error) {
 	fs := flag.NewFlagSet("duroxide "+string(a), flag.ContinueOnError)
+	var r ops.SignalStartRequest
+	fs.StringVar(&r.Orchestration, "start", "", "start this orchestration first if the instance does not exist")
+	fs.StringVar(&r.Version, "version", "", "with -start: pin this version")
+	fs.StringVar(&r.Input, "input", "", "with -start: input, stored as given")
 	pos, err := c.parseArgs(fs, args)
 	if err != nil {
 		return 0, err
@@ -252,11 +257,54 @@ func (c Command) message(ctx context.Context, a ops.Action, args []string) (int,
 	if err := positional(pos, "INSTANCE", what, "[DATA]"); err != nil {
 		return 0, err
 	}
+	if r.Orchestration == "" && (r.Version != "" || r.Input != "") {
+		return 0, fmt.Errorf("%w: -version and -input need -start", errUsage)
+	}
+	r.Instance, r.Action, r.Name, r.Data = pos[0], a, pos[1], pos[2]
+	started := false
 	err = c.withService(ctx, func(s *ops.Service) error {
-		return s.Do(ctx, pos[0], a, ops.Request{Name: pos[1], Data: pos[2]})
+		if r.Orchestration == "" {
+			return s.Do(ctx, r.Instance, a, ops.Request{Name: r.Name, Data: r.Data})
+		}
+		var err error
+		started, err = s.SignalWithStart(ctx, r)
+		return err
 	})
 	if err == nil {
-		fmt.Fprintf(c.Stdout, "%s %s to %s\n", doneVerb(a), quoteID(pos[1]), quoteID(pos[0]))
+		fmt.Fprintf(c.Stdout, "%s %s to %s", doneVerb(a), quoteID(r.Name), quoteID(r.Instance))
+		if started {
+			fmt.Fprintf(c.Stdout, ", which it started as %s", quoteID(r.Orchestration))
+		}
+		fmt.Fprintln(c.Stdout)
+	}
+	return ExitOK, err
+}
+
+// update sends an update (INSTANCE UPDATE [DATA]) and prints the answer.
+func (c Command) update(ctx context.Context, args []string) (int, error) {
+	fs := flag.NewFlagSet("duroxide update", flag.ContinueOnError)
+	var r ops.UpdateRequest
+	fs.StringVar(&r.ID, "id", "", "update id: a retry with the same id prints the first answer and runs nothing")
+	fs.DurationVar(&r.Timeout, "timeout", 30*time.Second, "how long to wait for the answer")
+	pos, err := c.parseArgs(fs, args)
+	if err != nil {
+		return 0, err
+	}
+	if len(pos) == 2 {
+		pos = append(pos, "")
+	}
+	if err := positional(pos, "INSTANCE", "UPDATE", "[DATA]"); err != nil {
+		return 0, err
+	}
+	r.Instance, r.Name, r.Data = pos[0], pos[1], pos[2]
+	var answer string
+	err = c.withService(ctx, func(s *ops.Service) error {
+		var err error
+		answer, err = s.Update(ctx, r)
+		return err
+	})
+	if err == nil {
+		fmt.Fprintln(c.Stdout, answer)
 	}
 	return ExitOK, err
 }
@@ -460,8 +508,16 @@ func exitCode(err error) int {
 	case errors.Is(err, durable.ErrInvalidInput), errors.Is(err, durable.ErrNotRegistered):
 		return ExitUsage
 	case errors.Is(err, durable.ErrInstanceStillRunning), errors.Is(err, durable.ErrInstanceExists), errors.Is(err, durable.ErrInvalidState),
-		errors.Is(err, durable.ErrCannotDeleteSubOrchestration):
+		errors.Is(err, durable.ErrCannotDeleteSubOrchestration), isUpdateAnswer(err), errors.Is(err, durable.ErrTimeout):
 		return ExitFailed
 	}
 	return ExitError
+}
+
+// isUpdateAnswer reports whether err is an instance's answer to an
+// update (refused, failed or unanswered): the action was refused, the
+// store is fine.
+func isUpdateAnswer(err error) bool {
+	var u *durable.UpdateError
+	return errors.As(err, &u)
 }

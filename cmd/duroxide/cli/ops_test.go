@@ -76,6 +76,20 @@ func opsRegistry(t *testing.T, sw *switches) *durable.Registry {
 		}
 		return msg.Await()
 	}))
+	must(t, durable.RegisterOrchestration(reg, "Counter", func(ctx *durable.OrchestrationContext, _ string) (int, error) {
+		total := 0
+		durable.SetUpdateHandler(ctx, "add", func(_ *durable.OrchestrationContext, n int) (int, error) {
+			total += n
+			return total, nil
+		}, durable.UpdateHandlerOptions[int]{Validator: func(_ *durable.OrchestrationContext, n int) error {
+			if n <= 0 {
+				return errors.New("add a positive number")
+			}
+			return nil
+		}})
+		_, err := durable.DequeueEvent[string](ctx, "inbox").Await()
+		return total, err
+	}))
 	demo.AddFail(t, reg)
 	return reg
 }
@@ -526,5 +540,71 @@ func TestBulkMaxAndDryRunSkips(t *testing.T) {
 			t.Fatalf("cancelled only %v", ended)
 		case <-time.After(5 * time.Millisecond):
 		}
+	}
+}
+
+// raise and enqueue with -start start a missing instance in the same
+// write and only deliver to an existing one.
+func TestSignalWithStart(t *testing.T) {
+	for name, env := range map[string]func(*testing.T) *opsEnv{"memprovider": newOpsEnv, "cosmos": newCosmosEnv} {
+		t.Run(name, func(t *testing.T) { testSignalWithStartOn(t, env(t)) })
+	}
+}
+
+func testSignalWithStartOn(t *testing.T, e *opsEnv) {
+	out, _ := e.want(cli.ExitOK, "enqueue", "-start", "Wait", "-input", "approval", "sws-1", "inbox", "first")
+	if !strings.Contains(out, "enqueued inbox to sws-1, which it started as Wait") {
+		t.Fatalf("enqueue -start: %s", out)
+	}
+	if st := e.terminal("sws-1"); st.State != durable.StateCompleted || st.Output != "first" {
+		t.Fatalf("enqueue -start: %v %q", st.State, st.Output)
+	}
+	e.start("Wait", "approval", "sws-2")
+	out, _ = e.want(cli.ExitOK, "raise", "-start", "Wait", "-input", "other", "sws-2", "approval", "yes")
+	if strings.Contains(out, "started") {
+		t.Fatalf("raise -start on an existing instance claims a start: %s", out)
+	}
+	if st := e.terminal("sws-2"); st.State != durable.StateCompleted || st.Output != "yes" {
+		t.Fatalf("raise -start on an existing instance: %v %q", st.State, st.Output)
+	}
+	_, errOut := e.want(cli.ExitUsage, "raise", "-input", "x", "sws-3", "approval")
+	if !strings.Contains(errOut, "-start") {
+		t.Fatalf("-input without -start: %s", errOut)
+	}
+}
+
+// update prints the answer, a retry with the same -id prints the first
+// answer without running the handler again, and refusals and missing
+// instances get their exit codes.
+func TestUpdate(t *testing.T) {
+	for name, env := range map[string]func(*testing.T) *opsEnv{"memprovider": newOpsEnv, "cosmos": newCosmosEnv} {
+		t.Run(name, func(t *testing.T) { testUpdateOn(t, env(t)) })
+	}
+}
+
+func testUpdateOn(t *testing.T, e *opsEnv) {
+	e.want(cli.ExitOK, "start", "-name", "Counter", "upd-1")
+	out, _ := e.want(cli.ExitOK, "update", "-id", "u-1", "upd-1", "add", "5")
+	if strings.TrimSpace(out) != "5" {
+		t.Fatalf("update: %q", out)
+	}
+	out, _ = e.want(cli.ExitOK, "update", "-id", "u-1", "upd-1", "add", "5")
+	if strings.TrimSpace(out) != "5" {
+		t.Fatalf("retried update ran again: %q", out)
+	}
+	out, _ = e.want(cli.ExitOK, "update", "upd-1", "add", "2")
+	if strings.TrimSpace(out) != "7" {
+		t.Fatalf("second update: %q", out)
+	}
+	_, errOut := e.want(cli.ExitFailed, "update", "upd-1", "add", "0")
+	if !strings.Contains(errOut, "add a positive number") {
+		t.Fatalf("rejected update: %s", errOut)
+	}
+	e.want(cli.ExitFailed, "update", "upd-1", "subtract", "1")
+	e.want(cli.ExitNotFound, "update", "nope-1", "add", "1")
+	e.want(cli.ExitUsage, "update", "upd-1")
+	e.want(cli.ExitOK, "enqueue", "upd-1", "inbox", "done")
+	if st := e.terminal("upd-1"); st.State != durable.StateCompleted || st.Output != "7" {
+		t.Fatalf("counter: %v %q", st.State, st.Output)
 	}
 }
