@@ -145,10 +145,10 @@ func (r *runner) catchUp(now time.Time) error {
 // fire handles one fire of nominal time t under the overlap policy.
 func (r *runner) fire(t time.Time, overlap Overlap, reason string) error {
 	overlap = overlap.orDefault()
-	if overlap != OverlapAllowAll {
-		if err := r.refresh(); err != nil {
-			return err
-		}
+	// Every policy refreshes, allow_all too: Running is the schedule's
+	// state, and it must shrink as runs end.
+	if err := r.refresh(); err != nil {
+		return err
 	}
 	busy := len(r.st.Running) > 0 || len(r.st.Buffered) > 0
 	switch overlap {
@@ -159,7 +159,7 @@ func (r *runner) fire(t time.Time, overlap Overlap, reason string) error {
 		}
 	case OverlapBufferOne, OverlapBufferAll:
 		if busy {
-			if overlap == OverlapBufferOne && len(r.st.Buffered) > 0 {
+			if overlap == OverlapBufferOne && len(r.st.Buffered) > 0 || len(r.st.Buffered) >= maxBuffered {
 				r.st.record(Record{Kind: ActionSkipped, Nominal: t, At: r.now, RunID: RunID(r.st.prefix(), t), Reason: "overlap"})
 				return nil
 			}
@@ -189,6 +189,9 @@ func (r *runner) start(t time.Time, reason string) {
 	a := r.st.Options.Action
 	durable.StartOrchestration(r.ctx, a.Orchestration, id, a.Input, durable.StartOrchestrationOptions{Version: a.Version})
 	r.st.Running = append(r.st.Running, id)
+	if n := len(r.st.Running) - maxRunning; n > 0 {
+		r.st.Running = append([]string(nil), r.st.Running[n:]...) // the oldest are no longer watched
+	}
 	r.st.Started++
 	r.st.record(Record{Kind: ActionStarted, Nominal: t, At: r.now, RunID: id, Reason: reason})
 }

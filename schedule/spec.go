@@ -42,7 +42,9 @@ type Interval struct {
 }
 
 // Calendar names wall-clock times by their fields; an empty field means
-// every value (Seconds and Minutes empty mean 0, Hours empty means 0).
+// every value, except that Seconds, Minutes and Hours empty mean 0. Every
+// field must match (unlike cron, DaysOfMonth and DaysOfWeek both set
+// name the days that are both).
 type Calendar struct {
 	Seconds     []int          `json:"seconds,omitempty"`
 	Minutes     []int          `json:"minutes,omitempty"`
@@ -76,8 +78,8 @@ func (s Spec) Next(t time.Time) (time.Time, error) {
 // compiled is a validated Spec ready to compute fire times.
 type compiled struct {
 	spec      Spec
-	loc       *time.Location
 	intervals []Interval
+	matchers  []*matcher
 }
 
 func (s Spec) compile() (*compiled, error) {
@@ -88,15 +90,33 @@ func (s Spec) compile() (*compiled, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: time zone %q: %v", ErrInvalidSpec, s.TimeZone, err)
 	}
+	if s.Jitter < 0 {
+		return nil, fmt.Errorf("%w: jitter %v is negative", ErrInvalidSpec, s.Jitter)
+	}
+	if !s.StartAt.IsZero() && !s.EndAt.IsZero() && s.EndAt.Before(s.StartAt) {
+		return nil, fmt.Errorf("%w: EndAt %v is before StartAt %v", ErrInvalidSpec, s.EndAt, s.StartAt)
+	}
+	c := &compiled{spec: s, intervals: s.Intervals}
 	for _, iv := range s.Intervals {
 		if iv.Every <= 0 {
 			return nil, fmt.Errorf("%w: interval every %v", ErrInvalidSpec, iv.Every)
 		}
 	}
-	if len(s.Cron) > 0 || len(s.Calendars) > 0 {
-		return nil, fmt.Errorf("%w: cron expressions and calendars are not implemented yet", ErrInvalidSpec)
+	for _, expr := range s.Cron {
+		m, err := parseCron(expr, loc)
+		if err != nil {
+			return nil, err
+		}
+		c.matchers = append(c.matchers, m)
 	}
-	return &compiled{spec: s, loc: loc, intervals: s.Intervals}, nil
+	for i, cal := range s.Calendars {
+		m, err := calendarMatcher(i, cal, loc)
+		if err != nil {
+			return nil, err
+		}
+		c.matchers = append(c.matchers, m)
+	}
+	return c, nil
 }
 
 func (c *compiled) next(t time.Time) time.Time {
@@ -104,11 +124,16 @@ func (c *compiled) next(t time.Time) time.Time {
 		t = c.spec.StartAt.Add(-time.Nanosecond)
 	}
 	var best time.Time
-	for _, iv := range c.intervals {
-		n := intervalNext(iv, t)
-		if best.IsZero() || n.Before(best) {
+	consider := func(n time.Time) {
+		if !n.IsZero() && (best.IsZero() || n.Before(best)) {
 			best = n
 		}
+	}
+	for _, iv := range c.intervals {
+		consider(intervalNext(iv, t))
+	}
+	for _, m := range c.matchers {
+		consider(m.next(t))
 	}
 	if !c.spec.EndAt.IsZero() && best.After(c.spec.EndAt) {
 		return time.Time{}
@@ -118,9 +143,10 @@ func (c *compiled) next(t time.Time) time.Time {
 
 func intervalNext(iv Interval, t time.Time) time.Time {
 	since := t.Sub(time.Unix(0, 0).Add(iv.Offset))
-	k := since / iv.Every
-	if since >= 0 {
-		k++
+	k := since / iv.Every // floor division, then the next multiple
+	if since < 0 && since%iv.Every != 0 {
+		k--
 	}
+	k++
 	return time.Unix(0, 0).Add(iv.Offset + k*iv.Every).UTC()
 }

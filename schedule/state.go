@@ -23,6 +23,13 @@ const (
 const (
 	maxRecent  = 20
 	maxReplies = 16
+	// maxBuffered bounds OverlapBufferAll's backlog; fires past it are
+	// skipped.
+	maxBuffered = 100
+	// maxRunning bounds the runs a schedule watches (OverlapAllowAll may
+	// start many); past it the oldest are forgotten, so cancel_other
+	// and the overlap check no longer see them.
+	maxRunning = 100
 	// stepsPerExecution is how many loop steps an execution runs before
 	// it continues as new, bounding its history.
 	stepsPerExecution = 64
