@@ -43,16 +43,18 @@ func nextFires(s Spec, t time.Time, n int) []time.Time {
 }
 
 // fireDelay is the jitter of one fire: a hash of the schedule id and the
-// nominal time, scaled into [0, s.Jitter), so every process and every
-// replay computes the same delay.
+// nominal time, scaled into [0, s.Jitter) in whole milliseconds (the
+// resolution of timers and of the orchestration clock), so every process
+// and every replay computes the same delay.
 func fireDelay(s Spec, scheduleID string, nominal time.Time) time.Duration {
-	if s.Jitter <= 0 {
+	steps := uint64(s.Jitter / time.Millisecond)
+	if steps == 0 {
 		return 0
 	}
 	h := fnv.New64a()
 	h.Write([]byte(scheduleID))
 	h.Write([]byte(nominal.UTC().Format(time.RFC3339Nano)))
-	return time.Duration(h.Sum64() % uint64(s.Jitter))
+	return time.Duration(h.Sum64()%steps) * time.Millisecond
 }
 
 // RunID is the instance id of the run a schedule starts for the nominal

@@ -36,6 +36,12 @@ func runSchedule(ctx *durable.OrchestrationContext, st state) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		// A continue-as-new turn dispatches no detached start, so the
+		// schedule continues as new only here: right after an await,
+		// before this turn has started any run.
+		if step >= stepsPerExecution || step > 0 && ctx.ContinueAsNewSuggested() {
+			return "", durable.ContinueAsNew(ctx, r.st)
+		}
 		if r.st.Last.IsZero() {
 			r.st.Last = now // the first fire is the first after creation
 		}
@@ -46,9 +52,6 @@ func runSchedule(ctx *durable.OrchestrationContext, st state) (string, error) {
 			return "", err
 		}
 		r.publish(now)
-		if step >= stepsPerExecution || ctx.ContinueAsNewSuggested() {
-			return "", durable.ContinueAsNew(ctx, r.st)
-		}
 		req, ok, err := r.wait(now)
 		if err != nil {
 			return "", err
@@ -129,8 +132,8 @@ func (r *runner) catchUp(now time.Time) error {
 	}
 	for _, t := range firesIn(o.Spec, r.st.Last, now, maxFiresPerTurn) {
 		due := t.Add(fireDelay(o.Spec, r.st.ID, t))
-		if due.After(now) {
-			break
+		if due.Truncate(time.Millisecond).After(now) {
+			break // timers and the clock are whole milliseconds
 		}
 		if now.Sub(due) > o.catchupWindow() {
 			r.st.record(Record{Kind: ActionMissed, Nominal: t, At: now, Reason: "catch-up window"})
@@ -299,6 +302,9 @@ func (r *runner) handle(req request) error {
 		}
 		rep.Error = rerr.Error()
 	}
+	// The state goes out in the reply's turn: a client that saw the
+	// reply reads the state the request made.
+	r.publish(now)
 	r.answer(key, rep)
 	return nil
 }
