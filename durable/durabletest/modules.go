@@ -68,5 +68,7 @@ func modules() []module {
 		{"delayed_start_tests", delayedStartTests},
 		// Go-only: execution and instance timeouts (issue 33).
 		{"timeout_tests", timeoutTests},
+		// Go-only: schedules on a real store and clock (issue 33).
+		{"schedule_tests", scheduleTests},
 	}
 }
