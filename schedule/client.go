@@ -55,20 +55,20 @@ func (c *Client) Create(ctx context.Context, id string, o Options) error {
 
 // Description is a schedule as Describe reads it.
 type Description struct {
-	ID      string
-	Options Options
+	ID      string  `json:"id"`
+	Options Options `json:"options"`
 	// Next are the coming nominal fire times (none while paused).
-	Next []time.Time
+	Next []time.Time `json:"next,omitempty"`
 	// Recent are the latest things the schedule did, oldest first.
-	Recent []Record
+	Recent []Record `json:"recent,omitempty"`
 	// Running are the runs started and not yet seen ended; Buffered the
 	// fires waiting for them.
-	Running  []string
-	Buffered []time.Time
+	Running  []string    `json:"running,omitempty"`
+	Buffered []time.Time `json:"buffered,omitempty"`
 	// Started counts the runs the schedule started.
-	Started uint64
+	Started uint64 `json:"started"`
 	// Updated is when the schedule last changed its state.
-	Updated time.Time
+	Updated time.Time `json:"updated"`
 }
 
 // DescribeOptions configure Describe.
