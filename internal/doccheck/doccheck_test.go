@@ -60,6 +60,7 @@ var imports = map[string]string{
 	"memprovider":  "github.com/duroxide-go/cdb/memprovider",
 	"providertest": "github.com/duroxide-go/cdb/duroxide/providertest",
 	"replayer":     "github.com/duroxide-go/cdb/durable/replayer",
+	"schedule":     "github.com/duroxide-go/cdb/schedule",
 	"testenv":      "github.com/duroxide-go/cdb/durable/testenv",
 }
 
