@@ -57,7 +57,12 @@ func (c *Client) Create(ctx context.Context, id string, o Options) error {
 type Description struct {
 	ID      string  `json:"id"`
 	Options Options `json:"options"`
-	// Next are the coming nominal fire times (none while paused).
+	// State is the schedule orchestration's durable.State, as its String:
+	// "Running" while it fires, "Suspended" while held, "Failed" once
+	// cancelled or failed (it fires no more; Delete removes it).
+	State string `json:"state"`
+	// Next are the coming nominal fire times (none while paused or not
+	// running).
 	Next []time.Time `json:"next,omitempty"`
 	// Recent are the latest things the schedule did, oldest first.
 	Recent []Record `json:"recent,omitempty"`
@@ -90,9 +95,13 @@ func (c *Client) Describe(ctx context.Context, id string, opts ...DescribeOption
 	if err != nil {
 		return nil, err
 	}
-	d := &Description{ID: st.ID, Options: st.Options, Recent: st.Recent, Running: st.Running,
+	status, err := c.c.Status(ctx, instanceID(id))
+	if err != nil {
+		return nil, err
+	}
+	d := &Description{ID: st.ID, Options: st.Options, State: status.State.String(), Recent: st.Recent, Running: st.Running,
 		Buffered: st.Buffered, Started: st.Started, Updated: st.Updated}
-	if !st.Options.Paused {
+	if !st.Options.Paused && status.State == durable.StateRunning {
 		d.Next = nextFires(st.Options.Spec, st.Last, o.NextFires)
 	}
 	return d, nil

@@ -45,6 +45,12 @@ func newWorld(t *testing.T, start time.Time) *world {
 			t.Fatal(err)
 		}
 	}
+	parent := func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		return durable.CallSubOrchestration[string](ctx, "Job", in, durable.SubOrchestrationOptions{InstanceID: "child-" + ctx.InstanceID()}).Await()
+	}
+	if err := durable.RegisterOrchestration(reg, "Parent", parent); err != nil {
+		t.Fatal(err)
+	}
 	env := testenv.New(t, reg, &testenv.Options{Start: start})
 	return &world{t: t, env: env, c: NewClient(env.Client()), start: env.Now()}
 }
@@ -531,4 +537,39 @@ func TestManyFiresContinueAsNew(t *testing.T) {
 	if d := w.describe("many"); d.Started != 150 {
 		t.Fatalf("started: %d", d.Started)
 	}
+}
+
+// Cancelling the schedule's instance stops it: no more fires, Describe
+// says so, requests find no schedule, Delete removes it. Its runs may
+// call children like any orchestration.
+func TestCancelledScheduleFiresNoMore(t *testing.T) {
+	w := newWorld(t, time.Time{})
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := Options{Spec: Spec{Intervals: []Interval{{Every: time.Minute}}, EndAt: w.at(10 * time.Minute)},
+		Action: Action{Orchestration: "Parent", Input: "1s"}}
+	must(w.c.Create(t.Context(), "cx", o))
+	w.advance(150 * time.Second)
+	must(w.env.Client().CancelInstance(t.Context(), instanceID("cx"), "stop"))
+	w.advance(3 * time.Minute)
+	if got := w.runs("cx"); !sameTimes(got, minutes(w, 1, 2)) {
+		t.Fatalf("runs: %v", got)
+	}
+	for _, at := range w.runs("cx") {
+		if st := w.status("child-" + RunID("cx", at)); st.State != durable.StateCompleted {
+			t.Fatalf("child of %v: %v", at, st.State)
+		}
+	}
+	d := w.describe("cx")
+	if d.State != durable.StateFailed.String() || len(d.Next) != 0 {
+		t.Fatalf("cancelled: state %s next %v", d.State, d.Next)
+	}
+	if err := w.c.Trigger(t.Context(), "cx"); !errors.Is(err, ErrScheduleNotFound) {
+		t.Fatalf("trigger of a cancelled schedule: %v", err)
+	}
+	must(w.c.Delete(t.Context(), "cx"))
 }

@@ -202,6 +202,9 @@ func writeSchedule(w io.Writer, d *schedule.Description) {
 	if o.Paused {
 		state = "paused"
 	}
+	if d.State != durable.StateRunning.String() {
+		state = "instance " + d.State + ", " + state
+	}
 	if o.Note != "" {
 		state += " (" + safe(o.Note) + ")"
 	}
