@@ -573,3 +573,22 @@ func TestCancelledScheduleFiresNoMore(t *testing.T) {
 	}
 	must(w.c.Delete(t.Context(), "cx"))
 }
+
+// A StartAt before the schedule was taken fires from StartAt, inside the
+// catch-up window; without one the first fire is the first after
+// creation.
+func TestStartAtInThePastFiresFromIt(t *testing.T) {
+	w := newWorld(t, time.Time{})
+	o := Options{Spec: Spec{Intervals: []Interval{{Every: time.Minute}}, StartAt: w.at(-3 * time.Minute), EndAt: w.at(2 * time.Minute)},
+		Action: Action{Orchestration: "Job", Input: "1s"}, CatchupWindow: 150 * time.Second, Overlap: OverlapAllowAll}
+	if err := w.c.Create(t.Context(), "past", o); err != nil {
+		t.Fatal(err)
+	}
+	w.advance(3 * time.Minute)
+	if got := w.runs("past"); !sameTimes(got, minutes(w, -2, -1, 0, 1, 2)) {
+		t.Fatalf("runs: %v, want -2 .. 2 (-3 is outside the window)", got)
+	}
+	if d := w.describe("past"); len(nominals(d.Recent, ActionMissed)) != 1 {
+		t.Fatalf("recent: %+v", d.Recent)
+	}
+}

@@ -43,7 +43,13 @@ func runSchedule(ctx *durable.OrchestrationContext, st state) (string, error) {
 			return "", durable.ContinueAsNew(ctx, r.st)
 		}
 		if r.st.Last.IsZero() {
-			r.st.Last = now // the first fire is the first after creation
+			// The first fire is the first after creation, or the first
+			// from StartAt when that is earlier (a schedule taken late
+			// still fires from its start, within the catch-up window).
+			r.st.Last = now
+			if s := r.st.Options.Spec.StartAt; !s.IsZero() && s.Before(now) {
+				r.st.Last = s.Add(-time.Nanosecond)
+			}
 		}
 		if err := r.catchUp(now); err != nil {
 			return "", err

@@ -26,7 +26,9 @@ type Spec struct {
 	// DST transition fires once at the first instant after the gap, and a
 	// time repeated by one fires once, at its first occurrence.
 	TimeZone string `json:"time_zone,omitempty"`
-	// StartAt and EndAt bound the fire times (zero: unbounded).
+	// StartAt and EndAt bound the fire times (zero: unbounded). A
+	// schedule fires from its creation on, or from StartAt when that is
+	// earlier and within the catch-up window.
 	StartAt time.Time `json:"start_at,omitzero"`
 	EndAt   time.Time `json:"end_at,omitzero"`
 	// Jitter delays each fire by a deterministic amount in [0, Jitter)
