@@ -37,22 +37,29 @@ type Report struct {
 	ClientRetries         int `json:"client_retries"`
 	// AmbiguousClientWrites counts the client's writes answered with an
 	// error although the server applied them.
-	AmbiguousClientWrites int               `json:"ambiguous_client_writes"`
-	InstancesChecked      int               `json:"instances_checked"`
-	ExecutionsChecked     int               `json:"executions_checked"`
-	EventsChecked         int               `json:"events_checked"`
-	ActivityExecutions    int               `json:"activity_executions"`
-	ActivityReexecutions  int               `json:"activity_reexecutions"`
-	OutboxLeft            int               `json:"outbox_left"`
-	LocksLeft             int               `json:"locks_left"`
-	QueueLeft             int               `json:"queue_left"`
-	Kills                 int               `json:"kills"`
-	Faults                map[string]int    `json:"faults"`
-	FaultedRequests       map[string]int    `json:"faulted_requests"`
-	FaultedCalls          map[string]int    `json:"faulted_calls"`
-	ClockSkews            map[string]string `json:"clock_skews"`
-	Elapsed               string            `json:"elapsed"`
-	ElapsedSeconds        float64           `json:"elapsed_seconds"`
+	AmbiguousClientWrites int `json:"ambiguous_client_writes"`
+	InstancesChecked      int `json:"instances_checked"`
+	ExecutionsChecked     int `json:"executions_checked"`
+	EventsChecked         int `json:"events_checked"`
+	ActivityExecutions    int `json:"activity_executions"`
+	ActivityReexecutions  int `json:"activity_reexecutions"`
+	OutboxLeft            int `json:"outbox_left"`
+	LocksLeft             int `json:"locks_left"`
+	// ScheduleRuns are the runs of the schedule kind checked; the others
+	// count its runs missing for a due time, run for no due time, or
+	// started more than once.
+	ScheduleRuns        int               `json:"schedule_runs"`
+	ScheduleMissedRuns  int               `json:"schedule_missed_runs"`
+	ScheduleExtraRuns   int               `json:"schedule_extra_runs"`
+	ScheduleDoubledRuns int               `json:"schedule_doubled_runs"`
+	QueueLeft           int               `json:"queue_left"`
+	Kills               int               `json:"kills"`
+	Faults              map[string]int    `json:"faults"`
+	FaultedRequests     map[string]int    `json:"faulted_requests"`
+	FaultedCalls        map[string]int    `json:"faulted_calls"`
+	ClockSkews          map[string]string `json:"clock_skews"`
+	Elapsed             string            `json:"elapsed"`
+	ElapsedSeconds      float64           `json:"elapsed_seconds"`
 	// KitchenSink is the kitchen sink's operator and model figures (nil
 	// when the run has no kitchen-sink instance).
 	KitchenSink *ksReport `json:"kitchensink,omitempty"`
@@ -341,6 +348,9 @@ func (r *Report) finish(elapsed time.Duration) {
 	add(r.UnintendedDeliveries, "unintended deliveries")
 	add(r.OutboxLeft, "outbox intents left")
 	add(r.LocksLeft, "locks left")
+	add(r.ScheduleMissedRuns, "schedule due times without a run")
+	add(r.ScheduleExtraRuns, "schedule runs of no due time")
+	add(r.ScheduleDoubledRuns, "schedule runs started twice")
 	if ks := r.KitchenSink; ks != nil {
 		for _, cat := range sortedStrings(ks.Violations) {
 			add(ks.Violations[cat], "kitchensink "+cat)
@@ -386,6 +396,12 @@ func (r *Report) print(w io.Writer, asJSON bool) error {
 	row("activity_executions", r.ActivityExecutions)
 	row("activity_reexecutions", r.ActivityReexecutions)
 	row("outbox_left", r.OutboxLeft)
+	if r.ScheduleRuns > 0 || r.ScheduleMissedRuns > 0 {
+		row("schedule_runs", r.ScheduleRuns)
+		row("schedule_missed_runs", r.ScheduleMissedRuns)
+		row("schedule_extra_runs", r.ScheduleExtraRuns)
+		row("schedule_doubled_runs", r.ScheduleDoubledRuns)
+	}
 	row("locks_left", r.LocksLeft)
 	row("queue_left", r.QueueLeft)
 	if ks := r.KitchenSink; ks != nil {

@@ -60,6 +60,8 @@ type driver struct {
 	senders sync.WaitGroup
 	// ks is the kitchen sink's instances, by index (operator.go).
 	ks map[int]*ksLife
+	// schedules is each schedule kind's start, by index (schedules.go).
+	schedules map[int]time.Time
 }
 
 // run is the driver role: set up, run the chaos phase, drain, check.
@@ -234,6 +236,12 @@ func (d *driver) startInstances(ctx context.Context) error {
 				if err := d.call(ctx, func() error { return d.client.StartOrchestration(ctx, instanceName(i), orchName, in) }); err != nil {
 					if ctx.Err() == nil {
 						errs <- fmt.Errorf("starting %s: %w", instanceName(i), err)
+					}
+					continue
+				}
+				if kindOf(i) == scheduleKind {
+					if err := d.startSchedule(ctx, i); err != nil && ctx.Err() == nil {
+						errs <- fmt.Errorf("creating %s: %w", scheduleID(i), err)
 					}
 					continue
 				}
@@ -616,6 +624,11 @@ func (d *driver) check(ctx context.Context) (*Report, error) {
 			problems = append(problems, c.Problems...)
 		}
 	}
+	found, err := d.checkSchedules(ctx, r, ids)
+	if err != nil {
+		return nil, err
+	}
+	problems = append(problems, found...)
 	if len(d.ks) > 0 {
 		found, err := d.checkKitchenSink(ctx, r, ksOutcomes, ksHistories)
 		if err != nil {
