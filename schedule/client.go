@@ -26,7 +26,7 @@ type Client struct {
 func NewClient(c *durable.Client) *Client { return &Client{c: c} }
 
 // Create creates the schedule id and waits until a runtime has taken it.
-// An id in use is ErrScheduleExists; malformed options are
+// An id in use is ErrExists; malformed options are
 // ErrInvalidOptions or ErrInvalidSpec.
 func (c *Client) Create(ctx context.Context, id string, o Options) error {
 	if err := validateID(id); err != nil {
@@ -40,12 +40,12 @@ func (c *Client) Create(ctx context.Context, id string, o Options) error {
 	if cur, err := c.c.Status(ctx, instanceID(id)); err != nil {
 		return err
 	} else if cur.State != durable.StateNotFound {
-		return fmt.Errorf("%w: %s", ErrScheduleExists, id)
+		return fmt.Errorf("%w: %s", ErrExists, id)
 	}
 	st := state{ID: id, Options: o}
 	if err := c.c.StartOrchestration(ctx, instanceID(id), OrchestrationName, st); err != nil {
 		if errors.Is(err, durable.ErrInstanceExists) {
-			return fmt.Errorf("%w: %s", ErrScheduleExists, id)
+			return fmt.Errorf("%w: %s", ErrExists, id)
 		}
 		return err
 	}
@@ -82,7 +82,7 @@ type DescribeOptions struct {
 	NextFires int
 }
 
-// Describe reads the schedule id. A missing one is ErrScheduleNotFound.
+// Describe reads the schedule id. A missing one is ErrNotFound.
 func (c *Client) Describe(ctx context.Context, id string, opts ...DescribeOptions) (*Description, error) {
 	var o DescribeOptions
 	if len(opts) > 0 {
@@ -111,7 +111,7 @@ func (c *Client) read(ctx context.Context, id string) (state, error) {
 	var st state
 	raw, found, err := c.c.KVValue(ctx, instanceID(id), stateKey)
 	if errors.Is(err, duroxide.ErrInstanceNotFound) || err == nil && !found {
-		return st, fmt.Errorf("%w: %s", ErrScheduleNotFound, id)
+		return st, fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
 	if err != nil {
 		return st, err
@@ -133,7 +133,7 @@ func (c *Client) List(ctx context.Context) ([]*Description, error) {
 		}
 		for _, in := range page.Instances {
 			d, err := c.Describe(ctx, strings.TrimPrefix(in.InstanceID, InstancePrefix))
-			if errors.Is(err, ErrScheduleNotFound) {
+			if errors.Is(err, ErrNotFound) {
 				continue // created, not yet taken, or being deleted
 			}
 			if err != nil {
@@ -212,14 +212,14 @@ func triggerOptions(opts []TriggerOptions) (TriggerOptions, error) {
 }
 
 // Delete deletes the schedule; the runs it started are left alone. A
-// missing schedule is ErrScheduleNotFound.
+// missing schedule is ErrNotFound.
 func (c *Client) Delete(ctx context.Context, id string) error {
 	if err := validateID(id); err != nil {
 		return err
 	}
 	_, err := c.c.DeleteInstance(ctx, instanceID(id), durable.DeleteOptions{Force: true})
 	if errors.Is(err, duroxide.ErrInstanceNotFound) {
-		return fmt.Errorf("%w: %s", ErrScheduleNotFound, id)
+		return fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
 	return err
 }
@@ -234,7 +234,7 @@ func (c *Client) send(ctx context.Context, id string, req request) error {
 		return err
 	}
 	if st.State == durable.StateNotFound || st.IsTerminal() {
-		return fmt.Errorf("%w: %s", ErrScheduleNotFound, id)
+		return fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
 	req.ID = uuid.NewString()
 	b, err := json.Marshal(req)

@@ -154,7 +154,7 @@ func TestIntervalFiresOncePerDueTime(t *testing.T) {
 	if err := w.c.Create(t.Context(), "s1", o); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.c.Create(t.Context(), "s1", o); !errors.Is(err, ErrScheduleExists) {
+	if err := w.c.Create(t.Context(), "s1", o); !errors.Is(err, ErrExists) {
 		t.Fatalf("second create: %v", err)
 	}
 	if _, err := w.env.WaitForOrchestration(instanceID("s1")); !errors.Is(err, testenv.ErrStalled) {
@@ -178,7 +178,7 @@ func TestIntervalFiresOncePerDueTime(t *testing.T) {
 	if err := w.c.Delete(t.Context(), "s1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.c.Describe(t.Context(), "s1"); !errors.Is(err, ErrScheduleNotFound) {
+	if _, err := w.c.Describe(t.Context(), "s1"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("describe deleted: %v", err)
 	}
 }
@@ -409,7 +409,7 @@ func TestUpdateChangesTheSpec(t *testing.T) {
 	if err := w.c.Update(t.Context(), "up", bad); !errors.Is(err, ErrInvalidSpec) {
 		t.Fatalf("bad update: %v", err)
 	}
-	if err := w.c.Pause(t.Context(), "nope", ""); !errors.Is(err, ErrScheduleNotFound) {
+	if err := w.c.Pause(t.Context(), "nope", ""); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("pause of a missing schedule: %v", err)
 	}
 }
@@ -426,7 +426,7 @@ func TestDeleteStopsFiring(t *testing.T) {
 	if err := w.c.Delete(t.Context(), "d"); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.c.Delete(t.Context(), "d"); !errors.Is(err, ErrScheduleNotFound) {
+	if err := w.c.Delete(t.Context(), "d"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("second delete: %v", err)
 	}
 	w.advance(3 * time.Minute)
@@ -568,7 +568,7 @@ func TestCancelledScheduleFiresNoMore(t *testing.T) {
 	if d.State != durable.StateFailed.String() || len(d.Next) != 0 {
 		t.Fatalf("cancelled: state %s next %v", d.State, d.Next)
 	}
-	if err := w.c.Trigger(t.Context(), "cx"); !errors.Is(err, ErrScheduleNotFound) {
+	if err := w.c.Trigger(t.Context(), "cx"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("trigger of a cancelled schedule: %v", err)
 	}
 	must(w.c.Delete(t.Context(), "cx"))

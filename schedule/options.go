@@ -9,10 +9,10 @@ import (
 
 // Errors of the schedule client. Each is matched with errors.Is.
 var (
-	// ErrScheduleExists: Create named a schedule id already in use.
-	ErrScheduleExists = errors.New("schedule: schedule exists")
-	// ErrScheduleNotFound: no schedule has the id.
-	ErrScheduleNotFound = errors.New("schedule: schedule not found")
+	// ErrExists: Create named a schedule id already in use.
+	ErrExists = errors.New("schedule: schedule exists")
+	// ErrNotFound: no schedule has the id.
+	ErrNotFound = errors.New("schedule: schedule not found")
 	// ErrInvalidOptions: an Options, Action or request field is malformed;
 	// the message says which. A malformed Spec is ErrInvalidSpec.
 	ErrInvalidOptions = errors.New("schedule: invalid options")

@@ -64,7 +64,7 @@ func (d *driver) startSchedule(ctx context.Context, i int) error {
 	}
 	err := d.call(ctx, func() error {
 		err := sc.Create(ctx, scheduleID(i), o)
-		if errors.Is(err, schedule.ErrScheduleExists) {
+		if errors.Is(err, schedule.ErrExists) {
 			return nil // a create repeated after an ambiguous failure
 		}
 		return err
@@ -81,7 +81,7 @@ func (d *driver) startSchedule(ctx context.Context, i int) error {
 			}
 		}
 		if d.call(ctx, func() error {
-			if err := sc.Delete(ctx, scheduleID(i)); err != nil && !errors.Is(err, schedule.ErrScheduleNotFound) {
+			if err := sc.Delete(ctx, scheduleID(i)); err != nil && !errors.Is(err, schedule.ErrNotFound) {
 				return err
 			}
 			return nil

@@ -502,11 +502,11 @@ func writeJSON(w interface{ Write([]byte) (int, error) }, v any) error {
 // exitCode maps an operation's error to its exit code.
 func exitCode(err error) int {
 	switch {
-	case errors.Is(err, durable.ErrInstanceNotFound), errors.Is(err, schedule.ErrScheduleNotFound):
+	case errors.Is(err, durable.ErrInstanceNotFound), errors.Is(err, schedule.ErrNotFound):
 		return ExitNotFound
 	case errors.Is(err, schedule.ErrInvalidSpec), errors.Is(err, schedule.ErrInvalidOptions):
 		return ExitUsage
-	case errors.Is(err, schedule.ErrScheduleExists), errors.Is(err, errNoScheduler):
+	case errors.Is(err, schedule.ErrExists), errors.Is(err, errNoScheduler):
 		return ExitFailed
 	case errors.Is(err, ops.ErrNotSupported):
 		return ExitNotSupported
