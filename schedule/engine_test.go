@@ -592,3 +592,48 @@ func TestStartAtInThePastFiresFromIt(t *testing.T) {
 		t.Fatalf("recent: %+v", d.Recent)
 	}
 }
+
+// A run deleted by hand while the schedule counts it as running does not
+// hold the overlap policy for ever: once its start is long past, not
+// found means ended.
+func TestDeletedRunDoesNotBlockSkip(t *testing.T) {
+	w := newWorld(t, time.Time{})
+	o := Options{Spec: Spec{Intervals: []Interval{{Every: time.Minute}}, EndAt: w.at(6 * time.Minute)},
+		Action: Action{Orchestration: "Job", Input: "1h"}}
+	if err := w.c.Create(t.Context(), "del", o); err != nil {
+		t.Fatal(err)
+	}
+	w.advance(150 * time.Second)
+	if _, err := w.env.Client().DeleteInstance(t.Context(), RunID("del", w.at(time.Minute)), durable.DeleteOptions{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	w.advance(5 * time.Minute)
+	if got := w.runs("del"); !sameTimes(got, minutes(w, 3)) {
+		t.Fatalf("runs: %v, want the 3-minute run once the deleted one is seen gone", got)
+	}
+}
+
+// A store that fails the runs activity (every attempt) does not end the
+// schedule: the runs it cannot see count as running, so the overlap
+// policy skips, and the schedule goes on.
+func TestFailingRunsActivityDoesNotEndTheSchedule(t *testing.T) {
+	w := newWorld(t, time.Time{})
+	testenv.ReplaceActivity(w.env, runsActivity, func(durable.ActivityContext, runsQuery) ([]string, error) {
+		return nil, errors.New("store unavailable")
+	})
+	o := Options{Spec: Spec{Intervals: []Interval{{Every: time.Minute}}, EndAt: w.at(4 * time.Minute)},
+		Action: Action{Orchestration: "Job", Input: "1s"}}
+	if err := w.c.Create(t.Context(), "flaky", o); err != nil {
+		t.Fatal(err)
+	}
+	w.advance(10 * time.Minute)
+	if st := w.status(instanceID("flaky")); st.State != durable.StateRunning {
+		t.Fatalf("schedule: %v %s", st.State, st.FailureMessage())
+	}
+	if got := w.runs("flaky"); !sameTimes(got, minutes(w, 1)) {
+		t.Fatalf("runs: %v", got)
+	}
+	if got := nominals(w.describe("flaky").Recent, ActionSkipped); !sameTimes(got, minutes(w, 2, 3, 4)) {
+		t.Fatalf("skipped: %v", got)
+	}
+}

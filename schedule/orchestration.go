@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/duroxide-go/cdb/durable"
@@ -179,8 +180,9 @@ func (r *runner) fire(t time.Time, overlap Overlap, reason string) error {
 	case OverlapCancelOther:
 		if len(r.st.Running) > 0 {
 			cancel := r.st.Running
-			if _, err := durable.CallActivity[[]string](r.ctx, runsActivity, runsQuery{Cancel: cancel, Reason: "schedule " + r.st.ID + ": overlap policy cancel_other"}).Await(); err != nil {
-				return err
+			if _, err := r.runs(runsQuery{Cancel: cancel, Reason: "schedule " + r.st.ID + ": overlap policy cancel_other"}); err != nil {
+				r.st.record(Record{Kind: ActionSkipped, Nominal: t, At: r.now, RunID: RunID(r.st.prefix(), t), Reason: "cancelling the running runs failed"})
+				return nil
 			}
 			for _, id := range cancel {
 				r.st.record(Record{Kind: ActionCancelled, Nominal: t, At: r.now, RunID: id, Reason: "overlap"})
@@ -198,6 +200,10 @@ func (r *runner) start(t time.Time, reason string) {
 	a := r.st.Options.Action
 	durable.StartOrchestration(r.ctx, a.Orchestration, id, a.Input, durable.StartOrchestrationOptions{Version: a.Version})
 	r.st.Running = append(r.st.Running, id)
+	if r.st.StartedAt == nil {
+		r.st.StartedAt = map[string]time.Time{}
+	}
+	r.st.StartedAt[id] = r.now
 	if n := len(r.st.Running) - maxRunning; n > 0 {
 		r.st.Running = append([]string(nil), r.st.Running[n:]...) // the oldest are no longer watched
 	}
@@ -211,13 +217,38 @@ func (r *runner) refresh() error {
 	if len(r.st.Running) == 0 || r.checkedAt.Equal(r.now) {
 		return nil
 	}
-	running, err := durable.CallActivity[[]string](r.ctx, runsActivity, runsQuery{Check: r.st.Running}).Await()
+	q := runsQuery{Check: r.st.Running}
+	for _, id := range r.st.Running {
+		if at, ok := r.st.StartedAt[id]; !ok || r.now.Sub(at) > startGrace {
+			q.Settled = append(q.Settled, id)
+		}
+	}
+	running, err := r.runs(q)
 	if err != nil {
-		return err
+		return nil // Running stays as it was: the runs count as running
 	}
 	r.st.Running, r.checkedAt = running, r.now
+	for id := range r.st.StartedAt {
+		if !slices.Contains(running, id) {
+			delete(r.st.StartedAt, id)
+		}
+	}
 	return nil
 }
+
+// runs calls the runs activity, retried: the store it reads may fail for
+// a while, and a schedule must outlive that. An error that outlasts the
+// retries is the caller's to absorb, never the schedule's end.
+func (r *runner) runs(q runsQuery) ([]string, error) {
+	out, err := durable.CallActivity[[]string](r.ctx, runsActivity, q, durable.ActivityOptions{Retry: runsRetry}).Await()
+	if err != nil {
+		r.ctx.TraceWarn("schedule " + r.st.ID + ": the runs activity failed: " + err.Error())
+	}
+	return out, err
+}
+
+// runsRetry is the runs activity's retry policy.
+var runsRetry = &durable.RetryPolicy{MaxAttempts: 6, Backoff: durable.ExponentialBackoff(time.Second, 2, 30*time.Second)}
 
 // drainBuffer starts buffered fires while nothing runs.
 func (r *runner) drainBuffer(now time.Time) error {
@@ -335,7 +366,8 @@ func (r *runner) answer(key string, rep reply) {
 
 // checkRuns is the runs activity: it cancels the runs named to cancel and
 // returns those of Check that have not ended. A run not found is taken as
-// running: its start may still be on its way.
+// running while its start may still be on its way, and as ended once it
+// is Settled (started long enough ago: deleted by hand).
 func checkRuns(actx durable.ActivityContext, q runsQuery) ([]string, error) {
 	c := actx.Client()
 	for _, id := range q.Cancel {
@@ -349,7 +381,7 @@ func checkRuns(actx durable.ActivityContext, q runsQuery) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !st.IsTerminal() {
+		if !st.IsTerminal() && (st.State != durable.StateNotFound || !slices.Contains(q.Settled, id)) {
 			running = append(running, id)
 		}
 	}

@@ -36,6 +36,9 @@ const (
 	// runPollInterval is how often a schedule with buffered fires looks
 	// whether the running run has ended.
 	runPollInterval = time.Second
+	// startGrace is how long a run just started may be not found (its
+	// start on its way) and still count as running.
+	startGrace = time.Minute
 )
 
 func instanceID(id string) string { return InstancePrefix + id }
@@ -82,11 +85,13 @@ type state struct {
 	// Buffered are fires waiting for the running run, oldest first.
 	Buffered []time.Time `json:"buffered,omitempty"`
 	// Running are the runs started and not yet seen ended.
-	Running []string  `json:"running,omitempty"`
-	Recent  []Record  `json:"recent,omitempty"`
-	Started uint64    `json:"started"`
-	Replies []string  `json:"replies,omitempty"`
-	Updated time.Time `json:"updated"`
+	Running []string `json:"running,omitempty"`
+	// StartedAt is when each of Running was started.
+	StartedAt map[string]time.Time `json:"started_at,omitempty"`
+	Recent    []Record             `json:"recent,omitempty"`
+	Started   uint64               `json:"started"`
+	Replies   []string             `json:"replies,omitempty"`
+	Updated   time.Time            `json:"updated"`
 }
 
 func (s *state) prefix() string {
@@ -131,7 +136,10 @@ type reply struct {
 // runsQuery is the runs activity's input; it returns the ids of Check
 // still running, after cancelling Cancel.
 type runsQuery struct {
-	Check  []string `json:"check,omitempty"`
-	Cancel []string `json:"cancel,omitempty"`
-	Reason string   `json:"reason,omitempty"`
+	Check []string `json:"check,omitempty"`
+	// Settled are the runs of Check started long enough ago that, not
+	// found, they were deleted rather than still on their way.
+	Settled []string `json:"settled,omitempty"`
+	Cancel  []string `json:"cancel,omitempty"`
+	Reason  string   `json:"reason,omitempty"`
 }
