@@ -41,10 +41,15 @@ type Report struct {
 	InstancesChecked      int `json:"instances_checked"`
 	ExecutionsChecked     int `json:"executions_checked"`
 	EventsChecked         int `json:"events_checked"`
-	ActivityExecutions    int `json:"activity_executions"`
-	ActivityReexecutions  int `json:"activity_reexecutions"`
-	OutboxLeft            int `json:"outbox_left"`
-	LocksLeft             int `json:"locks_left"`
+	// EncodedPayloads counts the stored payloads (inputs, results,
+	// outputs) found in their codec's envelope with -codec; PlainPayloads
+	// those stored without it, each a problem.
+	EncodedPayloads      int `json:"encoded_payloads,omitempty"`
+	PlainPayloads        int `json:"plain_payloads,omitempty"`
+	ActivityExecutions   int `json:"activity_executions"`
+	ActivityReexecutions int `json:"activity_reexecutions"`
+	OutboxLeft           int `json:"outbox_left"`
+	LocksLeft            int `json:"locks_left"`
 	// ScheduleRuns are the runs of the schedule kind checked; the others
 	// count its runs missing for a due time, run for no due time, or
 	// started more than once.
@@ -393,6 +398,10 @@ func (r *Report) print(w io.Writer, asJSON bool) error {
 	row("instances_checked", r.InstancesChecked)
 	row("executions_checked", r.ExecutionsChecked)
 	row("events_checked", r.EventsChecked)
+	if r.EncodedPayloads+r.PlainPayloads > 0 {
+		row("encoded_payloads", r.EncodedPayloads)
+		row("plain_payloads", r.PlainPayloads)
+	}
 	row("activity_executions", r.ActivityExecutions)
 	row("activity_reexecutions", r.ActivityReexecutions)
 	row("outbox_left", r.OutboxLeft)

@@ -70,5 +70,8 @@ func modules() []module {
 		{"timeout_tests", timeoutTests},
 		// Go-only: schedules on a real store and clock (issue 33).
 		{"schedule_tests", scheduleTests},
+
+		// Go-only: payload codecs (issue 34).
+		{"payload_codec_tests", payloadCodecTests},
 	}
 }
