@@ -74,6 +74,9 @@ func (p *Provider) orchMessageState(m *orchMessage, now time.Time, s *WorkState,
 	if l := p.instanceLocks[m.instance]; l != nil && l.lockedUntil.After(now) {
 		return
 	}
+	if st := p.instances[m.instance]; st != nil && st.suspended != nil && !duroxide.WakesSuspended(m.item) {
+		return // held until a resume, as fetching holds it
+	}
 	if _, queued := m.item.(duroxide.QueueMessageItem); !queued && !duroxide.IsResult(m.item) && !p.existsLocked(m.instance) {
 		lifetime := p.edge.orphanLifetime
 		if lifetime <= 0 {

@@ -44,20 +44,27 @@ type Report struct {
 	// EncodedPayloads counts the stored payloads (inputs, results,
 	// outputs) found in their codec's envelope with -codec; PlainPayloads
 	// those stored without it, each a problem.
-	EncodedPayloads      int               `json:"encoded_payloads,omitempty"`
-	PlainPayloads        int               `json:"plain_payloads,omitempty"`
-	ActivityExecutions   int               `json:"activity_executions"`
-	ActivityReexecutions int               `json:"activity_reexecutions"`
-	OutboxLeft           int               `json:"outbox_left"`
-	LocksLeft            int               `json:"locks_left"`
-	QueueLeft            int               `json:"queue_left"`
-	Kills                int               `json:"kills"`
-	Faults               map[string]int    `json:"faults"`
-	FaultedRequests      map[string]int    `json:"faulted_requests"`
-	FaultedCalls         map[string]int    `json:"faulted_calls"`
-	ClockSkews           map[string]string `json:"clock_skews"`
-	Elapsed              string            `json:"elapsed"`
-	ElapsedSeconds       float64           `json:"elapsed_seconds"`
+	EncodedPayloads      int `json:"encoded_payloads,omitempty"`
+	PlainPayloads        int `json:"plain_payloads,omitempty"`
+	ActivityExecutions   int `json:"activity_executions"`
+	ActivityReexecutions int `json:"activity_reexecutions"`
+	OutboxLeft           int `json:"outbox_left"`
+	LocksLeft            int `json:"locks_left"`
+	// ScheduleRuns are the runs of the schedule kind checked; the others
+	// count its runs missing for a due time, run for no due time, or
+	// started more than once.
+	ScheduleRuns        int               `json:"schedule_runs"`
+	ScheduleMissedRuns  int               `json:"schedule_missed_runs"`
+	ScheduleExtraRuns   int               `json:"schedule_extra_runs"`
+	ScheduleDoubledRuns int               `json:"schedule_doubled_runs"`
+	QueueLeft           int               `json:"queue_left"`
+	Kills               int               `json:"kills"`
+	Faults              map[string]int    `json:"faults"`
+	FaultedRequests     map[string]int    `json:"faulted_requests"`
+	FaultedCalls        map[string]int    `json:"faulted_calls"`
+	ClockSkews          map[string]string `json:"clock_skews"`
+	Elapsed             string            `json:"elapsed"`
+	ElapsedSeconds      float64           `json:"elapsed_seconds"`
 	// KitchenSink is the kitchen sink's operator and model figures (nil
 	// when the run has no kitchen-sink instance).
 	KitchenSink *ksReport `json:"kitchensink,omitempty"`
@@ -346,6 +353,9 @@ func (r *Report) finish(elapsed time.Duration) {
 	add(r.UnintendedDeliveries, "unintended deliveries")
 	add(r.OutboxLeft, "outbox intents left")
 	add(r.LocksLeft, "locks left")
+	add(r.ScheduleMissedRuns, "schedule due times without a run")
+	add(r.ScheduleExtraRuns, "schedule runs of no due time")
+	add(r.ScheduleDoubledRuns, "schedule runs started twice")
 	if ks := r.KitchenSink; ks != nil {
 		for _, cat := range sortedStrings(ks.Violations) {
 			add(ks.Violations[cat], "kitchensink "+cat)
@@ -395,6 +405,12 @@ func (r *Report) print(w io.Writer, asJSON bool) error {
 	row("activity_executions", r.ActivityExecutions)
 	row("activity_reexecutions", r.ActivityReexecutions)
 	row("outbox_left", r.OutboxLeft)
+	if r.ScheduleRuns > 0 || r.ScheduleMissedRuns > 0 {
+		row("schedule_runs", r.ScheduleRuns)
+		row("schedule_missed_runs", r.ScheduleMissedRuns)
+		row("schedule_extra_runs", r.ScheduleExtraRuns)
+		row("schedule_doubled_runs", r.ScheduleDoubledRuns)
+	}
 	row("locks_left", r.LocksLeft)
 	row("queue_left", r.QueueLeft)
 	if ks := r.KitchenSink; ks != nil {

@@ -64,6 +64,8 @@ type driver struct {
 	senders sync.WaitGroup
 	// ks is the kitchen sink's instances, by index (operator.go).
 	ks map[int]*ksLife
+	// schedules is each schedule kind's start, by index (schedules.go).
+	schedules map[int]time.Time
 }
 
 // run is the driver role: set up, run the chaos phase, drain, check.
@@ -247,6 +249,12 @@ func (d *driver) startInstances(ctx context.Context) error {
 				if err := d.call(ctx, func() error { return d.client.StartOrchestration(ctx, instanceName(i), orchName, in) }); err != nil {
 					if ctx.Err() == nil {
 						errs <- fmt.Errorf("starting %s: %w", instanceName(i), err)
+					}
+					continue
+				}
+				if kindOf(i) == scheduleKind {
+					if err := d.startSchedule(ctx, i); err != nil && ctx.Err() == nil {
+						errs <- fmt.Errorf("creating %s: %w", scheduleID(i), err)
 					}
 					continue
 				}

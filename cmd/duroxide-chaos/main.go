@@ -30,6 +30,10 @@
 // a continue-as-new loop of 40 executions receiving messages meanwhile; a
 // fan-out wider than one transactional batch (a large turn).
 //
+// The schedule kind (-kinds schedule, not in the default mix) gives each
+// instance a schedule of five one-second fires; the checker counts one
+// run per due time, none other, none started twice (schedules.go).
+//
 // The kitchen sink (-kinds kitchensink, not in the default mix) composes
 // all of it: each instance runs a random program drawn from the seed and
 // its index (activities, timers, events, queue messages, KV, sessions,
@@ -90,7 +94,7 @@
 //	-seed            random seed (default: time-based)
 //	-keep            keep the working directory (worker logs)
 //	-log-level       the workers' log level (default error; debug writes the provider's message trail)
-//	-kinds           run only these kinds, comma-separated (default: all but kitchensink), to aim a run at one path
+//	-kinds           run only these kinds, comma-separated (default: all but kitchensink and schedule), to aim a run at one path
 package main
 
 import (
@@ -214,7 +218,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.Codec, "codec", false, "store every payload gzipped and AES-GCM encrypted (payload.Wrap, a key made for the run)")
 	fs.BoolVar(&c.Keep, "keep", false, "keep the working directory (worker logs)")
 	fs.TextVar(&c.LogLevel, "log-level", slog.LevelError, "the workers' log level (debug writes the provider's message trail)")
-	mix := fs.String("kinds", "", "comma-separated kinds to run (default: all but kitchensink; see the workload)")
+	mix := fs.String("kinds", "", "comma-separated kinds to run (default: all but kitchensink and schedule; see the workload)")
 	plans := fs.String("plans", "", "comma-separated kitchen-sink operator plans to draw from (default: all)")
 	worker := fs.Bool("worker", false, "run as a worker (started by the driver)")
 	id := fs.String("id", "", "worker id (with -worker)")

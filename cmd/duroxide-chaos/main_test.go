@@ -72,6 +72,32 @@ func TestChaosShortRun(t *testing.T) {
 	require.Greater(t, rep.InstancesChecked, 20, "sub-orchestration children are checked too")
 }
 
+// TestChaosScheduleRun: the schedule kind under kills and faults, with
+// two workers whose clocks are apart: every due time of every schedule
+// has exactly one run, started once, and no run is of another time.
+func TestChaosScheduleRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped with -short: it starts worker processes and runs for tens of seconds")
+	}
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	cfg, err := parseFlags([]string{"-processes", "2", "-orchestrations", "4", "-json", "-kinds", "schedule",
+		"-ramp", "4s", "-duration", "2m", "-timeout", "4m", "-kill-interval", "2s", "-clock-skew", "2s"}, os.Stderr)
+	require.NoError(t, err)
+	cfg.workerCommand = []string{exe}
+	var out, progress bytes.Buffer
+	ok, err := run(t.Context(), cfg, &out, &progress)
+	t.Log(progress.String())
+	require.NoError(t, err)
+	var rep Report
+	require.NoError(t, json.Unmarshal(out.Bytes(), &rep), out.String())
+	require.True(t, ok, "violations: %v", rep.Violations)
+	require.Equal(t, 4, rep.Completed)
+	require.Equal(t, 4*scheduleFires, rep.ScheduleRuns)
+	require.Zero(t, rep.ScheduleMissedRuns+rep.ScheduleExtraRuns+rep.ScheduleDoubledRuns)
+	require.GreaterOrEqual(t, rep.Kills, 1)
+}
+
 func TestParseFlags(t *testing.T) {
 	c, err := parseFlags([]string{"-processes", "3", "-orchestrations", "100", "-json"}, &bytes.Buffer{})
 	require.NoError(t, err)

@@ -108,6 +108,11 @@ func (d *driver) check(ctx context.Context) (*Report, error) {
 			problems = append(problems, c.Problems...)
 		}
 	}
+	found, err := d.checkSchedules(ctx, r, ids)
+	if err != nil {
+		return nil, err
+	}
+	problems = append(problems, found...)
 	if len(d.ks) > 0 {
 		found, err := d.checkKitchenSink(ctx, r, ksOutcomes, ksHistories)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/duroxide-go/cdb/durable"
+	"github.com/duroxide-go/cdb/schedule"
 )
 
 // The workload: every orchestration's output is a pure function of its
@@ -38,7 +39,7 @@ var kinds = []string{"fanout", "timer", "sub", "event", "can", "kv", "session", 
 
 // allKinds are the kinds -kinds accepts: the default mix and the kitchen
 // sink (kitchensink.go), which runs only when named.
-var allKinds = append(append([]string{}, kinds...), kitchenSink)
+var allKinds = append(append([]string{}, kinds...), kitchenSink, scheduleKind)
 
 // Orchestration and activity names registered by every worker.
 const (
@@ -149,6 +150,8 @@ func expectedOutput(i int) string {
 		return fmt.Sprintf("canloop:%d:%d:%s", canLoopRounds, i*(canLoopRounds/canLoopEvery), strings.Join(messagesOf(i), ","))
 	case "large":
 		return "large=" + strconv.Itoa(i*largeWidth*(largeWidth+1)/2)
+	case scheduleKind:
+		return "schedule:" + firedPayload
 	}
 	return "?"
 }
@@ -194,6 +197,7 @@ func newRegistry(log *activityLog, dir string) (*durable.Registry, error) {
 	reg := durable.NewRegistry()
 	errs := []error{
 		durable.RegisterOrchestration(reg, orchName, chaosOrchestration),
+		schedule.Register(reg),
 		durable.RegisterOrchestration(reg, childName, chaosChild),
 		durable.RegisterOrchestration(reg, ksOrchName, ksOrchestration),
 		durable.RegisterOrchestration(reg, ksChildName, ksChild),
@@ -234,6 +238,8 @@ func newRegistry(log *activityLog, dir string) (*durable.Registry, error) {
 func chaosOrchestration(ctx *durable.OrchestrationContext, in orchInput) (string, error) {
 	i := in.Index
 	switch in.Kind {
+	case scheduleKind:
+		return scheduleOwner(ctx)
 	case "fanout":
 		futs := make([]*durable.Future[int], 0, fanoutWidth)
 		for j := 1; j <= fanoutWidth; j++ {

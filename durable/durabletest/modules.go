@@ -68,6 +68,9 @@ func modules() []module {
 		{"delayed_start_tests", delayedStartTests},
 		// Go-only: execution and instance timeouts (issue 33).
 		{"timeout_tests", timeoutTests},
+		// Go-only: schedules on a real store and clock (issue 33).
+		{"schedule_tests", scheduleTests},
+
 		// Go-only: payload codecs (issue 34).
 		{"payload_codec_tests", payloadCodecTests},
 		// Go-only: activity heartbeats (issue 34).

@@ -85,7 +85,7 @@ func collect(f *ast.File, names map[string]bool, fields map[string][]string) {
 // "for test" constructors live in internal or test-helper packages, so a
 // production user's go doc does not show them.
 func TestNoTestOnlyAPIInProductionPackages(t *testing.T) {
-	for _, dir := range []string{".", "durable", "duroxide", "memprovider", "localcosmos", "embedded"} {
+	for _, dir := range []string{".", "durable", "duroxide", "memprovider", "localcosmos", "embedded", "schedule"} {
 		names, fields := exported(t, dir)
 		for n := range names {
 			if strings.Contains(n, "ForTest") || strings.HasPrefix(n, "Test") || n == "Hooks" || n == "Call" {
@@ -172,7 +172,7 @@ func receiverName(fd *ast.FuncDecl) string {
 // cdb.Leases, not cdb.Leases: the package is the Cosmos provider;
 // cosmostest.New, not cosmostest.New).
 func TestNoStutter(t *testing.T) {
-	for dir, words := range map[string][]string{".": {"Cosmos"}, "cosmostest": {"Test", "Cosmos"}, "localcosmos": {"Local", "Cosmos"}} {
+	for dir, words := range map[string][]string{".": {"Cosmos"}, "cosmostest": {"Test", "Cosmos"}, "localcosmos": {"Local", "Cosmos"}, "schedule": {"Schedule"}} {
 		names, _ := exported(t, dir)
 		for n := range names {
 			for _, w := range words {

@@ -61,6 +61,7 @@ var imports = map[string]string{
 	"payload":      "github.com/duroxide-go/cdb/payload",
 	"providertest": "github.com/duroxide-go/cdb/duroxide/providertest",
 	"replayer":     "github.com/duroxide-go/cdb/durable/replayer",
+	"schedule":     "github.com/duroxide-go/cdb/schedule",
 	"testenv":      "github.com/duroxide-go/cdb/durable/testenv",
 }
 

@@ -1,6 +1,7 @@
 // Package cli is the duroxide command line: find, inspect and act on
 // instances (list, show, start, raise, enqueue, cancel, suspend, resume,
-// rewind, restart, purge), serve the web dashboard (ui), write stored
+// rewind, restart, purge), manage schedules (schedule, over package
+// schedule), serve the web dashboard (ui), write stored
 // histories to a JSON export (export) and check orchestration code against
 // them (replay, package durable/replayer).
 //
@@ -123,6 +124,11 @@ const usage = `usage:
                                         start an ended instance again as a new execution
   duroxide redrive INSTANCE | redrive [filters] ...
                                         deliver a poisoned instance's work again
+  duroxide schedule create|describe|list|pause|unpause|trigger|backfill|delete [flags] [SCHEDULE]
+                                        manage schedules (package schedule): create -orchestration NAME
+                                        (-cron EXPR | -every D [-offset D]) [-tz ZONE] [-jitter D]
+                                        [-overlap P] [-catchup D] [-paused]; backfill -from T -to T;
+                                        trigger/backfill [-overlap P]; pause/unpause [-note N]
   duroxide ui [-addr 127.0.0.1:8080] [-read-only]
                                         serve the web dashboard
   duroxide export [-o FILE] [export filters]
@@ -183,6 +189,8 @@ func (c Command) Run(ctx context.Context, args []string) int {
 	case "cancel", "purge", "suspend", "resume", "rewind", "restart", "redrive":
 		a, _ := ops.ParseAction(args[0])
 		code, err = c.action(ctx, a, args[1:])
+	case "schedule":
+		code, err = c.schedule(ctx, args[1:])
 	case "ui":
 		code, err = c.ui(ctx, args[1:])
 	case "help", "-h", "-help", "--help":

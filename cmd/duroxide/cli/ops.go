@@ -14,6 +14,7 @@ import (
 	"github.com/duroxide-go/cdb/durable"
 	"github.com/duroxide-go/cdb/duroxide"
 	"github.com/duroxide-go/cdb/internal/ops"
+	"github.com/duroxide-go/cdb/schedule"
 )
 
 // The exit codes of the operations commands, beyond ExitOK, ExitFailed
@@ -501,8 +502,12 @@ func writeJSON(w interface{ Write([]byte) (int, error) }, v any) error {
 // exitCode maps an operation's error to its exit code.
 func exitCode(err error) int {
 	switch {
-	case errors.Is(err, durable.ErrInstanceNotFound):
+	case errors.Is(err, durable.ErrInstanceNotFound), errors.Is(err, schedule.ErrNotFound):
 		return ExitNotFound
+	case errors.Is(err, schedule.ErrInvalidSpec), errors.Is(err, schedule.ErrInvalidOptions):
+		return ExitUsage
+	case errors.Is(err, schedule.ErrExists), errors.Is(err, errNoScheduler):
+		return ExitFailed
 	case errors.Is(err, ops.ErrNotSupported):
 		return ExitNotSupported
 	case errors.Is(err, durable.ErrInvalidInput), errors.Is(err, durable.ErrNotRegistered):
