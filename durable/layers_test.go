@@ -62,7 +62,7 @@ var dispatchFiles = []string{
 
 // apiFiles are the user API layer's files.
 var apiFiles = []string{
-	"activity.go", "codec.go", "combinators.go", "context.go", "context_history_size.go", "context_patching.go",
+	"activity.go", "activity_heartbeat.go", "codec.go", "combinators.go", "context.go", "context_history_size.go", "context_patching.go",
 	"context_schedule.go", "context_state.go", "context_typed.go", "context_update.go", "doc.go", "errors.go", "future.go", "options.go", "registry.go", "retry.go",
 	"schedule.go", "telemetry.go", "timeouts.go",
 	// Helpers the other layers share.
