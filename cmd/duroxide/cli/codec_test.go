@@ -84,3 +84,44 @@ func TestShowDecodesThroughTheConfiguredCodec(t *testing.T) {
 		t.Errorf("export with another key: exit %d, want the read error naming the key:\n%s", code, out)
 	}
 }
+
+// replay reads histories strictly, as export does: through the configured
+// codec the recorded code replays; with the key missing the command fails
+// and names it instead of replaying envelopes as if they were payloads.
+func TestReplayDecodesThroughTheConfiguredCodec(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	secret := bytes.Repeat([]byte{9}, 32)
+	aes, err := payload.AESGCM(payload.Key{ID: "k1", Secret: secret})
+	must(t, err)
+	store := memprovider.New()
+	p, err := payload.Wrap(store, payload.Gzip(), aes)
+	must(t, err)
+	reg := durable.NewRegistry()
+	must(t, reg.AddOrchestration("Greet", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		return durable.CallActivity[string](ctx, "Upper", in).Await()
+	}))
+	must(t, durable.RegisterActivity(reg, "Upper", func(_ durable.ActivityContext, in string) (string, error) {
+		return strings.ToUpper(in), nil
+	}))
+	rt, err := durable.Start(ctx, p, reg, nil)
+	must(t, err)
+	c := durable.NewClient(p)
+	must(t, c.StartOrchestration(ctx, "greet-1", "Greet", "classified"))
+	_, err = c.WaitForOrchestration(ctx, "greet-1", durable.WaitOptions{Timeout: 30 * time.Second})
+	must(t, err)
+	must(t, rt.Shutdown(ctx))
+
+	replay := func(keys string) (int, string) {
+		t.Setenv(payload.EnvCodec, "gzip,aesgcm")
+		t.Setenv(payload.EnvCodecKeys, keys)
+		code, stdout, stderr := run(t, reg, store, "replay", "-v")
+		return code, stdout + stderr
+	}
+	if code, out := replay("k1=" + base64.StdEncoding.EncodeToString(secret)); code != cli.ExitOK || !strings.Contains(out, "1 ok, 0 failed") {
+		t.Errorf("replay with the codec: exit %d, want the execution replayed:\n%s", code, out)
+	}
+	if code, out := replay("k0=" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{1}, 32))); code == cli.ExitOK || !strings.Contains(out, "not configured") || strings.Contains(out, "classified") {
+		t.Errorf("replay with another key: exit %d, want a failure naming the missing key:\n%s", code, out)
+	}
+}
