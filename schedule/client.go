@@ -74,6 +74,9 @@ type Description struct {
 	Started uint64 `json:"started"`
 	// Updated is when the schedule last changed its state.
 	Updated time.Time `json:"updated"`
+	// Error is why the schedule instance ended, once State is "Failed"
+	// (its failure message: "canceled: <reason>" after a cancel).
+	Error string `json:"error,omitempty"`
 }
 
 // DescribeOptions configure Describe.
@@ -101,6 +104,9 @@ func (c *Client) Describe(ctx context.Context, id string, opts ...DescribeOption
 	}
 	d := &Description{ID: st.ID, Options: st.Options, State: status.State.String(), Recent: st.Recent, Running: st.Running,
 		Buffered: st.Buffered, Started: st.Started, Updated: st.Updated}
+	if status.State == durable.StateFailed {
+		d.Error = status.FailureMessage()
+	}
 	if !st.Options.Paused && status.State == durable.StateRunning {
 		d.Next = nextFires(st.Options.Spec, st.Last, o.NextFires)
 	}
