@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -123,9 +124,26 @@ func (c *Client) read(ctx context.Context, id string) (state, error) {
 		return st, err
 	}
 	if err := json.Unmarshal([]byte(raw), &st); err != nil {
+		if !strings.HasPrefix(raw, "{") {
+			// Not JSON at all: through payload.WrapForDisplay without the
+			// codec, the placeholder saying which codec is missing, which
+			// is what an operator needs to read.
+			return st, fmt.Errorf("schedule: %s: state unreadable: %s", id, clipText(raw, 200))
+		}
 		return st, fmt.Errorf("schedule: %s: state: %w", id, err)
 	}
 	return st, nil
+}
+
+// clipText is s cut to at most n bytes, on a rune boundary.
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // List describes every schedule, oldest first.
