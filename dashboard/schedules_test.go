@@ -277,3 +277,50 @@ func TestSchedulesThroughTheCodec(t *testing.T) {
 		t.Fatalf("the schedule's page without the codec: %d\n%s", code, body)
 	}
 }
+
+// TestHostileSchedulesAreEscaped: schedule ids, notes and inputs of
+// hostile markup are shown as text on the list, each schedule's page and
+// its confirmation pages, and the ids, path-escaped, reach their pages
+// and their runs'.
+func TestHostileSchedulesAreEscaped(t *testing.T) {
+	e := newEnv(t)
+	sc := schedule.NewClient(e.c)
+	var ids []string
+	for i, h := range hostile {
+		id := h + "/" + string(rune('a'+i)) + "?q=1#frag%41"
+		must(t, sc.Create(t.Context(), id, schedule.Options{Spec: nightlySpec(), Note: h, Overlap: schedule.OverlapAllowAll,
+			Action: schedule.Action{Orchestration: "Echo", Input: h}}))
+		must(t, sc.Trigger(t.Context(), id))
+		ids = append(ids, id)
+	}
+	b := newDashboard(t, e, dashboard.Options{})
+	code, body := b.get("/schedules")
+	if code != http.StatusOK || strings.Count(body, `class="schedule"`) != len(hostile) {
+		t.Fatalf("schedules: %d\n%s", code, body)
+	}
+	assertEscaped(t, "schedules", body)
+	for _, id := range ids {
+		path := "/schedules/" + url.PathEscape(id)
+		code, body := b.get(path)
+		if code != http.StatusOK || !strings.Contains(body, `class="record started"`) {
+			t.Fatalf("%q: %d\n%s", id, code, body)
+		}
+		assertEscaped(t, "schedule "+id, body)
+		for _, a := range []string{"pause", "unpause", "trigger"} {
+			_, body := b.get(path + "/confirm/" + a)
+			assertEscaped(t, a+" confirm "+id, body)
+		}
+		d, err := sc.Describe(t.Context(), id)
+		must(t, err)
+		if code, _ := b.get("/instances/" + url.PathEscape(d.Recent[0].RunID)); code != http.StatusOK {
+			t.Fatalf("the run of %q: %d", id, code)
+		}
+	}
+	_, body = b.get("/schedules/" + url.PathEscape(ids[0]))
+	esc := "&lt;script&gt;alert(&#34;xss&#34;)&lt;/script&gt;"
+	for _, want := range []string{`id="schedule-id">` + esc + "/a?q=1#frag%41", `id="note">` + esc, "with input <code>" + esc + "</code>"} {
+		if !strings.Contains(body, want) {
+			t.Fatalf("the page lacks %q:\n%s", want, body)
+		}
+	}
+}
