@@ -128,8 +128,10 @@ func (v scheduleView) InZone(t time.Time) string {
 	return t.In(loc).Format("2006-01-02 15:04:05 MST")
 }
 
-// describe reads one schedule; an unreadable state is a view with the
-// reason, a missing schedule schedule.ErrNotFound.
+// describe reads one schedule. A missing one is schedule.ErrNotFound;
+// any other failure is a view saying why (a state the codec is missing
+// for shows the codec's placeholder), so one unreadable schedule does not
+// hide the others on the list.
 func (h *handler) describe(ctx context.Context, id string, next int) (scheduleView, error) {
 	d, err := h.sched.Describe(ctx, id, schedule.DescribeOptions{NextFires: next})
 	switch {
