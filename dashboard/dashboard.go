@@ -1,7 +1,8 @@
 // Package dashboard is a web dashboard for duroxide instances: an
 // http.Handler a service mounts on its own mux to list, search and
 // inspect instances and act on them (cancel, raise an event, enqueue,
-// suspend, resume, rewind, restart, re-drive, purge).
+// suspend, resume, rewind, restart, re-drive, purge) and on schedules
+// (pause, unpause, trigger).
 //
 //	mux.Handle("/duroxide/", requireOperator(dashboard.New(client, dashboard.Options{BasePath: "/duroxide"})))
 //
@@ -16,7 +17,10 @@
 // timeline chart of each execution (the latest first, earlier ones
 // folded) from its history, lists its pending work and shows its whole
 // instance tree; the queues page shows the queue depths and the store's
-// counts with a throughput chart it polls (GET <base>/api/sample, JSON).
+// counts with a throughput chart it polls (GET <base>/api/sample, JSON);
+// the schedules page lists the schedules of package schedule (spec,
+// state, next fire times, recent actions linked to their runs) and
+// pauses, unpauses and triggers them.
 //
 // Pages are rendered on the server with html/template, which escapes
 // every value by its context, charts included (inline SVG); the small
@@ -37,9 +41,11 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/duroxide-go/cdb/durable"
 	"github.com/duroxide-go/cdb/internal/ops"
+	"github.com/duroxide-go/cdb/schedule"
 )
 
 // Options configure New. The zero value serves at the root, with actions.
@@ -52,9 +58,15 @@ type Options struct {
 	BasePath string
 	// Title is shown in every page's header; defaults to "duroxide".
 	Title string
-	// Log receives one record per action taken (instance id, action,
-	// outcome); nil logs nothing.
+	// Log receives one record per action taken (instance or schedule id,
+	// action, outcome); nil logs nothing.
 	Log *slog.Logger
+	// ScheduleTimeout bounds how long a schedule's pause, unpause or
+	// trigger waits for a runtime running the schedule engine
+	// (schedule.Register) to take it; 0 is 30 s. A request not taken in
+	// time stays queued, and the schedule takes it when such a runtime
+	// runs.
+	ScheduleTimeout time.Duration
 }
 
 //go:embed templates/*.html
@@ -69,6 +81,7 @@ type handler struct {
 	// the queues page's depths and metrics.
 	c     *durable.Client
 	ops   *ops.Service
+	sched *schedule.Client
 	opts  Options
 	base  string
 	pages map[string]*template.Template
@@ -78,7 +91,7 @@ type handler struct {
 
 // New returns the dashboard over c.
 func New(c *durable.Client, opts Options) http.Handler {
-	h := &handler{c: c, ops: ops.New(c), opts: opts, base: strings.TrimRight(opts.BasePath, "/")}
+	h := &handler{c: c, ops: ops.New(c), sched: schedule.NewClient(c), opts: opts, base: strings.TrimRight(opts.BasePath, "/")}
 	if h.opts.Title == "" {
 		h.opts.Title = "duroxide"
 	}
@@ -111,6 +124,10 @@ func (h *handler) routes() *http.ServeMux {
 	mux.HandleFunc("GET /api/sample", h.sampleJSON)
 	mux.HandleFunc("GET /instances/{id}/confirm/{action}", h.confirm)
 	mux.HandleFunc("POST /instances/{id}/{action}", h.act)
+	mux.HandleFunc("GET /schedules", h.scheduleList)
+	mux.HandleFunc("GET /schedules/{id}", h.scheduleDetail)
+	mux.HandleFunc("GET /schedules/{id}/confirm/{action}", h.scheduleConfirm)
+	mux.HandleFunc("POST /schedules/{id}/{action}", h.scheduleAct)
 	return mux
 }
 
@@ -132,7 +149,7 @@ func withSecurityHeaders(next http.Handler) http.Handler {
 
 func parsePages(funcs template.FuncMap) map[string]*template.Template {
 	pages := map[string]*template.Template{}
-	for _, name := range []string{"list", "instance", "confirm", "error", "queues"} {
+	for _, name := range []string{"list", "instance", "confirm", "error", "queues", "schedules", "schedule", "schedule_confirm"} {
 		t := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
 		pages[name] = t
 	}

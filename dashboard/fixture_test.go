@@ -20,6 +20,7 @@ import (
 	"github.com/duroxide-go/cdb/duroxide"
 	"github.com/duroxide-go/cdb/internal/demo"
 	"github.com/duroxide-go/cdb/memprovider"
+	"github.com/duroxide-go/cdb/schedule"
 )
 
 // registry: Echo sets its input as custom status and KV value and returns
@@ -27,7 +28,8 @@ import (
 // (demo.AddFail); Wait waits for the event named by its input and returns
 // the event's data; Desk answers the update "ask" (refusing "bad") until
 // a message on queue "close"; Parent runs Echo as a sub-orchestration; Fixable fails
-// in the activity Flaky until fixed is set.
+// in the activity Flaky until fixed is set. The schedule engine is
+// registered too (schedule.Register).
 func registry(t *testing.T, fixed *atomic.Bool) *durable.Registry {
 	t.Helper()
 	reg := durable.NewRegistry()
@@ -68,6 +70,7 @@ func registry(t *testing.T, fixed *atomic.Bool) *durable.Registry {
 	}))
 	addRich(t, reg)
 	demo.AddFail(t, reg)
+	must(t, schedule.Register(reg))
 	return reg
 }
 

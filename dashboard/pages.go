@@ -13,6 +13,7 @@ import (
 	"github.com/duroxide-go/cdb/durable"
 	"github.com/duroxide-go/cdb/duroxide"
 	"github.com/duroxide-go/cdb/internal/ops"
+	"github.com/duroxide-go/cdb/schedule"
 )
 
 // maxDetail bounds a payload shown in full in the timeline.
@@ -32,6 +33,11 @@ func (h *handler) funcs() template.FuncMap {
 		"pretty":     prettyJSON,
 		"f1":         func(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) },
 		"add":        func(a, b int) int { return a + b },
+		"schedURL":   h.scheduleURL,
+		"schedConfirmURL": func(id string, a scheduleAction) string {
+			return h.scheduleURL(id) + "/confirm/" + string(a)
+		},
+		"schedActURL": func(id string, a scheduleAction) string { return h.scheduleURL(id) + "/" + string(a) },
 	}
 }
 
@@ -324,11 +330,14 @@ func (h *handler) fail(w http.ResponseWriter, err error) {
 	switch {
 	case errors.Is(err, errReadOnly), errors.Is(err, errCSRF):
 		code = http.StatusForbidden
-	case errors.Is(err, errUnknownAction), errors.Is(err, durable.ErrInstanceNotFound):
+	case errors.Is(err, errUnknownAction), errors.Is(err, durable.ErrInstanceNotFound), errors.Is(err, schedule.ErrNotFound):
 		code = http.StatusNotFound
+	case errors.Is(err, errNoScheduler):
+		code = http.StatusGatewayTimeout
 	case errors.Is(err, ops.ErrNotSupported):
 		code = http.StatusNotImplemented
-	case errors.As(err, &bad), errors.Is(err, durable.ErrInvalidInput):
+	case errors.As(err, &bad), errors.Is(err, durable.ErrInvalidInput), errors.Is(err, schedule.ErrInvalidOptions),
+		errors.Is(err, schedule.ErrInvalidSpec):
 		code = http.StatusBadRequest
 	case errors.Is(err, durable.ErrInstanceStillRunning), errors.Is(err, durable.ErrInvalidState):
 		code = http.StatusConflict

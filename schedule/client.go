@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -74,6 +75,9 @@ type Description struct {
 	Started uint64 `json:"started"`
 	// Updated is when the schedule last changed its state.
 	Updated time.Time `json:"updated"`
+	// Error is why the schedule instance ended, once State is "Failed"
+	// (its failure message: "canceled: <reason>" after a cancel).
+	Error string `json:"error,omitempty"`
 }
 
 // DescribeOptions configure Describe.
@@ -101,6 +105,9 @@ func (c *Client) Describe(ctx context.Context, id string, opts ...DescribeOption
 	}
 	d := &Description{ID: st.ID, Options: st.Options, State: status.State.String(), Recent: st.Recent, Running: st.Running,
 		Buffered: st.Buffered, Started: st.Started, Updated: st.Updated}
+	if status.State == durable.StateFailed {
+		d.Error = status.FailureMessage()
+	}
 	if !st.Options.Paused && status.State == durable.StateRunning {
 		d.Next = nextFires(st.Options.Spec, st.Last, o.NextFires)
 	}
@@ -117,9 +124,26 @@ func (c *Client) read(ctx context.Context, id string) (state, error) {
 		return st, err
 	}
 	if err := json.Unmarshal([]byte(raw), &st); err != nil {
+		if !strings.HasPrefix(raw, "{") {
+			// Not JSON at all: through payload.WrapForDisplay without the
+			// codec, the placeholder saying which codec is missing, which
+			// is what an operator needs to read.
+			return st, fmt.Errorf("schedule: %s: state unreadable: %s", id, clipText(raw, 200))
+		}
 		return st, fmt.Errorf("schedule: %s: state: %w", id, err)
 	}
 	return st, nil
+}
+
+// clipText is s cut to at most n bytes, on a rune boundary.
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // List describes every schedule, oldest first.

@@ -565,8 +565,8 @@ func TestCancelledScheduleFiresNoMore(t *testing.T) {
 		}
 	}
 	d := w.describe("cx")
-	if d.State != durable.StateFailed.String() || len(d.Next) != 0 {
-		t.Fatalf("cancelled: state %s next %v", d.State, d.Next)
+	if d.State != durable.StateFailed.String() || len(d.Next) != 0 || d.Error != "canceled: stop" {
+		t.Fatalf("cancelled: state %s next %v error %q", d.State, d.Next, d.Error)
 	}
 	if err := w.c.Trigger(t.Context(), "cx"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("trigger of a cancelled schedule: %v", err)

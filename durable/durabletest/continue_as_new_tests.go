@@ -24,6 +24,7 @@ func continueAsNewTests() []sample {
 		{"future_execution_completions_are_ignored", futureExecutionCompletionsAreIgnored},
 		{"continue_as_new_without_await", continueAsNewWithoutAwait},
 		{"continue_as_new_message_while_successor_hidden", continueAsNewMessageWhileSuccessorHidden},
+		{"continue_as_new_turn_dispatches_no_detached_start", continueAsNewTurnDispatchesNoDetachedStart},
 	}
 }
 
@@ -275,4 +276,40 @@ func continueAsNewMessageWhileSuccessorHidden(e *env) {
 	e.start(b, &durable.Options{MinPollInterval: 10 * time.Millisecond})
 	require.Equal(e.t, "got:late", e.completed(inst))
 	require.Len(e.t, e.execHistory(inst, 1), 2, "execution 1 keeps only its start and its continue-as-new")
+}
+
+// A detached start issued in the turn that continues as new is recorded
+// in the ending execution's history and never dispatched; one issued in
+// a turn that completes is. Go-only: it pins Rust duroxide's
+// run_single_execution_atomic (src/runtime/execution.rs), which sends
+// detached starts only on Completed and Failed (docs/orchestrations.md).
+// Both turns start the same instance, first with "lost", then with
+// "sent": the start of an instance that exists is dropped, and an
+// instance's messages are taken in order, so had the first been sent the
+// instance would have started with "lost". No waiting for something not
+// to happen.
+func continueAsNewTurnDispatchesNoDetachedStart(e *env) {
+	r := durable.NewRegistry()
+	orch(e.t, r, "DetachedTarget", func(_ *durable.OrchestrationContext, in string) (string, error) { return "got " + in, nil })
+	orch(e.t, r, "StartThenCAN", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		if in == "first" {
+			durable.StartOrchestration(ctx, "DetachedTarget", "det-can-target", "lost")
+			return "", durable.ContinueAsNew(ctx, "second")
+		}
+		durable.StartOrchestration(ctx, "DetachedTarget", "det-can-target", "sent")
+		return "done", nil
+	})
+	e.start(r, nil)
+	e.startOrch("det-can", "StartThenCAN", "first")
+	require.Equal(e.t, "done", e.completed("det-can"))
+	require.Equal(e.t, []uint64{1, 2}, e.executions("det-can"))
+	chained := func(in string) func(duroxide.OrchestrationChained) bool {
+		return func(k duroxide.OrchestrationChained) bool { return k.Instance == "det-can-target" && k.Input == in }
+	}
+	require.True(e.t, hasKind(e.execHistory("det-can", 1), chained("lost")), "the continue-as-new turn records its detached start")
+	require.True(e.t, hasKind(e.execHistory("det-can", 1), canWith("second")))
+	require.True(e.t, hasKind(e.execHistory("det-can", 2), chained("sent")))
+	// Only the completing turn's start went out.
+	require.Equal(e.t, "got sent", e.completed("det-can-target"))
+	require.Equal(e.t, []uint64{1}, e.executions("det-can-target"))
 }

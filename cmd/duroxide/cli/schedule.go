@@ -209,6 +209,9 @@ func writeSchedule(w io.Writer, d *schedule.Description) {
 		state += " (" + safe(o.Note) + ")"
 	}
 	fmt.Fprintf(w, "state     %s\n", state)
+	if d.Error != "" {
+		fmt.Fprintf(w, "error     %s\n", safe(d.Error))
+	}
 	var spec []string
 	for _, c := range o.Spec.Cron {
 		spec = append(spec, "cron "+safe(c))

@@ -94,6 +94,13 @@ func scheduleCommands(t *testing.T, p duroxide.Provider) {
 	out, _ = e.want(cli.ExitOK, "schedule", "describe", "nightly")
 	contains(t, out, "state     active")
 
+	// A cancelled schedule instance says why it ended.
+	must(t, e.c.CancelInstance(t.Context(), schedule.InstancePrefix+"nightly", "retired"))
+	demo.Until(t, e.c, schedule.InstancePrefix+"nightly", func(st *durable.OrchestrationStatus) bool { return st.State == durable.StateFailed })
+	out, _ = e.want(cli.ExitOK, "schedule", "describe", "nightly")
+	contains(t, out, "state     instance Failed")
+	contains(t, out, "error     canceled: retired")
+
 	e.want(cli.ExitOK, "schedule", "delete", "nightly")
 	e.want(cli.ExitNotFound, "schedule", "describe", "nightly")
 	e.want(cli.ExitNotFound, "schedule", "delete", "nightly")
