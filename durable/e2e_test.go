@@ -1,6 +1,8 @@
 package durable_test
 
 import (
+	"io/fs"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -8,6 +10,7 @@ import (
 	"github.com/duroxide-go/cdb/duroxide"
 	"github.com/duroxide-go/cdb/memprovider"
 	"github.com/duroxide-go/cdb/payload"
+	"github.com/duroxide-go/cdb/payload/filestore"
 )
 
 // memFactory gives each test a fresh in-memory store
@@ -43,4 +46,34 @@ func TestE2ECodec(t *testing.T) {
 		t.Fatal(err)
 	}
 	durabletest.RunModules(t, durabletest.WithCodecs(memFactory{}, payload.Gzip(), aes), durabletest.CodecModules...)
+}
+
+// TestE2ECodecLargePayloads runs the same suites with a claim-check last
+// in the chain (gzip, AES-GCM, then payload/filestore with a 1-byte
+// threshold): every payload the store holds is a reference to a file, so
+// each lifecycle path reads its payloads back from outside the store.
+func TestE2ECodecLargePayloads(t *testing.T) {
+	aes, err := payload.AESGCM(payload.Key{ID: "k1", Secret: make([]byte, 32)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	files, err := filestore.New(dir, &filestore.Options{Threshold: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	durabletest.RunModules(t, durabletest.WithCodecs(memFactory{}, payload.Gzip(), aes, files), durabletest.CodecModules...)
+	// The instances the suites did not delete keep their payload files: a
+	// chain that never reached the claim-check would leave none.
+	n := 0
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			n++
+		}
+		return nil
+	})
+	if n == 0 {
+		t.Errorf("no payload file under %s: the suites' payloads did not go through the claim-check", dir)
+	}
+	t.Logf("%d payload files", n)
 }
