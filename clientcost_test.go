@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/durable"
@@ -76,6 +77,13 @@ func TestClientRequestBudget(t *testing.T) {
 		{name: "cancel/existing", ops: "batch=1 create=1 read=1", call: func() error { return c.CancelInstance(ctx, completed, "stop") }},
 		{name: "cancel/missing", ops: "batch=3 query=2 read=1", wantErr: durable.ErrInstanceNotFound, call: func() error {
 			return c.CancelInstance(ctx, missing, "stop")
+		}},
+		// An update sends once and then polls: with a 1 ns timeout the
+		// wait is exactly one poll, which the handler cannot answer (no
+		// runtime runs), so the row is the send plus one poll.
+		{name: "update/send and one poll", ops: "batch=1 create=1 query=2 read=1", wantErr: durable.ErrTimeout, call: func() error {
+			_, err := durable.Update[string](ctx, c, running, "u", "x", durable.UpdateOptions{ID: "u1", Timeout: time.Nanosecond})
+			return err
 		}},
 		{name: "status/running", ops: "query=1 read=1", call: status(running, durable.StateRunning)},
 		{name: "status/completed", ops: "query=1 read=1", call: status(completed, durable.StateCompleted)},

@@ -2,6 +2,7 @@ package cdb_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -48,7 +49,7 @@ func TestE2ECodecBlobs(t *testing.T) {
 	})
 	// The instances the suites did not delete keep their blobs: a chain
 	// that never reached the claim-check would leave none.
-	if n := countBlobs(t, url); n == 0 {
+	if n := countBlobs(t, url); n == 0 && !filtered() {
 		t.Errorf("no blob in %s: the suites' payloads did not go through the claim-check", url)
 	} else {
 		t.Logf("%d blobs", n)
@@ -75,4 +76,12 @@ func countBlobs(t *testing.T, url string) int {
 		n += len(page.Segment.BlobItems)
 	}
 	return n
+}
+
+// filtered reports whether -run selects subtests (a pattern with a
+// "/"), so a check over what a whole suite leaves behind may have
+// nothing to count.
+func filtered() bool {
+	f := flag.Lookup("test.run")
+	return f != nil && strings.Contains(f.Value.String(), "/")
 }

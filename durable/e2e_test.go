@@ -1,8 +1,10 @@
 package durable_test
 
 import (
+	"flag"
 	"io/fs"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,8 +74,16 @@ func TestE2ECodecLargePayloads(t *testing.T) {
 		}
 		return nil
 	})
-	if n == 0 {
+	if n == 0 && !filtered() {
 		t.Errorf("no payload file under %s: the suites' payloads did not go through the claim-check", dir)
 	}
 	t.Logf("%d payload files", n)
+}
+
+// filtered reports whether -run selects subtests (a pattern with a
+// "/"), so a check over what a whole suite leaves behind may have
+// nothing to count.
+func filtered() bool {
+	f := flag.Lookup("test.run")
+	return f != nil && strings.Contains(f.Value.String(), "/")
 }
