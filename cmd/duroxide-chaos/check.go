@@ -419,6 +419,8 @@ func (r *Report) print(w io.Writer, asJSON bool) error {
 		row("kitchensink.intended_deliveries", ks.IntendedDeliveries)
 		row("kitchensink.heartbeat_steps", ks.HeartbeatSteps)
 		row("kitchensink.heartbeat_resumes", ks.HeartbeatResumes)
+		row("kitchensink.heartbeat_stalls", ks.HeartbeatStalls)
+		row("kitchensink.heartbeat_timeouts", ks.HeartbeatTimeouts)
 		for _, k := range sortedStrings(ks.Plans) {
 			row("kitchensink.plan."+k, ks.Plans[k])
 		}

@@ -304,7 +304,7 @@ func ksPart(index int, s ksStep) string {
 		return "s" + strconv.Itoa(s.N)
 	case opFault:
 		return "x"
-	case opHeartbeat:
+	case opHeartbeat, opHeartbeatStall:
 		return pagerPart(index, s.N)
 	}
 	return "?" + s.Op
@@ -467,9 +467,10 @@ func ksCommonStep(ctx *durable.OrchestrationContext, index int, s ksStep) (strin
 		if _, err := durable.CallActivity[int](ctx, actSessionAdd, s.N, durable.ActivityOptions{Session: ksSessionOf(index)}).Await(); err != nil {
 			return "", err
 		}
-	case opHeartbeat:
+	case opHeartbeat, opHeartbeatStall:
 		// The activity's own result: a wrong resume shows in the output.
-		return durable.CallActivity[string](ctx, actPager, pagerInput{Index: index, Pages: s.N}).Await()
+		in := pagerInput{Index: index, Pages: s.N, Stall: s.Op == opHeartbeatStall}
+		return durable.CallActivity[string](ctx, actPager, in, durable.ActivityOptions{Retry: pagerRetry}).Await()
 	case opChild:
 		out, err := durable.CallSubOrchestration[string](ctx, ksChildName, ksChildInput{Index: index, Steps: s.Sub}).Await()
 		if err != nil {

@@ -53,6 +53,31 @@ func TestPagerResumesFromItsHeartbeat(t *testing.T) {
 	require.Equal(t, 1, n, "the second attempt resumed")
 }
 
+// TestPagerStallEndsInItsHeartbeatTimeout: the stalling step's first
+// attempt stops heartbeating; its heartbeat timeout fails it, the retry
+// pages through, and the output is the whole sum the model expects.
+func TestPagerStallEndsInItsHeartbeatTimeout(t *testing.T) {
+	dir := t.TempDir()
+	reg, err := newRegistry(nil, dir)
+	require.NoError(t, err)
+	store := memprovider.New()
+	rt, err := durable.Start(t.Context(), store, reg, &durable.Options{Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, rt.Shutdown(context.Background())) }()
+	c := durable.NewClient(store)
+	steps := []ksStep{{Op: opHeartbeatStall, N: 4}}
+	require.NoError(t, c.StartOrchestration(t.Context(), "ks-hbs", ksOrchName, ksInput{Index: 1, Run: 1, Steps: steps}))
+	st, err := c.WaitForOrchestration(t.Context(), "ks-hbs", durable.WaitOptions{Timeout: time.Minute})
+	require.NoError(t, err)
+	require.Equal(t, durable.StateCompleted, st.State, st.FailureMessage())
+	out, err := durable.DecodeOutput[string](st)
+	require.NoError(t, err)
+	require.Equal(t, ksExpected(1, steps), out)
+	stalls, timeouts, err := countStalls(dir)
+	require.NoError(t, err)
+	require.Equal(t, [2]int{1, 1}, [2]int{stalls, timeouts}, "one attempt stalled, and its heartbeat timeout ended it")
+}
+
 // TestAddHeartbeatsKeepsTheRestOfTheProgram: the heartbeat steps are
 // drawn last, so a seed's programs keep every other step in order.
 func TestAddHeartbeatsKeepsTheRestOfTheProgram(t *testing.T) {

@@ -47,7 +47,7 @@ func TestKSDrawIsAFunctionOfSeedAndIndex(t *testing.T) {
 	for _, p := range ksPlans {
 		require.Positive(t, plans[p], "plan %s drawn", p)
 	}
-	for _, op := range []string{opActivity, opTimer, opEvent, opQueue, opKV, opSession, opChild, opFork, opJoin, opCAN, opFault, opHeartbeat} {
+	for _, op := range []string{opActivity, opTimer, opEvent, opQueue, opKV, opSession, opChild, opFork, opJoin, opCAN, opFault, opHeartbeat, opHeartbeatStall} {
 		require.Positive(t, ops[op], "op %s drawn", op)
 	}
 	_, a := ksDraw(29, 1, ksPlans)

@@ -315,6 +315,12 @@ type ksReport struct {
 	// from wrong details shows as a wrong output.
 	HeartbeatSteps   int `json:"heartbeat_steps"`
 	HeartbeatResumes int `json:"heartbeat_resumes"`
+	// HeartbeatStalls counts the stalling steps' first attempts that
+	// stalled, HeartbeatTimeouts those a heartbeat timeout ended (the
+	// others' workers were killed under them); a stall nothing ends
+	// leaves its instance stuck.
+	HeartbeatStalls   int `json:"heartbeat_stalls"`
+	HeartbeatTimeouts int `json:"heartbeat_timeouts"`
 	// Violations counts the findings by category.
 	Violations map[string]int `json:"violations"`
 }
@@ -375,6 +381,9 @@ func (d *driver) checkKitchenSink(ctx context.Context, r *Report, outcomes map[i
 		return nil, err
 	}
 	ks.HeartbeatResumes = resumes
+	if ks.HeartbeatStalls, ks.HeartbeatTimeouts, err = countStalls(d.dir); err != nil {
+		return nil, err
+	}
 	// Children: no execution may be started on top of a live one.
 	for _, id := range sortedStrings(histories) {
 		if _, _, top := parseInstance(id); top {

@@ -203,6 +203,7 @@ func newRegistry(log *activityLog, dir string) (*durable.Registry, error) {
 		durable.RegisterOrchestration(reg, ksChildName, ksChild),
 		durable.RegisterActivity(reg, actFlaky, flaky(dir)),
 		durable.RegisterActivity(reg, actPager, pager(log, dir)),
+		reg.SetActivityPolicy(actPager, durable.ActivityPolicy{HeartbeatTimeout: pagerHeartbeatTimeout}),
 		durable.RegisterActivity(reg, actMul, func(ctx durable.ActivityContext, in mulInput) (int, error) {
 			return in.A * in.B, log.record(ctx)
 		}),
