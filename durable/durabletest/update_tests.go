@@ -35,6 +35,7 @@ func updateTests() []sample {
 		{"a_child_orchestration_takes_updates_and_signals", aChildOrchestrationTakesUpdatesAndSignals},
 		{"old_answers_are_cleared_past_the_retention_and_a_panicking_validator_rejects", oldAnswersAreClearedPastTheRetention},
 		{"a_rewind_after_updates_replays_their_answers", aRewindAfterUpdatesReplaysTheirAnswers},
+		{"a_rewind_replays_kv_reads_of_its_prefix", aRewindReplaysKVReadsOfItsPrefix},
 	}
 }
 
@@ -505,4 +506,29 @@ func aRewindAfterUpdatesReplaysTheirAnswers(e *env) {
 	require.NoError(e.t, err)
 	require.Equal(e.t, 7, v, "the answer outlives the rewind")
 	e.requireExecutions(instance, []uint64{1, 2})
+}
+
+// The cause of the update case above, without updates: a rewound
+// execution must replay its prefix's KV reads against the KV its prefix
+// saw, not against what the failed execution left.
+func aRewindReplaysKVReadsOfItsPrefix(e *env) {
+	var flaky atomic.Int32
+	var fixed atomic.Bool
+	r := durable.NewRegistry()
+	counted(e, r, "Flaky", &flaky, &fixed)
+	orch(e.t, r, "SetOnce", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		if _, seen, err := durable.KVValue[string](ctx, "once"); err != nil {
+			return "", err
+		} else if !seen {
+			durable.SetKVValue(ctx, "once", "v")
+		}
+		if _, err := durable.CallActivity[string](ctx, "Flaky", in).Await(); err != nil {
+			return "", err
+		}
+		return "done", nil
+	})
+	const instance = "kv-rewind"
+	e.startBroken(r, instance, "SetOnce", "x")
+	e.fixAndRewind(instance, &fixed, durable.RewindOptions{Reason: "fixed"})
+	require.Equal(e.t, "done", e.completed(instance))
 }
