@@ -6,6 +6,7 @@ import (
 
 	"github.com/duroxide-go/cdb/durable/durabletest"
 	"github.com/duroxide-go/cdb/internal/testbackend"
+	"github.com/duroxide-go/cdb/payload"
 )
 
 // TestE2E runs the runtime's end-to-end suite on the Go runtime over the
@@ -35,5 +36,19 @@ func TestE2E(t *testing.T) {
 		// runtime wrote: they run on every backend.
 		durabletest.RunModules(t, newFactory(t, b), "e2e_samples", "api_edge_tests", "operations_tests", "lifecycle_tests", "sub_orchestration_routing_tests", "deletion_stray_tests", "race_replay",
 			"signal_with_start_tests", "update_tests")
+	})
+}
+
+// TestE2ECodec runs the behaviour suites named by durabletest.CodecModules
+// with every payload gzipped and encrypted in the store (payload.Wrap),
+// on cosmostest; the other backends add nothing a codec could change.
+func TestE2ECodec(t *testing.T) {
+	t.Parallel()
+	aes, err := payload.AESGCM(payload.Key{ID: "k1", Secret: make([]byte, 32)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testbackend.ForNamed(t, testbackend.NameCosmostest, func(t *testing.T, b testbackend.Backend) {
+		durabletest.RunModules(t, durabletest.WithCodecs(newFactory(t, b), payload.Gzip(), aes), durabletest.CodecModules...)
 	})
 }

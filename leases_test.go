@@ -339,12 +339,11 @@ func TestLeasesFetchOnlyOwnedSlots(t *testing.T) {
 
 func TestValidationWithLeases(t *testing.T) {
 	if testing.Short() {
-		t.Skip("the whole validation suite again; skipped with -short")
+		t.Skip("skipped with -short, which asks for quick tests: this one runs the whole validation suite again with leases; `go test ./...` (the README command) and .ci/run run it")
 	}
-	testbackend.ForEach(t, func(t *testing.T, b testbackend.Backend) {
-		if b.Name != testbackend.NameCosmostest {
-			t.Skip("leases change nothing backend-specific; TestValidation covers the other backends")
-		}
+	// Leases change nothing backend-specific; TestValidation covers the
+	// other backends.
+	testbackend.ForNamed(t, testbackend.NameCosmostest, func(t *testing.T, b testbackend.Backend) {
 		f := newFactory(t, b)
 		f.leases = true
 		providertest.Run(t, f)

@@ -7,6 +7,7 @@ import (
 	"github.com/duroxide-go/cdb/durable/durabletest"
 	"github.com/duroxide-go/cdb/duroxide"
 	"github.com/duroxide-go/cdb/memprovider"
+	"github.com/duroxide-go/cdb/payload"
 )
 
 // memFactory gives each test a fresh in-memory store
@@ -32,4 +33,14 @@ func TestE2E(t *testing.T) {
 	t.Run("memprovider", func(t *testing.T) {
 		durabletest.Run(t, memFactory{})
 	})
+}
+
+// TestE2ECodec runs the behaviour suites with every payload gzipped and
+// encrypted in the store (payload.Wrap).
+func TestE2ECodec(t *testing.T) {
+	aes, err := payload.AESGCM(payload.Key{ID: "k1", Secret: make([]byte, 32)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	durabletest.RunModules(t, durabletest.WithCodecs(memFactory{}, payload.Gzip(), aes), durabletest.CodecModules...)
 }

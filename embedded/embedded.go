@@ -16,6 +16,7 @@ import (
 
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/localcosmos"
+	"github.com/duroxide-go/cdb/payload/filestore"
 )
 
 // EnvDataDir names the variable that moves the in-process store's data
@@ -42,6 +43,10 @@ const DefaultDir = ".duroxide"
 // serve queued work out of order (in bench/peers' default workload, with
 // about 100 queued activities, 95th-percentile latency fell by a third).
 const InProcessDiscoveryPageSize = 200
+
+// PayloadsDir is the directory, under the data directory, that
+// Store.Payloads keeps large payloads in.
+const PayloadsDir = "payloads"
 
 // DefaultName is the store name used when [Options].Name is empty.
 const DefaultName = "default"
@@ -94,6 +99,9 @@ type Options struct {
 	// when the environment names no account; DUROXIDE_REQUIRE_ACCOUNT
 	// does the same from the deployment's side.
 	RequireAccount bool
+	// Payloads configures Store.Payloads, the codec keeping large
+	// payloads in the data directory; nil means filestore's defaults.
+	Payloads *filestore.Options
 	// Log receives the line saying which account or directory Open uses.
 	// Defaults to standard error; io.Discard silences it.
 	Log io.Writer
@@ -117,6 +125,12 @@ type Store struct {
 	// DataDir is the absolute path of the in-process store's directory;
 	// empty for an account or with InMemory.
 	DataDir string
+	// Payloads keeps payloads over its threshold in files under
+	// <DataDir>/payloads (payload/filestore), for payload.Wrap: the
+	// embedded store's counterpart of payload/blobstore, which an account
+	// needs instead. Nil for an account, a joined store and InMemory. Open
+	// does not apply it; nothing is written until a wrapper encodes with it.
+	Payloads *filestore.Codec
 
 	server    *localcosmos.Server
 	closeOnce sync.Once
@@ -237,6 +251,14 @@ func openInProcess(o Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	var payloads *filestore.Codec
+	if dir != "" {
+		// The server ignores names it did not write, so the payloads'
+		// directory can live beside its log and snapshots.
+		if payloads, err = filestore.New(filepath.Join(dir, PayloadsDir), o.Payloads); err != nil {
+			return nil, fmt.Errorf("embedded: %w", err)
+		}
+	}
 	key := newKey()
 	srv, err := newLocalServer(&localcosmos.Options{DataDir: dir, Key: key})
 	if errors.Is(err, ErrDataDirInUse) && o.JoinRunning {
@@ -277,6 +299,7 @@ func openInProcess(o Options) (*Store, error) {
 		Description: "in-process cosmostest " + where + "; set COSMOS_ENDPOINT to use an account",
 		InProcess:   true,
 		DataDir:     dir,
+		Payloads:    payloads,
 		server:      srv,
 	}, nil
 }

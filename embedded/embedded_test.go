@@ -20,23 +20,7 @@ import (
 	"github.com/duroxide-go/cdb/localcosmos"
 )
 
-// clearEnv makes Open choose by the test's settings only.
-func clearEnv(t *testing.T) {
-	for _, k := range []string{cdb.EnvEndpoint, cdb.EnvKey, cdb.EnvConnectionString, cdb.EnvDatabase, cdb.EnvContainer, cdb.EnvAudience, EnvDataDir, EnvRequireAccount} {
-		t.Setenv(k, "")
-	}
-}
-
 func echo(_ *durable.OrchestrationContext, in string) (string, error) { return "echo " + in, nil }
-
-func open(t *testing.T, opts *Options) *Store {
-	t.Helper()
-	st, err := Open(t.Context(), opts)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	return st
-}
 
 // An instance completed before Close is there, completed, after the next
 // Open of the same directory.

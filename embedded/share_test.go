@@ -66,13 +66,6 @@ func TestJoinRunningWithoutAnEndpointFile(t *testing.T) {
 	}
 }
 
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // A joined store serves clients only: its owner, Exclusive, releases
 // every lock when it restarts, so a runtime here would see the work it
 // locked run twice. durable.Start refuses it with cdb.ErrClientOnly, and

@@ -37,22 +37,27 @@ type Report struct {
 	ClientRetries         int `json:"client_retries"`
 	// AmbiguousClientWrites counts the client's writes answered with an
 	// error although the server applied them.
-	AmbiguousClientWrites int               `json:"ambiguous_client_writes"`
-	InstancesChecked      int               `json:"instances_checked"`
-	ExecutionsChecked     int               `json:"executions_checked"`
-	EventsChecked         int               `json:"events_checked"`
-	ActivityExecutions    int               `json:"activity_executions"`
-	ActivityReexecutions  int               `json:"activity_reexecutions"`
-	OutboxLeft            int               `json:"outbox_left"`
-	LocksLeft             int               `json:"locks_left"`
-	QueueLeft             int               `json:"queue_left"`
-	Kills                 int               `json:"kills"`
-	Faults                map[string]int    `json:"faults"`
-	FaultedRequests       map[string]int    `json:"faulted_requests"`
-	FaultedCalls          map[string]int    `json:"faulted_calls"`
-	ClockSkews            map[string]string `json:"clock_skews"`
-	Elapsed               string            `json:"elapsed"`
-	ElapsedSeconds        float64           `json:"elapsed_seconds"`
+	AmbiguousClientWrites int `json:"ambiguous_client_writes"`
+	InstancesChecked      int `json:"instances_checked"`
+	ExecutionsChecked     int `json:"executions_checked"`
+	EventsChecked         int `json:"events_checked"`
+	// EncodedPayloads counts the stored payloads (inputs, results,
+	// outputs) found in their codec's envelope with -codec; PlainPayloads
+	// those stored without it, each a problem.
+	EncodedPayloads      int               `json:"encoded_payloads,omitempty"`
+	PlainPayloads        int               `json:"plain_payloads,omitempty"`
+	ActivityExecutions   int               `json:"activity_executions"`
+	ActivityReexecutions int               `json:"activity_reexecutions"`
+	OutboxLeft           int               `json:"outbox_left"`
+	LocksLeft            int               `json:"locks_left"`
+	QueueLeft            int               `json:"queue_left"`
+	Kills                int               `json:"kills"`
+	Faults               map[string]int    `json:"faults"`
+	FaultedRequests      map[string]int    `json:"faulted_requests"`
+	FaultedCalls         map[string]int    `json:"faulted_calls"`
+	ClockSkews           map[string]string `json:"clock_skews"`
+	Elapsed              string            `json:"elapsed"`
+	ElapsedSeconds       float64           `json:"elapsed_seconds"`
 	// KitchenSink is the kitchen sink's operator and model figures (nil
 	// when the run has no kitchen-sink instance).
 	KitchenSink *ksReport `json:"kitchensink,omitempty"`
@@ -383,6 +388,10 @@ func (r *Report) print(w io.Writer, asJSON bool) error {
 	row("instances_checked", r.InstancesChecked)
 	row("executions_checked", r.ExecutionsChecked)
 	row("events_checked", r.EventsChecked)
+	if r.EncodedPayloads+r.PlainPayloads > 0 {
+		row("encoded_payloads", r.EncodedPayloads)
+		row("plain_payloads", r.PlainPayloads)
+	}
 	row("activity_executions", r.ActivityExecutions)
 	row("activity_reexecutions", r.ActivityReexecutions)
 	row("outbox_left", r.OutboxLeft)

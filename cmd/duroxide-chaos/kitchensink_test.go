@@ -80,7 +80,7 @@ func TestParseKSStatus(t *testing.T) {
 // orchestration's.
 func TestKSProgramsCompleteWithTheExpectedOutput(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs programs with timers of up to 1.5 s")
+		t.Skip("skipped with -short, which asks for quick tests: this one runs programs with timers of up to 1.5 s; `go test ./...` (the README command) and .ci/run run it")
 	}
 	dir := t.TempDir()
 	reg, err := newRegistry(nil, dir)

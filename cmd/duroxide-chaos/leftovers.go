@@ -120,3 +120,11 @@ func (d *driver) dumpLeftovers(ctx context.Context, ct *azcosmos.ContainerClient
 	d.logf("%d queue documents left; they and their instances' documents are in %s", queued, path)
 	return os.WriteFile(path, out, 0o600)
 }
+
+// leftover is the part of a document countLeftovers looks at.
+type leftover struct {
+	Type        string  `json:"type"`
+	LockToken   *string `json:"lockToken"`
+	LockedUntil *int64  `json:"lockedUntil"`
+	OwnerID     *string `json:"ownerId"`
+}

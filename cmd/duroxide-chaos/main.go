@@ -168,6 +168,8 @@ type config struct {
 	MaxAttempts uint
 	Seed        int64
 	Keep        bool
+	// Codec runs driver and workers through payload.Wrap (gzip, AES-GCM).
+	Codec bool
 	// LogLevel is the workers' slog level: error by default, debug for
 	// the provider's message trail (trail.go) and the runtime's turns.
 	LogLevel slog.Level
@@ -208,6 +210,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.MaxClockSkew, "clock-skew", 0, "workers' clocks are skewed evenly over [-this, +this] (0: none)")
 	fs.UintVar(&c.MaxAttempts, "max-attempts", 0, "the workers' MaxAttempts (0: 10 plus one per kill the run can make)")
 	fs.Int64Var(&c.Seed, "seed", 0, "random seed (0: time-based)")
+	fs.BoolVar(&c.Codec, "codec", false, "store every payload gzipped and AES-GCM encrypted (payload.Wrap, a key made for the run)")
 	fs.BoolVar(&c.Keep, "keep", false, "keep the working directory (worker logs)")
 	fs.TextVar(&c.LogLevel, "log-level", slog.LevelError, "the workers' log level (debug writes the provider's message trail)")
 	mix := fs.String("kinds", "", "comma-separated kinds to run (default: all but kitchensink; see the workload)")

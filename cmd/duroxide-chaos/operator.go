@@ -485,7 +485,7 @@ func (d *driver) observe(ctx context.Context, l *ksLife) ksObs {
 	}
 	var hist []duroxide.Event
 	if st.State == durable.StateCompleted || st.State == durable.StateFailed {
-		if hist, err = d.p.Read(ctx, l.Instance); err != nil {
+		if hist, err = d.store.Read(ctx, l.Instance); err != nil {
 			return ksObs{Err: err}
 		}
 	}

@@ -12,7 +12,9 @@ import (
 
 	"github.com/duroxide-go/cdb"
 	"github.com/duroxide-go/cdb/durable"
+	"github.com/duroxide-go/cdb/duroxide"
 	"github.com/duroxide-go/cdb/internal/testhooks"
+	"github.com/duroxide-go/cdb/payload"
 )
 
 // Environment passed from the driver to its workers. The key travels in the
@@ -100,7 +102,18 @@ func runWorker(ctx context.Context, id string, stderr io.Writer) error {
 		return err
 	}
 	defer p.Close()
-	rt, err := durable.Start(ctx, p, reg, &durable.Options{
+	// The driver's -codec gives every worker the same codecs.
+	codecs, err := payload.CodecsFromEnv(os.Getenv)
+	if err != nil {
+		return err
+	}
+	var store duroxide.Provider = p
+	if len(codecs) > 0 {
+		if store, err = payload.Wrap(p, codecs...); err != nil {
+			return err
+		}
+	}
+	rt, err := durable.Start(ctx, store, reg, &durable.Options{
 		OrchestrationConcurrency: 4,
 		WorkerConcurrency:        4,
 		MaxIdlePollInterval:      time.Second,

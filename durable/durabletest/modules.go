@@ -68,5 +68,7 @@ func modules() []module {
 		{"delayed_start_tests", delayedStartTests},
 		// Go-only: execution and instance timeouts (issue 33).
 		{"timeout_tests", timeoutTests},
+		// Go-only: payload codecs (issue 34).
+		{"payload_codec_tests", payloadCodecTests},
 	}
 }

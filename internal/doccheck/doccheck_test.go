@@ -58,6 +58,7 @@ var imports = map[string]string{
 	"embedded":     "github.com/duroxide-go/cdb/embedded",
 	"localcosmos":  "github.com/duroxide-go/cdb/localcosmos",
 	"memprovider":  "github.com/duroxide-go/cdb/memprovider",
+	"payload":      "github.com/duroxide-go/cdb/payload",
 	"providertest": "github.com/duroxide-go/cdb/duroxide/providertest",
 	"replayer":     "github.com/duroxide-go/cdb/durable/replayer",
 	"testenv":      "github.com/duroxide-go/cdb/durable/testenv",

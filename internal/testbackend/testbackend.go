@@ -169,6 +169,21 @@ func ForEachProvider(t *testing.T, f func(t *testing.T, b Backend)) {
 	}
 }
 
+// ForNamed runs f as a subtest named after the backend called name, when
+// the environment selects it. Tests whose subject is the same on every
+// backend (a payload codec, leases) use it instead of skipping the others.
+func ForNamed(t *testing.T, name string, f func(t *testing.T, b Backend)) {
+	t.Helper()
+	for _, fac := range factories {
+		if fac.name != name || !selected(fac.name) {
+			continue
+		}
+		if b, ok := fac.make(t); ok {
+			t.Run(b.Name, func(t *testing.T) { f(t, b) })
+		}
+	}
+}
+
 // Skip skips t with the recorded reason if b has the named gap, and does
 // nothing otherwise.
 func (b Backend) Skip(t testing.TB, gap string) {

@@ -49,6 +49,7 @@ import (
 	"github.com/duroxide-go/cdb/durable/replayer"
 	"github.com/duroxide-go/cdb/duroxide"
 	"github.com/duroxide-go/cdb/internal/ops"
+	"github.com/duroxide-go/cdb/payload"
 )
 
 // The exit codes.
@@ -318,13 +319,39 @@ func (c Command) parse(name string, args []string) (options, error) {
 	return o, nil
 }
 
-// withProvider runs fn on the opened provider.
+// withProvider runs fn on the opened provider, read through the codecs
+// DUROXIDE_CODEC and DUROXIDE_CODEC_KEYS configure (payload.CodecsFromEnv):
+// a payload they cannot decode shows as a placeholder.
 func (c Command) withProvider(ctx context.Context, fn func(duroxide.Provider) error) error {
-	p, closeFn, err := c.Open(ctx)
+	return c.withCodecs(ctx, payload.WrapForDisplay, fn)
+}
+
+// withHistories is withProvider for replay and export, which must see
+// the payloads themselves: with codecs configured a payload that does
+// not decode fails the command, and without them payloads are read as
+// stored (an export keeps their envelopes).
+func (c Command) withHistories(ctx context.Context, fn func(duroxide.Provider) error) error {
+	return c.withCodecs(ctx, func(p duroxide.Provider, codecs ...payload.Codec) (duroxide.Provider, error) {
+		if len(codecs) == 0 {
+			return p, nil
+		}
+		return payload.Wrap(p, codecs...)
+	}, fn)
+}
+
+func (c Command) withCodecs(ctx context.Context, wrap func(duroxide.Provider, ...payload.Codec) (duroxide.Provider, error), fn func(duroxide.Provider) error) error {
+	codecs, err := payload.CodecsFromEnv(os.Getenv)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	raw, closeFn, err := c.Open(ctx)
 	if err != nil {
 		return fmt.Errorf("opening the provider: %w", err)
 	}
-	err = fn(p)
+	p, err := wrap(raw, codecs...)
+	if err == nil {
+		err = fn(p)
+	}
 	if closeFn != nil {
 		if cerr := closeFn(); err == nil && cerr != nil {
 			err = cerr
@@ -339,7 +366,7 @@ func (c Command) export(ctx context.Context, args []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	err = c.withProvider(ctx, func(p duroxide.Provider) error {
+	err = c.withHistories(ctx, func(p duroxide.Provider) error {
 		src := replayer.FromProvider(p, o.filter)
 		if o.exportPath == "" {
 			return replayer.Export(ctx, c.Stdout, src)
@@ -367,7 +394,7 @@ func (c Command) replay(ctx context.Context, args []string) (int, error) {
 	if o.exportPath != "" {
 		err = run(replayer.FromExportFile(o.exportPath))
 	} else {
-		err = c.withProvider(ctx, func(p duroxide.Provider) error { return run(replayer.FromProvider(p, o.filter)) })
+		err = c.withHistories(ctx, func(p duroxide.Provider) error { return run(replayer.FromProvider(p, o.filter)) })
 	}
 	if err != nil {
 		return 0, err

@@ -1,0 +1,157 @@
+package payload_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/duroxide-go/cdb/durable"
+	"github.com/duroxide-go/cdb/duroxide"
+	"github.com/duroxide-go/cdb/memprovider"
+	"github.com/duroxide-go/cdb/payload"
+)
+
+// deletions is an identity codec that records what Wrap asks it to
+// delete, as a codec keeping payloads outside the store is asked.
+type deletions struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (*deletions) Name() string { return "rec" }
+func (*deletions) Encode(_ context.Context, _ payload.Scope, b []byte) ([]byte, error) {
+	return b, nil
+}
+func (*deletions) Decode(_ context.Context, _ payload.Scope, b []byte) ([]byte, error) {
+	return b, nil
+}
+func (d *deletions) DeletePayloads(_ context.Context, instance string, execs []uint64) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.calls = append(d.calls, instance+" "+fmtExecs(execs))
+	return nil
+}
+
+func fmtExecs(execs []uint64) string {
+	if execs == nil {
+		return "all"
+	}
+	s := ""
+	for _, e := range execs {
+		s += strconv.FormatUint(e, 10)
+	}
+	return s
+}
+
+func TestWrapDeletesExternalPayloadsOnPruneAndDelete(t *testing.T) {
+	ctx := context.Background()
+	rec := &deletions{}
+	p, err := payload.Wrap(memprovider.New(), payload.Gzip(), rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := durable.NewRegistry()
+	if err := durable.RegisterOrchestration(reg, "Loop", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		n, _ := strconv.Atoi(in)
+		if n == 0 {
+			return "done", nil
+		}
+		return "", durable.ContinueAsNew(ctx, strconv.Itoa(n-1))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	rt, err := durable.Start(ctx, p, reg, &durable.Options{MinPollInterval: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := durable.NewClient(p)
+	if err := c.StartOrchestration(ctx, "loop", "Loop", "2"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.WaitForOrchestration(ctx, "loop", durable.WaitOptions{Timeout: time.Minute})
+	if err != nil || st.Output != "done" {
+		t.Fatalf("status %+v, %v", st, err)
+	}
+	if err := rt.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Admin().PruneExecutions(ctx, "loop", duroxide.PruneOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Admin().DeleteInstance(ctx, "loop", false); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"loop 12", "loop all"}; !slices.Equal(rec.calls, want) {
+		t.Fatalf("deletions %q, want %q", rec.calls, want)
+	}
+}
+
+// A message a turn hands back to the next is written back as it was
+// stored, so the store recognises it (and keeps its place) also when it
+// was stored before the codec, or under a key rotated out since.
+func TestHandedBackMessageKeepsItsStoredForm(t *testing.T) {
+	ctx := context.Background()
+	store := memprovider.New()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(store.EnqueueForOrchestrator(ctx, duroxide.StartOrchestrationItem{Instance: "i", Orchestration: "O", Input: `"in"`, ExecutionID: 1}, 0))
+	must(store.EnqueueForOrchestrator(ctx, duroxide.ExternalRaisedItem{Instance: "i", Name: "e", Data: `"legacy"`}, 0))
+	p, err := payload.Wrap(store, aes(t, key("k1", 1)))
+	must(err)
+	item, err := p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
+	must(err)
+	if item == nil || len(item.Messages) != 2 {
+		t.Fatalf("fetched %+v", item)
+	}
+	running, v := duroxide.StatusRunning, "1.0.0"
+	name := "O"
+	must(p.AckOrchestrationItem(ctx, item.LockToken, duroxide.OrchestrationCommit{
+		ExecutionID: 1,
+		HistoryDelta: []duroxide.Event{{EventID: 1, InstanceID: "i", ExecutionID: 1, DuroxideVersion: "0.1.29",
+			Kind: duroxide.OrchestrationStarted{Name: "O", Version: v, Input: `"in"`}}},
+		OrchestratorItems: []duroxide.WorkItem{item.Messages[1]},
+		Metadata:          duroxide.ExecutionMetadata{Status: &running, OrchestrationName: &name, OrchestrationVersion: &v},
+	}))
+	raw, err := store.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
+	must(err)
+	if raw == nil || len(raw.Messages) != 1 {
+		t.Fatalf("after the hand-back: %+v", raw)
+	}
+	if ev := raw.Messages[0].(duroxide.ExternalRaisedItem); ev.Data != `"legacy"` {
+		t.Fatalf("handed-back message stored as %q, want it as it was", ev.Data)
+	}
+	if h, _ := store.Read(ctx, "i"); len(h) != 1 || !payload.IsEncoded(h[0].Kind.(duroxide.OrchestrationStarted).Input) {
+		t.Fatalf("history %+v: the new event must be encoded", h)
+	}
+}
+
+// An activity whose input does not decode is given back, its attempt
+// counted, and the fetch fails with the cause; it is never run on the
+// encoded bytes.
+func TestUndecodableActivityIsGivenBack(t *testing.T) {
+	ctx := context.Background()
+	store := memprovider.New()
+	bad := payload.Prefix + "zstd:AAAA"
+	if err := store.EnqueueForWorker(ctx, duroxide.ActivityExecuteItem{Instance: "i", ExecutionID: 1, ID: 2, Name: "A", Input: bad}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := payload.Wrap(store, payload.Gzip())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := p.FetchWorkItem(ctx, time.Minute, 0, nil, duroxide.TagFilter{})
+	if w != nil || !errors.Is(err, payload.ErrUnknownCodec) || duroxide.IsRetryable(err) {
+		t.Fatalf("fetch: %+v, %v; want nil and a permanent ErrUnknownCodec", w, err)
+	}
+	if again, err := store.FetchWorkItem(ctx, time.Minute, 0, nil, duroxide.TagFilter{}); err != nil || again != nil {
+		t.Fatalf("the item must be given back with a backoff: %+v, %v", again, err)
+	}
+}
