@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/duroxide-go/cdb/duroxide"
 )
 
 // Updates travel on duroxide's own model, so histories stay duroxide
@@ -71,6 +73,26 @@ func decodeUpdateRecord(s string) (updateRecord, error) {
 	var r updateRecord
 	err := json.Unmarshal([]byte(s), &r)
 	return r, err
+}
+
+// rewoundUpdateRecord is set, a KeyValueSet of a failed execution from's
+// history, as the prefix of execution next that rewinds it holds it: an
+// update record of from's is next's. Replaying the prefix, next's code
+// writes its own execution into the records it takes (takeUpdate), and a
+// handler still running when from failed runs on in next, so a client
+// must not read the record as one from an execution that ended before
+// answering.
+func rewoundUpdateRecord(set duroxide.KeyValueSet, from, next uint64) duroxide.KeyValueSet {
+	if !strings.HasPrefix(set.Key, updateKeyPrefix) {
+		return set
+	}
+	r, err := decodeUpdateRecord(set.Value)
+	if err != nil || r.Execution != from {
+		return set
+	}
+	r.Execution = next
+	set.Value = r.encode()
+	return set
 }
 
 // updateHandler is one registered handler, typed away.
