@@ -118,7 +118,15 @@ type OrchestrationItem struct {
 	// of that execution's start: the snapshot its own turns saw (nil
 	// otherwise). A rewind replays the failed execution's prefix in the
 	// next one, so it must replay against this, not against the KV the
-	// failed execution left. Go-only: duroxide has no rewind.
+	// failed execution left. The provider keeps it until that execution
+	// is no longer the current one (a rewind's RestoreKV restores it; a
+	// restart, a later execution or a delete drops it). Go-only: duroxide
+	// has no rewind. The validation suite requires it (providertest's
+	// kv_baseline module); the runtime tolerates a provider that leaves it
+	// nil, whose rewinds replay against the KV the failed execution left,
+	// so a prefix that read keys the execution later changed (updates
+	// among them: their records are KV keys) fails the rewound execution
+	// as nondeterministic.
 	KVBaseline map[string]KVEntry
 
 	// LockToken identifies the lock for ack, abandon and renew.
@@ -178,7 +186,9 @@ type OrchestrationCommit struct {
 	// failed current one: the provider first drops the failed
 	// execution's KV changes (the KV becomes the item's KVBaseline, which
 	// is also the new execution's KVSnapshot) and then applies
-	// HistoryDelta's KV events as usual. Go-only, as KVBaseline.
+	// HistoryDelta's KV events as usual. The runtime sets it only for an
+	// item that had a KVBaseline; a provider without a baseline of the
+	// execution ExecutionID-1 ignores it. Go-only, as KVBaseline.
 	RestoreKV bool
 }
 
