@@ -479,6 +479,7 @@ func ksStepOf(ctx *durable.OrchestrationContext, in ksInput, s ksStep) (string, 
 		// Every run of the soak starts after the patch, so the new branch
 		// is the one taken; the marker is what replay, rewind and restart
 		// must carry.
+		//durablecheck:ignore the id comes from the step's position in the instance's input, the same on every replay
 		if ctx.Patched(fmt.Sprintf("ks-patch-%d", in.Pos)) {
 			return "pn", nil
 		}
