@@ -36,6 +36,7 @@ func updateTests() []sample {
 		{"old_answers_are_cleared_past_the_retention_and_a_panicking_validator_rejects", oldAnswersAreClearedPastTheRetention},
 		{"a_rewind_after_updates_replays_their_answers", aRewindAfterUpdatesReplaysTheirAnswers},
 		{"a_rewind_replays_kv_reads_of_its_prefix", aRewindReplaysKVReadsOfItsPrefix},
+		{"a_rewind_of_a_rewind_replays_kv_reads_of_its_prefix", aRewindOfARewindReplaysKVReadsOfItsPrefix},
 	}
 }
 
@@ -514,8 +515,17 @@ func aRewindAfterUpdatesReplaysTheirAnswers(e *env) {
 func aRewindReplaysKVReadsOfItsPrefix(e *env) {
 	var flaky atomic.Int32
 	var fixed atomic.Bool
+	const instance = "kv-rewind"
+	e.startBroken(setOnce(e, &flaky, &fixed), instance, "SetOnce", "x")
+	e.fixAndRewind(instance, &fixed, durable.RewindOptions{Reason: "fixed"})
+	require.Equal(e.t, "done", e.completed(instance))
+}
+
+// setOnce registers SetOnce, which sets a KV key its prefix found
+// absent, then calls Flaky (failing until fixed).
+func setOnce(e *env, flaky *atomic.Int32, fixed *atomic.Bool) *durable.Registry {
 	r := durable.NewRegistry()
-	counted(e, r, "Flaky", &flaky, &fixed)
+	counted(e, r, "Flaky", flaky, fixed)
 	orch(e.t, r, "SetOnce", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		if _, seen, err := durable.KVValue[string](ctx, "once"); err != nil {
 			return "", err
@@ -527,8 +537,23 @@ func aRewindReplaysKVReadsOfItsPrefix(e *env) {
 		}
 		return "done", nil
 	})
-	const instance = "kv-rewind"
-	e.startBroken(r, instance, "SetOnce", "x")
-	e.fixAndRewind(instance, &fixed, durable.RewindOptions{Reason: "fixed"})
+	return r
+}
+
+// A rewound execution that fails again is rewound against the KV it
+// started with: the first failed execution's, restored by the first
+// rewind, not what either failure left.
+func aRewindOfARewindReplaysKVReadsOfItsPrefix(e *env) {
+	var flaky atomic.Int32
+	var fixed atomic.Bool
+	const instance = "kv-rewind-twice"
+	e.startBroken(setOnce(e, &flaky, &fixed), instance, "SetOnce", "x")
+	require.NoError(e.t, e.client().Rewind(e.ctx, instance, durable.RewindOptions{Reason: "not yet"}))
+	e.waitExecutions(instance, 2)
+	e.requireBroken(instance)
+	fixed.Store(true)
+	require.NoError(e.t, e.client().Rewind(e.ctx, instance, durable.RewindOptions{Reason: "fixed"}))
+	e.waitExecutions(instance, 3)
 	require.Equal(e.t, "done", e.completed(instance))
+	e.requireExecutions(instance, []uint64{1, 2, 3})
 }
