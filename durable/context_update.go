@@ -75,13 +75,13 @@ func decodeUpdateRecord(s string) (updateRecord, error) {
 	return r, err
 }
 
-// rewoundUpdateRecord is set, a KeyValueSet of a failed execution from's
-// history, as the prefix of execution next that rewinds it holds it: an
-// update record of from's is next's. Replaying the prefix, next's code
-// writes its own execution into the records it takes (takeUpdate), and a
-// handler still running when from failed runs on in next, so a client
-// must not read the record as one from an execution that ended before
-// answering.
+// rewoundUpdateRecord returns set, a KeyValueSet of failed execution
+// from's history, as it goes into the prefix of execution next, which
+// rewinds from: an update record naming from names next. Replaying the
+// prefix, next's code writes its own execution id into the records it
+// takes (takeUpdate), and a handler still running when from failed runs
+// on in next, so a client must not read its "accepted" record as left by
+// an execution that ended before answering.
 func rewoundUpdateRecord(set duroxide.KeyValueSet, from, next uint64) duroxide.KeyValueSet {
 	if !strings.HasPrefix(set.Key, updateKeyPrefix) {
 		return set
