@@ -22,6 +22,9 @@ const (
 	docSession     = "session"
 	docKV          = "kv"
 	docKVDelta     = "kv_delta"
+	// docKVUndo holds, for one key a failed execution changed, the key's
+	// value as of that execution's start (kvbaseline.go).
+	docKVUndo = "kv_undo"
 	// docReceived marks a cross-instance message the instance consumed, so
 	// a late re-delivery of the same outbox intent is a 409, not a
 	// duplicate message. It replaces the message document on ack.

@@ -36,6 +36,7 @@ func DocIDKinds(instance, s string) map[string]string {
 		"session":   sessionDocID(instance, s),
 		"kv":        kvDocID(instance, s),
 		"kv_delta":  kvDeltaDocID(instance, s),
+		"kv_undo":   kvUndoDocID(instance, s),
 		"worker":    workerItemID(instance, 1, 2),
 		"orch":      docID(user(instance), fixed("orch"), fixed(turn), num(7)),
 		"done":      docID(user(instance), fixed("done"), fixed(workerItemID(instance, 1, 2))),

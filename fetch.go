@@ -211,6 +211,7 @@ func (p *Provider) tryLockOrchestration(ctx context.Context, c candidate, lockTi
 			p.releaseQuietly(ctx, lk)
 			return nil, err
 		}
+		item.KVBaseline = lk.kvBaseline(item.KVSnapshot) // kvbaseline.go
 	}
 	if decodeErr != nil && item.HistoryError == nil {
 		msg := decodeErr.Error()
@@ -514,7 +515,7 @@ func (p *Provider) loadTurnState(ctx context.Context, lk *orchLock, item *duroxi
 	// them so the retried turn can write the same ids.
 	// It also finds received-message markers past their retention, which
 	// the turn's batch removes.
-	q := "SELECT * FROM c WHERE (c.type = 'history' AND c.executionId = @exec) OR c.type = 'kv' OR c.type = 'kv_delta'" +
+	q := "SELECT * FROM c WHERE (c.type = 'history' AND c.executionId = @exec) OR c.type = 'kv' OR c.type = 'kv_delta' OR c.type = 'kv_undo'" +
 		" OR c.type = 'turn_journal' OR (IS_DEFINED(c.staged) AND NOT IS_NULL(c.staged))" +
 		" OR (c.type = 'orch_received' AND c.createdAt < @markersBefore)"
 	params := cosmos.QueryParams{}.Add("@exec", lk.doc.CurrentExecutionID).Add("@markersBefore", ms(p.now().Add(-p.markerLifetime())))
@@ -550,7 +551,14 @@ func (p *Provider) loadTurnState(ctx context.Context, lk *orchLock, item *duroxi
 				return true
 			}
 			item.KVSnapshot[kv.Key] = duroxide.KVEntry{Value: kv.Value, LastUpdatedAtMs: kv.LastUpdatedAtMs}
-			lk.kvKeys = append(lk.kvKeys, kv.Key)
+			lk.storeKV(kv)
+		case docKVUndo:
+			var u kvDoc
+			if err := json.Unmarshal(raw, &u); err != nil {
+				kvErr = fmt.Errorf("kv_undo document cannot be decoded: %w", err)
+				return true
+			}
+			lk.undo = append(lk.undo, u)
 		case docKVDelta:
 			var d kvDoc
 			if json.Unmarshal(raw, &d) == nil {

@@ -143,6 +143,7 @@ func sessionDocID(inst, session string) string {
 }
 func kvDocID(inst, key string) string      { return docID(user(inst), fixed("kv"), user(key)) }
 func kvDeltaDocID(inst, key string) string { return docID(user(inst), fixed("kv_delta"), user(key)) }
+func kvUndoDocID(inst, key string) string  { return docID(user(inst), fixed("kv_undo"), user(key)) }
 
 // validateInstanceID rejects instance ids that cannot be stored (the
 // rules are shared with memprovider: internal/limits).

@@ -35,66 +35,24 @@ type kvState struct {
 // changes, which the next fetch's snapshot excludes); when the status is
 // Completed, Failed or ContinuedAsNew — the status alone triggers it — the
 // delta, including this turn's changes, is merged into the kv documents
-// and the delta documents are removed.
+// and the delta documents are removed. A rewind's commit first puts the kv
+// documents back to the failed execution's baseline, and a Failed merge
+// keeps the baseline of the keys it changes (kvbaseline.go).
 func kvOps(lk *orchLock, c duroxide.OrchestrationCommit) []cosmos.BatchOp {
-	inStore := map[string]bool{}
-	for _, k := range lk.kvKeys {
-		inStore[k] = true
-	}
+	w := &kvWrites{instance: lk.instance, exec: c.ExecutionID, byKey: map[string]*kvState{}}
+	store := w.restore(lk, c)
 	inDelta := map[string]kvDoc{}
 	for _, d := range lk.delta {
 		inDelta[d.Key] = d
 	}
-	changes := map[string]*kvState{}
-	var order []string
-	set := func(k string, st *kvState) {
-		if _, ok := changes[k]; !ok {
-			order = append(order, k)
-		}
-		changes[k] = st
-	}
-	for i := range c.HistoryDelta {
-		switch e := c.HistoryDelta[i].Kind.(type) {
-		case duroxide.KeyValueSet:
-			set(e.Key, &kvState{value: ptr(e.Value), ts: e.LastUpdatedAtMs})
-		case duroxide.KeyValueCleared:
-			set(e.Key, &kvState{})
-		case duroxide.KeyValuesCleared:
-			for k := range inStore {
-				set(k, &kvState{})
-			}
-			for k := range inDelta {
-				set(k, &kvState{})
-			}
-			for _, k := range order {
-				set(k, &kvState{})
-			}
-		}
-	}
+	changes, order := kvChanges(c.HistoryDelta, store, inDelta)
 	merge := c.Metadata.Status != nil && isTerminal(*c.Metadata.Status)
-	var ops []cosmos.BatchOp
 	if !merge {
-		for _, k := range order {
-			st := changes[k]
-			if st.value == nil && !inStore[k] {
-				// Nothing to hide in the store: drop any delta instead of
-				// writing a tombstone.
-				if _, ok := inDelta[k]; ok {
-					ops = append(ops, cosmos.BatchOp{Kind: cosmos.BatchDelete, ID: kvDeltaDocID(lk.instance, k), Tolerate: []error{cosmos.ErrNotFound}})
-				}
-				continue
-			}
-			d := kvDoc{ID: kvDeltaDocID(lk.instance, k), InstanceID: lk.instance, Type: docKVDelta, Key: k, ExecutionID: c.ExecutionID,
-				LastUpdatedAtMs: st.ts, Tombstone: st.value == nil}
-			if st.value != nil {
-				d.Value = *st.value
-			}
-			ops = append(ops, cosmos.BatchOp{Kind: cosmos.BatchUpsert, Doc: mustJSON(d)})
-		}
-		return ops
+		return append(append(w.ops(), deltaOps(lk, c, store, inDelta, changes, order)...), undoOps(lk, c, nil)...)
 	}
 	// Merge: the final value of each key is this turn's change, else the
 	// delta's, else the store's (unchanged, so nothing to write).
+	var ops []cosmos.BatchOp
 	final := map[string]*kvState{}
 	var keys []string
 	for _, d := range lk.delta {
@@ -113,15 +71,71 @@ func kvOps(lk *orchLock, c duroxide.OrchestrationCommit) []cosmos.BatchOp {
 		final[k] = changes[k]
 	}
 	for _, k := range keys {
-		st := final[k]
-		if st.value == nil {
-			if inStore[k] {
-				ops = append(ops, cosmos.BatchOp{Kind: cosmos.BatchDelete, ID: kvDocID(lk.instance, k), Tolerate: []error{cosmos.ErrNotFound}})
+		if st := final[k]; st.value != nil {
+			w.set(k, st)
+		} else if _, ok := store[k]; ok {
+			w.set(k, st)
+		}
+	}
+	var baseline []kvDoc
+	if *c.Metadata.Status == duroxide.StatusFailed {
+		baseline = baselineOf(c.ExecutionID, store, keys)
+	}
+	return append(append(w.ops(), ops...), undoOps(lk, c, baseline)...)
+}
+
+// kvChanges folds a turn's KV events into each key's change, in the order
+// the keys were first changed; store and inDelta are the keys
+// KeyValuesCleared removes besides the turn's own.
+func kvChanges(events []duroxide.Event, store map[string]duroxide.KVEntry, inDelta map[string]kvDoc) (map[string]*kvState, []string) {
+	changes := map[string]*kvState{}
+	var order []string
+	set := func(k string, st *kvState) {
+		if _, ok := changes[k]; !ok {
+			order = append(order, k)
+		}
+		changes[k] = st
+	}
+	for i := range events {
+		switch e := events[i].Kind.(type) {
+		case duroxide.KeyValueSet:
+			set(e.Key, &kvState{value: ptr(e.Value), ts: e.LastUpdatedAtMs})
+		case duroxide.KeyValueCleared:
+			set(e.Key, &kvState{})
+		case duroxide.KeyValuesCleared:
+			for k := range store {
+				set(k, &kvState{})
+			}
+			for k := range inDelta {
+				set(k, &kvState{})
+			}
+			for _, k := range order {
+				set(k, &kvState{})
+			}
+		}
+	}
+	return changes, order
+}
+
+// deltaOps writes a running execution's changes as kv_delta documents.
+func deltaOps(lk *orchLock, c duroxide.OrchestrationCommit, store map[string]duroxide.KVEntry, inDelta map[string]kvDoc,
+	changes map[string]*kvState, order []string) []cosmos.BatchOp {
+	var ops []cosmos.BatchOp
+	for _, k := range order {
+		st := changes[k]
+		if _, stored := store[k]; st.value == nil && !stored {
+			// Nothing to hide in the store: drop any delta instead of
+			// writing a tombstone.
+			if _, ok := inDelta[k]; ok {
+				ops = append(ops, cosmos.BatchOp{Kind: cosmos.BatchDelete, ID: kvDeltaDocID(lk.instance, k), Tolerate: []error{cosmos.ErrNotFound}})
 			}
 			continue
 		}
-		d := kvDoc{ID: kvDocID(lk.instance, k), InstanceID: lk.instance, Type: docKV, Key: k, Value: *st.value,
-			LastUpdatedAtMs: st.ts, ExecutionID: c.ExecutionID}
+		d := kvDoc{ID: kvDeltaDocID(lk.instance, k), InstanceID: lk.instance, Type: docKVDelta, Key: k, ExecutionID: c.ExecutionID,
+			LastUpdatedAtMs: st.ts, Tombstone: st.value == nil}
+		if st.value != nil {
+			d.Value = *st.value
+		}
 		ops = append(ops, cosmos.BatchOp{Kind: cosmos.BatchUpsert, Doc: mustJSON(d)})
 	}
 	return ops

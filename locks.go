@@ -38,7 +38,7 @@ func (p *Provider) orchLockFor(ctx context.Context, op, token string) (*orchLock
 		return nil, errInvalidToken(op)
 	}
 	lk := &orchLock{instance: inst, token: token, doc: *doc, etag: etag, lockedUntil: time.UnixMilli(deref(doc.LockedUntil))}
-	q := "SELECT * FROM c WHERE (c.type = 'orch_queue' AND c.lockToken = @token) OR c.type = 'kv' OR (c.type = 'kv_delta')"
+	q := "SELECT * FROM c WHERE (c.type = 'orch_queue' AND c.lockToken = @token) OR c.type = 'kv' OR c.type = 'kv_delta' OR c.type = 'kv_undo'"
 	_, err = p.st.Query(ctx, q, cosmos.QueryParams{}.Add("@token", token), cosmos.QueryOptions{Partition: &inst, PageSize: -1}, func(raw []byte) bool {
 		var head struct {
 			Type string `json:"type"`
@@ -50,12 +50,15 @@ func (p *Provider) orchLockFor(ctx context.Context, op, token string) (*orchLock
 			if json.Unmarshal(raw, &m) == nil {
 				lk.messages = append(lk.messages, &m)
 			}
-		case docKV, docKVDelta:
+		case docKV, docKVDelta, docKVUndo:
 			var d kvDoc
 			if json.Unmarshal(raw, &d) == nil {
-				if head.Type == docKV {
-					lk.kvKeys = append(lk.kvKeys, d.Key)
-				} else {
+				switch head.Type {
+				case docKV:
+					lk.storeKV(d)
+				case docKVUndo:
+					lk.undo = append(lk.undo, d)
+				default:
 					lk.deltaKeys = append(lk.deltaKeys, d.Key)
 					lk.delta = append(lk.delta, d)
 				}

@@ -80,12 +80,14 @@ type orchLock struct {
 	etag        azcore.ETag // its ETag: every write is conditioned on it
 	lockedUntil time.Time
 	messages    []*queueDoc // the locked messages, in order
-	// KV state loaded with the turn: the keys of kv documents and the
-	// current execution's kv_delta documents, needed to apply
-	// KeyValuesCleared and to merge the delta without another read.
-	kvKeys    []string
+	// KV state loaded with the turn: the kv documents and the current
+	// execution's kv_delta documents, needed to apply KeyValuesCleared and
+	// to merge the delta without another read, and the kv_undo documents
+	// of a failed execution (kvbaseline.go).
+	kvStore   map[string]duroxide.KVEntry
 	deltaKeys []string
 	delta     []kvDoc
+	undo      []kvDoc
 	// staleMarkers are orch_received markers of the instance old enough
 	// to be removed by the turn's batch (see receivedRetention).
 	staleMarkers []string

@@ -249,7 +249,7 @@ func (p *Provider) restoreTurnState(lk *orchLock, item *duroxide.OrchestrationIt
 	item.History = events
 	for k, v := range st.kv {
 		item.KVSnapshot[k] = v
-		lk.kvKeys = append(lk.kvKeys, k)
+		lk.storeKV(kvDoc{Key: k, Value: v.Value, LastUpdatedAtMs: v.LastUpdatedAtMs})
 	}
 	for _, d := range st.delta {
 		lk.deltaKeys = append(lk.deltaKeys, d.Key)
@@ -282,7 +282,9 @@ func (p *Provider) noteLoaded(lk *orchLock, hist []historyDoc, item *duroxide.Or
 // whose outcome was learnt indirectly).
 func (p *Provider) rememberTurn(plan *turnPlan, c duroxide.OrchestrationCommit) {
 	base := plan.lock.base
-	if base == nil || plan.large {
+	if base == nil || plan.large || len(plan.lock.undo) > 0 {
+		// A lock that found undo documents (kvbaseline.go) may leave them:
+		// the cache does not hold them, so the next fetch queries.
 		return
 	}
 	var doc instanceDoc

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/duroxide-go/cdb/duroxide"
 )
 
 // Updates travel on duroxide's own model, so histories stay duroxide
@@ -71,6 +73,26 @@ func decodeUpdateRecord(s string) (updateRecord, error) {
 	var r updateRecord
 	err := json.Unmarshal([]byte(s), &r)
 	return r, err
+}
+
+// rewoundUpdateRecord returns set, a KeyValueSet of failed execution
+// from's history, as it goes into the prefix of execution next, which
+// rewinds from: an update record naming from names next. Replaying the
+// prefix, next's code writes its own execution id into the records it
+// takes (takeUpdate), and a handler still running when from failed runs
+// on in next, so a client must not read its "accepted" record as left by
+// an execution that ended before answering.
+func rewoundUpdateRecord(set duroxide.KeyValueSet, from, next uint64) duroxide.KeyValueSet {
+	if !strings.HasPrefix(set.Key, updateKeyPrefix) {
+		return set
+	}
+	r, err := decodeUpdateRecord(set.Value)
+	if err != nil || r.Execution != from {
+		return set
+	}
+	r.Execution = next
+	set.Value = r.encode()
+	return set
 }
 
 // updateHandler is one registered handler, typed away.

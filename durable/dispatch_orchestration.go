@@ -403,7 +403,7 @@ func (rt *Runtime) ack(t *turn) {
 	t.slot.release() // the commit is I/O: another turn may run meanwhile
 	item := t.item
 	oc := duroxide.OrchestrationCommit{ExecutionID: t.executionID, HistoryDelta: t.delta,
-		WorkerItems: t.worker, OrchestratorItems: t.orchestratorItems(), Metadata: t.metadata, CancelledActivities: t.cancelled, Suspend: t.suspend}
+		WorkerItems: t.worker, OrchestratorItems: t.orchestratorItems(), Metadata: t.metadata, CancelledActivities: t.cancelled, Suspend: t.suspend, RestoreKV: t.restoreKV}
 	err := rt.ackWithRetry(t, oc)
 	if err == nil {
 		rt.tel.committed(item.LockToken, &oc)

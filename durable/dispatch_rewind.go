@@ -158,6 +158,10 @@ func (rt *Runtime) rewind(t *turn, req *rewindRequest, suspend *duroxide.Suspend
 func (rt *Runtime) rewindTurn(t *turn, req *rewindRequest, cut int, extra, rest []duroxide.WorkItem, suspend *duroxide.SuspendChange) {
 	item, instance := t.item, t.instance
 	t.executionID = item.ExecutionID + 1
+	if item.KVBaseline != nil {
+		// N+1 replays N's prefix, which read the KV N started with.
+		t.kv, t.restoreKV = item.KVBaseline, true
+	}
 	plan := planRewind(item.History, instance, t.executionID, cut, req.parentExec)
 	rt.log.Info("rewinding failed execution", "instance_id", instance, "execution_id", item.ExecutionID, "new_execution_id", t.executionID,
 		"reason", req.reason, "kept_events", len(plan.prefix), "kept_results", len(plan.kept), "reruns", len(plan.reruns), "redrive", req.redrive)

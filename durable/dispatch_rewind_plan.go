@@ -135,10 +135,14 @@ func terminalBreadcrumb(k duroxide.EventKind) bool {
 func planRewind(history []duroxide.Event, instance string, next uint64, cut int, parentExec *uint64) *rewindPlan {
 	plan := &rewindPlan{}
 	for _, e := range history[:cut] {
+		from := e.ExecutionID
 		e.ExecutionID = next
 		if s, ok := e.Kind.(duroxide.OrchestrationStarted); ok && parentExec != nil && s.ParentInstance != nil {
 			s.ParentExecutionID = ptr(*parentExec)
 			e.Kind = s
+		}
+		if s, ok := e.Kind.(duroxide.KeyValueSet); ok {
+			e.Kind = rewoundUpdateRecord(s, from, next)
 		}
 		plan.prefix = append(plan.prefix, e)
 	}

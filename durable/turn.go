@@ -27,6 +27,10 @@ type turn struct {
 	instance string
 	// kv is the instance's KV store as of the previous execution.
 	kv map[string]duroxide.KVEntry
+	// restoreKV is set by a rewind turn whose provider keeps the failed
+	// execution's starting KV (OrchestrationItem.KVBaseline): kv is that
+	// baseline and the commit restores it (OrchestrationCommit.RestoreKV).
+	restoreKV bool
 	// now stamps the events the turn writes (nil: time.Now); a test
 	// environment's runtime gives its virtual clock.
 	now func() time.Time

@@ -114,6 +114,20 @@ type OrchestrationItem struct {
 	// KVSnapshot holds the KV store as of the previous execution; the
 	// current execution's changes are not included.
 	KVSnapshot map[string]KVEntry
+	// KVBaseline is, when the current execution ended Failed, the KV as
+	// of that execution's start: the snapshot its own turns saw (nil
+	// otherwise). A rewind replays the failed execution's prefix in the
+	// next one, so it must replay against this, not against the KV the
+	// failed execution left. The provider keeps it until that execution
+	// is no longer the current one (a rewind's RestoreKV restores it; a
+	// restart, a later execution or a delete drops it). Go-only: duroxide
+	// has no rewind. The validation suite requires it (providertest's
+	// kv_baseline module); the runtime tolerates a provider that leaves it
+	// nil, whose rewinds replay against the KV the failed execution left,
+	// so a prefix that read keys the execution later changed (updates
+	// among them: their records are KV keys) fails the rewound execution
+	// as nondeterministic.
+	KVBaseline map[string]KVEntry
 
 	// LockToken identifies the lock for ack, abandon and renew.
 	LockToken string
@@ -172,6 +186,14 @@ type OrchestrationCommit struct {
 	// Not in duroxide's trait: a Go addition for Client.Suspend (see
 	// SuspendInstanceItem and SuspensionReader).
 	Suspend *SuspendChange
+	// RestoreKV marks the commit that starts the execution rewinding the
+	// failed current one: the provider first drops the failed
+	// execution's KV changes (the KV becomes the item's KVBaseline, which
+	// is also the new execution's KVSnapshot) and then applies
+	// HistoryDelta's KV events as usual. The runtime sets it only for an
+	// item that had a KVBaseline; a provider without a baseline of the
+	// execution ExecutionID-1 ignores it. Go-only, as KVBaseline.
+	RestoreKV bool
 }
 
 // Drains reports whether c writes nothing but the removal of the consumed
@@ -179,7 +201,7 @@ type OrchestrationCommit struct {
 // suspension change.
 func (c *OrchestrationCommit) Drains() bool {
 	return len(c.HistoryDelta) == 0 && len(c.WorkerItems) == 0 && len(c.OrchestratorItems) == 0 &&
-		c.Metadata == (ExecutionMetadata{}) && len(c.CancelledActivities) == 0 && c.Suspend == nil
+		c.Metadata == (ExecutionMetadata{}) && len(c.CancelledActivities) == 0 && c.Suspend == nil && !c.RestoreKV
 }
 
 // SuspendChange is a turn's change to its instance's suspension. While

@@ -101,6 +101,11 @@ type instanceState struct {
 	// kvDelta holds the current execution's changes; a nil value is a
 	// tombstone. Reads see kvStore overridden by kvDelta.
 	kvDelta map[string]*duroxide.KVEntry
+	// kvBaseline is the KV as of the start of execution kvBaselineOf,
+	// kept when that execution's Failed ack merged its changes: a rewind
+	// of it restores it (OrchestrationCommit.RestoreKV).
+	kvBaseline   map[string]duroxide.KVEntry
+	kvBaselineOf uint64
 }
 
 // status is the status of the instance's current execution.

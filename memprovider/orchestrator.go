@@ -212,6 +212,7 @@ func (p *Provider) lockBatch(instance string, st *instanceState, batch []*orchMe
 	if st != nil {
 		item.OrchestrationName, item.Version, item.ExecutionID = st.name, st.version, st.currentExecution
 		maps.Copy(item.KVSnapshot, st.kvStore)
+		item.KVBaseline = failedBaseline(st)
 	} else {
 		start := startOf(batch)
 		item.OrchestrationName, item.Version = nameVersionOf(start)
@@ -385,8 +386,13 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 
 	// Custom status and KV are materialized from the delta's events.
 	applyCustomStatus(st, commit.HistoryDelta)
+	if commit.RestoreKV {
+		restoreKV(st, commit.ExecutionID)
+	}
+	dropStaleBaseline(st)
 	applyKV(st, commit.HistoryDelta)
 	if md.Status != nil && isTerminal(*md.Status) {
+		keepBaseline(st, commit.ExecutionID, *md.Status)
 		mergeKV(st)
 	}
 
@@ -515,6 +521,45 @@ func applyKV(st *instanceState, events []duroxide.Event) {
 				st.kvDelta[key] = nil
 			}
 		}
+	}
+}
+
+// keepBaseline records, before a Failed ack merges execution's changes,
+// the KV as of its start, for a rewind of it; any other end drops it.
+func keepBaseline(st *instanceState, execution uint64, status string) {
+	st.kvBaseline, st.kvBaselineOf = nil, 0
+	if status == duroxide.StatusFailed {
+		st.kvBaseline, st.kvBaselineOf = maps.Clone(st.kvStore), execution
+	}
+}
+
+// failedBaseline is the item's KVBaseline: the failed current
+// execution's starting KV, nil when the current execution did not fail.
+func failedBaseline(st *instanceState) map[string]duroxide.KVEntry {
+	if st.kvBaseline == nil || st.kvBaselineOf != st.currentExecution || st.status() != duroxide.StatusFailed {
+		return nil
+	}
+	return maps.Clone(st.kvBaseline)
+}
+
+// restoreKV drops the KV changes of the failed execution that the
+// commit's execution rewinds: the KV becomes the one it started with.
+// Without a baseline of that execution (none was kept: the provider
+// predates it, or it did not fail) the KV stays as it is.
+func restoreKV(st *instanceState, execution uint64) {
+	if st.kvBaseline == nil || st.kvBaselineOf+1 != execution {
+		return
+	}
+	st.kvStore, st.kvBaseline, st.kvBaselineOf = st.kvBaseline, nil, 0
+	clear(st.kvDelta)
+}
+
+// dropStaleBaseline drops a baseline whose failed execution is no longer
+// the current one (a restart started the next, or a rewind restored it):
+// nothing may rewind it any more.
+func dropStaleBaseline(st *instanceState) {
+	if st.kvBaseline != nil && st.kvBaselineOf != st.currentExecution {
+		st.kvBaseline, st.kvBaselineOf = nil, 0
 	}
 }
 

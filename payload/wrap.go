@@ -167,12 +167,14 @@ func (c *core) decodeTurn(ctx context.Context, item *duroxide.OrchestrationItem,
 	var derr error
 	if out.History, derr = c.dec().events(ctx, item.Instance, item.History); derr == nil {
 		if out.Messages, derr = c.dec().items(ctx, item.Messages); derr == nil {
-			out.KVSnapshot, derr = c.decodeSnapshot(ctx, item.Instance, item.KVSnapshot)
+			if out.KVSnapshot, derr = c.decodeSnapshot(ctx, item.Instance, item.KVSnapshot); derr == nil {
+				out.KVBaseline, derr = c.decodeSnapshot(ctx, item.Instance, item.KVBaseline)
+			}
 		}
 	}
 	if derr != nil && item.HistoryError == nil {
 		msg := derr.Error()
-		out.HistoryError, out.History, out.Messages, out.KVSnapshot = &msg, nil, item.Messages, nil
+		out.HistoryError, out.History, out.Messages, out.KVSnapshot, out.KVBaseline = &msg, nil, item.Messages, nil, nil
 	}
 	c.locks.Store(item.LockToken, &fetchedTurn{instance: item.Instance, decoded: out.Messages, stored: item.Messages})
 	return &out, nil

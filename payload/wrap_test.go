@@ -220,3 +220,54 @@ func TestHeartbeatDetailsAreEncoded(t *testing.T) {
 		t.Fatalf("reading undecodable details: %v, want ErrUnknownKey", err)
 	}
 }
+
+// A failed execution's KV baseline (duroxide.OrchestrationItem.KVBaseline)
+// is decoded like the snapshot: a rewind replays against it.
+func TestKVBaselineIsDecoded(t *testing.T) {
+	ctx := context.Background()
+	store := memprovider.New()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := payload.Wrap(store, aes(t, key("k1", 1)))
+	must(err)
+	name, v := "O", "1.0.0"
+	ev := func(exec, id uint64, k duroxide.EventKind) duroxide.Event {
+		return duroxide.Event{EventID: id, InstanceID: "i", ExecutionID: exec, DuroxideVersion: "0.1.29", Kind: k}
+	}
+	turn := func(exec uint64, status string, events ...duroxide.Event) {
+		t.Helper()
+		item, err := p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
+		must(err)
+		if item == nil {
+			t.Fatal("nothing fetched")
+		}
+		must(p.AckOrchestrationItem(ctx, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: exec, HistoryDelta: events,
+			Metadata: duroxide.ExecutionMetadata{Status: &status, OrchestrationName: &name, OrchestrationVersion: &v}}))
+	}
+	started := func(exec uint64) duroxide.Event {
+		return ev(exec, 1, duroxide.OrchestrationStarted{Name: name, Version: v, Input: `"in"`})
+	}
+	must(store.EnqueueForOrchestrator(ctx, duroxide.StartOrchestrationItem{Instance: "i", Orchestration: name, Input: `"in"`, Version: &v, ExecutionID: 1}, 0))
+	turn(1, duroxide.StatusContinuedAsNew, started(1), ev(1, 2, duroxide.KeyValueSet{Key: "k", Value: `"v1"`}),
+		ev(1, 3, duroxide.OrchestrationContinuedAsNew{Input: `"in"`}))
+	must(store.EnqueueForOrchestrator(ctx, duroxide.ContinueAsNewItem{Instance: "i", Orchestration: name, Input: `"in"`, Version: &v,
+		CarryForwardEvents: []duroxide.CarryForwardEvent{}}, 0))
+	turn(2, duroxide.StatusFailed, started(2), ev(2, 2, duroxide.KeyValueSet{Key: "k", Value: `"v2"`}),
+		ev(2, 3, duroxide.OrchestrationFailed{Details: duroxide.ApplicationError{Kind: duroxide.AppErrorKind{Type: duroxide.AppOrchestrationFailed}, Message: "boom"}}))
+	must(store.EnqueueForOrchestrator(ctx, duroxide.RewindInstanceItem{Instance: "i", ExecutionID: 2}, 0))
+	item, err := p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
+	must(err)
+	if item == nil || item.HistoryError != nil {
+		t.Fatalf("fetched %+v", item)
+	}
+	if got := item.KVBaseline["k"].Value; got != `"v1"` {
+		t.Fatalf("baseline k = %q, want the decoded value of execution 2's start", got)
+	}
+	if got := item.KVSnapshot["k"].Value; got != `"v2"` {
+		t.Fatalf("snapshot k = %q, want the decoded value the failure left", got)
+	}
+}

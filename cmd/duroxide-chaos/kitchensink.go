@@ -56,6 +56,8 @@ const (
 	opFault    = "fault"   // actFlaky: fails until the operator clears it
 	// opHeartbeat (kitchensink_heartbeat.go): actPager over N pages,
 	// resuming from its heartbeat details after a kill.
+	opUpdate = "update" // answer the update the driver sends, then wait for its event
+	opPatch  = "patch"  // take a patched branch (a patch marker in history)
 )
 
 // ksStep is one step of a program.
@@ -132,7 +134,7 @@ func ksProgram(rng *rand.Rand, plan string) []ksStep {
 	var steps []ksStep
 	cans := 0
 	for len(steps) < n {
-		switch r := rng.IntN(20); {
+		switch r := rng.IntN(22); {
 		case r < 3:
 			steps = append(steps, ksStep{Op: opActivity, N: 1 + rng.IntN(50)})
 		case r < 5:
@@ -143,11 +145,15 @@ func ksProgram(rng *rand.Rand, plan string) []ksStep {
 			steps = append(steps, ksStep{Op: opQueue, N: 1 + rng.IntN(3)})
 		case r < 10:
 			steps = append(steps, ksStep{Op: opKV, N: rng.IntN(1000)})
+		case r < 11:
+			steps = append(steps, ksStep{Op: opUpdate})
 		case r < 12:
+			steps = append(steps, ksStep{Op: opPatch})
+		case r < 14:
 			steps = append(steps, ksStep{Op: opSession, N: 1 + rng.IntN(50)})
-		case r < 15:
-			steps = append(steps, ksStep{Op: opChild, Sub: ksChildProgram(rng, 1)})
 		case r < 17:
+			steps = append(steps, ksStep{Op: opChild, Sub: ksChildProgram(rng, 1)})
+		case r < 19:
 			steps = append(steps, ksStep{Op: opFork, Sub: ksChildProgram(rng, 1)})
 			if rng.IntN(2) == 0 {
 				steps = append(steps, ksStep{Op: opActivity, N: 1 + rng.IntN(50)}, ksStep{Op: opJoin})
@@ -236,13 +242,29 @@ func ksMessageData(inst string, run, pos, k int) string {
 // ksSessionOf is the session of instance i's session steps.
 func ksSessionOf(i int) string { return fmt.Sprintf("ks%d", i%7) }
 
+// ksUpdateName is the update step pos of run answers, ksUpdateDone the
+// event the driver raises once it has the answer, and ksUpdateData the
+// request it sends: a run never answers what was meant for another.
+func ksUpdateName(run, pos int) string { return fmt.Sprintf("u-%d-%d", run, pos) }
+func ksUpdateDone(run, pos int) string { return fmt.Sprintf("ud-%d-%d", run, pos) }
+func ksUpdateData(inst string, run, pos int) string {
+	return fmt.Sprintf("%s/r%d/p%d/u", inst, run, pos)
+}
+
+// ksUpdateAnswer is the handler's answer to request in.
+func ksUpdateAnswer(in string) string { return "r:" + in }
+
 // Custom statuses the program sets: "p:<run>:<pos>" while at step pos,
-// "w:<run>:<pos>:e" while waiting for its event and "w:<run>:<pos>:q<n>"
-// while dequeueing n messages. The driver sends what a wait asks for.
+// "w:<run>:<pos>:e" while waiting for its event, "w:<run>:<pos>:q<n>"
+// while dequeueing n messages and "w:<run>:<pos>:u" while it takes its
+// update. The driver sends what a wait asks for.
 func ksStatusAt(run, pos int) string { return fmt.Sprintf("p:%d:%d", run, pos) }
 func ksStatusWaiting(run, pos int, s ksStep) string {
-	if s.Op == opEvent {
+	switch s.Op {
+	case opEvent:
 		return fmt.Sprintf("w:%d:%d:e", run, pos)
+	case opUpdate:
+		return fmt.Sprintf("w:%d:%d:u", run, pos)
 	}
 	return fmt.Sprintf("w:%d:%d:q%d", run, pos, s.N)
 }
@@ -253,6 +275,7 @@ type ksProgress struct {
 	// Waiting is set for a wait: Event, or Messages to dequeue.
 	Waiting  bool
 	Event    bool
+	Update   bool
 	Messages int
 }
 
@@ -278,6 +301,8 @@ func parseKSStatus(s string) (ksProgress, bool) {
 	switch {
 	case f[3] == "e":
 		p.Event = true
+	case f[3] == "u":
+		p.Update = true
 	case strings.HasPrefix(f[3], "q"):
 		n, err := strconv.Atoi(f[3][1:])
 		if err != nil || n < 1 {
@@ -306,6 +331,8 @@ func ksPart(index int, s ksStep) string {
 		return "x"
 	case opHeartbeat, opHeartbeatStall:
 		return pagerPart(index, s.N)
+	case opPatch:
+		return "pn"
 	}
 	return "?" + s.Op
 }
@@ -329,6 +356,8 @@ func ksExpected(index int, steps []ksStep) string {
 			parts = append(parts, "e"+strconv.Itoa(pos))
 		case opQueue:
 			parts = append(parts, fmt.Sprintf("q%dx%d", pos, s.N))
+		case opUpdate:
+			parts = append(parts, ksUpdatePart(pos, 1))
 		default:
 			parts = append(parts, ksPart(index, s))
 		}
@@ -448,9 +477,48 @@ func ksStepOf(ctx *durable.OrchestrationContext, in ksInput, s ksStep) (string, 
 			return "", err
 		}
 		return ksPart(in.Index, s), nil
+	case opUpdate:
+		return ksUpdateStep(ctx, in, s)
+	case opPatch:
+		// Every run of the soak starts after the patch, so the new branch
+		// is the one taken; the marker is what replay, rewind and restart
+		// must carry.
+		//durablecheck:ignore the id comes from the step's position in the instance's input, the same on every replay
+		if ctx.Patched(fmt.Sprintf("ks-patch-%d", in.Pos)) {
+			return "pn", nil
+		}
+		return "po", nil
 	}
 	return ksCommonStep(ctx, in.Index, s)
 }
+
+// ksUpdateStep answers the step's update and waits for the driver's word
+// that it got the answer. The part counts the handler's runs: a retried
+// update (the driver retries with the same id) must run it once.
+func ksUpdateStep(ctx *durable.OrchestrationContext, in ksInput, s ksStep) (string, error) {
+	runs := 0
+	durable.SetUpdateHandler(ctx, ksUpdateName(in.Run, in.Pos), func(_ *durable.OrchestrationContext, req string) (string, error) {
+		runs++
+		return ksUpdateAnswer(req), nil
+	}, durable.UpdateHandlerOptions[string]{Validator: func(_ *durable.OrchestrationContext, req string) error {
+		if req == "" {
+			return errKSEmptyUpdate
+		}
+		return nil
+	}})
+	ctx.SetCustomStatus(ksStatusWaiting(in.Run, in.Pos, s))
+	if _, err := durable.WaitEvent[string](ctx, ksUpdateDone(in.Run, in.Pos)).Await(); err != nil {
+		return "", err
+	}
+	return ksUpdatePart(in.Pos, runs), nil
+}
+
+// errKSEmptyUpdate is the validator's refusal, which the driver provokes
+// once per update step: a refused request must run nothing.
+var errKSEmptyUpdate = errors.New("kitchen sink: empty update")
+
+// ksUpdatePart is an update step's part after its handler ran runs times.
+func ksUpdatePart(pos, runs int) string { return fmt.Sprintf("u%dx%d", pos, runs) }
 
 // ksCommonStep runs a step top-level programs and children share.
 func ksCommonStep(ctx *durable.OrchestrationContext, index int, s ksStep) (string, error) {

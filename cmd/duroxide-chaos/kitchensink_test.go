@@ -65,6 +65,9 @@ func TestParseKSStatus(t *testing.T) {
 	p, ok = parseKSStatus(ksStatusWaiting(4, 0, ksStep{Op: opQueue, N: 130}))
 	require.True(t, ok)
 	require.Equal(t, ksProgress{Run: 4, Pos: 0, Waiting: true, Messages: 130}, p)
+	p, ok = parseKSStatus(ksStatusWaiting(2, 1, ksStep{Op: opUpdate}))
+	require.True(t, ok)
+	require.Equal(t, ksProgress{Run: 2, Pos: 1, Waiting: true, Update: true}, p)
 	for _, bad := range []string{"", "waiting", "p:1", "p:x:1", "w:1:2", "w:1:2:z", "w:1:2:q0", "p:1:2:e"} {
 		_, ok := parseKSStatus(bad)
 		require.False(t, ok, "%q", bad)
@@ -119,6 +122,11 @@ func serveUntilDone(t *testing.T, c *durable.Client, inst string) *durable.Orche
 		if st.CustomStatus != nil {
 			if p, ok := parseKSStatus(*st.CustomStatus); ok && p.Waiting && !sent[p] {
 				sent[p] = true
+				if p.Update {
+					done, wrong := ksServeUpdate(t.Context(), c, inst, p)
+					require.Empty(t, wrong, inst)
+					sent[p] = done
+				}
 				if p.Event {
 					require.NoError(t, c.RaiseEvent(t.Context(), inst, ksEventName(p.Run, p.Pos), ksEventData(inst, p.Run, p.Pos)))
 				}

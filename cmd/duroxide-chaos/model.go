@@ -53,6 +53,7 @@ const (
 	ksOverlap         = "overlapping_executions"
 	ksKVMismatch      = "kv_mismatch"
 	ksDupDelivery     = "duplicated_deliveries"
+	ksUpdateWrong     = "update_answer" // an update answered against its contract
 )
 
 // ksExpect runs the model over the operator's record.
@@ -375,6 +376,10 @@ func (d *driver) checkKitchenSink(ctx context.Context, r *Report, outcomes map[i
 			ks.Violations[cat] += n
 		}
 		problems = append(problems, lines...)
+		for _, w := range l.UpdateWrong {
+			ks.Violations[ksUpdateWrong]++
+			problems = append(problems, fmt.Sprintf("%s [plan %s]: %s: %s", l.Instance, l.Plan, ksUpdateWrong, w))
+		}
 	}
 	resumes, err := countResumes(d.dir)
 	if err != nil {

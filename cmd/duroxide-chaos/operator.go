@@ -34,6 +34,9 @@ type ksLife struct {
 	Intents int
 	// Last is the operator's last observation, for problem lines.
 	Last ksObs
+	// UpdateWrong lists the answers to its updates that broke the
+	// update contract.
+	UpdateWrong []string
 
 	rng  *rand.Rand
 	sent map[string]bool // waits served, by "run:pos"
@@ -537,6 +540,18 @@ func (d *driver) ksSend(ctx context.Context, l *ksLife, p ksProgress) {
 		return
 	}
 	l.sent[tag] = true
+	if p.Update {
+		done, wrong := ksServeUpdate(ctx, d.client, l.Instance, p)
+		if wrong != "" {
+			l.UpdateWrong = append(l.UpdateWrong, wrong)
+		}
+		if !done {
+			delete(l.sent, tag) // served again at the next observation
+			return
+		}
+		l.Intents++
+		return
+	}
 	if p.Event {
 		l.Intents++
 		data := ksEventData(l.Instance, p.Run, p.Pos)

@@ -34,6 +34,9 @@ func updateTests() []sample {
 		{"update_with_start_starts_one_instance_for_concurrent_callers", updateWithStartStartsOneInstanceForConcurrentCallers},
 		{"a_child_orchestration_takes_updates_and_signals", aChildOrchestrationTakesUpdatesAndSignals},
 		{"old_answers_are_cleared_past_the_retention_and_a_panicking_validator_rejects", oldAnswersAreClearedPastTheRetention},
+		{"a_rewind_after_updates_replays_their_answers", aRewindAfterUpdatesReplaysTheirAnswers},
+		{"a_rewind_replays_kv_reads_of_its_prefix", aRewindReplaysKVReadsOfItsPrefix},
+		{"a_rewind_of_a_rewind_replays_kv_reads_of_its_prefix", aRewindOfARewindReplaysKVReadsOfItsPrefix},
 	}
 }
 
@@ -457,4 +460,100 @@ func callersOfOneUpdateIDShareOneExecution(e *env) {
 		k, ok := ev.Kind.(duroxide.ExternalEventPersistent)
 		return ok && k.Name == "__duroxide_update"
 	}), "the second send was the first's: one request reached the instance")
+}
+
+// The chaos soak's kitchen sink found it: an execution that took a
+// rejected and an accepted update, then failed, is rewound; its new
+// execution replays both answers from the prefix and runs neither
+// handler again.
+func aRewindAfterUpdatesReplaysTheirAnswers(e *env) {
+	var ledger, flaky atomic.Int32
+	var fixed atomic.Bool
+	r := updatable(e, &ledger)
+	counted(e, r, "Flaky", &flaky, &fixed)
+	orch(e.t, r, "FailsAfterUpdates", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		balance := 0
+		durable.SetUpdateHandler(ctx, "deposit", func(_ *durable.OrchestrationContext, n int) (int, error) {
+			balance += n
+			return balance, nil
+		}, durable.UpdateHandlerOptions[int]{Validator: func(_ *durable.OrchestrationContext, n int) error {
+			if n < 1 {
+				return errors.New("below 1")
+			}
+			return nil
+		}})
+		if _, err := durable.WaitEvent[string](ctx, "go").Await(); err != nil {
+			return "", err
+		}
+		if _, err := durable.CallActivity[string](ctx, "Flaky", in).Await(); err != nil {
+			return "", err
+		}
+		return fmt.Sprint(balance), nil
+	})
+	const instance = "upd-rewind"
+	e.start(r, fastOptions(nil))
+	e.startOrch(instance, "FailsAfterUpdates", "x")
+	c := e.client()
+	_, err := durable.Update[int](e.ctx, c, instance, "deposit", 0, durable.UpdateOptions{ID: "bad"})
+	require.ErrorIs(e.t, err, durable.ErrUpdateRejected)
+	v, err := durable.Update[int](e.ctx, c, instance, "deposit", 7, durable.UpdateOptions{ID: "good"})
+	require.NoError(e.t, err)
+	require.Equal(e.t, 7, v)
+	e.raise(instance, "go", "")
+	e.requireBroken(instance)
+	e.fixAndRewind(instance, &fixed, durable.RewindOptions{Reason: "fixed"})
+	require.Equal(e.t, "7", e.completed(instance))
+	v, err = durable.Update[int](e.ctx, c, instance, "deposit", 100, durable.UpdateOptions{ID: "good"})
+	require.NoError(e.t, err)
+	require.Equal(e.t, 7, v, "the answer outlives the rewind")
+	e.requireExecutions(instance, []uint64{1, 2})
+}
+
+// The cause of the update case above, without updates: a rewound
+// execution must replay its prefix's KV reads against the KV its prefix
+// saw, not against what the failed execution left.
+func aRewindReplaysKVReadsOfItsPrefix(e *env) {
+	var flaky atomic.Int32
+	var fixed atomic.Bool
+	const instance = "kv-rewind"
+	e.startBroken(setOnce(e, &flaky, &fixed), instance, "SetOnce", "x")
+	e.fixAndRewind(instance, &fixed, durable.RewindOptions{Reason: "fixed"})
+	require.Equal(e.t, "done", e.completed(instance))
+}
+
+// setOnce registers SetOnce, which sets a KV key its prefix found
+// absent, then calls Flaky (failing until fixed).
+func setOnce(e *env, flaky *atomic.Int32, fixed *atomic.Bool) *durable.Registry {
+	r := durable.NewRegistry()
+	counted(e, r, "Flaky", flaky, fixed)
+	orch(e.t, r, "SetOnce", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		if _, seen, err := durable.KVValue[string](ctx, "once"); err != nil {
+			return "", err
+		} else if !seen {
+			durable.SetKVValue(ctx, "once", "v")
+		}
+		if _, err := durable.CallActivity[string](ctx, "Flaky", in).Await(); err != nil {
+			return "", err
+		}
+		return "done", nil
+	})
+	return r
+}
+
+// A rewound execution that fails again is rewound against the KV it
+// started with: the first failed execution's, restored by the first
+// rewind, not what either failure left.
+func aRewindOfARewindReplaysKVReadsOfItsPrefix(e *env) {
+	var flaky atomic.Int32
+	var fixed atomic.Bool
+	const instance = "kv-rewind-twice"
+	e.startBroken(setOnce(e, &flaky, &fixed), instance, "SetOnce", "x")
+	require.NoError(e.t, e.client().Rewind(e.ctx, instance, durable.RewindOptions{Reason: "not yet"}))
+	e.waitExecutions(instance, 2)
+	e.requireBroken(instance)
+	fixed.Store(true)
+	require.NoError(e.t, e.client().Rewind(e.ctx, instance, durable.RewindOptions{Reason: "fixed"}))
+	e.waitExecutions(instance, 3)
+	require.Equal(e.t, "done", e.completed(instance))
+	e.requireExecutions(instance, []uint64{1, 2, 3})
 }

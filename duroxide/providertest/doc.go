@@ -107,13 +107,15 @@ turn runs; instance_fetch (3), the optional InstanceFetcher locking a
 named instance as a fetch that found it first would; instance_search (8),
 ProviderAdmin.SearchInstances; signal_with_start (4), the optional
 SignalStarter;
-lifecycle (12), what the Client's Suspend, Resume, Rewind and Restart need:
+lifecycle (15), what the Client's Suspend, Resume, Rewind and Restart need:
 OrchestrationCommit.Suspend holding an instance's messages back until a
 resume or cancellation brings them all, however many (for a provider
 that is a SuspensionReader), an execution that ends clearing the
 suspension, a search by the suspended state finding the instance, and
 execution N+1 of a failed instance committed with a prefix
-of history, and the next execution after a terminal one claimed once (of
+of history, a failed execution's fetch handing the KV it started with
+(KVBaseline, until a rewind's RestoreKV restores it or a restart drops
+it), and the next execution after a terminal one claimed once (of
 two requests for it exactly one is accepted, per execution; for a
 provider that is a NextExecutionWriter), a commit that only drains an
 ended instance's late messages leaving its updatedAt at its end, and the

@@ -15,7 +15,9 @@ import (
 // Rewind need from a provider: OrchestrationCommit.Suspend holds an
 // instance's messages back until one that duroxide.WakesSuspended
 // arrives, which then brings them all; and a turn may start execution
-// N+1 of a failed instance with a whole prefix of history; and a commit
+// N+1 of a failed instance with a whole prefix of history, replayed
+// against the KV the failed execution started with (KVBaseline,
+// RestoreKV: kv_baseline.go); and a commit
 // that only drains an ended instance's late messages leaves its updatedAt
 // at its end (duroxide.OrchestrationCommit). The suspension behaviours
 // apply to a duroxide.SuspensionReader.
@@ -28,6 +30,9 @@ var lifecycleTests = []Test{
 	{Name: "suspension_of_unknown_instance_is_false", Func: testSuspensionOfUnknownInstance},
 	{Name: "search_finds_a_suspended_instance", Func: testSearchFindsASuspendedInstance},
 	{Name: "rewound_execution_starts_running_from_a_prefix", Func: testRewoundExecutionStartsRunning},
+	{Name: "a_failed_execution_hands_the_kv_it_started_with", Func: testFailedExecutionHandsItsStartingKV},
+	{Name: "a_rewind_commit_restores_the_kv_baseline", Func: testRewindCommitRestoresTheBaseline},
+	{Name: "a_restart_drops_the_kv_baseline", Func: testRestartDropsTheBaseline},
 	{Name: "next_execution_has_one_winner", Func: testNextExecutionHasOneWinner},
 	{Name: "next_execution_claims_are_per_execution", Func: testNextExecutionClaimsArePerExecution},
 	{Name: "draining_an_ended_instance_keeps_its_updated_at", Func: testDrainKeepsUpdatedAt},
