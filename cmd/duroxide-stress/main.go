@@ -51,6 +51,7 @@ type flags struct {
 	latencies, concs, fanouts  string
 	fetchAhead                 int
 	jsonOut, nativeWait, quiet bool
+	gzip, hexPayload           bool
 	cpuProfile, blockProfile   string
 }
 
@@ -69,6 +70,8 @@ func parse(args []string, stderr io.Writer) (flags, error) {
 	fs.IntVar(&f.steps, "steps", 50, "activities per instance for long-history and continue-as-new")
 	fs.StringVar(&f.latencies, "latency", "0", "injected per-request latency for cosmostest (e.g. 5ms); comma-separated for several runs")
 	fs.DurationVar(&f.poll, "poll", 10*time.Millisecond, "client status poll interval per instance")
+	fs.BoolVar(&f.gzip, "gzip", false, "store every payload gzipped (payload.Wrap with payload.Gzip)")
+	fs.BoolVar(&f.hexPayload, "hex-payload", false, "fanout payload of pseudo-random hex digits (compresses as text does) instead of one repeated byte")
 	fs.BoolVar(&f.nativeWait, "native-wait", false, "wait with Client.WaitForOrchestration instead of polling every -poll")
 	fs.BoolVar(&f.jsonOut, "json", false, "print one JSON object per run instead of the table")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
@@ -186,7 +189,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	for i, p := range ps {
 		opts := stress.DuroxideOptions{Backend: f.backend, Workload: f.workload, FanOut: p.fanout,
 			ActivityDelay: f.delay, PayloadBytes: f.payload, Steps: f.steps,
-			OrchConcurrency: p.orch, WorkerConcurrency: p.worker, InjectedLatency: p.latency, FetchAhead: f.fetchAhead}
+			OrchConcurrency: p.orch, WorkerConcurrency: p.worker, InjectedLatency: p.latency, FetchAhead: f.fetchAhead,
+			Gzip: f.gzip, HexPayload: f.hexPayload}
 		cfg := stress.Config{Duration: f.duration, InFlight: f.inflight, PollInterval: f.poll,
 			Label: fmt.Sprintf("run%d-%s-%d", i+1, f.backend, time.Now().UnixNano())}
 		if f.nativeWait {

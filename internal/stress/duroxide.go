@@ -2,10 +2,12 @@ package stress
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"strconv"
@@ -20,6 +22,7 @@ import (
 	"github.com/duroxide-go/cdb/duroxide"
 	"github.com/duroxide-go/cdb/embedded"
 	"github.com/duroxide-go/cdb/memprovider"
+	"github.com/duroxide-go/cdb/payload"
 )
 
 // Backends of the duroxide-go target.
@@ -67,6 +70,15 @@ type DuroxideOptions struct {
 	// FetchAhead is both queues' fetch-ahead option (0: the runtime's
 	// default; durable.NoSlots: none).
 	FetchAhead int
+	// Gzip stores every payload through payload.Gzip (payload.Wrap around
+	// both providers); the request stats are the store's, so RU/orch is
+	// what the compressed documents cost.
+	Gzip bool
+	// HexPayload makes the fanout payload hex digits of a fixed
+	// pseudo-random sequence, which compresses as typical text does
+	// (about half), instead of one repeated byte, which compresses to
+	// almost nothing.
+	HexPayload bool
 }
 
 // Duroxide is the duroxide-go target. Instances are started through the
@@ -105,6 +117,9 @@ func NewDuroxide(ctx context.Context, opts DuroxideOptions) (*Duroxide, error) {
 	}
 	d := &Duroxide{opts: opts}
 	runtimeProv, clientProv, err := d.providers(ctx)
+	if err == nil && opts.Gzip {
+		runtimeProv, clientProv, err = gzipped(runtimeProv, clientProv)
+	}
 	if err != nil {
 		d.Close()
 		return nil, err
@@ -134,6 +149,17 @@ func NewDuroxide(ctx context.Context, opts DuroxideOptions) (*Duroxide, error) {
 		d.before = d.rtProv.RequestStats()
 	}
 	return d, nil
+}
+
+// gzipped puts both providers behind payload.Gzip; over memory they are
+// one provider, so one wrapper.
+func gzipped(runtimeProv, clientProv duroxide.Provider) (duroxide.Provider, duroxide.Provider, error) {
+	rp, err := payload.Wrap(runtimeProv, payload.Gzip())
+	if err != nil || clientProv == runtimeProv {
+		return rp, rp, err
+	}
+	cp, err := payload.Wrap(clientProv, payload.Gzip())
+	return rp, cp, err
 }
 
 // providers opens the runtime's and the client's provider.
@@ -366,7 +392,20 @@ func (d *Duroxide) makeInput() string {
 	case WorkloadLongHistory, WorkloadContinueAsNew:
 		return strconv.Itoa(d.opts.Steps)
 	}
+	if d.opts.HexPayload {
+		return strconv.Itoa(d.opts.FanOut) + ":" + hexPayload(d.opts.PayloadBytes)
+	}
 	return strconv.Itoa(d.opts.FanOut) + ":" + Payload(d.opts.PayloadBytes)
+}
+
+// hexPayload is n hex digits of a fixed pseudo-random sequence.
+func hexPayload(n int) string {
+	rng := rand.New(rand.NewPCG(1, 2))
+	b := make([]byte, (n+1)/2)
+	for i := range b {
+		b[i] = byte(rng.Uint32())
+	}
+	return hex.EncodeToString(b)[:n]
 }
 
 func (d *Duroxide) orchestration() string {
