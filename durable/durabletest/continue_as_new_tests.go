@@ -25,6 +25,7 @@ func continueAsNewTests() []sample {
 		{"continue_as_new_without_await", continueAsNewWithoutAwait},
 		{"continue_as_new_message_while_successor_hidden", continueAsNewMessageWhileSuccessorHidden},
 		{"continue_as_new_turn_dispatches_no_detached_start", continueAsNewTurnDispatchesNoDetachedStart},
+		{"continue_as_new_turn_dispatches_no_sub_orchestration", continueAsNewTurnDispatchesNoSubOrchestration},
 	}
 }
 
@@ -312,4 +313,31 @@ func continueAsNewTurnDispatchesNoDetachedStart(e *env) {
 	// Only the completing turn's start went out.
 	require.Equal(e.t, "got sent", e.completed("det-can-target"))
 	require.Equal(e.t, []uint64{1}, e.executions("det-can-target"))
+}
+
+// A sub-orchestration called (not awaited) in the turn that continues as
+// new is recorded and never started; the next execution calls the same
+// child id and gets its result. Had the first call been dispatched, the
+// child would exist with "lost" and the second start would collide with
+// it, failing the parent. Pins the same Rust behaviour as
+// continue_as_new_turn_dispatches_no_detached_start.
+func continueAsNewTurnDispatchesNoSubOrchestration(e *env) {
+	r := durable.NewRegistry()
+	orch(e.t, r, "CANChild", func(_ *durable.OrchestrationContext, in string) (string, error) { return "got " + in, nil })
+	orch(e.t, r, "CallThenCAN", func(ctx *durable.OrchestrationContext, in string) (string, error) {
+		opts := durable.SubOrchestrationOptions{InstanceID: "can-sub-child"}
+		if in == "first" {
+			durable.CallSubOrchestration[string](ctx, "CANChild", "lost", opts)
+			return "", durable.ContinueAsNew(ctx, "second")
+		}
+		return durable.CallSubOrchestration[string](ctx, "CANChild", "sent", opts).Await()
+	})
+	e.start(r, nil)
+	e.startOrch("can-sub", "CallThenCAN", "first")
+	require.Equal(e.t, "got sent", e.completed("can-sub"))
+	scheduled := func(in string) func(duroxide.SubOrchestrationScheduled) bool {
+		return func(k duroxide.SubOrchestrationScheduled) bool { return k.Input == in }
+	}
+	require.True(e.t, hasKind(e.execHistory("can-sub", 1), scheduled("lost")), "the continue-as-new turn records its call")
+	require.Equal(e.t, []uint64{1}, e.executions("can-sub-child"))
 }
