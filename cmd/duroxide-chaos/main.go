@@ -175,6 +175,10 @@ type config struct {
 	Keep        bool
 	// Codec runs driver and workers through payload.Wrap (gzip, AES-GCM).
 	Codec bool
+	// LargePayloads puts a claim-check last in that chain: "file"
+	// (payload/filestore in the run's directory), "blob"
+	// (payload/blobstore from DUROXIDE_BLOB_*), or "" (none).
+	LargePayloads string
 	// LogLevel is the workers' slog level: error by default, debug for
 	// the provider's message trail (trail.go) and the runtime's turns.
 	LogLevel slog.Level
@@ -216,6 +220,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.UintVar(&c.MaxAttempts, "max-attempts", 0, "the workers' MaxAttempts (0: 10 plus one per kill the run can make)")
 	fs.Int64Var(&c.Seed, "seed", 0, "random seed (0: time-based)")
 	fs.BoolVar(&c.Codec, "codec", false, "store every payload gzipped and AES-GCM encrypted (payload.Wrap, a key made for the run)")
+	fs.StringVar(&c.LargePayloads, "large-payloads", "", "keep payloads over 4 KiB out of the store: file (in the run's directory) or blob (DUROXIDE_BLOB_*; e.g. Azurite)")
 	fs.BoolVar(&c.Keep, "keep", false, "keep the working directory (worker logs)")
 	fs.TextVar(&c.LogLevel, "log-level", slog.LevelError, "the workers' log level (debug writes the provider's message trail)")
 	mix := fs.String("kinds", "", "comma-separated kinds to run (default: all but kitchensink and schedule; see the workload)")
@@ -244,6 +249,12 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 			}
 			c.Kinds = append(c.Kinds, k)
 		}
+	}
+	switch {
+	case c.LargePayloads != "" && c.LargePayloads != largeFile && c.LargePayloads != largeBlob:
+		return nil, fmt.Errorf("-large-payloads: %q is neither file nor blob", c.LargePayloads)
+	case c.LargePayloads == "" && slices.Contains(c.Kinds, bigPayloadKind):
+		return nil, errors.New("-kinds bigpayload needs -large-payloads file or blob: its payloads reach 3 MB, more than a Cosmos DB document holds")
 	}
 	if *plans != "" {
 		for _, p := range strings.Split(*plans, ",") {
