@@ -77,6 +77,11 @@ type driver struct {
 
 // run is the driver role: set up, run the chaos phase, drain, check.
 func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) (ok bool, err error) {
+	// The mix is this run's, and only for the run: a run in a test must
+	// not leave its -kinds to the next (whose re-executed workers have
+	// the default mix).
+	defer func(before []string) { mix = before }(mix)
+	mix = kinds
 	if cfg.Kinds != nil {
 		mix = cfg.Kinds
 	}

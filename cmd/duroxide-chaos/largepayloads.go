@@ -136,22 +136,24 @@ func workerLargeCodec() (payload.Codec, error) {
 	return newLargeCodec(mode, os.Getenv(envPayloadDir), 0, blob)
 }
 
-// checkOffloaded judges how execution e of id, and (once per instance,
-// with e 0) its KV values, are stored in the raw store: every payload
-// over the threshold must be a reference. The references are kept for
-// checkPayloadDeletes.
-func (d *driver) checkOffloaded(ctx context.Context, r *Report, id string, e uint64) []string {
-	var stored []string
-	if e == 0 {
-		kv, err := d.p.KVValues(ctx, id)
-		if err != nil {
-			return []string{fmt.Sprintf("%s: raw KV values: %v", id, err)}
-		}
-		for _, k := range sortedStrings(kv) {
-			stored = append(stored, kv[k])
-		}
-		return d.judgeStored(r, id, "KV", stored)
+// checkOffloadedKV judges how id's KV values are stored in the raw
+// store (see checkOffloaded).
+func (d *driver) checkOffloadedKV(ctx context.Context, r *Report, id string) []string {
+	kv, err := d.p.KVValues(ctx, id)
+	if err != nil {
+		return []string{fmt.Sprintf("%s: raw KV values: %v", id, err)}
 	}
+	stored := make([]string, 0, len(kv))
+	for _, k := range sortedStrings(kv) {
+		stored = append(stored, kv[k])
+	}
+	return d.judgeStored(r, id, "KV", stored)
+}
+
+// checkOffloaded judges how execution e of id is stored in the raw
+// store: every payload over the threshold must be a reference. The
+// references are kept for checkPayloadDeletes.
+func (d *driver) checkOffloaded(ctx context.Context, r *Report, id string, e uint64) []string {
 	raw, err := d.p.ReadHistoryWithExecutionID(ctx, id, e)
 	if err != nil {
 		return []string{fmt.Sprintf("%s#%d: raw history: %v", id, e, err)}

@@ -73,7 +73,7 @@ func (d *driver) check(ctx context.Context) (*Report, error) {
 		}
 		r.InstancesChecked++
 		if d.large != nil {
-			problems = append(problems, d.checkOffloaded(ctx, r, id, 0)...)
+			problems = append(problems, d.checkOffloadedKV(ctx, r, id)...)
 		}
 		histories := make([][]duroxide.Event, 0, len(execs))
 		for x, e := range execs {
