@@ -44,12 +44,27 @@ type Report struct {
 	// EncodedPayloads counts the stored payloads (inputs, results,
 	// outputs) found in their codec's envelope with -codec; PlainPayloads
 	// those stored without it, each a problem.
-	EncodedPayloads      int `json:"encoded_payloads,omitempty"`
-	PlainPayloads        int `json:"plain_payloads,omitempty"`
-	ActivityExecutions   int `json:"activity_executions"`
-	ActivityReexecutions int `json:"activity_reexecutions"`
-	OutboxLeft           int `json:"outbox_left"`
-	LocksLeft            int `json:"locks_left"`
+	EncodedPayloads int `json:"encoded_payloads,omitempty"`
+	PlainPayloads   int `json:"plain_payloads,omitempty"`
+	// With -large-payloads: OffloadedPayloads counts the stored payloads
+	// that are claim-check references; InlineLargePayloads those over the
+	// threshold stored inline, each a problem. PayloadDeletes counts the
+	// bigpayload instances deleted at the end; LeftoverPayloads their
+	// payloads (references or files) still there after it,
+	// MissingPayloads references of instances not deleted that no longer
+	// resolve; PayloadFiles the file store's files at the end. NoOffloads:
+	// bigpayload ran and nothing was offloaded.
+	OffloadedPayloads    int  `json:"offloaded_payloads,omitempty"`
+	InlineLargePayloads  int  `json:"inline_large_payloads,omitempty"`
+	PayloadDeletes       int  `json:"payload_deletes,omitempty"`
+	LeftoverPayloads     int  `json:"leftover_payloads,omitempty"`
+	MissingPayloads      int  `json:"missing_payloads,omitempty"`
+	PayloadFiles         int  `json:"payload_files,omitempty"`
+	NoOffloads           bool `json:"no_offloads,omitempty"`
+	ActivityExecutions   int  `json:"activity_executions"`
+	ActivityReexecutions int  `json:"activity_reexecutions"`
+	OutboxLeft           int  `json:"outbox_left"`
+	LocksLeft            int  `json:"locks_left"`
 	// ScheduleRuns are the runs of the schedule kind checked; the others
 	// count its runs missing for a due time, run for no due time, or
 	// started more than once.
@@ -248,9 +263,18 @@ func checkDeliveries(instance string, intents []intent, executions [][]duroxide.
 // String names the intent in problems.
 func (in intent) String() string {
 	if in.Queue {
-		return fmt.Sprintf("message %q on queue %q", in.Data, in.Name)
+		return fmt.Sprintf("message %q on queue %q", clip(in.Data), in.Name)
 	}
-	return fmt.Sprintf("event %q = %q", in.Name, in.Data)
+	return fmt.Sprintf("event %q = %q", in.Name, clip(in.Data))
+}
+
+// clip shortens a payload for a problem line: the bigpayload kind's
+// are megabytes.
+func clip(s string) string {
+	if len(s) <= 80 {
+		return s
+	}
+	return fmt.Sprintf("%s...(%d bytes, sha256 %s)", s[:40], len(s), shaHex(s)[:16])
 }
 
 // outcome is a top-level instance's final state as the driver read it.
@@ -272,7 +296,7 @@ func checkOutcome(o outcome, r *Report) (problem string) {
 		r.Completed++
 		if want := expectedOutput(o.Index); o.Output != want {
 			r.WrongOutput++
-			return fmt.Sprintf("%s: output %q, want %q", o.Instance, o.Output, want)
+			return fmt.Sprintf("%s: output %q, want %q", o.Instance, clip(o.Output), clip(want))
 		}
 		return ""
 	case "Failed":
@@ -356,6 +380,12 @@ func (r *Report) finish(elapsed time.Duration) {
 	add(r.ScheduleMissedRuns, "schedule due times without a run")
 	add(r.ScheduleExtraRuns, "schedule runs of no due time")
 	add(r.ScheduleDoubledRuns, "schedule runs started twice")
+	add(r.InlineLargePayloads, "large payloads stored inline")
+	add(r.LeftoverPayloads, "payloads left after deletes")
+	add(r.MissingPayloads, "referenced payloads missing")
+	if r.NoOffloads {
+		r.Violations = append(r.Violations, "no payload offloaded")
+	}
 	if ks := r.KitchenSink; ks != nil {
 		for _, cat := range sortedStrings(ks.Violations) {
 			add(ks.Violations[cat], "kitchensink "+cat)
@@ -401,6 +431,14 @@ func (r *Report) print(w io.Writer, asJSON bool) error {
 	if r.EncodedPayloads+r.PlainPayloads > 0 {
 		row("encoded_payloads", r.EncodedPayloads)
 		row("plain_payloads", r.PlainPayloads)
+	}
+	if r.OffloadedPayloads+r.InlineLargePayloads+r.PayloadDeletes > 0 {
+		row("offloaded_payloads", r.OffloadedPayloads)
+		row("inline_large_payloads", r.InlineLargePayloads)
+		row("payload_deletes", r.PayloadDeletes)
+		row("leftover_payloads", r.LeftoverPayloads)
+		row("missing_payloads", r.MissingPayloads)
+		row("payload_files", r.PayloadFiles)
 	}
 	row("activity_executions", r.ActivityExecutions)
 	row("activity_reexecutions", r.ActivityReexecutions)

@@ -14,13 +14,13 @@ import (
 // -codec: the soak's store behind payload codecs, and the check that the
 // raw store holds every payload encoded.
 
-// wrapWithCodec puts the driver's store behind gzip and AES-GCM under a
-// key made for this run, and returns the environment that gives the
-// workers the same codecs (payload.CodecsFromEnv).
-func (d *driver) wrapWithCodec() ([]string, error) {
+// runCodecs returns gzip and AES-GCM under a key made for this run, and
+// the environment that gives the workers the same codecs
+// (payload.CodecsFromEnv).
+func runCodecs() ([]payload.Codec, []string, error) {
 	secret := make([]byte, 32)
 	if _, err := crand.Read(secret); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	env := []string{payload.EnvCodec + "=gzip,aesgcm", payload.EnvCodecKeys + "=soak=" + base64.StdEncoding.EncodeToString(secret)}
 	codecs, err := payload.CodecsFromEnv(func(k string) string {
@@ -32,7 +32,34 @@ func (d *driver) wrapWithCodec() ([]string, error) {
 		return ""
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	return codecs, env, nil
+}
+
+// wrapWithCodecs puts the driver's store behind -codec's codecs, then
+// -large-payloads' claim-check (the order payload's doc gives:
+// compression, encryption, external storage), and returns the
+// environment that gives the workers the same chain.
+func (d *driver) wrapWithCodecs(ctx context.Context) ([]string, error) {
+	var codecs []payload.Codec
+	var env []string
+	if d.cfg.Codec {
+		c, e, err := runCodecs()
+		if err != nil {
+			return nil, err
+		}
+		codecs, env = c, e
+	}
+	if d.cfg.LargePayloads != "" {
+		large, e, err := d.setUpLargePayloads(ctx)
+		if err != nil {
+			return nil, err
+		}
+		codecs, env = append(codecs, large), append(env, e...)
+	}
+	if len(codecs) == 0 {
+		return nil, nil
 	}
 	w, err := payload.Wrap(d.p, codecs...)
 	if err != nil {

@@ -66,10 +66,22 @@ type driver struct {
 	ks map[int]*ksLife
 	// schedules is each schedule kind's start, by index (schedules.go).
 	schedules map[int]time.Time
+	// large is -large-payloads' claim-check, largeCheck the same without
+	// a cache, payloadDir the file store's directory ("" with blobs), and
+	// refs the references the raw store holds, by instance
+	// (largepayloads.go).
+	large, largeCheck largeCodec
+	payloadDir        string
+	refs              map[string]map[string]bool
 }
 
 // run is the driver role: set up, run the chaos phase, drain, check.
 func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) (ok bool, err error) {
+	// The mix is this run's, and only for the run: a run in a test must
+	// not leave its -kinds to the next (whose re-executed workers have
+	// the default mix).
+	defer func(before []string) { mix = before }(mix)
+	mix = kinds
 	if cfg.Kinds != nil {
 		mix = cfg.Kinds
 	}
@@ -161,12 +173,10 @@ func (d *driver) setUp(ctx context.Context) (err error) {
 		return fmt.Errorf("bootstrapping the container: %w", err)
 	}
 	d.store, d.admin = d.p, d.p
-	var codecEnv []string
-	if d.cfg.Codec {
-		if codecEnv, err = d.wrapWithCodec(); err != nil {
-			d.tearDown()
-			return err
-		}
+	codecEnv, err := d.wrapWithCodecs(ctx)
+	if err != nil {
+		d.tearDown()
+		return err
 	}
 	d.client = durable.NewClient(d.store)
 	command := d.cfg.workerCommand
@@ -313,13 +323,22 @@ func (d *driver) send(ctx context.Context, i int, in intent) error {
 	d.mu.Lock()
 	d.intents[inst] = append(d.intents[inst], in)
 	d.mu.Unlock()
-	key := durable.EventOptions{IdempotencyKey: in.Name + "/" + in.Data}
+	key := durable.EventOptions{IdempotencyKey: idempotencyKey(in)}
 	return d.call(ctx, func() error {
 		if in.Queue {
 			return d.client.EnqueueEvent(ctx, inst, in.Name, in.Data, key)
 		}
 		return d.client.RaiseEvent(ctx, inst, in.Name, in.Data, key)
 	})
+}
+
+// idempotencyKey is in's key: its name and payload, or for a payload
+// longer than a key may be (the bigpayload kind's) the payload's SHA-256.
+func idempotencyKey(in intent) string {
+	if len(in.Data) > 64 {
+		return in.Name + "/sha256:" + shaHex(in.Data)
+	}
+	return in.Name + "/" + in.Data
 }
 
 // startSender starts the goroutine that sends instance i what its kind
@@ -330,7 +349,7 @@ func (d *driver) send(ctx context.Context, i int, in intent) error {
 // before all of them arrived.
 func (d *driver) startSender(ctx context.Context, i int) {
 	kind := kindOf(i)
-	if kind != "event" && messageCount(i) == 0 {
+	if kind != "event" && kind != bigPayloadKind && messageCount(i) == 0 {
 		return
 	}
 	d.mu.Lock()
@@ -339,6 +358,13 @@ func (d *driver) startSender(ctx context.Context, i int) {
 	d.senders.Add(1)
 	go func() {
 		defer d.senders.Done()
+		if kind == bigPayloadKind {
+			// Its end is continue-as-new, not a queue's end marker.
+			if d.awaitWaiting(ctx, i) {
+				_ = d.send(ctx, i, intent{Name: eventName, Data: bigEventPayload(i)})
+			}
+			return
+		}
 		if kind == "event" {
 			if !d.awaitWaiting(ctx, i) || d.send(ctx, i, intent{Name: eventName, Data: eventPayload(i)}) != nil {
 				return

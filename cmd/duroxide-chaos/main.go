@@ -34,6 +34,20 @@
 // instance a schedule of five one-second fires; the checker counts one
 // run per due time, none other, none started twice (schedules.go).
 //
+// The bigpayload kind (-kinds bigpayload, not in the default mix; it
+// needs -large-payloads) passes payloads of 8 KiB to 3 MB, some over a
+// Cosmos DB document's 2 MB, through activity results and inputs, a
+// child's input, KV, a raised event, a continue-as-new input and the
+// output (bigpayload.go). -large-payloads file|blob puts a claim-check
+// last in the driver's and the workers' codec chain (payload/filestore in
+// the run's directory, or payload/blobstore from DUROXIDE_BLOB_*) with a
+// 4 KiB threshold; the checker counts the references the raw store holds
+// (offloaded_payloads), reports every payload over the threshold stored
+// inline (inline_large_payloads), deletes every other bigpayload
+// instance and reports any of its payloads still there
+// (leftover_payloads) and any other instance's reference that no longer
+// reads back (missing_payloads) (largepayloads.go).
+//
 // The kitchen sink (-kinds kitchensink, not in the default mix) composes
 // all of it: each instance runs a random program drawn from the seed and
 // its index (activities, timers, events, queue messages, KV, sessions,
@@ -92,9 +106,11 @@
 //	-clock-skew      spread of the workers' clocks, [-this, +this] (default 0)
 //	-max-attempts    the workers' durable.Options.MaxAttempts (default: 10 plus one per kill the run can make)
 //	-seed            random seed (default: time-based)
+//	-codec           store every payload gzipped and AES-GCM encrypted (a key made for the run)
+//	-large-payloads  file or blob: payloads over 4 KiB out of the store (after -codec's codecs)
 //	-keep            keep the working directory (worker logs)
 //	-log-level       the workers' log level (default error; debug writes the provider's message trail)
-//	-kinds           run only these kinds, comma-separated (default: all but kitchensink and schedule), to aim a run at one path
+//	-kinds           run only these kinds, comma-separated (default: all but kitchensink, schedule and bigpayload), to aim a run at one path
 package main
 
 import (
@@ -175,6 +191,10 @@ type config struct {
 	Keep        bool
 	// Codec runs driver and workers through payload.Wrap (gzip, AES-GCM).
 	Codec bool
+	// LargePayloads puts a claim-check last in that chain: "file"
+	// (payload/filestore in the run's directory), "blob"
+	// (payload/blobstore from DUROXIDE_BLOB_*), or "" (none).
+	LargePayloads string
 	// LogLevel is the workers' slog level: error by default, debug for
 	// the provider's message trail (trail.go) and the runtime's turns.
 	LogLevel slog.Level
@@ -216,9 +236,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.UintVar(&c.MaxAttempts, "max-attempts", 0, "the workers' MaxAttempts (0: 10 plus one per kill the run can make)")
 	fs.Int64Var(&c.Seed, "seed", 0, "random seed (0: time-based)")
 	fs.BoolVar(&c.Codec, "codec", false, "store every payload gzipped and AES-GCM encrypted (payload.Wrap, a key made for the run)")
+	fs.StringVar(&c.LargePayloads, "large-payloads", "", "keep payloads over 4 KiB out of the store: file (in the run's directory) or blob (DUROXIDE_BLOB_*; e.g. Azurite)")
 	fs.BoolVar(&c.Keep, "keep", false, "keep the working directory (worker logs)")
 	fs.TextVar(&c.LogLevel, "log-level", slog.LevelError, "the workers' log level (debug writes the provider's message trail)")
-	mix := fs.String("kinds", "", "comma-separated kinds to run (default: all but kitchensink and schedule; see the workload)")
+	mix := fs.String("kinds", "", "comma-separated kinds to run (default: all but kitchensink, schedule and bigpayload; see the workload)")
 	plans := fs.String("plans", "", "comma-separated kitchen-sink operator plans to draw from (default: all)")
 	worker := fs.Bool("worker", false, "run as a worker (started by the driver)")
 	id := fs.String("id", "", "worker id (with -worker)")
@@ -244,6 +265,12 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 			}
 			c.Kinds = append(c.Kinds, k)
 		}
+	}
+	switch {
+	case c.LargePayloads != "" && c.LargePayloads != largeFile && c.LargePayloads != largeBlob:
+		return nil, fmt.Errorf("-large-payloads: %q is neither file nor blob", c.LargePayloads)
+	case c.LargePayloads == "" && slices.Contains(c.Kinds, bigPayloadKind):
+		return nil, errors.New("-kinds bigpayload needs -large-payloads file or blob: its payloads reach 3 MB, more than a Cosmos DB document holds")
 	}
 	if *plans != "" {
 		for _, p := range strings.Split(*plans, ",") {

@@ -119,12 +119,17 @@ func TestParseFlags(t *testing.T) {
 	require.Equal(t, 60*time.Second, c.MaxClockSkew)
 	require.Equal(t, uint(10+120), c.MaxAttempts, "one attempt more per kill the ten minutes can make")
 	require.Equal(t, ksPlans, c.plans(), "every plan unless aimed")
+	c, err = parseFlags([]string{"-kinds", "bigpayload", "-large-payloads", "blob"}, &bytes.Buffer{})
+	require.NoError(t, err)
+	require.Equal(t, largeBlob, c.LargePayloads)
+	require.NotContains(t, kinds, bigPayloadKind, "bigpayload runs only when named")
 	c, err = parseFlags([]string{"-kinds", "kitchensink", "-plans", "rewind,reuse"}, &bytes.Buffer{})
 	require.NoError(t, err)
 	require.Equal(t, []string{planRewind, planReuse}, c.plans())
 	for _, bad := range [][]string{
 		{"-kinds", "nosuchkind"}, {"-plans", "nosuchplan"},
 		{"-processes", "0"}, {"-orchestrations", "0"}, {"-worker"}, {"-id", "w1"},
+		{"-large-payloads", "disk"}, {"-kinds", "bigpayload"},
 		{"-timeout", "0s"}, {"-kill-interval", "-1s"}, {"-clock-skew", "-1s"}, {"extra"},
 	} {
 		_, err := parseFlags(bad, &bytes.Buffer{})

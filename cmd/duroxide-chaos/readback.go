@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/duroxide-go/cdb/durable"
@@ -71,6 +72,9 @@ func (d *driver) check(ctx context.Context) (*Report, error) {
 			return nil, fmt.Errorf("executions of %s: %w", id, err)
 		}
 		r.InstancesChecked++
+		if d.large != nil {
+			problems = append(problems, d.checkOffloadedKV(ctx, r, id)...)
+		}
 		histories := make([][]duroxide.Event, 0, len(execs))
 		for x, e := range execs {
 			events, err := d.admin.ReadHistoryWithExecutionID(ctx, id, e)
@@ -80,6 +84,9 @@ func (d *driver) check(ctx context.Context) (*Report, error) {
 			histories = append(histories, events)
 			if d.cfg.Codec {
 				problems = append(problems, d.checkEncoded(ctx, r, id, e)...)
+			}
+			if d.large != nil {
+				problems = append(problems, d.checkOffloaded(ctx, r, id, e)...)
 			}
 			c := checkExecution(id, e, events)
 			r.ExecutionsChecked++
@@ -113,6 +120,15 @@ func (d *driver) check(ctx context.Context) (*Report, error) {
 		return nil, err
 	}
 	problems = append(problems, found...)
+	// Last of the read-backs: it deletes instances.
+	if found, err = d.checkPayloadDeletes(ctx, r); err != nil {
+		return nil, err
+	}
+	problems = append(problems, found...)
+	if d.large != nil && slices.Contains(mix, bigPayloadKind) && r.OffloadedPayloads == 0 {
+		r.NoOffloads = true
+		problems = append(problems, "bigpayload ran with -large-payloads, yet the store holds no reference")
+	}
 	if len(d.ks) > 0 {
 		found, err := d.checkKitchenSink(ctx, r, ksOutcomes, ksHistories)
 		if err != nil {

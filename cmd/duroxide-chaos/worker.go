@@ -107,6 +107,14 @@ func runWorker(ctx context.Context, id string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// And -large-payloads' claim-check, last, as the driver's chain has it.
+	large, err := workerLargeCodec()
+	if err != nil {
+		return err
+	}
+	if large != nil {
+		codecs = append(codecs, large)
+	}
 	var store duroxide.Provider = p
 	if len(codecs) > 0 {
 		if store, err = payload.Wrap(p, codecs...); err != nil {

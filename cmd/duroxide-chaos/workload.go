@@ -37,9 +37,10 @@ import (
 //   - large: a fan-out wider than one transactional batch (a large turn).
 var kinds = []string{"fanout", "timer", "sub", "event", "can", "kv", "session", "slow", "inbox", "canloop", "large"}
 
-// allKinds are the kinds -kinds accepts: the default mix and the kitchen
-// sink (kitchensink.go), which runs only when named.
-var allKinds = append(append([]string{}, kinds...), kitchenSink, scheduleKind)
+// allKinds are the kinds -kinds accepts: the default mix and those that
+// run only when named: the kitchen sink (kitchensink.go), the schedule
+// kind (schedules.go) and bigpayload (bigpayload.go, with -large-payloads).
+var allKinds = append(append([]string{}, kinds...), kitchenSink, scheduleKind, bigPayloadKind)
 
 // Orchestration and activity names registered by every worker.
 const (
@@ -152,6 +153,8 @@ func expectedOutput(i int) string {
 		return "large=" + strconv.Itoa(i*largeWidth*(largeWidth+1)/2)
 	case scheduleKind:
 		return "schedule:" + firedPayload
+	case bigPayloadKind:
+		return bigExpected(i)
 	}
 	return "?"
 }
@@ -163,6 +166,9 @@ type orchInput struct {
 	// Round and Acc carry continue-as-new state.
 	Round int `json:"round,omitempty"`
 	Acc   int `json:"acc,omitempty"`
+	// Blob and Sums carry the bigpayload kind's continue-as-new state.
+	Blob string `json:"blob,omitempty"`
+	Sums string `json:"sums,omitempty"`
 }
 
 // mulInput is the input of actMul.
@@ -227,6 +233,7 @@ func newRegistry(log *activityLog, dir string) (*durable.Registry, error) {
 			return in, log.record(ctx)
 		}),
 	}
+	errs = append(errs, registerBigPayload(reg, log)...)
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
@@ -319,6 +326,8 @@ func chaosOrchestration(ctx *durable.OrchestrationContext, in orchInput) (string
 		return "inbox:" + strings.Join(got, ","), nil
 	case "canloop":
 		return canLoop(ctx, in)
+	case bigPayloadKind:
+		return bigPayload(ctx, in)
 	case "large":
 		futs := make([]*durable.Future[int], 0, largeWidth)
 		for j := 1; j <= largeWidth; j++ {
