@@ -108,6 +108,7 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) (ok bool, e
 	d.ensureWorkers()
 	d.waitAll(runCtx, nil)
 	d.senders.Wait() // done once all completed; at worst runCtx ended
+	d.waitOutboxDrained(runCtx)
 	d.workers.stopAll(15 * time.Second)
 	if ctx.Err() != nil {
 		d.logf("interrupted; workers stopped")

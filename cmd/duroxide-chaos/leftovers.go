@@ -72,6 +72,52 @@ func (d *driver) countLeftovers(ctx context.Context, r *Report) error {
 	}
 }
 
+// waitOutboxDrained waits, while the workers still run, until the store
+// holds no outbox intent, for at most the time the workers' maintenance
+// takes to deliver one a killed worker left: its partition's lease must
+// pass to a live worker, whose sweep takes intents once they are old
+// enough on its own clock. An instance can complete in that time (the
+// intent delivered, its deletion not), and stopping the workers then
+// would count as left an intent the store was about to clean; one that
+// outlives the bound is counted (outbox_left).
+func (d *driver) waitOutboxDrained(ctx context.Context) {
+	ct, err := d.srv.Client().NewContainer(cdb.DefaultDatabase, cdb.DefaultContainer)
+	if err != nil {
+		return
+	}
+	bound := workerLeaseDuration + 2*workerMaintenanceInterval + workerOutboxMinAge + 2*d.cfg.MaxClockSkew + 2*time.Second
+	deadline := time.Now().Add(bound)
+	for {
+		n, err := countOutbox(ctx, ct)
+		if err == nil && n == 0 || time.Now().After(deadline) {
+			return
+		}
+		if err == nil {
+			d.logf("%d outbox intents pending; waiting for the workers' maintenance", n)
+		}
+		if sleepCtx(ctx, time.Second) {
+			return
+		}
+	}
+}
+
+// countOutbox counts the outbox intents in the store (by listing them:
+// the gateway refuses a cross-partition aggregate from this SDK).
+func countOutbox(ctx context.Context, ct *azcosmos.ContainerClient) (int, error) {
+	q := "SELECT c.id FROM c WHERE c.type = @outbox"
+	pager := ct.NewQueryItemsPager(q, azcosmos.NewPartitionKey(), &azcosmos.QueryOptions{
+		QueryParameters: []azcosmos.QueryParameter{{Name: "@outbox", Value: "outbox_intent"}}})
+	n := 0
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			return 0, err
+		}
+		n += len(page.Items)
+	}
+	return n, nil
+}
+
 // dumpLeftovers writes every queue document left, whole, and the instance
 // documents they belong to, to leftovers.json in the run's directory: a
 // message nobody took is explained by its fields (visibility, lock, a

@@ -43,6 +43,10 @@ const (
 	orchLockTimeout     = 5 * time.Second
 	workerLockTimeout   = 2 * time.Second
 	sessionLockTimeout  = 4 * time.Second
+	// The maintenance sweep delivers the outbox intents a killed worker
+	// left, once they are workerOutboxMinAge old.
+	workerMaintenanceInterval = 2 * time.Second
+	workerOutboxMinAge        = time.Second
 )
 
 // activityLogPath is the file worker id appends its activity executions to.
@@ -88,7 +92,7 @@ func runWorker(ctx context.Context, id string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts := &cdb.Options{Leases: leases, Logger: logger, MaintenanceInterval: 2 * time.Second, OutboxMinAge: time.Second, MaxClockSkew: margin}
+	opts := &cdb.Options{Leases: leases, Logger: logger, MaintenanceInterval: workerMaintenanceInterval, OutboxMinAge: workerOutboxMinAge, MaxClockSkew: margin}
 	newCtx := ctx
 	if skew != 0 {
 		// The provider's clock is the one every lock, lease, visibility
