@@ -21,7 +21,7 @@ import (
 // while the other half's all read back.
 func TestChaosBigPayloadRun(t *testing.T) {
 	if testing.Short() {
-		t.Skip("skipped with -short: it starts worker processes and runs for tens of seconds")
+		t.Skip("skipped with -short, which asks for quick tests: this one starts worker processes and runs for tens of seconds; `go test ./...` (the README command) and .ci/run run it")
 	}
 	exe, err := os.Executable()
 	require.NoError(t, err)

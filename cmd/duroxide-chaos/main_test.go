@@ -77,7 +77,7 @@ func TestChaosShortRun(t *testing.T) {
 // has exactly one run, started once, and no run is of another time.
 func TestChaosScheduleRun(t *testing.T) {
 	if testing.Short() {
-		t.Skip("skipped with -short: it starts worker processes and runs for tens of seconds")
+		t.Skip("skipped with -short, which asks for quick tests: this one starts worker processes and runs for tens of seconds; `go test ./...` (the README command) and .ci/run run it")
 	}
 	exe, err := os.Executable()
 	require.NoError(t, err)

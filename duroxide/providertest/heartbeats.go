@@ -30,7 +30,7 @@ func recorder(t *testing.T, p duroxide.Provider) duroxide.HeartbeatRecorder {
 	t.Helper()
 	r, ok := p.(duroxide.HeartbeatRecorder)
 	if !ok {
-		t.Skip("not applicable: this provider does not implement the optional duroxide.HeartbeatRecorder, so heartbeat details stay with the attempt")
+		t.Skip("not applicable in Go: this provider does not implement the optional duroxide.HeartbeatRecorder, so heartbeat details stay with the attempt")
 	}
 	return r
 }
