@@ -269,17 +269,7 @@ func (h *handler) confirm(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) act(w http.ResponseWriter, r *http.Request) {
-	if h.opts.ReadOnly {
-		h.fail(w, errReadOnly)
-		return
-	}
-	r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
-	if err := r.ParseForm(); err != nil {
-		h.fail(w, badRequest("unreadable form"))
-		return
-	}
-	if !h.csrf.valid(r) {
-		h.fail(w, errCSRF)
+	if !h.acceptPost(w, r) {
 		return
 	}
 	a, ok := ops.ParseAction(r.PathValue("action"))
