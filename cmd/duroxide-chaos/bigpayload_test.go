@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
@@ -20,27 +17,13 @@ import (
 // reference in the store, and the deleted half leaves no payload behind
 // while the other half's all read back.
 func TestChaosBigPayloadRun(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipped with -short, which asks for quick tests: this one starts worker processes and runs for tens of seconds; `go test ./...` (the README command) and .ci/run run it")
-	}
-	exe, err := os.Executable()
-	require.NoError(t, err)
 	// Two instances, the first with a 2.9 MB payload and a 1.9 MB event;
 	// no -codec: under -race, with it, four instances killed every 3 s
 	// had not finished in 4 minutes (1 done at 154 s; gzip and AES-GCM
 	// of megabytes are slow under the race detector). The soak runs of
 	// docs/reliability.md have -codec.
-	cfg, err := parseFlags([]string{"-processes", "2", "-orchestrations", "2", "-json", "-kinds", bigPayloadKind,
-		"-large-payloads", "file", "-ramp", "1s", "-duration", "2m", "-timeout", "4m", "-kill-interval", "5s", "-clock-skew", "2s"}, os.Stderr)
-	require.NoError(t, err)
-	cfg.workerCommand = []string{exe}
-	var out, progress bytes.Buffer
-	ok, err := run(t.Context(), cfg, &out, &progress)
-	t.Log(progress.String())
-	require.NoError(t, err)
-	var rep Report
-	require.NoError(t, json.Unmarshal(out.Bytes(), &rep), out.String())
-	require.True(t, ok, "violations: %v", rep.Violations)
+	rep := runChaos(t, "-processes", "2", "-orchestrations", "2", "-json", "-kinds", bigPayloadKind,
+		"-large-payloads", "file", "-ramp", "1s", "-duration", "2m", "-timeout", "4m", "-kill-interval", "5s", "-clock-skew", "2s")
 	require.Equal(t, 2, rep.Completed)
 	require.Equal(t, 2, rep.IntendedDeliveries, "one large event each")
 	// Per instance, twelve payloads over 4 KiB: the first execution's activity result and the SHA

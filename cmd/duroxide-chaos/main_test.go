@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"strings"
@@ -30,23 +29,9 @@ func TestMain(m *testing.M) {
 // twenty instances started over a few seconds, workers killed and every
 // fault kind injected meanwhile; the report must be clean.
 func TestChaosShortRun(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipped with -short, which asks for quick tests: this one starts worker processes and runs for tens of seconds; `go test ./...` (the README command) and .ci/run run it")
-	}
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	cfg, err := parseFlags([]string{"-processes", "2", "-orchestrations", "20", "-json",
+	rep := runChaos(t, "-processes", "2", "-orchestrations", "20", "-json",
 		"-ramp", "6s", "-duration", "3m", "-timeout", "5m",
-		"-kill-interval", "2s", "-clock-skew", "5s"}, os.Stderr)
-	require.NoError(t, err)
-	cfg.workerCommand = []string{exe}
-	var out, progress bytes.Buffer
-	ok, err := run(t.Context(), cfg, &out, &progress)
-	t.Log(progress.String())
-	require.NoError(t, err)
-	var rep Report
-	require.NoError(t, json.Unmarshal(out.Bytes(), &rep), out.String())
-	require.True(t, ok, "violations: %v", rep.Violations)
+		"-kill-interval", "2s", "-clock-skew", "5s")
 	require.True(t, rep.OK)
 	require.Equal(t, 20, rep.Expected)
 	require.Equal(t, 20, rep.Completed)
@@ -76,22 +61,8 @@ func TestChaosShortRun(t *testing.T) {
 // two workers whose clocks are apart: every due time of every schedule
 // has exactly one run, started once, and no run is of another time.
 func TestChaosScheduleRun(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipped with -short, which asks for quick tests: this one starts worker processes and runs for tens of seconds; `go test ./...` (the README command) and .ci/run run it")
-	}
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	cfg, err := parseFlags([]string{"-processes", "2", "-orchestrations", "4", "-json", "-kinds", "schedule",
-		"-ramp", "4s", "-duration", "2m", "-timeout", "4m", "-kill-interval", "2s", "-clock-skew", "2s"}, os.Stderr)
-	require.NoError(t, err)
-	cfg.workerCommand = []string{exe}
-	var out, progress bytes.Buffer
-	ok, err := run(t.Context(), cfg, &out, &progress)
-	t.Log(progress.String())
-	require.NoError(t, err)
-	var rep Report
-	require.NoError(t, json.Unmarshal(out.Bytes(), &rep), out.String())
-	require.True(t, ok, "violations: %v", rep.Violations)
+	rep := runChaos(t, "-processes", "2", "-orchestrations", "4", "-json", "-kinds", "schedule",
+		"-ramp", "4s", "-duration", "2m", "-timeout", "4m", "-kill-interval", "2s", "-clock-skew", "2s")
 	require.Equal(t, 4, rep.Completed)
 	require.Equal(t, 4*scheduleFires, rep.ScheduleRuns)
 	require.Zero(t, rep.ScheduleMissedRuns+rep.ScheduleExtraRuns+rep.ScheduleDoubledRuns)
