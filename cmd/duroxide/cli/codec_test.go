@@ -22,22 +22,11 @@ func TestShowDecodesThroughTheConfiguredCodec(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	secret := bytes.Repeat([]byte{7}, 32)
-	aes, err := payload.AESGCM(payload.Key{ID: "k1", Secret: secret})
-	must(t, err)
-	store := memprovider.New()
-	p, err := payload.Wrap(store, payload.Gzip(), aes)
-	must(t, err)
 	reg := durable.NewRegistry()
 	must(t, reg.AddOrchestration("Hello", func(_ *durable.OrchestrationContext, in string) (string, error) {
 		return "hello " + in, nil
 	}))
-	rt, err := durable.Start(ctx, p, reg, nil)
-	must(t, err)
-	c := durable.NewClient(p)
-	must(t, c.StartOrchestration(ctx, "greet-1", "Hello", "classified"))
-	_, err = c.WaitForOrchestration(ctx, "greet-1", durable.WaitOptions{Timeout: 30 * time.Second})
-	must(t, err)
-	must(t, rt.Shutdown(ctx))
+	store := completeThroughCodec(ctx, t, secret, reg, "Hello")
 
 	run := func(codec, keys string, args ...string) (int, string) {
 		t.Setenv(payload.EnvCodec, codec)
@@ -92,11 +81,6 @@ func TestReplayDecodesThroughTheConfiguredCodec(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	secret := bytes.Repeat([]byte{9}, 32)
-	aes, err := payload.AESGCM(payload.Key{ID: "k1", Secret: secret})
-	must(t, err)
-	store := memprovider.New()
-	p, err := payload.Wrap(store, payload.Gzip(), aes)
-	must(t, err)
 	reg := durable.NewRegistry()
 	must(t, reg.AddOrchestration("Greet", func(ctx *durable.OrchestrationContext, in string) (string, error) {
 		return durable.CallActivity[string](ctx, "Upper", in).Await()
@@ -104,13 +88,7 @@ func TestReplayDecodesThroughTheConfiguredCodec(t *testing.T) {
 	must(t, durable.RegisterActivity(reg, "Upper", func(_ durable.ActivityContext, in string) (string, error) {
 		return strings.ToUpper(in), nil
 	}))
-	rt, err := durable.Start(ctx, p, reg, nil)
-	must(t, err)
-	c := durable.NewClient(p)
-	must(t, c.StartOrchestration(ctx, "greet-1", "Greet", "classified"))
-	_, err = c.WaitForOrchestration(ctx, "greet-1", durable.WaitOptions{Timeout: 30 * time.Second})
-	must(t, err)
-	must(t, rt.Shutdown(ctx))
+	store := completeThroughCodec(ctx, t, secret, reg, "Greet")
 
 	replay := func(keys string) (int, string) {
 		t.Setenv(payload.EnvCodec, "gzip,aesgcm")
@@ -124,4 +102,26 @@ func TestReplayDecodesThroughTheConfiguredCodec(t *testing.T) {
 	if code, out := replay("k0=" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{1}, 32))); code == cli.ExitOK || !strings.Contains(out, "not configured") || strings.Contains(out, "classified") {
 		t.Errorf("replay with another key: exit %d, want a failure naming the missing key:\n%s", code, out)
 	}
+}
+
+// completeThroughCodec runs instance greet-1 of orchestration, input
+// "classified", to completion on a runtime over payload.Wrap (gzip, then
+// AES-GCM under key k1 with secret), and returns the store beneath the
+// codecs: what the CLI opens holds only envelopes, so a test of the
+// CLI's decoding cannot pass by reading plain payloads.
+func completeThroughCodec(ctx context.Context, t *testing.T, secret []byte, reg *durable.Registry, orchestration string) *memprovider.Provider {
+	t.Helper()
+	aes, err := payload.AESGCM(payload.Key{ID: "k1", Secret: secret})
+	must(t, err)
+	store := memprovider.New()
+	p, err := payload.Wrap(store, payload.Gzip(), aes)
+	must(t, err)
+	rt, err := durable.Start(ctx, p, reg, nil)
+	must(t, err)
+	c := durable.NewClient(p)
+	must(t, c.StartOrchestration(ctx, "greet-1", orchestration, "classified"))
+	_, err = c.WaitForOrchestration(ctx, "greet-1", durable.WaitOptions{Timeout: 30 * time.Second})
+	must(t, err)
+	must(t, rt.Shutdown(ctx))
+	return store
 }
