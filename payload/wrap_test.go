@@ -95,25 +95,17 @@ func TestWrapDeletesExternalPayloadsOnPruneAndDelete(t *testing.T) {
 // was stored before the codec, or under a key rotated out since.
 func TestHandedBackMessageKeepsItsStoredForm(t *testing.T) {
 	ctx := context.Background()
-	store := memprovider.New()
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	must(store.EnqueueForOrchestrator(ctx, duroxide.StartOrchestrationItem{Instance: "i", Orchestration: "O", Input: `"in"`, ExecutionID: 1}, 0))
-	must(store.EnqueueForOrchestrator(ctx, duroxide.ExternalRaisedItem{Instance: "i", Name: "e", Data: `"legacy"`}, 0))
-	p, err := payload.Wrap(store, aes(t, key("k1", 1)))
-	must(err)
+	store, p := encodedStore(t)
+	must(t, store.EnqueueForOrchestrator(ctx, duroxide.StartOrchestrationItem{Instance: "i", Orchestration: "O", Input: `"in"`, ExecutionID: 1}, 0))
+	must(t, store.EnqueueForOrchestrator(ctx, duroxide.ExternalRaisedItem{Instance: "i", Name: "e", Data: `"legacy"`}, 0))
 	item, err := p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
-	must(err)
+	must(t, err)
 	if item == nil || len(item.Messages) != 2 {
 		t.Fatalf("fetched %+v", item)
 	}
 	running, v := duroxide.StatusRunning, "1.0.0"
 	name := "O"
-	must(p.AckOrchestrationItem(ctx, item.LockToken, duroxide.OrchestrationCommit{
+	must(t, p.AckOrchestrationItem(ctx, item.LockToken, duroxide.OrchestrationCommit{
 		ExecutionID: 1,
 		HistoryDelta: []duroxide.Event{{EventID: 1, InstanceID: "i", ExecutionID: 1, DuroxideVersion: "0.1.29",
 			Kind: duroxide.OrchestrationStarted{Name: "O", Version: v, Input: `"in"`}}},
@@ -121,7 +113,7 @@ func TestHandedBackMessageKeepsItsStoredForm(t *testing.T) {
 		Metadata:          duroxide.ExecutionMetadata{Status: &running, OrchestrationName: &name, OrchestrationVersion: &v},
 	}))
 	raw, err := store.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
-	must(err)
+	must(t, err)
 	if raw == nil || len(raw.Messages) != 1 {
 		t.Fatalf("after the hand-back: %+v", raw)
 	}
@@ -163,23 +155,15 @@ func TestUndecodableActivityIsGivenBack(t *testing.T) {
 // does.
 func TestHeartbeatDetailsAreEncoded(t *testing.T) {
 	ctx := context.Background()
-	store := memprovider.New()
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	must(store.EnqueueForWorker(ctx, duroxide.ActivityExecuteItem{Instance: "i", ExecutionID: 1, ID: 2, Name: "A", Input: `"in"`}))
-	p, err := payload.Wrap(store, aes(t, key("k1", 1)))
-	must(err)
+	store, p := encodedStore(t)
+	must(t, store.EnqueueForWorker(ctx, duroxide.ActivityExecuteItem{Instance: "i", ExecutionID: 1, ID: 2, Name: "A", Input: `"in"`}))
 	rec, ok := p.(duroxide.HeartbeatRecorder)
 	if !ok {
 		t.Fatal("the wrapper of a HeartbeatRecorder must be one")
 	}
 	must2 := func(w *duroxide.LockedWorkItem, err error) *duroxide.LockedWorkItem {
 		t.Helper()
-		must(err)
+		must(t, err)
 		if w == nil {
 			t.Fatal("no work item")
 		}
@@ -189,18 +173,18 @@ func TestHeartbeatDetailsAreEncoded(t *testing.T) {
 	if err := rec.RenewWorkItemLockWithDetails(ctx, "not-fetched-here", time.Minute, `{"page":1}`); !errors.Is(err, duroxide.ErrLockLost) || duroxide.IsRetryable(err) {
 		t.Fatalf("renewal of a lock not fetched through the wrapper: %v, want a permanent ErrLockLost", err)
 	}
-	must(rec.RenewWorkItemLockWithDetails(ctx, w.LockToken, time.Minute, `{"page":1}`))
+	must(t, rec.RenewWorkItemLockWithDetails(ctx, w.LockToken, time.Minute, `{"page":1}`))
 	raw, err := store.ActivityHeartbeats(ctx, "i")
-	must(err)
+	must(t, err)
 	if len(raw) != 1 || !payload.IsEncoded(raw[0].Details) {
 		t.Fatalf("stored heartbeats %+v: want the details encoded", raw)
 	}
 	plain, err := p.(duroxide.HeartbeatReader).ActivityHeartbeats(ctx, "i")
-	must(err)
+	must(t, err)
 	if len(plain) != 1 || plain[0].Details != `{"page":1}` || plain[0].Name != "A" {
 		t.Fatalf("heartbeats through the wrapper %+v", plain)
 	}
-	must(p.AbandonWorkItem(ctx, w.LockToken, 0, false))
+	must(t, p.AbandonWorkItem(ctx, w.LockToken, 0, false))
 	if err := rec.RenewWorkItemLockWithDetails(ctx, w.LockToken, time.Minute, `{"page":2}`); !errors.Is(err, duroxide.ErrLockLost) {
 		t.Fatalf("renewal after the abandon: %v, want ErrLockLost", err)
 	}
@@ -208,11 +192,11 @@ func TestHeartbeatDetailsAreEncoded(t *testing.T) {
 	if again.Heartbeat == nil || again.Heartbeat.Details != `{"page":1}` {
 		t.Fatalf("refetched heartbeat %+v, want the details decoded", again.Heartbeat)
 	}
-	must(p.AbandonWorkItem(ctx, again.LockToken, 0, false))
+	must(t, p.AbandonWorkItem(ctx, again.LockToken, 0, false))
 
 	// Under another key only, the details do not decode.
 	other, err := payload.Wrap(store, aes(t, key("k2", 2)))
-	must(err)
+	must(t, err)
 	if w, err := other.FetchWorkItem(ctx, time.Minute, 0, nil, duroxide.TagFilter{}); w != nil || !errors.Is(err, payload.ErrUnknownKey) {
 		t.Fatalf("fetch with undecodable details: %+v, %v; want nil and ErrUnknownKey", w, err)
 	}
@@ -225,15 +209,7 @@ func TestHeartbeatDetailsAreEncoded(t *testing.T) {
 // is decoded like the snapshot: a rewind replays against it.
 func TestKVBaselineIsDecoded(t *testing.T) {
 	ctx := context.Background()
-	store := memprovider.New()
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	p, err := payload.Wrap(store, aes(t, key("k1", 1)))
-	must(err)
+	store, p := encodedStore(t)
 	name, v := "O", "1.0.0"
 	ev := func(exec, id uint64, k duroxide.EventKind) duroxide.Event {
 		return duroxide.Event{EventID: id, InstanceID: "i", ExecutionID: exec, DuroxideVersion: "0.1.29", Kind: k}
@@ -241,26 +217,26 @@ func TestKVBaselineIsDecoded(t *testing.T) {
 	turn := func(exec uint64, status string, events ...duroxide.Event) {
 		t.Helper()
 		item, err := p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
-		must(err)
+		must(t, err)
 		if item == nil {
 			t.Fatal("nothing fetched")
 		}
-		must(p.AckOrchestrationItem(ctx, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: exec, HistoryDelta: events,
+		must(t, p.AckOrchestrationItem(ctx, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: exec, HistoryDelta: events,
 			Metadata: duroxide.ExecutionMetadata{Status: &status, OrchestrationName: &name, OrchestrationVersion: &v}}))
 	}
 	started := func(exec uint64) duroxide.Event {
 		return ev(exec, 1, duroxide.OrchestrationStarted{Name: name, Version: v, Input: `"in"`})
 	}
-	must(store.EnqueueForOrchestrator(ctx, duroxide.StartOrchestrationItem{Instance: "i", Orchestration: name, Input: `"in"`, Version: &v, ExecutionID: 1}, 0))
+	must(t, store.EnqueueForOrchestrator(ctx, duroxide.StartOrchestrationItem{Instance: "i", Orchestration: name, Input: `"in"`, Version: &v, ExecutionID: 1}, 0))
 	turn(1, duroxide.StatusContinuedAsNew, started(1), ev(1, 2, duroxide.KeyValueSet{Key: "k", Value: `"v1"`}),
 		ev(1, 3, duroxide.OrchestrationContinuedAsNew{Input: `"in"`}))
-	must(store.EnqueueForOrchestrator(ctx, duroxide.ContinueAsNewItem{Instance: "i", Orchestration: name, Input: `"in"`, Version: &v,
+	must(t, store.EnqueueForOrchestrator(ctx, duroxide.ContinueAsNewItem{Instance: "i", Orchestration: name, Input: `"in"`, Version: &v,
 		CarryForwardEvents: []duroxide.CarryForwardEvent{}}, 0))
 	turn(2, duroxide.StatusFailed, started(2), ev(2, 2, duroxide.KeyValueSet{Key: "k", Value: `"v2"`}),
 		ev(2, 3, duroxide.OrchestrationFailed{Details: duroxide.ApplicationError{Kind: duroxide.AppErrorKind{Type: duroxide.AppOrchestrationFailed}, Message: "boom"}}))
-	must(store.EnqueueForOrchestrator(ctx, duroxide.RewindInstanceItem{Instance: "i", ExecutionID: 2}, 0))
+	must(t, store.EnqueueForOrchestrator(ctx, duroxide.RewindInstanceItem{Instance: "i", ExecutionID: 2}, 0))
 	item, err := p.FetchOrchestrationItem(ctx, time.Minute, 0, nil)
-	must(err)
+	must(t, err)
 	if item == nil || item.HistoryError != nil {
 		t.Fatalf("fetched %+v", item)
 	}
@@ -269,5 +245,25 @@ func TestKVBaselineIsDecoded(t *testing.T) {
 	}
 	if got := item.KVSnapshot["k"].Value; got != `"v2"` {
 		t.Fatalf("snapshot k = %q, want the decoded value the failure left", got)
+	}
+}
+
+// encodedStore returns a memory store and payload.Wrap over it, encoding
+// under AES-GCM key k1: a test writes the store directly for what was
+// stored before (or without) the codec, and reads it for what the
+// wrapper stored.
+func encodedStore(t *testing.T) (*memprovider.Provider, duroxide.Provider) {
+	t.Helper()
+	store := memprovider.New()
+	p, err := payload.Wrap(store, aes(t, key("k1", 1)))
+	must(t, err)
+	return store, p
+}
+
+// must fails t at once on an error a step cannot go on without.
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }
