@@ -404,10 +404,11 @@ func (rt *Runtime) ack(t *turn) {
 	item := t.item
 	oc := duroxide.OrchestrationCommit{ExecutionID: t.executionID, HistoryDelta: t.delta,
 		WorkerItems: t.worker, OrchestratorItems: t.orchestratorItems(), Metadata: t.metadata, CancelledActivities: t.cancelled, Suspend: t.suspend, RestoreKV: t.restoreKV}
-	err := rt.ackWithRetry(t, oc)
+	handed, err := rt.ackHandingOff(t, oc)
 	if err == nil {
 		rt.tel.committed(item.LockToken, &oc)
-		rt.afterCommit(t)
+		rt.afterCommit(t, len(handed))
+		rt.runHandedOff(handed)
 		return
 	}
 	switch {
@@ -450,12 +451,30 @@ func (rt *Runtime) ackWithRetry(t *turn, oc duroxide.OrchestrationCommit) error 
 	})
 }
 
+// ackHandingOff is ackWithRetry for a turn's own commit, which may hand
+// its activities to this runtime's workers (dispatch_handoff.go).
+func (rt *Runtime) ackHandingOff(t *turn, oc duroxide.OrchestrationCommit) ([]*duroxide.LockedWorkItem, error) {
+	h, want, ok := rt.workLocal(oc)
+	if !ok {
+		return nil, rt.ackWithRetry(t, oc)
+	}
+	token := t.item.LockToken
+	var handed []*duroxide.LockedWorkItem
+	err := retryTransient(rt.ctx, t.lease.ackDeadline(), func() error {
+		var err error
+		handed, err = h.AckOrchestrationItemAndLock(rt.tel.context(token, rt.ctx), token, oc, want)
+		return err
+	})
+	return handed, err
+}
+
 // afterCommit wakes the local dispatchers for the work the commit
-// enqueued, timers at their fire time, and forgets finished instances.
-func (rt *Runtime) afterCommit(t *turn) {
+// enqueued but for the handed activities its ack locked for this
+// runtime, timers at their fire time, and forgets finished instances.
+func (rt *Runtime) afterCommit(t *turn, handed int) {
 	instance := t.instance
 	rt.observeHistorySize(t)
-	if len(t.worker) > 0 {
+	if len(t.worker) > handed {
 		rt.selfWake(duroxide.WorkerQueue, instance)
 	}
 	now := rt.now()
