@@ -70,8 +70,16 @@ func (rt *Runtime) orchestrationLoop(workerID string) {
 		settled = nil
 		w := rt.orchWake.join() // before the fetch, so no wake-up is missed
 		since := rt.turns.mark()
-		target := rt.nextTarget(next)
+		target, deferred := rt.nextTarget(next)
 		next = ""
+		if deferred {
+			// The ready instances wait for acks in flight, whose end
+			// wakes a loop: sleep rather than discover them one
+			// completion at a time.
+			rt.idleWait(w.sleep(), rt.opts.MinPollInterval)
+			w.leave()
+			continue
+		}
 		fetched := time.Now()
 		item, err := rt.fetchOrchestration(target)
 		if err == nil && item == nil && (target == "" || !rt.turns.pending()) {
@@ -122,17 +130,22 @@ func (rt *Runtime) orchestrationLoop(workerID string) {
 // nextTarget returns the instance to fetch by name (again, if not "",
 // else a ready one), or "" for discovery: when the provider cannot fetch
 // by name, nothing is ready, or no loop has run discovery for
-// MinPollInterval.
-func (rt *Runtime) nextTarget(again string) string {
+// MinPollInterval. deferred (with "") says the only ready instances have
+// activity acks of this runtime in flight (localTurns.acking): their
+// completions will run in one turn when the last ack ends.
+func (rt *Runtime) nextTarget(again string) (target string, deferred bool) {
 	if _, ok := rt.p.(duroxide.InstanceFetcher); !ok {
-		return ""
+		return "", false
 	}
 	if again != "" {
-		return again
+		if !rt.turns.acks(again) {
+			return again, false
+		}
+		rt.turns.note(again) // taken when its acks end
 	}
 	now := time.Now().UnixNano()
 	if last := rt.discovered.Load(); now-last >= int64(rt.opts.MinPollInterval) && rt.discovered.CompareAndSwap(last, now) {
-		return ""
+		return "", false
 	}
 	return rt.turns.take()
 }

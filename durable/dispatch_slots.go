@@ -78,7 +78,7 @@ func fetchAhead(opt, n int) int {
 	return opt
 }
 
-// handOff resolves WorkerHandOff: twice the worker loops by default (0;
+// handOff resolves WorkerHandOff: four times the worker loops by default (0;
 // docs/performance.md measured 1, 2, 4 and 8 times: more cut requests
 // further and lengthened the tail), none for NoSlots or any negative,
 // and none without worker slots.
@@ -87,7 +87,7 @@ func handOff(opt, loops, slots int) int {
 		return 0
 	}
 	if opt == 0 {
-		return 2 * loops
+		return 4 * loops
 	}
 	return opt
 }

@@ -270,6 +270,12 @@ func (rt *Runtime) completion(w *activityWork, r activityResult) duroxide.WorkIt
 // was transient (it outlasted the lock), so that transient faults never
 // poison an activity.
 func (rt *Runtime) ackActivity(w *activityWork, lease *lockLease, completion duroxide.WorkItem) {
+	rt.turns.ackBegin(w.item.Instance)
+	defer func() {
+		if rt.turns.ackEnd(w.item.Instance) {
+			rt.orchWake.fireOne()
+		}
+	}()
 	deadline := lease.ackDeadline()
 	sizeRefused := false // the failure replacing a refused completion is small: one replacement
 	for {

@@ -58,11 +58,13 @@ type Options struct {
 	// WorkerHandOff is how many activities this runtime's turns may take
 	// for its own workers as they commit, on a provider that can write
 	// them locked (duroxide.WorkHandOff; the Cosmos DB provider does, in
-	// the turn's batch): such an activity costs no fetch. Default 0: as
-	// twice the worker loops (WorkerConcurrency plus WorkerFetchAhead);
+	// the turn's batch): such an activity costs no fetch. Default 0: four
+	// times the worker loops (WorkerConcurrency plus WorkerFetchAhead);
 	// NoSlots: none, every activity is fetched. Like an activity fetched
 	// ahead, one handed off is locked to this runtime, its lock renewed,
-	// until a slot runs it; other runtimes cannot take it meanwhile.
+	// until a slot runs it; other runtimes cannot take it meanwhile, and
+	// it runs before older activities in the store's queue, so a larger
+	// value saves requests and lengthens the tail (docs/performance.md).
 	WorkerHandOff int
 	// OrchestratorLockTimeout is the instance lock per fetch (default 5 s).
 	OrchestratorLockTimeout time.Duration
