@@ -103,7 +103,8 @@ func (plan *turnPlan) handedItems(p *Provider) []*duroxide.LockedWorkItem {
 			doc.ETag = string(etag)
 			p.workLocks.put(token, &workLock{instance: doc.InstanceID, itemID: doc.ID, token: token, etag: etag, lockedUntil: h.until, doc: doc})
 		}
-		out = append(out, &duroxide.LockedWorkItem{Item: h.item, LockToken: token, AttemptCount: 1, TraceParent: h.doc.TraceParent})
+		out = append(out, &duroxide.LockedWorkItem{Item: h.item, LockToken: token, AttemptCount: 1, TraceParent: h.doc.TraceParent,
+			EnqueuedAt: time.UnixMilli(h.doc.EnqueuedAt)})
 	}
 	return out
 }

@@ -9,7 +9,7 @@ import (
 // Handing a turn's activities to this runtime's workers
 // (duroxide.WorkHandOff). A turn that schedules activities asks its ack
 // to write up to Options.WorkerHandOff of them locked for this runtime,
-// less those handed off earlier that have not run yet; each one handed
+// less those handed off earlier that have not finished; each one handed
 // back runs as if a worker loop had fetched it: its lock renewed while it
 // waits for a worker slot, then run and acked. Only the activities the
 // provider locked skip the queue; the rest are fetched as before, by this
@@ -30,7 +30,8 @@ func (rt *Runtime) workLocal(oc duroxide.OrchestrationCommit) (duroxide.WorkHand
 
 // runHandedOff runs the activities a turn's ack locked for this runtime,
 // each on a goroutine of its own that waits for a worker slot (the loops
-// fetching meanwhile wait for slots too, so slots still bound what runs).
+// fetching meanwhile wait for slots too, so slots still bound what runs,
+// the item enqueued first served first: runSlots).
 func (rt *Runtime) runHandedOff(items []*duroxide.LockedWorkItem) {
 	for i, it := range items {
 		rt.handedOff.Add(1)

@@ -83,7 +83,7 @@ func runHandOffFanOut(t *testing.T, n int, opts durable.Options) (*handOffCounte
 func TestATurnHandsItsActivitiesToItsWorkers(t *testing.T) {
 	t.Run("default", func(t *testing.T) {
 		p, most := runHandOffFanOut(t, 6, durable.Options{WorkerConcurrency: 2})
-		require.Equal(t, int64(6), p.handed.Load(), "2 slots and 2 loops fetching ahead: room for 16")
+		require.Equal(t, int64(6), p.handed.Load(), "room for 64")
 		require.Zero(t, p.fetched.Load(), "no activity fetched")
 		require.LessOrEqual(t, most, int64(2), "the slots bound the handed activities")
 	})

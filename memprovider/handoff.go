@@ -27,7 +27,7 @@ func handOff(m *workMessage, instance string, commit duroxide.OrchestrationCommi
 	}
 	m.lockToken, m.lockedUntil = newToken(), now.Add(want.LockTimeout)
 	m.attempts = 1
-	return &duroxide.LockedWorkItem{Item: m.item, LockToken: m.lockToken, AttemptCount: 1}
+	return &duroxide.LockedWorkItem{Item: m.item, LockToken: m.lockToken, AttemptCount: 1, EnqueuedAt: m.enqueuedAt}
 }
 
 func cancelledBy(c duroxide.OrchestrationCommit, a duroxide.ActivityExecuteItem) bool {

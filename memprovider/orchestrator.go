@@ -411,7 +411,7 @@ func (p *Provider) ackTurn(ctx context.Context, lockToken string, commit duroxid
 	// Worker items: insert, then delete cancelled activities, so an
 	// activity in both lists ends up absent.
 	for _, w := range commit.WorkerItems {
-		m := &workMessage{seq: p.nextSeq(), item: w.(duroxide.ActivityExecuteItem), visibleAt: now}
+		m := &workMessage{seq: p.nextSeq(), item: w.(duroxide.ActivityExecuteItem), visibleAt: now, enqueuedAt: now}
 		if h := handOff(m, instance, commit, want, len(handed), now); h != nil {
 			handed = append(handed, h)
 		}
