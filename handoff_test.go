@@ -11,6 +11,39 @@ import (
 	"github.com/duroxide-go/cdb/duroxide"
 )
 
+// A turn that hands off its activities costs what a plain turn costs (its
+// one commit batch), and each handed activity costs one request, its ack:
+// no query and no lock patch.
+func TestAHandedOffActivityCostsOnlyItsAck(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, cdb.Options{}, withoutLag())
+	ctx := t.Context()
+	const inst = "handoff-cost"
+	require.NoError(t, h.p.EnqueueForOrchestrator(ctx, hStart(inst), 0))
+	item := mustFetchOrch(t, h.p, inst)
+	var workers []duroxide.WorkItem
+	for id := uint64(2); id <= 6; id++ {
+		workers = append(workers, duroxide.ActivityExecuteItem{Instance: inst, ExecutionID: 1, ID: id, Name: "A", Input: "x"})
+	}
+	before := h.p.RequestStats()
+	locked, err := h.p.AckOrchestrationItemAndLock(ctx, item.LockToken, duroxide.OrchestrationCommit{ExecutionID: 1,
+		HistoryDelta: []duroxide.Event{hStarted(inst, "HOrch")}, Metadata: hRunning("HOrch"), WorkerItems: workers},
+		duroxide.LocalWork{Max: 5, LockTimeout: hLock})
+	require.NoError(t, err)
+	require.Len(t, locked, 5)
+	turn := providerCost(before, h.p.RequestStats())
+	require.Equal(t, int64(1), turn.Requests, "the turn's one batch (%s)", turn.ops())
+	before = h.p.RequestStats()
+	for _, l := range locked {
+		a := l.Item.(duroxide.ActivityExecuteItem)
+		require.NoError(t, h.p.AckWorkItem(ctx, l.LockToken, duroxide.ActivityCompletedItem{Instance: inst, ExecutionID: 1, ID: a.ID, Result: "r"}))
+	}
+	acks := providerCost(before, h.p.RequestStats())
+	require.Equal(t, int64(5), acks.Requests, "one batch per activity (%s)", acks.ops())
+	require.Equal(t, int64(5), acks.ByOp[cdb.OpBatch])
+	require.Len(t, mustFetchOrch(t, h.p, inst).Messages, 5, "five completions delivered")
+}
+
 // A turn's batch that handed activities off (duroxide.WorkHandOff) and
 // was applied while its answer was lost: the retried ack learns from the
 // instance that the turn committed, and must still return the handed
