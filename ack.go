@@ -19,17 +19,24 @@ import (
 
 // AckOrchestrationItem implements duroxide.Provider.
 func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit) error {
+	_, err := p.ackTurn(ctx, lockToken, commit, nil)
+	return err
+}
+
+// ackTurn commits a turn; with want, some of its activities are written
+// locked for the caller's workers (handoff.go) and returned.
+func (p *Provider) ackTurn(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit, want *handOffWant) ([]*duroxide.LockedWorkItem, error) {
 	const op = "ack_orchestration_item"
 	if err := validateCommit(op, commit); err != nil {
-		return err
+		return nil, err
 	}
 	lk, unlock, err := p.holdOrchLock(ctx, op, lockToken, true)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer unlock()
 	if err := validateCommitOwner(op, lk.instance, commit); err != nil {
-		return err
+		return nil, err
 	}
 	if lk.ambiguous {
 		// An earlier attempt failed with an unknown outcome: it may have
@@ -37,19 +44,19 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 		// by someone else), so ask the instance before writing anything.
 		done, _, rerr := p.recheckLock(ctx, op, lk, true)
 		if rerr != nil {
-			return rerr
+			return nil, rerr
 		}
 		if done {
-			plan, _ := p.planTurn(op, lk, commit, traceParent(ctx))
+			plan, _ := p.planFitting(op, lk, commit, traceParent(ctx), want)
 			return p.finishAck(ctx, lk, plan, commit, true)
 		}
 	}
-	plan, err := p.planTurn(op, lk, commit, traceParent(ctx))
+	plan, err := p.planFitting(op, lk, commit, traceParent(ctx), want)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for attempt := 0; ; attempt++ {
-		err = p.commitTurn(ctx, plan)
+		plan.result, err = p.commitTurn(ctx, plan)
 		if err == nil {
 			break
 		}
@@ -61,7 +68,7 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 			// or the lock is gone.
 			done, retry, rerr := p.recheckLock(ctx, op, lk, lk.ambiguous)
 			if rerr != nil {
-				return rerr
+				return nil, rerr
 			}
 			if done {
 				return p.finishAck(ctx, lk, plan, commit, true)
@@ -69,8 +76,8 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 			if retry {
 				// Re-plan from the document as it is now: the turn's
 				// replace must not write back what changed meanwhile.
-				if plan, err = p.planTurn(op, lk, commit, traceParent(ctx)); err != nil {
-					return err
+				if plan, err = p.planFitting(op, lk, commit, traceParent(ctx), want); err != nil {
+					return nil, err
 				}
 				continue
 			}
@@ -84,12 +91,12 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 			}
 		}
 		if consumedElsewhere(plan, err) {
-			return p.dropStaleTurn(ctx, op, lk)
+			return nil, p.dropStaleTurn(ctx, op, lk)
 		}
 		if !errors.As(err, &be) && duroxide.IsRetryable(p.ackError(op, plan, err)) {
 			lk.ambiguous = true // the batch may or may not have committed
 		}
-		return p.ackError(op, plan, err)
+		return nil, p.ackError(op, plan, err)
 	}
 	p.rememberTurn(plan, commit) // turncache.go
 	return p.finishAck(ctx, lk, plan, commit, false)
@@ -98,10 +105,11 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 // finishAck ends a committed turn: the lock is released in this process,
 // the turn's outbox intents and foreign cancellations are delivered
 // (intents are idempotent) and the enqueue subscribers hear of the
-// messages commit wrote (notify.go). earlier says an earlier attempt
+// messages commit wrote (notify.go) but for the activities it handed to
+// the caller, which it returns locked. earlier says an earlier attempt
 // committed the turn: then a large turn's roll-forward may not have run
 // yet.
-func (p *Provider) finishAck(ctx context.Context, lk *orchLock, plan *turnPlan, commit duroxide.OrchestrationCommit, earlier bool) error {
+func (p *Provider) finishAck(ctx context.Context, lk *orchLock, plan *turnPlan, commit duroxide.OrchestrationCommit, earlier bool) ([]*duroxide.LockedWorkItem, error) {
 	if earlier {
 		if doc, _, rerr := p.readInstance(ctx, lk.instance); rerr == nil && doc != nil && doc.PendingTurn != nil {
 			if ferr := p.rollForward(ctx, lk.instance, doc.PendingTurn); ferr != nil {
@@ -117,8 +125,9 @@ func (p *Provider) finishAck(ctx context.Context, lk *orchLock, plan *turnPlan, 
 		p.deliverIntents(ctx, lk.instance, plan.intents)
 		p.cancelElsewhere(ctx, plan.foreignCancels)
 	}
-	p.notifyCommit(commit)
-	return nil
+	handed := plan.handedItems(p)
+	p.notifyCommit(plan.unhanded(commit))
+	return handed, nil
 }
 
 // consumedElsewhere reports whether a turn's batch was refused because a
@@ -185,20 +194,25 @@ func (p *Provider) ackError(op string, plan *turnPlan, err error) error {
 }
 
 // commitTurn writes the plan. A turn that fits one batch (the normal case)
-// is one request.
-func (p *Provider) commitTurn(ctx context.Context, plan *turnPlan) error {
+// is one request, whose result it returns (nil for a large turn).
+func (p *Provider) commitTurn(ctx context.Context, plan *turnPlan) (*cosmos.BatchResult, error) {
+	b := plan.batch()
+	if !b.Fits() {
+		plan.large = true
+		return nil, p.commitLargeTurn(ctx, plan)
+	}
+	p.addMarkerCleanup(b, plan)
+	return p.st.ExecuteTolerant(ctx, b, false)
+}
+
+// batch is the plan as one batch, which may not fit.
+func (plan *turnPlan) batch() *cosmos.Batch {
 	b := cosmos.NewBatch(plan.instance)
 	b.Add(plan.commit)
 	for _, o := range plan.ops {
 		b.Add(o)
 	}
-	if !b.Fits() {
-		plan.large = true
-		return p.commitLargeTurn(ctx, plan)
-	}
-	p.addMarkerCleanup(b, plan)
-	_, err := p.st.ExecuteTolerant(ctx, b, false)
-	return err
+	return b
 }
 
 // addMarkerCleanup removes the instance's expired markers in the turn's

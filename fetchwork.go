@@ -192,5 +192,5 @@ func (p *Provider) lockedWorkItem(ctx context.Context, c candidate, token string
 	doc.ETag = string(newEtag)
 	p.workLocks.put(token, &workLock{instance: c.instance, itemID: id, token: token, etag: newEtag, lockedUntil: until, doc: doc})
 	return &duroxide.LockedWorkItem{Item: wi, LockToken: token, AttemptCount: doc.AttemptCount, TraceParent: doc.TraceParent,
-		Heartbeat: lockedHeartbeat(&doc)}, nil
+		Heartbeat: lockedHeartbeat(&doc), EnqueuedAt: time.UnixMilli(doc.EnqueuedAt)}, nil
 }

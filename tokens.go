@@ -28,7 +28,11 @@ func newOrchToken(instance string) string {
 }
 
 func newWorkToken(instance, itemID string) string {
-	return "w." + b64.EncodeToString([]byte(instance)) + "." + b64.EncodeToString([]byte(itemID)) + "." + uuid.NewString()
+	return workToken(instance, itemID, uuid.New())
+}
+
+func workToken(instance, itemID string, id uuid.UUID) string {
+	return "w." + b64.EncodeToString([]byte(instance)) + "." + b64.EncodeToString([]byte(itemID)) + "." + id.String()
 }
 
 func errInvalidToken(op string) error {

@@ -92,11 +92,16 @@ type turnPlan struct {
 	foreignCancels []duroxide.ScheduledActivityIdentifier
 	staleMarkers   []string // expired orch_received markers (addMarkerCleanup)
 	large          bool     // committed as a large turn (large.go), not one batch
+	// want: the caller's workers take some activities locked (handoff.go);
+	// handed are those the plan writes locked, result the batch's answer.
+	want   *handOffWant
+	handed []handedWork
+	result *cosmos.BatchResult
 }
 
-func (p *Provider) planTurn(op string, lk *orchLock, c duroxide.OrchestrationCommit, tp string) (*turnPlan, error) {
+func (p *Provider) planTurn(op string, lk *orchLock, c duroxide.OrchestrationCommit, tp string, want *handOffWant) (*turnPlan, error) {
 	now := p.now()
-	plan := &turnPlan{instance: lk.instance, token: lk.token, lock: lk, staleMarkers: lk.staleMarkers}
+	plan := &turnPlan{instance: lk.instance, token: lk.token, lock: lk, staleMarkers: lk.staleMarkers, want: want}
 	doc := p.nextInstanceDoc(lk, c, now)
 	archived := doc.trimExecutions()
 	docJSON := mustJSON(doc)
@@ -181,6 +186,7 @@ func (p *Provider) planActivities(op string, plan *turnPlan, lk *orchLock, c dur
 			plan.intents = append(plan.intents, p.intent(lk, c.ExecutionID, len(plan.intents), d, now))
 			continue
 		}
+		plan.handOff(d, a, now)
 		if err := plan.add(op, docWorkerQueue, cosmos.BatchOp{Kind: cosmos.BatchCreate, ID: id, Doc: mustJSON(d)}); err != nil {
 			return err
 		}

@@ -70,8 +70,16 @@ func (rt *Runtime) orchestrationLoop(workerID string) {
 		settled = nil
 		w := rt.orchWake.join() // before the fetch, so no wake-up is missed
 		since := rt.turns.mark()
-		target := rt.nextTarget(next)
+		target, deferred := rt.nextTarget(next)
 		next = ""
+		if deferred {
+			// The ready instances wait for acks in flight, whose end
+			// wakes a loop: sleep rather than discover them one
+			// completion at a time.
+			rt.idleWait(w.sleep(), rt.opts.MinPollInterval)
+			w.leave()
+			continue
+		}
 		fetched := time.Now()
 		item, err := rt.fetchOrchestration(target)
 		if err == nil && item == nil && (target == "" || !rt.turns.pending()) {
@@ -122,17 +130,22 @@ func (rt *Runtime) orchestrationLoop(workerID string) {
 // nextTarget returns the instance to fetch by name (again, if not "",
 // else a ready one), or "" for discovery: when the provider cannot fetch
 // by name, nothing is ready, or no loop has run discovery for
-// MinPollInterval.
-func (rt *Runtime) nextTarget(again string) string {
+// MinPollInterval. deferred (with "") says the only ready instances have
+// activity acks of this runtime in flight (localTurns.acking): their
+// completions will run in one turn when the last ack ends.
+func (rt *Runtime) nextTarget(again string) (target string, deferred bool) {
 	if _, ok := rt.p.(duroxide.InstanceFetcher); !ok {
-		return ""
+		return "", false
 	}
 	if again != "" {
-		return again
+		if !rt.turns.acks(again) {
+			return again, false
+		}
+		rt.turns.note(again) // taken when its acks end
 	}
 	now := time.Now().UnixNano()
 	if last := rt.discovered.Load(); now-last >= int64(rt.opts.MinPollInterval) && rt.discovered.CompareAndSwap(last, now) {
-		return ""
+		return "", false
 	}
 	return rt.turns.take()
 }
@@ -404,10 +417,11 @@ func (rt *Runtime) ack(t *turn) {
 	item := t.item
 	oc := duroxide.OrchestrationCommit{ExecutionID: t.executionID, HistoryDelta: t.delta,
 		WorkerItems: t.worker, OrchestratorItems: t.orchestratorItems(), Metadata: t.metadata, CancelledActivities: t.cancelled, Suspend: t.suspend, RestoreKV: t.restoreKV}
-	err := rt.ackWithRetry(t, oc)
+	handed, err := rt.ackHandingOff(t, oc)
 	if err == nil {
 		rt.tel.committed(item.LockToken, &oc)
-		rt.afterCommit(t)
+		rt.afterCommit(t, len(handed))
+		rt.runHandedOff(handed)
 		return
 	}
 	switch {
@@ -450,12 +464,30 @@ func (rt *Runtime) ackWithRetry(t *turn, oc duroxide.OrchestrationCommit) error 
 	})
 }
 
+// ackHandingOff is ackWithRetry for a turn's own commit, which may hand
+// its activities to this runtime's workers (dispatch_handoff.go).
+func (rt *Runtime) ackHandingOff(t *turn, oc duroxide.OrchestrationCommit) ([]*duroxide.LockedWorkItem, error) {
+	h, want, ok := rt.workLocal(oc)
+	if !ok {
+		return nil, rt.ackWithRetry(t, oc)
+	}
+	token := t.item.LockToken
+	var handed []*duroxide.LockedWorkItem
+	err := retryTransient(rt.ctx, t.lease.ackDeadline(), func() error {
+		var err error
+		handed, err = h.AckOrchestrationItemAndLock(rt.tel.context(token, rt.ctx), token, oc, want)
+		return err
+	})
+	return handed, err
+}
+
 // afterCommit wakes the local dispatchers for the work the commit
-// enqueued, timers at their fire time, and forgets finished instances.
-func (rt *Runtime) afterCommit(t *turn) {
+// enqueued but for the handed activities its ack locked for this
+// runtime, timers at their fire time, and forgets finished instances.
+func (rt *Runtime) afterCommit(t *turn, handed int) {
 	instance := t.instance
 	rt.observeHistorySize(t)
-	if len(t.worker) > 0 {
+	if len(t.worker) > handed {
 		rt.selfWake(duroxide.WorkerQueue, instance)
 	}
 	now := rt.now()

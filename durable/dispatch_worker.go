@@ -93,7 +93,7 @@ func (rt *Runtime) processNextWorkItem(workerID, sessionOwner string, carried *d
 	defer rt.settleSession(reserved, item.SessionID)()
 	defer rt.tel.startActivity(rt.ctx, locked, item)()
 	w := &activityWork{item: item, token: locked.LockToken, attempt: locked.AttemptCount, workerID: workerID, fetched: fetched, carry: true,
-		previous: locked.Heartbeat}
+		previous: locked.Heartbeat, enqueued: locked.EnqueuedAt}
 	if w.attempt > rt.opts.MaxAttempts {
 		rt.poisonActivity(w)
 		return true, false, w.next, nil
@@ -126,6 +126,8 @@ type activityWork struct {
 	previous *duroxide.Heartbeat
 	// heartbeat is this attempt's (nil until it runs).
 	heartbeat *heartbeatState
+	// enqueued orders its wait for a slot (runSlots).
+	enqueued time.Time
 }
 
 // poisonActivity fails an activity that exceeded MaxAttempts.
@@ -167,7 +169,7 @@ func (rt *Runtime) runActivity(w *activityWork, fn ActivityFunc) {
 	w.heartbeat = newHeartbeatState(w.previous)
 	lease := rt.startLease(queueWorker, w.token, w.fetched, w.heartbeat)
 	defer lease.stop()
-	slot := rt.workSlots.acquire(lease.lost, rt.fetchCtx.Done())
+	slot := rt.workSlots.acquireFor(w.enqueued, lease.lost, rt.fetchCtx.Done())
 	if slot == nil {
 		// Fetched ahead, it never ran: its lock was lost while it waited,
 		// or the runtime is stopping (given back, the attempt not counted).
@@ -270,6 +272,12 @@ func (rt *Runtime) completion(w *activityWork, r activityResult) duroxide.WorkIt
 // was transient (it outlasted the lock), so that transient faults never
 // poison an activity.
 func (rt *Runtime) ackActivity(w *activityWork, lease *lockLease, completion duroxide.WorkItem) {
+	rt.turns.ackBegin(w.item.Instance)
+	defer func() {
+		if rt.turns.ackEnd(w.item.Instance) {
+			rt.orchWake.fireOne()
+		}
+	}()
 	deadline := lease.ackDeadline()
 	sizeRefused := false // the failure replacing a refused completion is small: one replacement
 	for {

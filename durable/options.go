@@ -55,6 +55,18 @@ type Options struct {
 	// for a session before a fetch that may claim one, so the loops
 	// together hold at most MaxSessionsPerRuntime sessions.
 	WorkerFetchAhead int
+	// WorkerHandOff is how many activities this runtime's turns may take
+	// for its own workers as they commit, on a provider that can write
+	// them locked (duroxide.WorkHandOff; the Cosmos DB provider does, in
+	// the turn's batch): such an activity costs no fetch. Default 0: 64;
+	// NoSlots: none, every activity is fetched. Like an activity fetched
+	// ahead, one handed off is locked to this runtime, its lock renewed
+	// (a request per WorkerLockTimeout less WorkerLockRenewalBuffer),
+	// until a slot runs it, and other runtimes cannot take it meanwhile:
+	// where activities are long and runtimes many, a smaller value leaves
+	// more of them to whichever runtime is free. Waiting activities run
+	// in the order they were enqueued, handed off or fetched.
+	WorkerHandOff int
 	// OrchestratorLockTimeout is the instance lock per fetch (default 5 s).
 	OrchestratorLockTimeout time.Duration
 	// OrchestratorLockRenewalBuffer is how long before expiry a lock is
@@ -234,6 +246,7 @@ func (o *Options) withDefaults() Options {
 	r.WorkerConcurrency = slots(r.WorkerConcurrency)
 	r.OrchestrationFetchAhead = fetchAhead(r.OrchestrationFetchAhead, r.OrchestrationConcurrency)
 	r.WorkerFetchAhead = fetchAhead(r.WorkerFetchAhead, r.WorkerConcurrency)
+	r.WorkerHandOff = handOff(r.WorkerHandOff, r.WorkerConcurrency)
 	if r.MaxAttempts == 0 {
 		r.MaxAttempts = defaultMaxAttempts
 	}

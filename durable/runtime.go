@@ -57,7 +57,10 @@ type Runtime struct {
 	// orchSlots and workSlots bound the turns and activities running
 	// code; the loops beyond them fetch ahead (dispatch_slots.go).
 	orchSlots, workSlots *runSlots
-	unregister           func() // cancels the enqueue subscription (wake.go)
+	// handedOff counts the activities turns' acks locked for this
+	// runtime that have not finished (dispatch_handoff.go).
+	handedOff  atomic.Int64
+	unregister func() // cancels the enqueue subscription (wake.go)
 	// timers are the pending wake-ups at timers' fire times.
 	timerMu  sync.Mutex
 	timers   map[*time.Timer]struct{}

@@ -244,3 +244,52 @@ func TestAnAckCarriesTheNextActivity(t *testing.T) {
 	require.Equal(t, int64(6), runs.Load(), "every activity once")
 	require.Positive(t, p.carried.Load(), "acks carried items to the next run")
 }
+
+// A freed slot goes to the waiter enqueued first, not the one that began
+// waiting first; waiters without an enqueue time are the oldest, and keep
+// their arrival order; one whose wait ends (lost lock) is skipped.
+func TestAFreedSlotGoesToTheItemEnqueuedFirst(t *testing.T) {
+	s := newRunSlots(1, func(int64) {})
+	first := s.acquire(nil, nil)
+	require.NotNil(t, first)
+	base := time.Unix(1_000, 0)
+	var mu sync.Mutex
+	var order []string
+	var wg sync.WaitGroup
+	lost := make(chan struct{})
+	wait := func(name string, at time.Time, lost chan struct{}) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h := s.acquireFor(at, lost, nil)
+			if h == nil {
+				return
+			}
+			mu.Lock()
+			order = append(order, name)
+			mu.Unlock()
+			h.release()
+		}()
+		require.Eventually(t, func() bool { // queued before the next one arrives
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			for _, w := range s.waits {
+				if w.at.Equal(at) && w.seq == s.seq {
+					return true
+				}
+			}
+			return false
+		}, 10*time.Second, time.Millisecond)
+	}
+	wait("new", base.Add(3*time.Second), nil)
+	wait("middle", base.Add(2*time.Second), nil)
+	wait("lost", base, lost)
+	wait("untimed-1", time.Time{}, nil)
+	wait("untimed-2", time.Time{}, nil)
+	close(lost)
+	require.Eventually(t, func() bool { s.mu.Lock(); defer s.mu.Unlock(); return len(s.waits) == 4 }, 10*time.Second, time.Millisecond)
+	first.release()
+	wg.Wait()
+	require.Equal(t, []string{"untimed-1", "untimed-2", "middle", "new"}, order)
+	require.Equal(t, 1, s.free, "the slot is free again")
+}

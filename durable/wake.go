@@ -67,6 +67,11 @@ type localTurns struct {
 	queued map[string]bool
 	seq    uint64
 	recent [recentNotes]string // instance of notification seq, at seq%recentNotes
+	// acking counts the activity acks of each instance this runtime has
+	// in flight: a ready instance with one is not taken yet (take), so
+	// completions that land together run in one turn; the last ack to
+	// end hands it on (ackEnd).
+	acking map[string]int
 }
 
 const (
@@ -167,24 +172,65 @@ func (l *localTurns) note(instance string) bool {
 	return false
 }
 
-// take removes and returns the oldest ready instance ("" when none).
-func (l *localTurns) take() string {
+// take removes and returns the oldest ready instance with no activity
+// ack in flight ("" when none); deferred reports that instances with acks
+// in flight wait on the list.
+func (l *localTurns) take() (inst string, deferred bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.ready) == 0 {
-		return ""
+	for i, r := range l.ready {
+		if l.acking[r] > 0 {
+			deferred = true
+			continue
+		}
+		l.ready = slices.Delete(l.ready, i, i+1)
+		delete(l.queued, r)
+		return r, deferred
 	}
-	inst := l.ready[0]
-	l.ready = l.ready[1:]
-	delete(l.queued, inst)
-	return inst
+	return "", deferred
 }
 
-// pending reports whether instances are on the ready list.
+// pending reports whether instances with no ack in flight are on the
+// ready list.
 func (l *localTurns) pending() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.ready) > 0
+	for _, r := range l.ready {
+		if l.acking[r] == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// ackBegin records an activity ack of instance in flight.
+func (l *localTurns) ackBegin(instance string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.acking == nil {
+		l.acking = map[string]int{}
+	}
+	l.acking[instance]++
+}
+
+// ackEnd records the end of an ack ackBegin recorded; ready reports that
+// it was the instance's last and the instance waits on the ready list: a
+// loop must be woken for it.
+func (l *localTurns) ackEnd(instance string) (ready bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.acking[instance]--; l.acking[instance] > 0 {
+		return false
+	}
+	delete(l.acking, instance)
+	return l.queued[instance]
+}
+
+// acks reports whether an activity ack of instance is in flight.
+func (l *localTurns) acks(instance string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.acking[instance] > 0
 }
 
 // signal wakes the dispatcher loops of one queue. A loop joins before it

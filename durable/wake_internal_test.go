@@ -64,12 +64,44 @@ func TestLocalTurnsLookAgainAndQueueOnce(t *testing.T) {
 	require.True(t, l.note("a"), "a is queued already: nobody more to wake")
 	require.False(t, l.note("b"))
 	require.True(t, l.pending())
-	require.Equal(t, "a", l.take())
-	require.Equal(t, "b", l.take())
-	require.Empty(t, l.take())
+	require.Equal(t, "a", take(t, &l))
+	require.Equal(t, "b", take(t, &l))
+	require.Empty(t, take(t, &l))
 	require.False(t, l.pending())
 	require.False(t, l.note(""), "an unnamed wake-up only wakes")
 	require.False(t, l.pending())
+}
+
+// take is localTurns.take when nothing waits for an ack.
+func take(t *testing.T, l *localTurns) string {
+	t.Helper()
+	inst, deferred := l.take()
+	require.False(t, deferred)
+	return inst
+}
+
+// A ready instance with activity acks in flight waits until the last
+// ends, which says to wake a loop for it; others are taken past it.
+func TestLocalTurnsHoldAnInstanceWhileItsAcksAreInFlight(t *testing.T) {
+	var l localTurns
+	l.ackBegin("a")
+	l.ackBegin("a")
+	require.False(t, l.note("a"), "a is ready")
+	require.False(t, l.note("b"))
+	inst, deferred := l.take()
+	require.Equal(t, "b", inst, "b is taken past a")
+	require.True(t, deferred, "a waits")
+	require.False(t, l.pending(), "a does not count while it waits")
+	inst, deferred = l.take()
+	require.Empty(t, inst)
+	require.True(t, deferred)
+	require.False(t, l.ackEnd("a"), "one ack still in flight")
+	require.True(t, l.ackEnd("a"), "the last ack ended: wake a loop for a")
+	require.True(t, l.pending())
+	require.Equal(t, "a", take(t, &l))
+	l.ackBegin("c")
+	require.False(t, l.ackEnd("c"), "c is not ready: nobody to wake")
+	require.True(t, l.acking == nil || len(l.acking) == 0, "no ack left counted")
 }
 
 // A message that came during the fetch that locked its instance woke a

@@ -156,6 +156,11 @@ type LockedWorkItem struct {
 	// item (HeartbeatRecorder); nil when none did or the provider does
 	// not record them.
 	Heartbeat *Heartbeat
+	// EnqueuedAt is when the item was enqueued, by its enqueuer's clock
+	// (zero when the provider does not say). Go-only: a runtime gives a
+	// freed slot to the item enqueued first, whether it was fetched or
+	// handed to it by an ack (WorkHandOff).
+	EnqueuedAt time.Time
 }
 
 // OrchestrationCommit is everything one orchestration turn commits.

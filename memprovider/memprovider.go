@@ -152,6 +152,7 @@ type orchMessage struct {
 // workMessage is one worker-queue message.
 type workMessage struct {
 	seq         uint64
+	enqueuedAt  time.Time
 	item        duroxide.ActivityExecuteItem
 	visibleAt   time.Time
 	lockToken   string // "" when unlocked

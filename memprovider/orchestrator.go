@@ -269,9 +269,21 @@ func isTerminal(status string) bool {
 
 // AckOrchestrationItem implements duroxide.Provider.
 func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit) error {
+	_, err := p.ackTurn(ctx, lockToken, commit, duroxide.LocalWork{})
+	return err
+}
+
+// ackTurn commits a turn, locking up to want.Max of its activities for
+// the caller (handoff.go).
+func (p *Provider) ackTurn(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit, want duroxide.LocalWork) (handed []*duroxide.LockedWorkItem, err error) {
 	const op = "ack_orchestration_item"
+	defer func() {
+		if err != nil {
+			handed = nil
+		}
+	}()
 	if err := ctx.Err(); err != nil {
-		return duroxide.Wrap(op, err)
+		return nil, duroxide.Wrap(op, err)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -281,10 +293,10 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 	// nothing and keeps the lock.
 	instance, lock := p.lockedInstance(lockToken)
 	if lock == nil {
-		return duroxide.Kinded(duroxide.ErrLockLost, op, "Invalid lock token: %q is not held", lockToken)
+		return nil, duroxide.Kinded(duroxide.ErrLockLost, op, "Invalid lock token: %q is not held", lockToken)
 	}
 	if !lock.lockedUntil.After(now) {
-		return duroxide.Kinded(duroxide.ErrLockLost, op, "Invalid lock token: the lock on %s expired", instance)
+		return nil, duroxide.Kinded(duroxide.ErrLockLost, op, "Invalid lock token: the lock on %s expired", instance)
 	}
 	seen := map[uint64]bool{}
 	for _, r := range p.history[instance][commit.ExecutionID] {
@@ -292,22 +304,22 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 	}
 	for _, e := range commit.HistoryDelta {
 		if seen[e.EventID] {
-			return duroxide.Kinded(duroxide.ErrDuplicateEvent, op, "duplicate event_id %d for %s execution %d", e.EventID, instance, commit.ExecutionID)
+			return nil, duroxide.Kinded(duroxide.ErrDuplicateEvent, op, "duplicate event_id %d for %s execution %d", e.EventID, instance, commit.ExecutionID)
 		}
 		seen[e.EventID] = true
 	}
 	for _, w := range commit.WorkerItems {
 		if _, ok := w.(duroxide.ActivityExecuteItem); !ok {
-			return duroxide.Permanent(op, "worker item %s does not belong on the worker queue", w.Variant())
+			return nil, duroxide.Permanent(op, "worker item %s does not belong on the worker queue", w.Variant())
 		}
 	}
 	for _, o := range commit.OrchestratorItems {
 		if o.Queue() != duroxide.OrchestratorQueue {
-			return duroxide.Permanent(op, "orchestrator item %s does not belong on the orchestrator queue", o.Variant())
+			return nil, duroxide.Permanent(op, "orchestrator item %s does not belong on the orchestrator queue", o.Variant())
 		}
 	}
 	if err := p.checkCommit(op, instance, p.instances[instance], commit); err != nil {
-		return err
+		return nil, err
 	}
 	var locked []*orchMessage
 	for _, m := range p.orchQueue {
@@ -399,7 +411,11 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 	// Worker items: insert, then delete cancelled activities, so an
 	// activity in both lists ends up absent.
 	for _, w := range commit.WorkerItems {
-		p.workQueue = append(p.workQueue, &workMessage{seq: p.nextSeq(), item: w.(duroxide.ActivityExecuteItem), visibleAt: now})
+		m := &workMessage{seq: p.nextSeq(), item: w.(duroxide.ActivityExecuteItem), visibleAt: now, enqueuedAt: now}
+		if h := handOff(m, instance, commit, want, len(handed), now); h != nil {
+			handed = append(handed, h)
+		}
+		p.workQueue = append(p.workQueue, m)
 	}
 	if len(commit.CancelledActivities) > 0 {
 		p.workQueue = slices.DeleteFunc(p.workQueue, func(m *workMessage) bool {
@@ -435,8 +451,8 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 	}
 	delete(p.instanceLocks, instance)
 	p.notify()
-	p.notifyCommit(commit)
-	return nil
+	p.notifyCommit(unhanded(commit, handed))
+	return handed, nil
 }
 
 // handedBack matches the orchestrator items that hand back one of the

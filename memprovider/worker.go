@@ -23,7 +23,8 @@ func (p *Provider) EnqueueForWorker(ctx context.Context, item duroxide.WorkItem)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.workQueue = append(p.workQueue, &workMessage{seq: p.nextSeq(), item: a, visibleAt: p.now()})
+	now := p.now()
+	p.workQueue = append(p.workQueue, &workMessage{seq: p.nextSeq(), item: a, visibleAt: now, enqueuedAt: now})
 	p.notify()
 	p.enqueues.Notify(duroxide.WorkerQueue, a.InstanceID())
 	return nil
@@ -62,7 +63,8 @@ func (p *Provider) tryFetchWorkItem(lockTimeout time.Duration, session *duroxide
 		}
 		m.lockToken, m.lockedUntil = newToken(), now.Add(lockTimeout)
 		m.attempts++
-		return &duroxide.LockedWorkItem{Item: m.item, LockToken: m.lockToken, AttemptCount: m.attempts, Heartbeat: copyHeartbeat(m.heartbeat)}
+		return &duroxide.LockedWorkItem{Item: m.item, LockToken: m.lockToken, AttemptCount: m.attempts, Heartbeat: copyHeartbeat(m.heartbeat),
+			EnqueuedAt: m.enqueuedAt}
 	}
 	return nil
 }

@@ -146,6 +146,7 @@ var capabilities = []struct {
 	{"StatusReader", func(p duroxide.Provider) bool { _, ok := p.(duroxide.StatusReader); return ok }, true},
 	{"EnqueueNotifier", func(p duroxide.Provider) bool { _, ok := p.(duroxide.EnqueueNotifier); return ok }, false},
 	{"WorkAckFetcher", func(p duroxide.Provider) bool { _, ok := p.(duroxide.WorkAckFetcher); return ok }, false},
+	{"WorkHandOff", func(p duroxide.Provider) bool { _, ok := p.(duroxide.WorkHandOff); return ok }, false},
 	{"DispatchRefuser", func(p duroxide.Provider) bool { _, ok := p.(duroxide.DispatchRefuser); return ok }, false},
 	{"HeartbeatRecorder", func(p duroxide.Provider) bool { _, ok := p.(duroxide.HeartbeatRecorder); return ok }, true},
 	{"HeartbeatReader", func(p duroxide.Provider) bool { _, ok := p.(duroxide.HeartbeatReader); return ok }, false},

@@ -24,7 +24,7 @@ import (
 // writes beside it, InstanceFetcher, SuspensionReader,
 // PendingRequestReader, StatusReader, HeartbeatRecorder), so both behave
 // over it as over p; it also forwards EnqueueNotifier, WorkAckFetcher,
-// DispatchRefuser and HeartbeatReader, which stand in for themselves
+// WorkHandOff, DispatchRefuser and HeartbeatReader, which stand in for themselves
 // when p lacks them. Activity heartbeat details are payloads too: a
 // renewal encodes them for the activity's execution, and the fetch and
 // HeartbeatReader decode them. A p that has only part of the client
@@ -197,6 +197,35 @@ func (c *core) decodeSnapshot(ctx context.Context, instance string, in map[strin
 }
 
 func (c *core) AckOrchestrationItem(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit) error {
+	_, err := c.ackTurn(ctx, lockToken, commit, nil)
+	return err
+}
+
+// AckOrchestrationItemAndLock implements duroxide.WorkHandOff: a plain
+// ack when the wrapped provider lacks it; the activities it locks are
+// decoded as a fetch's are.
+func (c *core) AckOrchestrationItemAndLock(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit, want duroxide.LocalWork) ([]*duroxide.LockedWorkItem, error) {
+	h, _ := c.p.(duroxide.WorkHandOff)
+	locked, err := c.ackTurn(ctx, lockToken, commit, func(enc duroxide.OrchestrationCommit) ([]*duroxide.LockedWorkItem, error) {
+		return h.AckOrchestrationItemAndLock(ctx, lockToken, enc, want)
+	})
+	if err != nil || h == nil {
+		return nil, err
+	}
+	out := locked[:0]
+	for _, w := range locked {
+		// The ack stands; an item that does not decode is given back by
+		// decodeWork and left out.
+		if d, derr := c.decodeWork(ctx, w); derr == nil {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// ackTurn encodes commit and acks it, through handOff when not nil.
+func (c *core) ackTurn(ctx context.Context, lockToken string, commit duroxide.OrchestrationCommit,
+	handOff func(duroxide.OrchestrationCommit) ([]*duroxide.LockedWorkItem, error)) ([]*duroxide.LockedWorkItem, error) {
 	const op = "ack_orchestration_item"
 	v, _ := c.locks.Load(lockToken)
 	turn, _ := v.(*fetchedTurn)
@@ -206,14 +235,24 @@ func (c *core) AckOrchestrationItem(ctx context.Context, lockToken string, commi
 	}
 	enc, err := c.encodeCommit(ctx, name, commit)
 	if err != nil {
-		return codecError(op, err)
+		return nil, codecError(op, err)
 	}
 	enc.OrchestratorItems = turn.handBack(commit.OrchestratorItems, enc.OrchestratorItems)
-	err = c.p.AckOrchestrationItem(ctx, lockToken, enc)
+	var locked []*duroxide.LockedWorkItem
+	if handOff != nil && c.hasHandOff() {
+		locked, err = handOff(enc)
+	} else {
+		err = c.p.AckOrchestrationItem(ctx, lockToken, enc)
+	}
 	if err == nil || !duroxide.IsRetryable(err) {
 		c.locks.Delete(lockToken) // a permanent failure is not acked again
 	}
-	return err
+	return locked, err
+}
+
+func (c *core) hasHandOff() bool {
+	_, ok := c.p.(duroxide.WorkHandOff)
+	return ok
 }
 
 func (c *core) encodeCommit(ctx context.Context, instance string, commit duroxide.OrchestrationCommit) (duroxide.OrchestrationCommit, error) {

@@ -50,6 +50,7 @@ type flags struct {
 	inflight, payload, steps   int
 	latencies, concs, fanouts  string
 	fetchAhead                 int
+	handOff                    int
 	jsonOut, nativeWait, quiet bool
 	gzip, hexPayload           bool
 	cpuProfile, blockProfile   string
@@ -77,6 +78,7 @@ func parse(args []string, stderr io.Writer) (flags, error) {
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the runs to this file")
 	fs.IntVar(&f.fetchAhead, "fetch-ahead", 0, "loops fetching ahead per queue (0: the runtime's default, -1: none)")
+	fs.IntVar(&f.handOff, "hand-off", 0, "activities a turn's ack may lock for the runtime's own workers (0: the runtime's default, -1: none)")
 	fs.StringVar(&f.blockProfile, "blockprofile", "", "write a blocking profile (and a mutex profile to the same name + .mutex) of the runs to this file")
 	if err := fs.Parse(args); err != nil {
 		return f, err
@@ -189,7 +191,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	for i, p := range ps {
 		opts := stress.DuroxideOptions{Backend: f.backend, Workload: f.workload, FanOut: p.fanout,
 			ActivityDelay: f.delay, PayloadBytes: f.payload, Steps: f.steps,
-			OrchConcurrency: p.orch, WorkerConcurrency: p.worker, InjectedLatency: p.latency, FetchAhead: f.fetchAhead,
+			OrchConcurrency: p.orch, WorkerConcurrency: p.worker, InjectedLatency: p.latency, FetchAhead: f.fetchAhead, HandOff: f.handOff,
 			Gzip: f.gzip, HexPayload: f.hexPayload}
 		cfg := stress.Config{Duration: f.duration, InFlight: f.inflight, PollInterval: f.poll,
 			Label: fmt.Sprintf("run%d-%s-%d", i+1, f.backend, time.Now().UnixNano())}

@@ -106,7 +106,8 @@ that has not run is deleted with what waits behind it unless its first
 turn runs; instance_fetch (3), the optional InstanceFetcher locking a
 named instance as a fetch that found it first would; instance_search (8),
 ProviderAdmin.SearchInstances; signal_with_start (4), the optional
-SignalStarter;
+SignalStarter; work_handoff (3), the optional WorkHandOff writing a
+turn's activities locked for the acking runtime;
 lifecycle (15), what the Client's Suspend, Resume, Rewind and Restart need:
 OrchestrationCommit.Suspend holding an instance's messages back until a
 resume or cancellation brings them all, however many (for a provider

@@ -32,4 +32,5 @@ var modules = []module{
 	{"sessions", sessionsTests},
 	{"signal_with_start", signalWithStartTests},
 	{"tag_filtering", tagFilteringTests},
+	{"work_handoff", workHandOffTests},
 }

@@ -6,13 +6,13 @@ import (
 )
 
 // The suite is the 221 behaviours of duroxide 0.1.29 in 19 modules plus
-// seven Go additions, blocked_instances (5), heartbeats (4), held_messages (7),
-// instance_fetch (3), instance_search (8), lifecycle (15) and
-// signal_with_start (4), each named once, with a reason for every
+// eight Go additions, blocked_instances (5), heartbeats (4), held_messages (7),
+// instance_fetch (3), instance_search (8), lifecycle (15),
+// signal_with_start (4) and work_handoff (3), each named once, with a reason for every
 // behaviour that can be left out.
 func TestModulesTable(t *testing.T) {
-	if len(modules) != 26 {
-		t.Fatalf("%d modules, want 26", len(modules))
+	if len(modules) != 27 {
+		t.Fatalf("%d modules, want 27", len(modules))
 	}
 	if !slices.IsSorted(Modules()) {
 		t.Errorf("modules are not in sorted order: %v", Modules())
@@ -39,7 +39,7 @@ func TestModulesTable(t *testing.T) {
 			}
 		}
 	}
-	if total != 267 {
-		t.Errorf("%d behaviours, want 267", total)
+	if total != 270 {
+		t.Errorf("%d behaviours, want 270", total)
 	}
 }

@@ -133,6 +133,9 @@ func (e *BatchError) Error() string {
 
 // BatchResult holds the per-operation results of a committed batch.
 type BatchResult struct {
+	// IDs are the ids of the operations that committed, in order: those
+	// of ExecuteTolerant's batch less the operations it dropped.
+	IDs    []string
 	ETags  []azcore.ETag
 	Bodies [][]byte
 }
@@ -181,9 +184,13 @@ func (s *Store) Execute(ctx context.Context, b *Batch, wantBodies bool) (*BatchR
 	if !resp.Success {
 		return nil, batchFailure(b, resp)
 	}
-	out := &BatchResult{ETags: make([]azcore.ETag, len(resp.OperationResults)), Bodies: make([][]byte, len(resp.OperationResults))}
+	out := &BatchResult{IDs: make([]string, len(resp.OperationResults)), ETags: make([]azcore.ETag, len(resp.OperationResults)),
+		Bodies: make([][]byte, len(resp.OperationResults))}
 	for i, r := range resp.OperationResults {
 		out.ETags[i], out.Bodies[i] = r.ETag, r.ResourceBody
+		if i < len(b.Ops) {
+			out.IDs[i] = b.Ops[i].ID
+		}
 	}
 	return out, nil
 }

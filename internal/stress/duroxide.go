@@ -70,6 +70,8 @@ type DuroxideOptions struct {
 	// FetchAhead is both queues' fetch-ahead option (0: the runtime's
 	// default; durable.NoSlots: none).
 	FetchAhead int
+	// HandOff is the runtime's WorkerHandOff (0: its default, -1: none).
+	HandOff int
 	// Gzip stores every payload through payload.Gzip (payload.Wrap around
 	// both providers); the request stats are the store's, so RU/orch is
 	// what the compressed documents cost.
@@ -135,6 +137,7 @@ func NewDuroxide(ctx context.Context, opts DuroxideOptions) (*Duroxide, error) {
 		MinPollInterval:          opts.MinPollInterval,
 		OrchestrationFetchAhead:  opts.FetchAhead,
 		WorkerFetchAhead:         opts.FetchAhead,
+		WorkerHandOff:            opts.HandOff,
 		Logger:                   slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
