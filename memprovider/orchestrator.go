@@ -435,7 +435,7 @@ func (p *Provider) AckOrchestrationItem(ctx context.Context, lockToken string, c
 	}
 	delete(p.instanceLocks, instance)
 	p.notify()
-	p.notifyCommit(commit)
+	p.notifyCommit(instance, commit)
 	return nil
 }
 
