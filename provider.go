@@ -34,6 +34,8 @@ type Provider struct {
 	clock func() time.Time
 	// enqueues are the duroxide.EnqueueNotifier subscribers (notify.go).
 	enqueues enqueuenotify.Subscribers
+	// ends are the duroxide.InstanceEndNotifier subscribers (notify.go).
+	ends enqueuenotify.Ends
 
 	discovery    map[string]*discoveryState // per queue type
 	scans        cosmos.Cursors             // where paged scans stopped (internal/cosmos/scan.go)

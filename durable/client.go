@@ -451,7 +451,11 @@ func (c *Client) readStatus(ctx context.Context, instance string) (*statusView, 
 // WaitForOrchestration polls instance's status until it completes or
 // fails, WaitOptions.Timeout passes (ErrTimeout) or ctx ends (ctx's
 // error). Polls start 5 ms apart and back off to 100 ms, as Rust's client
-// does, unless WaitOptions.PollInterval fixes the interval.
+// does, unless WaitOptions.PollInterval fixes the interval. A provider
+// that is a duroxide.InstanceEndNotifier also wakes the wait when a
+// commit it made ends the instance's execution, so the status is read
+// then rather than at the next poll; the polls go on beside it, for ends
+// committed elsewhere.
 func (c *Client) WaitForOrchestration(ctx context.Context, instance string, opts ...WaitOptions) (*OrchestrationStatus, error) {
 	o, err := waitOptions("wait for orchestration", opts)
 	if err != nil {
@@ -464,8 +468,12 @@ func (c *Client) WaitForOrchestration(ctx context.Context, instance string, opts
 }
 
 func (c *Client) waitForOrchestration(ctx context.Context, instance string, o WaitOptions) (*OrchestrationStatus, error) {
+	// Subscribed before the first read, so an end committed between a
+	// read and the sleep after it still wakes the sleep.
+	ended, cancel := c.instanceEnds(instance)
+	defer cancel()
 	var out *OrchestrationStatus
-	err := c.poll(ctx, o, func() (bool, error) {
+	err := c.pollWoken(ctx, o, ended, func() (bool, error) {
 		if c.stillRunning(ctx, instance) {
 			return false, nil
 		}
@@ -544,6 +552,12 @@ func (c *Client) WaitForStatusChange(ctx context.Context, instance string, lastS
 // client schedule (5 ms doubling to 100 ms). Past o.Timeout it returns
 // ErrTimeout after one last check; without a Timeout only ctx ends it.
 func (c *Client) poll(ctx context.Context, o WaitOptions, check func() (bool, error)) error {
+	return c.pollWoken(ctx, o, nil, check)
+}
+
+// pollWoken is poll that also checks as soon as wake receives (nil: never
+// does), then goes on with its schedule.
+func (c *Client) pollWoken(ctx context.Context, o WaitOptions, wake <-chan struct{}, check func() (bool, error)) error {
 	var deadline time.Time
 	if o.Timeout > 0 {
 		deadline = time.Now().Add(o.Timeout)
@@ -565,7 +579,7 @@ func (c *Client) poll(ctx context.Context, o WaitOptions, check func() (bool, er
 			}
 			sleep = min(sleep, left)
 		}
-		if err := sleepCtx(ctx, sleep); err != nil {
+		if err := sleepCtx(ctx, sleep, wake); err != nil {
 			return err
 		}
 		if o.PollInterval == 0 {
@@ -574,8 +588,8 @@ func (c *Client) poll(ctx context.Context, o WaitOptions, check func() (bool, er
 	}
 }
 
-// sleepCtx sleeps for d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// sleepCtx sleeps for d, until wake receives or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration, wake <-chan struct{}) error {
 	if d <= 0 {
 		return ctx.Err()
 	}
@@ -585,6 +599,8 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-t.C:
+		return nil
+	case <-wake:
 		return nil
 	}
 }

@@ -118,17 +118,8 @@ func newOrchestrationContext(instance string, executionID uint64, name, version 
 		results:              map[uint64]completion{},
 		tokenBindings:        map[uint64]uint64{},
 		scheduleToken:        map[uint64]uint64{},
-		externalSubs:         map[uint64]externalSub{},
-		externalArrivals:     map[string][]string{},
-		externalNextIndex:    map[string]int{},
-		externalCancelled:    map[uint64]bool{},
-		queueArrivals:        map[string][]string{},
-		queueCancelled:       map[uint64]bool{},
-		queueResolved:        map[uint64]bool{},
-		subOrchInstances:     map[uint64]string{},
-		kv:                   map[string]string{},
-		kvUpdatedAt:          map[string]uint64{},
-		patches:              map[string]bool{},
+		// The other maps are made when first written (put): most turns
+		// use few of them, and each made map is garbage after the turn.
 	}
 }
 
@@ -192,11 +183,11 @@ func (c *OrchestrationContext) deliverResult(scheduleID uint64, r completion) {
 
 func (c *OrchestrationContext) bindExternalSubscription(scheduleID uint64, name string) {
 	idx := c.externalNextIndex[name]
-	c.externalNextIndex[name] = idx + 1
+	put(&c.externalNextIndex, name, idx+1)
 	if _, dup := c.externalSubs[scheduleID]; !dup {
 		c.externalOrder = append(c.externalOrder, scheduleID)
 	}
-	c.externalSubs[scheduleID] = externalSub{name: name, index: idx}
+	put(&c.externalSubs, scheduleID, externalSub{name: name, index: idx})
 }
 
 // hasPendingSubscriptionSlot reports whether an active subscription for
@@ -212,7 +203,7 @@ func (c *OrchestrationContext) hasPendingSubscriptionSlot(name string) bool {
 }
 
 func (c *OrchestrationContext) deliverExternalEvent(name, data string) {
-	c.externalArrivals[name] = append(c.externalArrivals[name], data)
+	put(&c.externalArrivals, name, append(c.externalArrivals[name], data))
 }
 
 // externalEvent returns the arrival matched to a subscription: the n-th
@@ -237,7 +228,7 @@ func (c *OrchestrationContext) externalEvent(scheduleID uint64) (string, bool) {
 }
 
 func (c *OrchestrationContext) markExternalSubscriptionCancelled(scheduleID uint64) {
-	c.externalCancelled[scheduleID] = true
+	put(&c.externalCancelled, scheduleID, true)
 }
 
 func (c *OrchestrationContext) bindQueueSubscription(scheduleID uint64, name string) {
@@ -245,11 +236,11 @@ func (c *OrchestrationContext) bindQueueSubscription(scheduleID uint64, name str
 }
 
 func (c *OrchestrationContext) deliverQueueMessage(name, data string) {
-	c.queueArrivals[name] = append(c.queueArrivals[name], data)
+	put(&c.queueArrivals, name, append(c.queueArrivals[name], data))
 }
 
 func (c *OrchestrationContext) markQueueSubscriptionCancelled(scheduleID uint64) {
-	c.queueCancelled[scheduleID] = true
+	put(&c.queueCancelled, scheduleID, true)
 }
 
 // queueMessage matches a persistent subscription FIFO: its arrival index is
@@ -278,7 +269,7 @@ func (c *OrchestrationContext) queueMessage(scheduleID uint64) (string, bool) {
 	if idx >= len(arrivals) {
 		return "", false
 	}
-	c.queueResolved[scheduleID] = true
+	put(&c.queueResolved, scheduleID, true)
 	return arrivals[idx], true
 }
 
@@ -323,7 +314,7 @@ type subOrchCancel struct {
 }
 
 func (c *OrchestrationContext) bindSubOrchestrationInstance(token uint64, instance string) {
-	c.subOrchInstances[token] = instance
+	put(&c.subOrchInstances, token, instance)
 }
 
 func (c *OrchestrationContext) clearCancelledTokens() { c.cancelledTokens = nil }
@@ -344,4 +335,12 @@ func (c *OrchestrationContext) dropAllPending() {
 	for _, st := range c.futures {
 		st.drop()
 	}
+}
+
+// put sets (*m)[k] = v, making the map on first use.
+func put[K comparable, V any](m *map[K]V, k K, v V) {
+	if *m == nil {
+		*m = make(map[K]V)
+	}
+	(*m)[k] = v
 }

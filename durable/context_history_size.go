@@ -1,6 +1,10 @@
 package durable
 
-import "github.com/duroxide-go/cdb/duroxide"
+import (
+	"sync"
+
+	"github.com/duroxide-go/cdb/duroxide"
+)
 
 // HistorySize is how much history an execution holds: its events and
 // the bytes of their duroxide JSON, which the providers store (a stored
@@ -82,11 +86,25 @@ func (c *OrchestrationContext) ContinueAsNewSuggested() bool {
 	return c.limits.pressure(c.HistorySize()) >= SuggestContinueAsNewAt
 }
 
-// eventBytes is the length of ev's duroxide JSON (serde's bytes).
+// eventBytes is the length of ev's duroxide JSON (serde's bytes). The
+// encoding is only measured, so it goes to a pooled buffer: every
+// committed event is measured, and a fresh buffer each was a large share
+// of a turn's garbage.
 func eventBytes(ev duroxide.Event) int {
-	b, err := ev.MarshalJSON()
+	bp := eventBuffers.Get().(*[]byte)
+	defer eventBuffers.Put(bp)
+	b, err := duroxide.AppendEvent((*bp)[:0], &ev)
 	if err != nil {
 		return 0 // an event that cannot be encoded is never stored
 	}
+	if cap(b) <= maxPooledEventBuffer {
+		*bp = b
+	}
 	return len(b)
 }
+
+// maxPooledEventBuffer keeps the rare large event's buffer out of the
+// pool, so the pool holds small buffers only.
+const maxPooledEventBuffer = 64 << 10
+
+var eventBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}

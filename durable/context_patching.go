@@ -43,11 +43,11 @@ func (c *OrchestrationContext) Patched(changeID string) bool {
 	}
 	recorded, replaying := c.recordedAtPosition()
 	if replaying && !isPatchMarker(recorded, changeID) {
-		c.patches[changeID] = false
+		put(&c.patches, changeID, false)
 		c.oldPatches = append(c.oldPatches, changeID)
 		return false
 	}
-	c.patches[changeID] = true
+	put(&c.patches, changeID, true)
 	c.awaitPatchMarker(changeID)
 	return true
 }
@@ -62,7 +62,7 @@ func (c *OrchestrationContext) DeprecatePatch(changeID string) {
 	if _, ok := c.patches[changeID]; ok {
 		return
 	}
-	c.patches[changeID] = true
+	put(&c.patches, changeID, true)
 	if recorded, replaying := c.recordedAtPosition(); replaying && isPatchMarker(recorded, changeID) {
 		c.awaitPatchMarker(changeID)
 	}

@@ -35,8 +35,8 @@ func (c *OrchestrationContext) CustomStatus() (string, bool) {
 // it survives continue-as-new.
 func (c *OrchestrationContext) SetKVValue(key, value string) {
 	at := c.nowMs()
-	c.kv[key] = value
-	c.kvUpdatedAt[key] = at
+	put(&c.kv, key, value)
+	put(&c.kvUpdatedAt, key, at)
 	c.emit(actionSetKeyValue{Key: key, Value: value, LastUpdatedAtMs: at})
 }
 

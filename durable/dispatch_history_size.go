@@ -50,19 +50,21 @@ func (s *sizeMarks) sizeOf(instance string, executionID uint64, history []duroxi
 	return size
 }
 
-// remember stores the size of a running execution, or forgets a finished
-// one.
-func (s *sizeMarks) remember(instance string, executionID uint64, history []duroxide.Event, size HistorySize, ended bool) {
+// remember stores the size of a running execution whose history ends
+// with last (nil: it has none), or forgets a finished one. It takes the
+// last event, not the history, so that a turn need not join its history
+// and delta to tell it.
+func (s *sizeMarks) remember(instance string, executionID uint64, last *duroxide.Event, size HistorySize, ended bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if ended || len(history) == 0 {
+	if ended || last == nil {
 		delete(s.m, instance)
 		return
 	}
 	if s.m == nil || len(s.m) >= maxSizeMarks {
 		s.m = map[string]sizeMark{}
 	}
-	s.m[instance] = sizeMark{executionID: executionID, lastEventID: history[len(history)-1].EventID, size: size}
+	s.m[instance] = sizeMark{executionID: executionID, lastEventID: last.EventID, size: size}
 }
 
 // observeHistorySize records the committed turn's history size and warns
@@ -74,7 +76,7 @@ func (rt *Runtime) observeHistorySize(t *turn) {
 		after.Events++
 		after.Bytes += int64(eventBytes(ev))
 	}
-	rt.sizes.remember(t.instance, t.executionID, t.all(), after, endsExecution(t.delta))
+	rt.sizes.remember(t.instance, t.executionID, t.lastEvent(), after, endsExecution(t.delta))
 	ctx := context.Background()
 	name := attrOrchestation.String(t.name)
 	rt.tel.historyBytes.Record(ctx, after.Bytes, rt.tel.option(name))

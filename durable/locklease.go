@@ -34,8 +34,20 @@ type lockLease struct {
 	// timeout is the lock timeout of the lease's queue.
 	timeout time.Duration
 
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	// The renewals run on a timer, not a goroutine of their own: most
+	// work ends long before its first renewal, and a timer that never
+	// fires costs no goroutine and less garbage. mu is held by a renewal
+	// and by stop, so that no renewal starts or is rescheduled once stop
+	// returned.
+	ctx      context.Context
+	cancel   context.CancelFunc
+	renew    func(ctx context.Context) error
+	rt       *Runtime
+	queue    string
+	interval time.Duration
+	mu       sync.Mutex
+	stopped  bool
+	timer    *time.Timer
 }
 
 // startLease starts renewing the lock token of queue (queueOrchestrator
@@ -53,28 +65,30 @@ func (rt *Runtime) startLease(queue, token string, fetched time.Time, hb *heartb
 		}
 	}
 	renew := func(ctx context.Context) error { return renewLock(rt.tel.context(token, ctx), token, timeout) }
-	interval := renewalInterval(timeout, buffer)
-	l := &lockLease{lost: make(chan struct{}), timeout: timeout}
+	l := &lockLease{lost: make(chan struct{}), timeout: timeout, renew: renew, rt: rt, queue: queue,
+		interval: renewalInterval(timeout, buffer)}
 	l.until.Store(fetched.Add(timeout).UnixNano())
-	ctx, cancel := context.WithCancel(rt.ctx)
-	l.cancel = cancel
-	l.wg.Add(1)
-	go func() {
-		defer l.wg.Done()
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			if !rt.renewOnce(ctx, l, queue, renew) {
-				return
-			}
-		}
-	}()
+	l.ctx, l.cancel = context.WithCancel(rt.ctx)
+	l.mu.Lock()
+	l.timer = time.AfterFunc(l.interval, l.tick)
+	l.mu.Unlock()
 	return l
+}
+
+// tick renews the lock and schedules the next renewal one interval
+// after this one began (at once if the renewal took longer), as a
+// ticker would, so a slow renewal does not push the next one past the
+// lock's expiry.
+func (l *lockLease) tick() {
+	began := time.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stopped || l.ctx.Err() != nil {
+		return
+	}
+	if l.rt.renewOnce(l.ctx, l, l.queue, l.renew) {
+		l.timer.Reset(l.interval - time.Since(began))
+	}
 }
 
 // renewOnce renews the lock, retrying transient failures until the lock's
@@ -119,10 +133,13 @@ func (l *lockLease) ackDeadline() func() time.Time {
 	}
 }
 
-// stop ends the renewals and waits for the renewer to return.
+// stop ends the renewals and waits for a renewal in flight to return.
 func (l *lockLease) stop() {
-	l.cancel()
-	l.wg.Wait()
+	l.cancel() // ends a renewal in flight
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.stopped = true
+	l.timer.Stop()
 }
 
 // retryTransient calls f until it succeeds, fails permanently, ctx ends or

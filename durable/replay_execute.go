@@ -57,8 +57,8 @@ func (e *replayEngine) executeOrchestration(handler OrchestrationFunc, input, na
 	e.open, e.kinds, e.mustPoll = map[uint64]bool{}, map[uint64]scheduleKind{}, true
 	defer e.ctx.sched.stopAll()
 	for k, v := range e.kvSnapshot {
-		e.ctx.kv[k] = v.Value
-		e.ctx.kvUpdatedAt[k] = v.LastUpdatedAtMs
+		put(&e.ctx.kv, k, v.Value)
+		put(&e.ctx.kvUpdatedAt, k, v.LastUpdatedAtMs)
 	}
 	e.ctx.sched.main = e.ctx.sched.spawn(func() {
 		out, err := handler(e.ctx, input)

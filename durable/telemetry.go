@@ -2,7 +2,6 @@ package durable
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"time"
 
@@ -93,7 +92,10 @@ type telemetry struct {
 	// options caches metric attribute sets by their values: building a
 	// set sorts and allocates, which would dominate the hooks' cost when
 	// no SDK is installed.
-	options sync.Map // string → metric.MeasurementOption
+	// A plain map, not a sync.Map, so that a lookup by the key's bytes
+	// allocates nothing.
+	optionsMu sync.RWMutex
+	options   map[string]metric.MeasurementOption
 
 	// active maps a lock token to the span context of the turn or
 	// activity holding it, so provider calls made under that lock (ack,
@@ -106,7 +108,7 @@ type workSpan struct {
 	ctx     context.Context
 	span    trace.Span
 	start   time.Time
-	attrs   []attribute.KeyValue // metric attributes
+	name    attribute.KeyValue // the metric attribute naming the work
 	outcome string
 	kind    string
 }
@@ -204,7 +206,7 @@ func (t *telemetry) startTurn(base context.Context, item *duroxide.Orchestration
 			attrOrchestation.String(name), attrVersion.String(item.Version), attrMessages.Int(len(item.Messages)),
 			attrHistory.Int(len(item.History)), attrAttempt.Int64(int64(item.AttemptCount))))
 	w := &workSpan{ctx: ctx, span: span, start: fetched, outcome: "abandoned",
-		attrs: []attribute.KeyValue{attrOrchestation.String(name)}}
+		name: attrOrchestation.String(name)}
 	t.active.Store(item.LockToken, w)
 	return func() {
 		t.active.Delete(item.LockToken)
@@ -250,8 +252,10 @@ func (t *telemetry) committed(token string, oc *duroxide.OrchestrationCommit) {
 			w.kind = failureKind(f.Details)
 		}
 	}
-	w.span.SetAttributes(attrExecution.Int64(int64(oc.ExecutionID)), attrNewEvents.Int(len(oc.HistoryDelta)),
-		attrWorkerItems.Int(len(oc.WorkerItems)), attrOrchItems.Int(len(oc.OrchestratorItems)))
+	if w.span.IsRecording() {
+		w.span.SetAttributes(attrExecution.Int64(int64(oc.ExecutionID)), attrNewEvents.Int(len(oc.HistoryDelta)),
+			attrWorkerItems.Int(len(oc.WorkerItems)), attrOrchItems.Int(len(oc.OrchestratorItems)))
+	}
 }
 
 // poisoned counts a poison message and marks the work's outcome.
@@ -290,7 +294,7 @@ func (t *telemetry) startActivity(base context.Context, locked *duroxide.LockedW
 		trace.WithAttributes(attrInstance.String(item.Instance), attrExecution.Int64(int64(item.ExecutionID)),
 			attrActivity.String(item.Name), attrActivityID.Int64(int64(item.ID)), attrAttempt.Int64(int64(locked.AttemptCount))))
 	w := &workSpan{ctx: ctx, span: span, start: time.Now(), outcome: "abandoned",
-		attrs: []attribute.KeyValue{attrActivity.String(item.Name)}}
+		name: attrActivity.String(item.Name)}
 	t.active.Store(locked.LockToken, w)
 	return func() {
 		t.active.Delete(locked.LockToken)
@@ -326,15 +330,22 @@ func (t *telemetry) acked(token string, completion duroxide.WorkItem) {
 
 // finish ends w's span and records its counter and duration.
 func (t *telemetry) finish(w *workSpan, count metric.Int64Counter, duration metric.Float64Histogram) {
-	w.span.SetAttributes(attrOutcome.String(w.outcome))
+	// A span that records nothing (no SDK, or not sampled) ignores its
+	// attributes: not building them saves the variadic slices.
+	recording := w.span.IsRecording()
+	if recording {
+		w.span.SetAttributes(attrOutcome.String(w.outcome))
+	}
 	if w.kind != "" {
-		w.span.SetAttributes(attrKind.String(w.kind))
+		if recording {
+			w.span.SetAttributes(attrKind.String(w.kind))
+		}
 		w.span.SetStatus(codes.Error, w.kind)
-		t.failures.Add(w.ctx, 1, t.option(append(w.attrs, attrKind.String(w.kind))...))
+		t.failures.Add(w.ctx, 1, t.option(w.name, attrKind.String(w.kind)))
 	} else if w.outcome == "abandoned" {
 		w.span.SetStatus(codes.Error, "abandoned")
 	}
-	attrs := t.option(append(w.attrs, attrOutcome.String(w.outcome))...)
+	attrs := t.option(w.name, attrOutcome.String(w.outcome))
 	count.Add(w.ctx, 1, attrs)
 	duration.Record(w.ctx, time.Since(w.start).Seconds(), attrs)
 	w.span.End()
@@ -344,18 +355,27 @@ func (t *telemetry) finish(w *workSpan, count metric.Int64Counter, duration metr
 // distinct set of values (orchestration and activity names, outcomes and
 // kinds are few).
 func (t *telemetry) option(attrs ...attribute.KeyValue) metric.MeasurementOption {
-	var key strings.Builder
+	var buf [128]byte
+	key := buf[:0]
 	for _, a := range attrs {
-		key.WriteString(string(a.Key))
-		key.WriteByte('=')
-		key.WriteString(a.Value.Emit())
-		key.WriteByte(0)
+		key = append(key, a.Key...)
+		key = append(key, '=')
+		key = append(key, a.Value.Emit()...)
+		key = append(key, 0)
 	}
-	if o, ok := t.options.Load(key.String()); ok {
-		return o.(metric.MeasurementOption)
+	t.optionsMu.RLock()
+	o, ok := t.options[string(key)]
+	t.optionsMu.RUnlock()
+	if ok {
+		return o
 	}
-	o := metric.WithAttributeSet(attribute.NewSet(attrs...))
-	t.options.Store(key.String(), o)
+	o = metric.WithAttributeSet(attribute.NewSet(attrs...))
+	t.optionsMu.Lock()
+	defer t.optionsMu.Unlock()
+	if t.options == nil {
+		t.options = map[string]metric.MeasurementOption{}
+	}
+	t.options[string(key)] = o
 	return o
 }
 

@@ -359,3 +359,24 @@ func (s *recSpan) attr(key attribute.Key) string {
 	}
 	return v
 }
+
+// BenchmarkTelemetryHooks reports the allocations of one turn's and one
+// activity's hooks with the global providers (no SDK installed), which a
+// runtime without TracerProvider or MeterProvider uses.
+func BenchmarkTelemetryHooks(b *testing.B) {
+	tel := newTelemetry(nil, nil)
+	item := &duroxide.OrchestrationItem{Instance: "i", OrchestrationName: "One", ExecutionID: 1, LockToken: "t"}
+	locked := &duroxide.LockedWorkItem{LockToken: "w"}
+	act := duroxide.ActivityExecuteItem{Instance: "i", ExecutionID: 1, ID: 2, Name: "Echo"}
+	done := duroxide.StatusCompleted
+	oc := &duroxide.OrchestrationCommit{ExecutionID: 1, Metadata: duroxide.ExecutionMetadata{Status: &done}}
+	b.ReportAllocs()
+	for b.Loop() {
+		end := tel.startTurn(b.Context(), item, time.Now())
+		tel.committed("t", oc)
+		end()
+		end = tel.startActivity(b.Context(), locked, act)
+		tel.acked("w", duroxide.ActivityCompletedItem{})
+		end()
+	}
+}

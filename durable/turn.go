@@ -172,6 +172,18 @@ func (t *turn) all() []duroxide.Event {
 	return append(slices.Clip(t.history), t.delta...)
 }
 
+// lastEvent is the last event of history followed by delta, nil when
+// both are empty.
+func (t *turn) lastEvent() *duroxide.Event {
+	if n := len(t.delta); n > 0 {
+		return &t.delta[n-1]
+	}
+	if n := len(t.history); n > 0 {
+		return &t.history[n-1]
+	}
+	return nil
+}
+
 func (t *turn) nextEventID() uint64 {
 	var m uint64
 	for _, e := range t.history {

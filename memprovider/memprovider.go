@@ -40,7 +40,10 @@ type Provider struct {
 	clock func() time.Time
 	// enqueues are this provider's duroxide.EnqueueNotifier subscribers
 	// (notify.go); they have their own lock.
-	enqueues    enqueuenotify.Subscribers
+	enqueues enqueuenotify.Subscribers
+	// ends are the duroxide.InstanceEndNotifier subscribers (notify.go);
+	// they have their own lock.
+	ends        enqueuenotify.Ends
 	longPolling bool
 	// relaxedLimits turns the store limits off (limits.go).
 	relaxedLimits bool

@@ -298,15 +298,8 @@ func (p *Provider) ackTurn(ctx context.Context, lockToken string, commit duroxid
 	if !lock.lockedUntil.After(now) {
 		return nil, duroxide.Kinded(duroxide.ErrLockLost, op, "Invalid lock token: the lock on %s expired", instance)
 	}
-	seen := map[uint64]bool{}
-	for _, r := range p.history[instance][commit.ExecutionID] {
-		seen[r.eventID] = true
-	}
-	for _, e := range commit.HistoryDelta {
-		if seen[e.EventID] {
-			return nil, duroxide.Kinded(duroxide.ErrDuplicateEvent, op, "duplicate event_id %d for %s execution %d", e.EventID, instance, commit.ExecutionID)
-		}
-		seen[e.EventID] = true
+	if id, dup := duplicateEventID(p.history[instance][commit.ExecutionID], commit.HistoryDelta); dup {
+		return nil, duroxide.Kinded(duroxide.ErrDuplicateEvent, op, "duplicate event_id %d for %s execution %d", id, instance, commit.ExecutionID)
 	}
 	for _, w := range commit.WorkerItems {
 		if _, ok := w.(duroxide.ActivityExecuteItem); !ok {
@@ -451,7 +444,7 @@ func (p *Provider) ackTurn(ctx context.Context, lockToken string, commit duroxid
 	}
 	delete(p.instanceLocks, instance)
 	p.notify()
-	p.notifyCommit(unhanded(commit, handed))
+	p.notifyCommit(instance, unhanded(commit, handed))
 	return handed, nil
 }
 
@@ -486,6 +479,40 @@ func handedBack(instance string, locked []*orchMessage, items []duroxide.WorkIte
 
 // appendHistory stores events under instance/execution, keeping rows
 // sorted by event id. Callers hold p.mu and have rejected duplicates.
+// duplicateEventID returns an event id of delta that rows (sorted by id,
+// as appendHistory keeps them) or another event of delta already has.
+// It builds no set of the history's ids: every ack checks, and the
+// history only grows.
+func duplicateEventID(rows []storedEvent, delta []duroxide.Event) (uint64, bool) {
+	for _, e := range delta {
+		if _, found := slices.BinarySearchFunc(rows, e.EventID, func(r storedEvent, id uint64) int { return cmp.Compare(r.eventID, id) }); found {
+			return e.EventID, true
+		}
+	}
+	if len(delta) > maxScannedDelta {
+		seen := make(map[uint64]bool, len(delta))
+		for _, e := range delta {
+			if seen[e.EventID] {
+				return e.EventID, true
+			}
+			seen[e.EventID] = true
+		}
+		return 0, false
+	}
+	for i, e := range delta {
+		for _, prev := range delta[:i] {
+			if prev.EventID == e.EventID {
+				return e.EventID, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// maxScannedDelta bounds the pairwise check of a delta's own ids; a
+// longer delta is checked with a set.
+const maxScannedDelta = 64
+
 func (p *Provider) appendHistory(instance string, executionID uint64, events []duroxide.Event) {
 	byExec := p.history[instance]
 	if byExec == nil {

@@ -93,6 +93,15 @@ func (c *core) NotifyEnqueues(f func(q duroxide.Queue, instance string)) (cancel
 	return func() {}
 }
 
+// NotifyInstanceEnd implements duroxide.InstanceEndNotifier. An end
+// carries no payload, so there is nothing to decode.
+func (c *core) NotifyInstanceEnd(instance string, f func()) (cancel func()) {
+	if n, ok := c.p.(duroxide.InstanceEndNotifier); ok {
+		return n.NotifyInstanceEnd(instance, f)
+	}
+	return func() {}
+}
+
 // RefuseDispatch implements duroxide.DispatchRefuser.
 func (c *core) RefuseDispatch() error {
 	if r, ok := c.p.(duroxide.DispatchRefuser); ok {

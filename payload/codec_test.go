@@ -145,6 +145,7 @@ var capabilities = []struct {
 	{"PendingRequestReader", func(p duroxide.Provider) bool { _, ok := p.(duroxide.PendingRequestReader); return ok }, true},
 	{"StatusReader", func(p duroxide.Provider) bool { _, ok := p.(duroxide.StatusReader); return ok }, true},
 	{"EnqueueNotifier", func(p duroxide.Provider) bool { _, ok := p.(duroxide.EnqueueNotifier); return ok }, false},
+	{"InstanceEndNotifier", func(p duroxide.Provider) bool { _, ok := p.(duroxide.InstanceEndNotifier); return ok }, false},
 	{"WorkAckFetcher", func(p duroxide.Provider) bool { _, ok := p.(duroxide.WorkAckFetcher); return ok }, false},
 	{"WorkHandOff", func(p duroxide.Provider) bool { _, ok := p.(duroxide.WorkHandOff); return ok }, false},
 	{"DispatchRefuser", func(p duroxide.Provider) bool { _, ok := p.(duroxide.DispatchRefuser); return ok }, false},

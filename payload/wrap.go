@@ -23,9 +23,10 @@ import (
 // the runtime and the Client detect (duroxide.ClientWriter and the
 // writes beside it, InstanceFetcher, SuspensionReader,
 // PendingRequestReader, StatusReader, HeartbeatRecorder), so both behave
-// over it as over p; it also forwards EnqueueNotifier, WorkAckFetcher,
-// WorkHandOff, DispatchRefuser and HeartbeatReader, which stand in for themselves
-// when p lacks them. Activity heartbeat details are payloads too: a
+// over it as over p; it also forwards EnqueueNotifier,
+// InstanceEndNotifier, WorkAckFetcher, WorkHandOff, DispatchRefuser and
+// HeartbeatReader, which stand in for themselves when p lacks them.
+// Activity heartbeat details are payloads too: a
 // renewal encodes them for the activity's execution, and the fetch and
 // HeartbeatReader decode them. A p that has only part of the client
 // writes (ClientWriter, DelayedStartWriter, NextExecutionWriter,

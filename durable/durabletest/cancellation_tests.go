@@ -57,11 +57,18 @@ func neverComes(ctx *durable.OrchestrationContext, _ string) (string, error) {
 	return "child_completed", nil
 }
 
-// waitChildrenCancelled waits until every instance under prefix records a
-// cancel request and fails with reason "parent canceled"; it returns them.
-func (e *env) waitChildrenCancelled(prefix string) []string {
+// waitChildrenCancelled waits until at least n instances under prefix
+// exist and every one records a cancel request and fails with reason
+// "parent canceled"; it returns them. A child exists once its start's
+// turn commits, which may be after the parent's cancel turn: listing
+// once, at the parent's failure, could miss it.
+func (e *env) waitChildrenCancelled(prefix string, n int) []string {
 	e.t.Helper()
-	children := e.instancesWithPrefix(prefix)
+	var children []string
+	e.waitFor(fmt.Sprintf("%d instances under %s", n, prefix), func() bool {
+		children = e.instancesWithPrefix(prefix)
+		return len(children) >= n
+	})
 	for _, c := range children {
 		e.waitHist(c, "child cancelled", func(h []duroxide.Event) bool {
 			return hasKind[duroxide.OrchestrationCancelRequested](h, nil) && failedCancelled(h, "parent canceled")
@@ -86,7 +93,7 @@ func cancelParentDownPropagatesToChild(e *env) {
 	e.cancel("inst-cancel-1", "by_test")
 	h := e.waitHist("inst-cancel-1", "parent cancelled", func(h []duroxide.Event) bool { return failedCancelled(h, "by_test") })
 	require.True(e.t, hasKind[duroxide.OrchestrationCancelRequested](h, nil), "missing cancel requested event for parent")
-	require.NotEmpty(e.t, e.waitChildrenCancelled("inst-cancel-1::"), "expected a child instance")
+	require.NotEmpty(e.t, e.waitChildrenCancelled("inst-cancel-1::", 1), "expected a child instance")
 }
 
 func cancelAfterCompletionIsNoop(e *env) {
@@ -224,5 +231,5 @@ func cancelParentWithMultipleChildren(e *env) {
 	h := e.waitHist("inst-cancel-multi", "parent cancelled", func(h []duroxide.Event) bool { return failedCancelled(h, "multi_test") })
 	require.True(e.t, hasKind[duroxide.OrchestrationCancelRequested](h, nil), "missing cancel requested event for parent")
 	e.waitFor("5 children", func() bool { return len(e.instancesWithPrefix("inst-cancel-multi::")) == 5 })
-	require.Len(e.t, e.waitChildrenCancelled("inst-cancel-multi::"), 5)
+	require.Len(e.t, e.waitChildrenCancelled("inst-cancel-multi::", 5), 5)
 }

@@ -1,8 +1,8 @@
-// Package enqueuenotify holds the subscriber list behind
-// duroxide.EnqueueNotifier, which memprovider and the Cosmos provider both
-// implement.
+// Package enqueuenotify holds the subscriber lists behind
+// duroxide.EnqueueNotifier and duroxide.InstanceEndNotifier, which
+// memprovider and the Cosmos provider both implement.
 //
-// Start with [Subscribers].
+// Start with [Subscribers]; [Ends] is the instance-end list.
 package enqueuenotify
 
 import (
